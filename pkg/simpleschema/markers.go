@@ -1,0 +1,123 @@
+package simpleschema
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// marker is one `key=value` annotation after the `|` of a field.
+type marker struct {
+	key   string
+	value string
+}
+
+// Marker keys. The set is closed: anything else is an error.
+const (
+	markerRequired    = "required"
+	markerDefault     = "default"
+	markerDescription = "description"
+	markerEnum        = "enum"
+	markerMinimum     = "minimum"
+	markerMaximum     = "maximum"
+	markerPattern     = "pattern"
+	markerMinLength   = "minLength"
+	markerMaxLength   = "maxLength"
+	markerMinItems    = "minItems"
+	markerMaxItems    = "maxItems"
+	markerUniqueItems = "uniqueItems"
+	markerValidation  = "validation"
+	markerImmutable   = "immutable"
+)
+
+var knownMarkers = []string{
+	markerRequired, markerDefault, markerDescription, markerEnum, markerMinimum, markerMaximum,
+	markerPattern, markerMinLength, markerMaxLength, markerMinItems, markerMaxItems,
+	markerUniqueItems, markerValidation, markerImmutable,
+}
+
+// splitField splits "type | k=v k2="v 2"" into the type expression and its
+// markers. A bare key (`required`) means "true".
+func splitField(s string) (typ string, markers []marker, err error) {
+	typ, rest, hasMarkers := strings.Cut(s, "|")
+	typ = strings.TrimSpace(typ)
+	if typ == "" {
+		return "", nil, fmt.Errorf("missing type before the markers")
+	}
+	if !hasMarkers {
+		return typ, nil, nil
+	}
+	markers, err = parseMarkers(rest)
+	return typ, markers, err
+}
+
+// parseMarkers reads `key=value` pairs separated by white space. A value is
+// either bare (up to the next white space) or double-quoted, where \" and \\
+// stand for themselves.
+func parseMarkers(s string) ([]marker, error) {
+	var out []marker
+	seen := map[string]bool{}
+	i := 0
+	for {
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		if i >= len(s) {
+			return out, nil
+		}
+		start := i
+		for i < len(s) && s[i] != '=' && !isSpace(s[i]) {
+			i++
+		}
+		key := s[start:i]
+		if key == "" {
+			return nil, fmt.Errorf("expected a marker name at %q", s[start:])
+		}
+		if !slices.Contains(knownMarkers, key) {
+			return nil, fmt.Errorf("unknown marker %q (known markers: %s)", key, strings.Join(knownMarkers, ", "))
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("marker %q is given twice", key)
+		}
+		seen[key] = true
+		if i >= len(s) || s[i] != '=' {
+			out = append(out, marker{key: key, value: "true"})
+			continue
+		}
+		i++ // '='
+		var value string
+		if i < len(s) && s[i] == '"' {
+			var b strings.Builder
+			i++
+			closed := false
+			for i < len(s) {
+				c := s[i]
+				if c == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					b.WriteByte(s[i+1])
+					i += 2
+					continue
+				}
+				if c == '"' {
+					closed = true
+					i++
+					break
+				}
+				b.WriteByte(c)
+				i++
+			}
+			if !closed {
+				return nil, fmt.Errorf("marker %q: unterminated quoted value", key)
+			}
+			value = b.String()
+		} else {
+			vstart := i
+			for i < len(s) && !isSpace(s[i]) {
+				i++
+			}
+			value = s[vstart:i]
+		}
+		out = append(out, marker{key: key, value: value})
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -1,0 +1,456 @@
+package simpleschema
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Built-in type names of SimpleSchema.
+const (
+	TypeString  = "string"
+	TypeInteger = "integer"
+	TypeBoolean = "boolean"
+	TypeFloat   = "float"
+	TypeObject  = "object"
+)
+
+// Build converts an RGD's spec (SimpleSchema fields, as decoded from YAML) and
+// its named types into the OpenAPI v3 schema of the instance's spec.
+// specPath and typesPath say where the two sit in the RGD so that errors name
+// the field the author wrote. All errors are returned, not only the first.
+func Build(spec, types map[string]any, specPath, typesPath *field.Path) (*extv1.JSONSchemaProps, field.ErrorList) {
+	b := &builder{
+		types:     types,
+		typesPath: typesPath,
+		resolved:  map[string]*extv1.JSONSchemaProps{},
+		resolving: map[string]bool{},
+	}
+	// Resolve every named type, used or not, so an error in an unused type is
+	// reported too, and in a stable order.
+	for _, name := range sortedKeys(types) {
+		b.resolveType(name, typesPath.Key(name))
+	}
+	s := b.structSchema(spec, specPath)
+	return s, b.errs
+}
+
+type builder struct {
+	types     map[string]any
+	typesPath *field.Path
+	resolved  map[string]*extv1.JSONSchemaProps
+	resolving map[string]bool
+	errs      field.ErrorList
+}
+
+// structSchema builds an object schema from a map of field definitions.
+func (b *builder) structSchema(fields map[string]any, path *field.Path) *extv1.JSONSchemaProps {
+	s := &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}}
+	childDefaults := false
+	for _, name := range sortedKeys(fields) {
+		fp := path.Child(name)
+		child, required := b.fieldSchema(fields[name], fp)
+		if child == nil {
+			continue
+		}
+		if required {
+			s.Required = append(s.Required, name)
+		}
+		if child.Default != nil {
+			childDefaults = true
+		}
+		s.Properties[name] = *child
+	}
+	// An absent struct would never see its children's defaults; defaulting
+	// it to {} lets the API server fill them in. Not when a child is
+	// required: {} would then be an invalid default.
+	if childDefaults && len(s.Required) == 0 {
+		s.Default = &extv1.JSON{Raw: []byte("{}")}
+	}
+	return s
+}
+
+// fieldSchema builds the schema of one field: a nested struct or a
+// "type | markers" string.
+func (b *builder) fieldSchema(def any, path *field.Path) (*extv1.JSONSchemaProps, bool) {
+	switch d := def.(type) {
+	case map[string]any:
+		return b.structSchema(d, path), false
+	case string:
+		typ, markers, err := splitField(d)
+		if err != nil {
+			b.errs = append(b.errs, field.Invalid(path, d, err.Error()))
+			return nil, false
+		}
+		s, err := b.typeSchema(typ, path)
+		if err != nil {
+			b.errs = append(b.errs, field.Invalid(path, d, err.Error()))
+			return nil, false
+		}
+		required, errs := applyMarkers(s, markers, path)
+		b.errs = append(b.errs, errs...)
+		return s, required
+	default:
+		b.errs = append(b.errs, field.Invalid(path, def,
+			`must be a SimpleSchema type such as "string | required=true", or a map of nested fields`))
+		return nil, false
+	}
+}
+
+// typeSchema builds the schema of a type expression: a built-in type, []T,
+// map[string]T or the name of a custom type.
+func (b *builder) typeSchema(typ string, path *field.Path) (*extv1.JSONSchemaProps, error) {
+	switch typ {
+	case TypeString:
+		return &extv1.JSONSchemaProps{Type: "string"}, nil
+	case TypeInteger:
+		return &extv1.JSONSchemaProps{Type: "integer"}, nil
+	case TypeBoolean:
+		return &extv1.JSONSchemaProps{Type: "boolean"}, nil
+	case TypeFloat:
+		return &extv1.JSONSchemaProps{Type: "number"}, nil
+	case TypeObject:
+		return &extv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}, nil
+	}
+	if elem, ok := strings.CutPrefix(typ, "[]"); ok {
+		items, err := b.typeSchema(strings.TrimSpace(elem), path)
+		if err != nil {
+			return nil, err
+		}
+		return &extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: items}}, nil
+	}
+	if rest, ok := strings.CutPrefix(typ, "map["); ok {
+		key, value, ok := strings.Cut(rest, "]")
+		if !ok {
+			return nil, fmt.Errorf("type %q: missing ] in map type", typ)
+		}
+		if strings.TrimSpace(key) != TypeString {
+			return nil, fmt.Errorf("type %q: map keys must be string, not %q", typ, key)
+		}
+		values, err := b.typeSchema(strings.TrimSpace(value), path)
+		if err != nil {
+			return nil, err
+		}
+		return &extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: values}}, nil
+	}
+	if _, ok := b.types[typ]; ok {
+		s := b.resolveType(typ, b.typesPath.Key(typ))
+		if s == nil {
+			// The type's own error is reported where it is defined.
+			return nil, fmt.Errorf("custom type %q is invalid", typ)
+		}
+		return s.DeepCopy(), nil
+	}
+	return nil, fmt.Errorf("unknown type %q (built-in types: string, integer, boolean, float, object, []T, map[string]T%s)",
+		typ, customTypeList(b.types))
+}
+
+// resolveType builds a named custom type once, reporting cycles.
+func (b *builder) resolveType(name string, path *field.Path) *extv1.JSONSchemaProps {
+	if s, ok := b.resolved[name]; ok {
+		return s
+	}
+	if b.resolving[name] {
+		b.errs = append(b.errs, field.Invalid(path, name, "custom type refers to itself"))
+		b.resolved[name] = nil
+		return nil
+	}
+	b.resolving[name] = true
+	defer delete(b.resolving, name)
+	s, required := b.fieldSchema(b.types[name], path)
+	if required {
+		b.errs = append(b.errs, field.Invalid(path, b.types[name], "a custom type cannot be required; mark the fields that use it"))
+	}
+	if _, done := b.resolved[name]; !done {
+		b.resolved[name] = s
+	}
+	return b.resolved[name]
+}
+
+// applyMarkers sets the markers' keywords on s and reports whether the field
+// is required. A marker that does not fit the type is an error.
+func applyMarkers(s *extv1.JSONSchemaProps, markers []marker, path *field.Path) (bool, field.ErrorList) {
+	var errs field.ErrorList
+	required := false
+	var defaultValue *string
+	invalid := func(m marker, format string, args ...any) {
+		errs = append(errs, field.Invalid(path, m.key+"="+m.value, fmt.Sprintf(format, args...)))
+	}
+	for _, m := range markers {
+		switch m.key {
+		case markerRequired:
+			v, err := strconv.ParseBool(m.value)
+			if err != nil {
+				invalid(m, "required must be true or false")
+			}
+			required = v
+		case markerImmutable:
+			v, err := strconv.ParseBool(m.value)
+			if err != nil {
+				invalid(m, "immutable must be true or false")
+			} else if v {
+				s.XValidations = append(s.XValidations, extv1.ValidationRule{Rule: "self == oldSelf", Message: "field is immutable"})
+			}
+		case markerDescription:
+			s.Description = m.value
+		case markerDefault:
+			v := m.value
+			defaultValue = &v
+		case markerValidation:
+			if strings.TrimSpace(m.value) == "" {
+				invalid(m, "validation needs a CEL rule")
+				continue
+			}
+			s.XValidations = append(s.XValidations, extv1.ValidationRule{Rule: m.value})
+		case markerEnum:
+			if !oneOf(s.Type, "string", "integer", "number") {
+				invalid(m, "enum applies to string, integer and float fields, not %s", typeName(s))
+				continue
+			}
+			for _, item := range strings.Split(m.value, ",") {
+				raw, err := scalarJSON(s.Type, strings.TrimSpace(item))
+				if err != nil {
+					invalid(m, "enum value %q: %v", item, err)
+					continue
+				}
+				s.Enum = append(s.Enum, extv1.JSON{Raw: raw})
+			}
+		case markerMinimum, markerMaximum:
+			if !oneOf(s.Type, "integer", "number") {
+				invalid(m, "%s applies to integer and float fields, not %s", m.key, typeName(s))
+				continue
+			}
+			f, err := strconv.ParseFloat(m.value, 64)
+			if err != nil {
+				invalid(m, "%s must be a number", m.key)
+				continue
+			}
+			if m.key == markerMinimum {
+				s.Minimum = &f
+			} else {
+				s.Maximum = &f
+			}
+		case markerPattern:
+			if s.Type != "string" {
+				invalid(m, "pattern applies to string fields, not %s", typeName(s))
+				continue
+			}
+			if _, err := regexp.Compile(m.value); err != nil {
+				invalid(m, "pattern is not a valid regular expression: %v", err)
+				continue
+			}
+			s.Pattern = m.value
+		case markerMinLength, markerMaxLength:
+			if s.Type != "string" {
+				invalid(m, "%s applies to string fields, not %s", m.key, typeName(s))
+				continue
+			}
+			n, err := strconv.ParseInt(m.value, 10, 64)
+			if err != nil || n < 0 {
+				invalid(m, "%s must be a non-negative integer", m.key)
+				continue
+			}
+			if m.key == markerMinLength {
+				s.MinLength = &n
+			} else {
+				s.MaxLength = &n
+			}
+		case markerMinItems, markerMaxItems:
+			if s.Type != "array" {
+				invalid(m, "%s applies to array fields, not %s", m.key, typeName(s))
+				continue
+			}
+			n, err := strconv.ParseInt(m.value, 10, 64)
+			if err != nil || n < 0 {
+				invalid(m, "%s must be a non-negative integer", m.key)
+				continue
+			}
+			if m.key == markerMinItems {
+				s.MinItems = &n
+			} else {
+				s.MaxItems = &n
+			}
+		case markerUniqueItems:
+			if s.Type != "array" {
+				invalid(m, "uniqueItems applies to array fields, not %s", typeName(s))
+				continue
+			}
+			v, err := strconv.ParseBool(m.value)
+			if err != nil {
+				invalid(m, "uniqueItems must be true or false")
+				continue
+			}
+			if v {
+				// Structural schemas forbid uniqueItems; a set-typed list
+				// is how Kubernetes says the same thing.
+				s.XListType = ptr("set")
+				if s.Items != nil && s.Items.Schema != nil && !oneOf(s.Items.Schema.Type, "string", "integer", "number", "boolean") {
+					invalid(m, "uniqueItems needs items of a scalar type, not %s", typeName(s.Items.Schema))
+				}
+			}
+		}
+	}
+	if s.MinLength != nil && s.MaxLength != nil && *s.MinLength > *s.MaxLength {
+		errs = append(errs, field.Invalid(path, *s.MinLength, "minLength is greater than maxLength"))
+	}
+	if s.MinItems != nil && s.MaxItems != nil && *s.MinItems > *s.MaxItems {
+		errs = append(errs, field.Invalid(path, *s.MinItems, "minItems is greater than maxItems"))
+	}
+	if s.Minimum != nil && s.Maximum != nil && *s.Minimum > *s.Maximum {
+		errs = append(errs, field.Invalid(path, *s.Minimum, "minimum is greater than maximum"))
+	}
+	if defaultValue != nil {
+		raw, err := defaultJSON(s, *defaultValue)
+		if err != nil {
+			errs = append(errs, field.Invalid(path, "default="+*defaultValue, "bad default: "+err.Error()))
+		} else {
+			s.Default = &extv1.JSON{Raw: raw}
+		}
+		if required && err == nil {
+			errs = append(errs, field.Invalid(path, "default="+*defaultValue, "a required field cannot have a default"))
+		}
+	}
+	return required, errs
+}
+
+// defaultJSON parses a default written for schema s and checks it against
+// the schema's own constraints, so a default the API server would reject is
+// caught here, with the field's name.
+func defaultJSON(s *extv1.JSONSchemaProps, value string) ([]byte, error) {
+	var raw []byte
+	switch s.Type {
+	case "string", "integer", "number", "boolean":
+		r, err := scalarJSON(s.Type, value)
+		if err != nil {
+			return nil, err
+		}
+		raw = r
+	case "array", "object":
+		var v any
+		if err := json.Unmarshal([]byte(value), &v); err != nil {
+			return nil, fmt.Errorf("%q is not JSON: %v", value, err)
+		}
+		if _, isList := v.([]any); s.Type == "array" && !isList {
+			return nil, fmt.Errorf("%q is not a list", value)
+		}
+		if _, isMap := v.(map[string]any); s.Type == "object" && !isMap {
+			return nil, fmt.Errorf("%q is not an object", value)
+		}
+		r, _ := json.Marshal(v)
+		raw = r
+	default:
+		return nil, fmt.Errorf("fields of type %s cannot have a default", typeName(s))
+	}
+	if len(s.Enum) > 0 {
+		found := false
+		for _, e := range s.Enum {
+			if string(e.Raw) == string(raw) {
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%s is not one of the enum values", raw)
+		}
+	}
+	switch s.Type {
+	case "string":
+		n := int64(len([]rune(value)))
+		if s.MinLength != nil && n < *s.MinLength {
+			return nil, fmt.Errorf("%q is shorter than minLength %d", value, *s.MinLength)
+		}
+		if s.MaxLength != nil && n > *s.MaxLength {
+			return nil, fmt.Errorf("%q is longer than maxLength %d", value, *s.MaxLength)
+		}
+		if s.Pattern != "" {
+			if re, err := regexp.Compile(s.Pattern); err == nil && !re.MatchString(value) {
+				return nil, fmt.Errorf("%q does not match pattern %q", value, s.Pattern)
+			}
+		}
+	case "integer", "number":
+		f, _ := strconv.ParseFloat(value, 64)
+		if s.Minimum != nil && f < *s.Minimum {
+			return nil, fmt.Errorf("%s is below minimum %v", value, *s.Minimum)
+		}
+		if s.Maximum != nil && f > *s.Maximum {
+			return nil, fmt.Errorf("%s is above maximum %v", value, *s.Maximum)
+		}
+	}
+	return raw, nil
+}
+
+// scalarJSON encodes a scalar written in a marker as JSON of the given type.
+func scalarJSON(typ, value string) ([]byte, error) {
+	switch typ {
+	case "string":
+		return json.Marshal(value)
+	case "integer":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", value)
+		}
+		return json.Marshal(n)
+	case "number":
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", value)
+		}
+		return json.Marshal(f)
+	case "boolean":
+		v, err := strconv.ParseBool(value)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not true or false", value)
+		}
+		return json.Marshal(v)
+	}
+	return nil, fmt.Errorf("a %s cannot be written as a single value", typ)
+}
+
+// typeName names a schema's type in SimpleSchema terms for error messages.
+func typeName(s *extv1.JSONSchemaProps) string {
+	switch {
+	case s.Type == "number":
+		return TypeFloat
+	case s.Type == "array":
+		return "a list"
+	case s.Type == "object" && s.AdditionalProperties != nil:
+		return "a map"
+	case s.Type == "object" && s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields:
+		return TypeObject
+	case s.Type == "object":
+		return "a struct"
+	}
+	return s.Type
+}
+
+func customTypeList(types map[string]any) string {
+	if len(types) == 0 {
+		return ""
+	}
+	return "; custom types: " + strings.Join(sortedKeys(types), ", ")
+}
+
+func oneOf(s string, options ...string) bool {
+	for _, o := range options {
+		if s == o {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func ptr[T any](v T) *T { return &v }

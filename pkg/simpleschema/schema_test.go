@@ -1,0 +1,154 @@
+package simpleschema
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	specPath  = field.NewPath("spec", "schema", "spec")
+	typesPath = field.NewPath("spec", "schema", "types")
+)
+
+func build(t *testing.T, specYAML, typesYAML string) (string, field.ErrorList) {
+	t.Helper()
+	var spec, types map[string]any
+	if err := yaml.Unmarshal([]byte(specYAML), &spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(typesYAML), &types); err != nil {
+		t.Fatal(err)
+	}
+	s, errs := Build(spec, types, specPath, typesPath)
+	out, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), errs
+}
+
+func TestBuildValid(t *testing.T) {
+	cases := []struct {
+		name, spec, types, want string
+	}{
+		{"scalars", `{a: string, b: integer, c: boolean, d: float}`, ``,
+			`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"},"c":{"type":"boolean"},"d":{"type":"number"}}}`},
+		{"free-form object", `{o: object}`, ``,
+			`{"type":"object","properties":{"o":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}`},
+		{"required and default", `{name: "string | required=true", replicas: "integer | default=3 minimum=1 maximum=10"}`, ``,
+			`{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"replicas":{"type":"integer","default":3,"maximum":10,"minimum":1}}}`},
+		{"defaults make the struct default to {}", `{ingress: {enabled: "boolean | default=false"}}`, ``,
+			`{"type":"object","default":{},"properties":{"ingress":{"type":"object","default":{},"properties":{"enabled":{"type":"boolean","default":false}}}}}`},
+		{"lists and maps", `{tags: "[]string | minItems=1 maxItems=3 uniqueItems=true", env: "map[string]string", m: "map[string][]integer"}`, ``,
+			`{"type":"object","properties":{"env":{"type":"object","additionalProperties":{"type":"string"}},"m":{"type":"object","additionalProperties":{"type":"array","items":{"type":"integer"}}},"tags":{"type":"array","maxItems":3,"minItems":1,"items":{"type":"string"},"x-kubernetes-list-type":"set"}}}`},
+		{"enum, pattern, lengths, description with spaces", `{mode: "string | enum=fast,slow default=fast", id: "string | pattern=\"^[a-z]+$\" minLength=1 maxLength=8 description=\"the id, lower case\""}`, ``,
+			`{"type":"object","default":{},"properties":{"id":{"description":"the id, lower case","type":"string","maxLength":8,"minLength":1,"pattern":"^[a-z]+$"},"mode":{"type":"string","default":"fast","enum":["fast","slow"]}}}`},
+		{"validation and immutable", `{port: "integer | validation=\"self > 0 && self < 65536\" immutable=true"}`, ``,
+			`{"type":"object","properties":{"port":{"type":"integer","x-kubernetes-validations":[{"rule":"self \u003e 0 \u0026\u0026 self \u003c 65536"},{"rule":"self == oldSelf","message":"field is immutable"}]}}}`},
+		{"custom types", `{ports: "[]Port", main: "Port | required=true"}`, `{Port: {port: "integer | required=true", name: string}}`,
+			`{"type":"object","required":["main"],"properties":{"main":{"type":"object","required":["port"],"properties":{"name":{"type":"string"},"port":{"type":"integer"}}},"ports":{"type":"array","items":{"type":"object","required":["port"],"properties":{"name":{"type":"string"},"port":{"type":"integer"}}}}}}`},
+		{"custom type alias", `{size: Size}`, `{Size: "string | enum=S,M,L"}`,
+			`{"type":"object","properties":{"size":{"type":"string","enum":["S","M","L"]}}}`},
+		{"list default", `{l: "[]string | default=[\"a\"]"}`, ``,
+			`{"type":"object","default":{},"properties":{"l":{"type":"array","default":["a"],"items":{"type":"string"}}}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, errs := build(t, tc.spec, tc.types)
+			if len(errs) > 0 {
+				t.Fatalf("unexpected errors: %v", errs)
+			}
+			if got != tc.want {
+				t.Errorf("schema\n got: %s\nwant: %s", got, tc.want)
+			}
+			again, _ := build(t, tc.spec, tc.types)
+			if again != got {
+				t.Errorf("output is not deterministic:\n%s\n%s", got, again)
+			}
+		})
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	cases := []struct {
+		name, spec, types string
+		path, msg         string
+	}{
+		{"unknown marker", `{a: "string | color=red"}`, ``, "spec.schema.spec.a", `unknown marker "color"`},
+		{"marker twice", `{a: "string | default=x default=y"}`, ``, "spec.schema.spec.a", `given twice`},
+		{"unterminated quote", `{a: "string | description=\"oops"}`, ``, "spec.schema.spec.a", `unterminated`},
+		{"unknown type", `{a: strin}`, ``, "spec.schema.spec.a", `unknown type "strin"`},
+		{"unknown element type", `{a: "[]Widget"}`, `{Port: integer}`, "spec.schema.spec.a", `unknown type "Widget"`},
+		{"map with int keys", `{a: "map[int]string"}`, ``, "spec.schema.spec.a", `map keys must be string`},
+		{"map without bracket", `{a: "map[string"}`, ``, "spec.schema.spec.a", `missing ]`},
+		{"bad integer default", `{a: "integer | default=three"}`, ``, "spec.schema.spec.a", `bad default: "three" is not an integer`},
+		{"bad boolean default", `{a: "boolean | default=yes"}`, ``, "spec.schema.spec.a", `is not true or false`},
+		{"default outside enum", `{a: "string | enum=a,b default=c"}`, ``, "spec.schema.spec.a", `not one of the enum values`},
+		{"default below minimum", `{a: "integer | minimum=1 default=0"}`, ``, "spec.schema.spec.a", `below minimum`},
+		{"default against pattern", `{a: "string | pattern=^[a-z]+$ default=ABC"}`, ``, "spec.schema.spec.a", `does not match pattern`},
+		{"list default not a list", `{a: "[]string | default={}"}`, ``, "spec.schema.spec.a", `is not a list`},
+		{"default on required", `{a: "string | required=true default=x"}`, ``, "spec.schema.spec.a", `required field cannot have a default`},
+		{"minimum on string", `{a: "string | minimum=1"}`, ``, "spec.schema.spec.a", `minimum applies to integer and float fields, not string`},
+		{"pattern on integer", `{a: "integer | pattern=x"}`, ``, "spec.schema.spec.a", `pattern applies to string fields`},
+		{"minItems on map", `{a: "map[string]string | minItems=1"}`, ``, "spec.schema.spec.a", `minItems applies to array fields, not a map`},
+		{"enum on boolean", `{a: "boolean | enum=true"}`, ``, "spec.schema.spec.a", `enum applies to`},
+		{"bad enum value", `{a: "integer | enum=1,two"}`, ``, "spec.schema.spec.a", `enum value "two"`},
+		{"bad regex", `{a: "string | pattern=\"[\""}`, ``, "spec.schema.spec.a", `not a valid regular expression`},
+		{"negative maxLength", `{a: "string | maxLength=-1"}`, ``, "spec.schema.spec.a", `non-negative integer`},
+		{"min above max", `{a: "integer | minimum=5 maximum=1"}`, ``, "spec.schema.spec.a", `minimum is greater than maximum`},
+		{"required not boolean", `{a: "string | required=maybe"}`, ``, "spec.schema.spec.a", `required must be true or false`},
+		{"empty validation", `{a: "string | validation=\"\""}`, ``, "spec.schema.spec.a", `needs a CEL rule`},
+		{"type not a string", `{a: 5}`, ``, "spec.schema.spec.a", `must be a SimpleSchema type`},
+		{"missing type", `{a: "| required=true"}`, ``, "spec.schema.spec.a", `missing type`},
+		{"nested error path", `{outer: {inner: {leaf: "string | bogus=1"}}}`, ``, "spec.schema.spec.outer.inner.leaf", `unknown marker "bogus"`},
+		{"recursive type", `{a: Node}`, `{Node: {next: Node}}`, "spec.schema.types[Node]", `refers to itself`},
+		{"required custom type", `{a: T}`, `{T: "string | required=true"}`, "spec.schema.types[T]", `cannot be required`},
+		{"uniqueItems on list of structs", `{a: "[]T | uniqueItems=true"}`, `{T: {x: string}}`, "spec.schema.spec.a", `scalar type`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := build(t, tc.spec, tc.types)
+			if len(errs) == 0 {
+				t.Fatalf("expected an error at %s containing %q, got none", tc.path, tc.msg)
+			}
+			for _, e := range errs {
+				if e.Field == tc.path && strings.Contains(e.Error(), tc.msg) {
+					return
+				}
+			}
+			t.Errorf("no error at %s containing %q; got: %v", tc.path, tc.msg, errs.ToAggregate())
+		})
+	}
+}
+
+func TestBuildReportsEveryError(t *testing.T) {
+	_, errs := build(t, `{a: "string | bogus=1", b: "integer | default=x", c: nope}`, ``)
+	if len(errs) != 3 {
+		t.Fatalf("want 3 errors, got %d: %v", len(errs), errs)
+	}
+}
+
+func FuzzBuild(f *testing.F) {
+	for _, s := range []string{
+		"string", "integer | default=3 minimum=1", `string | description="a \"quoted\" value" pattern=^a`,
+		"[]map[string][]T", "map[string", "boolean | required", "float | enum=1.5,2", "[]string | default=[1]",
+		"string | validation=\"self.size() > 0\" immutable=true", "|", "T | default={\"a\":1}",
+	} {
+		f.Add(s, "string | default=x")
+	}
+	f.Fuzz(func(t *testing.T, fieldDef, typeDef string) {
+		spec := map[string]any{"a": fieldDef, "n": map[string]any{"b": fieldDef}}
+		types := map[string]any{"T": typeDef, "U": map[string]any{"x": fieldDef}}
+		s, _ := Build(spec, types, specPath, typesPath)
+		if s == nil {
+			t.Fatal("Build returned a nil schema")
+		}
+		if _, err := json.Marshal(s); err != nil {
+			t.Fatalf("schema does not marshal: %v", err)
+		}
+	})
+}
