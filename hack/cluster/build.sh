@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the local cluster's binaries (etcd, kube-apiserver,
+# Builds the local cluster's binaries (etcd, kube-apiserver, kubectl,
 # kube-controller-manager, kube-scheduler, kwok, kwokctl) from Go modules into
 # a cache directory outside the repository. The directory name carries the
 # versions and a digest of go.mod/go.sum and the mains, so a second run finds
@@ -15,7 +15,7 @@ digest=$(cat go.mod go.sum build.sh cmd/*/main.go | sha256sum | cut -c1-12)
 cache_root=${KRO_AGENT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kro-agent}
 bin="$cache_root/cluster/k8s-$kube_version-etcd-$etcd_version-kwok-$kwok_version-$digest/bin"
 
-tools=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl)
+tools=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl)
 missing=()
 for t in "${tools[@]}"; do [[ -x "$bin/$t" ]] || missing+=("$t"); done
 if [[ ${#missing[@]} -eq 0 ]]; then echo "$bin"; exit 0; fi

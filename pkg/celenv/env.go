@@ -1,0 +1,132 @@
+// Package celenv builds the CEL environment in which every RGD expression is
+// compiled and type-checked: the API server's own base environment (the
+// Kubernetes CEL libraries and the cel-go extensions it enables) plus the
+// math and encoder extensions, with one variable per name in scope, typed
+// from OpenAPI schemas.
+package celenv
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/ext"
+	"k8s.io/apimachinery/pkg/util/version"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/openapi"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// Var is a name in scope for expressions.
+type Var struct {
+	// Name is the identifier expressions use.
+	Name string
+	// Schema types the variable; nil makes it dyn (checked at run time only).
+	Schema *spec.Schema
+	// List makes the variable a list of Schema, as a collection is.
+	List bool
+}
+
+// Env is a CEL environment with a fixed set of variables. It is immutable
+// and safe for concurrent use.
+type Env struct {
+	env      *cel.Env
+	provider *apiservercel.DeclTypeProvider
+}
+
+var (
+	baseOnce sync.Once
+	base     *environment.EnvSet
+	baseErr  error
+)
+
+// baseEnvSet is the API server's base environment, extended once per process.
+func baseEnvSet() (*environment.EnvSet, error) {
+	baseOnce.Do(func() {
+		base, baseErr = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(
+			environment.VersionedOptions{
+				IntroducedVersion: version.MajorMinor(1, 0),
+				EnvOptions:        []cel.EnvOption{ext.Math(), ext.Encoders()},
+			})
+	})
+	return base, baseErr
+}
+
+// New returns an environment declaring vars.
+func New(vars ...Var) (*Env, error) {
+	b, err := baseEnvSet()
+	if err != nil {
+		return nil, err
+	}
+	var declTypes []*apiservercel.DeclType
+	var opts []cel.EnvOption
+	for _, v := range vars {
+		t := declTypeOf(v)
+		if t.IsObject() {
+			declTypes = append(declTypes, t)
+		}
+		if t.IsList() && t.ElemType.IsObject() {
+			declTypes = append(declTypes, t.ElemType)
+		}
+		opts = append(opts, cel.Variable(v.Name, t.CelType()))
+	}
+	set, err := b.Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions:        opts,
+		DeclTypes:         declTypes,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building the CEL environment: %w", err)
+	}
+	env := set.NewExpressionsEnv()
+	return &Env{env: env, provider: apiservercel.NewDeclTypeProvider(declTypes...)}, nil
+}
+
+// dynType is a DeclType that accepts anything.
+var dynType = apiservercel.NewSimpleTypeWithMinSize("dyn", cel.DynType, nil, 0)
+
+func declTypeOf(v Var) *apiservercel.DeclType {
+	t := dynType
+	if v.Schema != nil {
+		if dt := openapi.SchemaDeclType(v.Schema, false); dt != nil {
+			t = dt.MaybeAssignTypeName(v.Name)
+		}
+	}
+	if v.List {
+		return apiservercel.NewListType(t, -1)
+	}
+	return t
+}
+
+// SchemaType returns the CEL type values of schema have, for comparing an
+// expression's result with the field it is written into. A nil schema, or
+// one CEL cannot type, gives dyn.
+func SchemaType(name string, schema *spec.Schema) *cel.Type {
+	if schema == nil {
+		return cel.DynType
+	}
+	dt := openapi.SchemaDeclType(schema, false)
+	if dt == nil {
+		return cel.DynType
+	}
+	return dt.MaybeAssignTypeName(name).CelType()
+}
+
+// Compile parses and type-checks src.
+func (e *Env) Compile(src string) (*cel.Ast, error) {
+	ast, iss := e.env.Compile(src)
+	if iss.Err() != nil {
+		return nil, iss.Err()
+	}
+	return ast, nil
+}
+
+// Program turns a checked AST into an evaluable program, with the API
+// server's cost limit.
+func (e *Env) Program(ast *cel.Ast) (cel.Program, error) {
+	return e.env.Program(ast)
+}
+
+// CEL returns the underlying cel-go environment.
+func (e *Env) CEL() *cel.Env { return e.env }

@@ -1,0 +1,72 @@
+package expr
+
+import (
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Step is one step of a path into an object: a map key or a list index.
+type Step struct {
+	Key     string
+	Index   int
+	IsIndex bool
+}
+
+// Path locates a value inside an object, from its root.
+type Path []Step
+
+// Child returns a copy of p extended by a map key.
+func (p Path) Child(key string) Path {
+	return append(p[:len(p):len(p)], Step{Key: key})
+}
+
+// Index returns a copy of p extended by a list index.
+func (p Path) Index(i int) Path {
+	return append(p[:len(p):len(p)], Step{Index: i, IsIndex: true})
+}
+
+// String renders the path the way kubectl explain does: spec.containers[0].image.
+func (p Path) String() string {
+	var b strings.Builder
+	for i, s := range p {
+		switch {
+		case s.IsIndex:
+			b.WriteString("[" + strconv.Itoa(s.Index) + "]")
+		case isPlainKey(s.Key):
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.Key)
+		default:
+			b.WriteString("[" + strconv.Quote(s.Key) + "]")
+		}
+	}
+	return b.String()
+}
+
+// FieldPath appends p to base as a field.Path, for error lists.
+func (p Path) FieldPath(base *field.Path) *field.Path {
+	fp := base
+	for _, s := range p {
+		if s.IsIndex {
+			fp = fp.Index(s.Index)
+		} else {
+			fp = fp.Child(s.Key)
+		}
+	}
+	return fp
+}
+
+func isPlainKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, c := range k {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
