@@ -26,13 +26,19 @@ type Var struct {
 	Schema *spec.Schema
 	// List makes the variable a list of Schema, as a collection is.
 	List bool
+	// Type, when set, types the variable instead of Schema. Object types in
+	// it must already be declared in the environment being extended (an
+	// iterator takes the element type of a list the environment knows).
+	Type *cel.Type
 }
 
 // Env is a CEL environment with a fixed set of variables. It is immutable
 // and safe for concurrent use.
 type Env struct {
-	env      *cel.Env
-	provider *apiservercel.DeclTypeProvider
+	set       *environment.EnvSet
+	env       *cel.Env
+	declTypes []*apiservercel.DeclType
+	provider  *apiservercel.DeclTypeProvider
 }
 
 var (
@@ -59,28 +65,7 @@ func New(vars ...Var) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	var declTypes []*apiservercel.DeclType
-	var opts []cel.EnvOption
-	for _, v := range vars {
-		t := declTypeOf(v)
-		if t.IsObject() {
-			declTypes = append(declTypes, t)
-		}
-		if t.IsList() && t.ElemType.IsObject() {
-			declTypes = append(declTypes, t.ElemType)
-		}
-		opts = append(opts, cel.Variable(v.Name, t.CelType()))
-	}
-	set, err := b.Extend(environment.VersionedOptions{
-		IntroducedVersion: version.MajorMinor(1, 0),
-		EnvOptions:        opts,
-		DeclTypes:         declTypes,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("building the CEL environment: %w", err)
-	}
-	env := set.NewExpressionsEnv()
-	return &Env{env: env, provider: apiservercel.NewDeclTypeProvider(declTypes...)}, nil
+	return (&Env{set: b}).Extend(vars...)
 }
 
 // dynType is a DeclType that accepts anything.
@@ -90,27 +75,16 @@ func declTypeOf(v Var) *apiservercel.DeclType {
 	t := dynType
 	if v.Schema != nil {
 		if dt := openapi.SchemaDeclType(v.Schema, false); dt != nil {
-			t = dt.MaybeAssignTypeName(v.Name)
+			// Type names must not be paths an expression could write:
+			// CEL resolves a qualified name such as schema.spec to a
+			// type before it tries field selection on a variable.
+			t = dt.MaybeAssignTypeName("__" + v.Name + "__")
 		}
 	}
 	if v.List {
 		return apiservercel.NewListType(t, -1)
 	}
 	return t
-}
-
-// SchemaType returns the CEL type values of schema have, for comparing an
-// expression's result with the field it is written into. A nil schema, or
-// one CEL cannot type, gives dyn.
-func SchemaType(name string, schema *spec.Schema) *cel.Type {
-	if schema == nil {
-		return cel.DynType
-	}
-	dt := openapi.SchemaDeclType(schema, false)
-	if dt == nil {
-		return cel.DynType
-	}
-	return dt.MaybeAssignTypeName(name).CelType()
 }
 
 // Compile parses and type-checks src.
@@ -130,3 +104,33 @@ func (e *Env) Program(ast *cel.Ast) (cel.Program, error) {
 
 // CEL returns the underlying cel-go environment.
 func (e *Env) CEL() *cel.Env { return e.env }
+
+// Extend returns a new environment with vars added to e's.
+func (e *Env) Extend(vars ...Var) (*Env, error) {
+	var declTypes []*apiservercel.DeclType
+	var opts []cel.EnvOption
+	for _, v := range vars {
+		if v.Type != nil {
+			opts = append(opts, cel.Variable(v.Name, v.Type))
+			continue
+		}
+		t := declTypeOf(v)
+		if t.IsObject() {
+			declTypes = append(declTypes, t)
+		}
+		if t.IsList() && t.ElemType.IsObject() {
+			declTypes = append(declTypes, t.ElemType)
+		}
+		opts = append(opts, cel.Variable(v.Name, t.CelType()))
+	}
+	all := append(e.declTypes[:len(e.declTypes):len(e.declTypes)], declTypes...)
+	set, err := e.set.Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions:        opts,
+		DeclTypes:         declTypes,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("building the CEL environment: %w", err)
+	}
+	return &Env{set: set, env: set.NewExpressionsEnv(), declTypes: all, provider: apiservercel.NewDeclTypeProvider(all...)}, nil
+}

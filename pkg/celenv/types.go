@@ -5,22 +5,43 @@ import (
 
 	"github.com/google/cel-go/common/types"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/openapi"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // maxDepth bounds the structural comparison of object types, which can be
 // recursive (JSONSchemaProps is).
 const maxDepth = 16
 
+// FieldType is the type of the values a field of the given schema holds, for
+// comparing an expression's result with the field it is written into. nil
+// means anything goes (no schema, or one CEL cannot type).
+func FieldType(s *spec.Schema) *apiservercel.DeclType {
+	if s == nil {
+		return nil
+	}
+	return openapi.SchemaDeclType(s, false)
+}
+
+// TypeName names a field type for error messages.
+func TypeName(t *apiservercel.DeclType) string {
+	if t == nil {
+		return "dyn"
+	}
+	return TypeString(t.CelType())
+}
+
 // Assignable reports whether a value of type got may be written into a field
-// of type want. dyn on either side defers the check to run time; an
-// optional is judged by what it holds (an absent value omits the field); a
-// map or an object is judged field by field, since two schemas describing
-// the same shape have different type names.
-func (e *Env) Assignable(want, got *types.Type) bool {
+// of type want. dyn on either side defers the check to run time; an optional
+// is judged by what it holds (an absent value omits the field); objects and
+// maps are compared field by field, since two schemas of the same shape have
+// different type names.
+func (e *Env) Assignable(want *apiservercel.DeclType, got *types.Type) bool {
 	return e.assignable(want, got, 0)
 }
 
-func (e *Env) assignable(want, got *types.Type, depth int) bool {
+func (e *Env) assignable(want *apiservercel.DeclType, got *types.Type, depth int) bool {
 	if want == nil || got == nil || depth > maxDepth {
 		return true
 	}
@@ -31,52 +52,53 @@ func (e *Env) assignable(want, got *types.Type, depth int) bool {
 	case types.DynKind, types.AnyKind, types.NullTypeKind, types.TypeParamKind, types.ErrorKind:
 		return true
 	}
-	switch want.Kind() {
+	wk := want.CelType().Kind()
+	gk := got.Kind()
+	switch wk {
 	case types.DynKind, types.AnyKind:
 		return true
-	case types.IntKind:
-		return got.Kind() == types.IntKind || got.Kind() == types.UintKind
-	case types.UintKind:
-		return got.Kind() == types.UintKind || got.Kind() == types.IntKind
+	case types.IntKind, types.UintKind:
+		return gk == types.IntKind || gk == types.UintKind
 	case types.DoubleKind:
-		return got.Kind() == types.DoubleKind || got.Kind() == types.IntKind || got.Kind() == types.UintKind
+		return gk == types.DoubleKind || gk == types.IntKind || gk == types.UintKind
 	case types.StringKind, types.BytesKind, types.TimestampKind, types.DurationKind:
 		// Bytes, timestamps and durations are strings on the wire.
-		return got.Kind() == want.Kind() || got.Kind() == types.StringKind
+		return gk == wk || gk == types.StringKind
 	case types.BoolKind:
-		return got.Kind() == types.BoolKind
+		return gk == types.BoolKind
 	case types.ListKind:
-		return got.Kind() == types.ListKind && e.assignable(want.Parameters()[0], got.Parameters()[0], depth+1)
+		return gk == types.ListKind && e.assignable(want.ElemType, got.Parameters()[0], depth+1)
 	case types.MapKind:
-		switch got.Kind() {
+		switch gk {
 		case types.MapKind:
-			return e.assignable(want.Parameters()[1], got.Parameters()[1], depth+1)
+			return e.assignable(want.ElemType, got.Parameters()[1], depth+1)
 		case types.StructKind:
-			return e.fieldsFit(func(string) (*types.Type, bool) { return want.Parameters()[1], true }, got, depth)
+			return e.fieldsFit(func(string) (*apiservercel.DeclType, bool) { return want.ElemType, true }, got, depth)
 		}
 		return false
 	case types.StructKind:
-		switch got.Kind() {
+		switch gk {
 		case types.MapKind:
 			// A map literal's keys are only known at run time.
-			return got.Parameters()[0].Kind() == types.StringKind || got.Parameters()[0].Kind() == types.DynKind
+			k := got.Parameters()[0].Kind()
+			return k == types.StringKind || k == types.DynKind
 		case types.StructKind:
-			return e.fieldsFit(func(name string) (*types.Type, bool) {
-				ft, ok := e.provider.FindStructFieldType(want.TypeName(), name)
+			return e.fieldsFit(func(name string) (*apiservercel.DeclType, bool) {
+				f, ok := want.Fields[name]
 				if !ok {
 					return nil, false
 				}
-				return ft.Type, true
+				return f.Type, true
 			}, got, depth)
 		}
 		return false
 	}
-	return want.IsAssignableType(got)
+	return want.CelType().IsAssignableType(got)
 }
 
 // fieldsFit checks that every field of the object type got has a place of a
 // fitting type in the target, as told by fieldOf.
-func (e *Env) fieldsFit(fieldOf func(string) (*types.Type, bool), got *types.Type, depth int) bool {
+func (e *Env) fieldsFit(fieldOf func(string) (*apiservercel.DeclType, bool), got *types.Type, depth int) bool {
 	names, ok := e.provider.FindStructFieldNames(got.TypeName())
 	if !ok {
 		return true
@@ -96,6 +118,28 @@ func (e *Env) fieldsFit(fieldOf func(string) (*types.Type, bool), got *types.Typ
 
 func isOptional(t *types.Type) bool {
 	return t.Kind() == types.OpaqueKind && t.TypeName() == "optional_type" && len(t.Parameters()) == 1
+}
+
+// IsBool reports whether t is bool, or may be at run time.
+func IsBool(t *types.Type) bool {
+	return t.Kind() == types.BoolKind || t.Kind() == types.DynKind || t.Kind() == types.AnyKind
+}
+
+// IsString reports whether t is string, or may be at run time.
+func IsString(t *types.Type) bool {
+	return t.Kind() == types.StringKind || t.Kind() == types.DynKind || t.Kind() == types.AnyKind
+}
+
+// ListElem returns the element type of a list type, dyn for dyn, and false
+// for anything that is not a list.
+func ListElem(t *types.Type) (*types.Type, bool) {
+	switch t.Kind() {
+	case types.ListKind:
+		return t.Parameters()[0], true
+	case types.DynKind, types.AnyKind:
+		return types.DynType, true
+	}
+	return nil, false
 }
 
 // TypeString names a type for error messages, the way CEL writes it.
@@ -133,6 +177,11 @@ func SchemaOf(t *types.Type) (*extv1.JSONSchemaProps, error) {
 		if err != nil {
 			return nil, err
 		}
+		if items.Type == "" {
+			// A list of anything: the structural schema rules want a type
+			// on the items, so keep the list itself free-form.
+			return &extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}}, nil
+		}
 		return &extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: items}}, nil
 	case types.MapKind:
 		if k := t.Parameters()[0].Kind(); k != types.StringKind && k != types.DynKind {
@@ -142,7 +191,7 @@ func SchemaOf(t *types.Type) (*extv1.JSONSchemaProps, error) {
 		if err != nil {
 			return nil, err
 		}
-		if values.XPreserveUnknownFields != nil && values.Type == "" {
+		if values.Type == "" {
 			return &extv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}, nil
 		}
 		return &extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: values}}, nil

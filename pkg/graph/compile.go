@@ -1,0 +1,383 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/celenv"
+	"github.com/kro-agent/kro-agent/pkg/expr"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/simpleschema"
+)
+
+// DefaultMaxForEachDimensions bounds the iterators of one collection.
+const DefaultMaxForEachDimensions = 5
+
+// Options configure Compile.
+type Options struct {
+	// Resolver tells kinds' schemas and scopes. Required.
+	Resolver kinds.Resolver
+	// AllowUnknownKinds types resources of kinds the resolver does not know
+	// as dyn instead of failing, for offline validation of RGDs that use
+	// custom resources. The agent never sets it.
+	AllowUnknownKinds bool
+	// MaxForEachDimensions bounds forEach dimensions; 0 means the default.
+	MaxForEachDimensions int
+}
+
+var (
+	configMapGVK     = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	idPattern        = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	kindPattern      = regexp.MustCompile(`^[A-Z][a-zA-Z0-9]*$`)
+	versionPattern   = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
+	iteratorPattern  = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	forbiddenLabels  = []string{"kro.run/", "applyset.kubernetes.io/"}
+	reservedIDs      = []string{SchemaVar, EachVar, "item", "items", "spec", "status", "metadata", "self", "runtime", "instance", "resources", "dyn", "has", "int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"}
+	celReservedWords = []string{"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
+)
+
+// Compile validates rgd and builds its Graph. On failure the error is an
+// *Error listing every problem found, each naming its field path.
+func Compile(rgd *v1alpha1.ResourceGraphDefinition, opts Options) (*Graph, error) {
+	if opts.Resolver == nil {
+		return nil, errors.New("graph.Compile: no kind resolver")
+	}
+	if opts.MaxForEachDimensions == 0 {
+		opts.MaxForEachDimensions = DefaultMaxForEachDimensions
+	}
+	c := &compiler{opts: opts, rgd: rgd, byID: map[string]*Node{}}
+	g := c.compile()
+	if len(c.errs) > 0 {
+		return nil, &Error{Errs: c.errs}
+	}
+	return g, nil
+}
+
+type compiler struct {
+	opts Options
+	rgd  *v1alpha1.ResourceGraphDefinition
+	errs field.ErrorList
+
+	nodes []*Node
+	byID  map[string]*Node
+	// paths of each node in the RGD, by id.
+	paths map[string]*field.Path
+	env   *celenv.Env
+}
+
+var (
+	schemaPath    = field.NewPath("spec", "schema")
+	resourcesPath = field.NewPath("spec", "resources")
+)
+
+func (c *compiler) compile() *Graph {
+	s := c.rgd.Spec.Schema
+	if s == nil {
+		c.errs = append(c.errs, field.Required(schemaPath, "an RGD needs a schema"))
+		return nil
+	}
+	gvk := c.checkKind(s)
+	specFields := c.decodeMap(s.Spec, schemaPath.Child("spec"))
+	typeDefs := c.decodeMap(s.Types, schemaPath.Child("types"))
+	specSchema, errs := simpleschema.Build(specFields, typeDefs, schemaPath.Child("spec"), schemaPath.Child("types"))
+	c.errs = append(c.errs, errs...)
+
+	c.collectResources()
+	env, err := celenv.New(c.variables(specSchema)...)
+	if err != nil {
+		c.errs = append(c.errs, field.InternalError(schemaPath, err))
+		return nil
+	}
+	c.env = env
+	for _, n := range c.nodes {
+		c.compileNode(n)
+	}
+	order := c.sort()
+	statusSchema, status := c.compileStatus(s.Status)
+	conditions := c.compileConditions(s.Status)
+	if len(c.errs) > 0 {
+		return nil
+	}
+	g := &Graph{
+		Instance:   gvk,
+		Resource:   Plural(s.Kind),
+		Namespaced: s.Scope != v1alpha1.ScopeCluster,
+		Nodes:      order,
+		Status:     status,
+		Conditions: conditions,
+	}
+	g.CRD = generateCRD(c.rgd, g, specSchema, statusSchema)
+	if errs := checkCRD(g.CRD); len(errs) > 0 {
+		c.errs = append(c.errs, errs...)
+		return nil
+	}
+	return g
+}
+
+// checkKind validates the names of the generated kind.
+func (c *compiler) checkKind(s *v1alpha1.Schema) schema.GroupVersionKind {
+	if !kindPattern.MatchString(s.Kind) {
+		c.errs = append(c.errs, field.Invalid(schemaPath.Child("kind"), s.Kind, "must be UpperCamelCase, such as WebApplication"))
+	}
+	if !versionPattern.MatchString(s.APIVersion) {
+		c.errs = append(c.errs, field.Invalid(schemaPath.Child("apiVersion"), s.APIVersion, "must be a Kubernetes version such as v1alpha1, v1beta2 or v1"))
+	}
+	group := s.Group
+	if group == "" {
+		group = v1alpha1.GroupVersion.Group
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(group) {
+		c.errs = append(c.errs, field.Invalid(schemaPath.Child("group"), group, msg))
+	}
+	if s.Scope != "" && s.Scope != v1alpha1.ScopeNamespaced && s.Scope != v1alpha1.ScopeCluster {
+		c.errs = append(c.errs, field.NotSupported(schemaPath.Child("scope"), s.Scope, []string{string(v1alpha1.ScopeNamespaced), string(v1alpha1.ScopeCluster)}))
+	}
+	return schema.GroupVersionKind{Group: group, Version: s.APIVersion, Kind: s.Kind}
+}
+
+// decodeMap reads a schemaless field that must hold a map.
+func (c *compiler) decodeMap(raw runtime.RawExtension, path *field.Path) map[string]any {
+	if len(raw.Raw) == 0 || string(raw.Raw) == "null" {
+		return nil
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(raw.Raw, &m); err != nil {
+		c.errs = append(c.errs, field.Invalid(path, string(raw.Raw), "must be a map: "+err.Error()))
+		return nil
+	}
+	return m
+}
+
+// collectResources checks ids and the shape of each resource and finds its
+// kind. Resources with a usable id become nodes even when other parts are
+// wrong, so that one mistake does not hide the next.
+func (c *compiler) collectResources() {
+	c.paths = map[string]*field.Path{}
+	for i, r := range c.rgd.Spec.Resources {
+		ip := resourcesPath.Index(i)
+		if r == nil {
+			c.errs = append(c.errs, field.Required(ip, "resource is empty"))
+			continue
+		}
+		if !c.checkID(r.ID, ip.Child("id")) {
+			continue
+		}
+		p := resourcesPath.Key(r.ID)
+		n := &Node{ID: r.ID, Index: i}
+		c.byID[r.ID] = n
+		c.paths[r.ID] = p
+		c.nodes = append(c.nodes, n)
+
+		hasTemplate := len(r.Template.Raw) > 0 && string(r.Template.Raw) != "null"
+		switch {
+		case hasTemplate && r.ExternalRef != nil:
+			c.errs = append(c.errs, field.Invalid(p, r.ID, "set exactly one of template and externalRef, not both"))
+		case !hasTemplate && r.ExternalRef == nil:
+			c.errs = append(c.errs, field.Required(p, "set exactly one of template and externalRef"))
+		case hasTemplate:
+			n.Template = c.decodeMap(r.Template, p.Child("template"))
+			if n.Template != nil {
+				n.Kind = c.templateKind(n, p.Child("template"))
+			}
+		default:
+			n.External = r.ExternalRef.DeepCopy()
+			n.Kind = c.externalKind(n, p.Child("externalRef"))
+		}
+	}
+}
+
+func (c *compiler) checkID(id string, path *field.Path) bool {
+	switch {
+	case id == "":
+		c.errs = append(c.errs, field.Required(path, "every resource needs an id"))
+	case !idPattern.MatchString(id):
+		c.errs = append(c.errs, field.Invalid(path, id, "must be lowerCamelCase (a letter, then letters and digits), such as webDeployment"))
+	case slices.Contains(reservedIDs, id) || slices.Contains(celReservedWords, id):
+		c.errs = append(c.errs, field.Invalid(path, id, "is a reserved word; choose another id"))
+	case c.byID[id] != nil:
+		c.errs = append(c.errs, field.Duplicate(path, id))
+	default:
+		return true
+	}
+	return false
+}
+
+// templateKind checks the template's apiVersion, kind and metadata and
+// resolves the kind.
+func (c *compiler) templateKind(n *Node, path *field.Path) *kinds.Info {
+	t := n.Template
+	apiVersion, _ := t["apiVersion"].(string)
+	kind, _ := t["kind"].(string)
+	ok := true
+	if apiVersion == "" || strings.Contains(apiVersion, "${") {
+		c.errs = append(c.errs, field.Required(path.Child("apiVersion"), "must be a literal apiVersion such as apps/v1"))
+		ok = false
+	}
+	if kind == "" || strings.Contains(kind, "${") {
+		c.errs = append(c.errs, field.Required(path.Child("kind"), "must be a literal kind such as Deployment"))
+		ok = false
+	}
+	meta, _ := t["metadata"].(map[string]any)
+	if meta == nil {
+		c.errs = append(c.errs, field.Required(path.Child("metadata"), "a template needs metadata with a name"))
+	} else {
+		if name, _ := meta["name"].(string); name == "" {
+			c.errs = append(c.errs, field.Required(path.Child("metadata", "name"), "a template needs a name (it may use expressions)"))
+		}
+		if labels, ok := meta["labels"].(map[string]any); ok {
+			for _, k := range sortedKeys(labels) {
+				for _, prefix := range forbiddenLabels {
+					if strings.HasPrefix(k, prefix) {
+						c.errs = append(c.errs, field.Forbidden(path.Child("metadata", "labels").Key(k),
+							fmt.Sprintf("labels under %s are set by kro-agent to track ownership and cannot be written in a template", prefix)))
+					}
+				}
+			}
+		}
+	}
+	if !ok {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		c.errs = append(c.errs, field.Invalid(path.Child("apiVersion"), apiVersion, err.Error()))
+		return nil
+	}
+	info := c.resolve(gv.WithKind(kind), path.Child("kind"))
+	if info == nil {
+		return nil
+	}
+	if _, hasNS := meta["namespace"]; hasNS && !info.Namespaced && info.Schema != nil {
+		c.errs = append(c.errs, field.Forbidden(path.Child("metadata", "namespace"),
+			fmt.Sprintf("%s is cluster-scoped and cannot have a namespace", kindString(info.GVK))))
+	}
+	if info.Schema != nil {
+		c.checkFields(t, info.Schema, path, nil, kindString(info.GVK))
+	}
+	return info
+}
+
+func (c *compiler) externalKind(n *Node, path *field.Path) *kinds.Info {
+	ref := n.External
+	if ref.APIVersion == "" {
+		c.errs = append(c.errs, field.Required(path.Child("apiVersion"), ""))
+	}
+	if ref.Kind == "" {
+		c.errs = append(c.errs, field.Required(path.Child("kind"), ""))
+	}
+	hasName, hasSelector := ref.Metadata.Name != "", ref.Metadata.Selector != nil
+	if hasName == hasSelector {
+		c.errs = append(c.errs, field.Invalid(path.Child("metadata"), ref.Metadata.Name, "set exactly one of name and selector"))
+	}
+	if ref.APIVersion == "" || ref.Kind == "" {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		c.errs = append(c.errs, field.Invalid(path.Child("apiVersion"), ref.APIVersion, err.Error()))
+		return nil
+	}
+	info := c.resolve(gv.WithKind(ref.Kind), path.Child("kind"))
+	if info != nil && !info.Namespaced && info.Schema != nil && ref.Metadata.Namespace != "" {
+		c.errs = append(c.errs, field.Forbidden(path.Child("metadata", "namespace"),
+			fmt.Sprintf("%s is cluster-scoped and cannot have a namespace", kindString(info.GVK))))
+	}
+	return info
+}
+
+// resolve finds a kind, or reports it unknown. With AllowUnknownKinds an
+// unknown kind gives an Info without schema, typed dyn.
+func (c *compiler) resolve(gvk schema.GroupVersionKind, path *field.Path) *kinds.Info {
+	info, err := c.opts.Resolver.Resolve(gvk)
+	if err == nil {
+		return info
+	}
+	if errors.Is(err, kinds.ErrNotFound) && c.opts.AllowUnknownKinds {
+		return &kinds.Info{GVK: gvk, Namespaced: true}
+	}
+	if errors.Is(err, kinds.ErrNotFound) {
+		c.errs = append(c.errs, field.NotFound(path, kindString(gvk)+" (is its CRD installed?)"))
+	} else {
+		c.errs = append(c.errs, field.InternalError(path, err))
+	}
+	return nil
+}
+
+// checkFields reports template fields the kind's schema does not have: the
+// API server would refuse them at apply time, much later and per instance.
+func (c *compiler) checkFields(v any, s *spec.Schema, base *field.Path, at expr.Path, kind string) {
+	if s == nil || isFreeForm(s) {
+		return
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			child, ok := s.Properties[k]
+			switch {
+			case ok:
+				c.checkFields(t[k], &child, base, at.Child(k), kind)
+			case s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
+				c.checkFields(t[k], s.AdditionalProperties.Schema, base, at.Child(k), kind)
+			case s.AdditionalProperties != nil && s.AdditionalProperties.Allows:
+			case len(s.Properties) > 0:
+				c.errs = append(c.errs, field.NotFound(at.Child(k).FieldPath(base), fmt.Sprintf("%s has no field %s", kind, at.Child(k))))
+			}
+		}
+	case []any:
+		if s.Items != nil && s.Items.Schema != nil {
+			for i, item := range t {
+				c.checkFields(item, s.Items.Schema, base, at.Index(i), kind)
+			}
+		}
+	}
+}
+
+func isFreeForm(s *spec.Schema) bool {
+	for _, ext := range []string{"x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string", "x-kubernetes-embedded-resource"} {
+		if v, ok := s.Extensions[ext].(bool); ok && v {
+			return true
+		}
+	}
+	return false
+}
+
+// variables are the names in scope for the graph's expressions: the
+// instance and every resource (a list for a collection).
+func (c *compiler) variables(specSchema *extv1.JSONSchemaProps) []celenv.Var {
+	vars := []celenv.Var{{Name: SchemaVar, Schema: instanceSchema(specSchema)}}
+	for _, n := range c.nodes {
+		vars = append(vars, celenv.Var{Name: n.ID, Schema: n.schemaOf(), List: c.isCollection(n)})
+	}
+	return vars
+}
+
+func (c *compiler) isCollection(n *Node) bool {
+	r := c.rgd.Spec.Resources[n.Index]
+	return len(r.ForEach) > 0
+}
+
+func kindString(gvk schema.GroupVersionKind) string {
+	return gvk.GroupVersion().String() + " " + gvk.Kind
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

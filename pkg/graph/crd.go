@@ -1,0 +1,156 @@
+package graph
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/gobuffalo/flect"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+// Plural is the resource name of a kind: lower case, English plural.
+func Plural(kind string) string {
+	return flect.Pluralize(strings.ToLower(kind))
+}
+
+// CRDName is the name of the CRD serving kind in group.
+func CRDName(kind, group string) string {
+	return Plural(kind) + "." + group
+}
+
+// generateCRD builds the CRD that serves the RGD's instances.
+func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, statusSchema *extv1.JSONSchemaProps) *extv1.CustomResourceDefinition {
+	s := rgd.Spec.Schema
+	labels := map[string]string{}
+	var annotations map[string]string
+	if s.Metadata != nil {
+		for k, v := range s.Metadata.Labels {
+			labels[k] = v
+		}
+		if len(s.Metadata.Annotations) > 0 {
+			annotations = map[string]string{}
+			for k, v := range s.Metadata.Annotations {
+				annotations[k] = v
+			}
+		}
+	}
+	labels[v1alpha1.LabelOwned] = "true"
+	labels[v1alpha1.LabelRGDName] = rgd.Name
+	if rgd.UID != "" {
+		labels[v1alpha1.LabelRGDID] = string(rgd.UID)
+	}
+
+	status := statusSchema.DeepCopy()
+	status.Properties[StatusState] = extv1.JSONSchemaProps{Type: "string", Description: "ACTIVE, IN_PROGRESS, FAILED, DELETING or ERROR."}
+	status.Properties[StatusConditions] = extv1.JSONSchemaProps{
+		Type:         "array",
+		Items:        &extv1.JSONSchemaPropsOrArray{Schema: ptrTo(conditionSchema())},
+		XListType:    ptrTo("map"),
+		XListMapKeys: []string{"type"},
+	}
+	columns := s.AdditionalPrinterColumns
+	if len(columns) == 0 {
+		columns = []extv1.CustomResourceColumnDefinition{
+			{Name: "State", Type: "string", JSONPath: ".status.state"},
+			{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`},
+			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+		}
+	}
+	scope := extv1.NamespaceScoped
+	if !g.Namespaced {
+		scope = extv1.ClusterScoped
+	}
+	return &extv1.CustomResourceDefinition{
+		TypeMeta: metav1.TypeMeta{APIVersion: extv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        CRDName(s.Kind, g.Instance.Group),
+			Labels:      labels,
+			Annotations: annotations,
+		},
+		Spec: extv1.CustomResourceDefinitionSpec{
+			Group: g.Instance.Group,
+			Names: extv1.CustomResourceDefinitionNames{
+				Kind:       s.Kind,
+				ListKind:   s.Kind + "List",
+				Plural:     g.Resource,
+				Singular:   strings.ToLower(s.Kind),
+				ShortNames: s.ShortNames,
+				Categories: s.Categories,
+			},
+			Scope: scope,
+			Versions: []extv1.CustomResourceDefinitionVersion{{
+				Name:    g.Instance.Version,
+				Served:  true,
+				Storage: true,
+				Schema: &extv1.CustomResourceValidation{OpenAPIV3Schema: &extv1.JSONSchemaProps{
+					Type: "object",
+					Properties: map[string]extv1.JSONSchemaProps{
+						"apiVersion": {Type: "string"},
+						"kind":       {Type: "string"},
+						"metadata":   {Type: "object"},
+						"spec":       *specSchema,
+						"status":     *status,
+					},
+				}},
+				Subresources:             &extv1.CustomResourceSubresources{Status: &extv1.CustomResourceSubresourceStatus{}},
+				AdditionalPrinterColumns: columns,
+			}},
+		},
+	}
+}
+
+// instanceSchema is the schema of `schema` in expressions: the instance's
+// apiVersion, kind, metadata and spec. Its status is not in scope: the
+// graph writes it, and reading it would make the graph depend on itself.
+func instanceSchema(specSchema *extv1.JSONSchemaProps) *spec.Schema {
+	s := &spec.Schema{}
+	s.Type = []string{"object"}
+	s.Properties = map[string]spec.Schema{
+		"apiVersion": *spec.StringProperty(),
+		"kind":       *spec.StringProperty(),
+		"metadata":   objectMetaSchema(),
+	}
+	if specSchema != nil {
+		if converted := toSpecSchema(specSchema); converted != nil {
+			s.Properties["spec"] = *converted
+		}
+	}
+	return s
+}
+
+// objectMetaSchema is ObjectMeta's schema from the built-in snapshot, or a
+// free-form object if the snapshot is unavailable.
+func objectMetaSchema() spec.Schema {
+	if r, err := kinds.Builtin(); err == nil {
+		if info, err := r.Resolve(configMapGVK); err == nil {
+			if m, ok := info.Schema.Properties["metadata"]; ok {
+				return m
+			}
+		}
+	}
+	m := spec.Schema{}
+	m.Type = []string{"object"}
+	m.Extensions = spec.Extensions{"x-kubernetes-preserve-unknown-fields": true}
+	return m
+}
+
+// toSpecSchema converts an apiextensions schema to kube-openapi's form, which
+// the CEL type machinery reads. Both are the same JSON.
+func toSpecSchema(s *extv1.JSONSchemaProps) *spec.Schema {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	out := &spec.Schema{}
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil
+	}
+	return out
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,163 @@
+// Package graph compiles a ResourceGraphDefinition into an immutable Graph:
+// the instance schema and generated CRD, every resource with its kind and its
+// expressions compiled and type-checked, the dependencies between resources
+// and their topological order. Everything that can be checked once per RGD
+// generation is checked here, so reconciling an instance only evaluates
+// programs that already exist.
+package graph
+
+import (
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/expr"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+// Names with a fixed meaning in expressions.
+const (
+	// SchemaVar is the instance, as expressions see it.
+	SchemaVar = "schema"
+	// EachVar is the item of a collection in the collection's readyWhen.
+	EachVar = "each"
+)
+
+// Graph is a compiled RGD. It is immutable and shared by every instance.
+type Graph struct {
+	// Instance is the group, version and kind of the instances.
+	Instance schema.GroupVersionKind
+	// Resource is the plural resource name of the instances.
+	Resource string
+	// Namespaced is false for a cluster-scoped instance kind.
+	Namespaced bool
+	// CRD is the CustomResourceDefinition serving the instances.
+	CRD *extv1.CustomResourceDefinition
+	// Nodes are the resources in topological order.
+	Nodes []*Node
+	// Status are the projected status fields, in a stable order.
+	Status []*Field
+	// Conditions are the custom instance conditions the RGD declares.
+	Conditions []*CustomCondition
+}
+
+// Order returns the ids of the nodes in topological order.
+func (g *Graph) Order() []string {
+	ids := make([]string, len(g.Nodes))
+	for i, n := range g.Nodes {
+		ids[i] = n.ID
+	}
+	return ids
+}
+
+// Node returns the node with the given id, or nil.
+func (g *Graph) Node(id string) *Node {
+	for _, n := range g.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// Node is one resource of the graph.
+type Node struct {
+	ID string
+	// Index is the resource's position in the RGD, its authoring order.
+	Index int
+	// Kind is what the cluster knows of the resource's kind; its Schema is
+	// nil when the kind was not known at compile time (offline validation).
+	Kind *kinds.Info
+	// Template is the object with its ${...} strings, for a template node.
+	// Shared: instances render into a copy.
+	Template map[string]any
+	// External is set for an externalRef node, which is read, never written.
+	External *v1alpha1.ExternalRef
+	// Fields are the template's (or externalRef's) strings with expressions.
+	Fields []*Field
+	// ReadyWhen must all be true for the resource to be ready.
+	ReadyWhen []*Expression
+	// IncludeWhen must all be true for the resource to exist.
+	IncludeWhen []*Expression
+	// ForEach makes the node a collection: the cartesian product of the
+	// iterators' lists.
+	ForEach []*Iterator
+	// Dependencies are the ids this node needs, in topological order.
+	Dependencies []string
+}
+
+// IsCollection reports whether the node expands to many objects.
+func (n *Node) IsCollection() bool { return len(n.ForEach) > 0 }
+
+// Iterator is one forEach dimension.
+type Iterator struct {
+	Name string
+	List *Expression
+}
+
+// Expression is one compiled CEL expression.
+type Expression struct {
+	Source  string
+	Program cel.Program
+	// Type is the checked result type.
+	Type *types.Type
+	// References are the names in scope the expression reads (resource ids,
+	// schema, iterators), sorted.
+	References []string
+}
+
+// Field is a string value holding expressions, at Path in its object.
+type Field struct {
+	Path expr.Path
+	// Segments are the literal and expression parts; Exprs holds the
+	// compiled program of each expression segment, in order.
+	Segments []expr.Segment
+	Exprs    []*Expression
+	// Schema is the OpenAPI schema of the field (status fields only: the
+	// inferred type written into the CRD).
+	Schema *extv1.JSONSchemaProps
+}
+
+// Standalone reports whether the field's whole value is one expression.
+func (f *Field) Standalone() bool { return expr.IsStandalone(f.Segments) }
+
+// References returns every name the field's expressions read.
+func (f *Field) References() []string {
+	var refs []string
+	for _, e := range f.Exprs {
+		refs = append(refs, e.References...)
+	}
+	return refs
+}
+
+// Polarity says which status of a custom condition is the good one.
+type Polarity string
+
+const (
+	// PolarityPositive: True is good (the default).
+	PolarityPositive Polarity = "Positive"
+	// PolarityNegative: True is bad, as in DiskPressure.
+	PolarityNegative Polarity = "Negative"
+)
+
+// CustomCondition is an instance condition declared by the RGD.
+type CustomCondition struct {
+	Type   string
+	Status *Expression
+	Reason string
+	// Message is optional; it may embed expressions.
+	Message           *Field
+	CountsTowardReady bool
+	Polarity          Polarity
+}
+
+// schemaOf returns the kind's schema, or nil when the kind is unknown.
+func (n *Node) schemaOf() *spec.Schema {
+	if n.Kind == nil {
+		return nil
+	}
+	return n.Kind.Schema
+}

@@ -1,0 +1,151 @@
+package graph
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func builtin(t testing.TB) kinds.Resolver {
+	t.Helper()
+	r, err := kinds.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func parseRGD(t testing.TB, doc string) *v1alpha1.ResourceGraphDefinition {
+	t.Helper()
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := yaml.UnmarshalStrict([]byte(doc), rgd); err != nil {
+		t.Fatalf("test RGD does not parse: %v", err)
+	}
+	return rgd
+}
+
+func TestExamplesGolden(t *testing.T) {
+	dirs, err := filepath.Glob("../../examples/*/rgd.yaml")
+	if err != nil || len(dirs) < 4 {
+		t.Fatalf("want at least 4 examples, found %v (%v)", dirs, err)
+	}
+	for _, path := range dirs {
+		name := filepath.Base(filepath.Dir(path))
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var outs [2][]byte
+			for i := range outs {
+				g, err := Compile(parseRGD(t, string(raw)), Options{Resolver: builtin(t)})
+				if err != nil {
+					t.Fatalf("example does not compile:\n%v", err)
+				}
+				if outs[i], err = yaml.Marshal(g.CRD); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if string(outs[0]) != string(outs[1]) {
+				t.Fatal("two compilations of the same RGD gave different CRDs")
+			}
+			golden := filepath.Join("testdata", "golden", name+".crd.yaml")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, outs[0], 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./pkg/graph -update to create it)", err)
+			}
+			if string(want) != string(outs[0]) {
+				t.Errorf("generated CRD differs from %s (go test ./pkg/graph -update rewrites it):\n%s", golden, outs[0])
+			}
+		})
+	}
+}
+
+func TestTopologicalOrder(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: order}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Order, spec: {name: string}}
+  resources:
+  - id: svc
+    template: {apiVersion: v1, kind: Service, metadata: {name: "${deploy.metadata.name}"}}
+  - id: cfgA
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${cfgB.metadata.name}-${cfgA.metadata.name}"}
+  - id: cfgB
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// cfgA comes before cfgB (authoring order among independent nodes);
+	// svc waits for deploy, which waits for both.
+	if want := []string{"cfgA", "cfgB", "deploy", "svc"}; !reflect.DeepEqual(g.Order(), want) {
+		t.Errorf("order = %v, want %v", g.Order(), want)
+	}
+	if want := []string{"cfgA", "cfgB"}; !reflect.DeepEqual(g.Node("deploy").Dependencies, want) {
+		t.Errorf("deploy depends on %v, want %v", g.Node("deploy").Dependencies, want)
+	}
+}
+
+func TestCompileInfersStatusTypes(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: st}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: St
+    spec: {count: integer}
+    status:
+      replicas: ${d.spec.replicas}
+      ready: ${d.status.?readyReplicas.orValue(0) > 0}
+      name: ${d.metadata.name}
+      ratio: ${double(schema.spec.count) / 2.0}
+      labels: ${d.metadata.labels}
+      images: ${d.spec.template.spec.containers.map(c, c.image)}
+      nested: {url: "http://${d.metadata.name}"}
+      whole: ${d.spec}
+  resources:
+  - id: d
+    template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties
+	for field, want := range map[string]string{
+		"replicas": "integer", "ready": "boolean", "name": "string", "ratio": "number",
+		"labels": "object", "images": "array", "nested": "object", "whole": "object", "state": "string", "conditions": "array",
+	} {
+		if got := props[field].Type; got != want {
+			t.Errorf("status.%s type = %q, want %q", field, got, want)
+		}
+	}
+	if got := props["images"].Items.Schema.Type; got != "string" {
+		t.Errorf("status.images items = %q, want string", got)
+	}
+	if got := props["nested"].Properties["url"].Type; got != "string" {
+		t.Errorf("status.nested.url = %q, want string", got)
+	}
+}

@@ -1,0 +1,245 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const defaultSchema = `{apiVersion: v1alpha1, kind: App, spec: {name: string, replicas: integer, items: "[]string"}}`
+
+const configMap = `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.name}"}}`
+
+// TestInvalidRGDs holds one RGD per class of mistake. Each must be refused
+// with an error at the exact field path (resources addressed by id) whose
+// message says what is wrong.
+func TestInvalidRGDs(t *testing.T) {
+	cases := []struct {
+		name      string
+		schema    string // defaultSchema when empty
+		resources string
+		path      string
+		msg       string
+	}{
+		// SimpleSchema
+		{"unknown marker", `{apiVersion: v1alpha1, kind: App, spec: {a: "string | colour=red"}}`, configMap,
+			"spec.schema.spec.a", `unknown marker "colour"`},
+		{"bad default", `{apiVersion: v1alpha1, kind: App, spec: {a: "integer | default=many"}}`, configMap,
+			"spec.schema.spec.a", `bad default: "many" is not an integer`},
+		{"unknown type", `{apiVersion: v1alpha1, kind: App, spec: {a: widget}}`, configMap,
+			"spec.schema.spec.a", `unknown type "widget"`},
+		{"marker on the wrong type", `{apiVersion: v1alpha1, kind: App, spec: {a: "boolean | minLength=1"}}`, configMap,
+			"spec.schema.spec.a", `minLength applies to string fields, not boolean`},
+		{"recursive custom type", `{apiVersion: v1alpha1, kind: App, types: {Node: {next: Node}}, spec: {a: Node}}`, configMap,
+			"spec.schema.types[Node]", `refers to itself`},
+		{"validation rule that does not compile", `{apiVersion: v1alpha1, kind: App, spec: {name: string, a: "string | validation=\"self >\""}}`, configMap,
+			"spec.schema.spec.a.x-kubernetes-validations[0].rule", `compilation failed`},
+		{"kind not UpperCamelCase", `{apiVersion: v1alpha1, kind: my-app}`, configMap,
+			"spec.schema.kind", `UpperCamelCase`},
+		{"bad apiVersion", `{apiVersion: version1, kind: App}`, configMap,
+			"spec.schema.apiVersion", `such as v1alpha1`},
+		{"bad group", `{apiVersion: v1alpha1, kind: App, group: Not_A_Group}`, configMap,
+			"spec.schema.group", `RFC 1123 subdomain`},
+
+		// ids and shape
+		{"reserved id", "", `
+  - id: schema
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[0].id", `reserved word`},
+		{"CEL keyword as id", "", `
+  - id: in
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[0].id", `reserved word`},
+		{"id not lowerCamelCase", "", `
+  - id: My-Config
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[0].id", `lowerCamelCase`},
+		{"duplicate id", "", configMap + configMap,
+			"spec.resources[1].id", `Duplicate value: "cm"`},
+		{"template and externalRef both set", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {name: y}}`,
+			"spec.resources[cm]", `exactly one of template and externalRef, not both`},
+		{"neither template nor externalRef", "", `
+  - id: cm`,
+			"spec.resources[cm]", `set exactly one of template and externalRef`},
+		{"template without apiVersion", "", `
+  - id: cm
+    template: {kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[cm].template.apiVersion", `literal apiVersion`},
+		{"expression in kind", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: "${schema.spec.name}", metadata: {name: x}}`,
+			"spec.resources[cm].template.kind", `literal kind`},
+		{"template without a name", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {labels: {a: b}}}`,
+			"spec.resources[cm].template.metadata.name", `needs a name`},
+		{"unknown kind", "", `
+  - id: widget
+    template: {apiVersion: example.com/v1, kind: Widget, metadata: {name: x}}`,
+			"spec.resources[widget].template.kind", `example.com/v1 Widget (is its CRD installed?)`},
+		{"field the kind does not have", "", `
+  - id: deploy
+    template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}, spec: {replica: 3}}`,
+			"spec.resources[deploy].template.spec.replica", `apps/v1 Deployment has no field spec.replica`},
+		{"kro.run label in a template", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, labels: {kro.run/owned: "true"}}}`,
+			"spec.resources[cm].template.metadata.labels[kro.run/owned]", `set by kro-agent`},
+		{"applyset label in a template", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, labels: {applyset.kubernetes.io/part-of: y}}}`,
+			"spec.resources[cm].template.metadata.labels[applyset.kubernetes.io/part-of]", `set by kro-agent`},
+		{"cluster-scoped kind with a namespace", "", `
+  - id: ns
+    template: {apiVersion: v1, kind: Namespace, metadata: {name: x, namespace: default}}`,
+			"spec.resources[ns].template.metadata.namespace", `v1 Namespace is cluster-scoped`},
+		{"externalRef with name and selector", "", `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, selector: {matchLabels: {a: b}}}}`,
+			"spec.resources[ext].externalRef.metadata", `exactly one of name and selector`},
+		{"externalRef namespace on a cluster-scoped kind", "", `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: Namespace, metadata: {name: x, namespace: y}}`,
+			"spec.resources[ext].externalRef.metadata.namespace", `cluster-scoped`},
+
+		// expressions
+		{"unknown identifier", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${secret.metadata.name}"}}`,
+			"spec.resources[cm].template.metadata.name", `undeclared reference to 'secret'`},
+		{"unknown function", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${shout(schema.spec.name)}"}}`,
+			"spec.resources[cm].template.metadata.name", `undeclared reference to 'shout'`},
+		{"unknown field of the instance", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.nmae}"}}`,
+			"spec.resources[cm].template.metadata.name", `undefined field 'nmae'`},
+		{"instance status is not in scope", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.status.state}"}}`,
+			"spec.resources[cm].template.metadata.name", `undefined field 'status'`},
+		{"unknown field of another resource", "", configMap + `
+  - id: cm2
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${cm.spec.name}"}}`,
+			"spec.resources[cm2].template.metadata.name", `undefined field 'spec'`},
+		{"type mismatch", "", `
+  - id: deploy
+    template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}, spec: {replicas: "${schema.spec.name}"}}`,
+			"spec.resources[deploy].template.spec.replicas", `expression has type string, but the field expects int`},
+		{"scalar into a list", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, finalizers: "${schema.spec.name}"}}`,
+			"spec.resources[cm].template.metadata.finalizers", `has type string, but the field expects list(string)`},
+		{"non-string embedded in text", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "app-${schema.spec.replicas}"}}`,
+			"spec.resources[cm].template.metadata.name", `must be a string, but has type int`},
+		{"unterminated expression", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.name"}}`,
+			"spec.resources[cm].template.metadata.name", `unterminated expression`},
+		{"expression in a map key", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {"${schema.spec.name}": v}}`,
+			"spec.resources[cm].template.data.${schema.spec.name}", `not allowed in map keys`},
+
+		// graph
+		{"cycle", "", `
+  - id: first
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${second.metadata.name}"}}
+  - id: second
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${first.metadata.name}"}}`,
+			"spec.resources[first]", `dependency cycle: first -> second -> first`},
+		{"self reference", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {me: "${cm.metadata.name}"}}`,
+			"spec.resources[cm]", `dependency cycle: cm -> cm`},
+		{"readyWhen naming another resource", "", configMap + `
+  - id: cm2
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: y}}
+    readyWhen: ["${cm.metadata.name != ''}"]`,
+			"spec.resources[cm2].readyWhen[0]", `readyWhen may reference only the resource itself (cm2), not cm`},
+		{"readyWhen not boolean", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    readyWhen: ["${cm.metadata.name}"]`,
+			"spec.resources[cm].readyWhen[0]", `must be a boolean expression, but has type string`},
+		{"readyWhen not an expression", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    readyWhen: ["true"]`,
+			"spec.resources[cm].readyWhen[0]", `single ${...} expression`},
+		{"includeWhen not boolean", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    includeWhen: ["${schema.spec.replicas}"]`,
+			"spec.resources[cm].includeWhen[0]", `must be a boolean expression, but has type int`},
+		{"includeWhen on itself", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    includeWhen: ["${has(cm.data)}"]`,
+			"spec.resources[cm].includeWhen[0]", `cannot reference the resource it decides on`},
+		{"forEach iterator missing from the name", "", `
+  - id: cms
+    forEach: [{item2: "${schema.spec.items}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.name}"}}`,
+			"spec.resources[cms].template.metadata.name", `forEach iterator "item2" must be used in metadata.name`},
+		{"forEach over a non-list", "", `
+  - id: cms
+    forEach: [{it: "${schema.spec.name}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${it}"}}`,
+			"spec.resources[cms].forEach[0][it]", `forEach needs a list, but the expression has type string`},
+		{"forEach iterator named like a resource", "", configMap + `
+  - id: cms
+    forEach: [{cm: "${schema.spec.items}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${cm}"}}`,
+			"spec.resources[cms].forEach[0][cm]", `clashes with a resource id`},
+		{"forEach entry with two iterators", "", `
+  - id: cms
+    forEach: [{a: "${schema.spec.items}", b: "${schema.spec.items}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${a}-${b}"}}`,
+			"spec.resources[cms].forEach[0]", `one iterator name`},
+
+		// status
+		{"status field without expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {phase: running}}`, configMap,
+			"spec.schema.status.phase", `status fields are ${...} expressions`},
+		{"status state is reserved", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {state: "${cm.metadata.name}"}}`, configMap,
+			"spec.schema.status.state", `set by kro-agent`},
+		{"status reads an unknown resource", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {ip: "${svc.spec.clusterIP}"}}`, configMap,
+			"spec.schema.status.ip", `undeclared reference to 'svc'`},
+		{"custom condition with a non-boolean status", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: [{type: ConfigPresent, status: "${cm.metadata.name}"}]}}`, configMap,
+			"spec.schema.status.conditions[0].status", `must be a boolean expression`},
+		{"custom condition taking a built-in type", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: [{type: Ready, status: "${true}"}]}}`, configMap,
+			"spec.schema.status.conditions[0].type", `built-in condition type`},
+	}
+	if len(cases) < 40 {
+		t.Fatalf("only %d invalid RGDs; the issue asks for at least 40", len(cases))
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			schema := tc.schema
+			if schema == "" {
+				schema = defaultSchema
+			}
+			doc := fmt.Sprintf("metadata: {name: t}\nspec:\n  schema: %s\n  resources:%s\n", schema, tc.resources)
+			_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t)})
+			var cerr *Error
+			if !errors.As(err, &cerr) {
+				t.Fatalf("want a compile error at %s, got %v", tc.path, err)
+			}
+			for _, e := range cerr.Errs {
+				if e.Field == tc.path && strings.Contains(e.Error(), tc.msg) {
+					return
+				}
+			}
+			t.Errorf("no error at %s containing %q; got:\n%v", tc.path, tc.msg, err)
+		})
+	}
+}

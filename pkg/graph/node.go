@@ -1,0 +1,341 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/celenv"
+	"github.com/kro-agent/kro-agent/pkg/expr"
+)
+
+// compileNode compiles every expression of one resource and records its
+// dependencies.
+func (c *compiler) compileNode(n *Node) {
+	r := c.rgd.Spec.Resources[n.Index]
+	p := c.paths[n.ID]
+	deps := map[string]bool{}
+	addDeps := func(refs []string) {
+		for _, ref := range refs {
+			if c.byID[ref] != nil {
+				deps[ref] = true
+			}
+		}
+	}
+
+	env := c.env
+	if len(r.ForEach) > 0 {
+		env = c.compileForEach(n, r.ForEach, p.Child("forEach"))
+		for _, it := range n.ForEach {
+			addDeps(it.List.References)
+		}
+	}
+
+	switch {
+	case n.Template != nil:
+		fields, errs := expr.Find(n.Template, p.Child("template"))
+		c.errs = append(c.errs, errs...)
+		for _, f := range fields {
+			if cf := c.compileField(env, f, p.Child("template"), n.schemaOf()); cf != nil {
+				n.Fields = append(n.Fields, cf)
+				addDeps(cf.References())
+			}
+		}
+		c.checkIteratorsInName(n, p)
+	case n.External != nil:
+		ext := map[string]any{"metadata": map[string]any{"name": n.External.Metadata.Name, "namespace": n.External.Metadata.Namespace}}
+		fields, errs := expr.Find(ext, p.Child("externalRef"))
+		c.errs = append(c.errs, errs...)
+		for _, f := range fields {
+			if cf := c.compileField(c.env, f, p.Child("externalRef"), nil); cf != nil {
+				n.Fields = append(n.Fields, cf)
+				addDeps(cf.References())
+			}
+		}
+	}
+
+	for i, src := range r.IncludeWhen {
+		ip := p.Child("includeWhen").Index(i)
+		e := c.compileCondition(c.env, src, ip)
+		if e == nil {
+			continue
+		}
+		if slices.Contains(e.References, n.ID) {
+			c.errs = append(c.errs, field.Invalid(ip, src, "includeWhen cannot reference the resource it decides on"))
+			continue
+		}
+		n.IncludeWhen = append(n.IncludeWhen, e)
+		addDeps(e.References)
+	}
+
+	c.compileReadyWhen(n, r.ReadyWhen, p.Child("readyWhen"))
+
+	for id := range deps {
+		n.Dependencies = append(n.Dependencies, id)
+	}
+	sort.Strings(n.Dependencies)
+}
+
+// compileForEach compiles the iterators' list expressions and returns the
+// environment of the node's template, where the iterators are in scope.
+func (c *compiler) compileForEach(n *Node, dims []v1alpha1.ForEachDimension, path *field.Path) *celenv.Env {
+	if len(dims) > c.opts.MaxForEachDimensions {
+		c.errs = append(c.errs, field.TooMany(path, len(dims), c.opts.MaxForEachDimensions))
+	}
+	var vars []celenv.Var
+	seen := map[string]bool{}
+	for i, dim := range dims {
+		dp := path.Index(i)
+		if len(dim) != 1 {
+			c.errs = append(c.errs, field.Invalid(dp, dim, "each forEach entry maps one iterator name to a list expression"))
+			continue
+		}
+		for name, src := range dim {
+			np := dp.Key(name)
+			switch {
+			case !iteratorPattern.MatchString(name):
+				c.errs = append(c.errs, field.Invalid(np, name, "iterator names are lowerCamelCase identifiers"))
+				continue
+			case c.byID[name] != nil || slices.Contains(reservedIDs, name) || slices.Contains(celReservedWords, name):
+				c.errs = append(c.errs, field.Invalid(np, name, "iterator name clashes with a resource id or a reserved word"))
+				continue
+			case seen[name]:
+				c.errs = append(c.errs, field.Duplicate(np, name))
+				continue
+			}
+			seen[name] = true
+			e := c.compileStandalone(c.env, src, np)
+			if e == nil {
+				continue
+			}
+			if slices.Contains(e.References, n.ID) {
+				c.errs = append(c.errs, field.Invalid(np, src, "a collection cannot iterate over itself"))
+				continue
+			}
+			elem, ok := celenv.ListElem(e.Type)
+			if !ok {
+				c.errs = append(c.errs, field.Invalid(np, src, fmt.Sprintf("forEach needs a list, but the expression has type %s", celenv.TypeString(e.Type))))
+				continue
+			}
+			n.ForEach = append(n.ForEach, &Iterator{Name: name, List: e})
+			vars = append(vars, celenv.Var{Name: name, Type: elem})
+		}
+	}
+	if len(vars) == 0 {
+		return c.env
+	}
+	env, err := c.env.Extend(vars...)
+	if err != nil {
+		c.errs = append(c.errs, field.InternalError(path, err))
+		return c.env
+	}
+	return env
+}
+
+// checkIteratorsInName makes sure every item of a collection gets its own
+// name: each iterator must appear in metadata.name.
+func (c *compiler) checkIteratorsInName(n *Node, p *field.Path) {
+	if len(n.ForEach) == 0 {
+		return
+	}
+	var refs []string
+	for _, f := range n.Fields {
+		if f.Path.String() == "metadata.name" {
+			refs = f.References()
+		}
+	}
+	for _, it := range n.ForEach {
+		if !slices.Contains(refs, it.Name) {
+			c.errs = append(c.errs, field.Invalid(p.Child("template", "metadata", "name"), nameOf(n.Template),
+				fmt.Sprintf("forEach iterator %q must be used in metadata.name, or the collection's items would share one name", it.Name)))
+		}
+	}
+}
+
+func nameOf(t map[string]any) string {
+	meta, _ := t["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	return name
+}
+
+// compileReadyWhen compiles readiness checks, which may read only the
+// resource itself (`each` for a collection's items).
+func (c *compiler) compileReadyWhen(n *Node, srcs []string, path *field.Path) {
+	if len(srcs) == 0 {
+		return
+	}
+	self := n.ID
+	env := c.env
+	if len(n.ForEach) > 0 {
+		self = EachVar
+		var err error
+		env, err = c.env.Extend(celenv.Var{Name: EachVar, Schema: n.schemaOf()})
+		if err != nil {
+			c.errs = append(c.errs, field.InternalError(path, err))
+			return
+		}
+	}
+	for i, src := range srcs {
+		ip := path.Index(i)
+		e := c.compileCondition(env, src, ip)
+		if e == nil {
+			continue
+		}
+		for _, ref := range e.References {
+			if ref != self {
+				c.errs = append(c.errs, field.Invalid(ip, src, fmt.Sprintf("readyWhen may reference only the resource itself (%s), not %s", self, ref)))
+			}
+		}
+		n.ReadyWhen = append(n.ReadyWhen, e)
+	}
+}
+
+// compileCondition compiles a standalone expression that must be boolean.
+func (c *compiler) compileCondition(env *celenv.Env, src string, path *field.Path) *Expression {
+	segs, err := expr.Parse(src)
+	if err != nil {
+		c.errs = append(c.errs, field.Invalid(path, src, err.Error()))
+		return nil
+	}
+	if !expr.IsStandalone(segs) {
+		c.errs = append(c.errs, field.Invalid(path, src, "must be a single ${...} expression"))
+		return nil
+	}
+	e := c.compileExpr(env, segs[0].Expr, path, src)
+	if e != nil && !celenv.IsBool(e.Type) {
+		c.errs = append(c.errs, field.Invalid(path, src, fmt.Sprintf("must be a boolean expression, but has type %s", celenv.TypeString(e.Type))))
+		return nil
+	}
+	return e
+}
+
+// compileStandalone compiles a value that must be one ${...} expression.
+func (c *compiler) compileStandalone(env *celenv.Env, src string, path *field.Path) *Expression {
+	segs, err := expr.Parse(src)
+	if err != nil {
+		c.errs = append(c.errs, field.Invalid(path, src, err.Error()))
+		return nil
+	}
+	if !expr.IsStandalone(segs) {
+		c.errs = append(c.errs, field.Invalid(path, src, "must be a single ${...} expression"))
+		return nil
+	}
+	return c.compileExpr(env, segs[0].Expr, path, src)
+}
+
+// compileField compiles the expressions of one string field and checks
+// their types against the field's schema (nil: no check).
+func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path, kindSchema *spec.Schema) *Field {
+	fp := f.Path.FieldPath(base)
+	raw := render(f.Segments)
+	out := &Field{Path: f.Path, Segments: f.Segments}
+	for _, seg := range f.Segments {
+		if !seg.IsExpr {
+			continue
+		}
+		e := c.compileExpr(env, seg.Expr, fp, raw)
+		if e == nil {
+			return nil
+		}
+		out.Exprs = append(out.Exprs, e)
+	}
+	if f.Standalone() {
+		target, known := schemaAt(kindSchema, f.Path)
+		if known {
+			want := celenv.FieldType(target)
+			if !env.Assignable(want, out.Exprs[0].Type) {
+				c.errs = append(c.errs, field.Invalid(fp, raw, fmt.Sprintf("expression has type %s, but the field expects %s",
+					celenv.TypeString(out.Exprs[0].Type), celenv.TypeName(want))))
+				return nil
+			}
+		}
+		return out
+	}
+	for _, e := range out.Exprs {
+		if !celenv.IsString(e.Type) {
+			c.errs = append(c.errs, field.Invalid(fp, raw, fmt.Sprintf("${%s} is embedded in text, so it must be a string, but has type %s; convert it with string(...)",
+				e.Source, celenv.TypeString(e.Type))))
+			return nil
+		}
+	}
+	return out
+}
+
+// compileExpr parses, checks and plans one CEL expression.
+func (c *compiler) compileExpr(env *celenv.Env, src string, path *field.Path, raw string) *Expression {
+	ast, err := env.Compile(src)
+	if err != nil {
+		c.errs = append(c.errs, field.Invalid(path, raw, strings.TrimSpace(err.Error())))
+		return nil
+	}
+	prg, err := env.Program(ast)
+	if err != nil {
+		c.errs = append(c.errs, field.Invalid(path, raw, err.Error()))
+		return nil
+	}
+	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast)}
+}
+
+// references lists the variables an expression reads.
+func references(ast *cel.Ast) []string {
+	seen := map[string]bool{}
+	for _, ref := range ast.NativeRep().ReferenceMap() {
+		if ref.Name != "" && ref.Value == nil {
+			seen[ref.Name] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for name := range seen {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func render(segs []expr.Segment) string {
+	var b strings.Builder
+	for _, s := range segs {
+		if s.IsExpr {
+			b.WriteString("${" + s.Expr + "}")
+		} else {
+			b.WriteString(strings.ReplaceAll(s.Literal, "${", "$${"))
+		}
+	}
+	return b.String()
+}
+
+// schemaAt walks a kind's schema along p. known is false when the schema
+// says nothing about the value there (no schema, free-form, int-or-string).
+func schemaAt(s *spec.Schema, p expr.Path) (target *spec.Schema, known bool) {
+	for _, step := range p {
+		if s == nil || isFreeForm(s) {
+			return nil, false
+		}
+		if step.IsIndex {
+			if s.Items == nil || s.Items.Schema == nil {
+				return nil, false
+			}
+			s = s.Items.Schema
+			continue
+		}
+		if prop, ok := s.Properties[step.Key]; ok {
+			s = &prop
+			continue
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+			s = s.AdditionalProperties.Schema
+			continue
+		}
+		return nil, false
+	}
+	if s == nil {
+		return nil, false
+	}
+	return s, true
+}

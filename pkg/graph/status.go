@@ -1,0 +1,176 @@
+package graph
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kro-agent/kro-agent/pkg/celenv"
+	"github.com/kro-agent/kro-agent/pkg/expr"
+)
+
+// Status fields every instance has, which an RGD cannot project into.
+const (
+	StatusState      = "state"
+	StatusConditions = "conditions"
+)
+
+// Built-in instance condition types; a custom condition cannot take them.
+var builtinConditionTypes = []string{"Ready", "InstanceManaged", "GraphResolved", "ResourcesReady"}
+
+var statusPath = schemaPath.Child("status")
+
+// compileStatus compiles the projected status fields and infers their schema.
+func (c *compiler) compileStatus(raw runtime.RawExtension) (*extv1.JSONSchemaProps, []*Field) {
+	status := c.decodeMap(raw, statusPath)
+	if _, ok := status[StatusState]; ok {
+		c.errs = append(c.errs, field.Forbidden(statusPath.Child(StatusState), "state is set by kro-agent and cannot be projected"))
+	}
+	// conditions, when given, declares custom conditions (compileConditions).
+	projected := map[string]any{}
+	for k, v := range status {
+		if k != StatusState && k != StatusConditions {
+			projected[k] = v
+		}
+	}
+	var fields []*Field
+	s := c.statusSchema(projected, nil, &fields)
+	return s, fields
+}
+
+// statusSchema walks the status map, compiling leaves and building the
+// object schema around them.
+func (c *compiler) statusSchema(m map[string]any, at expr.Path, fields *[]*Field) *extv1.JSONSchemaProps {
+	s := &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}}
+	for _, k := range sortedKeys(m) {
+		p := at.Child(k)
+		fp := p.FieldPath(statusPath)
+		switch v := m[k].(type) {
+		case map[string]any:
+			s.Properties[k] = *c.statusSchema(v, p, fields)
+		case string:
+			segs, err := expr.Parse(v)
+			if err != nil {
+				c.errs = append(c.errs, field.Invalid(fp, v, err.Error()))
+				continue
+			}
+			if !expr.HasExpr(segs) {
+				c.errs = append(c.errs, field.Invalid(fp, v, "status fields are ${...} expressions over the resources and schema"))
+				continue
+			}
+			f := c.compileField(c.env, expr.Field{Path: p, Segments: segs}, statusPath, nil)
+			if f == nil {
+				continue
+			}
+			f.Schema = &extv1.JSONSchemaProps{Type: "string"}
+			if f.Standalone() {
+				inferred, err := celenv.SchemaOf(f.Exprs[0].Type)
+				if err != nil {
+					c.errs = append(c.errs, field.Invalid(fp, v, err.Error()))
+					continue
+				}
+				f.Schema = inferred
+			}
+			*fields = append(*fields, f)
+			s.Properties[k] = *f.Schema
+		default:
+			c.errs = append(c.errs, field.Invalid(fp, v, "status fields are ${...} expressions, or maps of them"))
+		}
+	}
+	return s
+}
+
+// compileConditions compiles the custom conditions declared under
+// spec.schema.status.conditions.
+func (c *compiler) compileConditions(raw runtime.RawExtension) []*CustomCondition {
+	status := c.decodeMap(raw, statusPath)
+	decl, ok := status[StatusConditions]
+	if !ok {
+		return nil
+	}
+	path := statusPath.Child(StatusConditions)
+	b, _ := json.Marshal(decl)
+	var entries []struct {
+		Type              string `json:"type"`
+		Status            string `json:"status"`
+		Reason            string `json:"reason"`
+		Message           string `json:"message"`
+		CountsTowardReady *bool  `json:"countsTowardReady"`
+		Polarity          string `json:"polarity"`
+	}
+	if err := json.Unmarshal(b, &entries); err != nil {
+		c.errs = append(c.errs, field.Invalid(path, decl, "must be a list of {type, status, reason, message, countsTowardReady, polarity}"))
+		return nil
+	}
+	var out []*CustomCondition
+	seen := map[string]bool{}
+	for i, e := range entries {
+		ep := path.Index(i)
+		switch {
+		case !kindPattern.MatchString(e.Type):
+			c.errs = append(c.errs, field.Invalid(ep.Child("type"), e.Type, "condition types are UpperCamelCase, such as DatabaseReachable"))
+			continue
+		case slices.Contains(builtinConditionTypes, e.Type):
+			c.errs = append(c.errs, field.Invalid(ep.Child("type"), e.Type, "is a built-in condition type"))
+			continue
+		case seen[e.Type]:
+			c.errs = append(c.errs, field.Duplicate(ep.Child("type"), e.Type))
+			continue
+		}
+		seen[e.Type] = true
+		cond := &CustomCondition{Type: e.Type, Reason: e.Reason, CountsTowardReady: true, Polarity: PolarityPositive}
+		if e.CountsTowardReady != nil {
+			cond.CountsTowardReady = *e.CountsTowardReady
+		}
+		switch Polarity(e.Polarity) {
+		case "", PolarityPositive:
+		case PolarityNegative:
+			cond.Polarity = PolarityNegative
+		default:
+			c.errs = append(c.errs, field.NotSupported(ep.Child("polarity"), e.Polarity, []string{string(PolarityPositive), string(PolarityNegative)}))
+		}
+		if e.Reason != "" && !kindPattern.MatchString(e.Reason) {
+			c.errs = append(c.errs, field.Invalid(ep.Child("reason"), e.Reason, "reasons are UpperCamelCase"))
+		}
+		cond.Status = c.compileCondition(c.env, e.Status, ep.Child("status"))
+		if e.Message != "" {
+			segs, err := expr.Parse(e.Message)
+			if err != nil {
+				c.errs = append(c.errs, field.Invalid(ep.Child("message"), e.Message, err.Error()))
+			} else {
+				cond.Message = c.compileField(c.env, expr.Field{Path: expr.Path{}.Child("message"), Segments: segs}, ep, nil)
+				if m := cond.Message; m != nil && m.Standalone() && !celenv.IsString(m.Exprs[0].Type) {
+					c.errs = append(c.errs, field.Invalid(ep.Child("message"), e.Message,
+						fmt.Sprintf("a message must be a string, but the expression has type %s", celenv.TypeString(m.Exprs[0].Type))))
+				}
+			}
+		}
+		if cond.Status != nil {
+			out = append(out, cond)
+		}
+	}
+	return out
+}
+
+// ConditionSchema is the OpenAPI schema of a status condition, as
+// metav1.Condition serializes.
+func conditionSchema() extv1.JSONSchemaProps {
+	str := extv1.JSONSchemaProps{Type: "string"}
+	return extv1.JSONSchemaProps{
+		Type:     "object",
+		Required: []string{"type", "status"},
+		Properties: map[string]extv1.JSONSchemaProps{
+			"type":               str,
+			"status":             {Type: "string", Enum: []extv1.JSON{{Raw: []byte(strconv.Quote("True"))}, {Raw: []byte(strconv.Quote("False"))}, {Raw: []byte(strconv.Quote("Unknown"))}}},
+			"reason":             str,
+			"message":            str,
+			"lastTransitionTime": {Type: "string", Format: "date-time"},
+			"observedGeneration": {Type: "integer", Format: "int64"},
+		},
+	}
+}

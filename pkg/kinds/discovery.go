@@ -1,0 +1,71 @@
+package kinds
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	"k8s.io/client-go/discovery"
+)
+
+// Discovery resolves kinds served by a cluster: its resource lists and its
+// OpenAPI v3 documents. Answers are cached until Invalidate, so compiling
+// many RGDs costs one discovery round per group-version.
+type Discovery struct {
+	client discovery.DiscoveryInterface
+	schema *resolver.ClientDiscoveryResolver
+
+	mu    sync.Mutex
+	cache map[schema.GroupVersionKind]*Info
+}
+
+// NewDiscovery returns a resolver backed by client.
+func NewDiscovery(client discovery.DiscoveryInterface) *Discovery {
+	return &Discovery{
+		client: client,
+		schema: &resolver.ClientDiscoveryResolver{Discovery: client},
+		cache:  map[schema.GroupVersionKind]*Info{},
+	}
+}
+
+// Invalidate forgets everything, for when CRDs come and go.
+func (d *Discovery) Invalidate() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cache = map[schema.GroupVersionKind]*Info{}
+	if c, ok := d.client.(discovery.CachedDiscoveryInterface); ok {
+		c.Invalidate()
+	}
+}
+
+// Resolve implements Resolver.
+func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if info, ok := d.cache[gvk]; ok {
+		return info, nil
+	}
+	list, err := d.client.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("%s: the cluster does not serve %s: %w", gvkString(gvk), gvk.GroupVersion(), ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discovering %s: %w", gvk.GroupVersion(), err)
+	}
+	for _, r := range list.APIResources {
+		if r.Kind != gvk.Kind || strings.Contains(r.Name, "/") {
+			continue
+		}
+		s, err := d.schema.ResolveSchema(gvk)
+		if err != nil {
+			return nil, fmt.Errorf("OpenAPI schema of %s: %w", gvkString(gvk), err)
+		}
+		info := &Info{GVK: gvk, Resource: r.Name, Namespaced: r.Namespaced, Schema: s}
+		d.cache[gvk] = info
+		return info, nil
+	}
+	return nil, fmt.Errorf("%s: the cluster serves %s but not kind %s: %w", gvkString(gvk), gvk.GroupVersion(), gvk.Kind, ErrNotFound)
+}

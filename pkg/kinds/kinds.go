@@ -1,0 +1,67 @@
+// Package kinds answers what the graph compiler needs to know about a kind:
+// its resource name, whether it is namespaced and its OpenAPI schema. Built-in
+// kinds come from an embedded snapshot of the supported Kubernetes version,
+// so validation works offline; anything else comes from the cluster through
+// discovery, cached.
+package kinds
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// ErrNotFound is wrapped by Resolve when the kind is not known.
+var ErrNotFound = errors.New("kind not found")
+
+// Info is what is known about one kind.
+type Info struct {
+	GVK schema.GroupVersionKind
+	// Resource is the plural resource name, for REST paths and RBAC.
+	Resource string
+	// Namespaced is false for cluster-scoped kinds.
+	Namespaced bool
+	// Schema is the kind's full OpenAPI schema with references inlined. It
+	// is shared: callers must not modify it.
+	Schema *spec.Schema
+}
+
+// GVR is the kind's group, version and resource.
+func (i *Info) GVR() schema.GroupVersionResource {
+	return i.GVK.GroupVersion().WithResource(i.Resource)
+}
+
+// Resolver finds the Info of a kind.
+type Resolver interface {
+	Resolve(gvk schema.GroupVersionKind) (*Info, error)
+}
+
+// Chain tries resolvers in order; the first that knows the kind answers.
+type Chain []Resolver
+
+// Resolve implements Resolver.
+func (c Chain) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
+	var errs []error
+	for _, r := range c {
+		info, err := r.Resolve(gvk)
+		if err == nil {
+			return info, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return nil, fmt.Errorf("%s: %w", gvkString(gvk), ErrNotFound)
+}
+
+func gvkString(gvk schema.GroupVersionKind) string {
+	if gvk.Group == "" {
+		return gvk.Version + "/" + gvk.Kind
+	}
+	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
+}
