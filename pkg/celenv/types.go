@@ -97,19 +97,16 @@ func (e *Env) assignable(want *apiservercel.DeclType, got *types.Type, depth int
 }
 
 // fieldsFit checks that every field of the object type got has a place of a
-// fitting type in the target, as told by fieldOf.
+// fitting type in the target, as told by fieldOf. An object type this
+// environment did not declare cannot be inspected and is let through.
 func (e *Env) fieldsFit(fieldOf func(string) (*apiservercel.DeclType, bool), got *types.Type, depth int) bool {
-	names, ok := e.provider.FindStructFieldNames(got.TypeName())
+	decl, ok := e.provider.FindDeclType(got.TypeName())
 	if !ok {
 		return true
 	}
-	for _, n := range names {
-		gf, ok := e.provider.FindStructFieldType(got.TypeName(), n)
-		if !ok {
-			continue
-		}
-		wf, ok := fieldOf(n)
-		if !ok || !e.assignable(wf, gf.Type, depth+1) {
+	for name, f := range decl.Fields {
+		want, ok := fieldOf(name)
+		if !ok || !e.assignable(want, f.Type.CelType(), depth+1) {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -60,6 +61,15 @@ func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 			continue
 		}
 		s, err := d.schema.ResolveSchema(gvk)
+		if errors.Is(err, resolver.ErrSchemaNotFound) {
+			// The API server publishes a new CRD's schema a few seconds
+			// after serving it. Forget the cached documents so that the
+			// next attempt fetches them again.
+			if c, ok := d.client.(discovery.CachedDiscoveryInterface); ok {
+				c.Invalidate()
+			}
+			return nil, fmt.Errorf("the API server serves %s but has not published its OpenAPI schema yet; a CRD created moments ago needs a few seconds", gvkString(gvk))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("OpenAPI schema of %s: %w", gvkString(gvk), err)
 		}

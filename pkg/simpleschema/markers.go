@@ -37,7 +37,9 @@ var knownMarkers = []string{
 }
 
 // splitField splits "type | k=v k2="v 2"" into the type expression and its
-// markers. A bare key (`required`) means "true".
+// markers. A bare key (`required`) means "true". When only the markers are
+// wrong, the type is still returned, so the field keeps its type and one
+// mistake does not cascade into errors about a missing field.
 func splitField(s string) (typ string, markers []marker, err error) {
 	typ, rest, hasMarkers := strings.Cut(s, "|")
 	typ = strings.TrimSpace(typ)

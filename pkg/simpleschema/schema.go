@@ -86,7 +86,9 @@ func (b *builder) fieldSchema(def any, path *field.Path) (*extv1.JSONSchemaProps
 		typ, markers, err := splitField(d)
 		if err != nil {
 			b.errs = append(b.errs, field.Invalid(path, d, err.Error()))
-			return nil, false
+			if typ == "" {
+				return nil, false
+			}
 		}
 		s, err := b.typeSchema(typ, path)
 		if err != nil {

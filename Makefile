@@ -1,0 +1,68 @@
+# kro-agent. `make demo` and `make test` are the two commands a newcomer needs;
+# the rest are the parts they are made of. The local cluster's binaries are
+# built from Go modules into ~/.cache/kro-agent (see hack/cluster), once.
+
+SHELL := /usr/bin/env bash
+GO ?= go
+BIN := bin
+# gotestsum runs `go test` and ends with a one-line summary.
+GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
+CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
+
+.PHONY: build test unit e2e lint fuzz generate snapshot cluster cluster-down kubeconfig
+
+## build: the kubectl plugin into bin/
+build:
+	$(GO) build -o $(BIN)/kubectl-kro ./cmd/kubectl-kro
+
+## test: lint, then every unit and end-to-end test (e2e tests start their own local cluster)
+test: lint cluster-binaries
+	$(GOTESTSUM) --format testname -- -tags e2e -count=1 ./...
+
+## unit: unit tests only, no cluster
+unit:
+	$(GOTESTSUM) --format testname -- ./...
+
+## e2e: end-to-end tests only
+e2e: cluster-binaries
+	$(GOTESTSUM) --format testname -- -tags e2e -count=1 ./test/...
+
+## lint: gofmt and go vet
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet -tags e2e ./...
+	cd hack/cluster && $(GO) vet ./...
+
+## fuzz: run each fuzz target for FUZZTIME (the seed corpora also run in `make test`)
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./pkg/simpleschema -run '^$$' -fuzz FuzzBuild -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/expr -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+
+## generate: deepcopy and the RGD CRD from the API types
+generate:
+	$(CONTROLLER_GEN) object crd paths=./pkg/apis/... output:crd:dir=manifests/crds
+
+## snapshot: re-record the built-in kinds' OpenAPI schemas from a fresh local cluster
+snapshot: cluster
+	$(GO) run ./hack/openapi-snapshot -kubeconfig "$$(hack/cluster/up.sh)" -o pkg/kinds/builtin.json.gz
+
+## cluster-binaries: build etcd, kube-*, kubectl and kwok into the cache (once)
+.PHONY: cluster-binaries
+cluster-binaries:
+	@hack/cluster/build.sh >/dev/null
+
+## cluster: start the local cluster (idempotent) and print its kubeconfig path
+cluster:
+	@hack/cluster/up.sh
+
+## cluster-down: delete the local cluster
+cluster-down:
+	@hack/cluster/down.sh
+
+## kubeconfig: print only the path of the local cluster's kubeconfig
+kubeconfig:
+	@source hack/cluster/env.sh; \
+	  if [ ! -f "$$kubeconfig_path" ]; then echo "no local cluster: run make cluster" >&2; exit 1; fi; \
+	  echo "$$kubeconfig_path"

@@ -1,0 +1,108 @@
+package celenv
+
+import (
+	"testing"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+func objectSchema(props map[string]spec.Schema) *spec.Schema {
+	s := &spec.Schema{}
+	s.Type = []string{"object"}
+	s.Properties = props
+	return s
+}
+
+func arrayOf(items *spec.Schema) *spec.Schema {
+	s := &spec.Schema{}
+	s.Type = []string{"array"}
+	s.Items = &spec.SchemaOrArray{Schema: items}
+	return s
+}
+
+func TestAssignable(t *testing.T) {
+	port := objectSchema(map[string]spec.Schema{"name": *spec.StringProperty(), "port": *spec.Int64Property()})
+	servicePort := objectSchema(map[string]spec.Schema{"name": *spec.StringProperty(), "port": *spec.Int64Property(), "protocol": *spec.StringProperty()})
+	src := objectSchema(map[string]spec.Schema{
+		"name":    *spec.StringProperty(),
+		"count":   *spec.Int64Property(),
+		"ratio":   *spec.Float64Property(),
+		"on":      *spec.BooleanProperty(),
+		"ports":   *arrayOf(port),
+		"labels":  *spec.MapProperty(spec.StringProperty()),
+		"anyting": {SchemaProps: spec.SchemaProps{Type: []string{"object"}}, VendorExtensible: spec.VendorExtensible{Extensions: spec.Extensions{"x-kubernetes-preserve-unknown-fields": true}}},
+	})
+	env, err := New(Var{Name: "src", Schema: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		expr string
+		into *spec.Schema
+		want bool
+	}{
+		{"src.name", spec.StringProperty(), true},
+		{"src.count", spec.StringProperty(), false},
+		{"src.count", spec.Int64Property(), true},
+		{"src.count", spec.Float64Property(), true},
+		{"src.ratio", spec.Int64Property(), false},
+		{"src.on", spec.BooleanProperty(), true},
+		{"src.name", spec.BooleanProperty(), false},
+		{"src.ports", arrayOf(servicePort), true},          // every field of Port has a place in ServicePort
+		{"src.ports", arrayOf(spec.StringProperty()), false}, // objects into strings
+		{"src.labels", spec.MapProperty(spec.StringProperty()), true},
+		{"src.labels", spec.MapProperty(spec.Int64Property()), false},
+		{`{"a": "b"}`, servicePort, true}, // map literal into an object: keys checked at run time
+		{"src.?name.orValue('x')", spec.StringProperty(), true},
+		{"src.?name", spec.StringProperty(), true}, // optional: absent omits the field
+		{"dyn(src.count)", spec.StringProperty(), true},
+		{"src.name", nil, true},
+	}
+	for _, tc := range cases {
+		ast, err := env.Compile(tc.expr)
+		if err != nil {
+			t.Errorf("%s: %v", tc.expr, err)
+			continue
+		}
+		if got := env.Assignable(FieldType(tc.into), ast.OutputType()); got != tc.want {
+			t.Errorf("Assignable(%s, %s) = %v, want %v", TypeName(FieldType(tc.into)), TypeString(ast.OutputType()), got, tc.want)
+		}
+	}
+	// Port has no protocol field to give, but ServicePort lacks nothing Port
+	// has; the other way round, protocol has nowhere to go.
+	env2, err := New(Var{Name: "sp", Schema: arrayOf(servicePort)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ast, err := env2.Compile("sp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env2.Assignable(FieldType(arrayOf(port)), ast.OutputType()) {
+		t.Error("a ServicePort list must not fit a Port list: protocol has no place")
+	}
+}
+
+func TestSchemaOf(t *testing.T) {
+	env, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for expr, want := range map[string]string{
+		"'a'": "string", "1": "integer", "1.5": "number", "true": "boolean", "[1, 2]": "array",
+		"{'a': 1}": "object", "timestamp('2024-01-01T00:00:00Z')": "string", "dyn(1)": "",
+	} {
+		ast, err := env.Compile(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := SchemaOf(ast.OutputType())
+		if err != nil {
+			t.Errorf("%s: %v", expr, err)
+			continue
+		}
+		if s.Type != want {
+			t.Errorf("SchemaOf(%s) type = %q, want %q", expr, s.Type, want)
+		}
+	}
+}

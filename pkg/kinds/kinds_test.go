@@ -1,0 +1,58 @@
+package kinds
+
+import (
+	"errors"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestBuiltin(t *testing.T) {
+	r, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		gvk        schema.GroupVersionKind
+		resource   string
+		namespaced bool
+		field      string
+	}{
+		{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, "deployments", true, "spec"},
+		{schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, "namespaces", false, "metadata"},
+		{schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, "clusterroles", false, "rules"},
+		{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}, "ingresses", true, "spec"},
+	} {
+		info, err := r.Resolve(tc.gvk)
+		if err != nil {
+			t.Errorf("%v: %v", tc.gvk, err)
+			continue
+		}
+		if info.Resource != tc.resource || info.Namespaced != tc.namespaced {
+			t.Errorf("%v: resource %q namespaced %v, want %q %v", tc.gvk, info.Resource, info.Namespaced, tc.resource, tc.namespaced)
+		}
+		if _, ok := info.Schema.Properties[tc.field]; !ok {
+			t.Errorf("%v: schema has no %q (refs not inlined?)", tc.gvk, tc.field)
+		}
+	}
+	// References are inlined all the way down.
+	info, _ := r.Resolve(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
+	replicas := info.Schema.Properties["spec"].Properties["replicas"]
+	if len(replicas.Type) != 1 || replicas.Type[0] != "integer" {
+		t.Errorf("Deployment spec.replicas type = %v, want integer", replicas.Type)
+	}
+	if BuiltinVersion() != "v1.36.3" {
+		t.Errorf("snapshot version = %s", BuiltinVersion())
+	}
+}
+
+func TestChainNotFound(t *testing.T) {
+	r, _ := Builtin()
+	_, err := Chain{r}.Resolve(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("want ErrNotFound, got %v", err)
+	}
+	if err.Error() != "example.com/v1/Widget: kind not found" {
+		t.Errorf("message = %q", err.Error())
+	}
+}

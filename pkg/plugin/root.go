@@ -1,0 +1,38 @@
+// Package plugin implements `kubectl kro`, the kubectl plugin that explains
+// kro instances and validates ResourceGraphDefinitions. Each command is a
+// small pipeline: read input, compute a result, print it as text or as
+// -o json|yaml.
+package plugin
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Options are shared by every command: the standard kubectl connection
+// flags and the I/O streams.
+type Options struct {
+	Config  *genericclioptions.ConfigFlags
+	Streams genericiooptions.IOStreams
+}
+
+// NewRootCommand builds `kubectl kro` and its subcommands.
+func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{Config: genericclioptions.NewConfigFlags(true), Streams: streams}
+	cmd := &cobra.Command{
+		Use:   "kubectl kro",
+		Short: "Validate ResourceGraphDefinitions and explain kro instances",
+		Long: `kubectl kro validates ResourceGraphDefinitions (offline for built-in kinds, through
+the cluster for custom resources) and explains the instances kro-agent manages.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations: map[string]string{
+			// Makes cobra print "kubectl kro" in usage lines.
+			cobra.CommandDisplayNameAnnotation: "kubectl kro",
+		},
+	}
+	o.Config.AddFlags(cmd.PersistentFlags())
+	cmd.AddCommand(newValidateCommand(o))
+	return cmd
+}

@@ -1,0 +1,103 @@
+// Package localcluster gives end-to-end tests a real local Kubernetes: the
+// control plane built from Go modules by hack/cluster and started with
+// kwokctl, one per test binary, deleted when the tests finish.
+package localcluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/e2e-framework/pkg/env"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+)
+
+// RepoRoot finds the module root from the test's working directory.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "hack", "cluster", "up.sh")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("hack/cluster/up.sh not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// BinDir returns the directory of the cluster binaries (kubectl among them),
+// building them on first use.
+func BinDir(ctx context.Context) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	out, err := run(ctx, filepath.Join(root, "hack", "cluster", "build.sh"), nil)
+	return strings.TrimSpace(out), err
+}
+
+// Start creates (or reuses) the cluster called name and returns the path of
+// its kubeconfig.
+func Start(ctx context.Context, name string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	out, err := run(ctx, filepath.Join(root, "hack", "cluster", "up.sh"), []string{"KRO_AGENT_CLUSTER=" + name})
+	return strings.TrimSpace(out), err
+}
+
+// Stop deletes the cluster called name.
+func Stop(ctx context.Context, name string) error {
+	root, err := RepoRoot()
+	if err != nil {
+		return err
+	}
+	_, err = run(ctx, filepath.Join(root, "hack", "cluster", "down.sh"), []string{"KRO_AGENT_CLUSTER=" + name})
+	return err
+}
+
+// Create is an e2e-framework setup step that starts the cluster and points
+// the test configuration at it.
+func Create(name string) env.Func {
+	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		kubeconfig, err := Start(ctx, name)
+		if err != nil {
+			return ctx, err
+		}
+		cfg.WithKubeconfigFile(kubeconfig)
+		return ctx, nil
+	}
+}
+
+// Destroy is an e2e-framework finish step that deletes the cluster, unless
+// KRO_AGENT_KEEP_CLUSTER is set for debugging.
+func Destroy(name string) env.Func {
+	return func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+		if os.Getenv("KRO_AGENT_KEEP_CLUSTER") != "" {
+			return ctx, nil
+		}
+		return ctx, Stop(ctx, name)
+	}
+}
+
+func run(ctx context.Context, script string, extraEnv []string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, script)
+	cmd.Env = append(os.Environ(), extraEnv...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s: %w\n%s", filepath.Base(script), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
