@@ -48,7 +48,7 @@ func TestAssignable(t *testing.T) {
 		{"src.ratio", spec.Int64Property(), false},
 		{"src.on", spec.BooleanProperty(), true},
 		{"src.name", spec.BooleanProperty(), false},
-		{"src.ports", arrayOf(servicePort), true},          // every field of Port has a place in ServicePort
+		{"src.ports", arrayOf(servicePort), true},            // every field of Port has a place in ServicePort
 		{"src.ports", arrayOf(spec.StringProperty()), false}, // objects into strings
 		{"src.labels", spec.MapProperty(spec.StringProperty()), true},
 		{"src.labels", spec.MapProperty(spec.Int64Property()), false},
