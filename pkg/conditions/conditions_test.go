@@ -1,0 +1,123 @@
+package conditions
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newManager(conds *[]metav1.Condition, gen int64, c *clock) *Manager {
+	set := NewSet("Ready", "A", "B").With(Dependent{Type: "Pressure", Negative: true})
+	return set.Manage(conds, gen).WithClock(c.now)
+}
+
+func status(m *Manager, t string) metav1.ConditionStatus { return m.Get(t).Status }
+
+func TestReadyIsDerived(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var conds []metav1.Condition
+	m := newManager(&conds, 1, c)
+	m.InitializeConditions()
+	if status(m, "Ready") != metav1.ConditionUnknown || len(conds) != 4 {
+		t.Fatalf("after init: %+v", conds)
+	}
+	if conds[0].Type != "Ready" || conds[1].Type != "A" || conds[3].Type != "Pressure" {
+		t.Errorf("conditions not sorted Ready first, then declaration order: %+v", conds)
+	}
+	m.MarkTrue("A", "Done", "")
+	m.MarkTrue("B", "Done", "")
+	if status(m, "Ready") != metav1.ConditionUnknown {
+		t.Error("Ready must stay Unknown while a dependent is Unknown")
+	}
+	m.MarkFalse("Pressure", "NoPressure", "")
+	if !m.IsHappy() || m.Get("Ready").Reason != ReasonReady {
+		t.Errorf("all happy (negative Pressure False) must make Ready True: %+v", m.Get("Ready"))
+	}
+	m.MarkTrue("Pressure", "DiskFull", "disk %d%% full", 97)
+	if r := m.Get("Ready"); r.Status != metav1.ConditionFalse || r.Reason != "DiskFull" || r.Message != "disk 97% full" {
+		t.Errorf("negative-polarity True must make Ready False with its reason: %+v", r)
+	}
+}
+
+func TestFalseOutranksUnknownAndFreshestWins(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var conds []metav1.Condition
+	m := newManager(&conds, 1, c)
+	m.MarkFalse("Pressure", "Fine", "")
+	m.MarkUnknown("A", "Working", "creating")
+	m.MarkFalse("B", "Broken", "b is broken")
+	if r := m.Get("Ready"); r.Status != metav1.ConditionFalse || r.Reason != "Broken" {
+		t.Errorf("False must outrank Unknown: %+v", r)
+	}
+	c.t = c.t.Add(time.Minute)
+	m.MarkTrue("B", "Ok", "")
+	m.MarkFalse("A", "AFailed", "a failed")
+	if r := m.Get("Ready"); r.Reason != "AFailed" {
+		t.Errorf("Ready must carry the unhappy dependent: %+v", r)
+	}
+	c.t = c.t.Add(time.Minute)
+	m.MarkFalse("B", "BFailed", "b failed again")
+	if r := m.Get("Ready"); r.Reason != "BFailed" {
+		t.Errorf("the most recent unhappy dependent must lend its reason: %+v", r)
+	}
+}
+
+func TestTransitionTimeMovesOnlyOnStatusChange(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := &clock{t: t0}
+	var conds []metav1.Condition
+	m := newManager(&conds, 1, c)
+	m.MarkUnknown("A", "Working", "step 1")
+	c.t = t0.Add(time.Hour)
+	m.MarkUnknown("A", "Working", "step 2")
+	if got := m.Get("A"); !got.LastTransitionTime.Time.Equal(t0) || got.Message != "step 2" {
+		t.Errorf("same status must keep lastTransitionTime and update the message: %+v", got)
+	}
+	c.t = t0.Add(2 * time.Hour)
+	m.MarkTrue("A", "Done", "")
+	if got := m.Get("A"); !got.LastTransitionTime.Time.Equal(t0.Add(2 * time.Hour)) {
+		t.Errorf("status change must move lastTransitionTime: %+v", got)
+	}
+}
+
+func TestObservedGenerationStamped(t *testing.T) {
+	c := &clock{t: time.Now()}
+	var conds []metav1.Condition
+	newManager(&conds, 1, c).InitializeConditions()
+	m := newManager(&conds, 7, c)
+	m.MarkTrue("A", "Done", "")
+	if got := m.Get("A").ObservedGeneration; got != 7 {
+		t.Errorf("observedGeneration = %d, want 7", got)
+	}
+	if got := m.Get("Ready").ObservedGeneration; got != 7 {
+		t.Errorf("Ready observedGeneration = %d, want 7", got)
+	}
+}
+
+func TestMarkingReadyPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("marking the derived condition must panic")
+		}
+	}()
+	var conds []metav1.Condition
+	NewSet("Ready", "A").Manage(&conds, 1).MarkTrue("Ready", "X", "")
+}
+
+func TestInformationalConditionsAreKept(t *testing.T) {
+	var conds []metav1.Condition
+	m := NewSet("Ready", "A").Manage(&conds, 1)
+	m.MarkTrue("A", "Done", "")
+	m.MarkFalse("Info", "Whatever", "does not count toward Ready")
+	if !m.IsHappy() {
+		t.Error("a condition outside the set must not affect Ready")
+	}
+	if m.Get("Info") == nil || conds[len(conds)-1].Type != "Info" {
+		t.Errorf("informational condition must be kept, sorted last: %+v", conds)
+	}
+}
