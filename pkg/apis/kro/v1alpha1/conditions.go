@@ -1,0 +1,104 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kro-agent/kro-agent/pkg/conditions"
+)
+
+// ConditionReady is the top-level condition of RGDs and instances.
+const ConditionReady = "Ready"
+
+// RGD conditions under Ready.
+const (
+	// ConditionGraphAccepted: the RGD is valid (SimpleSchema, expressions, DAG).
+	ConditionGraphAccepted = "GraphAccepted"
+	// ConditionKindReady: the generated CRD is applied and established.
+	ConditionKindReady = "KindReady"
+	// ConditionControllerReady: instances of the kind are being served.
+	ConditionControllerReady = "ControllerReady"
+)
+
+// Reasons of RGD conditions.
+const (
+	ReasonValid                = "Valid"
+	ReasonInvalidResourceGraph = "InvalidResourceGraph"
+	ReasonKindEstablished      = "Established"
+	ReasonKindPending          = "Pending"
+	ReasonKindFailed           = "Failed"
+	ReasonBreakingChange       = "BreakingChange"
+	ReasonServing              = "Serving"
+	ReasonNotServing           = "NotServing"
+)
+
+// RGDConditions is the condition set of a ResourceGraphDefinition.
+var RGDConditions = conditions.NewSet(ConditionReady, ConditionGraphAccepted, ConditionKindReady, ConditionControllerReady)
+
+
+func (s *ResourceGraphDefinitionStatus) manage(generation int64) *conditions.Manager {
+	m := RGDConditions.Manage(&s.Conditions, generation)
+	m.InitializeConditions()
+	return m
+}
+
+// MarkGraphAccepted records a valid graph and its order.
+func (s *ResourceGraphDefinitionStatus) MarkGraphAccepted(generation int64, order []string, deps map[string][]string) {
+	s.TopologicalOrder = order
+	s.Resources = nil
+	for _, id := range order {
+		info := ResourceInformation{ID: id}
+		for _, d := range deps[id] {
+			info.Dependencies = append(info.Dependencies, Dependency{ID: d})
+		}
+		s.Resources = append(s.Resources, info)
+	}
+	s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "resource graph is valid: %s", strings.Join(order, " -> "))
+}
+
+// MarkGraphInvalid records why the RGD was refused; the message is the
+// validation error itself.
+func (s *ResourceGraphDefinitionStatus) MarkGraphInvalid(generation int64, err error) {
+	s.manage(generation).MarkFalse(ConditionGraphAccepted, ReasonInvalidResourceGraph, "%s", err.Error())
+	s.State = StateInactive
+}
+
+// MarkKindEstablished records that the CRD serves the kind.
+func (s *ResourceGraphDefinitionStatus) MarkKindEstablished(generation int64, crdName string) {
+	s.manage(generation).MarkTrue(ConditionKindReady, ReasonKindEstablished, "CustomResourceDefinition %s is established", crdName)
+}
+
+// MarkKindPending records a CRD applied but not yet established.
+func (s *ResourceGraphDefinitionStatus) MarkKindPending(generation int64, crdName string) {
+	s.manage(generation).MarkUnknown(ConditionKindReady, ReasonKindPending, "waiting for CustomResourceDefinition %s to be established", crdName)
+}
+
+// MarkKindFailed records a CRD that could not be applied.
+func (s *ResourceGraphDefinitionStatus) MarkKindFailed(generation int64, reason string, err error) {
+	s.manage(generation).MarkFalse(ConditionKindReady, reason, "%s", err.Error())
+	s.State = StateInactive
+}
+
+// MarkServing records that instances of the kind are reconciled.
+func (s *ResourceGraphDefinitionStatus) MarkServing(generation int64, gvk fmt.Stringer) {
+	m := s.manage(generation)
+	m.MarkTrue(ConditionControllerReady, ReasonServing, "serving instances of %s", gvk)
+	s.State = StateInactive
+	if m.IsHappy() {
+		s.State = StateActive
+	}
+}
+
+// MarkNotServing records that instances are not reconciled, and why.
+func (s *ResourceGraphDefinitionStatus) MarkNotServing(generation int64, why string) {
+	s.manage(generation).MarkUnknown(ConditionControllerReady, ReasonNotServing, "%s", why)
+	s.State = StateInactive
+}
+
+// ReadyCondition returns the RGD's Ready condition, or nil.
+func (s *ResourceGraphDefinitionStatus) ReadyCondition() *metav1.Condition {
+	return meta.FindStatusCondition(s.Conditions, ConditionReady)
+}

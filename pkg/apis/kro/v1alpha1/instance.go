@@ -1,0 +1,163 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kro-agent/kro-agent/pkg/conditions"
+)
+
+// InstanceState is the coarse state of an instance, in status.state.
+type InstanceState string
+
+const (
+	// InstanceActive: Ready is True.
+	InstanceActive InstanceState = "ACTIVE"
+	// InstanceInProgress: working towards the desired state.
+	InstanceInProgress InstanceState = "IN_PROGRESS"
+	// InstanceFailed: an error retrying cannot fix for this generation.
+	InstanceFailed InstanceState = "FAILED"
+	// InstanceDeleting: resources are being deleted in reverse order.
+	InstanceDeleting InstanceState = "DELETING"
+	// InstanceError: an error occurred; the agent is retrying.
+	InstanceError InstanceState = "ERROR"
+)
+
+// Instance conditions under Ready.
+const (
+	ConditionInstanceManaged = "InstanceManaged"
+	ConditionGraphResolved   = "GraphResolved"
+	ConditionResourcesReady  = "ResourcesReady"
+)
+
+// Reasons of instance conditions.
+const (
+	ReasonManaged           = "Managed"
+	ReasonManageFailed      = "ManageFailed"
+	ReasonResolved          = "Resolved"
+	ReasonResolveFailed     = "ResolveFailed"
+	ReasonAllResourcesReady = "AllResourcesReady"
+	ReasonResourceNotReady  = "ResourceNotReady"
+	ReasonWaitingForInput   = "WaitingForDependency"
+	ReasonApplyFailed       = "ApplyFailed"
+	ReasonSuspended         = "Suspended"
+	ReasonDeleting          = "Deleting"
+	ReasonGraphNotServed    = "GraphNotServed"
+)
+
+// InstanceConditions is the built-in condition set of every instance; an
+// RGD's custom conditions that count toward Ready are added per kind.
+var InstanceConditions = conditions.NewSet(ConditionReady, ConditionInstanceManaged, ConditionGraphResolved, ConditionResourcesReady)
+
+// +kubebuilder:object:generate=false
+
+// InstanceStatus is the part of an instance's status the agent owns: state
+// and conditions. Projected fields live beside it in the unstructured status.
+type InstanceStatus struct {
+	State      InstanceState      `json:"state,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	manager *conditions.Manager
+}
+
+// Manage binds the status to its condition set (built-in plus the RGD's
+// custom dependents) at the instance's generation. Call it once before the
+// Mark helpers.
+func (s *InstanceStatus) Manage(set conditions.Set, generation int64) {
+	s.manager = set.Manage(&s.Conditions, generation)
+	s.manager.InitializeConditions()
+}
+
+// MarkManaged records the finalizer and ownership labels in place.
+func (s *InstanceStatus) MarkManaged() {
+	s.manager.MarkTrue(ConditionInstanceManaged, ReasonManaged, "instance is managed with finalizer and labels")
+}
+
+// MarkManageFailed records why the instance could not be taken over.
+func (s *InstanceStatus) MarkManageFailed(err error) {
+	s.manager.MarkFalse(ConditionInstanceManaged, ReasonManageFailed, "%v", err)
+}
+
+// MarkGraphResolved records that every resource rendered.
+func (s *InstanceStatus) MarkGraphResolved() {
+	s.manager.MarkTrue(ConditionGraphResolved, ReasonResolved, "runtime graph created and all resources resolved")
+}
+
+// MarkGraphPending records resources not rendered yet because their inputs
+// are not ready; not an error.
+func (s *InstanceStatus) MarkGraphPending(msg string) {
+	s.manager.MarkUnknown(ConditionGraphResolved, ReasonWaitingForInput, "%s", msg)
+}
+
+// MarkGraphUnresolved records an instance whose resources cannot be
+// rendered as its spec stands (an expression fails on its values).
+func (s *InstanceStatus) MarkGraphUnresolved(err error) {
+	s.manager.MarkFalse(ConditionGraphResolved, ReasonResolveFailed, "%v", err)
+}
+
+// MarkGraphNotServed records that the instance's RGD is not active.
+func (s *InstanceStatus) MarkGraphNotServed(msg string) {
+	s.manager.MarkUnknown(ConditionGraphResolved, ReasonGraphNotServed, "%s", msg)
+}
+
+// MarkResourcesReady records every resource created and ready.
+func (s *InstanceStatus) MarkResourcesReady() {
+	s.manager.MarkTrue(ConditionResourcesReady, ReasonAllResourcesReady, "all resources are created and ready")
+}
+
+// MarkResourceNotReady records the resource that readiness waits on.
+func (s *InstanceStatus) MarkResourceNotReady(msg string) {
+	s.manager.MarkUnknown(ConditionResourcesReady, ReasonResourceNotReady, "%s", msg)
+}
+
+// MarkApplyFailed records a write the API server refused.
+func (s *InstanceStatus) MarkApplyFailed(msg string) {
+	s.manager.MarkFalse(ConditionResourcesReady, ReasonApplyFailed, "%s", msg)
+}
+
+// MarkSuspended records that reconciliation is suspended by annotation.
+func (s *InstanceStatus) MarkSuspended() {
+	s.manager.MarkUnknown(ConditionResourcesReady, ReasonSuspended,
+		"reconciliation is suspended by the annotation %s=%s; remove it to resume", AnnotationReconcile, ReconcileSuspended)
+}
+
+// MarkDeleting records the deletion in progress.
+func (s *InstanceStatus) MarkDeleting(msg string) {
+	s.manager.MarkUnknown(ConditionResourcesReady, ReasonDeleting, "%s", msg)
+}
+
+// PropagateCustomCondition writes an RGD-declared condition as evaluated:
+// status nil means its expression could not be evaluated yet (Unknown).
+func (s *InstanceStatus) PropagateCustomCondition(condType string, status *bool, reason, message string) {
+	switch {
+	case status == nil:
+		if reason == "" {
+			reason = "Pending"
+		}
+		s.manager.MarkUnknown(condType, reason, "%s", message)
+	case *status:
+		s.manager.MarkTrue(condType, reason, "%s", message)
+	default:
+		s.manager.MarkFalse(condType, reason, "%s", message)
+	}
+}
+
+// ComputeState derives status.state from the conditions.
+func (s *InstanceStatus) ComputeState(deleting, retrying bool) {
+	switch {
+	case deleting:
+		s.State = InstanceDeleting
+	case s.manager.IsHappy():
+		s.State = InstanceActive
+	case isFalse(s.Conditions, ConditionGraphResolved) || isFalse(s.Conditions, ConditionInstanceManaged):
+		s.State = InstanceFailed
+	case retrying || isFalse(s.Conditions, ConditionResourcesReady):
+		s.State = InstanceError
+	default:
+		s.State = InstanceInProgress
+	}
+}
+
+func isFalse(conds []metav1.Condition, t string) bool {
+	return meta.IsStatusConditionFalse(conds, t)
+}

@@ -1,0 +1,121 @@
+// Package ownership computes the labels and annotations that mark what
+// kro-agent manages, exactly as upstream kro names them: the instance's own
+// (ownership and ApplySet parent), and those of every resource an instance
+// manages (the instance's, plus which instance and graph node it belongs to).
+// The agent and the admission webhook both use it, so they agree to the byte.
+package ownership
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/version"
+)
+
+// Instance identifies an instance for labelling.
+type Instance struct {
+	GVK       schema.GroupVersionKind
+	Name      string
+	Namespace string
+	UID       string
+	// Labels are the instance's own labels, set by its author.
+	Labels map[string]string
+}
+
+// RGD identifies the ResourceGraphDefinition of an instance.
+type RGD struct {
+	Name string
+	UID  string
+}
+
+// ApplySetID is the ApplySet parent id of an instance, as the ApplySet
+// specification (KEP 3659) defines it: applyset-<base64url(sha256(name.namespace.kind.group))>-v1.
+func ApplySetID(inst Instance) string {
+	sum := sha256.Sum256([]byte(inst.Name + "." + inst.Namespace + "." + inst.GVK.Kind + "." + inst.GVK.Group))
+	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
+}
+
+// InstanceLabels are the labels kro-agent sets on an instance.
+func InstanceLabels(rgd RGD, inst Instance) map[string]string {
+	return map[string]string{
+		v1alpha1.LabelOwned:      "true",
+		v1alpha1.LabelKroVersion: version.Version,
+		v1alpha1.LabelRGDID:      rgd.UID,
+		v1alpha1.LabelRGDName:    rgd.Name,
+		v1alpha1.LabelManagedBy:  v1alpha1.ManagedByValue,
+		v1alpha1.LabelApplySetID: ApplySetID(inst),
+	}
+}
+
+// Tooling is the value of the ApplySet tooling annotation.
+func Tooling() string { return "kro/" + version.Version }
+
+// ApplySetAnnotations are the ApplySet parent annotations of an instance:
+// the group-kinds its graph manages and the namespaces, other than its own,
+// that hold them.
+func ApplySetAnnotations(inst Instance, groupKinds []schema.GroupKind, namespaces []string) map[string]string {
+	gks := make([]string, 0, len(groupKinds))
+	for _, gk := range groupKinds {
+		gks = append(gks, gk.Kind+"."+gk.Group)
+	}
+	slices.Sort(gks)
+	gks = slices.Compact(gks)
+	var others []string
+	for _, ns := range namespaces {
+		if ns != "" && ns != inst.Namespace {
+			others = append(others, ns)
+		}
+	}
+	slices.Sort(others)
+	others = slices.Compact(others)
+	return map[string]string{
+		v1alpha1.AnnotationApplySetTooling:    Tooling(),
+		v1alpha1.AnnotationApplySetGroupKinds: strings.Join(gks, ","),
+		v1alpha1.AnnotationApplySetNamespaces: strings.Join(others, ","),
+	}
+}
+
+// Item places a managed object in its graph: its node, and its position in
+// a collection (Size 0 for a single resource).
+type Item struct {
+	NodeID string
+	Index  int
+	Size   int
+}
+
+// ManagedLabels are the labels of a resource an instance manages: the
+// author's instance labels (propagated), the instance labels, and the
+// resource's place in the graph. kro's own labels win over the author's.
+func ManagedLabels(rgd RGD, inst Instance, item Item) map[string]string {
+	out := map[string]string{}
+	for k, v := range inst.Labels {
+		if !IsOwnershipKey(k) {
+			out[k] = v
+		}
+	}
+	for k, v := range InstanceLabels(rgd, inst) {
+		out[k] = v
+	}
+	delete(out, v1alpha1.LabelApplySetID)
+	out[v1alpha1.LabelApplySetPartOf] = ApplySetID(inst)
+	out[v1alpha1.LabelInstanceID] = inst.UID
+	out[v1alpha1.LabelInstanceName] = inst.Name
+	out[v1alpha1.LabelInstanceNamespace] = inst.Namespace
+	out[v1alpha1.LabelNodeID] = item.NodeID
+	if item.Size > 0 {
+		out[v1alpha1.LabelCollectionIndex] = strconv.Itoa(item.Index)
+		out[v1alpha1.LabelCollectionSize] = strconv.Itoa(item.Size)
+	}
+	return out
+}
+
+// IsOwnershipKey reports whether a label key is one only kro-agent may set.
+func IsOwnershipKey(key string) bool {
+	return strings.HasPrefix(key, "kro.run/") || strings.HasPrefix(key, "applyset.kubernetes.io/") || key == v1alpha1.LabelManagedBy
+}
