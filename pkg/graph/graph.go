@@ -107,6 +107,10 @@ type Expression struct {
 	// References are the names in scope the expression reads (resource ids,
 	// schema, iterators), sorted.
 	References []string
+	// Inputs are the field paths a readyWhen expression reads, compiled on
+	// their own, so that a resource that is not ready can be explained with
+	// the values its check saw.
+	Inputs []*Expression
 }
 
 // Field is a string value holding expressions, at Path in its object.

@@ -149,3 +149,27 @@ spec:
 		t.Errorf("status.nested.url = %q, want string", got)
 	}
 }
+
+func TestReadyWhenInputs(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: in}
+spec:
+  schema: {apiVersion: v1alpha1, kind: In}
+  resources:
+  - id: deploy
+    template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}}
+    readyWhen:
+    - ${deploy.status.?availableReplicas.orValue(0) == deploy.spec.replicas && has(deploy.status.conditions)}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range g.Node("deploy").ReadyWhen[0].Inputs {
+		got = append(got, in.Source)
+	}
+	want := []string{"deploy.status.?availableReplicas", "deploy.spec.replicas"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("inputs = %q, want %q", got, want)
+	}
+}

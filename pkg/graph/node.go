@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/parser"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
@@ -192,8 +195,54 @@ func (c *compiler) compileReadyWhen(n *Node, srcs []string, path *field.Path) {
 				c.errs = append(c.errs, field.Invalid(ip, src, fmt.Sprintf("readyWhen may reference only the resource itself (%s), not %s", self, ref)))
 			}
 		}
+		e.Inputs = c.inputs(env, e)
 		n.ReadyWhen = append(n.ReadyWhen, e)
 	}
+}
+
+// inputs compiles each maximal field path an expression reads
+// (deployment.status.?availableReplicas, each.spec.replicas) into an
+// expression of its own.
+func (c *compiler) inputs(env *celenv.Env, e *Expression) []*Expression {
+	ast, err := env.Compile(e.Source)
+	if err != nil {
+		return nil
+	}
+	native := ast.NativeRep()
+	isPath := func(x celast.NavigableExpr) bool {
+		return x.Kind() == celast.SelectKind && !x.AsSelect().IsTestOnly() ||
+			x.Kind() == celast.CallKind && x.AsCall().FunctionName() == operators.OptSelect
+	}
+	seen := map[string]bool{}
+	var out []*Expression
+	for _, x := range celast.MatchDescendants(celast.NavigateAST(native), isPath) {
+		if parent, ok := x.Parent(); ok && (isPath(parent) || parent.Kind() == celast.SelectKind) {
+			continue // part of a longer path, or of a has() test
+		}
+		src, err := parser.Unparse(x, native.SourceInfo())
+		if err != nil || seen[src] {
+			continue
+		}
+		seen[src] = true
+		if in := c.compileExprQuiet(env, src); in != nil {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// compileExprQuiet compiles an expression the compiler derived itself; a
+// failure only means there is nothing to show.
+func (c *compiler) compileExprQuiet(env *celenv.Env, src string) *Expression {
+	ast, err := env.Compile(src)
+	if err != nil {
+		return nil
+	}
+	prg, err := env.Program(ast)
+	if err != nil {
+		return nil
+	}
+	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast)}
 }
 
 // compileCondition compiles a standalone expression that must be boolean.

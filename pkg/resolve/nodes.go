@@ -1,0 +1,198 @@
+package resolve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kro-agent/kro-agent/pkg/graph"
+)
+
+// DefaultMaxCollectionSize bounds the items one collection may expand to.
+const DefaultMaxCollectionSize = 1000
+
+// Included evaluates the node's includeWhen: all must be true.
+func Included(n *graph.Node, s *Scope) (bool, error) {
+	for _, e := range n.IncludeWhen {
+		v, err := Eval(e, s)
+		if err != nil {
+			return false, fmt.Errorf("includeWhen ${%s}: %w", e.Source, err)
+		}
+		if b, ok := v.(bool); !ok || !b {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Item is one member of a collection: its iterator values.
+type Item struct {
+	Index int
+	// Scope binds the iterators on top of the instance's scope.
+	Scope *Scope
+}
+
+// Expand evaluates a collection's lists and returns the cartesian product of
+// their elements, in order (the last iterator varies fastest).
+func Expand(n *graph.Node, s *Scope, maxItems int) ([]Item, error) {
+	if maxItems <= 0 {
+		maxItems = DefaultMaxCollectionSize
+	}
+	items := []Item{{Scope: s}}
+	for _, it := range n.ForEach {
+		v, err := Eval(it.List, s)
+		if err != nil {
+			return nil, fmt.Errorf("forEach %s: %w", it.Name, err)
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("forEach %s: ${%s} gave %T, not a list", it.Name, it.List.Source, v)
+		}
+		if len(items)*len(list) > maxItems {
+			return nil, fmt.Errorf("collection %s would have %d items, more than the limit of %d", n.ID, len(items)*len(list), maxItems)
+		}
+		next := make([]Item, 0, len(items)*len(list))
+		for _, item := range items {
+			for _, elem := range list {
+				next = append(next, Item{Scope: item.Scope.With(it.Name, elem)})
+			}
+		}
+		items = next
+	}
+	for i := range items {
+		items[i].Index = i
+	}
+	return items, nil
+}
+
+// Readiness is the verdict of readyWhen on one observed object.
+type Readiness struct {
+	Ready bool
+	// Reason says, when not ready, which expression failed and the values
+	// of the fields it read.
+	Reason string
+}
+
+// Ready evaluates readyWhen on observed, bound as self (the node id, or
+// `each` for a collection's item). Without readyWhen an object that exists
+// is ready.
+func Ready(n *graph.Node, observed map[string]any, s *Scope) Readiness {
+	self := n.ID
+	if n.IsCollection() {
+		self = graph.EachVar
+	}
+	scope := s.With(self, observed)
+	for _, e := range n.ReadyWhen {
+		v, err := Eval(e, scope)
+		if err == nil {
+			if b, ok := v.(bool); ok && b {
+				continue
+			}
+		}
+		why := "is false"
+		if err != nil {
+			why = "cannot be evaluated yet (" + err.Error() + ")"
+			if !errors.Is(err, ErrPending) {
+				why = "failed: " + err.Error()
+			}
+		}
+		return Readiness{Reason: fmt.Sprintf("readyWhen ${%s} %s%s", e.Source, why, describeInputs(e, scope))}
+	}
+	return Readiness{Ready: true}
+}
+
+// describeInputs renders the values of the fields an expression reads.
+func describeInputs(e *graph.Expression, s *Scope) string {
+	if len(e.Inputs) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(e.Inputs))
+	for _, in := range e.Inputs {
+		parts = append(parts, in.Source+" = "+describe(Eval(in, s)))
+	}
+	return "; it read " + strings.Join(parts, ", ")
+}
+
+func describe(v any, err error) string {
+	switch {
+	case err != nil:
+		return "<absent>"
+	case v == absent:
+		return "<absent>"
+	}
+	b, _ := json.Marshal(v)
+	const max = 80
+	if len(b) > max {
+		return string(b[:max]) + "..."
+	}
+	return string(b)
+}
+
+// Status projects the RGD's status fields. A field whose inputs are not
+// available yet is left out; other errors are returned beside the partial
+// status.
+func Status(g *graph.Graph, s *Scope) (map[string]any, error) {
+	out := map[string]any{}
+	var errs []error
+	for _, f := range g.Status {
+		v, ok, err := FieldValue(f, s)
+		if errors.Is(err, ErrPending) || err == nil && !ok {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := setNested(out, f, v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func setNested(out map[string]any, f *graph.Field, v any) error {
+	cur := out
+	for i, step := range f.Path {
+		if i == len(f.Path)-1 {
+			cur[step.Key] = v
+			return nil
+		}
+		next, ok := cur[step.Key].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[step.Key] = next
+		}
+		cur = next
+	}
+	return nil
+}
+
+// ConditionValue is a custom condition as evaluated: Status nil when its
+// expression cannot be evaluated yet.
+type ConditionValue struct {
+	Condition *graph.CustomCondition
+	Status    *bool
+	Message   string
+}
+
+// Conditions evaluates the RGD's custom instance conditions.
+func Conditions(g *graph.Graph, s *Scope) []ConditionValue {
+	out := make([]ConditionValue, 0, len(g.Conditions))
+	for _, c := range g.Conditions {
+		cv := ConditionValue{Condition: c}
+		v, err := Eval(c.Status, s)
+		if b, ok := v.(bool); err == nil && ok {
+			cv.Status = &b
+		} else if err != nil {
+			cv.Message = err.Error()
+		}
+		if c.Message != nil && cv.Status != nil {
+			if m, ok, err := FieldValue(c.Message, s); err == nil && ok {
+				cv.Message, _ = m.(string)
+			}
+		}
+		out = append(out, cv)
+	}
+	return out
+}

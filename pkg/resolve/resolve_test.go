@@ -1,0 +1,150 @@
+package resolve
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+func compileExample(t *testing.T, name string) *graph.Graph {
+	t.Helper()
+	raw, err := os.ReadFile("../../examples/" + name + "/rgd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := yaml.Unmarshal(raw, rgd); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := kinds.Builtin()
+	g, err := graph.Compile(rgd, graph.Options{Resolver: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func obj(t *testing.T, y string) map[string]any {
+	t.Helper()
+	// Decoded as client-go decodes objects: integers as int64.
+	j, err := yaml.YAMLToJSON([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(j, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestRenderWebApp(t *testing.T) {
+	g := compileExample(t, "webapp")
+	s := NewScope(obj(t, `{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {name: demo, namespace: default},
+  spec: {name: demo, image: "nginx:1.27", replicas: 3, port: 8080, greeting: hi, ingress: {enabled: false, host: x}},
+  status: {state: ACTIVE}}`))
+	if _, err := Render(g.Node("deployment"), s); !errors.Is(err, ErrPending) {
+		t.Fatalf("deployment reads config, which is not observed yet: want ErrPending, got %v", err)
+	}
+	s.Set("config", obj(t, `{metadata: {name: demo-config}}`))
+	d, err := Render(g.Node("deployment"), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := d["spec"].(map[string]any)
+	if spec["replicas"] != int64(3) {
+		t.Errorf("replicas = %#v, want int64 3", spec["replicas"])
+	}
+	container := spec["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	if container["image"] != "nginx:1.27" || container["envFrom"].([]any)[0].(map[string]any)["configMapRef"].(map[string]any)["name"] != "demo-config" {
+		t.Errorf("container = %v", container)
+	}
+	// The template in the graph is untouched.
+	if name := g.Node("deployment").Template["metadata"].(map[string]any)["name"]; name != "${schema.spec.name}" {
+		t.Errorf("template was modified: %v", name)
+	}
+	if inc, err := Included(g.Node("ingress"), s); err != nil || inc {
+		t.Errorf("ingress included = %v, %v; want false", inc, err)
+	}
+}
+
+func TestReadyExplainsWhy(t *testing.T) {
+	g := compileExample(t, "webapp")
+	n := g.Node("deployment")
+	s := NewScope(obj(t, `{spec: {name: demo}}`))
+	r := Ready(n, obj(t, `{spec: {replicas: 2}, status: {}}`), s)
+	if r.Ready {
+		t.Fatal("a Deployment with no available replicas must not be ready")
+	}
+	for _, want := range []string{"readyWhen ${deployment.status.?availableReplicas.orValue(0) == deployment.spec.replicas} is false",
+		"deployment.status.?availableReplicas = <absent>", "deployment.spec.replicas = 2"} {
+		if !strings.Contains(r.Reason, want) {
+			t.Errorf("reason %q does not contain %q", r.Reason, want)
+		}
+	}
+	if r := Ready(n, obj(t, `{spec: {replicas: 2}, status: {availableReplicas: 2}}`), s); !r.Ready {
+		t.Errorf("available == replicas must be ready: %s", r.Reason)
+	}
+	if r := Ready(g.Node("config"), obj(t, `{}`), s); !r.Ready {
+		t.Error("no readyWhen: existing means ready")
+	}
+}
+
+func TestExpandCartesian(t *testing.T) {
+	g := compileExample(t, "workers")
+	n := g.Node("workers")
+	s := NewScope(obj(t, `{metadata: {name: jobs}, spec: {image: busybox, queues: [a, b], regions: [eu, us]}}`))
+	items, err := Expand(n, s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, it := range items {
+		o, err := Render(n, it.Scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, o["metadata"].(map[string]any)["name"].(string))
+	}
+	want := []string{"jobs-a-eu", "jobs-a-us", "jobs-b-eu", "jobs-b-us"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("names = %v, want %v", names, want)
+	}
+	if _, err := Expand(n, s, 3); err == nil || !strings.Contains(err.Error(), "more than the limit of 3") {
+		t.Errorf("limit not enforced: %v", err)
+	}
+	r := Ready(n, obj(t, `{spec: {replicas: 1}, status: {readyReplicas: 1}}`), s)
+	if !r.Ready {
+		t.Errorf("each-based readyWhen: %s", r.Reason)
+	}
+}
+
+func TestStatusOmitsPending(t *testing.T) {
+	g := compileExample(t, "webapp")
+	s := NewScope(obj(t, `{spec: {name: demo, port: 80}}`))
+	s.Set("deployment", obj(t, `{spec: {replicas: 2}, status: {availableReplicas: 1}}`))
+	st, err := Status(g, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["availableReplicas"] != int64(1) {
+		t.Errorf("availableReplicas = %#v", st["availableReplicas"])
+	}
+	if _, ok := st["serviceIP"]; ok {
+		t.Error("serviceIP reads the service, which is not observed: it must be omitted")
+	}
+	s.Set("service", obj(t, `{metadata: {name: demo, namespace: default}, spec: {clusterIP: 10.0.0.1}}`))
+	st, _ = Status(g, s)
+	if st["serviceIP"] != "10.0.0.1" || st["url"] != "http://demo.default.svc:80" {
+		t.Errorf("status = %v", st)
+	}
+}
