@@ -38,7 +38,6 @@ const (
 // RGDConditions is the condition set of a ResourceGraphDefinition.
 var RGDConditions = conditions.NewSet(ConditionReady, ConditionGraphAccepted, ConditionKindReady, ConditionControllerReady)
 
-
 func (s *ResourceGraphDefinitionStatus) manage(generation int64) *conditions.Manager {
 	m := RGDConditions.Manage(&s.Conditions, generation)
 	m.InitializeConditions()
