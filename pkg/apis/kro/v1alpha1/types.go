@@ -140,8 +140,9 @@ type CRDMetadata struct {
 }
 
 // Resource is one node of the graph: a template the graph owns, or an
-// external object it only reads.
-// +kubebuilder:validation:XValidation:rule="has(self.template) != has(self.externalRef)",message="exactly one of template or externalRef must be set"
+// external object it only reads. Exactly one of template and externalRef is
+// set; the graph compiler enforces it (template is schemaless, so a CRD rule
+// could not see it).
 type Resource struct {
 	// ID names the resource in expressions; lowerCamelCase, unique.
 	// +kubebuilder:validation:Required

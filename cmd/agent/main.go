@@ -1,0 +1,54 @@
+// Command kro-agent serves kro ResourceGraphDefinitions: it turns each into
+// a CRD and reconciles every instance's graph of resources.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kro-agent/kro-agent/pkg/agent"
+	"github.com/kro-agent/kro-agent/pkg/version"
+)
+
+func main() {
+	var o agent.Options
+	var qps float64
+	flag.Float64Var(&qps, "kube-api-qps", 50, "queries per second to the API server")
+	flag.IntVar(&o.Burst, "kube-api-burst", 100, "burst of queries to the API server")
+	flag.IntVar(&o.Workers, "workers", 8, "instances reconciled in parallel")
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus /metrics endpoint; 0 disables it")
+	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz; 0 disables them")
+	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader through a Lease so several replicas can run")
+	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the agent's own, in a cluster)")
+	flag.IntVar(&o.MaxCollectionSize, "max-collection-size", 1000, "most items one forEach resource may expand to")
+	flag.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reconciles may finish on shutdown")
+	showVersion := flag.Bool("version", false, "print the version and exit")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	// --kubeconfig is registered by controller-runtime's config package.
+	flag.Parse()
+	if *showVersion {
+		fmt.Println("kro-agent", version.Version)
+		return
+	}
+	o.QPS = float32(qps)
+	log := zap.New(zap.UseFlagOptions(&zapOpts))
+	ctrl.SetLogger(log)
+	o.Log = log
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kro-agent:", err)
+		os.Exit(1)
+	}
+	o.Config = cfg
+	log.Info("starting kro-agent", "version", version.Version, "workers", o.Workers)
+	if err := agent.Run(ctrl.SetupSignalHandler(), o); err != nil {
+		log.Error(err, "kro-agent stopped")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,145 @@
+// Package agent wires kro-agent together: the controller-runtime manager
+// (metrics, probes, leader election), the RGD reconciler and the instance
+// engine. cmd/agent parses flags into Options; tests call Run directly.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/reconcile"
+)
+
+// Options configure the agent.
+type Options struct {
+	// Config is the connection to the API server.
+	Config *rest.Config
+	// QPS and Burst limit the agent's client; 0 keeps client-go's defaults.
+	QPS   float32
+	Burst int
+	// Workers reconcile instances in parallel.
+	Workers int
+	// MetricsAddr serves /metrics; "0" disables it.
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz; "0" disables it.
+	ProbeAddr string
+	// LeaderElection makes replicas elect one leader through a Lease.
+	LeaderElection          bool
+	LeaderElectionNamespace string
+	// MaxCollectionSize bounds forEach expansion per resource.
+	MaxCollectionSize int
+	// GracefulShutdown bounds how long in-flight reconciles may finish.
+	GracefulShutdown time.Duration
+	Log              logr.Logger
+}
+
+// LeaderElectionID names the Lease replicas compete for.
+const LeaderElectionID = "kro-agent.kro.run"
+
+// Run runs the agent until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	cfg := rest.CopyConfig(o.Config)
+	if o.QPS > 0 {
+		cfg.QPS = o.QPS
+	}
+	if o.Burst > 0 {
+		cfg.Burst = o.Burst
+	}
+	cfg.UserAgent = "kro-agent"
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, extv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return err
+		}
+	}
+	grace := o.GracefulShutdown
+	if grace == 0 {
+		grace = 30 * time.Second
+	}
+	ownedCRDs := labels.SelectorFromSet(labels.Set{v1alpha1.LabelOwned: "true"})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Logger:                  o.Log,
+		Metrics:                 metricsserver.Options{BindAddress: orDefault(o.MetricsAddr, ":8080")},
+		HealthProbeBindAddress:  orDefault(o.ProbeAddr, ":8081"),
+		LeaderElection:          o.LeaderElection,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		// Leaving the Lease on shutdown lets a standby take over at once.
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &grace,
+		// Only the CRDs the agent generated are cached: a cluster with many
+		// large CRDs costs no memory for the ones that are not ours.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&extv1.CustomResourceDefinition{}: {Label: ownedCRDs},
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	builtin, err := kinds.Builtin()
+	if err != nil {
+		return err
+	}
+	disco := kinds.NewDiscovery(memory.NewMemCacheClient(dc))
+	engine := reconcile.NewEngine(reconcile.EngineOptions{
+		Dynamic:           dyn,
+		Mapper:            mgr.GetRESTMapper(),
+		Recorder:          mgr.GetEventRecorder("kro-agent"),
+		Workers:           o.Workers,
+		MaxCollectionSize: o.MaxCollectionSize,
+		Log:               o.Log.WithName("instances"),
+	})
+	if err := mgr.Add(engine); err != nil {
+		return err
+	}
+	rgds := &reconcile.RGDReconciler{
+		Client:    mgr.GetClient(),
+		Engine:    engine,
+		Resolver:  kinds.Chain{disco, builtin},
+		Discovery: disco,
+	}
+	if err := rgds.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,66 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// BreakingChanges lists what in next would break instances stored under
+// prev: a spec field removed, a field's type changed, a newly required
+// field. Status is written by the agent and may change freely.
+func BreakingChanges(prev, next *extv1.CustomResourceDefinition) []string {
+	ps, ns := specSchemaOf(prev), specSchemaOf(next)
+	if ps == nil || ns == nil {
+		return nil
+	}
+	var out []string
+	compareSchemas(ps, ns, "spec", &out)
+	return out
+}
+
+func specSchemaOf(crd *extv1.CustomResourceDefinition) *extv1.JSONSchemaProps {
+	if crd == nil || len(crd.Spec.Versions) == 0 || crd.Spec.Versions[0].Schema == nil || crd.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
+		return nil
+	}
+	s, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+func compareSchemas(prev, next *extv1.JSONSchemaProps, path string, out *[]string) {
+	if prev.Type != next.Type {
+		*out = append(*out, fmt.Sprintf("%s changed type from %s to %s", path, orAny(prev.Type), orAny(next.Type)))
+		return
+	}
+	for name, p := range prev.Properties {
+		n, ok := next.Properties[name]
+		if !ok {
+			*out = append(*out, fmt.Sprintf("%s.%s was removed", path, name))
+			continue
+		}
+		compareSchemas(&p, &n, path+"."+name, out)
+	}
+	for _, r := range next.Required {
+		if !slices.Contains(prev.Required, r) {
+			*out = append(*out, fmt.Sprintf("%s.%s is newly required", path, r))
+		}
+	}
+	if prev.Items != nil && prev.Items.Schema != nil && next.Items != nil && next.Items.Schema != nil {
+		compareSchemas(prev.Items.Schema, next.Items.Schema, path+"[*]", out)
+	}
+	if prev.AdditionalProperties != nil && prev.AdditionalProperties.Schema != nil && next.AdditionalProperties != nil && next.AdditionalProperties.Schema != nil {
+		compareSchemas(prev.AdditionalProperties.Schema, next.AdditionalProperties.Schema, path+"[*]", out)
+	}
+	slices.Sort(*out)
+}
+
+func orAny(t string) string {
+	if t == "" {
+		return "any"
+	}
+	return t
+}

@@ -1,0 +1,308 @@
+// Package reconcile holds kro-agent's reconcilers: the RGD reconciler, which
+// compiles RGDs, applies their CRDs and starts serving their kinds, and the
+// instance engine, which keeps every instance's graph of resources in the
+// cluster: apply in order gated on readiness, status, drift, pruning and
+// ordered deletion. Condition bookkeeping stays in the API types' helpers.
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/conditions"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+)
+
+// FieldManager is the server-side apply field manager of every write the
+// agent makes.
+const FieldManager = "kro-agent"
+
+// InstanceKey names an instance of a served kind.
+type InstanceKey struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+}
+
+func (k InstanceKey) String() string {
+	if k.Namespace == "" {
+		return k.GVK.Kind + "/" + k.Name
+	}
+	return k.GVK.Kind + "/" + k.Namespace + "/" + k.Name
+}
+
+// served is a kind the engine reconciles, with its compiled graph.
+type served struct {
+	rgdName string
+	rgdUID  string
+	graph   *graph.Graph
+	// set is the instance condition set: built-in plus the RGD's custom
+	// conditions that count toward Ready.
+	set      conditions.Set
+	gvr      schema.GroupVersionResource
+	informer *watched
+}
+
+// EngineOptions configure the instance engine.
+type EngineOptions struct {
+	Dynamic  dynamic.Interface
+	Mapper   meta.RESTMapper
+	Recorder events.EventRecorder
+	// Workers is the number of instances reconciled in parallel.
+	Workers int
+	// MaxCollectionSize bounds forEach expansion.
+	MaxCollectionSize int
+	// ExternalRefPoll is how often an instance waiting on an externalRef
+	// looks again; external objects are read, not watched.
+	ExternalRefPoll time.Duration
+	Log             logr.Logger
+}
+
+// Engine reconciles the instances of every served kind. It is a
+// controller-runtime Runnable that needs leader election: only the leader
+// writes.
+type Engine struct {
+	opts  EngineOptions
+	queue workqueue.TypedRateLimitingInterface[InstanceKey]
+
+	mu     sync.RWMutex
+	kinds  map[schema.GroupVersionKind]*served
+	byRGD  map[string]schema.GroupVersionKind
+	watchs *watchers
+	// applied remembers, per managed object, the digest of what was last
+	// applied, so an unchanged desired object is not applied again.
+	applied *appliedCache
+	ctx     context.Context
+}
+
+// NewEngine returns an engine; Start runs it.
+func NewEngine(opts EngineOptions) *Engine {
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.ExternalRefPoll == 0 {
+		opts.ExternalRefPoll = 10 * time.Second
+	}
+	e := &Engine{
+		opts: opts,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[InstanceKey](),
+			workqueue.TypedRateLimitingQueueConfig[InstanceKey]{Name: "instances"}),
+		kinds:   map[schema.GroupVersionKind]*served{},
+		byRGD:   map[string]schema.GroupVersionKind{},
+		applied: newAppliedCache(),
+	}
+	e.watchs = newWatchers(opts.Dynamic, e.routeManaged)
+	return e
+}
+
+// NeedLeaderElection makes only the leader reconcile instances.
+func (e *Engine) NeedLeaderElection() bool { return true }
+
+// Start runs the workers until ctx ends, then lets in-flight reconciles
+// finish before returning.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	e.ctx = ctx
+	e.mu.Unlock()
+	defer e.watchs.stopAll()
+	var wg sync.WaitGroup
+	for i := 0; i < e.opts.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	e.queue.ShutDownWithDrain()
+	wg.Wait()
+	return nil
+}
+
+// Serve starts (or updates) reconciliation of a kind with a newly compiled
+// graph and re-queues every instance so the new graph takes effect.
+func (e *Engine) Serve(rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil {
+		return fmt.Errorf("the instance engine is not running (is this replica the leader?)")
+	}
+	gvk := g.Instance
+	if old, ok := e.byRGD[rgd.Name]; ok && old != gvk {
+		e.stopLocked(rgd.Name)
+	}
+	s := e.kinds[gvk]
+	if s == nil {
+		s = &served{gvr: gvk.GroupVersion().WithResource(g.Resource)}
+		s.informer = e.watchs.watchInstances(s.gvr, func(obj any) { e.enqueueInstance(gvk, obj) })
+	}
+	s.rgdName, s.rgdUID, s.graph = rgd.Name, string(rgd.UID), g
+	s.set = instanceSet(g)
+	e.kinds[gvk] = s
+	e.byRGD[rgd.Name] = gvk
+	for _, n := range g.Nodes {
+		if n.Template == nil || n.Kind == nil {
+			continue
+		}
+		e.watchs.watchManaged(n.Kind.GVR())
+	}
+	for _, obj := range s.informer.informer.GetStore().List() {
+		e.enqueueInstance(gvk, obj)
+	}
+	return nil
+}
+
+// Synced reports whether the kind's instance informer has synced.
+func (e *Engine) Synced(gvk schema.GroupVersionKind) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	s := e.kinds[gvk]
+	return s != nil && s.informer.informer.HasSynced()
+}
+
+// Stop ends reconciliation of the kind an RGD served. Instances and their
+// resources are left as they are.
+func (e *Engine) Stop(rgdName string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stopLocked(rgdName)
+}
+
+func (e *Engine) stopLocked(rgdName string) {
+	gvk, ok := e.byRGD[rgdName]
+	if !ok {
+		return
+	}
+	if s := e.kinds[gvk]; s != nil {
+		e.watchs.stop(s.gvr)
+	}
+	delete(e.kinds, gvk)
+	delete(e.byRGD, rgdName)
+}
+
+// Serving returns the kind an RGD is served as, if it is.
+func (e *Engine) Serving(rgdName string) (schema.GroupVersionKind, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	gvk, ok := e.byRGD[rgdName]
+	return gvk, ok
+}
+
+func (e *Engine) kind(gvk schema.GroupVersionKind) *served {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.kinds[gvk]
+}
+
+func (e *Engine) enqueueInstance(gvk schema.GroupVersionKind, obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	e.queue.Add(InstanceKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()})
+}
+
+// routeManaged sends an event on a managed object to the instance that owns
+// it, found through the labels the agent put on it.
+func (e *Engine) routeManaged(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	labels := u.GetLabels()
+	name := labels[v1alpha1.LabelInstanceName]
+	if name == "" {
+		return
+	}
+	gvk, ok := e.Serving(labels[v1alpha1.LabelRGDName])
+	if !ok {
+		return
+	}
+	e.queue.Add(InstanceKey{GVK: gvk, Namespace: labels[v1alpha1.LabelInstanceNamespace], Name: name})
+}
+
+func (e *Engine) processNext(ctx context.Context) bool {
+	key, shutdown := e.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer e.queue.Done(key)
+	start := time.Now()
+	res, err := e.reconcileSafely(ctx, key)
+	observeReconcile(start, err)
+	switch {
+	case err != nil:
+		utilruntime.HandleErrorWithContext(ctx, err, "reconciling instance", "instance", key.String())
+		e.queue.AddRateLimited(key)
+	case res.requeueAfter > 0:
+		e.queue.Forget(key)
+		e.queue.AddAfter(key, res.requeueAfter)
+	default:
+		e.queue.Forget(key)
+	}
+	return true
+}
+
+// reconcileSafely turns a panic into an error for the instance, so no input
+// can stop the agent.
+func (e *Engine) reconcileSafely(ctx context.Context, key InstanceKey) (res result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error reconciling %s: %v\n%s", key, p, debug.Stack())
+		}
+	}()
+	return e.reconcile(ctx, key)
+}
+
+// result tells the worker when to look at an instance again, beyond the
+// watch events that will bring it back anyway.
+type result struct {
+	requeueAfter time.Duration
+}
+
+// waitForSync waits briefly for an informer; reconciling from a cache that
+// has not synced would mistake missing objects for deleted ones.
+func waitForSync(ctx context.Context, informers ...cache.SharedIndexInformer) bool {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		for _, inf := range informers {
+			if !inf.HasSynced() {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return err == nil
+}
+
+func instanceSet(g *graph.Graph) conditions.Set {
+	var custom []conditions.Dependent
+	for _, c := range g.Conditions {
+		if c.CountsTowardReady {
+			custom = append(custom, conditions.Dependent{Type: c.Type, Negative: c.Polarity == graph.PolarityNegative})
+		}
+	}
+	return v1alpha1.InstanceConditions.With(custom...)
+}

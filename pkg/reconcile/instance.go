@@ -1,0 +1,391 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/resolve"
+)
+
+// run is one reconcile of one instance: what it found and what it did.
+type run struct {
+	e    *Engine
+	s    *served
+	inst *unstructured.Unstructured
+	id   ownership.Instance
+	rgd  ownership.RGD
+
+	scope *resolve.Scope
+	// desired are the objects the graph produces now, for pruning.
+	desired map[objectRef]bool
+	// ready and excluded record each node's verdict, for its dependents.
+	ready    map[string]bool
+	excluded map[string]bool
+
+	// The first reasons progress stopped, for the conditions.
+	blocked    string // a dependency is not ready
+	pending    string // an input is not available yet
+	failed     error  // an expression fails on the instance's values
+	applyErr   error  // the API server refused a write
+	waitingExt bool   // an externalRef is missing or not ready
+	wrote      bool
+}
+
+// reconcile brings one instance to its desired state.
+func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error) {
+	s := e.kind(key.GVK)
+	if s == nil {
+		return result{}, nil // the kind is no longer served
+	}
+	if !waitForSync(ctx, s.informer.informer) {
+		return result{}, fmt.Errorf("instance informer for %s has not synced", key.GVK)
+	}
+	obj, exists, err := s.informer.informer.GetStore().GetByKey(storeKey(key))
+	if err != nil || !exists {
+		return result{}, err
+	}
+	inst := obj.(*unstructured.Unstructured).DeepCopy()
+	r := &run{
+		e: e, s: s, inst: inst,
+		id:       ownership.Instance{GVK: key.GVK, Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), Labels: inst.GetLabels()},
+		rgd:      ownership.RGD{Name: s.rgdName, UID: s.rgdUID},
+		scope:    resolve.NewScope(inst.Object),
+		desired:  map[objectRef]bool{},
+		ready:    map[string]bool{},
+		excluded: map[string]bool{},
+	}
+	status := r.currentStatus()
+	status.Manage(s.set, inst.GetGeneration())
+
+	if inst.GetDeletionTimestamp() != nil {
+		return r.delete(ctx, status)
+	}
+	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
+		status.MarkSuspended()
+		status.ComputeState(false, false)
+		return result{}, r.writeStatus(ctx, status, nil)
+	}
+	if err := r.manage(ctx); err != nil {
+		status.MarkManageFailed(err)
+		status.ComputeState(false, true)
+		return result{}, errors.Join(err, r.writeStatus(ctx, status, nil))
+	}
+	status.MarkManaged()
+
+	if err := r.waitForManagedInformers(ctx); err != nil {
+		return result{}, err
+	}
+	for _, n := range s.graph.Nodes {
+		r.reconcileNode(ctx, n)
+	}
+	complete := r.blocked == "" && r.pending == "" && r.failed == nil && r.applyErr == nil && !r.waitingExt
+	if complete {
+		if err := r.prune(ctx); err != nil {
+			r.applyErr = err
+			complete = false
+		}
+	}
+	r.markProgress(status)
+	projected, projErr := resolve.Status(s.graph, r.scope)
+	for _, c := range resolve.Conditions(s.graph, r.scope) {
+		status.PropagateCustomCondition(c.Condition.Type, c.Status, c.Condition.Reason, c.Message)
+	}
+	status.ComputeState(false, r.applyErr != nil)
+	if err := r.writeStatus(ctx, status, projected); err != nil {
+		return result{}, err
+	}
+	switch {
+	case r.applyErr != nil:
+		return result{}, r.applyErr
+	case projErr != nil:
+		return result{}, projErr
+	case r.waitingExt:
+		return result{requeueAfter: e.opts.ExternalRefPoll}, nil
+	}
+	return result{}, nil
+}
+
+// markProgress turns the run's findings into conditions.
+func (r *run) markProgress(status *v1alpha1.InstanceStatus) {
+	switch {
+	case r.failed != nil:
+		status.MarkGraphUnresolved(r.failed)
+	case r.pending != "":
+		status.MarkGraphPending(r.pending)
+	case r.blocked != "":
+		status.MarkGraphPending("waiting for dependencies to become ready before resolving the rest of the graph")
+	default:
+		status.MarkGraphResolved()
+	}
+	switch {
+	case r.applyErr != nil:
+		status.MarkApplyFailed(r.applyErr.Error())
+	case r.blocked != "":
+		status.MarkResourceNotReady(r.blocked)
+	case r.pending != "":
+		status.MarkResourceNotReady(r.pending)
+	case r.failed != nil:
+		status.MarkResourceNotReady("resources cannot be resolved; see GraphResolved")
+	default:
+		status.MarkResourcesReady()
+	}
+}
+
+// reconcileNode renders, applies and judges one node, if everything it
+// depends on is ready.
+func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
+	for _, dep := range n.Dependencies {
+		if r.excluded[dep] {
+			r.excluded[n.ID] = true
+			return
+		}
+		if !r.ready[dep] {
+			return
+		}
+	}
+	included, err := resolve.Included(n, r.scope)
+	if !r.note(n, err) {
+		return
+	}
+	if !included {
+		r.excluded[n.ID] = true
+		return
+	}
+	switch {
+	case n.External != nil:
+		r.readExternal(ctx, n)
+	case n.IsCollection():
+		r.applyCollection(ctx, n)
+	default:
+		obj, ok := r.applyOne(ctx, n, ownership.Item{NodeID: n.ID}, r.scope)
+		if !ok {
+			return
+		}
+		r.scope.Set(n.ID, obj.Object)
+		verdict := resolve.Ready(n, obj.Object, r.scope)
+		r.ready[n.ID] = verdict.Ready
+		if !verdict.Ready && r.blocked == "" {
+			r.blocked = fmt.Sprintf("%s (%s %s): %s", n.ID, n.Kind.GVK.Kind, obj.GetName(), verdict.Reason)
+		}
+	}
+}
+
+// note records an evaluation error and reports whether to go on.
+func (r *run) note(n *graph.Node, err error) bool {
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, resolve.ErrPending):
+		if r.pending == "" {
+			r.pending = fmt.Sprintf("%s: waiting for input: %v", n.ID, err)
+		}
+	default:
+		if r.failed == nil {
+			r.failed = fmt.Errorf("resource %s: %w", n.ID, err)
+		}
+	}
+	return false
+}
+
+func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
+	items, err := resolve.Expand(n, r.scope, r.e.opts.MaxCollectionSize)
+	if !r.note(n, err) {
+		return
+	}
+	observed := make([]any, 0, len(items))
+	allReady := true
+	for _, item := range items {
+		obj, ok := r.applyOne(ctx, n, ownership.Item{NodeID: n.ID, Index: item.Index, Size: len(items)}, item.Scope)
+		if !ok {
+			return
+		}
+		observed = append(observed, obj.Object)
+		if v := resolve.Ready(n, obj.Object, item.Scope); !v.Ready {
+			allReady = false
+			if r.blocked == "" {
+				r.blocked = fmt.Sprintf("%s[%d] (%s %s): %s", n.ID, item.Index, n.Kind.GVK.Kind, obj.GetName(), v.Reason)
+			}
+		}
+	}
+	r.scope.Set(n.ID, observed)
+	r.ready[n.ID] = allReady
+}
+
+// applyOne renders one object, labels it and applies it.
+func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, scope *resolve.Scope) (*unstructured.Unstructured, bool) {
+	desired, err := resolve.Render(n, scope)
+	if !r.note(n, err) {
+		return nil, false
+	}
+	u := &unstructured.Unstructured{Object: desired}
+	if n.Kind.Namespaced && u.GetNamespace() == "" {
+		u.SetNamespace(r.inst.GetNamespace())
+	}
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range ownership.ManagedLabels(r.rgd, r.id, item) {
+		labels[k] = v
+	}
+	u.SetLabels(labels)
+	ref := objectRef{GVR: n.Kind.GVR(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	r.desired[ref] = true
+	live := r.e.cached(ref)
+	if live != nil && live.GetLabels()[v1alpha1.LabelInstanceID] != string(r.inst.GetUID()) {
+		// Never take over an object another owner made: apply would.
+		r.fail(fmt.Errorf("%s %s/%s already exists and is not managed by this instance", n.Kind.GVK.Kind, u.GetNamespace(), u.GetName()))
+		return nil, false
+	}
+	out, wrote, err := r.e.apply(ctx, r.inst.GetUID(), ref, u.Object, live)
+	if err != nil {
+		r.fail(fmt.Errorf("applying %s %s (resource %s): %w", n.Kind.GVK.Kind, u.GetName(), n.ID, err))
+		return nil, false
+	}
+	r.wrote = r.wrote || wrote
+	return out, true
+}
+
+func (r *run) fail(err error) {
+	if r.applyErr == nil {
+		r.applyErr = err
+		r.e.event(r.inst, "Warning", "ApplyFailed", err.Error())
+	}
+}
+
+// cached returns the informer's copy of a managed object, or nil.
+func (e *Engine) cached(ref objectRef) *unstructured.Unstructured {
+	inf, ok := e.watchs.managedInformer(ref.GVR)
+	if !ok {
+		return nil
+	}
+	key := ref.Name
+	if ref.Namespace != "" {
+		key = ref.Namespace + "/" + ref.Name
+	}
+	obj, exists, err := inf.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return nil
+	}
+	return obj.(*unstructured.Unstructured)
+}
+
+// readExternal reads an externalRef (by name or selector): never written,
+// waited for until it exists and is ready.
+func (r *run) readExternal(ctx context.Context, n *graph.Node) {
+	if n.Kind == nil {
+		return
+	}
+	ref := n.External
+	ns := ref.Metadata.Namespace
+	name := ref.Metadata.Name
+	for _, f := range n.Fields {
+		v, _, err := resolve.FieldValue(f, r.scope)
+		if !r.note(n, err) {
+			return
+		}
+		switch f.Path.String() {
+		case "metadata.name":
+			name, _ = v.(string)
+		case "metadata.namespace":
+			ns, _ = v.(string)
+		}
+	}
+	if n.Kind.Namespaced && ns == "" {
+		ns = r.inst.GetNamespace()
+	}
+	client := r.e.opts.Dynamic.Resource(n.Kind.GVR()).Namespace(ns)
+	if ref.Metadata.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(ref.Metadata.Selector)
+		if err != nil {
+			r.note(n, err)
+			return
+		}
+		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			r.waitExternal(n, fmt.Sprintf("listing %s: %v", n.Kind.GVK.Kind, err))
+			return
+		}
+		items := make([]any, 0, len(list.Items))
+		for i := range list.Items {
+			items = append(items, list.Items[i].Object)
+		}
+		r.scope.Set(n.ID, items)
+		r.ready[n.ID] = true
+		return
+	}
+	obj, err := client.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		r.waitExternal(n, fmt.Sprintf("%s: external %s %s/%s does not exist yet", n.ID, n.Kind.GVK.Kind, ns, name))
+		return
+	}
+	if err != nil {
+		r.waitExternal(n, fmt.Sprintf("%s: reading external %s %s/%s: %v", n.ID, n.Kind.GVK.Kind, ns, name, err))
+		return
+	}
+	r.scope.Set(n.ID, obj.Object)
+	v := resolve.Ready(n, obj.Object, r.scope)
+	r.ready[n.ID] = v.Ready
+	if !v.Ready {
+		r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, name, v.Reason))
+	}
+}
+
+func (r *run) waitExternal(n *graph.Node, msg string) {
+	r.waitingExt = true
+	if r.blocked == "" {
+		r.blocked = msg
+	}
+}
+
+// waitForManagedInformers waits for the caches the run reads from.
+func (r *run) waitForManagedInformers(ctx context.Context) error {
+	for _, n := range r.s.graph.Nodes {
+		if n.Template == nil || n.Kind == nil {
+			continue
+		}
+		inf, ok := r.e.watchs.managedInformer(n.Kind.GVR())
+		if ok && !waitForSync(ctx, inf) {
+			return fmt.Errorf("informer for %s has not synced", n.Kind.GVR())
+		}
+	}
+	return nil
+}
+
+func storeKey(k InstanceKey) string {
+	if k.Namespace == "" {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
+}
+
+// groupKinds are the kinds the graph manages, for the ApplySet annotation.
+func groupKinds(g *graph.Graph) []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, n := range g.Nodes {
+		if n.Template != nil && n.Kind != nil {
+			out = append(out, n.Kind.GVK.GroupKind())
+		}
+	}
+	return out
+}
+
+func (e *Engine) event(obj *unstructured.Unstructured, eventType, reason, note string) {
+	if e.opts.Recorder == nil {
+		return
+	}
+	if len(note) > 1000 {
+		note = note[:1000]
+	}
+	e.opts.Recorder.Eventf(obj, nil, eventType, reason, "Reconcile", "%s", strings.TrimSpace(note))
+}

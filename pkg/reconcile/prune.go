@@ -1,0 +1,172 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+)
+
+// members lists the live objects labelled as part of an instance, in every
+// kind the agent watches, grouped by node id.
+func (e *Engine) members(instUID types.UID) map[string][]*unstructured.Unstructured {
+	out := map[string][]*unstructured.Unstructured{}
+	e.watchs.mu.Lock()
+	informers := make(map[schema.GroupVersionResource]cache.SharedIndexInformer, len(e.watchs.managed))
+	for gvr, w := range e.watchs.managed {
+		informers[gvr] = w.informer
+	}
+	e.watchs.mu.Unlock()
+	for _, inf := range informers {
+		objs, err := inf.GetIndexer().ByIndex(indexInstance, string(instUID))
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			u := o.(*unstructured.Unstructured)
+			node := u.GetLabels()[v1alpha1.LabelNodeID]
+			out[node] = append(out[node], u)
+		}
+	}
+	return out
+}
+
+// prune deletes, after a fully successful apply, the objects labelled as
+// this instance's that the graph no longer produces: an includeWhen turned
+// false, a collection that shrank, a resource removed from the RGD.
+func (r *run) prune(ctx context.Context) error {
+	for _, objs := range r.e.members(r.inst.GetUID()) {
+		for _, u := range objs {
+			gvr, ok := r.e.gvrOf(u)
+			if !ok {
+				continue
+			}
+			ref := objectRef{GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}
+			if r.desired[ref] || u.GetDeletionTimestamp() != nil {
+				continue
+			}
+			if err := r.e.deleteObject(ctx, ref, u.GetUID()); err != nil {
+				return fmt.Errorf("pruning %s %s: %w", u.GetKind(), u.GetName(), err)
+			}
+			r.e.event(r.inst, "Normal", "Pruned", fmt.Sprintf("deleted %s %s, which the graph no longer produces", u.GetKind(), u.GetName()))
+		}
+	}
+	return nil
+}
+
+// deleteObject deletes one object, only if it is still the one we saw.
+func (e *Engine) deleteObject(ctx context.Context, ref objectRef, uid types.UID) error {
+	policy := metav1.DeletePropagationBackground
+	err := e.opts.Dynamic.Resource(ref.GVR).Namespace(ref.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{
+		Preconditions:     &metav1.Preconditions{UID: &uid},
+		PropagationPolicy: &policy,
+	})
+	countWrite("delete", err)
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // already gone, or replaced by another object
+	}
+	return err
+}
+
+// gvrOf maps a live object's kind to its resource.
+func (e *Engine) gvrOf(u *unstructured.Unstructured) (schema.GroupVersionResource, bool) {
+	gvk := u.GroupVersionKind()
+	m, err := e.opts.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return schema.GroupVersionResource{}, false
+	}
+	return m.Resource, true
+}
+
+// delete tears an instance's resources down in reverse topological order:
+// a node's objects are deleted only once everything that depends on it is
+// gone. The finalizer goes last.
+func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (result, error) {
+	if !slices.Contains(r.inst.GetFinalizers(), v1alpha1.Finalizer) {
+		return result{}, nil
+	}
+	members := r.e.members(r.inst.GetUID())
+	g := r.s.graph
+	remaining := map[string]bool{}
+	for node, objs := range members {
+		remaining[node] = len(objs) > 0
+	}
+	dependents := dependentsOf(g)
+	var waiting []string
+	for node, objs := range members {
+		// Objects of nodes no longer in the graph have no dependents.
+		blockedBy := ""
+		for _, d := range dependents[node] {
+			if remaining[d] {
+				blockedBy = d
+				break
+			}
+		}
+		if blockedBy != "" {
+			waiting = append(waiting, fmt.Sprintf("%s waits for %s", node, blockedBy))
+			continue
+		}
+		for _, u := range objs {
+			if u.GetDeletionTimestamp() != nil {
+				waiting = append(waiting, fmt.Sprintf("%s %s is terminating", u.GetKind(), u.GetName()))
+				continue
+			}
+			gvr, ok := r.e.gvrOf(u)
+			if !ok {
+				continue
+			}
+			if err := r.e.deleteObject(ctx, objectRef{GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}, u.GetUID()); err != nil {
+				return result{}, fmt.Errorf("deleting %s %s: %w", u.GetKind(), u.GetName(), err)
+			}
+			waiting = append(waiting, fmt.Sprintf("deleting %s %s", u.GetKind(), u.GetName()))
+		}
+	}
+	if len(members) > 0 {
+		slices.Sort(waiting)
+		status.MarkDeleting("deleting resources in reverse topological order: " + joinMax(waiting, 5))
+		status.ComputeState(true, false)
+		// Watch events on the members bring the instance back as they go.
+		return result{}, r.writeStatus(ctx, status, nil)
+	}
+	finalizers := slices.DeleteFunc(slices.Clone(r.inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": r.inst.GetResourceVersion(), "finalizers": finalizers}})
+	_, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	countWrite("finalizer", err)
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	if err == nil {
+		r.e.applied.forget(r.inst.GetUID())
+	}
+	return result{}, err
+}
+
+// dependentsOf maps each node id to the ids that depend on it.
+func dependentsOf(g *graph.Graph) map[string][]string {
+	out := map[string][]string{}
+	for _, n := range g.Nodes {
+		for _, d := range n.Dependencies {
+			out[d] = append(out[d], n.ID)
+		}
+	}
+	return out
+}
+
+func joinMax(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
+}

@@ -1,0 +1,239 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+// RGDReconciler turns each ResourceGraphDefinition into a served kind:
+// compile, apply the CRD, wait for it to be established, start the
+// instance engine on it, report.
+type RGDReconciler struct {
+	Client   client.Client
+	Engine   *Engine
+	Resolver kinds.Resolver
+	// Discovery, when set, is invalidated when a kind is not found, so a
+	// CRD installed later is seen on the next try.
+	Discovery *kinds.Discovery
+	// RetryUnknownKinds is how soon an RGD that names an unknown kind is
+	// tried again.
+	RetryUnknownKinds time.Duration
+
+	mu       sync.Mutex
+	compiled map[types.UID]compiledGraph
+}
+
+type compiledGraph struct {
+	generation int64
+	graph      *graph.Graph
+}
+
+// SetupWithManager registers the reconciler: RGDs, and the CRDs it made,
+// so a deleted CRD is put back.
+func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.RetryUnknownKinds == 0 {
+		r.RetryUnknownKinds = 15 * time.Second
+	}
+	r.compiled = map[types.UID]compiledGraph{}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("resourcegraphdefinition").
+		For(&v1alpha1.ResourceGraphDefinition{}).
+		Watches(&extv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if name := o.GetLabels()[v1alpha1.LabelRGDName]; name != "" {
+				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+			}
+			return nil
+		})).
+		Complete(r)
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := r.Client.Get(ctx, req.NamespacedName, rgd); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleted: stop serving; the CRD and instances stay.
+			r.Engine.Stop(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if rgd.DeletionTimestamp != nil {
+		r.Engine.Stop(rgd.Name)
+		return ctrl.Result{}, nil
+	}
+	status := rgd.Status.DeepCopy()
+	res, err := r.reconcile(ctx, rgd, status)
+	if werr := r.writeStatus(ctx, rgd, status); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	return res, err
+}
+
+func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, status *v1alpha1.ResourceGraphDefinitionStatus) (ctrl.Result, error) {
+	gen := rgd.Generation
+	g, err := r.compile(rgd)
+	if err != nil {
+		status.MarkGraphInvalid(gen, err)
+		status.MarkNotServing(gen, "the graph is invalid; existing instances and their resources are left untouched")
+		r.Engine.Stop(rgd.Name)
+		if strings.Contains(err.Error(), "is its CRD installed?") {
+			// The kind may be installed later.
+			return ctrl.Result{RequeueAfter: r.RetryUnknownKinds}, nil
+		}
+		return ctrl.Result{}, nil
+	}
+	deps := map[string][]string{}
+	for _, n := range g.Nodes {
+		deps[n.ID] = n.Dependencies
+	}
+	status.MarkGraphAccepted(gen, g.Order(), deps)
+
+	crd, err := r.applyCRD(ctx, rgd, g)
+	var breaking *breakingError
+	switch {
+	case errors.As(err, &breaking):
+		status.MarkKindFailed(gen, v1alpha1.ReasonBreakingChange, err)
+		return ctrl.Result{}, nil
+	case err != nil:
+		status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
+		return ctrl.Result{}, err
+	}
+	if !established(crd) {
+		status.MarkKindPending(gen, crd.Name)
+		status.MarkNotServing(gen, "waiting for the kind to be established")
+		// The CRD watch brings us back when its status changes.
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	status.MarkKindEstablished(gen, crd.Name)
+	if err := r.Engine.Serve(rgd, g); err != nil {
+		status.MarkNotServing(gen, err.Error())
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	status.MarkServing(gen, g.Instance)
+	return ctrl.Result{}, nil
+}
+
+// compile returns the RGD's graph, compiled once per generation.
+func (r *RGDReconciler) compile(rgd *v1alpha1.ResourceGraphDefinition) (*graph.Graph, error) {
+	r.mu.Lock()
+	c, ok := r.compiled[rgd.UID]
+	r.mu.Unlock()
+	if ok && c.generation == rgd.Generation {
+		return c.graph, nil
+	}
+	g, err := graph.Compile(rgd, graph.Options{Resolver: r.Resolver})
+	if err != nil {
+		if r.Discovery != nil {
+			r.Discovery.Invalidate()
+		}
+		return nil, err
+	}
+	r.mu.Lock()
+	r.compiled[rgd.UID] = compiledGraph{generation: rgd.Generation, graph: g}
+	r.mu.Unlock()
+	return g, nil
+}
+
+type breakingError struct{ changes []string }
+
+func (e *breakingError) Error() string {
+	return fmt.Sprintf("the new schema would break stored instances (%s); set the annotation %s: \"true\" on the RGD to apply it anyway",
+		strings.Join(e.changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
+}
+
+// applyCRD server-side applies the generated CRD, refusing breaking changes
+// unless the RGD allows them.
+func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) (*extv1.CustomResourceDefinition, error) {
+	desired := g.CRD.DeepCopy()
+	desired.Labels[v1alpha1.LabelRGDID] = string(rgd.UID)
+	current := &extv1.CustomResourceDefinition{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: desired.Name}, current)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, err
+	default:
+		if owner := current.Labels[v1alpha1.LabelRGDName]; owner != rgd.Name {
+			return nil, fmt.Errorf("CustomResourceDefinition %s exists and is not owned by this RGD (owner label: %q)", desired.Name, owner)
+		}
+		if changes := graph.BreakingChanges(current, desired); len(changes) > 0 && rgd.Annotations[v1alpha1.AnnotationAllowBreakingChanges] != "true" {
+			return nil, &breakingError{changes: changes}
+		}
+		if equality.Semantic.DeepEqual(current.Spec, mergedSpec(current, desired)) && labelsContain(current.Labels, desired.Labels) {
+			return current, nil // nothing to write
+		}
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	if err := r.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return nil, fmt.Errorf("applying CustomResourceDefinition %s: %w", desired.Name, err)
+	}
+	out := &extv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// mergedSpec is what the CRD's spec would be after applying desired: the
+// API server fills in defaults we do not set, so compare against current
+// with our fields laid over it.
+func mergedSpec(current, desired *extv1.CustomResourceDefinition) extv1.CustomResourceDefinitionSpec {
+	spec := current.Spec.DeepCopy()
+	spec.Group = desired.Spec.Group
+	spec.Names = desired.Spec.Names
+	spec.Names.ListKind = desired.Spec.Names.ListKind
+	spec.Scope = desired.Spec.Scope
+	spec.Versions = desired.Spec.Versions
+	return *spec
+}
+
+func labelsContain(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func established(crd *extv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == extv1.Established && c.Status == extv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// writeStatus updates the RGD's status when it changed.
+func (r *RGDReconciler) writeStatus(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, status *v1alpha1.ResourceGraphDefinitionStatus) error {
+	if equality.Semantic.DeepEqual(&rgd.Status, status) {
+		return nil
+	}
+	rgd.Status = *status
+	return r.Client.Status().Update(ctx, rgd)
+}

@@ -1,0 +1,169 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+)
+
+// currentStatus reads the agent's part of the instance's status.
+func (r *run) currentStatus() *v1alpha1.InstanceStatus {
+	raw, _ := r.inst.Object["status"].(map[string]any)
+	return decodeStatus(raw)
+}
+
+// decodeStatus reads state and conditions from an unstructured status.
+// What does not decode (a hand-edited status) is treated as absent.
+func decodeStatus(raw map[string]any) *v1alpha1.InstanceStatus {
+	var wire struct {
+		State      v1alpha1.InstanceState `json:"state"`
+		Conditions []metav1.Condition     `json:"conditions"`
+	}
+	if raw != nil {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &wire)
+	}
+	return &v1alpha1.InstanceStatus{State: wire.State, Conditions: wire.Conditions}
+}
+
+// writeStatus writes state, conditions and projected fields, only when
+// they differ from what the instance already says.
+func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, projected map[string]any) error {
+	old, _ := r.inst.Object["status"].(map[string]any)
+	next := map[string]any{}
+	for k, v := range projected {
+		next[k] = v
+	}
+	if projected == nil {
+		// Projection did not run (suspended, deleting): keep what is there.
+		for k, v := range old {
+			next[k] = v
+		}
+	}
+	next[graph.StatusState] = string(st.State)
+	conds, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&struct {
+		Conditions []metav1.Condition `json:"conditions"`
+	}{st.Conditions})
+	if err != nil {
+		return err
+	}
+	next[graph.StatusConditions] = conds["conditions"]
+	if equality.Semantic.DeepEqual(normalize(old), normalize(next)) {
+		return nil
+	}
+	// A merge patch of the whole status; fields that are gone are nulled.
+	patch := map[string]any{}
+	for k, v := range next {
+		patch[k] = v
+	}
+	for k := range old {
+		if _, ok := next[k]; !ok {
+			patch[k] = nil
+		}
+	}
+	body, err := json.Marshal(map[string]any{"status": patch})
+	if err != nil {
+		return err
+	}
+	_, err = r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
+	countWrite("status", err)
+	if err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	r.recordTransitions(old, st)
+	return nil
+}
+
+// normalize round-trips through JSON so that int and int64, typed and
+// untyped slices compare equal.
+func normalize(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// recordTransitions emits an Event for each condition whose status changed,
+// so `kubectl describe` tells the story.
+func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus) {
+	prev := decodeStatus(old)
+	for _, c := range st.Conditions {
+		i := slices.IndexFunc(prev.Conditions, func(p metav1.Condition) bool { return p.Type == c.Type })
+		if i >= 0 && prev.Conditions[i].Status == c.Status {
+			continue
+		}
+		eventType := "Normal"
+		if c.Status == metav1.ConditionFalse {
+			eventType = "Warning"
+		}
+		msg := fmt.Sprintf("%s is %s", c.Type, c.Status)
+		if c.Message != "" {
+			msg += ": " + c.Message
+		}
+		r.e.event(r.inst, eventType, c.Reason, msg)
+	}
+}
+
+// manage puts the finalizer, the instance labels and the ApplySet parent
+// annotations on the instance, in one patch, only when something is missing.
+func (r *run) manage(ctx context.Context) error {
+	labels := map[string]string{}
+	for k, v := range ownership.InstanceLabels(r.rgd, r.id) {
+		if r.inst.GetLabels()[k] != v {
+			labels[k] = v
+		}
+	}
+	annotations := map[string]string{}
+	namespaces := existingNamespaces(r.inst)
+	for k, v := range ownership.ApplySetAnnotations(r.id, groupKinds(r.s.graph), namespaces) {
+		if r.inst.GetAnnotations()[k] != v {
+			annotations[k] = v
+		}
+	}
+	finalizers := r.inst.GetFinalizers()
+	hasFinalizer := slices.Contains(finalizers, v1alpha1.Finalizer)
+	if len(labels) == 0 && len(annotations) == 0 && hasFinalizer {
+		return nil
+	}
+	meta := map[string]any{"resourceVersion": r.inst.GetResourceVersion()}
+	if len(labels) > 0 {
+		meta["labels"] = labels
+	}
+	if len(annotations) > 0 {
+		meta["annotations"] = annotations
+	}
+	if !hasFinalizer {
+		meta["finalizers"] = append(slices.Clone(finalizers), v1alpha1.Finalizer)
+	}
+	body, _ := json.Marshal(map[string]any{"metadata": meta})
+	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+	countWrite("manage", err)
+	if err != nil {
+		return fmt.Errorf("adding finalizer and labels: %w", err)
+	}
+	r.inst.SetResourceVersion(out.GetResourceVersion())
+	r.inst.SetLabels(out.GetLabels())
+	r.inst.SetAnnotations(out.GetAnnotations())
+	r.inst.SetFinalizers(out.GetFinalizers())
+	return nil
+}
+
+func existingNamespaces(inst interface{ GetAnnotations() map[string]string }) []string {
+	v := inst.GetAnnotations()[v1alpha1.AnnotationApplySetNamespaces]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
