@@ -3,13 +3,282 @@
 package e2e
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"go.uber.org/zap/zapcore"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/agent"
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/test/localcluster"
 )
+
+const testManager = "e2e-test"
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// running is the in-process agent, if started.
+var running struct {
+	sync.Mutex
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startAgent runs the agent in-process against the test cluster.
+func startAgent(t *testing.T, cfg *envconf.Config) {
+	t.Helper()
+	running.Lock()
+	defer running.Unlock()
+	if running.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- agent.Run(ctx, agent.Options{
+			Config:      cfg.Client().RESTConfig(),
+			Workers:     4,
+			MetricsAddr: "0",
+			ProbeAddr:   "0",
+			Log:         zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())),
+		})
+	}()
+	running.cancel, running.done = cancel, done
+}
+
+// stopAgentNow stops the in-process agent and waits for it to return.
+func stopAgentNow(t *testing.T) {
+	t.Helper()
+	running.Lock()
+	defer running.Unlock()
+	if running.cancel == nil {
+		return
+	}
+	running.cancel()
+	if err := <-running.done; err != nil {
+		t.Errorf("agent returned: %v", err)
+	}
+	running.cancel, running.done = nil, nil
+}
+
+func stopAgent(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+	running.Lock()
+	defer running.Unlock()
+	if running.cancel != nil {
+		running.cancel()
+		<-running.done
+		running.cancel = nil
+	}
+	return ctx, nil
+}
+
+func zapLevel() zapcore.Level {
+	if os.Getenv("KRO_AGENT_E2E_VERBOSE") != "" {
+		return -1
+	}
+	return 2 // errors only
+}
+
+// clients bundles what the tests use to look at the cluster.
+type clients struct {
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+}
+
+func newClients(t *testing.T, cfg *envconf.Config) *clients {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &clients{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+}
+
+func (c *clients) resource(t *testing.T, apiVersion, kind string) dynamic.NamespaceableResourceInterface {
+	t.Helper()
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m *meta.RESTMapping
+	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		m, err = c.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
+		if err != nil {
+			c.mapper.(*restmapper.DeferredDiscoveryRESTMapper).Reset()
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("no resource for %s %s: %v", apiVersion, kind, err)
+	}
+	return c.dyn.Resource(m.Resource)
+}
+
+// apply server-side applies a YAML document (one object) as the test user.
+func (c *clients) apply(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.resource(t, u.GetAPIVersion(), u.GetKind()).Namespace(u.GetNamespace()).
+		Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: testManager, Force: true})
+	if err != nil {
+		t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+	return out
+}
+
+func (c *clients) get(t *testing.T, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
+	t.Helper()
+	return c.resource(t, apiVersion, kind).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+func (c *clients) mustGet(t *testing.T, apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u, err := c.get(t, apiVersion, kind, ns, name)
+	if err != nil {
+		t.Fatalf("get %s %s/%s: %v", kind, ns, name, err)
+	}
+	return u
+}
+
+func (c *clients) delete(t *testing.T, apiVersion, kind, ns, name string) {
+	t.Helper()
+	err := c.resource(t, apiVersion, kind).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatalf("delete %s %s: %v", kind, name, err)
+	}
+}
+
+// eventually polls cond until it holds or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	last := ""
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		ok, why := cond()
+		last = why
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, last)
+	}
+}
+
+// never checks that cond stays false for the whole duration.
+func never(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			t.Fatalf("%s happened", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitState waits for an instance's status.state.
+func (c *clients) waitState(t *testing.T, apiVersion, kind, ns, name string, state v1alpha1.InstanceState) *unstructured.Unstructured {
+	t.Helper()
+	var u *unstructured.Unstructured
+	eventually(t, 60*time.Second, fmt.Sprintf("%s %s to be %s", kind, name, state), func() (bool, string) {
+		var err error
+		u, err = c.get(t, apiVersion, kind, ns, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		got, _, _ := unstructured.NestedString(u.Object, "status", "state")
+		return got == string(state), fmt.Sprintf("state %q, conditions %s", got, conditionSummary(u))
+	})
+	return u
+}
+
+// condition returns an instance's condition of type t.
+func condition(u *unstructured.Unstructured, t string) *metav1.Condition {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == t {
+			return &metav1.Condition{Type: t, Status: metav1.ConditionStatus(fmt.Sprint(m["status"])), Reason: fmt.Sprint(m["reason"]), Message: fmt.Sprint(m["message"])}
+		}
+	}
+	return nil
+}
+
+func conditionSummary(u *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var parts []string
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		parts = append(parts, fmt.Sprintf("%v=%v (%v: %v)", m["type"], m["status"], m["reason"], m["message"]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// waitRGDActive waits until an RGD is Active and its kind is served.
+func (c *clients) waitRGDActive(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, 60*time.Second, "RGD "+name+" to be Active", func() (bool, string) {
+		u, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", name)
+		if err != nil {
+			return false, err.Error()
+		}
+		state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+		return state == string(v1alpha1.StateActive), conditionSummary(u)
+	})
+}
+
+// applyYAML applies every document of a YAML stream (setup helper).
+func applyYAML(ctx context.Context, cfg *envconf.Config, stream string) error {
+	dyn, err := dynamic.NewForConfig(cfg.Client().RESTConfig())
+	if err != nil {
+		return err
+	}
+	for _, doc := range strings.Split(stream, "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return err
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if u.GetKind() != "CustomResourceDefinition" {
+			return errors.New("applyYAML only installs CRDs")
+		}
+		gvr := extv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+		if _, err := dyn.Resource(gvr).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: testManager, Force: true}); err != nil {
+			return err
+		}
+	}
+	return localcluster.WaitEstablished(ctx, cfg.Client().RESTConfig(), "resourcegraphdefinitions.kro.run")
 }

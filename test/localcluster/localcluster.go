@@ -12,7 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 )
@@ -100,4 +106,24 @@ func run(ctx context.Context, script string, extraEnv []string) (string, error) 
 		return "", fmt.Errorf("%s: %w\n%s", filepath.Base(script), err, stderr.String())
 	}
 	return stdout.String(), nil
+}
+
+// WaitEstablished waits until the named CRD serves its kind.
+func WaitEstablished(ctx context.Context, cfg *rest.Config, name string) error {
+	client, err := apiextclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == extv1.Established && c.Status == extv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 }

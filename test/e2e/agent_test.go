@@ -1,0 +1,235 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/test/localcluster"
+)
+
+func example(t *testing.T, name, file string) string {
+	t.Helper()
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "examples", name, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func namespace(t *testing.T, c *clients, name string) {
+	t.Helper()
+	c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: Namespace, metadata: {name: %s}}", name))
+}
+
+func webapp(ns, name string, extra string) string {
+	return fmt.Sprintf(`
+apiVersion: kro.run/v1alpha1
+kind: WebApp
+metadata: {name: %s, namespace: %s, labels: {team: payments}}
+spec: {name: %s%s}
+`, name, ns, name, extra)
+}
+
+func TestWebAppLifecycle(t *testing.T) {
+	const ns = "lifecycle"
+	f := features.New("a WebApp instance: create, labels, drift, update, includeWhen, deletion").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			c.waitRGDActive(t, "webapp")
+			return ctx
+		}).
+		Assess("the instance becomes ACTIVE with every resource and projected status", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, webapp(ns, "shop", ", replicas: 2"))
+			inst := c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceActive)
+			for _, cond := range []string{"Ready", "InstanceManaged", "GraphResolved", "ResourcesReady"} {
+				if got := condition(inst, cond); got == nil || got.Status != metav1.ConditionTrue {
+					t.Errorf("condition %s = %+v, want True", cond, got)
+				}
+			}
+			if got, _, _ := unstructured.NestedInt64(inst.Object, "status", "availableReplicas"); got != 2 {
+				t.Errorf("status.availableReplicas = %d, want 2", got)
+			}
+			if got, _, _ := unstructured.NestedString(inst.Object, "status", "url"); got != "http://shop.lifecycle.svc:80" {
+				t.Errorf("status.url = %q", got)
+			}
+			c.mustGet(t, "v1", "ConfigMap", ns, "shop-config")
+			c.mustGet(t, "v1", "Service", ns, "shop")
+			if _, err := c.get(t, "networking.k8s.io/v1", "Ingress", ns, "shop"); err == nil {
+				t.Error("ingress exists although includeWhen is false")
+			}
+			return ctx
+		}).
+		Assess("labels and annotations are exactly seed 001's, and no owner references", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
+			rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "webapp")
+			id := ownership.Instance{GVK: inst.GroupVersionKind(), Name: "shop", Namespace: ns, UID: string(inst.GetUID())}
+			for k, v := range ownership.InstanceLabels(ownership.RGD{Name: "webapp", UID: string(rgd.GetUID())}, id) {
+				if inst.GetLabels()[k] != v {
+					t.Errorf("instance label %s = %q, want %q", k, inst.GetLabels()[k], v)
+				}
+			}
+			if got := inst.GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]; got != "ConfigMap.,Deployment.apps,Ingress.networking.k8s.io,Service." {
+				t.Errorf("contains-group-kinds = %q", got)
+			}
+			if !contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
+				t.Errorf("finalizers = %v", inst.GetFinalizers())
+			}
+			d := c.mustGet(t, "apps/v1", "Deployment", ns, "shop")
+			want := ownership.ManagedLabels(ownership.RGD{Name: "webapp", UID: string(rgd.GetUID())}, ownership.Instance{GVK: id.GVK, Name: "shop", Namespace: ns, UID: id.UID, Labels: map[string]string{"team": "payments"}}, ownership.Item{NodeID: "deployment"})
+			for k, v := range want {
+				if d.GetLabels()[k] != v {
+					t.Errorf("deployment label %s = %q, want %q", k, d.GetLabels()[k], v)
+				}
+			}
+			if d.GetLabels()["team"] != "payments" {
+				t.Error("the instance's own label did not propagate")
+			}
+			if len(d.GetOwnerReferences()) != 0 {
+				t.Errorf("owner references set: %v", d.GetOwnerReferences())
+			}
+			return ctx
+		}).
+		Assess("a deleted child comes back and a hand edit is reverted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			old := c.mustGet(t, "v1", "ConfigMap", ns, "shop-config")
+			c.delete(t, "v1", "ConfigMap", ns, "shop-config")
+			eventually(t, 10*time.Second, "the ConfigMap to come back", func() (bool, string) {
+				cm, err := c.get(t, "v1", "ConfigMap", ns, "shop-config")
+				return err == nil && cm.GetUID() != old.GetUID(), fmt.Sprint(err)
+			})
+			patch := []byte(`{"spec":{"replicas":7}}`)
+			if _, err := c.resource(t, "apps/v1", "Deployment").Namespace(ns).Patch(ctx, "shop", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "someone"}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, "replicas to be reverted to 2", func() (bool, string) {
+				d := c.mustGet(t, "apps/v1", "Deployment", ns, "shop")
+				r, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+				return r == 2, fmt.Sprintf("replicas %d", r)
+			})
+			return ctx
+		}).
+		Assess("a spec update reaches the resources", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, webapp(ns, "shop", ", replicas: 3, image: \"nginx:1.28\""))
+			eventually(t, 20*time.Second, "the Deployment to follow the spec", func() (bool, string) {
+				d := c.mustGet(t, "apps/v1", "Deployment", ns, "shop")
+				r, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+				cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+				image := cs[0].(map[string]any)["image"]
+				return r == 3 && image == "nginx:1.28", fmt.Sprintf("replicas %d image %v", r, image)
+			})
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceActive)
+			return ctx
+		}).
+		Assess("includeWhen turning true creates the Ingress, turning false prunes it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, webapp(ns, "shop", ", replicas: 3, image: \"nginx:1.28\", ingress: {enabled: true, host: shop.example}"))
+			eventually(t, 20*time.Second, "the Ingress to exist", func() (bool, string) {
+				_, err := c.get(t, "networking.k8s.io/v1", "Ingress", ns, "shop")
+				return err == nil, fmt.Sprint(err)
+			})
+			c.apply(t, webapp(ns, "shop", ", replicas: 3, image: \"nginx:1.28\", ingress: {enabled: false}"))
+			eventually(t, 20*time.Second, "the Ingress to be pruned", func() (bool, string) {
+				_, err := c.get(t, "networking.k8s.io/v1", "Ingress", ns, "shop")
+				return err != nil, "still there"
+			})
+			c.mustGet(t, "apps/v1", "Deployment", ns, "shop")
+			return ctx
+		}).
+		Assess("suspend stops all writes and says so; resuming repairs", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			annotate := func(v string) {
+				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, v1alpha1.AnnotationReconcile, v)
+				if _, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Patch(ctx, "shop", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			annotate(`"suspended"`)
+			eventually(t, 10*time.Second, "ResourcesReady to say Suspended", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
+				cond := condition(inst, "ResourcesReady")
+				return cond != nil && cond.Reason == "Suspended", conditionSummary(inst)
+			})
+			c.delete(t, "v1", "ConfigMap", ns, "shop-config")
+			never(t, 3*time.Second, "a suspended instance's ConfigMap was recreated", func() bool {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "shop-config")
+				return err == nil
+			})
+			annotate(`null`)
+			eventually(t, 10*time.Second, "the ConfigMap to come back after resuming", func() (bool, string) {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "shop-config")
+				return err == nil, fmt.Sprint(err)
+			})
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceActive)
+			return ctx
+		}).
+		Assess("deletion goes in reverse topological order, waiting for each layer", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// The Service depends on the Deployment, which depends on the
+			// ConfigMap. A finalizer holds the Service back.
+			patch := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
+			if _, err := c.resource(t, "v1", "Service").Namespace(ns).Patch(ctx, "shop", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
+			eventually(t, 10*time.Second, "the Service to be terminating", func() (bool, string) {
+				s := c.mustGet(t, "v1", "Service", ns, "shop")
+				return s.GetDeletionTimestamp() != nil, "not terminating"
+			})
+			inst := c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceDeleting)
+			never(t, 3*time.Second, "the Deployment or ConfigMap was deleted while the Service is stuck", func() bool {
+				d, err1 := c.get(t, "apps/v1", "Deployment", ns, "shop")
+				cm, err2 := c.get(t, "v1", "ConfigMap", ns, "shop-config")
+				return err1 != nil || err2 != nil || d.GetDeletionTimestamp() != nil || cm.GetDeletionTimestamp() != nil
+			})
+			if !strings.Contains(condition(inst, "ResourcesReady").Message, "reverse topological order") {
+				t.Errorf("ResourcesReady does not explain the deletion: %s", conditionSummary(inst))
+			}
+			release := []byte(`{"metadata":{"finalizers":null}}`)
+			if _, err := c.resource(t, "v1", "Service").Namespace(ns).Patch(ctx, "shop", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 30*time.Second, "everything to be gone", func() (bool, string) {
+				_, e1 := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
+				_, e2 := c.get(t, "apps/v1", "Deployment", ns, "shop")
+				_, e3 := c.get(t, "v1", "ConfigMap", ns, "shop-config")
+				return e1 != nil && e2 != nil && e3 != nil, fmt.Sprintf("instance %v deployment %v configmap %v", e1, e2, e3)
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
