@@ -1,0 +1,199 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+// gatedRGD: a ConfigMap that is ready only once someone writes ready=yes
+// into it, and a Secret that depends on it.
+const gatedRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gated}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Gated
+    spec: {name: string}
+    status:
+      gate: ${gate.metadata.name}
+      secretName: ${secret.metadata.name}
+  resources:
+  - id: gate
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.name}-gate"}
+      data: {purpose: gate}
+    readyWhen: ["${gate.data.?ready.orValue('no') == 'yes'}"]
+  - id: secret
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: "${schema.spec.name}-secret"}
+      stringData: {from: "${gate.metadata.name}"}
+`
+
+func TestReadinessGating(t *testing.T) {
+	const ns = "gating"
+	f := features.New("a dependent waits for its dependency's readyWhen").
+		Assess("the Secret is not created while the gate is not ready", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, gatedRGD)
+			c.waitRGDActive(t, "gated")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Gated, metadata: {name: g, namespace: %s}, spec: {name: g}}", ns))
+			eventually(t, 10*time.Second, "the gate ConfigMap", func() (bool, string) {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "g-gate")
+				return err == nil, fmt.Sprint(err)
+			})
+			never(t, 2*time.Second, "the Secret was created before its dependency was ready", func() bool {
+				_, err := c.get(t, "v1", "Secret", ns, "g-secret")
+				return err == nil
+			})
+			inst := c.mustGet(t, "kro.run/v1alpha1", "Gated", ns, "g")
+			msg := condition(inst, "ResourcesReady").Message
+			for _, want := range []string{"gate (ConfigMap g-gate)", "readyWhen ${gate.data.?ready.orValue('no') == 'yes'} is false", "gate.data.?ready = <absent>"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("ResourcesReady message %q does not contain %q", msg, want)
+				}
+			}
+			if st, _, _ := unstructured.NestedString(inst.Object, "status", "state"); st != string(v1alpha1.InstanceInProgress) {
+				t.Errorf("state = %s, want IN_PROGRESS", st)
+			}
+			if got, _, _ := unstructured.NestedString(inst.Object, "status", "gate"); got != "g-gate" {
+				t.Errorf("status.gate = %q: a field whose inputs exist must be projected", got)
+			}
+			if _, found, _ := unstructured.NestedString(inst.Object, "status", "secretName"); found {
+				t.Error("status.secretName must be omitted while the Secret does not exist")
+			}
+			return ctx
+		}).
+		Assess("once the gate is ready the Secret follows", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			patch := []byte(`{"data":{"ready":"yes"}}`)
+			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "g-gate", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "operator"}); err != nil {
+				t.Fatal(err)
+			}
+			inst := c.waitState(t, "kro.run/v1alpha1", "Gated", ns, "g", v1alpha1.InstanceActive)
+			c.mustGet(t, "v1", "Secret", ns, "g-secret")
+			if got, _, _ := unstructured.NestedString(inst.Object, "status", "secretName"); got != "g-secret" {
+				t.Errorf("status.secretName = %q", got)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+func TestCollections(t *testing.T) {
+	const ns = "collections"
+	names := func(c *clients, t *testing.T) []string {
+		list, err := c.resource(t, "apps/v1", "Deployment").Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kro.run/node-id=workers"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range list.Items {
+			out = append(out, d.GetName()+"#"+d.GetLabels()[v1alpha1.LabelCollectionIndex]+"/"+d.GetLabels()[v1alpha1.LabelCollectionSize])
+		}
+		return out
+	}
+	f := features.New("a forEach collection grows and shrinks").
+		Assess("two queues give two Deployments with index and size labels", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, example(t, "workers", "rgd.yaml"))
+			c.waitRGDActive(t, "workers")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: jobs, namespace: %s}, spec: {queues: [emails, reports]}}", ns))
+			inst := c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceActive)
+			if got := fmt.Sprint(names(c, t)); got != "[jobs-emails-eu#0/2 jobs-reports-eu#1/2]" {
+				t.Errorf("deployments = %s", got)
+			}
+			if n, _, _ := unstructured.NestedInt64(inst.Object, "status", "workers"); n != 2 {
+				t.Errorf("status.workers = %d, want 2", n)
+			}
+			return ctx
+		}).
+		Assess("a third queue adds one; dropping two prunes them", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: jobs, namespace: %s}, spec: {queues: [emails, reports, billing]}}", ns))
+			eventually(t, 20*time.Second, "three workers", func() (bool, string) {
+				got := fmt.Sprint(names(c, t))
+				return got == "[jobs-billing-eu#2/3 jobs-emails-eu#0/3 jobs-reports-eu#1/3]", got
+			})
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: jobs, namespace: %s}, spec: {queues: [billing]}}", ns))
+			eventually(t, 20*time.Second, "one worker", func() (bool, string) {
+				got := fmt.Sprint(names(c, t))
+				return got == "[jobs-billing-eu#0/1]", got
+			})
+			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceActive)
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+func TestExternalRef(t *testing.T) {
+	const ns = "external"
+	f := features.New("an externalRef is waited for, read, and never written").
+		Assess("the instance waits for the platform ConfigMap", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, example(t, "shared-config", "rgd.yaml"))
+			c.waitRGDActive(t, "shared-config")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ConfiguredApp, metadata: {name: billing, namespace: %s}, spec: {name: billing}}", ns))
+			eventually(t, 10*time.Second, "the instance to say what it waits for", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "ConfiguredApp", ns, "billing")
+				cond := condition(inst, "ResourcesReady")
+				return cond != nil && strings.Contains(cond.Message, "external ConfigMap external/platform-settings does not exist yet"), conditionSummary(inst)
+			})
+			never(t, time.Second, "the dependent was created before the external object exists", func() bool {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "billing-settings")
+				return err == nil
+			})
+			return ctx
+		}).
+		Assess("once it exists, the dependent reads it; the external object is untouched", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			ext := c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: platform-settings, namespace: %s}, data: {logLevel: debug, region: eu-west}}", ns))
+			inst := c.waitState(t, "kro.run/v1alpha1", "ConfiguredApp", ns, "billing", v1alpha1.InstanceActive)
+			app := c.mustGet(t, "v1", "ConfigMap", ns, "billing-settings")
+			if got, _, _ := unstructured.NestedString(app.Object, "data", "region"); got != "eu-west" {
+				t.Errorf("data.region = %q", got)
+			}
+			if got, _, _ := unstructured.NestedString(inst.Object, "status", "logLevel"); got != "debug" {
+				t.Errorf("status.logLevel = %q", got)
+			}
+			now := c.mustGet(t, "v1", "ConfigMap", ns, "platform-settings")
+			if now.GetResourceVersion() != ext.GetResourceVersion() || len(now.GetLabels()) != 0 {
+				t.Errorf("the external object was written: rv %s -> %s, labels %v", ext.GetResourceVersion(), now.GetResourceVersion(), now.GetLabels())
+			}
+			c.delete(t, "kro.run/v1alpha1", "ConfiguredApp", ns, "billing")
+			eventually(t, 20*time.Second, "the instance to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "ConfiguredApp", ns, "billing")
+				return err != nil, "still there"
+			})
+			c.mustGet(t, "v1", "ConfigMap", ns, "platform-settings")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
