@@ -121,17 +121,22 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.ctx = ctx
 	e.mu.Unlock()
 	defer e.watchs.stopAll()
+	// Reconciles in flight when the agent is asked to stop run to the end
+	// on a context the stop does not cancel; a write cut in half would
+	// only be redone by the next leader. The manager's graceful shutdown
+	// timeout bounds the wait. Queued instances are left for the next one.
+	work := context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for i := 0; i < e.opts.Workers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for e.processNext(ctx) {
+			for e.processNext(work) {
 			}
 		}()
 	}
 	<-ctx.Done()
-	e.queue.ShutDownWithDrain()
+	e.queue.ShutDown()
 	wg.Wait()
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -54,8 +55,12 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.RetryUnknownKinds = 15 * time.Second
 	}
 	r.compiled = map[types.UID]compiledGraph{}
+	// Name validation guards metrics against two controllers of one name
+	// in a process; an agent restarted in-process (tests) is one controller.
+	skip := true
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("resourcegraphdefinition").
+		WithOptions(controller.Options{SkipNameValidation: &skip}).
 		For(&v1alpha1.ResourceGraphDefinition{}).
 		Watches(&extv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			if name := o.GetLabels()[v1alpha1.LabelRGDName]; name != "" {

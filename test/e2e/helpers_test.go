@@ -68,6 +68,14 @@ func startAgent(t *testing.T, cfg *envconf.Config) {
 			Log:         zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())),
 		})
 	}()
+	// An agent that cannot start returns at once: fail here, not later in
+	// a confusing timeout.
+	select {
+	case err := <-done:
+		cancel()
+		t.Fatalf("the agent exited on start: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
 	running.cancel, running.done = cancel, done
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/plugin"
+	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
 const widgetCRD = `
@@ -97,24 +98,12 @@ func TestValidateThroughDiscovery(t *testing.T) {
 			if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-				got, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-				if err != nil {
-					return false, err
-				}
-				for _, c := range got.Status.Conditions {
-					if c.Type == extv1.Established && c.Status == extv1.ConditionTrue {
-						return true, nil
-					}
-				}
-				return false, nil
-			})
-			if err != nil {
+			if err := localcluster.WaitEstablished(ctx, cfg.Client().RESTConfig(), crd.Name); err != nil {
 				t.Fatalf("CRD not established: %v", err)
 			}
 			// Established comes before the OpenAPI schema is published;
 			// wait for the schema, as the agent's requeue would.
-			err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+			err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
 				_, err := clusterResolver(t, cfg).Resolve(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
 				return err == nil, nil
 			})

@@ -1,0 +1,207 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+func noteRGD(name, kind, extraSpec, cmData string) string {
+	return fmt.Sprintf(`
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: %s}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: %s
+    spec: {text: string%s}
+  resources:
+  - id: note
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-note"}
+      data: {text: %s}
+`, name, kind, extraSpec, cmData)
+}
+
+func rgdCondition(t *testing.T, c *clients, name, cond string) *metav1.Condition {
+	t.Helper()
+	return condition(c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", name), cond)
+}
+
+func TestRGDLifecycle(t *testing.T) {
+	const ns = "rgds"
+	f := features.New("RGD status, invalid updates, CRD restore, breaking changes").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, noteRGD("notes", "Note", "", `"${schema.spec.text}"`))
+			c.waitRGDActive(t, "notes")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Note, metadata: {name: n1, namespace: %s}, spec: {text: hello}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Note", ns, "n1", v1alpha1.InstanceActive)
+			return ctx
+		}).
+		Assess("an Active RGD reports its order, dependencies and conditions", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes")
+			order, _, _ := unstructured.NestedStringSlice(rgd.Object, "status", "topologicalOrder")
+			if fmt.Sprint(order) != "[note]" {
+				t.Errorf("topologicalOrder = %v", order)
+			}
+			for _, cond := range []string{"Ready", "GraphAccepted", "KindReady", "ControllerReady"} {
+				if got := condition(rgd, cond); got == nil || got.Status != metav1.ConditionTrue {
+					t.Errorf("%s = %+v", cond, got)
+				}
+			}
+			crd := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "notes.kro.run")
+			if crd.GetLabels()[v1alpha1.LabelRGDID] != string(rgd.GetUID()) || crd.GetLabels()[v1alpha1.LabelOwned] != "true" {
+				t.Errorf("CRD labels = %v", crd.GetLabels())
+			}
+			return ctx
+		}).
+		Assess("an invalid update is reported and the instance's resources are untouched", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			before := c.mustGet(t, "v1", "ConfigMap", ns, "n1-note")
+			c.apply(t, noteRGD("notes", "Note", "", `"${schema.spec.missing}"`))
+			eventually(t, 10*time.Second, "GraphAccepted to be False", func() (bool, string) {
+				cond := rgdCondition(t, c, "notes", "GraphAccepted")
+				return cond != nil && cond.Status == metav1.ConditionFalse, fmt.Sprint(cond)
+			})
+			cond := rgdCondition(t, c, "notes", "GraphAccepted")
+			if cond.Reason != "InvalidResourceGraph" || !strings.Contains(cond.Message, `spec.resources[note].template.data.text`) || !strings.Contains(cond.Message, "undefined field 'missing'") {
+				t.Errorf("GraphAccepted = %+v", cond)
+			}
+			rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes")
+			if st, _, _ := unstructured.NestedString(rgd.Object, "status", "state"); st != "Inactive" {
+				t.Errorf("state = %s, want Inactive", st)
+			}
+			c.delete(t, "v1", "ConfigMap", ns, "n1-note") // would be restored if still served
+			never(t, 2*time.Second, "resources of an invalid RGD's instance were written", func() bool {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "n1-note")
+				return err == nil
+			})
+			c.apply(t, noteRGD("notes", "Note", "", `"${schema.spec.text}"`))
+			c.waitRGDActive(t, "notes")
+			eventually(t, 10*time.Second, "the ConfigMap back once the RGD is fixed", func() (bool, string) {
+				cm, err := c.get(t, "v1", "ConfigMap", ns, "n1-note")
+				return err == nil && cm.GetUID() != before.GetUID(), fmt.Sprint(err)
+			})
+			return ctx
+		}).
+		Assess("a deleted CRD is put back", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			old := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "notes.kro.run")
+			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "notes.kro.run")
+			eventually(t, 30*time.Second, "the CRD to be recreated", func() (bool, string) {
+				crd, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "notes.kro.run")
+				return err == nil && crd.GetUID() != old.GetUID() && crd.GetDeletionTimestamp() == nil, fmt.Sprint(err)
+			})
+			c.waitRGDActive(t, "notes")
+			return ctx
+		}).
+		Assess("a breaking schema change is refused unless annotated", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, noteRGD("notes", "Note", ", owner: \"string | required=true\"", `"${schema.spec.text}"`))
+			eventually(t, 10*time.Second, "KindReady to refuse the change", func() (bool, string) {
+				cond := rgdCondition(t, c, "notes", "KindReady")
+				return cond != nil && cond.Reason == "BreakingChange", fmt.Sprint(cond)
+			})
+			if msg := rgdCondition(t, c, "notes", "KindReady").Message; !strings.Contains(msg, "spec.owner is newly required") || !strings.Contains(msg, v1alpha1.AnnotationAllowBreakingChanges) {
+				t.Errorf("message = %q", msg)
+			}
+			crd := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "notes.kro.run")
+			versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+			specSchema := versions[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)["spec"].(map[string]any)
+			if _, ok := specSchema["required"]; ok {
+				t.Errorf("the refused schema reached the CRD: %v", specSchema["required"])
+			}
+			c.apply(t, strings.Replace(noteRGD("notes", "Note", ", owner: \"string | required=true\"", `"${schema.spec.text}"`),
+				"metadata: {name: notes}", "metadata: {name: notes, annotations: {kro.run/allow-breaking-changes: \"true\"}}", 1))
+			eventually(t, 10*time.Second, "the annotated change to be applied", func() (bool, string) {
+				cond := rgdCondition(t, c, "notes", "KindReady")
+				return cond != nil && cond.Status == metav1.ConditionTrue, fmt.Sprint(cond)
+			})
+			return ctx
+		}).
+		Assess("deleting the RGD stops serving and leaves CRD and instances", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// n1 went with the CRD deleted above (CRD deletion cascades to
+			// its objects); a new instance stands in.
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Note, metadata: {name: n2, namespace: %s}, spec: {text: hi, owner: me}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Note", ns, "n2", v1alpha1.InstanceActive)
+			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes")
+			eventually(t, 10*time.Second, "the RGD to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes")
+				return err != nil, "still there"
+			})
+			c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "notes.kro.run")
+			c.mustGet(t, "kro.run/v1alpha1", "Note", ns, "n2")
+			c.delete(t, "v1", "ConfigMap", ns, "n2-note")
+			never(t, 2*time.Second, "an instance of a deleted RGD was reconciled", func() bool {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "n2-note")
+				return err == nil
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+func TestRestartConverges(t *testing.T) {
+	const ns = "restart"
+	const count = 12
+	f := features.New("killing the agent mid-reconcile and restarting converges").
+		Assess("no duplicate and no orphan", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			c.waitRGDActive(t, "webapp")
+			for i := 0; i < count; i++ {
+				c.apply(t, webapp(ns, fmt.Sprintf("app%d", i), ", replicas: 1"))
+			}
+			time.Sleep(300 * time.Millisecond) // some instances part way
+			stopAgentNow(t)
+			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "app0") // deleted while the agent is down
+			startAgent(t, cfg)
+			for i := 1; i < count; i++ {
+				c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, fmt.Sprintf("app%d", i), v1alpha1.InstanceActive)
+			}
+			eventually(t, 30*time.Second, "app0 and its resources to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "app0")
+				return err != nil, "app0 still there"
+			})
+			for _, kind := range []struct{ apiVersion, kind string }{{"v1", "ConfigMap"}, {"apps/v1", "Deployment"}, {"v1", "Service"}} {
+				list, err := c.resource(t, kind.apiVersion, kind.kind).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelOwned + "=true"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(list.Items) != count-1 {
+					t.Errorf("%d %ss, want %d (one per live instance)", len(list.Items), kind.kind, count-1)
+				}
+				for _, o := range list.Items {
+					owner := o.GetLabels()[v1alpha1.LabelInstanceName]
+					if _, err := c.get(t, "kro.run/v1alpha1", "WebApp", ns, owner); err != nil {
+						t.Errorf("orphan %s %s of %s", kind.kind, o.GetName(), owner)
+					}
+				}
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
