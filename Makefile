@@ -9,11 +9,28 @@ BIN := bin
 GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
-.PHONY: build test unit e2e lint fuzz generate snapshot cluster cluster-down kubeconfig
+.PHONY: build test unit e2e lint fuzz generate snapshot cluster cluster-down kubeconfig demo demo-down image
 
-## build: the kubectl plugin into bin/
+VERSION ?= v0.1.0-dev
+LDFLAGS := -s -w -X github.com/kro-agent/kro-agent/pkg/version.Version=$(VERSION)
+
+## build: the agent and the kubectl plugin into bin/
 build:
-	$(GO) build -o $(BIN)/kubectl-kro ./cmd/kubectl-kro
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/kro-agent ./cmd/agent
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/kubectl-kro ./cmd/kubectl-kro
+
+## demo: build, start the local cluster, run the agent in the background, apply examples/webapp
+demo: build cluster-binaries
+	@hack/demo/up.sh
+
+## demo-down: stop the demo agent and delete the local cluster
+demo-down:
+	@hack/demo/down.sh
+
+## image: an OCI image tarball of the agent (bin/kro-agent-image.tar), no container engine needed
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/linux-amd64/kro-agent ./cmd/agent
+	$(GO) run ./hack/image -binary $(BIN)/linux-amd64/kro-agent -tag kro-agent:$(VERSION) -o $(BIN)/kro-agent-image.tar
 
 ## test: lint, then every unit and end-to-end test (e2e tests start their own local cluster)
 test: lint cluster-binaries

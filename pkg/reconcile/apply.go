@@ -20,39 +20,72 @@ type objectRef struct {
 	Name      string
 }
 
-// appliedCache remembers the digest of the last successful apply of each
-// object. It is a cache: losing it (a restart) costs one apply per object.
+// appliedCache remembers, per object, the digest of the last successful
+// apply, and the object the API server returned until the informer has
+// seen it: right after a create, the next reconcile must not mistake an
+// object the cache has not caught up with for a deleted one. It is a cache:
+// losing it (a restart) costs at most one apply per object.
 type appliedCache struct {
 	mu      sync.Mutex
-	digests map[objectRef][32]byte
+	records map[objectRef]*appliedRecord
 	byInst  map[types.UID][]objectRef
 }
 
+type appliedRecord struct {
+	digest [32]byte
+	// resourceVersion is the object's version after our apply, or when we
+	// last found it holding what we want: while the live object is still
+	// that version, nobody has changed it.
+	resourceVersion string
+	// pending is the apply result, kept until the informer reports the
+	// object (then dropped, to hold no second copy).
+	pending *unstructured.Unstructured
+}
+
 func newAppliedCache() *appliedCache {
-	return &appliedCache{digests: map[objectRef][32]byte{}, byInst: map[types.UID][]objectRef{}}
+	return &appliedCache{records: map[objectRef]*appliedRecord{}, byInst: map[types.UID][]objectRef{}}
 }
 
-func (c *appliedCache) get(ref objectRef) ([32]byte, bool) {
+func (c *appliedCache) get(ref objectRef) (appliedRecord, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	d, ok := c.digests[ref]
-	return d, ok
+	r, ok := c.records[ref]
+	if !ok {
+		return appliedRecord{}, false
+	}
+	return *r, true
 }
 
-func (c *appliedCache) put(inst types.UID, ref objectRef, d [32]byte) {
+func (c *appliedCache) put(inst types.UID, ref objectRef, d [32]byte, rv string, pending *unstructured.Unstructured) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.digests[ref]; !ok {
+	if _, ok := c.records[ref]; !ok {
 		c.byInst[inst] = append(c.byInst[inst], ref)
 	}
-	c.digests[ref] = d
+	c.records[ref] = &appliedRecord{digest: d, resourceVersion: rv, pending: pending}
+}
+
+// observed is called for every informer event on a managed object: once the
+// cache holds the object, the pending copy goes; once it is deleted, the
+// whole record goes, so the object is applied again.
+func (c *appliedCache) observed(ref objectRef, deleted bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.records[ref]
+	switch {
+	case !ok:
+	case deleted:
+		delete(c.records, ref)
+	default:
+		r.pending = nil
+	}
 }
 
 func (c *appliedCache) forget(inst types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ref := range c.byInst[inst] {
-		delete(c.digests, ref)
+		delete(c.records, ref)
 	}
 	delete(c.byInst, inst)
 }
@@ -63,22 +96,27 @@ func digest(obj map[string]any) [32]byte {
 }
 
 // apply makes live match desired with server-side apply, unless nothing
-// would change: the same desired object was applied before and every field
-// of it still holds in the live object (so no one has drifted it). A
-// quiet cluster therefore costs no writes. It returns the object as it now
-// is and whether it wrote.
+// would change: the desired object is the one applied last time and the
+// live object is still the version that apply produced, or it visibly holds
+// every field we set. A quiet cluster therefore costs no writes, while a
+// hand edit (a new version that no longer holds our fields) is reverted.
+// It returns the object as it now is and whether it wrote.
 func (e *Engine) apply(ctx context.Context, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
 	d := digest(desired)
-	if live != nil && live.GetDeletionTimestamp() == nil {
-		if last, ok := e.applied.get(ref); ok && last == d && contains(live.Object, desired) {
-			return live, false, nil
-		}
-		if _, ok := e.applied.get(ref); !ok && contains(live.Object, desired) {
-			// After a restart: the live object already says everything we
-			// would; remember that instead of writing it again.
-			e.applied.put(inst, ref, d)
-			return live, false, nil
-		}
+	last, known := e.applied.get(ref)
+	same := known && last.digest == d
+	switch {
+	case live == nil && same && last.pending != nil:
+		// Applied moments ago; the informer has not caught up yet.
+		return last.pending, false, nil
+	case live == nil || live.GetDeletionTimestamp() != nil:
+	case same && live.GetResourceVersion() == last.resourceVersion:
+		return live, false, nil
+	case (same || !known) && contains(live.Object, desired):
+		// Changed by someone else (a status update, say) without touching
+		// our fields, or found already right after a restart.
+		e.applied.put(inst, ref, d, live.GetResourceVersion(), nil)
+		return live, false, nil
 	}
 	u := &unstructured.Unstructured{Object: desired}
 	out, err := e.opts.Dynamic.Resource(ref.GVR).Namespace(ref.Namespace).Apply(ctx, ref.Name, u,
@@ -87,7 +125,7 @@ func (e *Engine) apply(ctx context.Context, inst types.UID, ref objectRef, desir
 	if err != nil {
 		return nil, false, err
 	}
-	e.applied.put(inst, ref, d)
+	e.applied.put(inst, ref, d, out.GetResourceVersion(), out)
 	return out, true, nil
 }
 

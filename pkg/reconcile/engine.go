@@ -87,7 +87,9 @@ type Engine struct {
 	// applied remembers, per managed object, the digest of what was last
 	// applied, so an unchanged desired object is not applied again.
 	applied *appliedCache
-	ctx     context.Context
+	// statuses remembers status writes, against a stale instance cache.
+	statuses statusMemo
+	ctx      context.Context
 }
 
 // NewEngine returns an engine; Start runs it.
@@ -229,7 +231,7 @@ func (e *Engine) enqueueInstance(gvk schema.GroupVersionKind, obj any) {
 
 // routeManaged sends an event on a managed object to the instance that owns
 // it, found through the labels the agent put on it.
-func (e *Engine) routeManaged(obj any) {
+func (e *Engine) routeManaged(gvr schema.GroupVersionResource, obj any, deleted bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
@@ -237,6 +239,7 @@ func (e *Engine) routeManaged(obj any) {
 	if !ok {
 		return
 	}
+	e.applied.observed(objectRef{GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}, deleted)
 	labels := u.GetLabels()
 	name := labels[v1alpha1.LabelInstanceName]
 	if name == "" {

@@ -55,6 +55,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		return result{}, err
 	}
 	inst := obj.(*unstructured.Unstructured).DeepCopy()
+	e.statuses.catchUp(inst)
 	r := &run{
 		e: e, s: s, inst: inst,
 		id:       ownership.Instance{GVK: key.GVK, Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), Labels: inst.GetLabels()},

@@ -149,6 +149,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	}
 	if err == nil {
 		r.e.applied.forget(r.inst.GetUID())
+		r.e.statuses.forget(r.inst.GetUID())
 	}
 	return result{}, err
 }

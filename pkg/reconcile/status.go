@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -81,6 +83,7 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
+	r.e.statuses.wrote(r.inst, next)
 	r.recordTransitions(old, st)
 	return nil
 }
@@ -166,4 +169,44 @@ func existingNamespaces(inst interface{ GetAnnotations() map[string]string }) []
 		return nil
 	}
 	return strings.Split(v, ",")
+}
+
+// statusMemo remembers the last status written to each instance and the
+// version of the instance it was written over. A reconcile that still sees
+// that version reads from a cache that has not caught up with the write; it
+// works from the status it wrote instead, so it neither writes the same
+// status again nor restarts condition transition times.
+type statusMemo struct {
+	mu sync.Mutex
+	m  map[types.UID]statusWrite
+}
+
+type statusWrite struct {
+	over   string         // resourceVersion the write was based on
+	status map[string]any // status written
+}
+
+func (s *statusMemo) wrote(inst *unstructured.Unstructured, status map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[types.UID]statusWrite{}
+	}
+	s.m[inst.GetUID()] = statusWrite{over: inst.GetResourceVersion(), status: runtime.DeepCopyJSON(normalize(status).(map[string]any))}
+}
+
+// catchUp replaces a cached instance's status by the one last written over
+// the same version, if any.
+func (s *statusMemo) catchUp(inst *unstructured.Unstructured) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, ok := s.m[inst.GetUID()]; ok && w.over == inst.GetResourceVersion() {
+		inst.Object["status"] = runtime.DeepCopyJSON(w.status)
+	}
+}
+
+func (s *statusMemo) forget(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, uid)
 }

@@ -28,14 +28,14 @@ type watched struct {
 // the objects the agent manages so the cache holds nothing else.
 type watchers struct {
 	client  dynamic.Interface
-	onEvent func(any)
+	onEvent func(gvr schema.GroupVersionResource, obj any, deleted bool)
 
 	mu      sync.Mutex
 	managed map[schema.GroupVersionResource]*watched
 	inst    map[schema.GroupVersionResource]*watched
 }
 
-func newWatchers(client dynamic.Interface, onManagedEvent func(any)) *watchers {
+func newWatchers(client dynamic.Interface, onManagedEvent func(schema.GroupVersionResource, any, bool)) *watchers {
 	return &watchers{
 		client:  client,
 		onEvent: onManagedEvent,
@@ -56,7 +56,11 @@ func (w *watchers) watchManaged(gvr schema.GroupVersionResource) *watched {
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{indexInstance: byInstanceID},
 		func(o *metav1.ListOptions) { o.LabelSelector = managedSelector }).Informer()
-	_, _ = inf.AddEventHandler(handlerFunc(w.onEvent))
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.onEvent(gvr, obj, false) },
+		UpdateFunc: func(_, obj any) { w.onEvent(gvr, obj, false) },
+		DeleteFunc: func(obj any) { w.onEvent(gvr, obj, true) },
+	})
 	x := &watched{informer: inf, stop: make(chan struct{})}
 	go inf.Run(x.stop)
 	w.managed[gvr] = x

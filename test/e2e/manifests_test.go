@@ -1,0 +1,49 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/test/localcluster"
+)
+
+func TestManifestsApplyServerSide(t *testing.T) {
+	f := features.New("manifests/").
+		Assess("kubectl apply --dry-run=server -k manifests/ passes", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			bin, err := localcluster.BinDir(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root, err := localcluster.RepoRoot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A server-side dry run cannot place objects in a namespace
+			// that exists only in the same dry run, so it is made first.
+			namespace(t, newClients(t, cfg), "kro-system")
+			var out bytes.Buffer
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "--kubeconfig", cfg.KubeconfigFile(),
+				"apply", "--dry-run=server", "-k", filepath.Join(root, "manifests"))
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("kubectl apply --dry-run=server -k manifests/: %v\n%s", err, out.String())
+			}
+			for _, want := range []string{"deployment.apps/kro-agent", "clusterrole.rbac.authorization.k8s.io/kro-agent-managed-resources", "customresourcedefinition.apiextensions.k8s.io/resourcegraphdefinitions.kro.run"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %s:\n%s", want, out.String())
+				}
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}

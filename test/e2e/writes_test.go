@@ -1,0 +1,92 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+// chainRGD is SPEC §10's agent-bound workload: three chained objects.
+const chainRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: chain}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Chain
+    spec: {value: string | default=v}
+  resources:
+  - id: first
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-1"}, data: {v: "${schema.spec.value}"}}
+  - id: second
+    template: {apiVersion: v1, kind: Secret, metadata: {name: "${schema.metadata.name}-2"}, stringData: {v: "${first.data.v}"}}
+  - id: third
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-3"}, data: {from: "${second.metadata.name}"}}
+`
+
+// agentWrites reads the agent's own write counter (in-process registry).
+func agentWrites(t *testing.T) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "kro_agent_writes_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			total += m.GetCounter().GetValue()
+			if testing.Verbose() {
+				t.Logf("  %v = %v", m.GetLabel(), m.GetCounter().GetValue())
+			}
+		}
+	}
+	return total
+}
+
+func TestWriteBudget(t *testing.T) {
+	const ns = "writes"
+	const n = 10
+	f := features.New("the agent's writes: at most 5 per instance to ACTIVE, none while nothing changes").
+		Assess("the budget holds", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, chainRGD)
+			c.waitRGDActive(t, "chain")
+			before := agentWrites(t)
+			for i := 0; i < n; i++ {
+				c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Chain, metadata: {name: c%d, namespace: %s}}", i, ns))
+			}
+			for i := 0; i < n; i++ {
+				c.waitState(t, "kro.run/v1alpha1", "Chain", ns, fmt.Sprintf("c%d", i), v1alpha1.InstanceActive)
+			}
+			// Let in-flight reconciles (triggered by our own writes) settle.
+			time.Sleep(2 * time.Second)
+			perInstance := (agentWrites(t) - before) / n
+			t.Logf("writes per instance on the way to ACTIVE: %.1f", perInstance)
+			if perInstance > 5 {
+				t.Errorf("%.1f writes per instance; the budget is 5 (one apply per resource, finalizer and labels, one status)", perInstance)
+			}
+			quiet := agentWrites(t)
+			time.Sleep(5 * time.Second)
+			if got := agentWrites(t) - quiet; got != 0 {
+				t.Errorf("%v writes while nothing changed; want none", got)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
