@@ -240,6 +240,10 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		labels[k] = v
 	}
 	u.SetLabels(labels)
+	if err := r.recordNamespace(ctx, u.GetNamespace()); err != nil {
+		r.fail(err)
+		return nil, false
+	}
 	ref := objectRef{GVR: n.Kind.GVR(), Namespace: u.GetNamespace(), Name: u.GetName()}
 	r.desired[ref] = true
 	live := r.e.cached(ref)

@@ -32,6 +32,15 @@ spec:
     status:
       gate: ${gate.metadata.name}
       secretName: ${secret.metadata.name}
+      conditions:
+      - type: GateOpen
+        status: ${gate.data.?ready.orValue('no') == 'yes'}
+        reason: GateChecked
+        message: gate says ${gate.data.?ready.orValue('nothing')}
+      - type: AuditPending
+        status: ${!has(gate.data.audited)}
+        polarity: Negative
+        countsTowardReady: false
   resources:
   - id: gate
     template:
@@ -73,6 +82,9 @@ func TestReadinessGating(t *testing.T) {
 					t.Errorf("ResourcesReady message %q does not contain %q", msg, want)
 				}
 			}
+			if c := condition(inst, "GateOpen"); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "GateChecked" || c.Message != "gate says nothing" {
+				t.Errorf("custom condition GateOpen = %+v", c)
+			}
 			if st, _, _ := unstructured.NestedString(inst.Object, "status", "state"); st != string(v1alpha1.InstanceInProgress) {
 				t.Errorf("state = %s, want IN_PROGRESS", st)
 			}
@@ -92,6 +104,14 @@ func TestReadinessGating(t *testing.T) {
 			}
 			inst := c.waitState(t, "kro.run/v1alpha1", "Gated", ns, "g", v1alpha1.InstanceActive)
 			c.mustGet(t, "v1", "Secret", ns, "g-secret")
+			if c := condition(inst, "GateOpen"); c == nil || c.Status != metav1.ConditionTrue || c.Message != "gate says yes" {
+				t.Errorf("custom condition GateOpen = %+v", c)
+			}
+			// A negative-polarity condition that does not count toward
+			// Ready is written as authored (True is bad) and Ready stays True.
+			if c := condition(inst, "AuditPending"); c == nil || c.Status != metav1.ConditionTrue {
+				t.Errorf("custom condition AuditPending = %+v", c)
+			}
 			if got, _, _ := unstructured.NestedString(inst.Object, "status", "secretName"); got != "g-secret" {
 				t.Errorf("status.secretName = %q", got)
 			}
