@@ -33,6 +33,6 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 		},
 	}
 	o.Config.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newValidateCommand(o))
+	cmd.AddCommand(newValidateCommand(o), newTreeCommand(o))
 	return cmd
 }

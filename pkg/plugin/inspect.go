@@ -1,0 +1,337 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/resolve"
+)
+
+// Verdicts of a node or object in a tree.
+const (
+	VerdictReady    = "Ready"
+	VerdictNotReady = "NotReady"
+	VerdictSkipped  = "Skipped"
+	VerdictMissing  = "Missing"
+	VerdictExternal = "External"
+	VerdictUnknown  = "Unknown"
+)
+
+// Row is one object (or one node with no object) of an instance's tree.
+type Row struct {
+	NodeID    string `json:"nodeID"`
+	Depth     int    `json:"depth"`
+	Index     *int   `json:"index,omitempty"`
+	Kind      string `json:"kind"`
+	Name      string `json:"name,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	// Ready is the readyWhen verdict (or existence): Ready, NotReady,
+	// Skipped, Missing, External or Unknown.
+	Ready string `json:"ready"`
+	// Health is kstatus's generic verdict (Current, InProgress, Failed, ...).
+	Health string `json:"health,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Created is the object's creation time, for AGE.
+	Created *metav1.Time `json:"created,omitempty"`
+
+	object *unstructured.Unstructured
+}
+
+// Tree is an instance and what it manages, in topological order.
+type Tree struct {
+	Instance Row   `json:"instance"`
+	Rows     []Row `json:"resources"`
+	// Requests is how many API requests fetching the members took.
+	Requests int `json:"-"`
+
+	edges [][2]string
+}
+
+// buildTree fetches every member of the instance (LIST by label per kind
+// the graph names, so requests grow with the graph, not the cluster) and
+// judges each node.
+func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
+	inst := s.instance
+	t := &Tree{Instance: Row{NodeID: "", Kind: s.mapping.GroupVersionKind.Kind, Name: inst.GetName(), Namespace: inst.GetNamespace(), Ready: instanceVerdict(inst), Reason: readyReason(inst), Created: ptrTime(inst.GetCreationTimestamp())}}
+	if s.graph == nil {
+		return t, nil
+	}
+	members, requests, forbidden := c.fetchMembers(ctx, s)
+	t.Requests = requests
+	scope := resolve.NewScope(inst.Object)
+	for _, n := range s.graph.Nodes {
+		if n.IsCollection() {
+			var items []any
+			for _, u := range members[n.ID] {
+				items = append(items, u.Object)
+			}
+			if len(members[n.ID]) > 0 {
+				scope.Set(n.ID, items)
+			}
+		} else if objs := members[n.ID]; len(objs) > 0 {
+			scope.Set(n.ID, objs[0].Object)
+		}
+	}
+	depth := map[string]int{}
+	for _, n := range s.graph.Nodes {
+		d := 1
+		if len(n.Dependencies) > 0 {
+			parent := n.Dependencies[len(n.Dependencies)-1]
+			d = depth[parent] + 1
+		}
+		depth[n.ID] = d
+		for _, dep := range n.Dependencies {
+			t.edges = append(t.edges, [2]string{dep, n.ID})
+		}
+		kind := "?"
+		if n.Kind != nil {
+			kind = n.Kind.GVK.Kind
+		}
+		switch {
+		case n.External != nil:
+			t.Rows = append(t.Rows, c.externalRow(ctx, s, n, scope, d))
+		case forbidden[n.ID]:
+			t.Rows = append(t.Rows, Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown, Reason: "you may not list " + kind})
+		case len(members[n.ID]) == 0:
+			t.Rows = append(t.Rows, absentRow(n, scope, d, kind))
+		default:
+			for _, u := range members[n.ID] {
+				t.Rows = append(t.Rows, objectRow(n, u, scope, d))
+			}
+		}
+	}
+	return t, nil
+}
+
+// fetchMembers lists, with a bounded worker pool, every kind of the graph by
+// the instance-id label, in the instance's namespace and the additional
+// namespaces its ApplySet annotation names.
+func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*unstructured.Unstructured, int, map[string]bool) {
+	selector := labels.SelectorFromSet(labels.Set{v1alpha1.LabelInstanceID: string(s.instance.GetUID())}).String()
+	namespaces := []string{s.instance.GetNamespace()}
+	if extra := s.instance.GetAnnotations()[v1alpha1.AnnotationApplySetNamespaces]; extra != "" {
+		namespaces = append(namespaces, strings.Split(extra, ",")...)
+	}
+	type job struct {
+		node *graph.Node
+		ns   string
+	}
+	var jobs []job
+	seen := map[string]bool{}
+	for _, n := range s.graph.Nodes {
+		if n.Template == nil || n.Kind == nil || n.Kind.Resource == "" {
+			continue
+		}
+		for _, ns := range namespaces {
+			if !n.Kind.Namespaced {
+				ns = ""
+			}
+			key := n.Kind.GVR().String() + "/" + ns
+			if !seen[key] {
+				seen[key] = true
+				jobs = append(jobs, job{node: n, ns: ns})
+			}
+		}
+	}
+	var mu sync.Mutex
+	found := map[string][]*unstructured.Unstructured{}
+	forbidden := map[string]bool{}
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(j job) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			list, err := c.dyn.Resource(j.node.Kind.GVR()).Namespace(j.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if apierrors.IsForbidden(err) {
+					for _, n := range s.graph.Nodes {
+						if n.Kind != nil && n.Kind.GVR() == j.node.Kind.GVR() {
+							forbidden[n.ID] = true
+						}
+					}
+				}
+				return
+			}
+			for i := range list.Items {
+				u := &list.Items[i]
+				node := u.GetLabels()[v1alpha1.LabelNodeID]
+				found[node] = append(found[node], u)
+			}
+		}(j)
+	}
+	wg.Wait()
+	for _, objs := range found {
+		sort.Slice(objs, func(a, b int) bool {
+			ia, _ := strconv.Atoi(objs[a].GetLabels()[v1alpha1.LabelCollectionIndex])
+			ib, _ := strconv.Atoi(objs[b].GetLabels()[v1alpha1.LabelCollectionIndex])
+			if ia != ib {
+				return ia < ib
+			}
+			return objs[a].GetName() < objs[b].GetName()
+		})
+	}
+	return found, len(jobs), forbidden
+}
+
+func objectRow(n *graph.Node, u *unstructured.Unstructured, scope *resolve.Scope, depth int) Row {
+	row := Row{NodeID: n.ID, Depth: depth, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Created: ptrTime(u.GetCreationTimestamp()), object: u}
+	if idx, err := strconv.Atoi(u.GetLabels()[v1alpha1.LabelCollectionIndex]); err == nil && n.IsCollection() {
+		row.Index = &idx
+	}
+	verdict := resolve.Ready(n, u.Object, scope)
+	row.Ready = VerdictReady
+	if !verdict.Ready {
+		row.Ready, row.Reason = VerdictNotReady, verdict.Reason
+	}
+	if res, err := status.Compute(u); err == nil {
+		row.Health = res.Status.String()
+		if row.Reason == "" && res.Status != status.CurrentStatus {
+			row.Reason = res.Message
+		}
+	}
+	if u.GetDeletionTimestamp() != nil {
+		row.Reason = "terminating; " + row.Reason
+	}
+	return row
+}
+
+// absentRow explains a node with no object: skipped by includeWhen, or
+// missing (not created yet, or deleted).
+func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind string) Row {
+	row := Row{NodeID: n.ID, Depth: depth, Kind: kind, Ready: VerdictMissing}
+	included, err := resolve.Included(n, scope)
+	switch {
+	case err == nil && !included:
+		var srcs []string
+		for _, e := range n.IncludeWhen {
+			srcs = append(srcs, "${"+e.Source+"}")
+		}
+		row.Ready, row.Reason = VerdictSkipped, "includeWhen "+strings.Join(srcs, " && ")+" is false"
+	case err != nil && errors.Is(err, resolve.ErrPending):
+		row.Reason = "not created yet: waiting for its dependencies"
+	default:
+		row.Reason = "expected by the graph but does not exist"
+	}
+	if n.IsCollection() {
+		if items, err := resolve.Expand(n, scope, 0); err == nil && len(items) == 0 {
+			row.Ready, row.Reason = VerdictReady, "empty collection"
+		}
+	}
+	return row
+}
+
+func (c *cluster) externalRow(ctx context.Context, s *subject, n *graph.Node, scope *resolve.Scope, depth int) Row {
+	row := Row{NodeID: n.ID, Depth: depth, Kind: n.External.Kind, Ready: VerdictExternal}
+	name, ns := n.External.Metadata.Name, n.External.Metadata.Namespace
+	for _, f := range n.Fields {
+		v, _, err := resolve.FieldValue(f, scope)
+		if err != nil {
+			continue
+		}
+		if f.Path.String() == "metadata.name" {
+			name, _ = v.(string)
+		} else if f.Path.String() == "metadata.namespace" {
+			ns, _ = v.(string)
+		}
+	}
+	if n.Kind == nil || n.Kind.Resource == "" || name == "" {
+		row.Reason = "external (selected by labels)"
+		return row
+	}
+	if n.Kind.Namespaced && ns == "" {
+		ns = s.instance.GetNamespace()
+	}
+	row.Name, row.Namespace = name, ns
+	u, err := c.dyn.Resource(n.Kind.GVR()).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		row.Reason = "external; " + err.Error()
+		return row
+	}
+	row.Created = ptrTime(u.GetCreationTimestamp())
+	row.object = u
+	if v := resolve.Ready(n, u.Object, scope); !v.Ready {
+		row.Reason = "external; " + v.Reason
+	} else {
+		row.Reason = "external; read, never written"
+	}
+	return row
+}
+
+func instanceVerdict(u *unstructured.Unstructured) string {
+	if c := findCondition(u, v1alpha1.ConditionReady); c != nil {
+		switch c.Status {
+		case metav1.ConditionTrue:
+			return VerdictReady
+		case metav1.ConditionFalse:
+			return VerdictNotReady
+		}
+	}
+	return VerdictUnknown
+}
+
+func readyReason(u *unstructured.Unstructured) string {
+	st, _, _ := unstructured.NestedString(u.Object, "status", "state")
+	if c := findCondition(u, v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+		return strings.TrimSpace(st + " " + c.Reason)
+	}
+	return st
+}
+
+// conditionsOf reads the conditions of any object's status.
+func conditionsOf(u *unstructured.Unstructured) []metav1.Condition {
+	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var out []metav1.Condition
+	for _, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		c := metav1.Condition{}
+		c.Type, _ = m["type"].(string)
+		s, _ := m["status"].(string)
+		c.Status = metav1.ConditionStatus(s)
+		c.Reason, _ = m["reason"].(string)
+		c.Message, _ = m["message"].(string)
+		c.ObservedGeneration, _, _ = unstructured.NestedInt64(m, "observedGeneration")
+		if ts, ok := m["lastTransitionTime"].(string); ok {
+			_ = c.LastTransitionTime.UnmarshalQueryParameter(ts)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func findCondition(u *unstructured.Unstructured, t string) *metav1.Condition {
+	conds := conditionsOf(u)
+	i := slices.IndexFunc(conds, func(c metav1.Condition) bool { return c.Type == t })
+	if i < 0 {
+		return nil
+	}
+	return &conds[i]
+}
+
+func ptrTime(t metav1.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+

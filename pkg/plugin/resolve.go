@@ -1,0 +1,175 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+// cluster is what the inspecting commands talk to.
+type cluster struct {
+	dyn       dynamic.Interface
+	mapper    meta.RESTMapper
+	resolver  kinds.Resolver
+	namespace string
+}
+
+func (o *Options) cluster() (*cluster, error) {
+	cfg, err := o.Config.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := o.Config.ToRESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	dc, err := o.Config.ToDiscoveryClient()
+	if err != nil {
+		return nil, err
+	}
+	builtin, err := kinds.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := o.Config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, err
+	}
+	return &cluster{
+		dyn:       dyn,
+		mapper:    mapper,
+		resolver:  kinds.Chain{kinds.NewDiscovery(memory.NewMemCacheClient(dc)), builtin},
+		namespace: ns,
+	}, nil
+}
+
+// subject is an instance with its RGD and compiled graph.
+type subject struct {
+	instance *unstructured.Unstructured
+	mapping  *meta.RESTMapping
+	rgd      *v1alpha1.ResourceGraphDefinition
+	// graph is nil when the RGD does not compile; graphErr says why.
+	graph    *graph.Graph
+	graphErr error
+}
+
+// loadSubject finds the instance KIND NAME (KIND as kubectl takes it: kind,
+// plural or short name, optionally .group) and its RGD.
+func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject, error) {
+	mapping, err := c.mapping(kind)
+	if err != nil {
+		return nil, err
+	}
+	ri := c.dyn.Resource(mapping.Resource)
+	var inst *unstructured.Unstructured
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		inst, err = ri.Namespace(c.namespace).Get(ctx, name, metav1.GetOptions{})
+	} else {
+		inst, err = ri.Get(ctx, name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &subject{instance: inst, mapping: mapping}
+	rgdName := inst.GetLabels()[v1alpha1.LabelRGDName]
+	if rgdName == "" {
+		rgdName, err = c.rgdServing(ctx, mapping.GroupVersionKind)
+		if err != nil {
+			return nil, err
+		}
+	}
+	s.rgd, err = c.getRGD(ctx, rgdName)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s: %w", mapping.GroupVersionKind.Kind, name, rgdName, err)
+	}
+	s.graph, s.graphErr = graph.Compile(s.rgd, graph.Options{Resolver: c.resolver, AllowUnknownKinds: true})
+	return s, nil
+}
+
+func (c *cluster) mapping(kind string) (*meta.RESTMapping, error) {
+	gvr, gr := schema.ParseResourceArg(strings.ToLower(kind))
+	var gvk schema.GroupVersionKind
+	var err error
+	if gvr != nil {
+		gvk, err = c.mapper.KindFor(*gvr)
+	}
+	if gvr == nil || err != nil {
+		gvk, err = c.mapper.KindFor(gr.WithVersion(""))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the server has no kind %q: %w", kind, err)
+	}
+	return c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+}
+
+var rgdGVR = v1alpha1.GroupVersion.WithResource("resourcegraphdefinitions")
+
+func (c *cluster) getRGD(ctx context.Context, name string) (*v1alpha1.ResourceGraphDefinition, error) {
+	u, err := c.dyn.Resource(rgdGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, rgd); err != nil {
+		return nil, err
+	}
+	return rgd, nil
+}
+
+func (c *cluster) listRGDs(ctx context.Context) ([]v1alpha1.ResourceGraphDefinition, error) {
+	list, err := c.dyn.Resource(rgdGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]v1alpha1.ResourceGraphDefinition, 0, len(list.Items))
+	for _, u := range list.Items {
+		rgd := v1alpha1.ResourceGraphDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &rgd); err == nil {
+			out = append(out, rgd)
+		}
+	}
+	return out, nil
+}
+
+// rgdServing finds the RGD whose schema defines gvk, for an instance the
+// agent has not labelled yet.
+func (c *cluster) rgdServing(ctx context.Context, gvk schema.GroupVersionKind) (string, error) {
+	rgds, err := c.listRGDs(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range rgds {
+		if rgdKind(&r) == gvk {
+			return r.Name, nil
+		}
+	}
+	return "", apierrors.NewNotFound(rgdGVR.GroupResource(), "for kind "+gvk.Kind)
+}
+
+func rgdKind(r *v1alpha1.ResourceGraphDefinition) schema.GroupVersionKind {
+	if r.Spec.Schema == nil {
+		return schema.GroupVersionKind{}
+	}
+	group := r.Spec.Schema.Group
+	if group == "" {
+		group = v1alpha1.GroupVersion.Group
+	}
+	return schema.GroupVersionKind{Group: group, Version: r.Spec.Schema.APIVersion, Kind: r.Spec.Schema.Kind}
+}

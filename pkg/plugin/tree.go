@@ -1,0 +1,148 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+type treeOptions struct {
+	*Options
+	output string
+	color  string
+	now    func() time.Time
+}
+
+func newTreeCommand(parent *Options) *cobra.Command {
+	o := &treeOptions{Options: parent, now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "tree KIND NAME",
+		Short: "Show an instance and every resource it manages, nested by the dependency graph",
+		Long: `tree shows an instance and every resource it manages, in the RGD's topological order
+and nested under the resource each depends on: node id, kind and name, namespace, READY
+(the readyWhen verdict), HEALTH (kstatus), REASON and AGE. Resources are found by the
+labels kro-agent sets, with one LIST per kind in the graph.`,
+		Example: `  kubectl kro tree webapp demo
+  kubectl kro tree webapp demo -o yaml
+  kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeInstances(parent),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), args[0], args[1])
+		},
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json, yaml or dot")
+	addColorFlag(cmd, &o.color)
+	return cmd
+}
+
+func (o *treeOptions) run(ctx context.Context, kind, name string) error {
+	c, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	s, err := c.loadSubject(ctx, kind, name)
+	if err != nil {
+		return err
+	}
+	t, err := c.buildTree(ctx, s)
+	if err != nil {
+		return err
+	}
+	switch o.output {
+	case "":
+		printTree(o.Streams.Out, t, s, newPalette(o.Streams.Out, o.color), o.now())
+		return nil
+	case "dot":
+		printDot(o.Streams.Out, t)
+		return nil
+	default:
+		return printObject(o.Streams.Out, o.output, t)
+	}
+}
+
+// printTree prints the tree as an aligned table with the NODE column
+// indented by depth.
+func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "NODE\tKIND/NAME\tNAMESPACE\tREADY\tHEALTH\tREASON\tAGE")
+	in := t.Instance
+	fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", p.bold("(instance)"), in.Kind, in.Name, orDash(in.Namespace), p.verdict(in.Ready), "-", orDash(oneLine(in.Reason)), age(in.Created, now))
+	for _, r := range t.Rows {
+		node := strings.Repeat("  ", r.Depth-1) + "└─ " + r.NodeID
+		if r.Index != nil {
+			node += fmt.Sprintf("[%d]", *r.Index)
+		}
+		kn := r.Kind
+		if r.Name != "" {
+			kn += "/" + r.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", node, kn, orDash(r.Namespace), p.verdict(r.Ready), p.verdict(orDash(r.Health)), orDash(truncate(oneLine(r.Reason), 120)), age(r.Created, now))
+	}
+	tw.Flush()
+	if s.graphErr != nil {
+		fmt.Fprintf(w, "\nResourceGraphDefinition %s does not compile, so its resources cannot be shown:\n%s\n", s.rgd.Name, s.graphErr)
+	}
+}
+
+// printDot draws the live graph in Graphviz, nodes colored by readiness.
+func printDot(w io.Writer, t *Tree) {
+	fmt.Fprintln(w, "digraph instance {")
+	fmt.Fprintln(w, "  rankdir=LR;")
+	fmt.Fprintln(w, "  node [shape=box, style=filled, fontname=Helvetica];")
+	fmt.Fprintf(w, "  instance [label=%q, fillcolor=%q];\n", t.Instance.Kind+"/"+t.Instance.Name, dotColor(t.Instance.Ready))
+	verdicts := map[string]string{}
+	labels := map[string][]string{}
+	for _, r := range t.Rows {
+		label := r.Kind
+		if r.Name != "" {
+			label += "/" + r.Name
+		}
+		labels[r.NodeID] = append(labels[r.NodeID], label)
+		if v, ok := verdicts[r.NodeID]; !ok || v == VerdictReady {
+			verdicts[r.NodeID] = r.Ready
+		}
+	}
+	hasParent := map[string]bool{}
+	for _, e := range t.edges {
+		hasParent[e[1]] = true
+	}
+	seen := map[string]bool{}
+	for _, r := range t.Rows {
+		if seen[r.NodeID] {
+			continue
+		}
+		seen[r.NodeID] = true
+		fmt.Fprintf(w, "  %q [label=%q, fillcolor=%q];\n", r.NodeID, r.NodeID+"\n"+strings.Join(labels[r.NodeID], "\n"), dotColor(verdicts[r.NodeID]))
+		if !hasParent[r.NodeID] {
+			fmt.Fprintf(w, "  instance -> %q;\n", r.NodeID)
+		}
+	}
+	for _, e := range t.edges {
+		fmt.Fprintf(w, "  %q -> %q;\n", e[0], e[1])
+	}
+	fmt.Fprintln(w, "}")
+}
+
+func dotColor(verdict string) string {
+	switch verdict {
+	case VerdictReady:
+		return "palegreen"
+	case VerdictNotReady, VerdictMissing:
+		return "lightcoral"
+	case VerdictSkipped, VerdictExternal:
+		return "lightblue"
+	}
+	return "khaki"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
