@@ -334,4 +334,3 @@ func ptrTime(t metav1.Time) *metav1.Time {
 	}
 	return &t
 }
-

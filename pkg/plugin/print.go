@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"golang.org/x/term"
 )
 
 // palette colors verdicts on a terminal. NO_COLOR (https://no-color.org)
@@ -80,4 +80,3 @@ func addColorFlag(cmd *cobra.Command, target *string) {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
-
