@@ -14,8 +14,8 @@ import (
 func main() {
 	cmd := plugin.NewRootCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	if err := cmd.Execute(); err != nil {
-		// A failed validation has printed its report already.
-		if !errors.Is(err, plugin.ErrInvalid) {
+		// A failed validation or diagnosis has printed its report already.
+		if !errors.Is(err, plugin.ErrInvalid) && !errors.Is(err, plugin.ErrNotReady) {
 			fmt.Fprintln(os.Stderr, "error:", err)
 		}
 		os.Exit(1)

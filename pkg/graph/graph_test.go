@@ -168,7 +168,7 @@ spec:
 	for _, in := range g.Node("deploy").ReadyWhen[0].Inputs {
 		got = append(got, in.Source)
 	}
-	want := []string{"deploy.status.?availableReplicas", "deploy.spec.replicas"}
+	want := []string{"deploy.status.?availableReplicas.orValue(0)", "deploy.spec.replicas"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("inputs = %q, want %q", got, want)
 	}

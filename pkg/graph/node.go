@@ -219,6 +219,11 @@ func (c *compiler) inputs(env *celenv.Env, e *Expression) []*Expression {
 		if parent, ok := x.Parent(); ok && (isPath(parent) || parent.Kind() == celast.SelectKind) {
 			continue // part of a longer path, or of a has() test
 		}
+		// x.?a.orValue(d) is read as the value the check used.
+		if parent, ok := x.Parent(); ok && parent.Kind() == celast.CallKind && parent.AsCall().FunctionName() == "orValue" &&
+			parent.AsCall().IsMemberFunction() && parent.AsCall().Target().ID() == x.ID() {
+			x = parent
+		}
 		src, err := parser.Unparse(x, native.SourceInfo())
 		if err != nil || seen[src] {
 			continue

@@ -33,6 +33,6 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 		},
 	}
 	o.Config.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newValidateCommand(o), newTreeCommand(o))
+	cmd.AddCommand(newValidateCommand(o), newTreeCommand(o), newExplainCommand(o), newWhyNotReadyCommand(o), newStatusCommand(o))
 	return cmd
 }

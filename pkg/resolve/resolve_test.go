@@ -86,7 +86,7 @@ func TestReadyExplainsWhy(t *testing.T) {
 		t.Fatal("a Deployment with no available replicas must not be ready")
 	}
 	for _, want := range []string{"readyWhen ${deployment.status.?availableReplicas.orValue(0) == deployment.spec.replicas} is false",
-		"deployment.status.?availableReplicas = <absent>", "deployment.spec.replicas = 2"} {
+		"deployment.status.?availableReplicas.orValue(0) = 0", "deployment.spec.replicas = 2"} {
 		if !strings.Contains(r.Reason, want) {
 			t.Errorf("reason %q does not contain %q", r.Reason, want)
 		}

@@ -1,0 +1,145 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+// meanings says in words what each built-in condition type stands for.
+var meanings = map[string]string{
+	v1alpha1.ConditionReady:           "the object is fully reconciled and healthy; the only condition automation needs to watch",
+	v1alpha1.ConditionInstanceManaged: "kro-agent has taken the instance over: finalizer and ownership labels are in place",
+	v1alpha1.ConditionGraphResolved:   "every resource template rendered from the instance's values",
+	v1alpha1.ConditionResourcesReady:  "every resource exists and passes its readyWhen checks",
+	v1alpha1.ConditionGraphAccepted:   "the RGD is valid: schema, expressions and dependency graph",
+	v1alpha1.ConditionKindReady:       "the generated CustomResourceDefinition is applied and established",
+	v1alpha1.ConditionControllerReady: "kro-agent is reconciling instances of the kind",
+}
+
+// reasonMeanings explains the built-in reasons.
+var reasonMeanings = map[string]string{
+	v1alpha1.ReasonWaitingForInput:      "a resource waits for a dependency to become ready or for a value that does not exist yet",
+	v1alpha1.ReasonResourceNotReady:     "a resource exists but its readyWhen is not met yet",
+	v1alpha1.ReasonApplyFailed:          "the API server refused a write; kro-agent retries with backoff",
+	v1alpha1.ReasonResolveFailed:        "an expression fails on the instance's values; change the instance spec",
+	v1alpha1.ReasonSuspended:            "the instance carries kro.run/reconcile: suspended; nothing is written",
+	v1alpha1.ReasonDeleting:             "the instance is being deleted, resources in reverse topological order",
+	v1alpha1.ReasonInvalidResourceGraph: "the RGD is invalid; the message is the validation error",
+	v1alpha1.ReasonBreakingChange:       "the RGD's new schema would break stored instances; annotate the RGD to force it",
+	v1alpha1.ReasonKindPending:          "work in progress: nothing has reported a result yet (for KindReady: the CRD is not established yet)",
+	v1alpha1.ReasonNotServing:           "instances of the kind are not being reconciled",
+}
+
+// ExplainedCondition is one condition with its explanation.
+type ExplainedCondition struct {
+	Object             string `json:"object"`
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason"`
+	Message            string `json:"message,omitempty"`
+	Meaning            string `json:"meaning"`
+	ReasonMeaning      string `json:"reasonMeaning,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration"`
+	Generation         int64  `json:"generation"`
+	Stale              bool   `json:"stale"`
+	Since              string `json:"since,omitempty"`
+}
+
+func explainConditions(object string, u *unstructured.Unstructured, now time.Time) []ExplainedCondition {
+	var out []ExplainedCondition
+	for _, c := range conditionsOf(u) {
+		meaning, ok := meanings[c.Type]
+		if !ok {
+			meaning = "declared by the RGD (custom condition)"
+		}
+		e := ExplainedCondition{
+			Object: object, Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			Meaning: meaning, ReasonMeaning: reasonMeanings[c.Reason],
+			ObservedGeneration: c.ObservedGeneration, Generation: u.GetGeneration(),
+			Stale: c.ObservedGeneration < u.GetGeneration(),
+		}
+		if !c.LastTransitionTime.IsZero() {
+			e.Since = age(&c.LastTransitionTime, now)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+type explainOptions struct {
+	*Options
+	output, color string
+}
+
+func newExplainCommand(parent *Options) *cobra.Command {
+	o := &explainOptions{Options: parent}
+	cmd := &cobra.Command{
+		Use:   "explain-conditions KIND NAME",
+		Short: "Explain every condition of an instance and of its RGD",
+		Long: `explain-conditions prints each condition of the instance and of its ResourceGraphDefinition:
+what it means, its status and why, since when, and whether it is stale (observedGeneration
+behind metadata.generation: the agent has not processed the latest change yet).`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeInstances(parent),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), args[0], args[1])
+		},
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml")
+	addColorFlag(cmd, &o.color)
+	return cmd
+}
+
+func (o *explainOptions) run(ctx context.Context, kind, name string) error {
+	c, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	s, err := c.loadSubject(ctx, kind, name)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	conds := explainConditions(s.mapping.GroupVersionKind.Kind+"/"+s.instance.GetName(), s.instance, now)
+	rgdObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s.rgd)
+	if err != nil {
+		return err
+	}
+	conds = append(conds, explainConditions("ResourceGraphDefinition/"+s.rgd.Name, &unstructured.Unstructured{Object: rgdObj}, now)...)
+	if o.output != "" {
+		return printObject(o.Streams.Out, o.output, conds)
+	}
+	printExplained(o.Streams.Out, conds, newPalette(o.Streams.Out, o.color))
+	return nil
+}
+
+func printExplained(w io.Writer, conds []ExplainedCondition, p palette) {
+	last := ""
+	for _, c := range conds {
+		if c.Object != last {
+			fmt.Fprintf(w, "%s\n", p.bold(c.Object))
+			last = c.Object
+		}
+		stale := ""
+		if c.Stale {
+			stale = fmt.Sprintf(" (STALE: observed generation %d, object is at %d; the agent has not caught up)", c.ObservedGeneration, c.Generation)
+		}
+		fmt.Fprintf(w, "  %s=%s  reason %s, since %s%s\n", c.Type, p.verdict(c.Status), c.Reason, orDash(c.Since), stale)
+		fmt.Fprintf(w, "    means:  %s\n", c.Meaning)
+		if c.Message != "" {
+			fmt.Fprintf(w, "    why:    %s\n", oneLine(c.Message))
+		}
+		if c.ReasonMeaning != "" && c.Status != string(metav1.ConditionTrue) {
+			fmt.Fprintf(w, "    reason: %s\n", c.ReasonMeaning)
+		}
+	}
+}

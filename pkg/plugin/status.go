@@ -1,0 +1,188 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+// InstanceStatusRow is one line of `kubectl kro status`.
+type InstanceStatusRow struct {
+	Namespace string       `json:"namespace,omitempty"`
+	Kind      string       `json:"kind"`
+	Name      string       `json:"name"`
+	State     string       `json:"state"`
+	Ready     string       `json:"ready"`
+	Reason    string       `json:"reason,omitempty"`
+	Created   *metav1.Time `json:"created,omitempty"`
+}
+
+type statusOptions struct {
+	*Options
+	output, color string
+	allNamespaces bool
+	watch         bool
+	interval      time.Duration
+}
+
+func newStatusCommand(parent *Options) *cobra.Command {
+	o := &statusOptions{Options: parent}
+	cmd := &cobra.Command{
+		Use:   "status [KIND [NAME]]",
+		Short: "One line per instance: state, Ready, reason and age",
+		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
+an RGD serves when no KIND is given, of one kind, or one instance. --watch redraws the
+table whenever it changes.`,
+		Example: `  kubectl kro status -A
+  kubectl kro status webapp
+  kubectl kro status webapp demo --watch`,
+		Args:              cobra.MaximumNArgs(2),
+		ValidArgsFunction: completeInstances(parent),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), args)
+		},
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml")
+	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
+	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "redraw when anything changes")
+	cmd.Flags().DurationVar(&o.interval, "watch-interval", time.Second, "how often --watch looks for changes")
+	addColorFlag(cmd, &o.color)
+	return cmd
+}
+
+func (o *statusOptions) run(ctx context.Context, args []string) error {
+	c, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	last := ""
+	for {
+		rows, err := o.collect(ctx, c, args)
+		if err != nil {
+			return err
+		}
+		if o.output != "" {
+			return printObject(o.Streams.Out, o.output, rows)
+		}
+		var buf bytes.Buffer
+		printStatus(&buf, rows, o.allNamespaces || len(args) == 0, newPalette(o.Streams.Out, o.color), time.Now())
+		if !o.watch {
+			_, err := o.Streams.Out.Write(buf.Bytes())
+			return err
+		}
+		// Redraw only when something other than ages changed.
+		if key := statusKey(rows); key != last {
+			last = key
+			fmt.Fprint(o.Streams.Out, "\x1b[H\x1b[2J")
+			_, _ = o.Streams.Out.Write(buf.Bytes())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(o.interval):
+		}
+	}
+}
+
+func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) ([]InstanceStatusRow, error) {
+	ns := c.namespace
+	if o.allNamespaces {
+		ns = metav1.NamespaceAll
+	}
+	var kinds []string
+	if len(args) > 0 {
+		kinds = []string{args[0]}
+	} else {
+		rgds, err := c.listRGDs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rgds {
+			if r.Status.State == v1alpha1.StateActive {
+				gvk := rgdKind(&r)
+				kinds = append(kinds, strings.ToLower(gvk.Kind)+"."+gvk.Version+"."+gvk.Group)
+			}
+		}
+	}
+	var rows []InstanceStatusRow
+	for _, k := range kinds {
+		m, err := c.mapping(k)
+		if err != nil {
+			if len(args) > 0 {
+				return nil, err
+			}
+			continue
+		}
+		ri := c.dyn.Resource(m.Resource)
+		var items []unstructured.Unstructured
+		if len(args) == 2 {
+			u, err := ri.Namespace(ns).Get(ctx, args[1], metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			items = []unstructured.Unstructured{*u}
+		} else {
+			list, err := ri.Namespace(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			items = list.Items
+		}
+		for i := range items {
+			u := &items[i]
+			state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+			row := InstanceStatusRow{Namespace: u.GetNamespace(), Kind: m.GroupVersionKind.Kind, Name: u.GetName(), State: orDash(state), Ready: "Unknown", Created: ptrTime(u.GetCreationTimestamp())}
+			if c := findCondition(u, v1alpha1.ConditionReady); c != nil {
+				row.Ready = string(c.Status)
+				if c.Status != metav1.ConditionTrue {
+					row.Reason = c.Reason
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		return a.Namespace+"/"+a.Kind+"/"+a.Name < b.Namespace+"/"+b.Kind+"/"+b.Name
+	})
+	return rows, nil
+}
+
+func printStatus(w io.Writer, rows []InstanceStatusRow, showNamespace bool, p palette, now time.Time) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "No instances found.")
+		return
+	}
+	tw := newTable(w)
+	header := "KIND\tNAME\tSTATE\tREADY\tREASON\tAGE"
+	if showNamespace {
+		header = "NAMESPACE\t" + header
+	}
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.Kind, r.Name, p.verdict(r.State), p.verdict(r.Ready), orDash(r.Reason), age(r.Created, now))
+		if showNamespace {
+			line = orDash(r.Namespace) + "\t" + line
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+}
+
+func statusKey(rows []InstanceStatusRow) string {
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s/%s/%s=%s,%s,%s;", r.Namespace, r.Kind, r.Name, r.State, r.Ready, r.Reason)
+	}
+	return b.String()
+}

@@ -1,0 +1,209 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+// ErrNotReady makes why-not-ready exit 1 after printing its diagnosis.
+var ErrNotReady = errors.New("not ready")
+
+// Diagnosis is why-not-ready's answer.
+type Diagnosis struct {
+	Ready bool `json:"ready"`
+	// Cause is the first match of: RGD not Active, suspended, stale
+	// conditions, blocking resource, instance condition.
+	Cause    string   `json:"cause,omitempty"`
+	Resource *Row     `json:"resource,omitempty"`
+	Details  []string `json:"details,omitempty"`
+	Events   []string `json:"events,omitempty"`
+	Advice   string   `json:"advice,omitempty"`
+}
+
+type whyOptions struct {
+	*Options
+	output, color string
+}
+
+func newWhyNotReadyCommand(parent *Options) *cobra.Command {
+	o := &whyOptions{Options: parent}
+	cmd := &cobra.Command{
+		Use:   "why-not-ready KIND NAME",
+		Short: "Find the root cause that keeps an instance from being Ready",
+		Long: `why-not-ready walks from the RGD through the instance to the earliest resource, in
+topological order, that blocks readiness, and prints the root cause: the RGD not Active,
+the instance suspended, conditions stale (agent not running or behind), or the blocking
+resource with its failing readyWhen, the values it read, its health and its recent events.
+Exits 0 when the instance is Ready and 1 otherwise, for scripts.`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeInstances(parent),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), args[0], args[1])
+		},
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml")
+	addColorFlag(cmd, &o.color)
+	return cmd
+}
+
+func (o *whyOptions) run(ctx context.Context, kind, name string) error {
+	c, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	s, err := c.loadSubject(ctx, kind, name)
+	if err != nil {
+		return err
+	}
+	d := c.diagnose(ctx, s)
+	if o.output != "" {
+		if err := printObject(o.Streams.Out, o.output, d); err != nil {
+			return err
+		}
+	} else {
+		printDiagnosis(o.Streams.Out, s, d, newPalette(o.Streams.Out, o.color))
+	}
+	if !d.Ready {
+		return ErrNotReady
+	}
+	return nil
+}
+
+// diagnose finds the first root cause, in order of precedence.
+func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
+	inst := s.instance
+	instRef := s.mapping.GroupVersionKind.Kind + "/" + inst.GetName()
+	if s.rgd.Status.State != v1alpha1.StateActive {
+		d := &Diagnosis{Cause: fmt.Sprintf("ResourceGraphDefinition %s is not Active (state %q)", s.rgd.Name, orDash(string(s.rgd.Status.State)))}
+		for _, cond := range s.rgd.Status.Conditions {
+			if cond.Type != v1alpha1.ConditionReady && cond.Status != metav1.ConditionTrue {
+				d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+			}
+		}
+		if s.graphErr != nil && len(d.Details) == 0 {
+			d.Details = append(d.Details, s.graphErr.Error())
+		}
+		d.Advice = "fix the RGD (kubectl kro validate -f rgd.yaml shows every error); instances resume once it is Active"
+		return d
+	}
+	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
+		return &Diagnosis{
+			Cause:  instRef + " is suspended by the annotation " + v1alpha1.AnnotationReconcile + "=" + v1alpha1.ReconcileSuspended,
+			Advice: fmt.Sprintf("kubectl annotate %s %s %s- to resume", strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), v1alpha1.AnnotationReconcile),
+		}
+	}
+	conds := conditionsOf(inst)
+	ready := findCondition(inst, v1alpha1.ConditionReady)
+	switch {
+	case len(conds) == 0:
+		return &Diagnosis{Cause: instRef + " has no conditions: kro-agent has not processed it",
+			Advice: "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"}
+	case ready != nil && ready.ObservedGeneration < inst.GetGeneration():
+		return &Diagnosis{Cause: fmt.Sprintf("%s's conditions are stale: they describe generation %d, the instance is at %d", instRef, ready.ObservedGeneration, inst.GetGeneration()),
+			Details: []string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)},
+			Advice:  "kro-agent has not processed the latest change: check that it is running and not failing"}
+	}
+	tree, _ := c.buildTree(ctx, s)
+	for i := range tree.Rows {
+		r := &tree.Rows[i]
+		if r.Ready != VerdictNotReady && r.Ready != VerdictMissing && !(r.Ready == VerdictExternal && strings.Contains(r.Reason, "not found")) {
+			continue
+		}
+		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s %s) is %s", r.NodeID, r.Kind, orDash(r.Name), strings.ToLower(r.Ready))}
+		if r.Reason != "" {
+			d.Details = append(d.Details, r.Reason)
+		}
+		if r.object != nil {
+			d.Events = c.recentEvents(ctx, r.object)
+		}
+		d.Advice = "look at the resource (kubectl describe " + strings.ToLower(r.Kind) + " " + r.Name + "); its dependents wait for it"
+		if r.Ready == VerdictMissing {
+			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
+		}
+		return d
+	}
+	if ready != nil && ready.Status == metav1.ConditionTrue {
+		return &Diagnosis{Ready: true, Cause: instRef + " is Ready"}
+	}
+	d := &Diagnosis{Cause: instRef + " is not Ready"}
+	for _, cond := range conds {
+		if cond.Status != metav1.ConditionTrue {
+			d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+		}
+	}
+	d.Events = c.recentEvents(ctx, inst)
+	d.Advice = "kubectl kro explain-conditions " + strings.ToLower(s.mapping.GroupVersionKind.Kind) + " " + inst.GetName() + " explains each condition"
+	return d
+}
+
+// recentEvents returns the last few Events about an object.
+func (c *cluster) recentEvents(ctx context.Context, u *unstructured.Unstructured) []string {
+	sel := fields.Set{"involvedObject.name": u.GetName(), "involvedObject.kind": u.GetKind()}
+	list, err := c.dyn.Resource(corev1.SchemeGroupVersion.WithResource("events")).Namespace(u.GetNamespace()).
+		List(ctx, metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
+	if err != nil {
+		return nil
+	}
+	var events []corev1.Event
+	for _, item := range list.Items {
+		e := corev1.Event{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &e) == nil {
+			events = append(events, e)
+		}
+	}
+	sort.Slice(events, func(i, j int) bool { return eventTime(events[i]).Time.Before(eventTime(events[j]).Time) })
+	if len(events) > 5 {
+		events = events[len(events)-5:]
+	}
+	out := make([]string, 0, len(events))
+	for _, e := range events {
+		out = append(out, fmt.Sprintf("%s %s: %s", e.Type, e.Reason, oneLine(e.Message)))
+	}
+	return out
+}
+
+func eventTime(e corev1.Event) metav1.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp
+	case !e.EventTime.IsZero():
+		return metav1.NewTime(e.EventTime.Time)
+	}
+	return e.CreationTimestamp
+}
+
+func printDiagnosis(w io.Writer, s *subject, d *Diagnosis, p palette) {
+	if d.Ready {
+		fmt.Fprintf(w, "%s\n", p.verdict(VerdictReady)+": "+d.Cause)
+		return
+	}
+	fmt.Fprintf(w, "%s %s\n", p.bold("Root cause:"), d.Cause)
+	for _, line := range d.Details {
+		fmt.Fprintf(w, "  %s\n", oneLine(line))
+	}
+	if r := d.Resource; r != nil && r.Health != "" {
+		fmt.Fprintf(w, "  health (kstatus): %s\n", r.Health)
+	}
+	if len(d.Events) > 0 {
+		fmt.Fprintln(w, p.bold("Recent events:"))
+		for _, e := range d.Events {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+	if d.Advice != "" {
+		fmt.Fprintf(w, "%s %s\n", p.bold("What to do:"), d.Advice)
+	}
+}
