@@ -19,7 +19,13 @@ type Options struct {
 
 // NewRootCommand builds `kubectl kro` and its subcommands.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{Config: genericclioptions.NewConfigFlags(true), Streams: streams}
+	return NewRootCommandWithFlags(genericclioptions.NewConfigFlags(true), streams)
+}
+
+// NewRootCommandWithFlags builds `kubectl kro` over the given connection
+// flags, for callers (tests) that wrap the client configuration.
+func NewRootCommandWithFlags(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{Config: flags, Streams: streams}
 	cmd := &cobra.Command{
 		Use:   "kubectl kro",
 		Short: "Validate ResourceGraphDefinitions and explain kro instances",

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -120,7 +121,10 @@ type clients struct {
 
 func newClients(t *testing.T, cfg *envconf.Config) *clients {
 	t.Helper()
-	dyn, err := dynamic.NewForConfig(cfg.Client().RESTConfig())
+	// The tests' own client is not the subject: no client-side throttling.
+	rc := rest.CopyConfig(cfg.Client().RESTConfig())
+	rc.QPS, rc.Burst = 1000, 2000
+	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,4 +293,8 @@ func applyYAML(ctx context.Context, cfg *envconf.Config, stream string) error {
 		}
 	}
 	return localcluster.WaitEstablished(ctx, cfg.Client().RESTConfig(), "resourcegraphdefinitions.kro.run")
+}
+
+func toUnstructured(m map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: m}
 }

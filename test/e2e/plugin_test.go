@@ -1,0 +1,300 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/plugin"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite golden files")
+
+// kro runs `kubectl kro ARGS` in-process against the test cluster and
+// returns its output; requests, when set, counts the API requests it made.
+func kro(t *testing.T, cfg *envconf.Config, requests *atomic.Int64, args ...string) (string, error) {
+	t.Helper()
+	flags := genericclioptions.NewConfigFlags(true)
+	kubeconfig := cfg.KubeconfigFile()
+	flags.KubeConfig = &kubeconfig
+	if requests != nil {
+		flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
+			c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+				return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					requests.Add(1)
+					return rt.RoundTrip(r)
+				})
+			})
+			return c
+		}
+	}
+	var out bytes.Buffer
+	cmd := plugin.NewRootCommandWithFlags(flags, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	cmd.SetArgs(append(args, "--kubeconfig", kubeconfig))
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+var ages = regexp.MustCompile(`(?m)\s+(\d+[smhd])+\s*$|\s+-\s*$`)
+
+// maskAges replaces the AGE column, the last on each line.
+func maskAges(s string) string {
+	return ages.ReplaceAllStringFunc(s, func(m string) string {
+		return strings.Repeat(" ", len(m)-len(strings.TrimLeft(m, " \t"))) + "<age>"
+	})
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *updateGolden {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -tags e2e ./test/e2e -run %s -update writes it)", err, t.Name())
+	}
+	if string(want) != got {
+		t.Errorf("output differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+const blockedRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: blocked}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Blocked
+    spec: {name: string}
+  resources:
+  - id: deployment
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${schema.spec.name}"}
+      spec:
+        replicas: 1
+        selector: {matchLabels: {app: "${schema.spec.name}"}}
+        template:
+          metadata: {labels: {app: "${schema.spec.name}"}}
+          spec:
+            nodeSelector: {kro.run/e2e-no-such-node: "true"}
+            containers: [{name: app, image: nginx}]
+    readyWhen: ["${deployment.status.?availableReplicas.orValue(0) == deployment.spec.replicas}"]
+  - id: service
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: "${schema.spec.name}"}
+      spec: {selector: "${deployment.spec.selector.matchLabels}", ports: [{port: 80}]}
+`
+
+func TestPlugin(t *testing.T) {
+	const ns = "plugin"
+	f := features.New("kubectl kro explains instances").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			for _, rgd := range []string{example(t, "webapp", "rgd.yaml"), example(t, "workers", "rgd.yaml"), blockedRGD} {
+				c.apply(t, rgd)
+			}
+			for _, name := range []string{"webapp", "workers", "blocked"} {
+				c.waitRGDActive(t, name)
+			}
+			c.apply(t, webapp(ns, "ready", ", replicas: 1"))
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: pool, namespace: %s}, spec: {queues: [a, b]}}", ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Blocked, metadata: {name: stuck, namespace: %s}, spec: {name: stuck}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "ready", v1alpha1.InstanceActive)
+			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "pool", v1alpha1.InstanceActive)
+			return ctx
+		}).
+		Assess("tree of a ready instance", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			out, err := kro(t, cfg, nil, "tree", "webapp", "ready", "-n", ns)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			golden(t, "tree-ready.golden", maskAges(out))
+			dot, err := kro(t, cfg, nil, "tree", "webapp", "ready", "-n", ns, "-o", "dot")
+			if err != nil || !strings.Contains(dot, `"config" -> "deployment"`) || !strings.Contains(dot, `"ingress" [label="ingress\nIngress", fillcolor="lightblue"]`) {
+				t.Errorf("-o dot: %v\n%s", err, dot)
+			}
+			why, err := kro(t, cfg, nil, "why-not-ready", "webapp", "ready", "-n", ns)
+			if err != nil || !strings.Contains(why, "Ready: WebApp/ready is Ready") {
+				t.Errorf("why-not-ready on a ready instance: %v\n%s", err, why)
+			}
+			return ctx
+		}).
+		Assess("tree of a collection", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			out, err := kro(t, cfg, nil, "tree", "workerpool", "pool", "-n", ns)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			golden(t, "tree-collection.golden", maskAges(out))
+			return ctx
+		}).
+		Assess("why-not-ready names the blocked Deployment, its readyWhen and availableReplicas = 0", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			var out string
+			var err error
+			eventually(t, 20*time.Second, "the diagnosis", func() (bool, string) {
+				out, err = kro(t, cfg, nil, "why-not-ready", "blocked", "stuck", "-n", ns)
+				return strings.Contains(out, "availableReplicas"), out
+			})
+			if !errors.Is(err, plugin.ErrNotReady) {
+				t.Errorf("exit: %v, want not ready", err)
+			}
+			for _, want := range []string{
+				"Root cause: resource deployment (Deployment stuck) is notready",
+				"readyWhen ${deployment.status.?availableReplicas.orValue(0) == deployment.spec.replicas} is false",
+				"deployment.status.?availableReplicas.orValue(0) = 0",
+				"health (kstatus): InProgress",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
+				}
+			}
+			tree, err := kro(t, cfg, nil, "tree", "blocked", "stuck", "-n", ns)
+			if err != nil || !strings.Contains(tree, "service") || !strings.Contains(tree, "Missing") {
+				t.Errorf("the Service waiting on the Deployment should show as missing: %v\n%s", err, tree)
+			}
+			return ctx
+		}).
+		Assess("why-not-ready on a suspended instance", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			patch := []byte(`{"metadata":{"annotations":{"kro.run/reconcile":"suspended"}}}`)
+			if _, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Patch(ctx, "ready", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "webapp", "ready", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "is suspended by the annotation kro.run/reconcile=suspended") || !strings.Contains(out, "kubectl annotate webapp ready kro.run/reconcile-") {
+				t.Errorf("%v\n%s", err, out)
+			}
+			unpatch := []byte(`{"metadata":{"annotations":{"kro.run/reconcile":null}}}`)
+			if _, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Patch(ctx, "ready", types.MergePatchType, unpatch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			return ctx
+		}).
+		Assess("with the agent stopped, stale conditions are reported", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "ready", v1alpha1.InstanceActive)
+			stopAgentNow(t)
+			defer startAgent(t, cfg)
+			c.apply(t, webapp(ns, "ready", ", replicas: 2"))
+			out, err := kro(t, cfg, nil, "why-not-ready", "webapp", "ready", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "conditions are stale: they describe generation 1, the instance is at 2") {
+				t.Errorf("%v\n%s", err, out)
+			}
+			explain, _ := kro(t, cfg, nil, "explain-conditions", "webapp", "ready", "-n", ns)
+			if !strings.Contains(explain, "STALE: observed generation 1, object is at 2") {
+				t.Errorf("explain-conditions does not flag stale conditions:\n%s", explain)
+			}
+			return ctx
+		}).
+		Assess("an instance whose RGD is invalid", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, strings.Replace(blockedRGD, `name: "${schema.spec.name}"}`, `name: "${schema.spec.nope}"}`, 1))
+			eventually(t, 10*time.Second, "the RGD to be Inactive", func() (bool, string) {
+				out, _ := kro(t, cfg, nil, "why-not-ready", "blocked", "stuck", "-n", ns)
+				return strings.Contains(out, "ResourceGraphDefinition blocked is not Active"), out
+			})
+			out, _ := kro(t, cfg, nil, "why-not-ready", "blocked", "stuck", "-n", ns)
+			if !strings.Contains(out, "undefined field 'nope'") || !strings.Contains(out, "kubectl kro validate") {
+				t.Errorf("%s", out)
+			}
+			tree, _ := kro(t, cfg, nil, "tree", "blocked", "stuck", "-n", ns)
+			if !strings.Contains(tree, "does not compile") {
+				t.Errorf("tree does not say the RGD is invalid:\n%s", tree)
+			}
+			return ctx
+		}).
+		Assess("status lists instances", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			out, err := kro(t, cfg, nil, "status", "-n", ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"WebApp", "ready", "WorkerPool", "pool", "ACTIVE"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("status lacks %q:\n%s", want, out)
+				}
+			}
+			return ctx
+		}).
+		Assess("tree's API requests do not grow with unrelated objects", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			count := func() int64 {
+				var n atomic.Int64
+				if out, err := kro(t, cfg, &n, "tree", "webapp", "ready", "-n", ns); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				return n.Load()
+			}
+			before := count()
+			c := newClients(t, cfg)
+			namespace(t, c, "noise")
+			createNoise(t, c, "noise", 3000)
+			after := count()
+			t.Logf("tree made %d requests before and %d after 3000 unrelated ConfigMaps", before, after)
+			if after != before {
+				t.Errorf("requests grew with unrelated objects: %d -> %d", before, after)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// createNoise creates n unrelated ConfigMaps with a few parallel clients.
+func createNoise(t *testing.T, c *clients, ns string, n int) {
+	t.Helper()
+	cms := c.resource(t, "v1", "ConfigMap").Namespace(ns)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < n; i += 8 {
+				cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": fmt.Sprintf("noise-%d", i)}, "data": map[string]any{"k": "v"}}
+				if _, err := cms.Create(context.Background(), toUnstructured(cm), metav1.CreateOptions{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
