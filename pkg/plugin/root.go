@@ -39,6 +39,6 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 		},
 	}
 	o.Config.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newValidateCommand(o), newTreeCommand(o), newExplainCommand(o), newWhyNotReadyCommand(o), newStatusCommand(o))
+	cmd.AddCommand(newValidateCommand(o), newTreeCommand(o), newExplainCommand(o), newWhyNotReadyCommand(o), newStatusCommand(o), newDryRunCommand(o))
 	return cmd
 }

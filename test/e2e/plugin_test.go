@@ -119,6 +119,30 @@ spec:
       spec: {selector: "${deployment.spec.selector.matchLabels}", ports: [{port: 80}]}
 `
 
+const pendingRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: pending}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Pending
+    spec: {name: string}
+  resources:
+  - id: svc
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: "${schema.spec.name}"}
+      spec: {ports: [{port: 80}]}
+  - id: endpoint
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.name}-endpoint"}
+      data: {ip: "${svc.spec.clusterIP}"}
+`
+
 func TestPlugin(t *testing.T) {
 	const ns = "plugin"
 	f := features.New("kubectl kro explains instances").
@@ -235,6 +259,41 @@ func TestPlugin(t *testing.T) {
 			tree, _ := kro(t, cfg, nil, "tree", "blocked", "stuck", "-n", ns)
 			if !strings.Contains(tree, "does not compile") {
 				t.Errorf("tree does not say the RGD is invalid:\n%s", tree)
+			}
+			return ctx
+		}).
+		Assess("dry-run previews without writing", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			file := t.TempDir() + "/preview.yaml"
+			writeFile(t, file, webapp(ns, "preview", ", replicas: 1"))
+			out, err := kro(t, cfg, nil, "dry-run", "-f", file)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			for _, want := range []string{"config: ConfigMap plugin/preview-config CREATE", "deployment: Deployment plugin/preview CREATE", "service: Service plugin/preview CREATE", "ingress: Ingress SKIPPED", "+  replicas: 1"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("dry-run lacks %q:\n%s", want, out)
+				}
+			}
+			if _, err := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "preview"); err == nil {
+				t.Error("dry-run created the instance")
+			}
+			if _, err := c.get(t, "apps/v1", "Deployment", ns, "preview"); err == nil {
+				t.Error("dry-run created the Deployment")
+			}
+			// An existing instance: only what changes shows as an update.
+			writeFile(t, file, webapp(ns, "ready", ", replicas: 3"))
+			out, err = kro(t, cfg, nil, "dry-run", "-f", file)
+			if err != nil || !strings.Contains(out, "deployment: Deployment plugin/ready UPDATE") || !strings.Contains(out, "+  replicas: 3") || !strings.Contains(out, "config: ConfigMap plugin/ready-config UNCHANGED") {
+				t.Errorf("%v\n%s", err, out)
+			}
+			// A value that waits on another resource's status is pending.
+			c.apply(t, pendingRGD)
+			c.waitRGDActive(t, "pending")
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Pending, metadata: {name: p, namespace: %s}, spec: {name: p}}", ns))
+			out, err = kro(t, cfg, nil, "dry-run", "-f", file, "-o", "yaml")
+			if err != nil || !strings.Contains(out, "ip: '<pending: ${svc.spec.clusterIP}>'") {
+				t.Errorf("%v\n%s", err, out)
 			}
 			return ctx
 		}).

@@ -1,0 +1,373 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/resolve"
+)
+
+// Actions a dry run predicts for a resource.
+const (
+	ActionCreate    = "create"
+	ActionUpdate    = "update"
+	ActionUnchanged = "unchanged"
+	ActionPending   = "pending"
+	ActionSkipped   = "skipped"
+	ActionInvalid   = "invalid"
+)
+
+// PlannedResource is what a dry run predicts for one object.
+type PlannedResource struct {
+	NodeID    string         `json:"nodeID"`
+	Kind      string         `json:"kind"`
+	Name      string         `json:"name,omitempty"`
+	Namespace string         `json:"namespace,omitempty"`
+	Action    string         `json:"action"`
+	Reason    string         `json:"reason,omitempty"`
+	Diff      string         `json:"diff,omitempty"`
+	Object    map[string]any `json:"object,omitempty"`
+}
+
+type dryRunOptions struct {
+	*Options
+	file, output string
+}
+
+func newDryRunCommand(parent *Options) *cobra.Command {
+	o := &dryRunOptions{Options: parent}
+	cmd := &cobra.Command{
+		Use:   "dry-run -f instance.yaml",
+		Short: "Preview what kro-agent would do for an instance",
+		Long: `dry-run renders every resource of an instance against its RGD from the cluster, in
+topological order, as the agent would; values that wait on another resource's status are
+shown as pending. Each rendered object is validated with a server-side dry-run apply, and
+the result is compared with what exists now. Nothing is written.`,
+		Example: `  kubectl kro dry-run -f examples/webapp/instance.yaml
+  kubectl kro dry-run -f instance.yaml -o yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
+	}
+	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "the instance to preview; - reads standard input")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "yaml prints the rendered objects; json prints the plan")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+const pendingMarker = "<pending: "
+
+func (o *dryRunOptions) run(ctx context.Context) error {
+	raw, err := readInput(o.file, o.Streams.In)
+	if err != nil {
+		return err
+	}
+	inst := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(raw, &inst.Object); err != nil {
+		return fmt.Errorf("%s: %w", o.file, err)
+	}
+	c, err := o.cluster()
+	if err != nil {
+		return err
+	}
+	plan, err := c.dryRun(ctx, inst)
+	if err != nil {
+		return err
+	}
+	switch o.output {
+	case "yaml":
+		for _, p := range plan {
+			if p.Object == nil {
+				continue
+			}
+			b, err := yaml.Marshal(p.Object)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Streams.Out, "---\n# %s (%s)\n%s", p.NodeID, p.Action, b)
+		}
+		return nil
+	case "json":
+		return printObject(o.Streams.Out, "json", plan)
+	case "":
+		printPlan(o.Streams.Out, plan)
+		return nil
+	}
+	return fmt.Errorf("--output must be yaml or json, not %q", o.output)
+}
+
+// dryRun renders the instance's graph and validates each object.
+func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) ([]PlannedResource, error) {
+	if inst.GetNamespace() == "" {
+		inst.SetNamespace(c.namespace)
+	}
+	mapping, err := c.mapping(inst.GroupVersionKind().Kind + "." + inst.GroupVersionKind().Version + "." + inst.GroupVersionKind().Group)
+	if err != nil {
+		return nil, err
+	}
+	rgdName, err := c.rgdServing(ctx, mapping.GroupVersionKind)
+	if err != nil {
+		return nil, err
+	}
+	rgd, err := c.getRGD(ctx, rgdName)
+	if err != nil {
+		return nil, err
+	}
+	g, err := graph.Compile(rgd, graph.Options{Resolver: c.resolver})
+	if err != nil {
+		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
+	}
+	ri := c.dyn.Resource(mapping.Resource).Namespace(inst.GetNamespace())
+	// The API server's own defaulting and validation of the instance.
+	defaulted, err := ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		return nil, fmt.Errorf("the instance itself is refused: %w", err)
+	}
+	if live, err := ri.Get(ctx, inst.GetName(), metav1.GetOptions{}); err == nil {
+		defaulted.SetUID(live.GetUID())
+	}
+	id := ownership.Instance{GVK: mapping.GroupVersionKind, Name: defaulted.GetName(), Namespace: defaulted.GetNamespace(), UID: string(defaulted.GetUID()), Labels: defaulted.GetLabels()}
+	owner := ownership.RGD{Name: rgd.Name, UID: string(rgd.UID)}
+
+	scope := resolve.NewScope(defaulted.Object)
+	excluded := map[string]bool{}
+	var plan []PlannedResource
+	for _, n := range g.Nodes {
+		kind := "?"
+		if n.Kind != nil {
+			kind = n.Kind.GVK.Kind
+		}
+		skip := false
+		for _, d := range n.Dependencies {
+			skip = skip || excluded[d]
+		}
+		if inc, err := resolve.Included(n, scope); skip || (err == nil && !inc) {
+			excluded[n.ID] = true
+			plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: ActionSkipped, Reason: "includeWhen is false (or a dependency is skipped)"})
+			continue
+		}
+		if n.External != nil {
+			plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: ActionUnchanged, Reason: "externalRef: read, never written"})
+			continue
+		}
+		items := []resolve.Item{{Scope: scope}}
+		if n.IsCollection() {
+			if items, err = resolve.Expand(n, scope, 0); err != nil {
+				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: ActionPending, Reason: err.Error()})
+				continue
+			}
+		}
+		var observed []any
+		for _, item := range items {
+			desired := renderWithPending(n, item.Scope)
+			u := &unstructured.Unstructured{Object: desired}
+			if n.Kind.Namespaced && u.GetNamespace() == "" {
+				u.SetNamespace(defaulted.GetNamespace())
+			}
+			labels := u.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			size := 0
+			if n.IsCollection() {
+				size = len(items)
+			}
+			for k, v := range ownership.ManagedLabels(owner, id, ownership.Item{NodeID: n.ID, Index: item.Index, Size: size}) {
+				labels[k] = v
+			}
+			u.SetLabels(labels)
+			p, live := c.planObject(ctx, n, u)
+			plan = append(plan, p)
+			if live != nil {
+				observed = append(observed, live.Object)
+			} else {
+				observed = append(observed, u.Object)
+			}
+		}
+		if n.IsCollection() {
+			scope.Set(n.ID, observed)
+		} else if len(observed) == 1 {
+			scope.Set(n.ID, observed[0])
+		}
+	}
+	return plan, nil
+}
+
+// renderWithPending renders a template, writing a marker into each field
+// whose value waits on data that does not exist yet.
+func renderWithPending(n *graph.Node, s *resolve.Scope) map[string]any {
+	obj := runtime.DeepCopyJSON(n.Template)
+	for _, f := range n.Fields {
+		v, ok, err := resolve.FieldValue(f, s)
+		if err != nil {
+			v, ok = pendingMarker+renderSegments(f)+">", true
+		}
+		setField(obj, f, v, ok)
+	}
+	return obj
+}
+
+func renderSegments(f *graph.Field) string {
+	var b strings.Builder
+	for _, seg := range f.Segments {
+		if seg.IsExpr {
+			b.WriteString("${" + seg.Expr + "}")
+		} else {
+			b.WriteString(seg.Literal)
+		}
+	}
+	return b.String()
+}
+
+// setField writes v at the field's path (maps and lists, as rendered).
+func setField(obj map[string]any, f *graph.Field, v any, keep bool) {
+	var cur any = obj
+	for i, step := range f.Path {
+		last := i == len(f.Path)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				if keep {
+					c[step.Key] = v
+				} else {
+					delete(c, step.Key)
+				}
+				return
+			}
+			cur = c[step.Key]
+		case []any:
+			if step.Index >= len(c) {
+				return
+			}
+			if last {
+				c[step.Index] = v
+				return
+			}
+			cur = c[step.Index]
+		default:
+			return
+		}
+	}
+}
+
+// planObject validates one rendered object with a server-side dry-run
+// apply and compares the result with the live object.
+func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured.Unstructured) (PlannedResource, *unstructured.Unstructured) {
+	p := PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Object: u.Object}
+	ri := c.dyn.Resource(n.Kind.GVR()).Namespace(u.GetNamespace())
+	live, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			p.Reason = "cannot read the live object: " + err.Error()
+		}
+		live = nil
+	}
+	if hasPending(u.Object) {
+		p.Action, p.Reason = ActionPending, "some values wait on other resources' status; they are filled in once those exist"
+		return p, live
+	}
+	result, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "kro-agent", Force: true, DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		p.Action, p.Reason = ActionInvalid, err.Error()
+		return p, live
+	}
+	if live == nil {
+		p.Action = ActionCreate
+		p.Diff = diff(nil, result)
+		return p, nil
+	}
+	p.Diff = diff(live, result)
+	p.Action = ActionUnchanged
+	if p.Diff != "" {
+		p.Action = ActionUpdate
+	}
+	return p, live
+}
+
+func hasPending(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, x := range t {
+			if hasPending(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if hasPending(x) {
+				return true
+			}
+		}
+	case string:
+		return strings.HasPrefix(t, pendingMarker)
+	}
+	return false
+}
+
+// diff is a unified diff of two objects' YAML, without the fields the API
+// server maintains.
+func diff(from, to *unstructured.Unstructured) string {
+	a, b := "", cleanYAML(to)
+	if from != nil {
+		a = cleanYAML(from)
+	}
+	if a == b {
+		return ""
+	}
+	out, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(a), B: difflib.SplitLines(b), FromFile: "live", ToFile: "desired", Context: 3,
+	})
+	return out
+}
+
+func cleanYAML(u *unstructured.Unstructured) string {
+	c := u.DeepCopy()
+	for _, f := range []string{"managedFields", "resourceVersion", "uid", "creationTimestamp", "generation"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
+	unstructured.RemoveNestedField(c.Object, "status")
+	b, _ := yaml.Marshal(c.Object)
+	return string(b)
+}
+
+func printPlan(w io.Writer, plan []PlannedResource) {
+	for _, p := range plan {
+		name := p.Kind
+		if p.Name != "" {
+			name += " " + strings.TrimPrefix(p.Namespace+"/", "/") + p.Name
+		}
+		fmt.Fprintf(w, "%s: %s %s\n", p.NodeID, name, strings.ToUpper(p.Action))
+		if p.Reason != "" {
+			fmt.Fprintf(w, "  %s\n", oneLine(p.Reason))
+		}
+		if p.Diff != "" {
+			for _, line := range strings.Split(strings.TrimRight(p.Diff, "\n"), "\n") {
+				fmt.Fprintf(w, "  %s\n", line)
+			}
+		}
+	}
+}
+
+func readInput(file string, stdin io.Reader) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(stdin)
+	}
+	b, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such file", file)
+	}
+	return b, err
+}
