@@ -9,7 +9,7 @@ BIN := bin
 GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
-.PHONY: build test unit e2e lint fuzz generate snapshot cluster cluster-down kubeconfig demo demo-down image
+.PHONY: build test unit e2e lint fuzz generate snapshot cluster cluster-down kubeconfig demo demo-down image dist
 
 VERSION ?= v0.1.0-dev
 LDFLAGS := -s -w -X github.com/kro-agent/kro-agent/pkg/version.Version=$(VERSION)
@@ -26,6 +26,10 @@ demo: build cluster-binaries
 ## demo-down: stop the demo agent and delete the local cluster
 demo-down:
 	@hack/demo/down.sh
+
+## dist: kubectl-kro archives for linux/darwin amd64/arm64 into dist/, and krew.yaml with their sha256
+dist:
+	$(GO) run ./hack/dist -version $(VERSION) -o dist -manifest krew.yaml
 
 ## image: an OCI image tarball of the agent (bin/kro-agent-image.tar), no container engine needed
 image:
