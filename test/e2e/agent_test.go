@@ -22,7 +22,7 @@ import (
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
-func example(t *testing.T, name, file string) string {
+func example(t testing.TB, name, file string) string {
 	t.Helper()
 	root, err := localcluster.RepoRoot()
 	if err != nil {
@@ -35,7 +35,7 @@ func example(t *testing.T, name, file string) string {
 	return string(b)
 }
 
-func namespace(t *testing.T, c *clients, name string) {
+func namespace(t testing.TB, c *clients, name string) {
 	t.Helper()
 	c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: Namespace, metadata: {name: %s}}", name))
 }

@@ -36,7 +36,7 @@ import (
 
 const testManager = "e2e-test"
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ var running struct {
 }
 
 // startAgent runs the agent in-process against the test cluster.
-func startAgent(t *testing.T, cfg *envconf.Config) {
+func startAgent(t testing.TB, cfg *envconf.Config) {
 	t.Helper()
 	running.Lock()
 	defer running.Unlock()
@@ -81,7 +81,7 @@ func startAgent(t *testing.T, cfg *envconf.Config) {
 }
 
 // stopAgentNow stops the in-process agent and waits for it to return.
-func stopAgentNow(t *testing.T) {
+func stopAgentNow(t testing.TB) {
 	t.Helper()
 	running.Lock()
 	defer running.Unlock()
@@ -119,7 +119,7 @@ type clients struct {
 	mapper meta.RESTMapper
 }
 
-func newClients(t *testing.T, cfg *envconf.Config) *clients {
+func newClients(t testing.TB, cfg *envconf.Config) *clients {
 	t.Helper()
 	// The tests' own client is not the subject: no client-side throttling.
 	rc := rest.CopyConfig(cfg.Client().RESTConfig())
@@ -135,7 +135,7 @@ func newClients(t *testing.T, cfg *envconf.Config) *clients {
 	return &clients{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
 }
 
-func (c *clients) resource(t *testing.T, apiVersion, kind string) dynamic.NamespaceableResourceInterface {
+func (c *clients) resource(t testing.TB, apiVersion, kind string) dynamic.NamespaceableResourceInterface {
 	t.Helper()
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
@@ -157,7 +157,7 @@ func (c *clients) resource(t *testing.T, apiVersion, kind string) dynamic.Namesp
 }
 
 // apply server-side applies a YAML document (one object) as the test user.
-func (c *clients) apply(t *testing.T, doc string) *unstructured.Unstructured {
+func (c *clients) apply(t testing.TB, doc string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
@@ -171,12 +171,12 @@ func (c *clients) apply(t *testing.T, doc string) *unstructured.Unstructured {
 	return out
 }
 
-func (c *clients) get(t *testing.T, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
+func (c *clients) get(t testing.TB, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
 	t.Helper()
 	return c.resource(t, apiVersion, kind).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 }
 
-func (c *clients) mustGet(t *testing.T, apiVersion, kind, ns, name string) *unstructured.Unstructured {
+func (c *clients) mustGet(t testing.TB, apiVersion, kind, ns, name string) *unstructured.Unstructured {
 	t.Helper()
 	u, err := c.get(t, apiVersion, kind, ns, name)
 	if err != nil {
@@ -185,7 +185,7 @@ func (c *clients) mustGet(t *testing.T, apiVersion, kind, ns, name string) *unst
 	return u
 }
 
-func (c *clients) delete(t *testing.T, apiVersion, kind, ns, name string) {
+func (c *clients) delete(t testing.TB, apiVersion, kind, ns, name string) {
 	t.Helper()
 	err := c.resource(t, apiVersion, kind).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -194,7 +194,7 @@ func (c *clients) delete(t *testing.T, apiVersion, kind, ns, name string) {
 }
 
 // eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	last := ""
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
@@ -208,7 +208,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 }
 
 // never checks that cond stays false for the whole duration.
-func never(t *testing.T, d time.Duration, what string, cond func() bool) {
+func never(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
@@ -220,7 +220,7 @@ func never(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 // waitState waits for an instance's status.state.
-func (c *clients) waitState(t *testing.T, apiVersion, kind, ns, name string, state v1alpha1.InstanceState) *unstructured.Unstructured {
+func (c *clients) waitState(t testing.TB, apiVersion, kind, ns, name string, state v1alpha1.InstanceState) *unstructured.Unstructured {
 	t.Helper()
 	var u *unstructured.Unstructured
 	eventually(t, 60*time.Second, fmt.Sprintf("%s %s to be %s", kind, name, state), func() (bool, string) {
@@ -258,7 +258,7 @@ func conditionSummary(u *unstructured.Unstructured) string {
 }
 
 // waitRGDActive waits until an RGD is Active and its kind is served.
-func (c *clients) waitRGDActive(t *testing.T, name string) {
+func (c *clients) waitRGDActive(t testing.TB, name string) {
 	t.Helper()
 	eventually(t, 60*time.Second, "RGD "+name+" to be Active", func() (bool, string) {
 		u, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", name)

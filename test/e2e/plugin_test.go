@@ -34,7 +34,7 @@ var updateGolden = flag.Bool("update", false, "rewrite golden files")
 
 // kro runs `kubectl kro ARGS` in-process against the test cluster and
 // returns its output; requests, when set, counts the API requests it made.
-func kro(t *testing.T, cfg *envconf.Config, requests *atomic.Int64, args ...string) (string, error) {
+func kro(t testing.TB, cfg *envconf.Config, requests *atomic.Int64, args ...string) (string, error) {
 	t.Helper()
 	flags := genericclioptions.NewConfigFlags(true)
 	kubeconfig := cfg.KubeconfigFile()
@@ -70,7 +70,7 @@ func maskAges(s string) string {
 	})
 }
 
-func golden(t *testing.T, name, got string) {
+func golden(t testing.TB, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *updateGolden {
@@ -333,7 +333,7 @@ func TestPlugin(t *testing.T) {
 }
 
 // createNoise creates n unrelated ConfigMaps with a few parallel clients.
-func createNoise(t *testing.T, c *clients, ns string, n int) {
+func createNoise(t testing.TB, c *clients, ns string, n int) {
 	t.Helper()
 	cms := c.resource(t, "v1", "ConfigMap").Namespace(ns)
 	var wg sync.WaitGroup

@@ -171,7 +171,7 @@ func TestValidateThroughDiscovery(t *testing.T) {
 	testenv.Test(t, f)
 }
 
-func clusterResolver(t *testing.T, cfg *envconf.Config) kinds.Resolver {
+func clusterResolver(t testing.TB, cfg *envconf.Config) kinds.Resolver {
 	t.Helper()
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg.Client().RESTConfig())
 	if err != nil {
@@ -184,7 +184,7 @@ func clusterResolver(t *testing.T, cfg *envconf.Config) kinds.Resolver {
 	return kinds.Chain{kinds.NewDiscovery(memory.NewMemCacheClient(dc)), builtin}
 }
 
-func parse(t *testing.T, doc string) *v1alpha1.ResourceGraphDefinition {
+func parse(t testing.TB, doc string) *v1alpha1.ResourceGraphDefinition {
 	t.Helper()
 	rgd := &v1alpha1.ResourceGraphDefinition{}
 	if err := yaml.UnmarshalStrict([]byte(doc), rgd); err != nil {
@@ -193,7 +193,7 @@ func parse(t *testing.T, doc string) *v1alpha1.ResourceGraphDefinition {
 	return rgd
 }
 
-func runPlugin(t *testing.T, args ...string) (string, error) {
+func runPlugin(t testing.TB, args ...string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	cmd := plugin.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
