@@ -3,9 +3,9 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -238,7 +238,7 @@ func (c *compiler) templateKind(n *Node, path *field.Path) *kinds.Info {
 			c.errs = append(c.errs, field.Required(path.Child("metadata", "name"), "a template needs a name (it may use expressions)"))
 		}
 		if labels, ok := meta["labels"].(map[string]any); ok {
-			for _, k := range sortedKeys(labels) {
+			for _, k := range slices.Sorted(maps.Keys(labels)) {
 				for _, prefix := range forbiddenLabels {
 					if strings.HasPrefix(k, prefix) {
 						c.errs = append(c.errs, field.Forbidden(path.Child("metadata", "labels").Key(k),
@@ -324,7 +324,7 @@ func (c *compiler) checkFields(v any, s *spec.Schema, base *field.Path, at expr.
 	}
 	switch t := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			child, ok := s.Properties[k]
 			switch {
 			case ok:
@@ -371,13 +371,4 @@ func (c *compiler) isCollection(n *Node) bool {
 
 func kindString(gvk schema.GroupVersionKind) string {
 	return gvk.GroupVersion().String() + " " + gvk.Kind
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -229,39 +229,18 @@ func (c *compiler) inputs(env *celenv.Env, e *Expression) []*Expression {
 			continue
 		}
 		seen[src] = true
-		if in := c.compileExprQuiet(env, src); in != nil {
+		// A path the compiler derived that does not compile on its own
+		// only means there is nothing to show for it.
+		if in, err := buildExpr(env, src); err == nil {
 			out = append(out, in)
 		}
 	}
 	return out
 }
 
-// compileExprQuiet compiles an expression the compiler derived itself; a
-// failure only means there is nothing to show.
-func (c *compiler) compileExprQuiet(env *celenv.Env, src string) *Expression {
-	ast, err := env.Compile(src)
-	if err != nil {
-		return nil
-	}
-	prg, err := env.Program(ast)
-	if err != nil {
-		return nil
-	}
-	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast)}
-}
-
 // compileCondition compiles a standalone expression that must be boolean.
 func (c *compiler) compileCondition(env *celenv.Env, src string, path *field.Path) *Expression {
-	segs, err := expr.Parse(src)
-	if err != nil {
-		c.errs = append(c.errs, field.Invalid(path, src, err.Error()))
-		return nil
-	}
-	if !expr.IsStandalone(segs) {
-		c.errs = append(c.errs, field.Invalid(path, src, "must be a single ${...} expression"))
-		return nil
-	}
-	e := c.compileExpr(env, segs[0].Expr, path, src)
+	e := c.compileStandalone(env, src, path)
 	if e != nil && !celenv.IsBool(e.Type) {
 		c.errs = append(c.errs, field.Invalid(path, src, fmt.Sprintf("must be a boolean expression, but has type %s", celenv.TypeString(e.Type))))
 		return nil
@@ -321,19 +300,27 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 	return out
 }
 
-// compileExpr parses, checks and plans one CEL expression.
+// compileExpr parses, checks and plans one CEL expression, reporting a
+// failure at path.
 func (c *compiler) compileExpr(env *celenv.Env, src string, path *field.Path, raw string) *Expression {
-	ast, err := env.Compile(src)
+	e, err := buildExpr(env, src)
 	if err != nil {
 		c.errs = append(c.errs, field.Invalid(path, raw, strings.TrimSpace(err.Error())))
 		return nil
 	}
+	return e
+}
+
+func buildExpr(env *celenv.Env, src string) (*Expression, error) {
+	ast, err := env.Compile(src)
+	if err != nil {
+		return nil, err
+	}
 	prg, err := env.Program(ast)
 	if err != nil {
-		c.errs = append(c.errs, field.Invalid(path, raw, err.Error()))
-		return nil
+		return nil, err
 	}
-	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast)}
+	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast)}, nil
 }
 
 // references lists the variables an expression reads.

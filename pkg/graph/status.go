@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -47,7 +48,7 @@ func (c *compiler) compileStatus(raw runtime.RawExtension) (*extv1.JSONSchemaPro
 // object schema around them.
 func (c *compiler) statusSchema(m map[string]any, at expr.Path, fields *[]*Field) *extv1.JSONSchemaProps {
 	s := &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		p := at.Child(k)
 		fp := p.FieldPath(statusPath)
 		switch v := m[k].(type) {

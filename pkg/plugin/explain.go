@@ -100,11 +100,7 @@ behind metadata.generation: the agent has not processed the latest change yet).`
 }
 
 func (o *explainOptions) run(ctx context.Context, kind, name string) error {
-	c, err := o.cluster()
-	if err != nil {
-		return err
-	}
-	s, err := c.loadSubject(ctx, kind, name)
+	_, s, err := o.load(ctx, kind, name)
 	if err != nil {
 		return err
 	}

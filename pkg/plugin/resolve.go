@@ -60,6 +60,20 @@ func (o *Options) cluster() (*cluster, error) {
 	}, nil
 }
 
+// load connects to the cluster and finds the instance KIND NAME, the first
+// stage of every command that explains an instance.
+func (o *Options) load(ctx context.Context, kind, name string) (*cluster, *subject, error) {
+	c, err := o.cluster()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := c.loadSubject(ctx, kind, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, s, nil
+}
+
 // subject is an instance with its RGD and compiled graph.
 type subject struct {
 	instance *unstructured.Unstructured

@@ -41,11 +41,7 @@ labels kro-agent sets, with one LIST per kind in the graph.`,
 }
 
 func (o *treeOptions) run(ctx context.Context, kind, name string) error {
-	c, err := o.cluster()
-	if err != nil {
-		return err
-	}
-	s, err := c.loadSubject(ctx, kind, name)
+	c, s, err := o.load(ctx, kind, name)
 	if err != nil {
 		return err
 	}

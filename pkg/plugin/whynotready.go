@@ -60,11 +60,7 @@ Exits 0 when the instance is Ready and 1 otherwise, for scripts.`,
 }
 
 func (o *whyOptions) run(ctx context.Context, kind, name string) error {
-	c, err := o.cluster()
-	if err != nil {
-		return err
-	}
-	s, err := c.loadSubject(ctx, kind, name)
+	c, s, err := o.load(ctx, kind, name)
 	if err != nil {
 		return err
 	}

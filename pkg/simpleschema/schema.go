@@ -3,8 +3,9 @@ package simpleschema
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,7 @@ func Build(spec, types map[string]any, specPath, typesPath *field.Path) (*extv1.
 	}
 	// Resolve every named type, used or not, so an error in an unused type is
 	// reported too, and in a stable order.
-	for _, name := range sortedKeys(types) {
+	for _, name := range slices.Sorted(maps.Keys(types)) {
 		b.resolveType(name, typesPath.Key(name))
 	}
 	s := b.structSchema(spec, specPath)
@@ -53,7 +54,7 @@ type builder struct {
 func (b *builder) structSchema(fields map[string]any, path *field.Path) *extv1.JSONSchemaProps {
 	s := &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}}
 	childDefaults := false
-	for _, name := range sortedKeys(fields) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		fp := path.Child(name)
 		child, required := b.fieldSchema(fields[name], fp)
 		if child == nil {
@@ -434,7 +435,7 @@ func customTypeList(types map[string]any) string {
 	if len(types) == 0 {
 		return ""
 	}
-	return "; custom types: " + strings.Join(sortedKeys(types), ", ")
+	return "; custom types: " + strings.Join(slices.Sorted(maps.Keys(types)), ", ")
 }
 
 func oneOf(s string, options ...string) bool {
@@ -444,15 +445,6 @@ func oneOf(s string, options ...string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -77,7 +77,7 @@ func TestReadinessGating(t *testing.T) {
 			})
 			inst := c.mustGet(t, "kro.run/v1alpha1", "Gated", ns, "g")
 			msg := condition(inst, "ResourcesReady").Message
-			for _, want := range []string{"gate (ConfigMap g-gate)", "readyWhen ${gate.data.?ready.orValue('no') == 'yes'} is false", "gate.data.?ready.orValue('no') = \"no\""} {
+			for _, want := range []string{"gate (ConfigMap g-gate)", "readyWhen ${gate.data.?ready.orValue('no') == 'yes'} is false", `gate.data.?ready.orValue("no") = "no"`} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("ResourcesReady message %q does not contain %q", msg, want)
 				}
