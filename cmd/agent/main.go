@@ -27,6 +27,12 @@ func main() {
 	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the agent's own, in a cluster)")
 	flag.IntVar(&o.MaxCollectionSize, "max-collection-size", 1000, "most items one forEach resource may expand to")
 	flag.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reconciles may finish on shutdown")
+	flag.StringVar(&o.Webhooks.Addr, "webhook-bind-address", ":9443", "address of the admission webhooks; 0 disables them")
+	flag.StringVar(&o.Webhooks.URL, "webhook-url", "", "base URL the API server calls, when the agent runs outside the cluster (e.g. https://127.0.0.1:9443)")
+	flag.StringVar(&o.Webhooks.Service, "webhook-service", "kro-system/kro-agent-webhook", "namespace/name of the Service the API server calls in a cluster")
+	flag.StringVar(&o.Webhooks.CertSecret, "webhook-cert-secret", "kro-system/kro-agent-webhook-certs", "namespace/name of the Secret holding the webhook CA and certificate")
+	flag.DurationVar(&o.Webhooks.CertValidity, "webhook-cert-validity", 90*24*time.Hour, "validity of the serving certificate; renewed when a third is left")
+	flag.DurationVar(&o.Webhooks.CertCheck, "webhook-cert-check-interval", time.Hour, "how often the certificate's expiry is checked")
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -26,6 +26,7 @@ if [[ -f "$state/agent.pid" ]] && kill -0 "$(cat "$state/agent.pid")" 2>/dev/nul
 fi
 nohup setsid bin/kro-agent --kubeconfig "$kubeconfig" \
   --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 \
+  --webhook-bind-address=127.0.0.1:19443 --webhook-url=https://127.0.0.1:19443 \
   >"$state/agent.log" 2>&1 </dev/null &
 echo $! >"$state/agent.pid"
 for _ in $(seq 50); do

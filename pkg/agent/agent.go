@@ -48,7 +48,25 @@ type Options struct {
 	MaxCollectionSize int
 	// GracefulShutdown bounds how long in-flight reconciles may finish.
 	GracefulShutdown time.Duration
+	Webhooks         WebhookOptions
 	Log              logr.Logger
+}
+
+// WebhookOptions configure the admission webhooks.
+type WebhookOptions struct {
+	// Addr serves the webhooks; "0" disables them.
+	Addr string
+	// URL is the base URL the API server calls when the agent runs outside
+	// the cluster (local mode), such as https://127.0.0.1:9443.
+	URL string
+	// Service (namespace/name) the API server calls in a cluster.
+	Service string
+	// CertSecret (namespace/name) holds the CA and serving certificate.
+	CertSecret string
+	// CertValidity of the serving certificate; renewed at two thirds.
+	CertValidity time.Duration
+	// CertCheck is how often the certificate's expiry is checked.
+	CertCheck time.Duration
 }
 
 // LeaderElectionID names the Lease replicas compete for.
@@ -108,12 +126,18 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	disco := kinds.NewDiscovery(memory.NewMemCacheClient(dc))
+	resolver := kinds.Chain{disco, builtin}
+	registrar, err := setupWebhooks(ctx, mgr, cfg, o, resolver)
+	if err != nil {
+		return err
+	}
 	engine := reconcile.NewEngine(reconcile.EngineOptions{
 		Dynamic:           dyn,
 		Mapper:            mgr.GetRESTMapper(),
 		Recorder:          mgr.GetEventRecorder("kro-agent"),
 		Workers:           o.Workers,
 		MaxCollectionSize: o.MaxCollectionSize,
+		OnKindsChanged:    registrar.kindsChanged(ctx, o.Log),
 		Log:               o.Log.WithName("instances"),
 	})
 	if err := mgr.Add(engine); err != nil {
@@ -122,7 +146,7 @@ func Run(ctx context.Context, o Options) error {
 	rgds := &reconcile.RGDReconciler{
 		Client:    mgr.GetClient(),
 		Engine:    engine,
-		Resolver:  kinds.Chain{disco, builtin},
+		Resolver:  resolver,
 		Discovery: disco,
 	}
 	if err := rgds.SetupWithManager(mgr); err != nil {

@@ -70,7 +70,10 @@ type EngineOptions struct {
 	// ExternalRefPoll is how often an instance waiting on an externalRef
 	// looks again; external objects are read, not watched.
 	ExternalRefPoll time.Duration
-	Log             logr.Logger
+	// OnKindsChanged, when set, is told the instance kinds served after
+	// each change (the instance webhook registers them).
+	OnKindsChanged func([]schema.GroupVersionResource)
+	Log            logr.Logger
 }
 
 // Engine reconciles the instances of every served kind. It is a
@@ -146,6 +149,7 @@ func (e *Engine) Start(ctx context.Context) error {
 // Serve starts (or updates) reconciliation of a kind with a newly compiled
 // graph and re-queues every instance so the new graph takes effect.
 func (e *Engine) Serve(rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) error {
+	defer e.kindsChanged()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ctx == nil {
@@ -187,9 +191,24 @@ func (e *Engine) Synced(gvk schema.GroupVersionKind) bool {
 // Stop ends reconciliation of the kind an RGD served. Instances and their
 // resources are left as they are.
 func (e *Engine) Stop(rgdName string) {
+	defer e.kindsChanged()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.stopLocked(rgdName)
+}
+
+// kindsChanged reports the served kinds to OnKindsChanged.
+func (e *Engine) kindsChanged() {
+	if e.opts.OnKindsChanged == nil {
+		return
+	}
+	e.mu.RLock()
+	gvrs := make([]schema.GroupVersionResource, 0, len(e.kinds))
+	for _, s := range e.kinds {
+		gvrs = append(gvrs, s.gvr)
+	}
+	e.mu.RUnlock()
+	e.opts.OnKindsChanged(gvrs)
 }
 
 func (e *Engine) stopLocked(rgdName string) {

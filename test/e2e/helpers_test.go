@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -60,13 +61,22 @@ func startAgent(t testing.TB, cfg *envconf.Config) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	// Local mode, as in make demo: the API server calls the webhooks on
+	// the loopback address through clientConfig.url.
+	addr := webhookAddr(t)
 	go func() {
 		done <- agent.Run(ctx, agent.Options{
 			Config:      cfg.Client().RESTConfig(),
 			Workers:     4,
 			MetricsAddr: "0",
 			ProbeAddr:   "0",
-			Log:         zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())),
+			Webhooks: agent.WebhookOptions{
+				Addr:         addr,
+				URL:          "https://" + addr,
+				CertValidity: certValidity,
+				CertCheck:    certCheck,
+			},
+			Log: zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())),
 		})
 	}()
 	// An agent that cannot start returns at once: fail here, not later in
@@ -297,4 +307,40 @@ func applyYAML(ctx context.Context, cfg *envconf.Config, stream string) error {
 
 func toUnstructured(m map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: m}
+}
+
+// The webhook certificate settings of the in-process agent; the rotation
+// test shortens them.
+var (
+	certValidity = 24 * time.Hour
+	certCheck    = time.Hour
+)
+
+// webhookAddr picks a free loopback port for the agent's webhooks, once.
+var webhookAddr = func() func(testing.TB) string {
+	var once sync.Once
+	var addr string
+	return func(t testing.TB) string {
+		once.Do(func() {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr = l.Addr().String()
+			l.Close()
+		})
+		return addr
+	}
+}()
+
+// applyUnvalidated stores an object the RGD webhook would deny, as one that
+// got in before the webhook was registered: the validating configuration
+// is removed first (the agent registers it again on its next change).
+func (c *clients) applyUnvalidated(t testing.TB, doc string) {
+	t.Helper()
+	vwc := c.resource(t, "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")
+	if err := vwc.Delete(context.Background(), "kro-agent", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	c.apply(t, doc)
 }

@@ -247,7 +247,7 @@ func TestPlugin(t *testing.T) {
 		}).
 		Assess("an instance whose RGD is invalid", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			c.apply(t, strings.Replace(blockedRGD, `name: "${schema.spec.name}"}`, `name: "${schema.spec.nope}"}`, 1))
+			c.applyUnvalidated(t, strings.Replace(blockedRGD, `name: "${schema.spec.name}"}`, `name: "${schema.spec.nope}"}`, 1))
 			eventually(t, 10*time.Second, "the RGD to be Inactive", func() (bool, string) {
 				out, _ := kro(t, cfg, nil, "why-not-ready", "blocked", "stuck", "-n", ns)
 				return strings.Contains(out, "ResourceGraphDefinition blocked is not Active"), out

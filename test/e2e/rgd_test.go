@@ -76,7 +76,7 @@ func TestRGDLifecycle(t *testing.T) {
 		Assess("an invalid update is reported and the instance's resources are untouched", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			before := c.mustGet(t, "v1", "ConfigMap", ns, "n1-note")
-			c.apply(t, noteRGD("notes", "Note", "", `"${schema.spec.missing}"`))
+			c.applyUnvalidated(t, noteRGD("notes", "Note", "", `"${schema.spec.missing}"`))
 			eventually(t, 10*time.Second, "GraphAccepted to be False", func() (bool, string) {
 				cond := rgdCondition(t, c, "notes", "GraphAccepted")
 				return cond != nil && cond.Status == metav1.ConditionFalse, fmt.Sprint(cond)

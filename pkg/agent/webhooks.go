@@ -1,0 +1,138 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/webhook"
+)
+
+// webhooks is what the rest of the agent needs of the admission setup.
+type webhooks struct {
+	registrar *webhook.Registrar
+}
+
+// kindsChanged feeds served instance kinds to the instance webhook.
+func (w *webhooks) kindsChanged(ctx context.Context, log logr.Logger) func([]schema.GroupVersionResource) {
+	if w == nil {
+		return nil
+	}
+	return func(gvrs []schema.GroupVersionResource) {
+		if err := w.registrar.SetInstanceKinds(ctx, gvrs); err != nil {
+			log.Error(err, "registering instance kinds with the mutating webhook")
+		}
+	}
+}
+
+// setupWebhooks prepares certificates, the webhook server and the
+// registration of the webhook configurations and the guard policy.
+func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options, resolver kinds.Resolver) (*webhooks, error) {
+	w := o.Webhooks
+	if w.Addr == "0" {
+		return nil, nil
+	}
+	if w.Addr == "" {
+		w.Addr = ":9443"
+	}
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	review, err := kc.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("finding the agent's own identity (SelfSubjectReview): %w", err)
+	}
+	secretNS, secretName := splitRef(orDefault(w.CertSecret, "kro-system/kro-agent-webhook-certs"))
+	if err := ensureNamespace(ctx, kc, secretNS); err != nil {
+		return nil, err
+	}
+	registrar := &webhook.Registrar{Client: kc, URL: strings.TrimSuffix(w.URL, "/"), AgentUser: review.Status.UserInfo.Username}
+	certOpts := webhook.CertOptions{Namespace: secretNS, Name: secretName, Validity: w.CertValidity, IPs: []net.IP{net.ParseIP("127.0.0.1")}}
+	if w.URL == "" {
+		svcNS, svcName := splitRef(orDefault(w.Service, "kro-system/kro-agent-webhook"))
+		registrar.Service = &admissionregv1.ServiceReference{Namespace: svcNS, Name: svcName}
+		certOpts.DNSNames = []string{svcName + "." + svcNS + ".svc", svcName + "." + svcNS + ".svc.cluster.local"}
+	}
+	certs := webhook.NewCerts(kc, certOpts)
+	log := o.Log.WithName("webhooks")
+	certs.OnRotate(func(ca []byte) {
+		if err := registrar.SetCABundle(ctx, ca); err != nil {
+			log.Error(err, "writing the CA bundle into the webhook configurations")
+		}
+	})
+	if err := certs.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	reader := mgr.GetClient()
+	server := &webhook.Server{
+		Addr:  w.Addr,
+		Certs: certs,
+		RGDs:  &webhook.RGDValidator{Resolver: resolver},
+		Instance: &webhook.InstanceLabeler{Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (ownership.RGD, bool) {
+			list := &v1alpha1.ResourceGraphDefinitionList{}
+			if err := reader.List(ctx, list); err != nil {
+				return ownership.RGD{}, false
+			}
+			for _, r := range list.Items {
+				if s := r.Spec.Schema; s != nil && s.Kind == gvk.Kind && s.APIVersion == gvk.Version && orDefault(s.Group, v1alpha1.GroupVersion.Group) == gvk.Group {
+					return ownership.RGD{Name: r.Name, UID: string(r.UID)}, true
+				}
+			}
+			return ownership.RGD{}, false
+		}},
+	}
+	if err := mgr.Add(server); err != nil {
+		return nil, err
+	}
+	check := w.CertCheck
+	if check == 0 {
+		check = time.Hour
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		certs.Run(ctx, check)
+		return nil
+	})); err != nil {
+		return nil, err
+	}
+	return &webhooks{registrar: registrar}, nil
+}
+
+func splitRef(ref string) (string, string) {
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return "kro-system", ref
+	}
+	return ns, name
+}
+
+// ensureNamespace creates the namespace of the certificate Secret when the
+// agent runs outside the cluster and nothing has made it yet.
+func ensureNamespace(ctx context.Context, kc kubernetes.Interface, ns string) error {
+	_, err := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}

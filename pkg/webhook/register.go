@@ -1,0 +1,223 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+// Names of the objects the agent registers.
+const (
+	ConfigName        = "kro-agent"
+	GuardPolicyName   = "kro-agent-ownership-labels"
+	rgdWebhookName    = "resourcegraphdefinitions.kro-agent.kro.run"
+	instanceHookName  = "instances.kro-agent.kro.run"
+	fieldManagerLabel = "app.kubernetes.io/managed-by"
+)
+
+// Registrar keeps the webhook configurations and the guard policy in the
+// cluster up to date: the CA bundle as certificates rotate, and the
+// instance kinds as RGDs come and go.
+type Registrar struct {
+	Client kubernetes.Interface
+	// URL is the base of the webhook URLs when the agent runs outside the
+	// cluster (https://127.0.0.1:9443); otherwise Service is used.
+	URL     string
+	Service *admissionregv1.ServiceReference
+	// AgentUser is the agent's own username: the only one allowed to
+	// change ownership labels.
+	AgentUser string
+
+	mu       sync.Mutex
+	caBundle []byte
+	kinds    []schema.GroupVersionResource
+}
+
+// SetCABundle records a new CA and re-registers.
+func (r *Registrar) SetCABundle(ctx context.Context, ca []byte) error {
+	r.mu.Lock()
+	r.caBundle = ca
+	r.mu.Unlock()
+	return r.Apply(ctx)
+}
+
+// SetInstanceKinds records the served instance kinds and re-registers.
+func (r *Registrar) SetInstanceKinds(ctx context.Context, kinds []schema.GroupVersionResource) error {
+	slices.SortFunc(kinds, func(a, b schema.GroupVersionResource) int {
+		if a.String() < b.String() {
+			return -1
+		}
+		return 1
+	})
+	r.mu.Lock()
+	same := slices.Equal(r.kinds, kinds)
+	r.kinds = kinds
+	r.mu.Unlock()
+	if same {
+		return nil
+	}
+	return r.Apply(ctx)
+}
+
+func (r *Registrar) clientConfig(path string) admissionregv1.WebhookClientConfig {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cc := admissionregv1.WebhookClientConfig{CABundle: r.caBundle}
+	if r.URL != "" {
+		cc.URL = ptr.To(r.URL + path)
+	} else {
+		svc := *r.Service
+		svc.Path = ptr.To(path)
+		cc.Service = &svc
+	}
+	return cc
+}
+
+// Apply writes the webhook configurations and the guard policy.
+func (r *Registrar) Apply(ctx context.Context) error {
+	r.mu.Lock()
+	ready := len(r.caBundle) > 0
+	kinds := slices.Clone(r.kinds)
+	r.mu.Unlock()
+	if !ready {
+		return nil
+	}
+	meta := metav1.ObjectMeta{Name: ConfigName, Labels: map[string]string{fieldManagerLabel: "kro-agent"}}
+	none := admissionregv1.SideEffectClassNone
+	validating := &admissionregv1.ValidatingWebhookConfiguration{
+		ObjectMeta: meta,
+		Webhooks: []admissionregv1.ValidatingWebhook{{
+			Name:         rgdWebhookName,
+			ClientConfig: r.clientConfig(PathValidateRGD),
+			Rules: []admissionregv1.RuleWithOperations{{
+				Operations: []admissionregv1.OperationType{admissionregv1.Create, admissionregv1.Update},
+				Rule: admissionregv1.Rule{APIGroups: []string{v1alpha1.GroupVersion.Group}, APIVersions: []string{v1alpha1.GroupVersion.Version},
+					Resources: []string{"resourcegraphdefinitions"}, Scope: ptr.To(admissionregv1.ClusterScope)},
+			}},
+			// Fail: an RGD that skipped validation could break every
+			// instance of its kind. Only RGDs are affected when the agent
+			// is down; nothing else goes through this webhook.
+			FailurePolicy:           ptr.To(admissionregv1.Fail),
+			SideEffects:             &none,
+			TimeoutSeconds:          ptr.To[int32](10),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	var rules []admissionregv1.RuleWithOperations
+	for _, k := range kinds {
+		rules = append(rules, admissionregv1.RuleWithOperations{
+			Operations: []admissionregv1.OperationType{admissionregv1.Create, admissionregv1.Update},
+			Rule:       admissionregv1.Rule{APIGroups: []string{k.Group}, APIVersions: []string{k.Version}, Resources: []string{k.Resource}},
+		})
+	}
+	mutating := &admissionregv1.MutatingWebhookConfiguration{ObjectMeta: meta}
+	if len(rules) > 0 {
+		mutating.Webhooks = []admissionregv1.MutatingWebhook{{
+			Name:         instanceHookName,
+			ClientConfig: r.clientConfig(PathMutateInstance),
+			Rules:        rules,
+			// Ignore: the labels are a convenience the agent also adds on
+			// its first reconcile, so an agent that is down must not stop
+			// anyone from creating instances.
+			FailurePolicy:           ptr.To(admissionregv1.Ignore),
+			SideEffects:             &none,
+			TimeoutSeconds:          ptr.To[int32](5),
+			ReinvocationPolicy:      ptr.To(admissionregv1.IfNeededReinvocationPolicy),
+			AdmissionReviewVersions: []string{"v1"},
+		}}
+	}
+	api := r.Client.AdmissionregistrationV1()
+	if err := upsert(ctx, validating, api.ValidatingWebhookConfigurations().Get, api.ValidatingWebhookConfigurations().Create, api.ValidatingWebhookConfigurations().Update); err != nil {
+		return fmt.Errorf("registering the RGD webhook: %w", err)
+	}
+	if err := upsert(ctx, mutating, api.MutatingWebhookConfigurations().Get, api.MutatingWebhookConfigurations().Create, api.MutatingWebhookConfigurations().Update); err != nil {
+		return fmt.Errorf("registering the instance webhook: %w", err)
+	}
+	policy, binding := GuardPolicy(r.AgentUser)
+	if err := upsert(ctx, policy, api.ValidatingAdmissionPolicies().Get, api.ValidatingAdmissionPolicies().Create, api.ValidatingAdmissionPolicies().Update); err != nil {
+		return fmt.Errorf("registering the ownership label guard: %w", err)
+	}
+	if err := upsert(ctx, binding, api.ValidatingAdmissionPolicyBindings().Get, api.ValidatingAdmissionPolicyBindings().Create, api.ValidatingAdmissionPolicyBindings().Update); err != nil {
+		return fmt.Errorf("binding the ownership label guard: %w", err)
+	}
+	return nil
+}
+
+type object[T any] interface {
+	*T
+	metav1.Object
+}
+
+// upsert creates obj or replaces the existing one's contents.
+func upsert[T any, P object[T]](ctx context.Context, obj P,
+	get func(context.Context, string, metav1.GetOptions) (P, error),
+	create func(context.Context, P, metav1.CreateOptions) (P, error),
+	update func(context.Context, P, metav1.UpdateOptions) (P, error)) error {
+	cur, err := get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = create(ctx, obj, metav1.CreateOptions{FieldManager: "kro-agent"})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	obj.SetResourceVersion(cur.GetResourceVersion())
+	_, err = update(ctx, obj, metav1.UpdateOptions{FieldManager: "kro-agent"})
+	return err
+}
+
+// GuardPolicy is the ValidatingAdmissionPolicy (and its binding) that denies
+// changes to kro.run/* and applyset.kubernetes.io/* labels on anything the
+// agent manages, by anyone but the agent. It runs in the API server, so it
+// holds while the agent is down, and it reads the caller's identity from
+// the request's authenticated user info, which no caller can set.
+func GuardPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPolicy, *admissionregv1.ValidatingAdmissionPolicyBinding) {
+	owned := &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelOwned: "true"}}
+	const guarded = `(k.startsWith('kro.run/') || k.startsWith('applyset.kubernetes.io/'))`
+	policy := &admissionregv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: GuardPolicyName, Labels: map[string]string{fieldManagerLabel: "kro-agent"}},
+		Spec: admissionregv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregv1.Fail),
+			MatchConstraints: &admissionregv1.MatchResources{
+				ObjectSelector: owned,
+				ResourceRules: []admissionregv1.NamedRuleWithOperations{{RuleWithOperations: admissionregv1.RuleWithOperations{
+					Operations: []admissionregv1.OperationType{admissionregv1.Update},
+					Rule:       admissionregv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+				}}},
+			},
+			MatchConditions: []admissionregv1.MatchCondition{{
+				Name:       "not-kro-agent",
+				Expression: fmt.Sprintf("request.userInfo.username != %q", agentUser),
+			}},
+			Variables: []admissionregv1.Variable{
+				{Name: "old", Expression: "oldObject.metadata.?labels.orValue({})"},
+				{Name: "new", Expression: "object.metadata.?labels.orValue({})"},
+				{Name: "changed", Expression: "variables.old.filter(k, " + guarded + " && (!(k in variables.new) || variables.new[k] != variables.old[k])) + " +
+					"variables.new.filter(k, " + guarded + " && !(k in variables.old))"},
+			},
+			Validations: []admissionregv1.Validation{{
+				Expression:        "size(variables.changed) == 0",
+				MessageExpression: "'label ' + variables.changed[0] + ' records ownership by kro-agent; only kro-agent may change or remove it'",
+				Reason:            ptr.To(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+	binding := &admissionregv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: GuardPolicyName, Labels: map[string]string{fieldManagerLabel: "kro-agent"}},
+		Spec: admissionregv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        GuardPolicyName,
+			ValidationActions: []admissionregv1.ValidationAction{admissionregv1.Deny},
+		},
+	}
+	return policy, binding
+}

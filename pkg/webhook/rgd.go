@@ -1,0 +1,98 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+// RGDValidator denies ResourceGraphDefinitions that the agent would refuse,
+// running the same graph compilation.
+type RGDValidator struct {
+	Resolver kinds.Resolver
+}
+
+var _ admission.Handler = (*RGDValidator)(nil)
+
+// Handle implements admission.Handler.
+func (v *RGDValidator) Handle(_ context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := json.Unmarshal(req.Object.Raw, rgd); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the ResourceGraphDefinition: %w", err))
+	}
+	var errs field.ErrorList
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		old := &v1alpha1.ResourceGraphDefinition{}
+		if err := json.Unmarshal(req.OldObject.Raw, old); err == nil {
+			errs = append(errs, immutableSchemaFields(old, rgd)...)
+		}
+	}
+	g, err := graph.Compile(rgd, graph.Options{Resolver: v.Resolver})
+	var cerr *graph.Error
+	switch {
+	case errors.As(err, &cerr):
+		errs = append(errs, cerr.Errs...)
+	case err != nil:
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	if len(errs) > 0 {
+		lines := make([]string, len(errs))
+		for i, e := range errs {
+			lines[i] = e.Error()
+		}
+		return admission.Denied(fmt.Sprintf("ResourceGraphDefinition %s is invalid (%d error(s)):\n%s", rgd.Name, len(errs), strings.Join(lines, "\n")))
+	}
+	return admission.Allowed("").WithWarnings(warnings(g)...)
+}
+
+// immutableSchemaFields refuses changes to the fields that name the
+// generated API: changing them would orphan every stored instance.
+func immutableSchemaFields(old, rgd *v1alpha1.ResourceGraphDefinition) field.ErrorList {
+	if old.Spec.Schema == nil || rgd.Spec.Schema == nil {
+		return nil
+	}
+	p := field.NewPath("spec", "schema")
+	var errs field.ErrorList
+	check := func(name, was, is string) {
+		if was != "" && was != is {
+			errs = append(errs, field.Forbidden(p.Child(name), fmt.Sprintf("%s is immutable (was %q); create a new RGD instead", name, was)))
+		}
+	}
+	check("kind", old.Spec.Schema.Kind, rgd.Spec.Schema.Kind)
+	check("apiVersion", old.Spec.Schema.APIVersion, rgd.Spec.Schema.APIVersion)
+	check("group", old.Spec.Schema.Group, rgd.Spec.Schema.Group)
+	check("scope", string(old.Spec.Schema.Scope), string(rgd.Spec.Schema.Scope))
+	return errs
+}
+
+// warnings flag legal but suspicious things, cheaply: a readyWhen or
+// includeWhen that reads nothing is a constant, which is rarely meant.
+func warnings(g *graph.Graph) []string {
+	var out []string
+	for _, n := range g.Nodes {
+		for field, exprs := range map[string][]*graph.Expression{"readyWhen": n.ReadyWhen, "includeWhen": n.IncludeWhen} {
+			for i, e := range exprs {
+				if len(e.References) == 0 {
+					out = append(out, fmt.Sprintf("spec.resources[%s].%s[%d]: ${%s} reads nothing, so it is always the same", n.ID, field, i, e.Source))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,210 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+)
+
+func testServer(t testing.TB) http.Handler {
+	t.Helper()
+	r, err := kinds.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{
+		RGDs: &RGDValidator{Resolver: r},
+		Instance: &InstanceLabeler{Lookup: func(_ context.Context, gvk schema.GroupVersionKind) (ownership.RGD, bool) {
+			return ownership.RGD{Name: "webapp", UID: "rgd-uid"}, gvk.Kind == "WebApp"
+		}},
+	}
+	return s.Handler()
+}
+
+// review posts an AdmissionReview and returns the response.
+func review(t testing.TB, h http.Handler, path string, kind metav1.GroupVersionKind, obj any) *admissionv1.AdmissionResponse {
+	t.Helper()
+	raw, _ := json.Marshal(obj)
+	body, _ := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: types.UID("1"), Kind: kind, Operation: admissionv1.Create,
+			Name: "x", Namespace: "default", Object: runtime.RawExtension{Raw: raw}},
+	})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
+	out := admissionv1.AdmissionReview{}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
+		t.Fatalf("bad response %d: %s", rec.Code, rec.Body.String())
+	}
+	return out.Response
+}
+
+var rgdKind = metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "ResourceGraphDefinition"}
+
+func rgdObject(t testing.TB, doc string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestRGDValidation(t *testing.T) {
+	h := testServer(t)
+	bad := rgdObject(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: bad}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Bad, spec: {size: "string | bogus=1"}}
+  resources:
+  - id: a
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${b.metadata.name}"}}
+  - id: b
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${a.metadata.name}"}}
+`)
+	resp := review(t, h, PathValidateRGD, rgdKind, bad)
+	if resp.Allowed {
+		t.Fatal("an invalid RGD was allowed")
+	}
+	for _, want := range []string{"(2 error(s))", `spec.schema.spec.size: Invalid value: "string | bogus=1": unknown marker "bogus"`, "dependency cycle: a -> b -> a"} {
+		if !strings.Contains(resp.Result.Message, want) {
+			t.Errorf("denial lacks %q:\n%s", want, resp.Result.Message)
+		}
+	}
+	good := rgdObject(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: good}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Good}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    readyWhen: ["${true}"]
+`)
+	resp = review(t, h, PathValidateRGD, rgdKind, good)
+	if !resp.Allowed {
+		t.Fatalf("a valid RGD was denied: %s", resp.Result.Message)
+	}
+	if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "spec.resources[cm].readyWhen[0]: ${true} reads nothing, so it is always the same") {
+		t.Errorf("warnings = %q", resp.Warnings)
+	}
+}
+
+func TestInstanceLabels(t *testing.T) {
+	h := testServer(t)
+	resp := review(t, h, PathMutateInstance, metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"},
+		map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp", "metadata": map[string]any{"name": "x", "namespace": "default", "labels": map[string]any{"team": "a"}}})
+	if !resp.Allowed || resp.PatchType == nil {
+		t.Fatalf("no patch: %+v", resp)
+	}
+	var ops []struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	if err := json.Unmarshal(resp.Patch, &ops); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, op := range ops {
+		b, _ := json.Marshal(op.Value)
+		got[op.Path] = string(b)
+	}
+	for path, want := range map[string]string{
+		"/metadata/labels/kro.run~1owned":                          `"true"`,
+		"/metadata/labels/kro.run~1resource-graph-definition-name": `"webapp"`,
+		"/metadata/labels/kro.run~1resource-graph-definition-id":   `"rgd-uid"`,
+		"/metadata/labels/applyset.kubernetes.io~1id":              `"` + ownership.ApplySetID(ownership.Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}, Name: "x", Namespace: "default"}) + `"`,
+		"/metadata/finalizers":                                     `["kro.run/finalizer"]`,
+	} {
+		if got[path] != want {
+			t.Errorf("patch sets %s to %s, want %s (patch: %s)", path, got[path], want, resp.Patch)
+		}
+	}
+	if _, touched := got["/metadata/labels/team"]; touched {
+		t.Error("the author's own label must be left alone")
+	}
+	other := review(t, h, PathMutateInstance, metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"},
+		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x"}})
+	if !other.Allowed || len(other.Patch) != 0 {
+		t.Errorf("a kind no RGD serves must pass untouched: %+v", other)
+	}
+}
+
+// FuzzAdmissionDecoding posts arbitrary bodies: a malformed AdmissionReview
+// gets a 400-class answer (or a denial), never a panic or a 5xx.
+func FuzzAdmissionDecoding(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","object":{"spec":{"schema":null}}}}`), true)
+	f.Add([]byte(`{"request":{"object":"not an object"}}`), false)
+	f.Add([]byte(`not json`), true)
+	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"CREATE","object":{"spec":{"resources":[null,{"id":"x"}]}}}}`), true)
+	h := testServer(f)
+	f.Fuzz(func(t *testing.T, body []byte, rgd bool) {
+		path := PathMutateInstance
+		if rgd {
+			path = PathValidateRGD
+		}
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("status %d for %q: %s", rec.Code, body, rec.Body.String())
+		}
+	})
+}
+
+// BenchmarkValidate20 reports the latency of validating a 20-resource RGD
+// through the webhook handler, with p50 and p99.
+func BenchmarkValidate20(b *testing.B) {
+	h := testServer(b)
+	var sb strings.Builder
+	sb.WriteString("apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: big}\nspec:\n  schema: {apiVersion: v1alpha1, kind: Big, spec: {name: string, replicas: \"integer | default=1\"}}\n  resources:\n")
+	for i := 0; i < 20; i++ {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&sb, "  - id: cm%d\n    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: \"${schema.spec.name}-%d\"}, data: {k: \"${schema.spec.name}\"}}\n", i, i)
+		case 1:
+			fmt.Fprintf(&sb, "  - id: d%d\n    template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: \"${cm%d.metadata.name}\"}, spec: {replicas: \"${schema.spec.replicas}\", selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: nginx}]}}}}\n    readyWhen: [\"${d%d.status.?availableReplicas.orValue(0) == d%d.spec.replicas}\"]\n", i, i-1, i, i)
+		default:
+			fmt.Fprintf(&sb, "  - id: s%d\n    template: {apiVersion: v1, kind: Service, metadata: {name: \"${d%d.metadata.name}\"}, spec: {selector: \"${d%d.spec.selector.matchLabels}\", ports: [{port: 80}]}}\n", i, i-1, i-1)
+		}
+	}
+	obj := rgdObject(b, sb.String())
+	if resp := review(b, h, PathValidateRGD, rgdKind, obj); !resp.Allowed {
+		b.Fatalf("benchmark RGD is invalid: %s", resp.Result.Message)
+	}
+	durations := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		review(b, h, PathValidateRGD, rgdKind, obj)
+		durations = append(durations, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+	b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds())/1000, "p99-ms")
+}

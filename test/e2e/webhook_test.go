@@ -1,0 +1,203 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/test/localcluster"
+)
+
+// kubectl runs the real kubectl against the test cluster.
+func kubectl(t testing.TB, cfg *envconf.Config, stdin string, args ...string) (string, error) {
+	t.Helper()
+	bin, err := localcluster.BinDir(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(filepath.Join(bin, "kubectl"), append([]string{"--kubeconfig", cfg.KubeconfigFile()}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	return out.String(), err
+}
+
+const brokenRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: broken}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Broken
+    spec: {name: string, replicas: integer}
+  resources:
+  - id: first
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${second.metadata.name}"}
+      spec: {replicas: "${schema.spec.name}"}
+  - id: second
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${first.metadata.name}"}
+      data: {x: "${nowhere.metadata.name}"}
+`
+
+// servingSerial returns the serial of the certificate the webhook serves.
+func servingSerial(t testing.TB) string {
+	t.Helper()
+	conn, err := tls.Dial("tcp", webhookAddr(t), &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+}
+
+func TestWebhooks(t *testing.T) {
+	const ns = "webhooks"
+	f := features.New("admission: RGD validation, instance labels, ownership guard, TLS").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			return ctx
+		}).
+		Assess("kubectl apply of an invalid RGD is denied with every error and its path", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			var out string
+			eventually(t, 20*time.Second, "the webhook to be registered", func() (bool, string) {
+				var err error
+				out, err = kubectl(t, cfg, brokenRGD, "apply", "-f", "-")
+				return err != nil && strings.Contains(out, "denied the request"), out
+			})
+			for _, want := range []string{
+				`admission webhook "resourcegraphdefinitions.kro-agent.kro.run" denied the request: ResourceGraphDefinition broken is invalid`,
+				`spec.resources[first].template.spec.replicas: Invalid value: "${schema.spec.name}": expression has type string, but the field expects int`,
+				`spec.resources[second].template.data.x`, `undeclared reference to 'nowhere'`,
+				`dependency cycle: first -> second -> first`,
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("denial lacks %q:\n%s", want, out)
+				}
+			}
+			c := newClients(t, cfg)
+			if _, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "broken"); err == nil {
+				t.Error("the invalid RGD was stored")
+			}
+			return ctx
+		}).
+		Assess("a valid RGD is admitted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			start := time.Now()
+			out, err := kubectl(t, cfg, example(t, "webapp", "rgd.yaml"), "apply", "-f", "-")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			t.Logf("kubectl apply of a valid RGD through the webhook took %s", time.Since(start))
+			newClients(t, cfg).waitRGDActive(t, "webapp")
+			return ctx
+		}).
+		Assess("an instance has its ownership labels and finalizer in the create response", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			var created map[string]string
+			var finalizers []string
+			eventually(t, 20*time.Second, "the instance webhook to label instances", func() (bool, string) {
+				name := fmt.Sprintf("labelled-%d", time.Now().UnixNano()%100000)
+				inst := toUnstructured(map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
+					"metadata": map[string]any{"name": name, "namespace": ns}, "spec": map[string]any{"name": name}})
+				out, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Create(ctx, inst, metav1.CreateOptions{})
+				if err != nil {
+					return false, err.Error()
+				}
+				created, finalizers = out.GetLabels(), out.GetFinalizers()
+				return created[v1alpha1.LabelOwned] == "true", fmt.Sprint(created)
+			})
+			for _, k := range []string{v1alpha1.LabelOwned, v1alpha1.LabelRGDName, v1alpha1.LabelRGDID, v1alpha1.LabelKroVersion, v1alpha1.LabelApplySetID, v1alpha1.LabelManagedBy} {
+				if created[k] == "" {
+					t.Errorf("create response lacks label %s: %v", k, created)
+				}
+			}
+			if !contains(finalizers, v1alpha1.Finalizer) {
+				t.Errorf("create response lacks the finalizer: %v", finalizers)
+			}
+			return ctx
+		}).
+		Assess("only the agent may change ownership labels on managed resources", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, webapp(ns, "guarded", ", replicas: 1"))
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "guarded", v1alpha1.InstanceActive)
+			// alice is a cluster admin, but not kro-agent.
+			out, err := kubectl(t, cfg, "", "--as", "alice", "--as-group", "system:masters", "-n", ns,
+				"label", "deployment", "guarded", "kro.run/instance-name=someone-else", "--overwrite")
+			if err == nil || !strings.Contains(out, "label kro.run/instance-name records ownership by kro-agent; only kro-agent may change or remove it") {
+				t.Errorf("alice's edit of kro.run/instance-name was not denied: %v\n%s", err, out)
+			}
+			out, err = kubectl(t, cfg, "", "--as", "alice", "--as-group", "system:masters", "-n", ns,
+				"label", "deployment", "guarded", "team=payments", "--overwrite")
+			if err != nil {
+				t.Errorf("other labels must stay editable: %v\n%s", err, out)
+			}
+			// The agent's own writes pass: a deleted child comes back with
+			// every ownership label.
+			c.delete(t, "apps/v1", "Deployment", ns, "guarded")
+			eventually(t, 20*time.Second, "the agent to recreate the Deployment", func() (bool, string) {
+				d, err := c.get(t, "apps/v1", "Deployment", ns, "guarded")
+				return err == nil && d.GetLabels()[v1alpha1.LabelInstanceName] == "guarded", fmt.Sprint(err)
+			})
+			return ctx
+		}).
+		Assess("a renewed certificate keeps admission working", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			stopAgentNow(t)
+			// A fresh Secret, so the agent issues a short-lived certificate.
+			newClients(t, cfg).delete(t, "v1", "Secret", "kro-system", "kro-agent-webhook-certs")
+			certValidity, certCheck = 30*time.Second, time.Second
+			defer func() { certValidity, certCheck = 24*time.Hour, time.Hour }()
+			startAgent(t, cfg)
+			first := servingSerial(t)
+			eventually(t, 40*time.Second, "the serving certificate to be renewed", func() (bool, string) {
+				return servingSerial(t) != first, "still " + first
+			})
+			out, err := kubectl(t, cfg, brokenRGD, "apply", "-f", "-")
+			if err == nil || !strings.Contains(out, "denied the request") {
+				t.Errorf("admission after renewal: %v\n%s", err, out)
+			}
+			stopAgentNow(t)
+			certValidity, certCheck = 24*time.Hour, time.Hour
+			startAgent(t, cfg)
+			return ctx
+		}).
+		Assess("with the agent stopped, objects it does not own still create", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			stopAgentNow(t)
+			defer startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, "bystander")
+			c.apply(t, "{apiVersion: v1, kind: ConfigMap, metadata: {name: unrelated, namespace: bystander}, data: {a: b}}")
+			// Instances too: their webhook fails open; the agent labels
+			// them when it is back.
+			c.apply(t, webapp(ns, "while-down", ""))
+			patch := []byte(`{"metadata":{"labels":{"team":"x"}}}`)
+			if _, err := c.resource(t, "v1", "ConfigMap").Namespace("bystander").Patch(ctx, "unrelated", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Errorf("updating an unrelated ConfigMap with the agent down: %v", err)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
