@@ -82,21 +82,11 @@ type explainOptions struct {
 
 func newExplainCommand(parent *Options) *cobra.Command {
 	o := &explainOptions{Options: parent}
-	cmd := &cobra.Command{
-		Use:   "explain-conditions KIND NAME",
-		Short: "Explain every condition of an instance and of its RGD",
-		Long: `explain-conditions prints each condition of the instance and of its ResourceGraphDefinition:
+	return instanceCommand(parent, "explain-conditions KIND NAME",
+		"Explain every condition of an instance and of its RGD",
+		`explain-conditions prints each condition of the instance and of its ResourceGraphDefinition:
 what it means, its status and why, since when, and whether it is stale (observedGeneration
-behind metadata.generation: the agent has not processed the latest change yet).`,
-		Args:              cobra.ExactArgs(2),
-		ValidArgsFunction: completeInstances(parent),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0], args[1])
-		},
-	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml")
-	addColorFlag(cmd, &o.color)
-	return cmd
+behind metadata.generation: the agent has not processed the latest change yet).`, "json or yaml", &o.output, &o.color, o.run)
 }
 
 func (o *explainOptions) run(ctx context.Context, kind, name string) error {

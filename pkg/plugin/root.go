@@ -5,6 +5,8 @@
 package plugin
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -40,5 +42,23 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 	}
 	o.Config.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newValidateCommand(o), newTreeCommand(o), newExplainCommand(o), newWhyNotReadyCommand(o), newStatusCommand(o), newDryRunCommand(o))
+	return cmd
+}
+
+// instanceCommand builds a command over one instance (KIND NAME): shell
+// completion of both, -o in the given formats, and --color.
+func instanceCommand(o *Options, use, short, long, formats string, output, color *string, run func(ctx context.Context, kind, name string) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:               use,
+		Short:             short,
+		Long:              long,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeInstances(o),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return run(cmd.Context(), args[0], args[1])
+		},
+	}
+	cmd.Flags().StringVarP(output, "output", "o", "", "output format: "+formats)
+	addColorFlag(cmd, color)
 	return cmd
 }

@@ -19,24 +19,15 @@ type treeOptions struct {
 
 func newTreeCommand(parent *Options) *cobra.Command {
 	o := &treeOptions{Options: parent, now: time.Now}
-	cmd := &cobra.Command{
-		Use:   "tree KIND NAME",
-		Short: "Show an instance and every resource it manages, nested by the dependency graph",
-		Long: `tree shows an instance and every resource it manages, in the RGD's topological order
+	cmd := instanceCommand(parent, "tree KIND NAME",
+		"Show an instance and every resource it manages, nested by the dependency graph",
+		`tree shows an instance and every resource it manages, in the RGD's topological order
 and nested under the resource each depends on: node id, kind and name, namespace, READY
 (the readyWhen verdict), HEALTH (kstatus), REASON and AGE. Resources are found by the
-labels kro-agent sets, with one LIST per kind in the graph.`,
-		Example: `  kubectl kro tree webapp demo
+labels kro-agent sets, with one LIST per kind in the graph.`, "json, yaml or dot", &o.output, &o.color, o.run)
+	cmd.Example = `  kubectl kro tree webapp demo
   kubectl kro tree webapp demo -o yaml
-  kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg`,
-		Args:              cobra.ExactArgs(2),
-		ValidArgsFunction: completeInstances(parent),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0], args[1])
-		},
-	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json, yaml or dot")
-	addColorFlag(cmd, &o.color)
+  kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg`
 	return cmd
 }
 

@@ -40,23 +40,13 @@ type whyOptions struct {
 
 func newWhyNotReadyCommand(parent *Options) *cobra.Command {
 	o := &whyOptions{Options: parent}
-	cmd := &cobra.Command{
-		Use:   "why-not-ready KIND NAME",
-		Short: "Find the root cause that keeps an instance from being Ready",
-		Long: `why-not-ready walks from the RGD through the instance to the earliest resource, in
+	return instanceCommand(parent, "why-not-ready KIND NAME",
+		"Find the root cause that keeps an instance from being Ready",
+		`why-not-ready walks from the RGD through the instance to the earliest resource, in
 topological order, that blocks readiness, and prints the root cause: the RGD not Active,
 the instance suspended, conditions stale (agent not running or behind), or the blocking
 resource with its failing readyWhen, the values it read, its health and its recent events.
-Exits 0 when the instance is Ready and 1 otherwise, for scripts.`,
-		Args:              cobra.ExactArgs(2),
-		ValidArgsFunction: completeInstances(parent),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), args[0], args[1])
-		},
-	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml")
-	addColorFlag(cmd, &o.color)
-	return cmd
+Exits 0 when the instance is Ready and 1 otherwise, for scripts.`, "json or yaml", &o.output, &o.color, o.run)
 }
 
 func (o *whyOptions) run(ctx context.Context, kind, name string) error {
