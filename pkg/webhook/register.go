@@ -126,6 +126,11 @@ func (r *Registrar) Apply(ctx context.Context) error {
 			Name:         instanceHookName,
 			ClientConfig: r.clientConfig(PathMutateInstance),
 			Rules:        rules,
+			// System namespaces never hold instances; keeping them out
+			// means the webhook can never sit in the way of the control plane.
+			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "kube-public", "kube-node-lease"},
+			}}},
 			// Ignore: the labels are a convenience the agent also adds on
 			// its first reconcile, so an agent that is down must not stop
 			// anyone from creating instances.

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -207,4 +210,42 @@ func BenchmarkValidate20(b *testing.B) {
 	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
 	b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// TestManifestGuardMatchesAgent keeps manifests/agent/admission.yaml's guard
+// policy identical to the one the agent registers for its ServiceAccount.
+func TestManifestGuardMatchesAgent(t *testing.T) {
+	raw, err := os.ReadFile("../../manifests/agent/admission.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantBinding := GuardPolicy("system:serviceaccount:kro-system:kro-agent")
+	var found int
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var head struct{ Kind string }
+		_ = yaml.Unmarshal([]byte(doc), &head)
+		switch head.Kind {
+		case "ValidatingAdmissionPolicy":
+			got := &admissionregv1.ValidatingAdmissionPolicy{}
+			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
+				t.Errorf("manifest policy differs from GuardPolicy:\n got %+v\nwant %+v", got.Spec, want.Spec)
+			}
+			found++
+		case "ValidatingAdmissionPolicyBinding":
+			got := &admissionregv1.ValidatingAdmissionPolicyBinding{}
+			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(got.Spec, wantBinding.Spec) {
+				t.Errorf("manifest binding differs: %+v", got.Spec)
+			}
+			found++
+		}
+	}
+	if found != 2 {
+		t.Errorf("found %d of the policy and its binding in the manifest", found)
+	}
 }
