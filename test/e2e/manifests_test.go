@@ -29,7 +29,17 @@ func TestManifestsApplyServerSide(t *testing.T) {
 			}
 			// A server-side dry run cannot place objects in a namespace
 			// that exists only in the same dry run, so it is made first.
-			namespace(t, newClients(t, cfg), "kro-system")
+			c := newClients(t, cfg)
+			namespace(t, c, "kro-system")
+			// An in-process agent from another test registers the same
+			// admission objects in local mode (clientConfig.url); a real
+			// installation never has those, so check against a cluster
+			// without them.
+			stopAgentNow(t)
+			defer startAgent(t, cfg)
+			for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
+				c.delete(t, "admissionregistration.k8s.io/v1", kind, "", "kro-agent")
+			}
 			var out bytes.Buffer
 			cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "--kubeconfig", cfg.KubeconfigFile(),
 				"apply", "--dry-run=server", "-k", filepath.Join(root, "manifests"))
