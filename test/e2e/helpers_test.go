@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -64,9 +66,11 @@ func startAgent(t testing.TB, cfg *envconf.Config) {
 	// Local mode, as in make demo: the API server calls the webhooks on
 	// the loopback address through clientConfig.url.
 	addr := webhookAddr(t)
+	rc := rest.CopyConfig(cfg.Client().RESTConfig())
+	rc.Wrap(countWrites)
 	go func() {
 		done <- agent.Run(ctx, agent.Options{
-			Config:      cfg.Client().RESTConfig(),
+			Config:      rc,
 			Workers:     4,
 			MetricsAddr: "0",
 			ProbeAddr:   "0",
@@ -343,4 +347,34 @@ func (c *clients) applyUnvalidated(t testing.TB, doc string) {
 		t.Fatal(err)
 	}
 	c.apply(t, doc)
+}
+
+// agentWrites counts the write requests the in-process agent sends, per
+// namespace of the object written (events left out: they are not writes
+// to objects). The agent's own metrics are process-wide; this lets a test
+// measure its own instances only.
+var agentWritesByNamespace = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
+var namespaceInPath = regexp.MustCompile(`/namespaces/([^/]+)/`)
+
+func countWrites(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method != http.MethodGet && !strings.Contains(r.URL.Path, "/events") {
+			if m := namespaceInPath.FindStringSubmatch(r.URL.Path); m != nil {
+				agentWritesByNamespace.Lock()
+				agentWritesByNamespace.n[m[1]]++
+				agentWritesByNamespace.Unlock()
+			}
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+func writesIn(ns string) int {
+	agentWritesByNamespace.Lock()
+	defer agentWritesByNamespace.Unlock()
+	return agentWritesByNamespace.n[ns]
 }
