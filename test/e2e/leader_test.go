@@ -1,0 +1,112 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/agent"
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+// replica is one leader-elected agent of the two.
+type replica struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startReplica(cfg *envconf.Config) *replica {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &replica{cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		r.done <- agent.Run(ctx, agent.Options{
+			Config: cfg.Client().RESTConfig(), Workers: 2, MetricsAddr: "0", ProbeAddr: "0",
+			LeaderElection: true, LeaderElectionNamespace: "kro-system",
+			Webhooks: agent.WebhookOptions{Addr: "0"},
+			Log:      zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())),
+		})
+	}()
+	return r
+}
+
+func (r *replica) stop(t testing.TB) {
+	r.cancel()
+	if err := <-r.done; err != nil {
+		t.Errorf("replica returned: %v", err)
+	}
+}
+
+func leaseHolder(t testing.TB, c *clients) string {
+	u, err := c.get(t, "coordination.k8s.io/v1", "Lease", "kro-system", agent.LeaderElectionID)
+	if err != nil {
+		return ""
+	}
+	lease := &coordinationv1.Lease{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lease); err != nil || lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
+}
+
+func TestTwoReplicas(t *testing.T) {
+	const ns = "replicas"
+	f := features.New("two leader-elected replicas: one writes, the other takes over").
+		Assess("one leader serves; when it stops, the standby takes over", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// The shared single agent would mask which replica works.
+			stopAgentNow(t)
+			defer startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, "kro-system")
+			namespace(t, c, ns)
+			replicas := map[string]*replica{"a": startReplica(cfg), "b": startReplica(cfg)}
+			defer func() {
+				for _, r := range replicas {
+					r.stop(t)
+				}
+			}()
+			stop := func(name string) {
+				replicas[name].stop(t)
+				delete(replicas, name)
+			}
+			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			c.waitRGDActive(t, "webapp")
+			c.apply(t, webapp(ns, "ha", ", replicas: 1"))
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "ha", v1alpha1.InstanceActive)
+			repaired := func(why string) {
+				c.delete(t, "v1", "ConfigMap", ns, "ha-config")
+				eventually(t, 60*time.Second, why, func() (bool, string) {
+					_, err := c.get(t, "v1", "ConfigMap", ns, "ha-config")
+					return err == nil, fmt.Sprint(err)
+				})
+			}
+			// Whichever of a and b leads, b leads once a is gone.
+			stop("a")
+			repaired("b to repair drift")
+			held := leaseHolder(t, c)
+			if held == "" {
+				t.Fatal("no replica holds the Lease")
+			}
+			// c waits as a standby; b releases the Lease as it stops, so c
+			// takes over without waiting for it to expire.
+			replicas["c"] = startReplica(cfg)
+			stop("b")
+			eventually(t, 60*time.Second, "c to take the Lease", func() (bool, string) {
+				h := leaseHolder(t, c)
+				return h != "" && h != held, fmt.Sprintf("holder %q", h)
+			})
+			repaired("c to repair drift")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
