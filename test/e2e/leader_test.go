@@ -78,7 +78,10 @@ func TestTwoReplicas(t *testing.T) {
 				replicas[name].stop(t)
 				delete(replicas, name)
 			}
-			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			// These replicas serve no webhooks; the shared agent's RGD
+			// webhook (failurePolicy Fail) would refuse the write while it
+			// is stopped, as designed.
+			c.applyUnvalidated(t, example(t, "webapp", "rgd.yaml"))
 			c.waitRGDActive(t, "webapp")
 			c.apply(t, webapp(ns, "ha", ", replicas: 1"))
 			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "ha", v1alpha1.InstanceActive)
