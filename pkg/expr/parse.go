@@ -110,3 +110,17 @@ func HasExpr(segs []Segment) bool {
 	}
 	return false
 }
+
+// Format writes segments back as source text, the inverse of Parse: a
+// literal ${ is escaped as $${.
+func Format(segs []Segment) string {
+	var b strings.Builder
+	for _, s := range segs {
+		if s.IsExpr {
+			b.WriteString("${" + s.Expr + "}")
+		} else {
+			b.WriteString(strings.ReplaceAll(s.Literal, "${", "$${"))
+		}
+	}
+	return b.String()
+}

@@ -266,7 +266,7 @@ func (c *compiler) compileStandalone(env *celenv.Env, src string, path *field.Pa
 // their types against the field's schema (nil: no check).
 func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path, kindSchema *spec.Schema) *Field {
 	fp := f.Path.FieldPath(base)
-	raw := render(f.Segments)
+	raw := expr.Format(f.Segments)
 	out := &Field{Path: f.Path, Segments: f.Segments}
 	for _, seg := range f.Segments {
 		if !seg.IsExpr {
@@ -337,18 +337,6 @@ func references(ast *cel.Ast) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func render(segs []expr.Segment) string {
-	var b strings.Builder
-	for _, s := range segs {
-		if s.IsExpr {
-			b.WriteString("${" + s.Expr + "}")
-		} else {
-			b.WriteString(strings.ReplaceAll(s.Literal, "${", "$${"))
-		}
-	}
-	return b.String()
 }
 
 // schemaAt walks a kind's schema along p. known is false when the schema

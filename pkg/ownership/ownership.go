@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -113,6 +114,19 @@ func ManagedLabels(rgd RGD, inst Instance, item Item) map[string]string {
 		out[v1alpha1.LabelCollectionSize] = strconv.Itoa(item.Size)
 	}
 	return out
+}
+
+// AddManagedLabels merges the managed labels into obj's own, which the
+// template may already have set.
+func AddManagedLabels(obj metav1.Object, rgd RGD, inst Instance, item Item) {
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range ManagedLabels(rgd, inst, item) {
+		labels[k] = v
+	}
+	obj.SetLabels(labels)
 }
 
 // IsOwnershipKey reports whether a label key is one only kro-agent may set.

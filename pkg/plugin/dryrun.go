@@ -13,9 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
@@ -172,23 +172,20 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 		}
 		var observed []any
 		for _, item := range items {
-			desired := renderWithPending(n, item.Scope)
+			// A value that waits on data that does not exist yet is shown
+			// as pending.
+			desired := resolve.RenderOr(n, item.Scope, func(f *graph.Field, _ error) any {
+				return pendingMarker + expr.Format(f.Segments) + ">"
+			})
 			u := &unstructured.Unstructured{Object: desired}
 			if n.Kind.Namespaced && u.GetNamespace() == "" {
 				u.SetNamespace(defaulted.GetNamespace())
-			}
-			labels := u.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
 			}
 			size := 0
 			if n.IsCollection() {
 				size = len(items)
 			}
-			for k, v := range ownership.ManagedLabels(owner, id, ownership.Item{NodeID: n.ID, Index: item.Index, Size: size}) {
-				labels[k] = v
-			}
-			u.SetLabels(labels)
+			ownership.AddManagedLabels(u, owner, id, ownership.Item{NodeID: n.ID, Index: item.Index, Size: size})
 			p, live := c.planObject(ctx, n, u)
 			plan = append(plan, p)
 			if live != nil {
@@ -204,63 +201,6 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 		}
 	}
 	return plan, nil
-}
-
-// renderWithPending renders a template, writing a marker into each field
-// whose value waits on data that does not exist yet.
-func renderWithPending(n *graph.Node, s *resolve.Scope) map[string]any {
-	obj := runtime.DeepCopyJSON(n.Template)
-	for _, f := range n.Fields {
-		v, ok, err := resolve.FieldValue(f, s)
-		if err != nil {
-			v, ok = pendingMarker+renderSegments(f)+">", true
-		}
-		setField(obj, f, v, ok)
-	}
-	return obj
-}
-
-func renderSegments(f *graph.Field) string {
-	var b strings.Builder
-	for _, seg := range f.Segments {
-		if seg.IsExpr {
-			b.WriteString("${" + seg.Expr + "}")
-		} else {
-			b.WriteString(seg.Literal)
-		}
-	}
-	return b.String()
-}
-
-// setField writes v at the field's path (maps and lists, as rendered).
-func setField(obj map[string]any, f *graph.Field, v any, keep bool) {
-	var cur any = obj
-	for i, step := range f.Path {
-		last := i == len(f.Path)-1
-		switch c := cur.(type) {
-		case map[string]any:
-			if last {
-				if keep {
-					c[step.Key] = v
-				} else {
-					delete(c, step.Key)
-				}
-				return
-			}
-			cur = c[step.Key]
-		case []any:
-			if step.Index >= len(c) {
-				return
-			}
-			if last {
-				c[step.Index] = v
-				return
-			}
-			cur = c[step.Index]
-		default:
-			return
-		}
-	}
 }
 
 // planObject validates one rendered object with a server-side dry-run

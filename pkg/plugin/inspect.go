@@ -240,17 +240,10 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind string) Row 
 
 func (c *cluster) externalRow(ctx context.Context, s *subject, n *graph.Node, scope *resolve.Scope, depth int) Row {
 	row := Row{NodeID: n.ID, Depth: depth, Kind: n.External.Kind, Ready: VerdictExternal}
-	name, ns := n.External.Metadata.Name, n.External.Metadata.Namespace
-	for _, f := range n.Fields {
-		v, _, err := resolve.FieldValue(f, scope)
-		if err != nil {
-			continue
-		}
-		if f.Path.String() == "metadata.name" {
-			name, _ = v.(string)
-		} else if f.Path.String() == "metadata.namespace" {
-			ns, _ = v.(string)
-		}
+	name, ns, err := resolve.ExternalTarget(n, scope)
+	if err != nil {
+		row.Reason = "external; its name cannot be resolved yet: " + err.Error()
+		return row
 	}
 	if n.Kind == nil || n.Kind.Resource == "" || name == "" {
 		row.Reason = "external (selected by labels)"

@@ -232,14 +232,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 	if n.Kind.Namespaced && u.GetNamespace() == "" {
 		u.SetNamespace(r.inst.GetNamespace())
 	}
-	labels := u.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	for k, v := range ownership.ManagedLabels(r.rgd, r.id, item) {
-		labels[k] = v
-	}
-	u.SetLabels(labels)
+	ownership.AddManagedLabels(u, r.rgd, r.id, item)
 	if err := r.recordNamespace(ctx, u.GetNamespace()); err != nil {
 		r.fail(err)
 		return nil, false
@@ -292,19 +285,9 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 		return
 	}
 	ref := n.External
-	ns := ref.Metadata.Namespace
-	name := ref.Metadata.Name
-	for _, f := range n.Fields {
-		v, _, err := resolve.FieldValue(f, r.scope)
-		if !r.note(n, err) {
-			return
-		}
-		switch f.Path.String() {
-		case "metadata.name":
-			name, _ = v.(string)
-		case "metadata.namespace":
-			ns, _ = v.(string)
-		}
+	name, ns, err := resolve.ExternalTarget(n, r.scope)
+	if !r.note(n, err) {
+		return
 	}
 	if n.Kind.Namespaced && ns == "" {
 		ns = r.inst.GetNamespace()

@@ -62,6 +62,41 @@ func Render(n *graph.Node, s *Scope) (map[string]any, error) {
 	return obj, nil
 }
 
+// RenderOr renders like Render, but a field that cannot be evaluated is
+// given fallback(f, err) instead of failing the whole object, for previews
+// of objects whose inputs do not all exist yet.
+func RenderOr(n *graph.Node, s *Scope, fallback func(f *graph.Field, err error) any) map[string]any {
+	obj := runtime.DeepCopyJSON(n.Template)
+	for _, f := range n.Fields {
+		v, ok, err := FieldValue(f, s)
+		if err != nil {
+			v, ok = fallback(f, err), true
+		}
+		// The paths come from the template itself, so they always fit it.
+		_ = setPath(obj, f.Path, v, ok)
+	}
+	return obj
+}
+
+// ExternalTarget evaluates an externalRef's metadata.name and
+// metadata.namespace; literal values stand as written.
+func ExternalTarget(n *graph.Node, s *Scope) (name, namespace string, err error) {
+	name, namespace = n.External.Metadata.Name, n.External.Metadata.Namespace
+	for _, f := range n.Fields {
+		v, _, err := FieldValue(f, s)
+		if err != nil {
+			return "", "", err
+		}
+		switch f.Path.String() {
+		case "metadata.name":
+			name, _ = v.(string)
+		case "metadata.namespace":
+			namespace, _ = v.(string)
+		}
+	}
+	return name, namespace, nil
+}
+
 // setPath writes v at p in obj, or removes the field when keep is false.
 func setPath(obj map[string]any, p expr.Path, v any, keep bool) error {
 	var cur any = obj
