@@ -39,11 +39,14 @@ type RGDReconciler struct {
 	// tried again.
 	RetryUnknownKinds time.Duration
 
-	mu       sync.Mutex
-	compiled map[types.UID]compiledGraph
+	mu sync.Mutex
+	// compiled caches each RGD's graph by name, for its UID and generation;
+	// an entry goes when its RGD does.
+	compiled map[string]compiledGraph
 }
 
 type compiledGraph struct {
+	uid        types.UID
 	generation int64
 	graph      *graph.Graph
 }
@@ -54,7 +57,7 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.RetryUnknownKinds == 0 {
 		r.RetryUnknownKinds = 15 * time.Second
 	}
-	r.compiled = map[types.UID]compiledGraph{}
+	r.compiled = map[string]compiledGraph{}
 	// Name validation guards metrics against two controllers of one name
 	// in a process; an agent restarted in-process (tests) is one controller.
 	skip := true
@@ -78,6 +81,9 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		if apierrors.IsNotFound(err) {
 			// Deleted: stop serving; the CRD and instances stay.
 			r.Engine.Stop(req.Name)
+			r.mu.Lock()
+			delete(r.compiled, req.Name)
+			r.mu.Unlock()
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -141,9 +147,9 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 // compile returns the RGD's graph, compiled once per generation.
 func (r *RGDReconciler) compile(rgd *v1alpha1.ResourceGraphDefinition) (*graph.Graph, error) {
 	r.mu.Lock()
-	c, ok := r.compiled[rgd.UID]
+	c, ok := r.compiled[rgd.Name]
 	r.mu.Unlock()
-	if ok && c.generation == rgd.Generation {
+	if ok && c.uid == rgd.UID && c.generation == rgd.Generation {
 		return c.graph, nil
 	}
 	g, err := graph.Compile(rgd, graph.Options{Resolver: r.Resolver})
@@ -154,7 +160,7 @@ func (r *RGDReconciler) compile(rgd *v1alpha1.ResourceGraphDefinition) (*graph.G
 		return nil, err
 	}
 	r.mu.Lock()
-	r.compiled[rgd.UID] = compiledGraph{generation: rgd.Generation, graph: g}
+	r.compiled[rgd.Name] = compiledGraph{uid: rgd.UID, generation: rgd.Generation, graph: g}
 	r.mu.Unlock()
 	return g, nil
 }
