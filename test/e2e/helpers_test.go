@@ -173,6 +173,15 @@ func (c *clients) resource(t testing.TB, apiVersion, kind string) dynamic.Namesp
 // apply server-side applies a YAML document (one object) as the test user.
 func (c *clients) apply(t testing.TB, doc string) *unstructured.Unstructured {
 	t.Helper()
+	out, err := c.tryApply(t, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (c *clients) tryApply(t testing.TB, doc string) (*unstructured.Unstructured, error) {
+	t.Helper()
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 		t.Fatal(err)
@@ -180,9 +189,9 @@ func (c *clients) apply(t testing.TB, doc string) *unstructured.Unstructured {
 	out, err := c.resource(t, u.GetAPIVersion(), u.GetKind()).Namespace(u.GetNamespace()).
 		Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: testManager, Force: true})
 	if err != nil {
-		t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
+		return nil, fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
-	return out
+	return out, nil
 }
 
 func (c *clients) get(t testing.TB, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
@@ -339,14 +348,24 @@ var webhookAddr = func() func(testing.TB) string {
 
 // applyUnvalidated stores an object the RGD webhook would deny, as one that
 // got in before the webhook was registered: the validating configuration
-// is removed first (the agent registers it again on its next change).
+// is removed first. A running agent registers it again whenever its served
+// kinds change, which can land between the delete and the apply, so a
+// denial is retried with the configuration removed once more.
 func (c *clients) applyUnvalidated(t testing.TB, doc string) {
 	t.Helper()
 	vwc := c.resource(t, "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")
-	if err := vwc.Delete(context.Background(), "kro-agent", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		if err := vwc.Delete(context.Background(), "kro-agent", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		if _, err = c.tryApply(t, doc); err == nil || !strings.Contains(err.Error(), "admission webhook") {
+			break
+		}
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	c.apply(t, doc)
 }
 
 // agentWrites counts the write requests the in-process agent sends, per
