@@ -53,6 +53,14 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 		XListType:    ptrTo("map"),
 		XListMapKeys: []string{"type"},
 	}
+	status.Properties[StatusPlacement] = extv1.JSONSchemaProps{
+		Type:        "object",
+		Description: "The workload cluster the instance's resources live in, for instances labelled agent.kro.run/region.",
+		Properties: map[string]extv1.JSONSchemaProps{
+			"cluster": {Type: "string"},
+			"region":  {Type: "string"},
+		},
+	}
 	columns := s.AdditionalPrinterColumns
 	if len(columns) == 0 {
 		columns = []extv1.CustomResourceColumnDefinition{

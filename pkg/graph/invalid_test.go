@@ -212,6 +212,8 @@ func TestInvalidRGDs(t *testing.T) {
 			"spec.schema.status.phase", `status fields are ${...} expressions`},
 		{"status state is reserved", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {state: "${cm.metadata.name}"}}`, configMap,
 			"spec.schema.status.state", `set by kro-agent`},
+		{"status placement is reserved", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {placement: "${cm.metadata.name}"}}`, configMap,
+			"spec.schema.status.placement", `set by kro-agent for instances placed by region`},
 		{"status reads an unknown resource", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {ip: "${svc.spec.clusterIP}"}}`, configMap,
 			"spec.schema.status.ip", `undeclared reference to 'svc'`},
 		{"custom condition with a non-boolean status", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: [{type: ConfigPresent, status: "${cm.metadata.name}"}]}}`, configMap,

@@ -19,10 +19,13 @@ import (
 const (
 	StatusState      = "state"
 	StatusConditions = "conditions"
+	// StatusPlacement holds the workload cluster and region of an instance
+	// placed by region (agent.kro.run/v1alpha1 Placement).
+	StatusPlacement = "placement"
 )
 
 // Built-in instance condition types; a custom condition cannot take them.
-var builtinConditionTypes = []string{"Ready", "InstanceManaged", "GraphResolved", "ResourcesReady"}
+var builtinConditionTypes = []string{"Ready", "InstanceManaged", "GraphResolved", "ResourcesReady", "Placed"}
 
 var statusPath = schemaPath.Child("status")
 
@@ -32,10 +35,13 @@ func (c *compiler) compileStatus(raw runtime.RawExtension) (*extv1.JSONSchemaPro
 	if _, ok := status[StatusState]; ok {
 		c.errs = append(c.errs, field.Forbidden(statusPath.Child(StatusState), "state is set by kro-agent and cannot be projected"))
 	}
+	if _, ok := status[StatusPlacement]; ok {
+		c.errs = append(c.errs, field.Forbidden(statusPath.Child(StatusPlacement), "placement is set by kro-agent for instances placed by region and cannot be projected"))
+	}
 	// conditions, when given, declares custom conditions (compileConditions).
 	projected := map[string]any{}
 	for k, v := range status {
-		if k != StatusState && k != StatusConditions {
+		if k != StatusState && k != StatusConditions && k != StatusPlacement {
 			projected[k] = v
 		}
 	}

@@ -28,6 +28,9 @@ const (
 	ConditionInstanceManaged = "InstanceManaged"
 	ConditionGraphResolved   = "GraphResolved"
 	ConditionResourcesReady  = "ResourcesReady"
+	// ConditionPlaced is a dependent of Ready only for instances labelled
+	// agent.kro.run/region: a workload cluster of the region was chosen.
+	ConditionPlaced = "Placed"
 )
 
 // Reasons of instance conditions.
@@ -43,6 +46,10 @@ const (
 	ReasonSuspended         = "Suspended"
 	ReasonDeleting          = "Deleting"
 	ReasonGraphNotServed    = "GraphNotServed"
+	ReasonPlaced            = "Placed"
+	ReasonNoClusterInRegion = "NoClusterInRegion"
+	ReasonWaitingForPlace   = "WaitingForPlacement"
+	ReasonClusterNotReady   = "ClusterNotReady"
 )
 
 // InstanceConditions is the built-in condition set of every instance; an
@@ -124,6 +131,24 @@ func (s *InstanceStatus) MarkSuspended() {
 // MarkDeleting records the deletion in progress.
 func (s *InstanceStatus) MarkDeleting(msg string) {
 	s.manager.MarkUnknown(ConditionResourcesReady, ReasonDeleting, "%s", msg)
+}
+
+// MarkPlaced records the workload cluster the instance's resources live in.
+func (s *InstanceStatus) MarkPlaced(cluster, region string) {
+	s.manager.MarkTrue(ConditionPlaced, ReasonPlaced, "placed on cluster %s in region %s", cluster, region)
+}
+
+// MarkNotPlaced records that no cluster of the region can take the
+// instance; nothing is created until one can.
+func (s *InstanceStatus) MarkNotPlaced(msg string) {
+	s.manager.MarkFalse(ConditionPlaced, ReasonNoClusterInRegion, "%s", msg)
+	s.manager.MarkUnknown(ConditionResourcesReady, ReasonWaitingForPlace, "resources are created once the instance is placed on a cluster")
+}
+
+// MarkClusterNotReady records that the cluster the instance is placed on
+// cannot be reached; its resources there are left as they are.
+func (s *InstanceStatus) MarkClusterNotReady(msg string) {
+	s.manager.MarkFalse(ConditionResourcesReady, ReasonClusterNotReady, "%s", msg)
 }
 
 // PropagateCustomCondition writes an RGD-declared condition as evaluated:

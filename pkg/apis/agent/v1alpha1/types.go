@@ -1,0 +1,103 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LabelRegion on an instance asks for it to be placed on a Ready Cluster of
+// that region; its resources are then created there. Without it, an
+// instance's resources live in the cluster the instance lives in.
+const LabelRegion = "agent.kro.run/region"
+
+// ClusterSpec registers a workload cluster.
+type ClusterSpec struct {
+	// Region the cluster serves; instances labelled agent.kro.run/region
+	// with this value may be placed on it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Region string `json:"region"`
+	// KubeconfigSecretRef names the Secret key holding a kubeconfig for the
+	// cluster. Its current context is used; credentials must be embedded
+	// (the agent cannot read files the kubeconfig points to).
+	KubeconfigSecretRef SecretKeyRef `json:"kubeconfigSecretRef"`
+	// Paused clusters receive no new instances; instances already placed
+	// on them stay and keep being reconciled.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+}
+
+// SecretKeyRef names one key of a Secret.
+type SecretKeyRef struct {
+	// +kubebuilder:validation:MinLength=1
+	Namespace string `json:"namespace"`
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Key within the Secret's data; "value" when empty.
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// DefaultKubeconfigKey is the Secret key read when SecretKeyRef.Key is empty.
+const DefaultKubeconfigKey = "value"
+
+// KeyOrDefault returns the key to read.
+func (r SecretKeyRef) KeyOrDefault() string {
+	if r.Key == "" {
+		return DefaultKubeconfigKey
+	}
+	return r.Key
+}
+
+// ClusterStatus is what the agent last found when connecting to the cluster.
+type ClusterStatus struct {
+	// Conditions: Ready, summarizing KubeconfigLoaded, Reachable and
+	// KindsDiscoverable.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ServerVersion is the Kubernetes version the cluster reported.
+	// +optional
+	ServerVersion string `json:"serverVersion,omitempty"`
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=kroc
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Region",type=string,JSONPath=`.spec.region`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.serverVersion`
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Cluster registers a workload cluster that instances can be placed on.
+type Cluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterSpec   `json:"spec"`
+	Status ClusterStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterList is a list of Clusters.
+type ClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Cluster `json:"items"`
+}
+
+// Placement is where an instance's resources live, in its status.placement.
+// +kubebuilder:object:generate=false
+type Placement struct {
+	Cluster string `json:"cluster"`
+	Region  string `json:"region"`
+}
+
+// StatusPlacement is the instance status field holding the Placement (the
+// generated CRD declares it).
+const StatusPlacement = "placement"
