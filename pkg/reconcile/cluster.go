@@ -1,0 +1,152 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/clusters"
+)
+
+// indexKubeconfigSecret indexes Clusters by the Secret holding their
+// kubeconfig ("namespace/name"), so a Secret event finds its Clusters.
+const indexKubeconfigSecret = "spec.kubeconfigSecretRef"
+
+// ClusterReconciler checks each registered Cluster (kubeconfig, API
+// server, discovery), reports on its conditions and keeps the Registry
+// the instance engine places instances by. It checks again every Interval
+// and whenever the kubeconfig Secret changes.
+type ClusterReconciler struct {
+	Client client.Client
+	// Secrets reads kubeconfig Secrets from the API server: only their
+	// metadata is watched, so no Secret's data is cached.
+	Secrets  client.Reader
+	Registry *clusters.Registry
+	// Interval between checks of a cluster; 1 minute when zero.
+	Interval time.Duration
+	// Timeout bounds each request of a check; 10 seconds when zero.
+	Timeout time.Duration
+}
+
+// SetupWithManager registers the reconciler for Clusters and the metadata
+// of Secrets.
+func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Interval == 0 {
+		r.Interval = time.Minute
+	}
+	if r.Timeout == 0 {
+		r.Timeout = 10 * time.Second
+	}
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &agentv1.Cluster{}, indexKubeconfigSecret, func(o client.Object) []string {
+		ref := o.(*agentv1.Cluster).Spec.KubeconfigSecretRef
+		return []string{ref.Namespace + "/" + ref.Name}
+	})
+	if err != nil {
+		return err
+	}
+	skip := true
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("cluster").
+		WithOptions(controller.Options{SkipNameValidation: &skip}).
+		For(&agentv1.Cluster{}).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSecret), builder.OnlyMetadata).
+		Complete(r)
+}
+
+func (r *ClusterReconciler) clustersOfSecret(ctx context.Context, secret client.Object) []reconcile.Request {
+	var list agentv1.ClusterList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{indexKubeconfigSecret: secret.GetNamespace() + "/" + secret.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, c := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: c.Name}})
+	}
+	return reqs
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cluster := &agentv1.Cluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Registry.Delete(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if cluster.DeletionTimestamp != nil {
+		r.Registry.Delete(cluster.Name)
+		return ctrl.Result{}, nil
+	}
+	status := cluster.Status.DeepCopy()
+	entry := r.check(ctx, cluster, status)
+	r.Registry.Set(entry)
+	var err error
+	if !equality.Semantic.DeepEqual(&cluster.Status, status) {
+		patch := client.MergeFrom(cluster.DeepCopy())
+		cluster.Status = *status
+		err = r.Client.Status().Patch(ctx, cluster, patch)
+	}
+	return ctrl.Result{RequeueAfter: r.Interval}, err
+}
+
+// check connects to the cluster and records each step on status.
+func (r *ClusterReconciler) check(ctx context.Context, c *agentv1.Cluster, status *agentv1.ClusterStatus) clusters.Entry {
+	entry := clusters.Entry{Name: c.Name, Region: c.Spec.Region, Paused: c.Spec.Paused}
+	health := status.Check(c.Generation)
+	defer func() {
+		entry.Ready = status.IsReady()
+		if !entry.Ready {
+			entry.Message = status.ReadyMessage()
+		}
+	}()
+	ref := c.Spec.KubeconfigSecretRef
+	secret := &corev1.Secret{}
+	err := r.Secrets.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, secret)
+	if err != nil {
+		reason := agentv1.ReasonSecretNotFound
+		if !apierrors.IsNotFound(err) {
+			reason = agentv1.ReasonInvalidKubeconfig
+		}
+		health.KubeconfigFailed(reason, fmt.Sprintf("reading Secret %s/%s (spec.kubeconfigSecretRef): %v", ref.Namespace, ref.Name, err))
+		return entry
+	}
+	data, ok := secret.Data[ref.KeyOrDefault()]
+	if !ok {
+		health.KubeconfigFailed(agentv1.ReasonInvalidKubeconfig, fmt.Sprintf("Secret %s/%s has no key %q (spec.kubeconfigSecretRef.key)", ref.Namespace, ref.Name, ref.KeyOrDefault()))
+		return entry
+	}
+	cfg, digest, err := clusters.Load(data)
+	if err != nil {
+		health.KubeconfigFailed(agentv1.ReasonInvalidKubeconfig, fmt.Sprintf("Secret %s/%s key %q: %v", ref.Namespace, ref.Name, ref.KeyOrDefault(), err))
+		return entry
+	}
+	health.KubeconfigLoaded(cfg.Host)
+	cfg.UserAgent = "kro-agent"
+	entry.Config, entry.ConfigDigest = cfg, digest
+	h := clusters.Probe(cfg, r.Timeout)
+	if h.Unreachable != nil {
+		health.Unreachable(h.Unreachable.Error())
+		return entry
+	}
+	health.Reachable(h.Version)
+	if h.Discovery != nil {
+		health.DiscoveryFailed(h.Discovery.Error())
+		return entry
+	}
+	health.Discovered(h.Kinds)
+	return entry
+}
