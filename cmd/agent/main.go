@@ -27,6 +27,7 @@ func main() {
 	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the agent's own, in a cluster)")
 	flag.IntVar(&o.MaxCollectionSize, "max-collection-size", 1000, "most items one forEach resource may expand to")
 	flag.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reconciles may finish on shutdown")
+	flag.DurationVar(&o.ClusterCheckInterval, "cluster-check-interval", time.Minute, "how often each registered workload Cluster is checked (kubeconfig, API server, discovery)")
 	flag.StringVar(&o.Webhooks.Addr, "webhook-bind-address", ":9443", "address of the admission webhooks; 0 disables them")
 	flag.StringVar(&o.Webhooks.URL, "webhook-url", "", "base URL the API server calls, when the agent runs outside the cluster (e.g. https://127.0.0.1:9443)")
 	flag.StringVar(&o.Webhooks.Service, "webhook-service", "kro-system/kro-agent-webhook", "namespace/name of the Service the API server calls in a cluster")

@@ -9,6 +9,8 @@ source "$here/env.sh"
 bin=$("$here/build.sh")
 export PATH="$bin:$PATH"
 nodes=${KRO_AGENT_NODES:-3}
+# Extra kwokctl create flags (the benchmark enables audit logging with them).
+read -r -a extra_args <<<"${KRO_AGENT_KWOKCTL_ARGS:-}"
 
 ready() { kubectl --kubeconfig "$kubeconfig_path" get --raw /readyz >/dev/null 2>&1; }
 
@@ -28,6 +30,7 @@ else
     --kube-scheduler-binary "$bin/kube-scheduler" \
     --kwok-controller-binary "$bin/kwok" \
     --kubeconfig "$KWOK_WORKDIR/clusters/$cluster_name/merged-kubeconfig.yaml" \
+    ${extra_args[@]+"${extra_args[@]}"} \
     --wait 2m >&2
   kwokctl scale node --name "$cluster_name" --replicas "$nodes" >&2
 fi

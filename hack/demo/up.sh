@@ -17,7 +17,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "installing the ResourceGraphDefinition CRD"
 kubectl apply --server-side --field-manager=kro-demo -f manifests/crds/
-kubectl wait --for=condition=Established crd/resourcegraphdefinitions.kro.run --timeout=60s
+kubectl wait --for=condition=Established crd/resourcegraphdefinitions.kro.run crd/clusters.agent.kro.run --timeout=60s
 
 step "starting kro-agent (log: $state/agent.log)"
 if [[ -f "$state/agent.pid" ]] && kill -0 "$(cat "$state/agent.pid")" 2>/dev/null; then

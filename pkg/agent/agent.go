@@ -1,6 +1,6 @@
 // Package agent wires kro-agent together: the controller-runtime manager
-// (metrics, probes, leader election), the RGD reconciler and the instance
-// engine. cmd/agent parses flags into Options; tests call Run directly.
+// (metrics, probes, leader election), the RGD reconciler, the instance
+// engine and the Cluster reconciler it places instances by. cmd/agent parses flags into Options; tests call Run directly.
 package agent
 
 import (
@@ -23,7 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/clusters"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/reconcile"
 )
@@ -48,8 +50,11 @@ type Options struct {
 	MaxCollectionSize int
 	// GracefulShutdown bounds how long in-flight reconciles may finish.
 	GracefulShutdown time.Duration
-	Webhooks         WebhookOptions
-	Log              logr.Logger
+	// ClusterCheckInterval is how often each registered workload Cluster
+	// is checked; 1 minute when zero.
+	ClusterCheckInterval time.Duration
+	Webhooks             WebhookOptions
+	Log                  logr.Logger
 }
 
 // WebhookOptions configure the admission webhooks.
@@ -83,7 +88,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	cfg.UserAgent = "kro-agent"
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, extv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, agentv1.AddToScheme, extv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return err
 		}
@@ -131,7 +136,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	registry := clusters.NewRegistry()
 	engine := reconcile.NewEngine(reconcile.EngineOptions{
+		Clusters:          registry,
+		Builtin:           builtin,
 		Dynamic:           dyn,
 		Mapper:            mgr.GetRESTMapper(),
 		Recorder:          mgr.GetEventRecorder("kro-agent"),
@@ -150,6 +158,15 @@ func Run(ctx context.Context, o Options) error {
 		Discovery: disco,
 	}
 	if err := rgds.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	workloadClusters := &reconcile.ClusterReconciler{
+		Client:   mgr.GetClient(),
+		Secrets:  mgr.GetAPIReader(),
+		Registry: registry,
+		Interval: o.ClusterCheckInterval,
+	}
+	if err := workloadClusters.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -73,9 +73,19 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	}
 	certs := webhook.NewCerts(kc, certOpts)
 	log := o.Log.WithName("webhooks")
-	certs.OnRotate(func(ca []byte) {
+	// The configurations are registered only once the server listens: a
+	// validating webhook that fails closed must not be called before.
+	serving := make(chan struct{})
+	register := func(ca []byte) {
 		if err := registrar.SetCABundle(ctx, ca); err != nil {
 			log.Error(err, "writing the CA bundle into the webhook configurations")
+		}
+	}
+	certs.OnRotate(func(ca []byte) {
+		select {
+		case <-serving:
+			register(ca)
+		default:
 		}
 	})
 	if err := certs.Ensure(ctx); err != nil {
@@ -84,6 +94,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	reader := mgr.GetClient()
 	server := &webhook.Server{
 		Addr:  w.Addr,
+		Ready: serving,
 		Certs: certs,
 		RGDs:  &webhook.RGDValidator{Resolver: resolver},
 		Instance: &webhook.InstanceLabeler{Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (ownership.RGD, bool) {
@@ -102,6 +113,16 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	if err := mgr.Add(server); err != nil {
 		return nil, err
 	}
+	if err := mgr.Add(everyReplica(func(ctx context.Context) error {
+		select {
+		case <-serving:
+			register(certs.CABundle())
+		case <-ctx.Done():
+		}
+		return nil
+	})); err != nil {
+		return nil, err
+	}
 	check := w.CertCheck
 	if check == 0 {
 		check = time.Hour
@@ -114,6 +135,12 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	}
 	return &webhooks{registrar: registrar}, nil
 }
+
+// everyReplica is a runnable that runs on every replica, leader or not.
+type everyReplica func(context.Context) error
+
+func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
+func (f everyReplica) NeedLeaderElection() bool        { return false }
 
 func splitRef(ref string) (string, string) {
 	ns, name, ok := strings.Cut(ref, "/")

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
@@ -52,8 +53,11 @@ type Row struct {
 
 // Tree is an instance and what it manages, in topological order.
 type Tree struct {
-	Instance Row   `json:"instance"`
-	Rows     []Row `json:"resources"`
+	Instance Row `json:"instance"`
+	// Placement is the workload cluster the resources live in, for an
+	// instance placed by region.
+	Placement *agentv1.Placement `json:"placement,omitempty"`
+	Rows      []Row              `json:"resources"`
 	// Requests is how many API requests fetching the members took.
 	Requests int `json:"-"`
 
@@ -66,10 +70,15 @@ type Tree struct {
 func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	inst := s.instance
 	t := &Tree{Instance: Row{NodeID: "", Kind: s.mapping.GroupVersionKind.Kind, Name: inst.GetName(), Namespace: inst.GetNamespace(), Ready: instanceVerdict(inst), Reason: readyReason(inst), Created: ptrTime(inst.GetCreationTimestamp())}}
+	t.Placement = s.placement
 	if s.graph == nil {
 		return t, nil
 	}
-	members, requests, forbidden := c.fetchMembers(ctx, s)
+	if s.workloadErr != nil {
+		return t, s.workloadErr
+	}
+	where := c.members(s)
+	members, requests, forbidden := where.fetchMembers(ctx, s)
 	t.Requests = requests
 	scope := resolve.NewScope(inst.Object)
 	for _, n := range s.graph.Nodes {
@@ -102,7 +111,7 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		}
 		switch {
 		case n.External != nil:
-			t.Rows = append(t.Rows, c.externalRow(ctx, s, n, scope, d))
+			t.Rows = append(t.Rows, where.externalRow(ctx, s, n, scope, d))
 		case forbidden[n.ID]:
 			t.Rows = append(t.Rows, Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown, Reason: "you may not list " + kind})
 		case len(members[n.ID]) == 0:

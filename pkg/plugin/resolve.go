@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
@@ -25,6 +26,8 @@ type cluster struct {
 	mapper    meta.RESTMapper
 	resolver  kinds.Resolver
 	namespace string
+	// name is the registered Cluster this is, "" for the kubeconfig's.
+	name string
 }
 
 func (o *Options) cluster() (*cluster, error) {
@@ -71,6 +74,7 @@ func (o *Options) load(ctx context.Context, kind, name string) (*cluster, *subje
 	if err != nil {
 		return nil, nil, err
 	}
+	c.follow(ctx, s)
 	return c, s, nil
 }
 
@@ -82,6 +86,12 @@ type subject struct {
 	// graph is nil when the RGD does not compile; graphErr says why.
 	graph    *graph.Graph
 	graphErr error
+	// placement is where the agent placed the instance's resources, nil
+	// for the local cluster; workload connects there, or workloadErr says
+	// why it cannot.
+	placement   *agentv1.Placement
+	workload    *cluster
+	workloadErr error
 }
 
 // loadSubject finds the instance KIND NAME (KIND as kubectl takes it: kind,

@@ -24,7 +24,8 @@ func newTreeCommand(parent *Options) *cobra.Command {
 		`tree shows an instance and every resource it manages, in the RGD's topological order
 and nested under the resource each depends on: node id, kind and name, namespace, READY
 (the readyWhen verdict), HEALTH (kstatus), REASON and AGE. Resources are found by the
-labels kro-agent sets, with one LIST per kind in the graph.`, "json, yaml or dot", &o.output, &o.color, o.run)
+labels kro-agent sets, with one LIST per kind in the graph. For an instance placed on a
+workload cluster by region, they are found there, through the Cluster's kubeconfig.`, "json, yaml or dot", &o.output, &o.color, o.run)
 	cmd.Example = `  kubectl kro tree webapp demo
   kubectl kro tree webapp demo -o yaml
   kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg`
@@ -38,7 +39,7 @@ func (o *treeOptions) run(ctx context.Context, kind, name string) error {
 	}
 	t, err := c.buildTree(ctx, s)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s %s: %w", s.mapping.GroupVersionKind.Kind, name, err)
 	}
 	switch o.output {
 	case "":
@@ -55,6 +56,9 @@ func (o *treeOptions) run(ctx context.Context, kind, name string) error {
 // printTree prints the tree as an aligned table with the NODE column
 // indented by depth.
 func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
+	if t.Placement != nil {
+		fmt.Fprintf(w, "Placed on cluster %s (region %s)\n", p.bold(t.Placement.Cluster), t.Placement.Region)
+	}
 	tw := newTable(w)
 	fmt.Fprintln(tw, "NODE\tKIND/NAME\tNAMESPACE\tREADY\tHEALTH\tREASON\tAGE")
 	in := t.Instance

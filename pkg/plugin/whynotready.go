@@ -102,7 +102,11 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			Details: []string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)},
 			Advice:  "kro-agent has not processed the latest change: check that it is running and not failing"}
 	}
+	if d := placementDiagnosis(s, instRef); d != nil {
+		return d
+	}
 	tree, _ := c.buildTree(ctx, s)
+	where := c.members(s)
 	for i := range tree.Rows {
 		r := &tree.Rows[i]
 		if r.Ready != VerdictNotReady && r.Ready != VerdictMissing && !(r.Ready == VerdictExternal && strings.Contains(r.Reason, "not found")) {
@@ -113,7 +117,10 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			d.Details = append(d.Details, r.Reason)
 		}
 		if r.object != nil {
-			d.Events = c.recentEvents(ctx, r.object)
+			d.Events = where.recentEvents(ctx, r.object)
+		}
+		if s.placement != nil {
+			d.Cause += " in cluster " + s.placement.Cluster
 		}
 		d.Advice = "look at the resource (kubectl describe " + strings.ToLower(r.Kind) + " " + r.Name + "); its dependents wait for it"
 		if r.Ready == VerdictMissing {

@@ -15,6 +15,8 @@ import (
 
 // objectRef names one managed object.
 type objectRef struct {
+	// Cluster is the registered Cluster it lives in; "" is the local one.
+	Cluster   string
 	GVR       schema.GroupVersionResource
 	Namespace string
 	Name      string
@@ -101,7 +103,7 @@ func digest(obj map[string]any) [32]byte {
 // every field we set. A quiet cluster therefore costs no writes, while a
 // hand edit (a new version that no longer holds our fields) is reverted.
 // It returns the object as it now is and whether it wrote.
-func (e *Engine) apply(ctx context.Context, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
+func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
 	d := digest(desired)
 	last, known := e.applied.get(ref)
 	same := known && last.digest == d
@@ -119,7 +121,7 @@ func (e *Engine) apply(ctx context.Context, inst types.UID, ref objectRef, desir
 		return live, false, nil
 	}
 	u := &unstructured.Unstructured{Object: desired}
-	out, err := e.opts.Dynamic.Resource(ref.GVR).Namespace(ref.Namespace).Apply(ctx, ref.Name, u,
+	out, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Apply(ctx, ref.Name, u,
 		metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	countWrite("apply", err)
 	if err != nil {

@@ -93,6 +93,10 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	status := cluster.Status.DeepCopy()
 	entry := r.check(ctx, cluster, status)
+	entry.Ready = status.IsReady()
+	if !entry.Ready {
+		entry.Message = status.ReadyMessage()
+	}
 	r.Registry.Set(entry)
 	var err error
 	if !equality.Semantic.DeepEqual(&cluster.Status, status) {
@@ -103,16 +107,11 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	return ctrl.Result{RequeueAfter: r.Interval}, err
 }
 
-// check connects to the cluster and records each step on status.
+// check connects to the cluster and records each step on status; the
+// entry it returns has the connection, the caller its readiness.
 func (r *ClusterReconciler) check(ctx context.Context, c *agentv1.Cluster, status *agentv1.ClusterStatus) clusters.Entry {
 	entry := clusters.Entry{Name: c.Name, Region: c.Spec.Region, Paused: c.Spec.Paused}
 	health := status.Check(c.Generation)
-	defer func() {
-		entry.Ready = status.IsReady()
-		if !entry.Ready {
-			entry.Message = status.ReadyMessage()
-		}
-	}()
 	ref := c.Spec.KubeconfigSecretRef
 	secret := &corev1.Secret{}
 	err := r.Secrets.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, secret)

@@ -24,8 +24,10 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/clusters"
 	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
 )
 
 // FieldManager is the server-side apply field manager of every write the
@@ -50,7 +52,9 @@ func (k InstanceKey) String() string {
 type served struct {
 	rgdName string
 	rgdUID  string
-	graph   *graph.Graph
+	// rgd is kept to compile the graph again against remote clusters.
+	rgd   *v1alpha1.ResourceGraphDefinition
+	graph *graph.Graph
 	// set is the instance condition set: built-in plus the RGD's custom
 	// conditions that count toward Ready.
 	set      conditions.Set
@@ -73,7 +77,16 @@ type EngineOptions struct {
 	// OnKindsChanged, when set, is told the instance kinds served after
 	// each change (the instance webhook registers them).
 	OnKindsChanged func([]schema.GroupVersionResource)
-	Log            logr.Logger
+	// Clusters are the registered workload clusters instances labelled
+	// agent.kro.run/region are placed on; nil places none.
+	Clusters *clusters.Registry
+	// Builtin resolves built-in kinds when graphs are type-checked against
+	// a workload cluster, beside that cluster's discovery.
+	Builtin kinds.Resolver
+	// UnusedClusterTimeout is how long a workload cluster's connection and
+	// informers stay once no instance is placed there; 1 minute when zero.
+	UnusedClusterTimeout time.Duration
+	Log                  logr.Logger
 }
 
 // Engine reconciles the instances of every served kind. It is a
@@ -83,10 +96,15 @@ type Engine struct {
 	opts  EngineOptions
 	queue workqueue.TypedRateLimitingInterface[InstanceKey]
 
-	mu     sync.RWMutex
-	kinds  map[schema.GroupVersionKind]*served
-	byRGD  map[string]schema.GroupVersionKind
-	watchs *watchers
+	mu        sync.RWMutex
+	kinds     map[schema.GroupVersionKind]*served
+	byRGD     map[string]schema.GroupVersionKind
+	instances *instanceInformers
+	// local is the cluster the agent runs against; remote are the workload
+	// clusters instances are placed on, connected while in use.
+	local  *target
+	tmu    sync.Mutex
+	remote map[string]*target
 	// applied remembers, per managed object, the digest of what was last
 	// applied, so an unchanged desired object is not applied again.
 	applied *appliedCache
@@ -103,6 +121,9 @@ func NewEngine(opts EngineOptions) *Engine {
 	if opts.ExternalRefPoll == 0 {
 		opts.ExternalRefPoll = 10 * time.Second
 	}
+	if opts.UnusedClusterTimeout == 0 {
+		opts.UnusedClusterTimeout = time.Minute
+	}
 	e := &Engine{
 		opts: opts,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -111,8 +132,14 @@ func NewEngine(opts EngineOptions) *Engine {
 		kinds:   map[schema.GroupVersionKind]*served{},
 		byRGD:   map[string]schema.GroupVersionKind{},
 		applied: newAppliedCache(),
+		remote:  map[string]*target{},
 	}
-	e.watchs = newWatchers(opts.Dynamic, e.routeManaged)
+	e.instances = newInstanceInformers(opts.Dynamic)
+	e.local = &target{client: opts.Dynamic, mapper: opts.Mapper}
+	e.local.managed = newManagedInformers(opts.Dynamic, e.routeManaged(""))
+	if opts.Clusters != nil {
+		opts.Clusters.Watch(e.clusterChanged)
+	}
 	return e
 }
 
@@ -125,7 +152,8 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	e.ctx = ctx
 	e.mu.Unlock()
-	defer e.watchs.stopAll()
+	defer e.stopInformers()
+	go wait.Until(e.dropUnusedClusters, e.opts.UnusedClusterTimeout/2, ctx.Done())
 	// Reconciles in flight when the agent is asked to stop run to the end
 	// on a context the stop does not cancel; a write cut in half would
 	// only be redone by the next leader. The manager's graceful shutdown
@@ -162,18 +190,13 @@ func (e *Engine) Serve(rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) er
 	s := e.kinds[gvk]
 	if s == nil {
 		s = &served{gvr: gvk.GroupVersion().WithResource(g.Resource)}
-		s.informer = e.watchs.watchInstances(s.gvr, func(obj any) { e.enqueueInstance(gvk, obj) })
+		s.informer = e.instances.watch(s.gvr, func(obj any) { e.enqueueInstance(gvk, obj) })
 	}
-	s.rgdName, s.rgdUID, s.graph = rgd.Name, string(rgd.UID), g
+	s.rgdName, s.rgdUID, s.rgd, s.graph = rgd.Name, string(rgd.UID), rgd.DeepCopy(), g
 	s.set = instanceSet(g)
 	e.kinds[gvk] = s
 	e.byRGD[rgd.Name] = gvk
-	for _, n := range g.Nodes {
-		if n.Template == nil || n.Kind == nil {
-			continue
-		}
-		e.watchs.watchManaged(n.Kind.GVR())
-	}
+	e.local.watch(g)
 	for _, obj := range s.informer.informer.GetStore().List() {
 		e.enqueueInstance(gvk, obj)
 	}
@@ -217,7 +240,7 @@ func (e *Engine) stopLocked(rgdName string) {
 		return
 	}
 	if s := e.kinds[gvk]; s != nil {
-		e.watchs.stop(s.gvr)
+		e.instances.stop(s.gvr)
 	}
 	delete(e.kinds, gvk)
 	delete(e.byRGD, rgdName)
@@ -248,9 +271,16 @@ func (e *Engine) enqueueInstance(gvk schema.GroupVersionKind, obj any) {
 	e.queue.Add(InstanceKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()})
 }
 
-// routeManaged sends an event on a managed object to the instance that owns
-// it, found through the labels the agent put on it.
-func (e *Engine) routeManaged(gvr schema.GroupVersionResource, obj any, deleted bool) {
+// routeManaged returns the handler of a cluster's managed informers: it
+// sends an event on a managed object to the instance that owns it, found
+// through the labels the agent put on it.
+func (e *Engine) routeManaged(cluster string) func(schema.GroupVersionResource, any, bool) {
+	return func(gvr schema.GroupVersionResource, obj any, deleted bool) {
+		e.managedEvent(cluster, gvr, obj, deleted)
+	}
+}
+
+func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, obj any, deleted bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
@@ -258,7 +288,7 @@ func (e *Engine) routeManaged(gvr schema.GroupVersionResource, obj any, deleted 
 	if !ok {
 		return
 	}
-	e.applied.observed(objectRef{GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}, deleted)
+	e.applied.observed(objectRef{Cluster: cluster, GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}, deleted)
 	labels := u.GetLabels()
 	name := labels[v1alpha1.LabelInstanceName]
 	if name == "" {

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
@@ -24,6 +26,12 @@ type run struct {
 	inst *unstructured.Unstructured
 	id   ownership.Instance
 	rgd  ownership.RGD
+
+	// t is the cluster the instance's resources live in and g the graph
+	// as compiled for it; placement is status.placement, nil when unplaced.
+	t         *target
+	g         *graph.Graph
+	placement *agentv1.Placement
 
 	scope *resolve.Scope
 	// desired are the objects the graph produces now, for pruning.
@@ -64,9 +72,18 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		desired:  map[objectRef]bool{},
 		ready:    map[string]bool{},
 		excluded: map[string]bool{},
+		t:        e.local,
+		g:        s.graph,
+	}
+	if p := placementOf(inst); p.Cluster != "" {
+		r.placement = &p
+	}
+	set := s.set
+	if r.placedByRegion() {
+		set = set.With(conditions.Dependent{Type: v1alpha1.ConditionPlaced})
 	}
 	status := r.currentStatus()
-	status.Manage(s.set, inst.GetGeneration())
+	status.Manage(set, inst.GetGeneration())
 
 	if inst.GetDeletionTimestamp() != nil {
 		return r.delete(ctx, status)
@@ -82,11 +99,16 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		return result{}, errors.Join(err, r.writeStatus(ctx, status, nil))
 	}
 	status.MarkManaged()
+	if r.placedByRegion() {
+		if res, done, err := r.place(ctx, status); done {
+			return res, err
+		}
+	}
 
 	if err := r.waitForManagedInformers(ctx); err != nil {
 		return result{}, err
 	}
-	for _, n := range s.graph.Nodes {
+	for _, n := range r.g.Nodes {
 		r.reconcileNode(ctx, n)
 	}
 	complete := r.blocked == "" && r.pending == "" && r.failed == nil && r.applyErr == nil && !r.waitingExt
@@ -237,17 +259,21 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		r.fail(err)
 		return nil, false
 	}
-	ref := objectRef{GVR: n.Kind.GVR(), Namespace: u.GetNamespace(), Name: u.GetName()}
-	r.desired[ref] = true
-	live := r.e.cached(ref)
-	if live != nil && live.GetLabels()[v1alpha1.LabelInstanceID] != string(r.inst.GetUID()) {
-		// Never take over an object another owner made: apply would.
-		r.fail(fmt.Errorf("%s %s/%s already exists and is not managed by this instance", n.Kind.GVK.Kind, u.GetNamespace(), u.GetName()))
+	if err := r.t.ensureNamespace(ctx, u.GetNamespace()); err != nil {
+		r.fail(err)
 		return nil, false
 	}
-	out, wrote, err := r.e.apply(ctx, r.inst.GetUID(), ref, u.Object, live)
+	ref := objectRef{Cluster: r.t.cluster, GVR: n.Kind.GVR(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	r.desired[ref] = true
+	live := r.t.cached(ref)
+	if live != nil && live.GetLabels()[v1alpha1.LabelInstanceID] != string(r.inst.GetUID()) {
+		// Never take over an object another owner made: apply would.
+		r.fail(fmt.Errorf("%s %s/%s already exists in %s and is not managed by this instance", n.Kind.GVK.Kind, u.GetNamespace(), u.GetName(), r.t))
+		return nil, false
+	}
+	out, wrote, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
 	if err != nil {
-		r.fail(fmt.Errorf("applying %s %s (resource %s): %w", n.Kind.GVK.Kind, u.GetName(), n.ID, err))
+		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, u.GetName(), n.ID, r.t, err))
 		return nil, false
 	}
 	r.wrote = r.wrote || wrote
@@ -259,23 +285,6 @@ func (r *run) fail(err error) {
 		r.applyErr = err
 		r.e.event(r.inst, "Warning", "ApplyFailed", err.Error())
 	}
-}
-
-// cached returns the informer's copy of a managed object, or nil.
-func (e *Engine) cached(ref objectRef) *unstructured.Unstructured {
-	inf, ok := e.watchs.managedInformer(ref.GVR)
-	if !ok {
-		return nil
-	}
-	key := ref.Name
-	if ref.Namespace != "" {
-		key = ref.Namespace + "/" + ref.Name
-	}
-	obj, exists, err := inf.GetStore().GetByKey(key)
-	if err != nil || !exists {
-		return nil
-	}
-	return obj.(*unstructured.Unstructured)
 }
 
 // readExternal reads an externalRef (by name or selector): never written,
@@ -292,7 +301,7 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	if n.Kind.Namespaced && ns == "" {
 		ns = r.inst.GetNamespace()
 	}
-	client := r.e.opts.Dynamic.Resource(n.Kind.GVR()).Namespace(ns)
+	client := r.t.client.Resource(n.Kind.GVR()).Namespace(ns)
 	if ref.Metadata.Selector != nil {
 		sel, err := metav1.LabelSelectorAsSelector(ref.Metadata.Selector)
 		if err != nil {
@@ -338,13 +347,13 @@ func (r *run) waitExternal(n *graph.Node, msg string) {
 
 // waitForManagedInformers waits for the caches the run reads from.
 func (r *run) waitForManagedInformers(ctx context.Context) error {
-	for _, n := range r.s.graph.Nodes {
+	for _, n := range r.g.Nodes {
 		if n.Template == nil || n.Kind == nil {
 			continue
 		}
-		inf, ok := r.e.watchs.managedInformer(n.Kind.GVR())
+		inf, ok := r.t.managed.informer(n.Kind.GVR())
 		if ok && !waitForSync(ctx, inf) {
-			return fmt.Errorf("informer for %s has not synced", n.Kind.GVR())
+			return fmt.Errorf("informer for %s in %s has not synced", n.Kind.GVR(), r.t)
 		}
 	}
 	return nil

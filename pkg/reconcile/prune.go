@@ -9,54 +9,27 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
-// members lists the live objects labelled as part of an instance, in every
-// kind the agent watches, grouped by node id.
-func (e *Engine) members(instUID types.UID) map[string][]*unstructured.Unstructured {
-	out := map[string][]*unstructured.Unstructured{}
-	e.watchs.mu.Lock()
-	informers := make(map[schema.GroupVersionResource]cache.SharedIndexInformer, len(e.watchs.managed))
-	for gvr, w := range e.watchs.managed {
-		informers[gvr] = w.informer
-	}
-	e.watchs.mu.Unlock()
-	for _, inf := range informers {
-		objs, err := inf.GetIndexer().ByIndex(indexInstance, string(instUID))
-		if err != nil {
-			continue
-		}
-		for _, o := range objs {
-			u := o.(*unstructured.Unstructured)
-			node := u.GetLabels()[v1alpha1.LabelNodeID]
-			out[node] = append(out[node], u)
-		}
-	}
-	return out
-}
-
 // prune deletes, after a fully successful apply, the objects labelled as
 // this instance's that the graph no longer produces: an includeWhen turned
 // false, a collection that shrank, a resource removed from the RGD.
 func (r *run) prune(ctx context.Context) error {
-	for _, objs := range r.e.members(r.inst.GetUID()) {
+	for _, objs := range r.t.managed.members(r.inst.GetUID()) {
 		for _, u := range objs {
-			gvr, ok := r.e.gvrOf(u)
+			gvr, ok := r.t.gvrOf(u)
 			if !ok {
 				continue
 			}
-			ref := objectRef{GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}
+			ref := objectRef{Cluster: r.t.cluster, GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}
 			if r.desired[ref] || u.GetDeletionTimestamp() != nil {
 				continue
 			}
-			if err := r.e.deleteObject(ctx, ref, u.GetUID()); err != nil {
+			if err := r.t.deleteObject(ctx, ref, u.GetUID()); err != nil {
 				return fmt.Errorf("pruning %s %s: %w", u.GetKind(), u.GetName(), err)
 			}
 			r.e.event(r.inst, "Normal", "Pruned", fmt.Sprintf("deleted %s %s, which the graph no longer produces", u.GetKind(), u.GetName()))
@@ -66,9 +39,9 @@ func (r *run) prune(ctx context.Context) error {
 }
 
 // deleteObject deletes one object, only if it is still the one we saw.
-func (e *Engine) deleteObject(ctx context.Context, ref objectRef, uid types.UID) error {
+func (t *target) deleteObject(ctx context.Context, ref objectRef, uid types.UID) error {
 	policy := metav1.DeletePropagationBackground
-	err := e.opts.Dynamic.Resource(ref.GVR).Namespace(ref.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{
+	err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Delete(ctx, ref.Name, metav1.DeleteOptions{
 		Preconditions:     &metav1.Preconditions{UID: &uid},
 		PropagationPolicy: &policy,
 	})
@@ -79,16 +52,6 @@ func (e *Engine) deleteObject(ctx context.Context, ref objectRef, uid types.UID)
 	return err
 }
 
-// gvrOf maps a live object's kind to its resource.
-func (e *Engine) gvrOf(u *unstructured.Unstructured) (schema.GroupVersionResource, bool) {
-	gvk := u.GroupVersionKind()
-	m, err := e.opts.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return schema.GroupVersionResource{}, false
-	}
-	return m.Resource, true
-}
-
 // delete tears an instance's resources down in reverse topological order:
 // a node's objects are deleted only once everything that depends on it is
 // gone. The finalizer goes last.
@@ -96,7 +59,17 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	if !slices.Contains(r.inst.GetFinalizers(), v1alpha1.Finalizer) {
 		return result{}, nil
 	}
-	members := r.e.members(r.inst.GetUID())
+	if r.placement != nil {
+		res, done, err := r.placedForDelete(ctx, status)
+		if done {
+			return res, err
+		}
+	}
+	r.t.watch(r.s.graph)
+	if err := r.waitForManagedInformers(ctx); err != nil {
+		return result{}, err
+	}
+	members := r.t.managed.members(r.inst.GetUID())
 	g := r.s.graph
 	remaining := map[string]bool{}
 	for node, objs := range members {
@@ -122,11 +95,11 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 				waiting = append(waiting, fmt.Sprintf("%s %s is terminating", u.GetKind(), u.GetName()))
 				continue
 			}
-			gvr, ok := r.e.gvrOf(u)
+			gvr, ok := r.t.gvrOf(u)
 			if !ok {
 				continue
 			}
-			if err := r.e.deleteObject(ctx, objectRef{GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}, u.GetUID()); err != nil {
+			if err := r.t.deleteObject(ctx, objectRef{Cluster: r.t.cluster, GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}, u.GetUID()); err != nil {
 				return result{}, fmt.Errorf("deleting %s %s: %w", u.GetKind(), u.GetName(), err)
 			}
 			waiting = append(waiting, fmt.Sprintf("deleting %s %s", u.GetKind(), u.GetName()))
@@ -134,11 +107,16 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	}
 	if len(members) > 0 {
 		slices.Sort(waiting)
-		status.MarkDeleting("deleting resources in reverse topological order: " + joinMax(waiting, 5))
+		status.MarkDeleting("deleting resources in reverse topological order" + r.inCluster() + ": " + joinMax(waiting, 5))
 		status.ComputeState(true, false)
 		// Watch events on the members bring the instance back as they go.
 		return result{}, r.writeStatus(ctx, status, nil)
 	}
+	return result{}, r.removeFinalizer(ctx)
+}
+
+// removeFinalizer lets the API server delete the instance.
+func (r *run) removeFinalizer(ctx context.Context) error {
 	finalizers := slices.DeleteFunc(slices.Clone(r.inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": r.inst.GetResourceVersion(), "finalizers": finalizers}})
 	_, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
@@ -151,7 +129,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 		r.e.applied.forget(r.inst.GetUID())
 		r.e.statuses.forget(r.inst.GetUID())
 	}
-	return result{}, err
+	return err
 }
 
 // dependentsOf maps each node id to the ids that depend on it.

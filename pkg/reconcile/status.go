@@ -52,6 +52,10 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 			next[k] = v
 		}
 	}
+	delete(next, graph.StatusPlacement)
+	if r.placement != nil {
+		next[graph.StatusPlacement] = map[string]any{"cluster": r.placement.Cluster, "region": r.placement.Region}
+	}
 	next[graph.StatusState] = string(st.State)
 	conds, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&struct {
 		Conditions []metav1.Condition `json:"conditions"`
@@ -77,7 +81,7 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 	if err != nil {
 		return err
 	}
-	_, err = r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
+	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
 		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
 	countWrite("status", err)
 	if err != nil {
@@ -85,6 +89,9 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 	}
 	r.e.statuses.wrote(r.inst, next)
 	r.recordTransitions(old, st)
+	// A later write in the same run compares with what is there now.
+	r.inst.Object["status"] = next
+	r.inst.SetResourceVersion(out.GetResourceVersion())
 	return nil
 }
 

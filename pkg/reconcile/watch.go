@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -23,35 +24,29 @@ type watched struct {
 	stop     chan struct{}
 }
 
-// watchers owns the shared informers: one per instance kind, and one per
-// managed kind shared by every graph that uses it, restricted by label to
-// the objects the agent manages so the cache holds nothing else.
-type watchers struct {
+// managedInformers are the informers of one cluster's managed kinds: one
+// per kind, shared by every graph that uses it, restricted by label to the
+// objects the agent manages so the cache holds nothing else.
+type managedInformers struct {
 	client  dynamic.Interface
 	onEvent func(gvr schema.GroupVersionResource, obj any, deleted bool)
 
-	mu      sync.Mutex
-	managed map[schema.GroupVersionResource]*watched
-	inst    map[schema.GroupVersionResource]*watched
+	mu    sync.Mutex
+	byGVR map[schema.GroupVersionResource]*watched
 }
 
-func newWatchers(client dynamic.Interface, onManagedEvent func(schema.GroupVersionResource, any, bool)) *watchers {
-	return &watchers{
-		client:  client,
-		onEvent: onManagedEvent,
-		managed: map[schema.GroupVersionResource]*watched{},
-		inst:    map[schema.GroupVersionResource]*watched{},
-	}
+func newManagedInformers(client dynamic.Interface, onEvent func(schema.GroupVersionResource, any, bool)) *managedInformers {
+	return &managedInformers{client: client, onEvent: onEvent, byGVR: map[schema.GroupVersionResource]*watched{}}
 }
 
 var managedSelector = labels.SelectorFromSet(labels.Set{v1alpha1.LabelOwned: "true"}).String()
 
-// watchManaged starts (once) the informer of a managed kind.
-func (w *watchers) watchManaged(gvr schema.GroupVersionResource) *watched {
+// watch starts (once) the informer of a managed kind.
+func (w *managedInformers) watch(gvr schema.GroupVersionResource) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if x, ok := w.managed[gvr]; ok {
-		return x
+	if _, ok := w.byGVR[gvr]; ok {
+		return
 	}
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{indexInstance: byInstanceID},
@@ -63,55 +58,100 @@ func (w *watchers) watchManaged(gvr schema.GroupVersionResource) *watched {
 	})
 	x := &watched{informer: inf, stop: make(chan struct{})}
 	go inf.Run(x.stop)
-	w.managed[gvr] = x
-	return x
+	w.byGVR[gvr] = x
 }
 
-// managedInformer returns the informer of a managed kind, if running.
-func (w *watchers) managedInformer(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, bool) {
+// informer returns the informer of a managed kind, if running.
+func (w *managedInformers) informer(gvr schema.GroupVersionResource) (cache.SharedIndexInformer, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	x, ok := w.managed[gvr]
+	x, ok := w.byGVR[gvr]
 	if !ok {
 		return nil, false
 	}
 	return x.informer, true
 }
 
-// watchInstances starts the informer of an instance kind.
-func (w *watchers) watchInstances(gvr schema.GroupVersionResource, onEvent func(any)) *watched {
+// members lists the cached objects labelled as part of an instance, in
+// every kind watched, grouped by node id.
+func (w *managedInformers) members(instUID types.UID) map[string][]*unstructured.Unstructured {
+	w.mu.Lock()
+	informers := make([]cache.SharedIndexInformer, 0, len(w.byGVR))
+	for _, x := range w.byGVR {
+		informers = append(informers, x.informer)
+	}
+	w.mu.Unlock()
+	out := map[string][]*unstructured.Unstructured{}
+	for _, inf := range informers {
+		objs, err := inf.GetIndexer().ByIndex(indexInstance, string(instUID))
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			u := o.(*unstructured.Unstructured)
+			node := u.GetLabels()[v1alpha1.LabelNodeID]
+			out[node] = append(out[node], u)
+		}
+	}
+	return out
+}
+
+func (w *managedInformers) stopAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if x, ok := w.inst[gvr]; ok {
+	for gvr, x := range w.byGVR {
+		close(x.stop)
+		delete(w.byGVR, gvr)
+	}
+}
+
+// instanceInformers are the informers of the served instance kinds, one
+// per kind, in the cluster the agent runs against.
+type instanceInformers struct {
+	client dynamic.Interface
+
+	mu    sync.Mutex
+	byGVR map[schema.GroupVersionResource]*watched
+}
+
+func newInstanceInformers(client dynamic.Interface) *instanceInformers {
+	return &instanceInformers{client: client, byGVR: map[schema.GroupVersionResource]*watched{}}
+}
+
+// watch starts the informer of an instance kind, replacing a running one.
+func (w *instanceInformers) watch(gvr schema.GroupVersionResource, onEvent func(any)) *watched {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if x, ok := w.byGVR[gvr]; ok {
 		close(x.stop)
 	}
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-	_, _ = inf.AddEventHandler(handlerFunc(onEvent))
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    onEvent,
+		UpdateFunc: func(_, obj any) { onEvent(obj) },
+		DeleteFunc: onEvent,
+	})
 	x := &watched{informer: inf, stop: make(chan struct{})}
 	go inf.Run(x.stop)
-	w.inst[gvr] = x
+	w.byGVR[gvr] = x
 	return x
 }
 
-func (w *watchers) stop(gvr schema.GroupVersionResource) {
+func (w *instanceInformers) stop(gvr schema.GroupVersionResource) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if x, ok := w.inst[gvr]; ok {
+	if x, ok := w.byGVR[gvr]; ok {
 		close(x.stop)
-		delete(w.inst, gvr)
+		delete(w.byGVR, gvr)
 	}
 }
 
-func (w *watchers) stopAll() {
+func (w *instanceInformers) stopAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for gvr, x := range w.inst {
+	for gvr, x := range w.byGVR {
 		close(x.stop)
-		delete(w.inst, gvr)
-	}
-	for gvr, x := range w.managed {
-		close(x.stop)
-		delete(w.managed, gvr)
+		delete(w.byGVR, gvr)
 	}
 }
 
@@ -124,12 +164,4 @@ func byInstanceID(obj any) ([]string, error) {
 		return []string{id}, nil
 	}
 	return nil, nil
-}
-
-func handlerFunc(f func(any)) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    f,
-		UpdateFunc: func(_, obj any) { f(obj) },
-		DeleteFunc: f,
-	}
 }

@@ -92,6 +92,21 @@ func startAgent(t testing.TB, cfg *envconf.Config) {
 	case <-time.After(500 * time.Millisecond):
 	}
 	running.cancel, running.done = cancel, done
+	// Tests start once admission is in place: the server listens and its
+	// validating configuration is registered.
+	vwc := newClients(t, cfg).resource(t, "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			return false, nil
+		}
+		conn.Close()
+		_, err = vwc.Get(ctx, "kro-agent", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the agent's webhooks did not come up: %v", err)
+	}
 }
 
 // stopAgentNow stops the in-process agent and waits for it to return.

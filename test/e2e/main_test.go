@@ -24,20 +24,26 @@ func TestMain(m *testing.M) {
 	// A name of its own, so a demo cluster left running is not touched.
 	name := fmt.Sprintf("kro-agent-e2e-%d", os.Getpid())
 	testenv = env.NewWithConfig(envconf.New())
-	testenv.Setup(localcluster.Create(name), installRGDCRD)
+	testenv.Setup(localcluster.Create(name), installCRDs)
 	testenv.Finish(stopAgent, localcluster.Destroy(name))
 	os.Exit(testenv.Run(m))
 }
 
-// installRGDCRD applies the ResourceGraphDefinition CRD from manifests/.
-func installRGDCRD(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+// installCRDs applies the CRDs from manifests/: ResourceGraphDefinition
+// and Cluster.
+func installCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 	root, err := localcluster.RepoRoot()
 	if err != nil {
 		return ctx, err
 	}
-	raw, err := os.ReadFile(filepath.Join(root, "manifests", "crds", "kro.run_resourcegraphdefinitions.yaml"))
-	if err != nil {
-		return ctx, err
+	for _, name := range []string{"kro.run_resourcegraphdefinitions.yaml", "agent.kro.run_clusters.yaml"} {
+		raw, err := os.ReadFile(filepath.Join(root, "manifests", "crds", name))
+		if err != nil {
+			return ctx, err
+		}
+		if err := applyYAML(ctx, cfg, string(raw)); err != nil {
+			return ctx, err
+		}
 	}
-	return ctx, applyYAML(ctx, cfg, string(raw))
+	return ctx, localcluster.WaitEstablished(ctx, cfg.Client().RESTConfig(), "clusters.agent.kro.run")
 }

@@ -1,0 +1,125 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/clusters"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+var (
+	clusterGVR = agentv1.GroupVersion.WithResource("clusters")
+	secretGVR  = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+// placementOf reads an instance's status.placement; nil when the instance
+// is not placed on a workload cluster.
+func placementOf(inst *unstructured.Unstructured) *agentv1.Placement {
+	m, _, _ := unstructured.NestedStringMap(inst.Object, "status", agentv1.StatusPlacement)
+	if m["cluster"] == "" {
+		return nil
+	}
+	return &agentv1.Placement{Cluster: m["cluster"], Region: m["region"]}
+}
+
+// follow connects the subject to the workload cluster its resources live
+// in, as the agent does: through the Cluster's kubeconfig Secret. What
+// fails is kept on the subject for the commands to report.
+func (c *cluster) follow(ctx context.Context, s *subject) {
+	s.placement = placementOf(s.instance)
+	if s.placement == nil {
+		return
+	}
+	s.workload, s.workloadErr = c.workloadCluster(ctx, s.placement.Cluster)
+}
+
+// workloadCluster connects to a registered Cluster.
+func (c *cluster) workloadCluster(ctx context.Context, name string) (*cluster, error) {
+	u, err := c.dyn.Resource(clusterGVR).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading Cluster %s: %w", name, err)
+	}
+	var wc agentv1.Cluster
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &wc); err != nil {
+		return nil, fmt.Errorf("reading Cluster %s: %w", name, err)
+	}
+	if !wc.Status.IsReady() {
+		return nil, fmt.Errorf("cluster %s is not Ready: %s", name, orDash(wc.Status.ReadyMessage()))
+	}
+	ref := wc.Spec.KubeconfigSecretRef
+	secret, err := c.dyn.Resource(secretGVR).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the kubeconfig of cluster %s (Secret %s/%s): %w", name, ref.Namespace, ref.Name, err)
+	}
+	var sec struct {
+		Data map[string][]byte `json:"data"`
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(secret.Object, &sec); err != nil {
+		return nil, err
+	}
+	cfg, _, err := clusters.Load(sec.Data[ref.KeyOrDefault()])
+	if err != nil {
+		return nil, fmt.Errorf("the kubeconfig of cluster %s (Secret %s/%s key %s): %w", name, ref.Namespace, ref.Name, ref.KeyOrDefault(), err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cached := memory.NewMemCacheClient(dc)
+	return &cluster{
+		dyn:       dyn,
+		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(cached),
+		resolver:  kinds.Chain{kinds.NewDiscovery(cached), c.resolver},
+		namespace: c.namespace,
+		name:      name,
+	}, nil
+}
+
+// members is the cluster the subject's resources live in.
+func (c *cluster) members(s *subject) *cluster {
+	if s.workload != nil {
+		return s.workload
+	}
+	return c
+}
+
+// placementDiagnosis explains an instance that waits for placement or for
+// its workload cluster, or returns nil.
+func placementDiagnosis(s *subject, instRef string) *Diagnosis {
+	inst := s.instance
+	if placed := findCondition(inst, "Placed"); placed != nil && placed.Status == metav1.ConditionFalse {
+		region := inst.GetLabels()[agentv1.LabelRegion]
+		return &Diagnosis{
+			Cause:   fmt.Sprintf("%s is not placed on a cluster of region %q", instRef, region),
+			Details: []string{placed.Message},
+			Advice:  "register a Cluster (agent.kro.run/v1alpha1) with spec.region " + region + ", or make one of that region Ready; kubectl get clusters.agent.kro.run lists them",
+		}
+	}
+	if s.placement != nil && s.workloadErr != nil {
+		d := &Diagnosis{
+			Cause:   fmt.Sprintf("%s's resources are in cluster %s, which cannot be reached", instRef, s.placement.Cluster),
+			Details: []string{s.workloadErr.Error()},
+			Advice:  "kubectl describe clusters.agent.kro.run " + s.placement.Cluster + " shows what the agent found; its resources there are left as they are meanwhile",
+		}
+		if rr := findCondition(inst, "ResourcesReady"); rr != nil && rr.Status != metav1.ConditionTrue {
+			d.Details = append(d.Details, fmt.Sprintf("ResourcesReady=%s (%s): %s", rr.Status, rr.Reason, rr.Message))
+		}
+		return d
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/clusters"
+	"github.com/kro-agent/kro-agent/pkg/placement"
+)
+
+// clusterRetry is how soon an instance waiting on its workload cluster
+// looks again, beside the cluster changes that bring it back at once.
+const clusterRetry = 30 * time.Second
+
+// placedByRegion reports whether the instance's resources belong in a
+// workload cluster: it asks for a region, or was placed on one already.
+func (r *run) placedByRegion() bool {
+	return r.inst.GetLabels()[agentv1.LabelRegion] != "" || r.placement != nil
+}
+
+// place chooses (or keeps) the instance's workload cluster and connects
+// the run to it. done means the run ends here: not placed, the cluster is
+// not Ready, or the graph does not type-check there; the conditions say so.
+func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res result, done bool, err error) {
+	region := r.inst.GetLabels()[agentv1.LabelRegion]
+	current := ""
+	if r.placement != nil {
+		// A placed instance stays where its resources are: a changed
+		// region label does not move it.
+		current, region = r.placement.Cluster, r.placement.Region
+	}
+	var candidates []placement.Candidate
+	if r.e.opts.Clusters != nil {
+		candidates = r.e.opts.Clusters.Candidates()
+	}
+	d := placement.Place(string(r.inst.GetUID()), region, current, candidates)
+	if current != "" && d.Cluster != current {
+		r.e.event(r.inst, "Warning", "ClusterGone", fmt.Sprintf(
+			"cluster %s is no longer registered; the resources created there are left behind", current))
+	}
+	if d.Cluster == "" {
+		r.placement = nil
+		status.MarkNotPlaced(d.Reason)
+		status.ComputeState(false, false)
+		return result{}, true, r.writeStatus(ctx, status, nil)
+	}
+	status.MarkPlaced(d.Cluster, region)
+	if d.Cluster != current {
+		// Record the choice before anything is created there, so a
+		// restart finds the resources where they are.
+		r.placement = &agentv1.Placement{Cluster: d.Cluster, Region: region}
+		status.ComputeState(false, false)
+		if err := r.writeStatus(ctx, status, nil); err != nil {
+			return result{}, true, err
+		}
+	}
+	t, msg := r.e.connect(d.Cluster)
+	if t == nil {
+		status.MarkClusterNotReady(msg + "; its resources there are left as they are")
+		status.ComputeState(false, true)
+		return result{requeueAfter: clusterRetry}, true, r.writeStatus(ctx, status, nil)
+	}
+	g, err := t.graphFor(r.s)
+	if err != nil {
+		status.MarkGraphUnresolved(err)
+		status.MarkResourceNotReady("resources cannot be resolved; see GraphResolved")
+		status.ComputeState(false, false)
+		return result{requeueAfter: clusterRetry}, true, r.writeStatus(ctx, status, nil)
+	}
+	t.watch(g)
+	r.t, r.g = t, g
+	return result{}, false, nil
+}
+
+// placedForDelete connects a deleting instance to the cluster its
+// resources are in. A Cluster that is no longer registered cannot be
+// reached: its resources are left there and the instance goes.
+func (r *run) placedForDelete(ctx context.Context, status *v1alpha1.InstanceStatus) (res result, done bool, err error) {
+	name := r.placement.Cluster
+	if _, ok := r.e.cluster(name); !ok {
+		r.e.event(r.inst, "Warning", "ClusterGone", fmt.Sprintf(
+			"cluster %s is no longer registered; the resources created there are left behind", name))
+		return result{}, true, r.removeFinalizer(ctx)
+	}
+	t, msg := r.e.connect(name)
+	if t == nil {
+		status.MarkDeleting("waiting to delete the resources in cluster " + name + ": " + msg)
+		status.ComputeState(true, false)
+		return result{requeueAfter: clusterRetry}, true, r.writeStatus(ctx, status, nil)
+	}
+	r.t = t
+	return result{}, false, nil
+}
+
+// inCluster names the run's cluster for messages, when it is not local.
+func (r *run) inCluster() string {
+	if r.t.cluster == "" {
+		return ""
+	}
+	return " in cluster " + r.t.cluster
+}
+
+func (e *Engine) cluster(name string) (clusters.Entry, bool) {
+	if e.opts.Clusters == nil {
+		return clusters.Entry{}, false
+	}
+	return e.opts.Clusters.Get(name)
+}
+
+// connect returns the connection to a Ready registered cluster, or why
+// there is none.
+func (e *Engine) connect(name string) (*target, string) {
+	entry, ok := e.cluster(name)
+	switch {
+	case !ok:
+		return nil, fmt.Sprintf("cluster %s is not registered", name)
+	case !entry.Ready || entry.Config == nil:
+		return nil, fmt.Sprintf("cluster %s is not Ready: %s", name, entry.Message)
+	}
+	t, err := e.remoteTarget(entry)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return t, ""
+}

@@ -1,0 +1,287 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/clusters"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+// target is a cluster the engine manages resources in: the local cluster,
+// or a registered workload cluster instances are placed on. Its clients and
+// informers are shared by every instance there.
+type target struct {
+	// cluster names the Cluster; "" is the local cluster.
+	cluster string
+	digest  string
+	client  dynamic.Interface
+	mapper  meta.RESTMapper
+	managed *managedInformers
+
+	// Remote targets only: graphs are type-checked again against the
+	// cluster's own kinds, and namespaces are created as needed.
+	core      kubernetes.Interface
+	discovery *kinds.Discovery
+	builtin   kinds.Resolver
+
+	mu         sync.Mutex
+	namespaces map[string]bool
+	graphs     map[string]remoteGraph
+	lastUsed   time.Time
+}
+
+// remoteGraph is an RGD's graph compiled against a remote cluster's kinds,
+// for the hub graph it was compiled from.
+type remoteGraph struct {
+	from  *graph.Graph
+	graph *graph.Graph
+}
+
+func (t *target) String() string {
+	if t.cluster == "" {
+		return "the local cluster"
+	}
+	return "cluster " + t.cluster
+}
+
+// newRemoteTarget connects to a registered cluster.
+func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(cluster string) func(schema.GroupVersionResource, any, bool)) (*target, error) {
+	client, err := dynamic.NewForConfig(e.Config)
+	if err != nil {
+		return nil, err
+	}
+	core, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(e.Config)
+	if err != nil {
+		return nil, err
+	}
+	cached := memory.NewMemCacheClient(dc)
+	t := &target{
+		cluster:    e.Name,
+		digest:     e.ConfigDigest,
+		client:     client,
+		mapper:     restmapper.NewDeferredDiscoveryRESTMapper(cached),
+		core:       core,
+		discovery:  kinds.NewDiscovery(cached),
+		builtin:    builtin,
+		namespaces: map[string]bool{},
+		graphs:     map[string]remoteGraph{},
+		lastUsed:   time.Now(),
+	}
+	t.managed = newManagedInformers(client, onEvent(e.Name))
+	return t, nil
+}
+
+// gvrOf maps a live object's kind to its resource in this cluster.
+func (t *target) gvrOf(u *unstructured.Unstructured) (schema.GroupVersionResource, bool) {
+	gvk := u.GroupVersionKind()
+	m, err := t.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return schema.GroupVersionResource{}, false
+	}
+	return m.Resource, true
+}
+
+// cached returns the informer's copy of a managed object, or nil.
+func (t *target) cached(ref objectRef) *unstructured.Unstructured {
+	inf, ok := t.managed.informer(ref.GVR)
+	if !ok {
+		return nil
+	}
+	key := ref.Name
+	if ref.Namespace != "" {
+		key = ref.Namespace + "/" + ref.Name
+	}
+	obj, exists, err := inf.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return nil
+	}
+	return obj.(*unstructured.Unstructured)
+}
+
+// graphFor returns the graph to reconcile s with here: the hub's graph on
+// the local cluster; elsewhere the same RGD compiled against the remote
+// cluster's kinds, so a kind it lacks or a field its version does not have
+// is reported before anything is applied there.
+func (t *target) graphFor(s *served) (*graph.Graph, error) {
+	if t.cluster == "" {
+		return s.graph, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.graphs[s.rgdName]; ok && c.from == s.graph {
+		return c.graph, nil
+	}
+	g, err := graph.Compile(s.rgd, graph.Options{Resolver: kinds.Chain{t.discovery, t.builtin}})
+	if err != nil {
+		// A CRD installed there later is seen on the next try.
+		t.discovery.Invalidate()
+		return nil, fmt.Errorf("ResourceGraphDefinition %s does not type-check against cluster %s: %w", s.rgdName, t.cluster, err)
+	}
+	t.graphs[s.rgdName] = remoteGraph{from: s.graph, graph: g}
+	return g, nil
+}
+
+// watch starts the informers of the graph's managed kinds.
+func (t *target) watch(g *graph.Graph) {
+	for _, n := range g.Nodes {
+		if n.Template != nil && n.Kind != nil {
+			t.managed.watch(n.Kind.GVR())
+		}
+	}
+}
+
+// ensureNamespace creates a namespace in a remote cluster before the first
+// object goes there; the local cluster's namespaces are the users' own.
+func (t *target) ensureNamespace(ctx context.Context, ns string) error {
+	if t.cluster == "" || ns == "" {
+		return nil
+	}
+	t.mu.Lock()
+	known := t.namespaces[ns]
+	t.mu.Unlock()
+	if known {
+		return nil
+	}
+	_, err := t.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = t.core.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name:   ns,
+			Labels: map[string]string{"app.kubernetes.io/managed-by": FieldManager},
+		}}, metav1.CreateOptions{FieldManager: FieldManager})
+		countWrite("namespace", err)
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("creating namespace %s in cluster %s: %w", ns, t.cluster, err)
+	}
+	t.mu.Lock()
+	t.namespaces[ns] = true
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *target) touch() {
+	t.mu.Lock()
+	t.lastUsed = time.Now()
+	t.mu.Unlock()
+}
+
+func (t *target) idleSince() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lastUsed
+}
+
+// remoteTarget returns the shared connection to a registered cluster,
+// building it on first use and again when its kubeconfig changed.
+func (e *Engine) remoteTarget(entry clusters.Entry) (*target, error) {
+	e.tmu.Lock()
+	defer e.tmu.Unlock()
+	if t, ok := e.remote[entry.Name]; ok && t.digest == entry.ConfigDigest {
+		t.touch()
+		return t, nil
+	} else if ok {
+		t.managed.stopAll()
+		delete(e.remote, entry.Name)
+	}
+	t, err := newRemoteTarget(entry, e.opts.Builtin, e.routeManaged)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
+	}
+	e.remote[entry.Name] = t
+	return t, nil
+}
+
+// clusterChanged is told of every change to a registered cluster: a
+// connection built from an outdated kubeconfig, or to a cluster that is
+// gone, is dropped, and every instance placed by region looks again.
+func (e *Engine) clusterChanged(name string) {
+	entry, ok := e.opts.Clusters.Get(name)
+	e.tmu.Lock()
+	if t := e.remote[name]; t != nil && (!ok || t.digest != entry.ConfigDigest) {
+		t.managed.stopAll()
+		delete(e.remote, name)
+	}
+	e.tmu.Unlock()
+	e.eachInstance(func(gvk schema.GroupVersionKind, u *unstructured.Unstructured) {
+		if u.GetLabels()[agentv1.LabelRegion] != "" || placementOf(u).Cluster != "" {
+			e.queue.Add(InstanceKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()})
+		}
+	})
+}
+
+// dropUnusedClusters closes the connections and informers of clusters no
+// instance has been placed on for a while.
+func (e *Engine) dropUnusedClusters() {
+	inUse := map[string]bool{}
+	e.eachInstance(func(_ schema.GroupVersionKind, u *unstructured.Unstructured) {
+		if c := placementOf(u).Cluster; c != "" {
+			inUse[c] = true
+		}
+	})
+	e.tmu.Lock()
+	defer e.tmu.Unlock()
+	for name, t := range e.remote {
+		if !inUse[name] && time.Since(t.idleSince()) > e.opts.UnusedClusterTimeout {
+			t.managed.stopAll()
+			delete(e.remote, name)
+		}
+	}
+}
+
+// eachInstance calls f with every cached instance of every served kind.
+func (e *Engine) eachInstance(f func(schema.GroupVersionKind, *unstructured.Unstructured)) {
+	e.mu.RLock()
+	kinds := make(map[schema.GroupVersionKind]*served, len(e.kinds))
+	for gvk, s := range e.kinds {
+		kinds[gvk] = s
+	}
+	e.mu.RUnlock()
+	for gvk, s := range kinds {
+		for _, obj := range s.informer.informer.GetStore().List() {
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				f(gvk, u)
+			}
+		}
+	}
+}
+
+func (e *Engine) stopInformers() {
+	e.instances.stopAll()
+	e.local.managed.stopAll()
+	e.tmu.Lock()
+	defer e.tmu.Unlock()
+	for name, t := range e.remote {
+		t.managed.stopAll()
+		delete(e.remote, name)
+	}
+}
+
+// placementOf reads an instance's status.placement.
+func placementOf(u *unstructured.Unstructured) agentv1.Placement {
+	m, _, _ := unstructured.NestedStringMap(u.Object, "status", agentv1.StatusPlacement)
+	return agentv1.Placement{Cluster: m["cluster"], Region: m["region"]}
+}

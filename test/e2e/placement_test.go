@@ -1,0 +1,324 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/test/localcluster"
+)
+
+const regionalRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: regionalapps}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: RegionalApp
+    spec:
+      image: string | default="nginx"
+      replicas: integer | default=1
+  resources:
+    - id: config
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name}-config"}
+        data: {image: "${schema.spec.image}"}
+    - id: deploy
+      readyWhen:
+        - ${deploy.status.?availableReplicas.orValue(0) == deploy.spec.replicas}
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: "${schema.metadata.name}"}
+        spec:
+          replicas: ${schema.spec.replicas}
+          selector: {matchLabels: {app: "${schema.metadata.name}"}}
+          template:
+            metadata: {labels: {app: "${schema.metadata.name}"}}
+            spec:
+              containers:
+                - name: app
+                  image: ${schema.spec.image}
+                  env: [{name: CONFIG, value: "${config.metadata.name}"}]
+`
+
+// flatKubeconfig reads a kubeconfig with its certificate files embedded, as
+// a Cluster's Secret must hold it; server, when set, replaces the address.
+func flatKubeconfig(t testing.TB, path, server string) string {
+	t.Helper()
+	raw, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clientcmdapi.MinifyConfig(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := clientcmdapi.FlattenConfig(raw); err != nil {
+		t.Fatal(err)
+	}
+	if server != "" {
+		for _, c := range raw.Clusters {
+			c.Server = server
+		}
+	}
+	b, err := clientcmd.Write(*raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func kubeconfigSecret(name, kubeconfig string) string {
+	doc, _ := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": name, "namespace": "kro-clusters"},
+		"stringData": map[string]any{"kubeconfig": kubeconfig},
+	})
+	return string(doc)
+}
+
+func clusterObject(name, region, secret string) string {
+	return fmt.Sprintf(`{apiVersion: agent.kro.run/v1alpha1, kind: Cluster, metadata: {name: %s},
+  spec: {region: %s, kubeconfigSecretRef: {namespace: kro-clusters, name: %s, key: kubeconfig}}}`, name, region, secret)
+}
+
+func regionalApp(name, region string) string {
+	return fmt.Sprintf(`{apiVersion: kro.run/v1alpha1, kind: RegionalApp,
+  metadata: {name: %s, namespace: placed, labels: {agent.kro.run/region: %s}}, spec: {}}`, name, region)
+}
+
+func TestPlacement(t *testing.T) {
+	workloadName := fmt.Sprintf("kro-agent-e2e-%d-workload", os.Getpid())
+	var workloadKubeconfig string
+	workload := func(t testing.TB) *clients {
+		return newClients(t, envconf.New().WithKubeconfigFile(workloadKubeconfig))
+	}
+	f := features.New("multi-cluster placement by region").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			path, err := localcluster.Start(ctx, workloadName)
+			if err != nil {
+				t.Fatalf("starting the workload cluster: %v", err)
+			}
+			workloadKubeconfig = path
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, "placed")
+			namespace(t, c, "kro-clusters")
+			c.apply(t, kubeconfigSecret("eu-west-1", flatKubeconfig(t, path, "")))
+			c.apply(t, clusterObject("eu-west-1", "eu-west", "eu-west-1"))
+			c.apply(t, regionalRGD)
+			c.waitRGDActive(t, "regionalapps")
+			return ctx
+		}).
+		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			for _, name := range []string{"eu-west-1", "ap-south-1"} {
+				_ = c.resource(t, "agent.kro.run/v1alpha1", "Cluster").Delete(ctx, name, metav1.DeleteOptions{})
+			}
+			if err := localcluster.Stop(ctx, workloadName); err != nil {
+				t.Errorf("deleting the workload cluster: %v", err)
+			}
+			return ctx
+		}).
+		Assess("a registered Cluster reports Ready with its server version", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			eventually(t, 30*time.Second, "Cluster eu-west-1 to be Ready", func() (bool, string) {
+				u := c.mustGet(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1")
+				ready := condition(u, "Ready")
+				return ready != nil && ready.Status == metav1.ConditionTrue, conditionSummary(u)
+			})
+			u := c.mustGet(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1")
+			if v, _, _ := unstructured.NestedString(u.Object, "status", "serverVersion"); !strings.HasPrefix(v, "v1.36.") {
+				t.Errorf("serverVersion = %q", v)
+			}
+			for _, cond := range []string{"KubeconfigLoaded", "Reachable", "KindsDiscoverable"} {
+				if got := condition(u, cond); got == nil || got.Status != metav1.ConditionTrue {
+					t.Errorf("%s = %+v", cond, got)
+				}
+			}
+			return ctx
+		}).
+		Assess("an instance labelled with the region gets its resources on the workload cluster", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			c.apply(t, regionalApp("a1", "eu-west"))
+			inst := c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", v1alpha1.InstanceActive)
+			placement, _, _ := unstructured.NestedStringMap(inst.Object, "status", "placement")
+			if placement["cluster"] != "eu-west-1" || placement["region"] != "eu-west" {
+				t.Errorf("status.placement = %v", placement)
+			}
+			if p := condition(inst, "Placed"); p == nil || p.Status != metav1.ConditionTrue || !strings.Contains(p.Message, "eu-west-1") {
+				t.Errorf("Placed = %+v", p)
+			}
+			d := w.mustGet(t, "apps/v1", "Deployment", "placed", "a1")
+			if avail, _, _ := unstructured.NestedInt64(d.Object, "status", "availableReplicas"); avail != 1 {
+				t.Errorf("the workload Deployment has %d available replicas", avail)
+			}
+			if d.GetLabels()[v1alpha1.LabelInstanceID] != string(inst.GetUID()) {
+				t.Errorf("workload Deployment labels = %v", d.GetLabels())
+			}
+			if _, err := c.get(t, "apps/v1", "Deployment", "placed", "a1"); !apierrors.IsNotFound(err) {
+				t.Errorf("the Deployment exists on the hub too: %v", err)
+			}
+			return ctx
+		}).
+		Assess("kubectl kro tree and why-not-ready follow the placement", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			out, err := kro(t, cfg, nil, "tree", "regionalapp", "a1", "-n", "placed", "-o", "json")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			var tree struct {
+				Placement struct{ Cluster, Region string } `json:"placement"`
+				Resources []struct{ NodeID, Name, Ready string }
+			}
+			if err := json.Unmarshal([]byte(out), &tree); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if tree.Placement.Cluster != "eu-west-1" || len(tree.Resources) != 2 {
+				t.Fatalf("tree = %+v", tree)
+			}
+			for _, r := range tree.Resources {
+				if r.Ready != "Ready" {
+					t.Errorf("resource %s (%s) is %s on the workload cluster", r.NodeID, r.Name, r.Ready)
+				}
+			}
+			out, err = kro(t, cfg, nil, "tree", "regionalapp", "a1", "-n", "placed")
+			if err != nil || !strings.Contains(out, "Placed on cluster eu-west-1 (region eu-west)") {
+				t.Errorf("tree: %v\n%s", err, out)
+			}
+			if out, err := kro(t, cfg, nil, "why-not-ready", "regionalapp", "a1", "-n", "placed"); err != nil {
+				t.Errorf("why-not-ready on a Ready placed instance: %v\n%s", err, out)
+			}
+			return ctx
+		}).
+		Assess("a resource deleted on the workload cluster comes back", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			w := workload(t)
+			old := w.mustGet(t, "v1", "ConfigMap", "placed", "a1-config")
+			w.delete(t, "v1", "ConfigMap", "placed", "a1-config")
+			eventually(t, 30*time.Second, "the ConfigMap to be recreated on the workload cluster", func() (bool, string) {
+				cm, err := w.get(t, "v1", "ConfigMap", "placed", "a1-config")
+				return err == nil && cm.GetUID() != old.GetUID(), fmt.Sprint(err)
+			})
+			return ctx
+		}).
+		Assess("an unknown region waits with a clear condition and proceeds once a Cluster is registered", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			c.apply(t, regionalApp("b1", "ap-south"))
+			eventually(t, 30*time.Second, "Placed to be False", func() (bool, string) {
+				inst, err := c.get(t, "kro.run/v1alpha1", "RegionalApp", "placed", "b1")
+				if err != nil {
+					return false, err.Error()
+				}
+				p := condition(inst, "Placed")
+				return p != nil && p.Status == metav1.ConditionFalse, conditionSummary(inst)
+			})
+			inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "b1")
+			p := condition(inst, "Placed")
+			if p.Reason != "NoClusterInRegion" || !strings.Contains(p.Message, `region "ap-south"`) || !strings.Contains(p.Message, "regions with Clusters: eu-west") {
+				t.Errorf("Placed = %+v", p)
+			}
+			if st, _, _ := unstructured.NestedString(inst.Object, "status", "state"); st != string(v1alpha1.InstanceInProgress) {
+				t.Errorf("state = %s, want IN_PROGRESS while waiting", st)
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "regionalapp", "b1", "-n", "placed")
+			if err == nil || !strings.Contains(out, `is not placed on a cluster of region "ap-south"`) {
+				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
+			if _, err := w.get(t, "v1", "ConfigMap", "placed", "b1-config"); !apierrors.IsNotFound(err) {
+				t.Errorf("an unplaced instance created resources: %v", err)
+			}
+			c.apply(t, clusterObject("ap-south-1", "ap-south", "eu-west-1"))
+			inst = c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "b1", v1alpha1.InstanceActive)
+			if placement, _, _ := unstructured.NestedStringMap(inst.Object, "status", "placement"); placement["cluster"] != "ap-south-1" {
+				t.Errorf("status.placement = %v", placement)
+			}
+			return ctx
+		}).
+		Assess("an unreachable cluster turns Ready False, the instance says why, and nothing is deleted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			before := w.mustGet(t, "apps/v1", "Deployment", "placed", "a1")
+			c.apply(t, kubeconfigSecret("eu-west-1", flatKubeconfig(t, workloadKubeconfig, "https://127.0.0.1:1")))
+			eventually(t, 30*time.Second, "Cluster eu-west-1 to be unreachable", func() (bool, string) {
+				u := c.mustGet(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1")
+				r := condition(u, "Reachable")
+				ready := condition(u, "Ready")
+				return r != nil && r.Status == metav1.ConditionFalse && ready.Status == metav1.ConditionFalse, conditionSummary(u)
+			})
+			eventually(t, 30*time.Second, "the instance to say its cluster is not Ready", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1")
+				rr := condition(inst, "ResourcesReady")
+				return rr != nil && rr.Status == metav1.ConditionFalse && rr.Reason == "ClusterNotReady" &&
+					strings.Contains(rr.Message, "cluster eu-west-1 is not Ready"), conditionSummary(inst)
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "regionalapp", "a1", "-n", "placed")
+			if err == nil || !strings.Contains(out, "in cluster eu-west-1, which cannot be reached") {
+				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
+			never(t, 3*time.Second, "the workload Deployment was deleted or replaced", func() bool {
+				d, err := w.get(t, "apps/v1", "Deployment", "placed", "a1")
+				return err != nil || d.GetUID() != before.GetUID() || d.GetDeletionTimestamp() != nil
+			})
+			c.apply(t, kubeconfigSecret("eu-west-1", flatKubeconfig(t, workloadKubeconfig, "")))
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", v1alpha1.InstanceActive)
+			if d := w.mustGet(t, "apps/v1", "Deployment", "placed", "a1"); d.GetUID() != before.GetUID() {
+				t.Error("the workload Deployment was replaced while the cluster was unreachable")
+			}
+			return ctx
+		}).
+		Assess("deleting the instance deletes on the workload cluster in reverse order", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			hold := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
+			if _, err := w.resource(t, "apps/v1", "Deployment").Namespace("placed").Patch(ctx, "a1", types.MergePatchType, hold, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1")
+			inst := c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", v1alpha1.InstanceDeleting)
+			eventually(t, 10*time.Second, "the workload Deployment to be terminating", func() (bool, string) {
+				d := w.mustGet(t, "apps/v1", "Deployment", "placed", "a1")
+				return d.GetDeletionTimestamp() != nil, "not terminating"
+			})
+			never(t, 3*time.Second, "the ConfigMap was deleted before the Deployment that depends on it", func() bool {
+				cm, err := w.get(t, "v1", "ConfigMap", "placed", "a1-config")
+				return err != nil || cm.GetDeletionTimestamp() != nil
+			})
+			inst = c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1")
+			if msg := condition(inst, "ResourcesReady").Message; !strings.Contains(msg, "in cluster eu-west-1") {
+				t.Errorf("ResourcesReady does not say where it deletes: %s", msg)
+			}
+			release := []byte(`{"metadata":{"finalizers":null}}`)
+			if _, err := w.resource(t, "apps/v1", "Deployment").Namespace("placed").Patch(ctx, "a1", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "b1")
+			eventually(t, 30*time.Second, "everything to be gone", func() (bool, string) {
+				_, e1 := c.get(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1")
+				_, e2 := w.get(t, "apps/v1", "Deployment", "placed", "a1")
+				_, e3 := w.get(t, "v1", "ConfigMap", "placed", "a1-config")
+				_, e4 := c.get(t, "kro.run/v1alpha1", "RegionalApp", "placed", "b1")
+				_, e5 := w.get(t, "v1", "ConfigMap", "placed", "b1-config")
+				return e1 != nil && e2 != nil && e3 != nil && e4 != nil && e5 != nil,
+					fmt.Sprintf("a1 %v, its Deployment %v, its ConfigMap %v; b1 %v, its ConfigMap %v", e1, e2, e3, e4, e5)
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
