@@ -104,8 +104,10 @@ func normalize(v any) any {
 	return out
 }
 
-// recordTransitions emits an Event for each condition whose status changed,
-// so `kubectl describe` tells the story.
+// recordTransitions emits an Event when Ready changes to True or False and
+// when any other condition turns False, so that `kubectl describe` tells
+// the story; the steps in between are on the conditions. Events are API
+// writes too: one per instance on the way to ACTIVE.
 func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus) {
 	prev := decodeStatus(old)
 	for _, c := range st.Conditions {
@@ -114,8 +116,11 @@ func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus)
 			continue
 		}
 		eventType := "Normal"
-		if c.Status == metav1.ConditionFalse {
+		switch {
+		case c.Status == metav1.ConditionFalse:
 			eventType = "Warning"
+		case c.Type != v1alpha1.ConditionReady || c.Status != metav1.ConditionTrue:
+			continue
 		}
 		msg := fmt.Sprintf("%s is %s", c.Type, c.Status)
 		if c.Message != "" {
