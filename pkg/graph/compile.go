@@ -357,7 +357,7 @@ func isFreeForm(s *spec.Schema) bool {
 // variables are the names in scope for the graph's expressions: the
 // instance and every resource (a list for a collection).
 func (c *compiler) variables(specSchema *extv1.JSONSchemaProps) []celenv.Var {
-	vars := []celenv.Var{{Name: SchemaVar, Schema: instanceSchema(specSchema)}}
+	vars := []celenv.Var{{Name: SchemaVar, Schema: instanceSchema(specSchema, c.opts.Resolver)}}
 	for _, n := range c.nodes {
 		vars = append(vars, celenv.Var{Name: n.ID, Schema: n.schemaOf(), List: c.isCollection(n)})
 	}

@@ -115,13 +115,13 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 // instanceSchema is the schema of `schema` in expressions: the instance's
 // apiVersion, kind, metadata and spec. Its status is not in scope: the
 // graph writes it, and reading it would make the graph depend on itself.
-func instanceSchema(specSchema *extv1.JSONSchemaProps) *spec.Schema {
+func instanceSchema(specSchema *extv1.JSONSchemaProps, resolver kinds.Resolver) *spec.Schema {
 	s := &spec.Schema{}
 	s.Type = []string{"object"}
 	s.Properties = map[string]spec.Schema{
 		"apiVersion": *spec.StringProperty(),
 		"kind":       *spec.StringProperty(),
-		"metadata":   objectMetaSchema(),
+		"metadata":   objectMetaSchema(resolver),
 	}
 	if specSchema != nil {
 		if converted := toSpecSchema(specSchema); converted != nil {
@@ -131,14 +131,12 @@ func instanceSchema(specSchema *extv1.JSONSchemaProps) *spec.Schema {
 	return s
 }
 
-// objectMetaSchema is ObjectMeta's schema from the built-in snapshot, or a
-// free-form object if the snapshot is unavailable.
-func objectMetaSchema() spec.Schema {
-	if r, err := kinds.Builtin(); err == nil {
-		if info, err := r.Resolve(configMapGVK); err == nil {
-			if m, ok := info.Schema.Properties["metadata"]; ok {
-				return m
-			}
+// objectMetaSchema is ObjectMeta's schema as the resolver knows it (from
+// ConfigMap's), or a free-form object if it does not.
+func objectMetaSchema(resolver kinds.Resolver) spec.Schema {
+	if info, err := resolver.Resolve(configMapGVK); err == nil && info.Schema != nil {
+		if m, ok := info.Schema.Properties["metadata"]; ok {
+			return m
 		}
 	}
 	m := spec.Schema{}

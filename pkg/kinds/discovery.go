@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi"
 )
 
 // Discovery resolves kinds served by a cluster: its resource lists and its
@@ -27,10 +28,18 @@ type Discovery struct {
 func NewDiscovery(client discovery.DiscoveryInterface) *Discovery {
 	return &Discovery{
 		client: client,
-		schema: &resolver.ClientDiscoveryResolver{Discovery: client},
+		schema: &resolver.ClientDiscoveryResolver{Discovery: freshOpenAPI{client}},
 		cache:  map[schema.GroupVersionKind]*Info{},
 	}
 }
+
+// freshOpenAPI fetches OpenAPI documents anew each time. A cached discovery
+// client would keep every document it fetched for the life of the process
+// (megabytes for the core group alone); the kinds resolved from them, all
+// that is needed, are cached by Discovery instead.
+type freshOpenAPI struct{ discovery.DiscoveryInterface }
+
+func (f freshOpenAPI) OpenAPIV3() openapi.Client { return openapi.NewClient(f.RESTClient()) }
 
 // Invalidate forgets everything, for when CRDs come and go.
 func (d *Discovery) Invalidate() {

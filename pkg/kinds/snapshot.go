@@ -57,6 +57,21 @@ func Builtin() (Resolver, error) {
 	return builtin, builtinErr
 }
 
+// LazyBuiltin is Builtin decoded on the first kind it is asked for: the
+// agent resolves kinds through discovery first and most often never needs
+// the snapshot, whose decoded schemas would otherwise stay in memory.
+func LazyBuiltin() Resolver { return lazyBuiltin{} }
+
+type lazyBuiltin struct{}
+
+func (lazyBuiltin) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
+	r, err := Builtin()
+	if err != nil {
+		return nil, err
+	}
+	return r.Resolve(gvk)
+}
+
 // BuiltinVersion is the Kubernetes version of the embedded snapshot.
 func BuiltinVersion() string {
 	r, err := Builtin()
