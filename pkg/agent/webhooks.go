@@ -21,7 +21,6 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
-	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/webhook"
 )
 
@@ -97,17 +96,18 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		Ready: serving,
 		Certs: certs,
 		RGDs:  &webhook.RGDValidator{Resolver: resolver},
-		Instance: &webhook.InstanceLabeler{Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (ownership.RGD, bool) {
+		Instance: &webhook.InstanceLabeler{Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
 			list := &v1alpha1.ResourceGraphDefinitionList{}
 			if err := reader.List(ctx, list); err != nil {
-				return ownership.RGD{}, false
+				return nil, false
 			}
-			for _, r := range list.Items {
+			for i := range list.Items {
+				r := &list.Items[i]
 				if s := r.Spec.Schema; s != nil && s.Kind == gvk.Kind && s.APIVersion == gvk.Version && orDefault(s.Group, v1alpha1.GroupVersion.Group) == gvk.Group {
-					return ownership.RGD{Name: r.Name, UID: string(r.UID)}, true
+					return r, true
 				}
 			}
-			return ownership.RGD{}, false
+			return nil, false
 		}},
 	}
 	if err := mgr.Add(server); err != nil {

@@ -8,6 +8,7 @@ package ownership
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,6 +81,31 @@ func ApplySetAnnotations(inst Instance, groupKinds []schema.GroupKind, namespace
 		v1alpha1.AnnotationApplySetGroupKinds: strings.Join(gks, ","),
 		v1alpha1.AnnotationApplySetNamespaces: strings.Join(others, ","),
 	}
+}
+
+// TemplateGroupKinds are the kinds an RGD's templates create, read from
+// their apiVersion and kind as written, for the ApplySet contains-group-kinds
+// annotation: the same list the compiled graph gives, without compiling.
+func TemplateGroupKinds(rgd *v1alpha1.ResourceGraphDefinition) []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, r := range rgd.Spec.Resources {
+		if r.ExternalRef != nil || len(r.Template.Raw) == 0 {
+			continue
+		}
+		var tm struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if json.Unmarshal(r.Template.Raw, &tm) != nil || tm.Kind == "" {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(tm.APIVersion)
+		if err != nil {
+			continue
+		}
+		out = append(out, gv.WithKind(tm.Kind).GroupKind())
+	}
+	return out
 }
 
 // Item places a managed object in its graph: its node, and its position in

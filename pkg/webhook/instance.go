@@ -17,10 +17,11 @@ import (
 )
 
 // RGDLookup finds the RGD serving a kind.
-type RGDLookup func(ctx context.Context, gvk schema.GroupVersionKind) (ownership.RGD, bool)
+type RGDLookup func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool)
 
-// InstanceLabeler puts the ownership labels and the finalizer on instances
-// at admission, so they are there from the first write.
+// InstanceLabeler puts the ownership labels, the ApplySet annotations and
+// the finalizer on instances at admission, so they are there from the
+// first write and the agent has nothing to add.
 type InstanceLabeler struct {
 	Lookup RGDLookup
 }
@@ -37,7 +38,7 @@ func (l *InstanceLabeler) Handle(ctx context.Context, req admission.Request) adm
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the instance: %w", err))
 	}
 	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
-	rgd, ok := l.Lookup(ctx, gvk)
+	def, ok := l.Lookup(ctx, gvk)
 	if !ok {
 		return admission.Allowed("not an instance of a served kind")
 	}
@@ -59,10 +60,21 @@ func (l *InstanceLabeler) Handle(ctx context.Context, req admission.Request) adm
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	for k, v := range ownership.InstanceLabels(rgd, id) {
+	for k, v := range ownership.InstanceLabels(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id) {
 		labels[k] = v
 	}
 	inst.SetLabels(labels)
+	annotations := inst.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for k, v := range ownership.ApplySetAnnotations(id, ownership.TemplateGroupKinds(def), nil) {
+		// The agent keeps them current; a value already there is its.
+		if _, ok := annotations[k]; !ok {
+			annotations[k] = v
+		}
+	}
+	inst.SetAnnotations(annotations)
 	if !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
 		inst.SetFinalizers(append(inst.GetFinalizers(), v1alpha1.Finalizer))
 	}

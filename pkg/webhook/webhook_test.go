@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
@@ -34,8 +35,13 @@ func testServer(t testing.TB) http.Handler {
 	}
 	s := &Server{
 		RGDs: &RGDValidator{Resolver: r},
-		Instance: &InstanceLabeler{Lookup: func(_ context.Context, gvk schema.GroupVersionKind) (ownership.RGD, bool) {
-			return ownership.RGD{Name: "webapp", UID: "rgd-uid"}, gvk.Kind == "WebApp"
+		Instance: &InstanceLabeler{Lookup: func(_ context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
+			rgd := &v1alpha1.ResourceGraphDefinition{ObjectMeta: metav1.ObjectMeta{Name: "webapp", UID: "rgd-uid"}}
+			rgd.Spec.Resources = []*v1alpha1.Resource{
+				{ID: "deploy", Template: runtime.RawExtension{Raw: []byte(`{"apiVersion":"apps/v1","kind":"Deployment"}`)}},
+				{ID: "config", Template: runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap"}`)}},
+			}
+			return rgd, gvk.Kind == "WebApp"
 		}},
 	}
 	return s.Handler()
@@ -148,6 +154,13 @@ func TestInstanceLabels(t *testing.T) {
 	}
 	if _, touched := got["/metadata/labels/team"]; touched {
 		t.Error("the author's own label must be left alone")
+	}
+	// The ApplySet annotations come with the create, so the agent has no
+	// metadata of its own to write.
+	var annotations map[string]string
+	_ = json.Unmarshal([]byte(got["/metadata/annotations"]), &annotations)
+	if annotations["applyset.kubernetes.io/contains-group-kinds"] != "ConfigMap.,Deployment.apps" || annotations["applyset.kubernetes.io/tooling"] == "" {
+		t.Errorf("ApplySet annotations = %v (patch: %s)", annotations, resp.Patch)
 	}
 	other := review(t, h, PathMutateInstance, metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"},
 		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x"}})

@@ -36,7 +36,7 @@ spec:
 func TestWriteBudget(t *testing.T) {
 	const ns = "writes"
 	const n = 10
-	f := features.New("the agent's writes: at most 5 per instance to ACTIVE, none while nothing changes").
+	f := features.New("the agent's writes: one apply per resource and one status per instance to ACTIVE, none while nothing changes").
 		Assess("the budget holds", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			startAgent(t, cfg)
 			c := newClients(t, cfg)
@@ -55,8 +55,10 @@ func TestWriteBudget(t *testing.T) {
 			time.Sleep(2 * time.Second)
 			perInstance := float64(writesIn(ns)) / n
 			t.Logf("writes per instance on the way to ACTIVE: %.1f", perInstance)
-			if perInstance > 5 {
-				t.Errorf("%.1f writes per instance; the budget is 5 (one apply per resource, finalizer and labels, one status)", perInstance)
+			// Labels, ApplySet annotations and finalizer come with the
+			// create, from the admission webhook.
+			if perInstance > 4 {
+				t.Errorf("%.1f writes per instance; the budget is 4 (one apply per resource, one status)", perInstance)
 			}
 			quiet := writesIn(ns)
 			time.Sleep(5 * time.Second)
