@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -34,7 +34,8 @@ import (
 type Options struct {
 	// Config is the connection to the API server.
 	Config *rest.Config
-	// QPS and Burst limit the agent's client; 0 keeps client-go's defaults.
+	// QPS and Burst limit the agent's client: a negative QPS turns the
+	// client-side limit off, 0 keeps Config's.
 	QPS   float32
 	Burst int
 	// Workers reconcile instances in parallel.
@@ -43,6 +44,8 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz; "0" disables it.
 	ProbeAddr string
+	// PprofAddr serves net/http/pprof, for profiling; "" or "0" disables it.
+	PprofAddr string
 	// LeaderElection makes replicas elect one leader through a Lease.
 	LeaderElection          bool
 	LeaderElectionNamespace string
@@ -80,15 +83,17 @@ const LeaderElectionID = "kro-agent.kro.run"
 // Run runs the agent until ctx ends.
 func Run(ctx context.Context, o Options) error {
 	cfg := rest.CopyConfig(o.Config)
-	if o.QPS > 0 {
+	if o.QPS != 0 {
 		cfg.QPS = o.QPS
 	}
 	if o.Burst > 0 {
 		cfg.Burst = o.Burst
 	}
 	cfg.UserAgent = "kro-agent"
+	// Only the kinds the manager's client and caches handle: every other
+	// API group registered would cost memory for nothing.
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, agentv1.AddToScheme, extv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1alpha1.AddToScheme, agentv1.AddToScheme, extv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return err
 		}
@@ -103,6 +108,7 @@ func Run(ctx context.Context, o Options) error {
 		Logger:                  o.Log,
 		Metrics:                 metricsserver.Options{BindAddress: orDefault(o.MetricsAddr, ":8080")},
 		HealthProbeBindAddress:  orDefault(o.ProbeAddr, ":8081"),
+		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
@@ -126,10 +132,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	builtin, err := kinds.Builtin()
-	if err != nil {
-		return err
-	}
+	builtin := kinds.LazyBuiltin()
 	disco := kinds.NewDiscovery(memory.NewMemCacheClient(dc))
 	resolver := kinds.Chain{disco, builtin}
 	registrar, err := setupWebhooks(ctx, mgr, cfg, o, resolver)
