@@ -104,10 +104,10 @@ func normalize(v any) any {
 	return out
 }
 
-// recordTransitions emits an Event when Ready changes to True or False and
-// when any other condition turns False, so that `kubectl describe` tells
-// the story; the steps in between are on the conditions. Events are API
-// writes too: one per instance on the way to ACTIVE.
+// recordTransitions emits an Event when a condition turns False, and when
+// Ready comes back to True after being False, so that `kubectl describe`
+// tells what needed attention. The steps of a healthy rollout are on the
+// conditions: an Event is an API write, and these are not worth one each.
 func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus) {
 	prev := decodeStatus(old)
 	for _, c := range st.Conditions {
@@ -115,11 +115,12 @@ func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus)
 		if i >= 0 && prev.Conditions[i].Status == c.Status {
 			continue
 		}
+		recovered := c.Type == v1alpha1.ConditionReady && c.Status == metav1.ConditionTrue && i >= 0 && prev.Conditions[i].Status == metav1.ConditionFalse
 		eventType := "Normal"
 		switch {
 		case c.Status == metav1.ConditionFalse:
 			eventType = "Warning"
-		case c.Type != v1alpha1.ConditionReady || c.Status != metav1.ConditionTrue:
+		case !recovered:
 			continue
 		}
 		msg := fmt.Sprintf("%s is %s", c.Type, c.Status)
@@ -232,12 +233,19 @@ func (s *statusMemo) wrote(inst *unstructured.Unstructured, status map[string]an
 }
 
 // catchUp replaces a cached instance's status by the one last written over
-// the same version, if any.
+// the same version, if any. A cache showing another version has caught up
+// with the write, which is then forgotten: the memo holds only writes in
+// flight, not a copy of every instance's status.
 func (s *statusMemo) catchUp(inst *unstructured.Unstructured) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w, ok := s.m[inst.GetUID()]; ok && w.over == inst.GetResourceVersion() {
+	w, ok := s.m[inst.GetUID()]
+	switch {
+	case !ok:
+	case w.over == inst.GetResourceVersion():
 		inst.Object["status"] = runtime.DeepCopyJSON(w.status)
+	default:
+		delete(s.m, inst.GetUID())
 	}
 }
 
