@@ -117,9 +117,12 @@ func Run(ctx context.Context, o Options) error {
 		GracefulShutdownTimeout:       &grace,
 		// Only the CRDs the agent generated are cached: a cluster with many
 		// large CRDs costs no memory for the ones that are not ours.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&extv1.CustomResourceDefinition{}: {Label: ownedCRDs},
-		}},
+		Cache: cache.Options{
+			ByObject: map[client.Object]cache.ByObject{
+				&extv1.CustomResourceDefinition{}: {Label: ownedCRDs},
+			},
+			DefaultTransform: cache.TransformStripManagedFields(),
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
@@ -51,6 +52,7 @@ func (w *managedInformers) watch(gvr schema.GroupVersionResource) {
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{indexInstance: byInstanceID},
 		func(o *metav1.ListOptions) { o.LabelSelector = managedSelector }).Informer()
+	_ = inf.SetTransform(stripManagedFields)
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onEvent(gvr, obj, false) },
 		UpdateFunc: func(_, obj any) { w.onEvent(gvr, obj, false) },
@@ -126,6 +128,7 @@ func (w *instanceInformers) watch(gvr schema.GroupVersionResource, onEvent func(
 		close(x.stop)
 	}
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	_ = inf.SetTransform(stripManagedFields)
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    onEvent,
 		UpdateFunc: func(_, obj any) { onEvent(obj) },
@@ -154,6 +157,10 @@ func (w *instanceInformers) stopAll() {
 		delete(w.byGVR, gvr)
 	}
 }
+
+// stripManagedFields drops metadata.managedFields from cached objects: the
+// agent never reads them, and they are often the larger part of an object.
+var stripManagedFields = crcache.TransformStripManagedFields()
 
 func byInstanceID(obj any) ([]string, error) {
 	u, ok := obj.(*unstructured.Unstructured)
