@@ -35,11 +35,12 @@ type Decision struct {
 
 // Place chooses a cluster of region for the instance identified by key
 // (its UID). A current placement on a cluster that still exists is kept,
-// Ready or not: moving an instance would leave its resources behind.
+// Ready or not, even if the cluster's region changed: moving an instance
+// would leave its resources behind.
 func Place(key, region, current string, clusters []Candidate) Decision {
 	if current != "" {
 		for _, c := range clusters {
-			if c.Name == current && c.Region == region {
+			if c.Name == current {
 				return Decision{Cluster: current}
 			}
 		}

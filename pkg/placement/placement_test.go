@@ -55,8 +55,8 @@ func TestCurrentPlacementIsKept(t *testing.T) {
 	if got := Place("k", "eu", "gone", clusters); got.Cluster != "b" {
 		t.Errorf("a placement on a deleted cluster was not replaced: %v", got)
 	}
-	if got := Place("k", "us", "b", clusters); got.Cluster != "" {
-		t.Errorf("a placement in another region was kept: %v", got)
+	if got := Place("k", "us", "b", clusters); got.Cluster != "b" {
+		t.Errorf("a placement moved when its cluster's region changed: %v", got)
 	}
 }
 

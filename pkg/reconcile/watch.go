@@ -101,10 +101,7 @@ func (w *managedInformers) members(instUID types.UID) map[string][]*unstructured
 func (w *managedInformers) stopAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for gvr, x := range w.byGVR {
-		close(x.stop)
-		delete(w.byGVR, gvr)
-	}
+	stopEvery(w.byGVR)
 }
 
 // instanceInformers are the informers of the served instance kinds, one
@@ -152,9 +149,14 @@ func (w *instanceInformers) stop(gvr schema.GroupVersionResource) {
 func (w *instanceInformers) stopAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for gvr, x := range w.byGVR {
+	stopEvery(w.byGVR)
+}
+
+// stopEvery stops and forgets every informer of a set.
+func stopEvery(set map[schema.GroupVersionResource]*watched) {
+	for gvr, x := range set {
 		close(x.stop)
-		delete(w.byGVR, gvr)
+		delete(set, gvr)
 	}
 }
 
