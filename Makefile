@@ -9,7 +9,7 @@ BIN := bin
 GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
-.PHONY: build test unit e2e lint fuzz generate snapshot cluster cluster-down kubeconfig demo demo-down image dist
+.PHONY: build test unit e2e lint fuzz generate snapshot cluster cluster-down kubeconfig demo demo-down image dist bench
 
 VERSION ?= v0.1.0-dev
 LDFLAGS := -s -w -X github.com/kro-agent/kro-agent/pkg/version.Version=$(VERSION)
@@ -64,6 +64,11 @@ fuzz:
 ## generate: deepcopy and the RGD CRD from the API types
 generate:
 	$(CONTROLLER_GEN) object crd paths=./pkg/apis/... output:crd:dir=manifests/crds
+
+## bench: kro-agent side by side with upstream kro on fresh local clusters (SPEC §10); see bench/README.md
+BENCH_FLAGS ?=
+bench: build
+	$(GO) run ./hack/bench $(BENCH_FLAGS)
 
 ## snapshot: re-record the built-in kinds' OpenAPI schemas from a fresh local cluster
 snapshot: cluster

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/plugin"
+)
+
+// largeCRD is a CRD with a schema of about 100 KB, like those of the
+// big operators that once cost kro 2 GB: many fields, long descriptions.
+func largeCRD(i int) string {
+	var props strings.Builder
+	for f := range 60 {
+		fmt.Fprintf(&props, `
+                field%02d:
+                  type: object
+                  description: %q
+                  properties:
+                    name: {type: string, description: %q}
+                    value: {type: string, description: %q}
+                    count: {type: integer, description: %q}
+                    items: {type: array, items: {type: string}, description: %q}`,
+			f, strings.Repeat("An object field of a large custom resource. ", 12),
+			strings.Repeat("name ", 30), strings.Repeat("value ", 30), strings.Repeat("count ", 30), strings.Repeat("items ", 30))
+	}
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: large%03ds.bench.kro.run}
+spec:
+  group: bench.kro.run
+  names: {kind: Large%03d, plural: large%03ds, singular: large%03d, listKind: Large%03dList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:%s
+`, i, i, i, i, i, props.String())
+}
+
+// idle measures a controller's RSS at rest in a cluster with 200 large
+// CRDs installed and one RGD with one instance.
+func (b *bench) idle(ctx context.Context, ctl *controller, settle time.Duration) (float64, error) {
+	c, err := freshCluster(ctx, b.root, b.clusterName, 2)
+	if err != nil {
+		return 0, err
+	}
+	defer c.delete(ctx, b.root)
+	for i := range 200 {
+		if err := c.applyYAML(ctx, largeCRD(i)); err != nil {
+			return 0, err
+		}
+	}
+	if err := c.waitEstablished(ctx); err != nil {
+		return 0, err
+	}
+	p, err := b.startOn(ctx, c, ctl, agentBound)
+	if err != nil {
+		return 0, err
+	}
+	defer p.stop()
+	name, ns := spread(0)
+	if err := c.createAll(ctx, []map[string]any{instance(agentBound, name, ns)}, 1); err != nil {
+		return 0, err
+	}
+	time.Sleep(settle)
+	u, err := p.usage()
+	return u.RSSMB, err
+}
+
+// kroAgentLatencies measures admission latency of an RGD create (a
+// server-side dry run, which calls the validating webhook when one is
+// registered) and `kubectl kro tree` with 10k unrelated objects.
+func (b *bench) latencies(ctx context.Context, ctl *controller, tries int, withTree bool) ([]Latency, error) {
+	c, err := freshCluster(ctx, b.root, b.clusterName, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer c.delete(ctx, b.root)
+	p, err := b.startOn(ctx, c, ctl, agentBound)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	var admission []time.Duration
+	rgd := strings.Replace(agentBound.RGD, "name: chainbench", "name: dryrun", 1)
+	rgd = strings.Replace(rgd, "kind: ChainBench", "kind: DryRun", 1)
+	for range tries {
+		start := time.Now()
+		if err := c.dryRunCreate(ctx, rgd); err != nil {
+			return nil, err
+		}
+		admission = append(admission, time.Since(start))
+	}
+	p50, p99 := percentiles(admission)
+	out := []Latency{{Controller: ctl.Name, What: "admission of an RGD create (server dry run)", P50ms: p50, P99ms: p99}}
+	if !withTree {
+		return out, nil
+	}
+	name, ns := spread(0)
+	if err := c.createAll(ctx, []map[string]any{instance(agentBound, name, ns)}, 1); err != nil {
+		return nil, err
+	}
+	active := c.count(rgdInstances(agentBound), stateActive)
+	defer active.close()
+	if err := active.waitFor(ctx, 1, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	if err := c.namespaces(ctx, "noise"); err != nil {
+		return nil, err
+	}
+	var noise []map[string]any
+	for i := range 10000 {
+		noise = append(noise, object("v1", "ConfigMap", fmt.Sprintf("noise-%05d", i), "noise", map[string]any{"data": map[string]any{"k": "v"}}))
+	}
+	if err := c.createAll(ctx, noise, parallelClients); err != nil {
+		return nil, err
+	}
+	var tree []time.Duration
+	for range tries {
+		start := time.Now()
+		cmd := plugin.NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+		cmd.SetArgs([]string{"tree", agentBound.Resource, name, "-n", ns, "--kubeconfig", c.kubeconfig})
+		if err := cmd.ExecuteContext(ctx); err != nil {
+			return nil, fmt.Errorf("kubectl kro tree: %w", err)
+		}
+		tree = append(tree, time.Since(start))
+	}
+	p50, p99 = percentiles(tree)
+	return append(out, Latency{Controller: ctl.Name, What: "kubectl kro tree, 10k unrelated objects", P50ms: p50, P99ms: p99}), nil
+}
+
+func rgdInstances(w workload) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: w.Resource}
+}
+
+// dryRunCreate sends an RGD create that the API server admits (webhooks
+// included) but does not store.
+func (c *benchCluster) dryRunCreate(ctx context.Context, doc string) error {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		return err
+	}
+	_, err := c.dyn.Resource(rgdGVR).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	return err
+}

@@ -1,0 +1,284 @@
+// Command bench measures kro-agent side by side with upstream kro on fresh
+// local clusters (SPEC §10): time to ACTIVE for both workloads against the
+// floor of creating the same objects directly, API requests per instance
+// (counted exactly from the API server's audit log), writes while nothing
+// changes, memory and CPU, drift repair, admission and `kubectl kro tree`
+// latency. It writes bench/results/<date>.json and .svg and the table in
+// bench/README.md. `make bench` runs it; -report redraws from a results file.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Results is one `make bench` run.
+type Results struct {
+	Date       string       `json:"date"`
+	Machine    string       `json:"machine"`
+	Kubernetes string       `json:"kubernetes"`
+	Kro        string       `json:"kro"`
+	Workers    int          `json:"workers"`
+	Repeat     int          `json:"repeat"`
+	Floors     []Floor      `json:"floors"`
+	Throughput []Throughput `json:"throughput"`
+	Idle       []Idle       `json:"idle"`
+	Latency    []Latency    `json:"latency"`
+}
+
+// Floor is the time to create a workload's objects directly.
+type Floor struct {
+	Workload string  `json:"workload"`
+	N        int     `json:"n"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// Throughput is one controller, one workload, N instances.
+type Throughput struct {
+	Workload    string   `json:"workload"`
+	N           int      `json:"n"`
+	Controller  string   `json:"controller"`
+	Seconds     float64  `json:"seconds"`
+	PerInstance Requests `json:"perInstance"`
+	PeakRSSMB   float64  `json:"peakRSSMB"`
+	CPUSeconds  float64  `json:"cpuSeconds"`
+	// QuietWrites over QuietSeconds after all were ACTIVE; -1: not measured.
+	QuietWrites  int     `json:"quietWrites"`
+	QuietSeconds float64 `json:"quietSeconds,omitempty"`
+	DriftP50ms   float64 `json:"driftP50ms,omitempty"`
+	DriftP99ms   float64 `json:"driftP99ms,omitempty"`
+}
+
+// Requests per instance on the way to ACTIVE.
+type Requests struct {
+	Writes float64 `json:"writes"`
+	Events float64 `json:"events"`
+	Gets   float64 `json:"gets"`
+	Lists  float64 `json:"lists"`
+}
+
+// Idle is RSS at rest with 200 large CRDs installed.
+type Idle struct {
+	Controller string  `json:"controller"`
+	RSSMB      float64 `json:"rssMB"`
+}
+
+// Latency of one operation.
+type Latency struct {
+	Controller string  `json:"controller"`
+	What       string  `json:"what"`
+	P50ms      float64 `json:"p50ms"`
+	P99ms      float64 `json:"p99ms"`
+}
+
+func main() {
+	ns := flag.String("n", "100,1000,5000", "instance counts")
+	workloads := flag.String("workloads", "agent-bound,pods-bound", "workloads to run")
+	only := flag.String("controllers", "", "controllers to run (default: kro-agent, kro, kro with kro-agent's workers)")
+	repeat := flag.Int("repeat", 3, "runs of each measurement at the smallest N, of which the median is reported")
+	quiet := flag.Duration("quiet", 5*time.Minute, "how long to count writes after everything is ACTIVE (at the smallest N)")
+	drift := flag.Int("drift", 100, "drift repairs timed (agent-bound, smallest N)")
+	kroVersion := flag.String("kro-version", "latest", "upstream kro release to compare with")
+	workers := flag.Int("workers", 16, "kro-agent's workers (and kro's in the equal-workers run)")
+	agentArgs := flag.String("agent-args", "", "more kro-agent flags, such as --pprof-bind-address=127.0.0.1:6060 to profile it")
+	outDir := flag.String("out", "bench/results", "directory for the results")
+	report := flag.String("report", "", "only redraw bench/README.md and the plot from this results file")
+	flag.Parse()
+	log.SetFlags(log.Ltime)
+
+	root, err := os.Getwd()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *report != "" {
+		if err := writeReport(root, *report); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	cacheDir := filepath.Join(cacheRoot(), "bench")
+	version, err := resolveKro(ctx, *kroVersion)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctls, err := controllers(ctx, root, cacheDir, version, *workers, strings.Fields(*agentArgs))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if *only != "" {
+		ctls = slices.DeleteFunc(ctls, func(c *controller) bool { return !slices.Contains(strings.Split(*only, ","), c.Name) })
+	}
+	logDir := filepath.Join(cacheDir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	var counts []int
+	for _, s := range strings.Split(*ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			log.Fatalf("-n: %v", err)
+		}
+		counts = append(counts, n)
+	}
+	slices.Sort(counts)
+	b := &bench{root: root, logDir: logDir, quiet: *quiet, driftTries: *drift, driftAt: counts[0], clusterName: "kro-bench"}
+	res := &Results{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Kubernetes: "v1.36.3 (kwok fake nodes)", Kro: version, Workers: *workers, Repeat: *repeat}
+	save := func() {
+		if err := writeResults(*outDir, res); err != nil {
+			log.Print(err)
+		}
+	}
+	for _, name := range strings.Split(*workloads, ",") {
+		w := map[string]workload{agentBound.Name: agentBound, podsBound.Name: podsBound}[name]
+		if w.Name == "" {
+			log.Fatalf("unknown workload %q", name)
+		}
+		for _, n := range counts {
+			runs := 1
+			if n == counts[0] {
+				runs = *repeat
+			}
+			var floors []float64
+			for range runs {
+				log.Printf("floor: %s N=%d", w.Name, n)
+				s, err := b.floor(ctx, w, n)
+				if err != nil {
+					log.Fatal(err)
+				}
+				floors = append(floors, s)
+			}
+			res.Floors = append(res.Floors, Floor{Workload: w.Name, N: n, Seconds: median(floors)})
+			for _, ctl := range ctls {
+				var all []Throughput
+				for i := range runs {
+					log.Printf("%s: %s N=%d (run %d of %d)", ctl.Name, w.Name, n, i+1, runs)
+					t, err := b.throughput(ctx, ctl, w, n, n == counts[0] && i == 0)
+					if err != nil {
+						log.Fatal(err)
+					}
+					log.Printf("  %.1fs, %.2f writes, %.2f GETs per instance", t.Seconds, t.PerInstance.Writes, t.PerInstance.Gets)
+					all = append(all, t)
+				}
+				res.Throughput = append(res.Throughput, medianRun(all))
+				save()
+			}
+		}
+	}
+	for _, ctl := range ctls {
+		log.Printf("%s: idle with 200 large CRDs", ctl.Name)
+		rss, err := b.idle(ctx, ctl, 30*time.Second)
+		if err != nil {
+			log.Fatal(err)
+		}
+		res.Idle = append(res.Idle, Idle{Controller: ctl.Name, RSSMB: rss})
+		log.Printf("%s: latencies", ctl.Name)
+		lat, err := b.latencies(ctx, ctl, 100, ctl.Name == "kro-agent")
+		if err != nil {
+			log.Fatal(err)
+		}
+		res.Latency = append(res.Latency, lat...)
+		save()
+	}
+	save()
+	if err := writeReport(root, filepath.Join(*outDir, res.Date+".json")); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// medianRun keeps the run with the median time, and the quiet and drift
+// figures of the run that measured them.
+func medianRun(runs []Throughput) Throughput {
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b Throughput) int {
+		switch {
+		case a.Seconds < b.Seconds:
+			return -1
+		case a.Seconds > b.Seconds:
+			return 1
+		}
+		return 0
+	})
+	m := sorted[len(sorted)/2]
+	m.QuietWrites, m.QuietSeconds, m.DriftP50ms, m.DriftP99ms = runs[0].QuietWrites, runs[0].QuietSeconds, runs[0].DriftP50ms, runs[0].DriftP99ms
+	return m
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func writeResults(dir string, res *Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, res.Date+".json"), append(b, '\n'), 0o644)
+}
+
+// resolveKro turns "latest" into the newest release of upstream kro.
+func resolveKro(ctx context.Context, v string) (string, error) {
+	if v != "latest" {
+		return v, nil
+	}
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-json", "github.com/kubernetes-sigs/kro@latest").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding kro's latest release: %w", err)
+	}
+	var m struct{ Version string }
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", err
+	}
+	return m.Version, nil
+}
+
+func cacheRoot() string {
+	if v := os.Getenv("KRO_AGENT_CACHE"); v != "" {
+		return v
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "kro-agent")
+	}
+	return filepath.Join(dir, "kro-agent")
+}
+
+// machine describes the CPU and memory the figures were taken on.
+func machine() string {
+	model := runtime.GOARCH
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+		if len(f) >= 2 {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			mem = fmt.Sprintf(", %.0f GB RAM", kb/1024/1024)
+		}
+	}
+	return fmt.Sprintf("%d × %s%s, %s", runtime.NumCPU(), model, mem, runtime.Version())
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+const (
+	beginMarker = "<!-- bench:results -->"
+	endMarker   = "<!-- /bench:results -->"
+)
+
+// writeReport draws the plot and rewrites the results section of
+// bench/README.md from a results file.
+func writeReport(root, file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	svg := strings.TrimSuffix(file, ".json") + ".svg"
+	if err := os.WriteFile(svg, []byte(plot(&res)), 0o644); err != nil {
+		return err
+	}
+	readme := filepath.Join(root, "bench", "README.md")
+	old, err := os.ReadFile(readme)
+	if err != nil {
+		return err
+	}
+	start, end := strings.Index(string(old), beginMarker), strings.Index(string(old), endMarker)
+	if start < 0 || end < start {
+		return fmt.Errorf("%s has no %s ... %s section", readme, beginMarker, endMarker)
+	}
+	rel, _ := filepath.Rel(filepath.Join(root, "bench"), svg)
+	section := beginMarker + "\n" + tables(&res, rel) + endMarker
+	return os.WriteFile(readme, []byte(string(old[:start])+section+string(old[end+len(endMarker):])), 0o644)
+}
+
+func controllerNames(res *Results) []string {
+	var out []string
+	for _, t := range res.Throughput {
+		if !slices.Contains(out, t.Controller) {
+			out = append(out, t.Controller)
+		}
+	}
+	return out
+}
+
+// ratio formats other / agent, the factor by which kro-agent is ahead
+// (above 1) or behind (below 1) where lower is better.
+func ratio(other, agent float64) string {
+	if agent <= 0 || other < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f×", other/agent)
+}
+
+func tables(res *Results, plotPath string) string {
+	var w strings.Builder
+	ctls := controllerNames(res)
+	others := slices.DeleteFunc(slices.Clone(ctls), func(c string) bool { return c == "kro-agent" })
+	fmt.Fprintf(&w, "Measured %s on %s; Kubernetes %s; upstream kro %s; kro-agent with %d workers. ", res.Date, res.Machine, res.Kubernetes, res.Kro, res.Workers)
+	fmt.Fprintf(&w, "Ratios are kro / kro-agent: above 1× kro-agent is ahead. Figures at the smallest N are the median of %d runs.\n\n", res.Repeat)
+	fmt.Fprintf(&w, "![time to ACTIVE](%s)\n\n", plotPath)
+
+	find := func(wl string, n int, ctl string) (Throughput, bool) {
+		i := slices.IndexFunc(res.Throughput, func(t Throughput) bool { return t.Workload == wl && t.N == n && t.Controller == ctl })
+		if i < 0 {
+			return Throughput{}, false
+		}
+		return res.Throughput[i], true
+	}
+	header := func(first string) {
+		fmt.Fprintf(&w, "| %s |", first)
+		for _, c := range ctls {
+			fmt.Fprintf(&w, " %s |", c)
+		}
+		for _, o := range others {
+			fmt.Fprintf(&w, " %s / kro-agent |", o)
+		}
+		fmt.Fprintf(&w, "\n|%s\n", strings.Repeat("---|", 1+len(ctls)+len(others)))
+	}
+	row := func(label string, wl string, n int, value func(Throughput) (float64, string)) {
+		fmt.Fprintf(&w, "| %s |", label)
+		vals := map[string]float64{}
+		for _, c := range ctls {
+			t, ok := find(wl, n, c)
+			if !ok {
+				fmt.Fprint(&w, " – |")
+				continue
+			}
+			v, s := value(t)
+			vals[c] = v
+			fmt.Fprintf(&w, " %s |", s)
+		}
+		for _, o := range others {
+			fmt.Fprintf(&w, " %s |", ratio(vals[o], vals["kro-agent"]))
+		}
+		fmt.Fprintln(&w)
+	}
+
+	fmt.Fprint(&w, "### Time until all instances are ACTIVE\n\n")
+	fmt.Fprint(&w, "Seconds from the first create to the last instance ACTIVE, and in parentheses the multiple of the floor: the same objects created directly by 64 parallel clients (for pods-bound, until every Deployment is available).\n\n")
+	header("workload, N (floor)")
+	for _, f := range res.Floors {
+		floor := f.Seconds
+		row(fmt.Sprintf("%s, %d (%.1f s)", f.Workload, f.N, floor), f.Workload, f.N, func(t Throughput) (float64, string) {
+			return t.Seconds, fmt.Sprintf("%.1f s (%.1f× floor)", t.Seconds, t.Seconds/floor)
+		})
+	}
+
+	fmt.Fprint(&w, "\n### API requests per instance on the way to ACTIVE\n\n")
+	fmt.Fprint(&w, "Counted from the API server's audit log by user agent: writes (create, update, patch, delete) without Events, Events separately, single-object GETs. The floor is one write per resource plus one status write.\n\n")
+	header("workload, N: writes + events / GETs")
+	for _, f := range res.Floors {
+		row(fmt.Sprintf("%s, %d", f.Workload, f.N), f.Workload, f.N, func(t Throughput) (float64, string) {
+			p := t.PerInstance
+			return p.Writes + p.Events, fmt.Sprintf("%.2f + %.2f / %.2f", p.Writes, p.Events, p.Gets)
+		})
+	}
+
+	fmt.Fprint(&w, "\n### Writes while nothing changes\n\n")
+	header("workload, N, period")
+	for _, t := range res.Throughput {
+		if t.QuietWrites < 0 || t.Controller != ctls[0] {
+			continue
+		}
+		row(fmt.Sprintf("%s, %d, %.0f s", t.Workload, t.N, t.QuietSeconds), t.Workload, t.N, func(t Throughput) (float64, string) {
+			return float64(t.QuietWrites), fmt.Sprint(t.QuietWrites)
+		})
+	}
+
+	fmt.Fprint(&w, "\n### Memory and CPU\n\n")
+	header("workload, N: peak RSS / CPU")
+	for _, f := range res.Floors {
+		row(fmt.Sprintf("%s, %d", f.Workload, f.N), f.Workload, f.N, func(t Throughput) (float64, string) {
+			return t.PeakRSSMB, fmt.Sprintf("%.0f MB / %.1f s", t.PeakRSSMB, t.CPUSeconds)
+		})
+	}
+	if len(res.Idle) > 0 {
+		fmt.Fprint(&w, "\nRSS at rest with 200 large CRDs (about 100 KB of schema each) installed, one RGD and one instance:\n\n")
+		fmt.Fprint(&w, "| controller | RSS | / kro-agent |\n|---|---|---|\n")
+		agent := 0.0
+		for _, i := range res.Idle {
+			if i.Controller == "kro-agent" {
+				agent = i.RSSMB
+			}
+		}
+		for _, i := range res.Idle {
+			fmt.Fprintf(&w, "| %s | %.0f MB | %s |\n", i.Controller, i.RSSMB, ratio(i.RSSMB, agent))
+		}
+	}
+
+	fmt.Fprint(&w, "\n### Latency\n\n| controller | what | p50 | p99 |\n|---|---|---|---|\n")
+	for _, t := range res.Throughput {
+		if t.DriftP50ms != 0 {
+			if t.DriftP50ms < 0 {
+				fmt.Fprintf(&w, "| %s | drift repair (a deleted ConfigMap back), %s N=%d | not repaired within 2 minutes | |\n", t.Controller, t.Workload, t.N)
+				continue
+			}
+			fmt.Fprintf(&w, "| %s | drift repair (a deleted ConfigMap back), %s N=%d | %.0f ms | %.0f ms |\n", t.Controller, t.Workload, t.N, t.DriftP50ms, t.DriftP99ms)
+		}
+	}
+	for _, l := range res.Latency {
+		fmt.Fprintf(&w, "| %s | %s | %.1f ms | %.1f ms |\n", l.Controller, l.What, l.P50ms, l.P99ms)
+	}
+	return w.String()
+}
+
+// plot draws time to ACTIVE per workload and N, one bar per controller and
+// one for the floor, on a log scale.
+func plot(res *Results) string {
+	ctls := controllerNames(res)
+	series := append([]string{"floor"}, ctls...)
+	colors := []string{"#9e9e9e", "#2e7d32", "#c62828", "#ef6c00", "#1565c0"}
+	type group struct {
+		label  string
+		values []float64
+	}
+	var groups []group
+	maxV := 1.0
+	for _, f := range res.Floors {
+		g := group{label: fmt.Sprintf("%s N=%d", f.Workload, f.N), values: []float64{f.Seconds}}
+		for _, c := range ctls {
+			v := 0.0
+			for _, t := range res.Throughput {
+				if t.Workload == f.Workload && t.N == f.N && t.Controller == c {
+					v = t.Seconds
+				}
+			}
+			g.values = append(g.values, v)
+			maxV = max(maxV, v)
+		}
+		groups = append(groups, g)
+	}
+	const width, height, left, bottom, top = 960, 420, 60, 60, 40
+	bar := 14.0
+	gap := float64(width-left-20)/float64(max(1, len(groups))) - bar*float64(len(series))
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", width, height)
+	fmt.Fprintf(&s, `<text x="%d" y="20" font-size="14">Seconds until all instances are ACTIVE (log scale), %s</text>`+"\n", left, res.Date)
+	logMax := log10(maxV*2) + 1
+	y := func(v float64) float64 {
+		if v <= 0 {
+			return float64(height - bottom)
+		}
+		return float64(height-bottom) - (log10(v)+1)/logMax*float64(height-bottom-top)
+	}
+	for _, tick := range []float64{0.1, 1, 10, 100, 1000, 10000} {
+		if tick > maxV*2 {
+			break
+		}
+		fmt.Fprintf(&s, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" text-anchor="end">%g s</text>`+"\n", left, width-10, y(tick), y(tick), left-4, y(tick)+4, tick)
+	}
+	x := float64(left) + gap/2
+	for _, g := range groups {
+		for i, v := range g.values {
+			if v > 0 {
+				fmt.Fprintf(&s, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s: %.1f s</title></rect>`+"\n",
+					x+float64(i)*bar, y(v), bar-2, float64(height-bottom)-y(v), colors[i%len(colors)], series[i], v)
+			}
+		}
+		fmt.Fprintf(&s, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x+bar*float64(len(series))/2, height-bottom+16, g.label)
+		x += bar*float64(len(series)) + gap
+	}
+	for i, name := range series {
+		fmt.Fprintf(&s, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n",
+			left+i*150, height-20, colors[i%len(colors)], left+i*150+14, height-11, name)
+	}
+	s.WriteString("</svg>\n")
+	return s.String()
+}
+
+func log10(v float64) float64 { return math.Log10(v) }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sample() *Results {
+	return &Results{
+		Date: "2026-11-21", Machine: "test", Kubernetes: "v1.36.3", Kro: "v0.9.4", Workers: 16, Repeat: 3,
+		Floors: []Floor{{Workload: "agent-bound", N: 100, Seconds: 0.5}},
+		Throughput: []Throughput{
+			{Workload: "agent-bound", N: 100, Controller: "kro-agent", Seconds: 1, PerInstance: Requests{Writes: 4}, PeakRSSMB: 50, QuietWrites: 0, QuietSeconds: 120, DriftP50ms: 10, DriftP99ms: 20},
+			{Workload: "agent-bound", N: 100, Controller: "kro", Seconds: 9, PerInstance: Requests{Writes: 14, Gets: 3}, PeakRSSMB: 60, QuietWrites: 30, QuietSeconds: 120, DriftP50ms: -1},
+		},
+		Idle:    []Idle{{Controller: "kro-agent", RSSMB: 40}, {Controller: "kro", RSSMB: 60}},
+		Latency: []Latency{{Controller: "kro-agent", What: "tree", P50ms: 70, P99ms: 90}},
+	}
+}
+
+func TestTablesShowEveryFigureWithItsRatio(t *testing.T) {
+	out := tables(sample(), "results/x.svg")
+	for _, want := range []string{
+		"| agent-bound, 100 (0.5 s) | 1.0 s (2.0× floor) | 9.0 s (18.0× floor) | 9.0× |",
+		"| agent-bound, 100 | 4.00 + 0.00 / 0.00 | 14.00 + 0.00 / 3.00 | 3.5× |",
+		"| agent-bound, 100, 120 s | 0 | 30 | n/a |",
+		"| kro | 60 MB | 1.5× |",
+		"not repaired within 2 minutes",
+		"| kro-agent | tree | 70.0 ms | 90.0 ms |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tables lack %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlotIsWellFormedSVG(t *testing.T) {
+	d := xml.NewDecoder(strings.NewReader(plot(sample())))
+	for {
+		_, err := d.Token()
+		if err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("the plot is not well-formed: %v", err)
+			}
+			return
+		}
+	}
+}
+
+func TestPercentiles(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	if p50, p99 := percentiles(d); p50 != 50 || p99 != 99 {
+		t.Errorf("p50, p99 = %v, %v", p50, p99)
+	}
+}
