@@ -47,13 +47,16 @@ type Floor struct {
 
 // Throughput is one controller, one workload, N instances.
 type Throughput struct {
-	Workload    string   `json:"workload"`
-	N           int      `json:"n"`
-	Controller  string   `json:"controller"`
-	Seconds     float64  `json:"seconds"`
-	PerInstance Requests `json:"perInstance"`
-	PeakRSSMB   float64  `json:"peakRSSMB"`
-	CPUSeconds  float64  `json:"cpuSeconds"`
+	Workload   string  `json:"workload"`
+	N          int     `json:"n"`
+	Controller string  `json:"controller"`
+	Seconds    float64 `json:"seconds"`
+	// CreatedSeconds is when the last create returned: instance creation
+	// goes through kro-agent's mutating webhook.
+	CreatedSeconds float64  `json:"createdSeconds,omitempty"`
+	PerInstance    Requests `json:"perInstance"`
+	PeakRSSMB      float64  `json:"peakRSSMB"`
+	CPUSeconds     float64  `json:"cpuSeconds"`
 	// QuietWrites over QuietSeconds after all were ACTIVE; -1: not measured.
 	QuietWrites  int     `json:"quietWrites"`
 	QuietSeconds float64 `json:"quietSeconds,omitempty"`

@@ -26,6 +26,10 @@ func writeReport(root, file string) error {
 	if err := json.Unmarshal(b, &res); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
+	file, err = filepath.Abs(file)
+	if err != nil {
+		return err
+	}
 	svg := strings.TrimSuffix(file, ".json") + ".svg"
 	if err := os.WriteFile(svg, []byte(plot(&res)), 0o644); err != nil {
 		return err
@@ -57,7 +61,12 @@ func controllerNames(res *Results) []string {
 // ratio formats other / agent, the factor by which kro-agent is ahead
 // (above 1) or behind (below 1) where lower is better.
 func ratio(other, agent float64) string {
-	if agent <= 0 || other < 0 {
+	switch {
+	case other < 0:
+		return "n/a"
+	case agent == 0 && other > 0:
+		return "∞ (kro-agent: none)"
+	case agent <= 0:
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f×", other/agent)

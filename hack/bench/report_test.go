@@ -25,7 +25,7 @@ func TestTablesShowEveryFigureWithItsRatio(t *testing.T) {
 	for _, want := range []string{
 		"| agent-bound, 100 (0.5 s) | 1.0 s (2.0× floor) | 9.0 s (18.0× floor) | 9.0× |",
 		"| agent-bound, 100 | 4.00 + 0.00 / 0.00 | 14.00 + 0.00 / 3.00 | 3.5× |",
-		"| agent-bound, 100, 120 s | 0 | 30 | n/a |",
+		"| agent-bound, 100, 120 s | 0 | 30 | ∞ (kro-agent: none) |",
 		"| kro | 60 MB | 1.5× |",
 		"not repaired within 2 minutes",
 		"| kro-agent | tree | 70.0 ms | 90.0 ms |",

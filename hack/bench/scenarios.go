@@ -87,6 +87,7 @@ func (b *bench) throughput(ctx context.Context, ctl *controller, w workload, n i
 	if err := c.createAll(ctx, objs, parallelClients); err != nil {
 		return out, err
 	}
+	out.CreatedSeconds = time.Since(start).Seconds()
 	if err := active.waitFor(ctx, n, 60*time.Minute); err != nil {
 		return out, fmt.Errorf("%s, %s N=%d: %w", ctl.Name, w.Name, n, err)
 	}
@@ -103,7 +104,7 @@ func (b *bench) throughput(ctx context.Context, ctl *controller, w workload, n i
 		return out, err
 	}
 	out.PerInstance = perInstance(reqs, n)
-	log.Printf("  writes on the way to ACTIVE: %v", reqs.ByVerb)
+	log.Printf("  writes on the way to ACTIVE: %v; all created after %.1fs", reqs.ByVerb, out.CreatedSeconds)
 	if quiet {
 		time.Sleep(b.quiet)
 		q, err := c.countRequests(ctl.UserAgent, end.Add(time.Second), time.Now())
