@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,6 +41,12 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	// --kubeconfig is registered by controller-runtime's config package.
 	flag.Parse()
+	// Most of the agent's heap is its informer caches; the default GC
+	// headroom of 100% doubles it at peaks. 50% costs a little CPU and
+	// keeps RSS closer to what is cached. GOGC still overrides it.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	if *showVersion {
 		fmt.Println("kro-agent", version.Version)
 		return

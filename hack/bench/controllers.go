@@ -37,6 +37,8 @@ func (ctl *controller) start(c *benchCluster, logDir string) (*process, error) {
 	}
 	cmd := exec.Command(ctl.bin, ctl.args(c)...)
 	cmd.Stdout, cmd.Stderr = log, log
+	// A benchmark interrupted leaves no controller behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, err

@@ -160,3 +160,11 @@ func (c *benchCluster) dryRunCreate(ctx context.Context, doc string) error {
 	_, err := c.dyn.Resource(rgdGVR).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	return err
 }
+
+// dryRunInstance admits an instance without storing it.
+func (c *benchCluster) dryRunInstance(ctx context.Context, obj map[string]any) error {
+	u := &unstructured.Unstructured{Object: obj}
+	_, err := c.dyn.Resource(schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: resourceOf[u.GetKind()]}).
+		Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	return err
+}
