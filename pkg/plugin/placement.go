@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -23,24 +22,15 @@ var (
 	secretGVR  = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 )
 
-// placementOf reads an instance's status.placement; nil when the instance
-// is not placed on a workload cluster.
-func placementOf(inst *unstructured.Unstructured) *agentv1.Placement {
-	m, _, _ := unstructured.NestedStringMap(inst.Object, "status", agentv1.StatusPlacement)
-	if m["cluster"] == "" {
-		return nil
-	}
-	return &agentv1.Placement{Cluster: m["cluster"], Region: m["region"]}
-}
-
 // follow connects the subject to the workload cluster its resources live
 // in, as the agent does: through the Cluster's kubeconfig Secret. What
 // fails is kept on the subject for the commands to report.
 func (c *cluster) follow(ctx context.Context, s *subject) {
-	s.placement = placementOf(s.instance)
-	if s.placement == nil {
+	p, ok := agentv1.PlacementOf(s.instance)
+	if !ok {
 		return
 	}
+	s.placement = &p
 	s.workload, s.workloadErr = c.workloadCluster(ctx, s.placement.Cluster)
 }
 

@@ -75,7 +75,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		t:        e.local,
 		g:        s.graph,
 	}
-	if p := placementOf(inst); p.Cluster != "" {
+	if p, ok := agentv1.PlacementOf(inst); ok {
 		r.placement = &p
 	}
 	set := s.set

@@ -227,7 +227,7 @@ func (e *Engine) clusterChanged(name string) {
 	}
 	e.tmu.Unlock()
 	e.eachInstance(func(gvk schema.GroupVersionKind, u *unstructured.Unstructured) {
-		if u.GetLabels()[agentv1.LabelRegion] != "" || placementOf(u).Cluster != "" {
+		if u.GetLabels()[agentv1.LabelRegion] != "" || placed(u) {
 			e.queue.Add(InstanceKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()})
 		}
 	})
@@ -238,8 +238,8 @@ func (e *Engine) clusterChanged(name string) {
 func (e *Engine) dropUnusedClusters() {
 	inUse := map[string]bool{}
 	e.eachInstance(func(_ schema.GroupVersionKind, u *unstructured.Unstructured) {
-		if c := placementOf(u).Cluster; c != "" {
-			inUse[c] = true
+		if p, ok := agentv1.PlacementOf(u); ok {
+			inUse[p.Cluster] = true
 		}
 	})
 	e.tmu.Lock()
@@ -280,8 +280,7 @@ func (e *Engine) stopInformers() {
 	}
 }
 
-// placementOf reads an instance's status.placement.
-func placementOf(u *unstructured.Unstructured) agentv1.Placement {
-	m, _, _ := unstructured.NestedStringMap(u.Object, "status", agentv1.StatusPlacement)
-	return agentv1.Placement{Cluster: m["cluster"], Region: m["region"]}
+func placed(u *unstructured.Unstructured) bool {
+	_, ok := agentv1.PlacementOf(u)
+	return ok
 }

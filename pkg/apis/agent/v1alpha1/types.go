@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // LabelRegion on an instance asks for it to be placed on a Ready Cluster of
@@ -96,6 +97,14 @@ type ClusterList struct {
 type Placement struct {
 	Cluster string `json:"cluster"`
 	Region  string `json:"region"`
+}
+
+// PlacementOf reads an instance's status.placement; ok is false when the
+// instance is not placed on a workload cluster.
+func PlacementOf(instance *unstructured.Unstructured) (p Placement, ok bool) {
+	m, _, _ := unstructured.NestedStringMap(instance.Object, "status", StatusPlacement)
+	p = Placement{Cluster: m["cluster"], Region: m["region"]}
+	return p, p.Cluster != ""
 }
 
 // StatusPlacement is the instance status field holding the Placement (the
