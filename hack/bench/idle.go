@@ -99,11 +99,14 @@ func (b *bench) latencies(ctx context.Context, ctl *controller, tries int, withT
 	}
 	defer p.stop()
 	var admission []time.Duration
-	rgd := strings.Replace(agentBound.RGD, "name: chainbench", "name: dryrun", 1)
-	rgd = strings.Replace(rgd, "kind: ChainBench", "kind: DryRun", 1)
+	doc := strings.Replace(agentBound.RGD, "name: chainbench", "name: dryrun", 1)
+	rgd := map[string]any{}
+	if err := yaml.Unmarshal([]byte(strings.Replace(doc, "kind: ChainBench", "kind: DryRun", 1)), &rgd); err != nil {
+		return nil, err
+	}
 	for range tries {
 		start := time.Now()
-		if err := c.dryRunCreate(ctx, rgd); err != nil {
+		if err := c.dryRun(ctx, rgd); err != nil {
 			return nil, err
 		}
 		admission = append(admission, time.Since(start))
@@ -147,24 +150,14 @@ func (b *bench) latencies(ctx context.Context, ctl *controller, tries int, withT
 }
 
 func rgdInstances(w workload) schema.GroupVersionResource {
-	return schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: w.Resource}
+	return gvrOf("kro.run/v1alpha1", w.Kind)
 }
 
-// dryRunCreate sends an RGD create that the API server admits (webhooks
-// included) but does not store.
-func (c *benchCluster) dryRunCreate(ctx context.Context, doc string) error {
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-		return err
-	}
-	_, err := c.dyn.Resource(rgdGVR).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	return err
-}
-
-// dryRunInstance admits an instance without storing it.
-func (c *benchCluster) dryRunInstance(ctx context.Context, obj map[string]any) error {
+// dryRun sends a create that the API server admits (webhooks included) but
+// does not store.
+func (c *benchCluster) dryRun(ctx context.Context, obj map[string]any) error {
 	u := &unstructured.Unstructured{Object: obj}
-	_, err := c.dyn.Resource(schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: resourceOf[u.GetKind()]}).
-		Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	_, err := c.dyn.Resource(gvrOf(u.GetAPIVersion(), u.GetKind())).Namespace(u.GetNamespace()).
+		Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	return err
 }

@@ -26,10 +26,16 @@ var (
 	nsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 )
 
+// gvrOf is the resource of every kind the benchmark writes.
 func gvrOf(apiVersion, kind string) schema.GroupVersionResource {
 	gv, _ := schema.ParseGroupVersion(apiVersion)
-	res := map[string]string{"ConfigMap": "configmaps", "Secret": "secrets", "Deployment": "deployments", "Service": "services", "Namespace": "namespaces"}[kind]
-	return gv.WithResource(res)
+	return gv.WithResource(resources[kind])
+}
+
+var resources = map[string]string{
+	"ConfigMap": "configmaps", "Secret": "secrets", "Deployment": "deployments", "Service": "services", "Namespace": "namespaces",
+	"CustomResourceDefinition": "customresourcedefinitions", "ResourceGraphDefinition": "resourcegraphdefinitions",
+	agentBound.Kind: agentBound.Resource, podsBound.Kind: podsBound.Resource,
 }
 
 // applyFile server-side applies every document of a YAML file.
@@ -50,15 +56,7 @@ func (c *benchCluster) applyYAML(ctx context.Context, doc string) error {
 		if len(u.Object) == 0 {
 			continue
 		}
-		gvr := crdGVR
-		switch u.GetKind() {
-		case "ResourceGraphDefinition":
-			gvr = rgdGVR
-		case "CustomResourceDefinition":
-		default:
-			gvr = gvrOf(u.GetAPIVersion(), u.GetKind())
-		}
-		if _, err := c.dyn.Resource(gvr).Namespace(u.GetNamespace()).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "kro-bench", Force: true}); err != nil {
+		if _, err := c.dyn.Resource(gvrOf(u.GetAPIVersion(), u.GetKind())).Namespace(u.GetNamespace()).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "kro-bench", Force: true}); err != nil {
 			return fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
@@ -144,11 +142,7 @@ func (c *benchCluster) createAll(ctx context.Context, objs []map[string]any, par
 					return
 				}
 				u := &unstructured.Unstructured{Object: objs[i]}
-				gvr := gvrOf(u.GetAPIVersion(), u.GetKind())
-				if u.GetAPIVersion() == "kro.run/v1alpha1" {
-					gvr = schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: resourceOf[u.GetKind()]}
-				}
-				if _, err := c.dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+				if _, err := c.dyn.Resource(gvrOf(u.GetAPIVersion(), u.GetKind())).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{}); err != nil {
 					once.Do(func() {
 						firstErr = fmt.Errorf("creating %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 					})
@@ -160,8 +154,6 @@ func (c *benchCluster) createAll(ctx context.Context, objs []map[string]any, par
 	wg.Wait()
 	return firstErr
 }
-
-var resourceOf = map[string]string{agentBound.Kind: agentBound.Resource, podsBound.Kind: podsBound.Resource}
 
 // counter watches a kind and counts the objects for which done holds.
 type counter struct {

@@ -216,12 +216,12 @@ func plot(res *Results) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", width, height)
 	fmt.Fprintf(&s, `<text x="%d" y="20" font-size="14">Seconds until all instances are ACTIVE (log scale), %s</text>`+"\n", left, res.Date)
-	logMax := log10(maxV*2) + 1
+	logMax := math.Log10(maxV*2) + 1
 	y := func(v float64) float64 {
 		if v <= 0 {
 			return float64(height - bottom)
 		}
-		return float64(height-bottom) - (log10(v)+1)/logMax*float64(height-bottom-top)
+		return float64(height-bottom) - (math.Log10(v)+1)/logMax*float64(height-bottom-top)
 	}
 	for _, tick := range []float64{0.1, 1, 10, 100, 1000, 10000} {
 		if tick > maxV*2 {
@@ -247,5 +247,3 @@ func plot(res *Results) string {
 	s.WriteString("</svg>\n")
 	return s.String()
 }
-
-func log10(v float64) float64 { return math.Log10(v) }

@@ -86,7 +86,7 @@ func (b *bench) throughput(ctx context.Context, ctl *controller, w workload, n i
 	// first request; a dry-run create pays for that before the clock runs,
 	// as it would have long before in a cluster in use.
 	name, ns := spread(0)
-	if err := retry(ctx, 30*time.Second, func() error { return c.dryRunInstance(ctx, instance(w, name, ns)) }); err != nil {
+	if err := retry(ctx, 30*time.Second, func() error { return c.dryRun(ctx, instance(w, name, ns)) }); err != nil {
 		return out, err
 	}
 	before, _ := p.usage()
