@@ -197,6 +197,12 @@ func main() {
 		save()
 	}
 	save()
+	// bench/README.md shows the published results only: a run written
+	// elsewhere (a trial, a profile) leaves it alone.
+	if filepath.Clean(*outDir) != filepath.Join("bench", "results") {
+		log.Printf("results in %s; bench/README.md left as it is (-report redraws it)", *outDir)
+		return
+	}
 	if err := writeReport(root, filepath.Join(*outDir, res.Date+".json")); err != nil {
 		log.Fatal(err)
 	}
