@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
@@ -33,14 +34,17 @@ const (
 
 // PlannedResource is what a dry run predicts for one object.
 type PlannedResource struct {
-	NodeID    string         `json:"nodeID"`
-	Kind      string         `json:"kind"`
-	Name      string         `json:"name,omitempty"`
-	Namespace string         `json:"namespace,omitempty"`
-	Action    string         `json:"action"`
-	Reason    string         `json:"reason,omitempty"`
-	Diff      string         `json:"diff,omitempty"`
-	Object    map[string]any `json:"object,omitempty"`
+	NodeID    string `json:"nodeID"`
+	Kind      string `json:"kind"`
+	Name      string `json:"name,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Action    string `json:"action"`
+	// Cluster is the registered workload cluster the object is planned
+	// on, "" for the current cluster.
+	Cluster string         `json:"cluster,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+	Diff    string         `json:"diff,omitempty"`
+	Object  map[string]any `json:"object,omitempty"`
 }
 
 type dryRunOptions struct {
@@ -126,18 +130,25 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	if err != nil {
 		return nil, err
 	}
-	g, err := graph.Compile(rgd, graph.Options{Resolver: c.resolver})
-	if err != nil {
-		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
-	}
 	ri := c.dyn.Resource(mapping.Resource).Namespace(inst.GetNamespace())
 	// The API server's own defaulting and validation of the instance.
 	defaulted, err := ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		return nil, fmt.Errorf("the instance itself is refused: %w", err)
 	}
-	if live, err := ri.Get(ctx, inst.GetName(), metav1.GetOptions{}); err == nil {
+	live, err := ri.Get(ctx, inst.GetName(), metav1.GetOptions{})
+	if err == nil {
 		defaulted.SetUID(live.GetUID())
+	} else {
+		live = nil
+	}
+	target, unplaced, err := c.dryRunTarget(ctx, live, defaulted)
+	if err != nil {
+		return nil, err
+	}
+	g, err := graph.Compile(rgd, graph.Options{Resolver: target.resolver})
+	if err != nil {
+		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
 	}
 	id := ownership.Instance{GVK: mapping.GroupVersionKind, Name: defaulted.GetName(), Namespace: defaulted.GetNamespace(), UID: string(defaulted.GetUID()), Labels: defaulted.GetLabels()}
 	owner := ownership.RGD{Name: rgd.Name, UID: string(rgd.UID)}
@@ -186,7 +197,13 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 				size = len(items)
 			}
 			ownership.AddManagedLabels(u, owner, id, ownership.Item{NodeID: n.ID, Index: item.Index, Size: size})
-			p, live := c.planObject(ctx, n, u)
+			if unplaced != "" {
+				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionPending, Reason: unplaced, Object: u.Object})
+				observed = append(observed, u.Object)
+				continue
+			}
+			p, live := target.planObject(ctx, n, u)
+			p.Cluster = target.name
 			plan = append(plan, p)
 			if live != nil {
 				observed = append(observed, live.Object)
@@ -201,6 +218,26 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 		}
 	}
 	return plan, nil
+}
+
+// dryRunTarget is the cluster the instance's resources are applied to: the
+// workload cluster the agent placed the live instance on, or this one. An
+// instance of a region that is not placed yet has no target to validate
+// against; unplaced then says so, for every object of the plan.
+func (c *cluster) dryRunTarget(ctx context.Context, live, inst *unstructured.Unstructured) (target *cluster, unplaced string, err error) {
+	if live != nil {
+		if p, ok := agentv1.PlacementOf(live); ok {
+			w, err := c.workloadCluster(ctx, p.Cluster)
+			if err != nil {
+				return nil, "", fmt.Errorf("%s %s is placed on cluster %s, where its resources would be checked: %w", live.GetKind(), live.GetName(), p.Cluster, err)
+			}
+			return w, "", nil
+		}
+	}
+	if region := inst.GetLabels()[agentv1.LabelRegion]; region != "" {
+		return c, fmt.Sprintf("the agent places the instance on a Ready Cluster of region %q first, and creates this there; it is not placed yet, so nothing was validated against a cluster", region), nil
+	}
+	return c, "", nil
 }
 
 // planObject validates one rendered object with a server-side dry-run
@@ -288,6 +325,9 @@ func printPlan(w io.Writer, plan []PlannedResource) {
 		name := p.Kind
 		if p.Name != "" {
 			name += " " + strings.TrimPrefix(p.Namespace+"/", "/") + p.Name
+		}
+		if p.Cluster != "" {
+			name += " in cluster " + p.Cluster
 		}
 		fmt.Fprintf(w, "%s: %s %s\n", p.NodeID, name, strings.ToUpper(p.Action))
 		if p.Reason != "" {

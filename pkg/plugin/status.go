@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,18 +14,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
 
 // InstanceStatusRow is one line of `kubectl kro status`.
 type InstanceStatusRow struct {
-	Namespace string       `json:"namespace,omitempty"`
-	Kind      string       `json:"kind"`
-	Name      string       `json:"name"`
-	State     string       `json:"state"`
-	Ready     string       `json:"ready"`
-	Reason    string       `json:"reason,omitempty"`
-	Created   *metav1.Time `json:"created,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	State     string `json:"state"`
+	Ready     string `json:"ready"`
+	Reason    string `json:"reason,omitempty"`
+	// Cluster is the workload cluster the instance is placed on, "" when
+	// its resources are in this cluster.
+	Cluster string       `json:"cluster,omitempty"`
+	Created *metav1.Time `json:"created,omitempty"`
 }
 
 type statusOptions struct {
@@ -142,6 +147,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			u := &items[i]
 			state, _, _ := unstructured.NestedString(u.Object, "status", "state")
 			row := InstanceStatusRow{Namespace: u.GetNamespace(), Kind: m.GroupVersionKind.Kind, Name: u.GetName(), State: orDash(state), Ready: "Unknown", Created: ptrTime(u.GetCreationTimestamp())}
+			if p, ok := agentv1.PlacementOf(u); ok {
+				row.Cluster = p.Cluster
+			}
 			if c := findCondition(u, v1alpha1.ConditionReady); c != nil {
 				row.Ready = string(c.Status)
 				if c.Status != metav1.ConditionTrue {
@@ -163,14 +171,24 @@ func printStatus(w io.Writer, rows []InstanceStatusRow, showNamespace bool, p pa
 		fmt.Fprintln(w, "No instances found.")
 		return
 	}
+	// CLUSTER only when some instance is placed on a workload cluster:
+	// without multi-cluster placement it would be a column of dashes.
+	showCluster := slices.ContainsFunc(rows, func(r InstanceStatusRow) bool { return r.Cluster != "" })
 	tw := newTable(w)
 	header := "KIND\tNAME\tSTATE\tREADY\tREASON\tAGE"
+	if showCluster {
+		header = "KIND\tNAME\tCLUSTER\tSTATE\tREADY\tREASON\tAGE"
+	}
 	if showNamespace {
 		header = "NAMESPACE\t" + header
 	}
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", r.Kind, r.Name, p.verdict(r.State), p.verdict(r.Ready), orDash(r.Reason), age(r.Created, now))
+		line := r.Kind + "\t" + r.Name
+		if showCluster {
+			line += "\t" + orDash(r.Cluster)
+		}
+		line += fmt.Sprintf("\t%s\t%s\t%s\t%s", p.verdict(r.State), p.verdict(r.Ready), orDash(r.Reason), age(r.Created, now))
 		if showNamespace {
 			line = orDash(r.Namespace) + "\t" + line
 		}
@@ -182,7 +200,7 @@ func printStatus(w io.Writer, rows []InstanceStatusRow, showNamespace bool, p pa
 func statusKey(rows []InstanceStatusRow) string {
 	var b strings.Builder
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s/%s/%s=%s,%s,%s;", r.Namespace, r.Kind, r.Name, r.State, r.Ready, r.Reason)
+		fmt.Fprintf(&b, "%s/%s/%s=%s,%s,%s,%s;", r.Namespace, r.Kind, r.Name, r.Cluster, r.State, r.Ready, r.Reason)
 	}
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -180,7 +181,7 @@ func TestPlacement(t *testing.T) {
 			}
 			return ctx
 		}).
-		Assess("kubectl kro tree and why-not-ready follow the placement", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("kubectl kro tree, why-not-ready, status and dry-run follow the placement", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			out, err := kro(t, cfg, nil, "tree", "regionalapp", "a1", "-n", "placed", "-o", "json")
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
@@ -206,6 +207,45 @@ func TestPlacement(t *testing.T) {
 			}
 			if out, err := kro(t, cfg, nil, "why-not-ready", "regionalapp", "a1", "-n", "placed"); err != nil {
 				t.Errorf("why-not-ready on a Ready placed instance: %v\n%s", err, out)
+			}
+			out, err = kro(t, cfg, nil, "status", "regionalapp", "-n", "placed")
+			if err != nil || !strings.Contains(out, "CLUSTER") || !strings.Contains(out, "eu-west-1") {
+				t.Errorf("status does not show the cluster: %v\n%s", err, out)
+			}
+
+			// The resources exist on the workload cluster only: planned
+			// against the hub they would be creates.
+			dir := t.TempDir()
+			for name, doc := range map[string]string{"a1": regionalApp("a1", "eu-west"), "new": regionalApp("new", "eu-west")} {
+				if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(doc), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var plan []struct{ NodeID, Action, Cluster, Reason string }
+			out, err = kro(t, cfg, nil, "dry-run", "-f", filepath.Join(dir, "a1.yaml"), "-o", "json")
+			if err != nil {
+				t.Fatalf("dry-run of a placed instance: %v\n%s", err, out)
+			}
+			if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan) != 2 {
+				t.Fatalf("dry-run plan: %v\n%s", err, out)
+			}
+			for _, p := range plan {
+				if p.Action != "unchanged" || p.Cluster != "eu-west-1" {
+					t.Errorf("dry-run of a placed instance, %s: %s on cluster %q (%s)", p.NodeID, p.Action, p.Cluster, p.Reason)
+				}
+			}
+			plan = nil
+			out, err = kro(t, cfg, nil, "dry-run", "-f", filepath.Join(dir, "new.yaml"), "-o", "json")
+			if err != nil {
+				t.Fatalf("dry-run of a new regional instance: %v\n%s", err, out)
+			}
+			if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan) != 2 {
+				t.Fatalf("dry-run plan: %v\n%s", err, out)
+			}
+			for _, p := range plan {
+				if p.Action != "pending" || !strings.Contains(p.Reason, `region "eu-west"`) {
+					t.Errorf("dry-run of a new regional instance, %s: %s (%s)", p.NodeID, p.Action, p.Reason)
+				}
 			}
 			return ctx
 		}).
