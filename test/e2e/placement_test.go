@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/plugin"
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
@@ -105,6 +106,25 @@ func clusterObject(name, region, secret string) string {
 func regionalApp(name, region string) string {
 	return fmt.Sprintf(`{apiVersion: kro.run/v1alpha1, kind: RegionalApp,
   metadata: {name: %s, namespace: placed, labels: {agent.kro.run/region: %s}}, spec: {}}`, name, region)
+}
+
+// dryRunPlan runs kubectl kro dry-run -o json on one RegionalApp, whose
+// graph has two resources.
+func dryRunPlan(t *testing.T, cfg *envconf.Config, instance string) []plugin.PlannedResource {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "instance.yaml")
+	if err := os.WriteFile(file, []byte(instance), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-o", "json")
+	if err != nil {
+		t.Fatalf("dry-run: %v\n%s", err, out)
+	}
+	var plan []plugin.PlannedResource
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan) != 2 {
+		t.Fatalf("dry-run plan: %v\n%s", err, out)
+	}
+	return plan
 }
 
 func TestPlacement(t *testing.T) {
@@ -215,34 +235,12 @@ func TestPlacement(t *testing.T) {
 
 			// The resources exist on the workload cluster only: planned
 			// against the hub they would be creates.
-			dir := t.TempDir()
-			for name, doc := range map[string]string{"a1": regionalApp("a1", "eu-west"), "new": regionalApp("new", "eu-west")} {
-				if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(doc), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var plan []struct{ NodeID, Action, Cluster, Reason string }
-			out, err = kro(t, cfg, nil, "dry-run", "-f", filepath.Join(dir, "a1.yaml"), "-o", "json")
-			if err != nil {
-				t.Fatalf("dry-run of a placed instance: %v\n%s", err, out)
-			}
-			if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan) != 2 {
-				t.Fatalf("dry-run plan: %v\n%s", err, out)
-			}
-			for _, p := range plan {
+			for _, p := range dryRunPlan(t, cfg, regionalApp("a1", "eu-west")) {
 				if p.Action != "unchanged" || p.Cluster != "eu-west-1" {
 					t.Errorf("dry-run of a placed instance, %s: %s on cluster %q (%s)", p.NodeID, p.Action, p.Cluster, p.Reason)
 				}
 			}
-			plan = nil
-			out, err = kro(t, cfg, nil, "dry-run", "-f", filepath.Join(dir, "new.yaml"), "-o", "json")
-			if err != nil {
-				t.Fatalf("dry-run of a new regional instance: %v\n%s", err, out)
-			}
-			if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan) != 2 {
-				t.Fatalf("dry-run plan: %v\n%s", err, out)
-			}
-			for _, p := range plan {
+			for _, p := range dryRunPlan(t, cfg, regionalApp("new", "eu-west")) {
 				if p.Action != "pending" || !strings.Contains(p.Reason, `region "eu-west"`) {
 					t.Errorf("dry-run of a new regional instance, %s: %s (%s)", p.NodeID, p.Action, p.Reason)
 				}
