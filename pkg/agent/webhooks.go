@@ -95,7 +95,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		Addr:  w.Addr,
 		Ready: serving,
 		Certs: certs,
-		RGDs:  &webhook.RGDValidator{Resolver: resolver},
+		RGDs:  &webhook.RGDValidator{Resolver: resolver, Client: mgr.GetClient()},
 		Instance: &webhook.InstanceLabeler{Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
 			list := &v1alpha1.ResourceGraphDefinitionList{}
 			if err := reader.List(ctx, list); err != nil {

@@ -36,6 +36,12 @@ type Options struct {
 	AllowUnknownKinds bool
 	// MaxForEachDimensions bounds forEach dimensions; 0 means the default.
 	MaxForEachDimensions int
+	// ValidateCRD, when set, checks the generated CRD as the API server
+	// will (package crdcheck), so that a schema it would refuse is an
+	// error at its RGD field now rather than when the CRD is applied. Its
+	// errors' paths are paths into the CRD; an error it returns means it
+	// could not check.
+	ValidateCRD func(*extv1.CustomResourceDefinition) (field.ErrorList, error)
 }
 
 var (
@@ -60,6 +66,13 @@ func Compile(rgd *v1alpha1.ResourceGraphDefinition, opts Options) (*Graph, error
 	}
 	c := &compiler{opts: opts, rgd: rgd, byID: map[string]*Node{}}
 	g := c.compile()
+	if len(c.errs) == 0 && opts.ValidateCRD != nil {
+		errs, err := opts.ValidateCRD(g.CRD)
+		if err != nil {
+			return nil, fmt.Errorf("validating the CustomResourceDefinition %s generated for ResourceGraphDefinition %s: %w", g.CRD.Name, rgd.Name, err)
+		}
+		c.errs = inRGD(errs)
+	}
 	if len(c.errs) > 0 {
 		return nil, &Error{Errs: c.errs}
 	}
@@ -120,10 +133,6 @@ func (c *compiler) compile() *Graph {
 		Conditions: conditions,
 	}
 	g.CRD = generateCRD(c.rgd, g, specSchema, statusSchema)
-	if errs := checkCRD(g.CRD); len(errs) > 0 {
-		c.errs = append(c.errs, errs...)
-		return nil
-	}
 	return g
 }
 

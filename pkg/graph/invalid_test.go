@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 )
 
 const defaultSchema = `{apiVersion: v1alpha1, kind: App, spec: {name: string, replicas: integer, items: "[]string"}}`
@@ -231,7 +233,7 @@ func TestInvalidRGDs(t *testing.T) {
 				schema = defaultSchema
 			}
 			doc := fmt.Sprintf("metadata: {name: t}\nspec:\n  schema: %s\n  resources:%s\n", schema, tc.resources)
-			_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t)})
+			_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t), ValidateCRD: offline.Validate})
 			var cerr *Error
 			if !errors.As(err, &cerr) {
 				t.Fatalf("want a compile error at %s, got %v", tc.path, err)

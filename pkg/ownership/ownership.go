@@ -20,6 +20,11 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/version"
 )
 
+// FieldManager is the server-side apply field manager of every write the
+// agent makes, and of the dry runs that predict them, so that they merge
+// with what the agent already owns.
+const FieldManager = "kro-agent"
+
 // Instance identifies an instance for labelling.
 type Instance struct {
 	GVK       schema.GroupVersionKind

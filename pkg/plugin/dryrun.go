@@ -256,7 +256,7 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		p.Action, p.Reason = ActionPending, "some values wait on other resources' status; they are filled in once those exist"
 		return p, live
 	}
-	result, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "kro-agent", Force: true, DryRun: []string{metav1.DryRunAll}})
+	result, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
 		p.Action, p.Reason = ActionInvalid, err.Error()
 		return p, live

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 )
@@ -90,7 +91,7 @@ func (o *validateOptions) run(ctx context.Context) error {
 				report.Results = append(report.Results, res)
 				continue
 			}
-			g, err := graph.Compile(rgd.obj, graph.Options{Resolver: resolver, AllowUnknownKinds: allowUnknown})
+			g, err := graph.Compile(rgd.obj, graph.Options{Resolver: resolver, AllowUnknownKinds: allowUnknown, ValidateCRD: offline.Validate})
 			var cerr *graph.Error
 			switch {
 			case errors.As(err, &cerr):

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // objectRef names one managed object.
@@ -122,7 +124,7 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 	}
 	u := &unstructured.Unstructured{Object: desired}
 	out, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Apply(ctx, ref.Name, u,
-		metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+		metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true})
 	countWrite("apply", err)
 	if err != nil {
 		return nil, false, err

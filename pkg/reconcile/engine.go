@@ -30,10 +30,6 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 )
 
-// FieldManager is the server-side apply field manager of every write the
-// agent makes.
-const FieldManager = "kro-agent"
-
 // InstanceKey names an instance of a served kind.
 type InstanceKey struct {
 	GVK       schema.GroupVersionKind

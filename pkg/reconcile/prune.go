@@ -13,6 +13,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // prune deletes, after a fully successful apply, the objects labelled as
@@ -120,7 +121,7 @@ func (r *run) removeFinalizer(ctx context.Context) error {
 	finalizers := slices.DeleteFunc(slices.Clone(r.inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": r.inst.GetResourceVersion(), "finalizers": finalizers}})
 	_, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: ownership.FieldManager})
 	countWrite("finalizer", err)
 	if apierrors.IsNotFound(err) {
 		err = nil

@@ -21,8 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/crdcheck"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // RGDReconciler turns each ResourceGraphDefinition into a served kind:
@@ -102,7 +104,7 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 
 func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, status *v1alpha1.ResourceGraphDefinitionStatus) (ctrl.Result, error) {
 	gen := rgd.Generation
-	g, err := r.compile(rgd)
+	g, err := r.compile(ctx, rgd)
 	if err != nil {
 		status.MarkGraphInvalid(gen, err)
 		status.MarkNotServing(gen, "the graph is invalid; existing instances and their resources are left untouched")
@@ -144,15 +146,17 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	return ctrl.Result{}, nil
 }
 
-// compile returns the RGD's graph, compiled once per generation.
-func (r *RGDReconciler) compile(rgd *v1alpha1.ResourceGraphDefinition) (*graph.Graph, error) {
+// compile returns the RGD's graph, compiled once per generation. The
+// generated CRD is validated by a dry-run apply, so that a schema the API
+// server refuses is a GraphAccepted error at its RGD field.
+func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) (*graph.Graph, error) {
 	r.mu.Lock()
 	c, ok := r.compiled[rgd.Name]
 	r.mu.Unlock()
 	if ok && c.uid == rgd.UID && c.generation == rgd.Generation {
 		return c.graph, nil
 	}
-	g, err := graph.Compile(rgd, graph.Options{Resolver: r.Resolver})
+	g, err := graph.Compile(rgd, graph.Options{Resolver: r.Resolver, ValidateCRD: crdcheck.OnServer(ctx, r.Client, ownership.FieldManager)})
 	if err != nil {
 		if r.Discovery != nil {
 			r.Discovery.Invalidate()
@@ -199,7 +203,7 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: obj}
-	if err := r.Client.Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := r.Client.Patch(ctx, u, client.Apply, client.FieldOwner(ownership.FieldManager), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying CustomResourceDefinition %s: %w", desired.Name, err)
 	}
 	out := &extv1.CustomResourceDefinition{}

@@ -82,7 +82,7 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 		return err
 	}
 	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager}, "status")
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: ownership.FieldManager}, "status")
 	countWrite("status", err)
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
@@ -164,7 +164,7 @@ func (r *run) manage(ctx context.Context) error {
 	}
 	body, _ := json.Marshal(map[string]any{"metadata": meta})
 	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: ownership.FieldManager})
 	countWrite("manage", err)
 	if err != nil {
 		return fmt.Errorf("adding finalizer and labels: %w", err)
@@ -190,7 +190,7 @@ func (r *run) recordNamespace(ctx context.Context, ns string) error {
 		"annotations":     map[string]string{v1alpha1.AnnotationApplySetNamespaces: annotations[v1alpha1.AnnotationApplySetNamespaces]},
 	}})
 	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: ownership.FieldManager})
 	countWrite("manage", err)
 	if err != nil {
 		return fmt.Errorf("recording namespace %s in the ApplySet annotations: %w", ns, err)

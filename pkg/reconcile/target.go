@@ -22,6 +22,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/clusters"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // target is a cluster the engine manages resources in: the local cluster,
@@ -167,8 +168,8 @@ func (t *target) ensureNamespace(ctx context.Context, ns string) error {
 	if apierrors.IsNotFound(err) {
 		_, err = t.core.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 			Name:   ns,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": FieldManager},
-		}}, metav1.CreateOptions{FieldManager: FieldManager})
+			Labels: map[string]string{"app.kubernetes.io/managed-by": ownership.FieldManager},
+		}}, metav1.CreateOptions{FieldManager: ownership.FieldManager})
 		countWrite("namespace", err)
 		if apierrors.IsAlreadyExists(err) {
 			err = nil

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // Names of the objects the agent registers.
@@ -92,7 +93,7 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	if !ready {
 		return nil
 	}
-	meta := metav1.ObjectMeta{Name: ConfigName, Labels: map[string]string{fieldManagerLabel: "kro-agent"}}
+	meta := metav1.ObjectMeta{Name: ConfigName, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}}
 	none := admissionregv1.SideEffectClassNone
 	validating := &admissionregv1.ValidatingWebhookConfiguration{
 		ObjectMeta: meta,
@@ -170,14 +171,14 @@ func upsert[T any, P object[T]](ctx context.Context, obj P,
 	update func(context.Context, P, metav1.UpdateOptions) (P, error)) error {
 	cur, err := get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = create(ctx, obj, metav1.CreateOptions{FieldManager: "kro-agent"})
+		_, err = create(ctx, obj, metav1.CreateOptions{FieldManager: ownership.FieldManager})
 		return err
 	}
 	if err != nil {
 		return err
 	}
 	obj.SetResourceVersion(cur.GetResourceVersion())
-	_, err = update(ctx, obj, metav1.UpdateOptions{FieldManager: "kro-agent"})
+	_, err = update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager})
 	return err
 }
 
@@ -190,7 +191,7 @@ func GuardPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPolicy, *
 	owned := &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelOwned: "true"}}
 	const guarded = `(k.startsWith('kro.run/') || k.startsWith('applyset.kubernetes.io/'))`
 	policy := &admissionregv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: GuardPolicyName, Labels: map[string]string{fieldManagerLabel: "kro-agent"}},
+		ObjectMeta: metav1.ObjectMeta{Name: GuardPolicyName, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}},
 		Spec: admissionregv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregv1.Fail),
 			MatchConstraints: &admissionregv1.MatchResources{
@@ -218,7 +219,7 @@ func GuardPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPolicy, *
 		},
 	}
 	binding := &admissionregv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: GuardPolicyName, Labels: map[string]string{fieldManagerLabel: "kro-agent"}},
+		ObjectMeta: metav1.ObjectMeta{Name: GuardPolicyName, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}},
 		Spec: admissionregv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        GuardPolicyName,
 			ValidationActions: []admissionregv1.ValidationAction{admissionregv1.Deny},

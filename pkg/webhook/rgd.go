@@ -11,23 +11,29 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/crdcheck"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // RGDValidator denies ResourceGraphDefinitions that the agent would refuse,
 // running the same graph compilation.
 type RGDValidator struct {
 	Resolver kinds.Resolver
+	// Client dry-run applies the generated CRD, so a schema the API server
+	// would refuse is denied here with its RGD field; nil skips that check.
+	Client client.Client
 }
 
 var _ admission.Handler = (*RGDValidator)(nil)
 
 // Handle implements admission.Handler.
-func (v *RGDValidator) Handle(_ context.Context, req admission.Request) admission.Response {
+func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
@@ -42,7 +48,11 @@ func (v *RGDValidator) Handle(_ context.Context, req admission.Request) admissio
 			errs = append(errs, immutableSchemaFields(old, rgd)...)
 		}
 	}
-	g, err := graph.Compile(rgd, graph.Options{Resolver: v.Resolver})
+	opts := graph.Options{Resolver: v.Resolver}
+	if v.Client != nil {
+		opts.ValidateCRD = crdcheck.OnServer(ctx, v.Client, ownership.FieldManager)
+	}
+	g, err := graph.Compile(rgd, opts)
 	var cerr *graph.Error
 	switch {
 	case errors.As(err, &cerr):

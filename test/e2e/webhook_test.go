@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -61,6 +62,23 @@ spec:
       data: {x: "${nowhere.metadata.name}"}
 `
 
+const badRuleRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: badrule}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: BadRule
+    spec: {port: "integer | validation=\"self >\""}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}"}
+`
+
 // servingSerial returns the serial of the certificate the webhook serves.
 func servingSerial(t testing.TB) string {
 	t.Helper()
@@ -101,6 +119,25 @@ func TestWebhooks(t *testing.T) {
 			c := newClients(t, cfg)
 			if _, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "broken"); err == nil {
 				t.Error("the invalid RGD was stored")
+			}
+			return ctx
+		}).
+		Assess("a schema the API server would refuse is denied at its RGD field", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// Only the API server's validation of the generated CRD finds
+			// this: the agent asks it with a dry-run apply.
+			out, err := kubectl(t, cfg, badRuleRGD, "apply", "-f", "-")
+			for _, want := range []string{
+				`denied the request: ResourceGraphDefinition badrule is invalid`,
+				`spec.schema.spec.port.x-kubernetes-validations[0].rule: Invalid value`,
+				`compilation failed`,
+			} {
+				if err == nil || !strings.Contains(out, want) {
+					t.Errorf("denial lacks %q: %v\n%s", want, err, out)
+				}
+			}
+			c := newClients(t, cfg)
+			if _, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "badrules.kro.run"); !apierrors.IsNotFound(err) {
+				t.Errorf("the dry run left a CRD behind: %v", err)
 			}
 			return ctx
 		}).
