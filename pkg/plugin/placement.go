@@ -9,12 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/clusters"
-	"github.com/kro-agent/kro-agent/pkg/kinds"
 )
 
 var (
@@ -62,22 +60,12 @@ func (c *cluster) workloadCluster(ctx context.Context, name string) (*cluster, e
 	if err != nil {
 		return nil, fmt.Errorf("the kubeconfig of cluster %s (Secret %s/%s key %s): %w", name, ref.Namespace, ref.Name, ref.KeyOrDefault(), err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	cached := memory.NewMemCacheClient(dc)
-	return &cluster{
-		dyn:       dyn,
-		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(cached),
-		resolver:  kinds.Chain{kinds.NewDiscovery(cached), c.resolver},
-		namespace: c.namespace,
-		name:      name,
-	}, nil
+	return connect(cfg, cached, restmapper.NewDeferredDiscoveryRESTMapper(cached), c.resolver, c.namespace, name)
 }
 
 // members is the cluster the subject's resources live in.

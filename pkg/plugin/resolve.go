@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -30,12 +32,10 @@ type cluster struct {
 	name string
 }
 
+// cluster connects to the kubeconfig's cluster; kinds it does not serve
+// are looked up in the built-in snapshot.
 func (o *Options) cluster() (*cluster, error) {
 	cfg, err := o.Config.ToRESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -55,11 +55,23 @@ func (o *Options) cluster() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	return connect(cfg, memory.NewMemCacheClient(dc), mapper, builtin, ns, "")
+}
+
+// connect is the cluster cfg reaches, whose kinds are found through dc,
+// or in fallback when it does not serve them; name is the registered
+// Cluster it is, "" for the kubeconfig's.
+func connect(cfg *rest.Config, dc discovery.DiscoveryInterface, mapper meta.RESTMapper, fallback kinds.Resolver, namespace, name string) (*cluster, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &cluster{
 		dyn:       dyn,
 		mapper:    mapper,
-		resolver:  kinds.Chain{kinds.NewDiscovery(memory.NewMemCacheClient(dc)), builtin},
-		namespace: ns,
+		resolver:  kinds.Chain{kinds.NewDiscovery(dc), fallback},
+		namespace: namespace,
+		name:      name,
 	}, nil
 }
 
