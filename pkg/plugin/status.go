@@ -74,6 +74,9 @@ func (o *statusOptions) run(ctx context.Context, args []string) error {
 	for {
 		rows, err := o.collect(ctx, c, args)
 		if err != nil {
+			if o.watch && ctx.Err() != nil {
+				return nil // interrupted while watching: a normal end
+			}
 			return err
 		}
 		if o.output != "" {

@@ -113,9 +113,7 @@ func regionalApp(name, region string) string {
 func dryRunPlan(t *testing.T, cfg *envconf.Config, instance string) []plugin.PlannedResource {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "instance.yaml")
-	if err := os.WriteFile(file, []byte(instance), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, file, instance)
 	out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-o", "json")
 	if err != nil {
 		t.Fatalf("dry-run: %v\n%s", err, out)

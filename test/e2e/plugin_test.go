@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,10 +52,34 @@ func kro(t testing.TB, cfg *envconf.Config, requests *atomic.Int64, args ...stri
 		}
 	}
 	var out bytes.Buffer
-	cmd := plugin.NewRootCommandWithFlags(flags, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
-	cmd.SetArgs(append(args, "--kubeconfig", kubeconfig))
-	err := cmd.Execute()
+	err := runKro(context.Background(), flags, &out, args...)
 	return out.String(), err
+}
+
+// runKro runs kubectl kro in-process until it returns or ctx ends.
+func runKro(ctx context.Context, flags *genericclioptions.ConfigFlags, out io.Writer, args ...string) error {
+	cmd := plugin.NewRootCommandWithFlags(flags, genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: out})
+	cmd.SetArgs(append(args, "--kubeconfig", *flags.KubeConfig))
+	return cmd.ExecuteContext(ctx)
+}
+
+// lockedBuffer is written by a command running in the background and read
+// by the test meanwhile.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -307,6 +332,39 @@ func TestPlugin(t *testing.T) {
 					t.Errorf("status lacks %q:\n%s", want, out)
 				}
 			}
+			return ctx
+		}).
+		Assess("status --watch redraws when an instance changes", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			const clearScreen = "\x1b[H\x1b[2J"
+			kubeconfig := cfg.KubeconfigFile()
+			flags := genericclioptions.NewConfigFlags(true)
+			flags.KubeConfig = &kubeconfig
+			var out lockedBuffer
+			watchCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				done <- runKro(watchCtx, flags, &out, "status", "workerpool", "-n", ns, "--watch", "--watch-interval", "200ms")
+			}()
+			eventually(t, 10*time.Second, "the first table", func() (bool, string) {
+				return strings.Contains(out.String(), "pool"), out.String()
+			})
+			c := newClients(t, cfg)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: watched, namespace: %s}, spec: {queues: [a]}}", ns))
+			eventually(t, 20*time.Second, "a redraw that lists the new instance", func() (bool, string) {
+				s := out.String()
+				last := strings.LastIndex(s, clearScreen)
+				return strings.Count(s, clearScreen) >= 2 && strings.Contains(s[last:], "watched"), s
+			})
+			stop()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("status --watch ended with %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("status --watch did not stop when its context ended")
+			}
+			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "watched")
 			return ctx
 		}).
 		Assess("tree's API requests do not grow with unrelated objects", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
