@@ -110,9 +110,34 @@ type requests struct {
 // whose user agent starts with agent, received within [from, to).
 func (c *benchCluster) countRequests(agent string, from, to time.Time) (requests, error) {
 	r := requests{ByVerb: map[string]int{}}
-	f, err := os.Open(c.auditLog)
+	files, err := auditFiles(c.auditLog)
 	if err != nil {
 		return r, err
+	}
+	for _, file := range files {
+		if err := countIn(file, agent, from, to, &r); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// auditFiles are the audit log and the backups it was rotated into: the
+// API server rotates it at 100 MB (--audit-log-maxsize, 0 meaning the
+// default), which runs at N=5000 reach, into audit-<time>.log beside it.
+func auditFiles(log string) ([]string, error) {
+	ext := filepath.Ext(log)
+	backups, err := filepath.Glob(strings.TrimSuffix(log, ext) + "-*" + ext)
+	if err != nil {
+		return nil, err
+	}
+	return append(backups, log), nil
+}
+
+func countIn(file, agent string, from, to time.Time, r *requests) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -147,5 +172,8 @@ func (c *benchCluster) countRequests(agent string, from, to time.Time) (requests
 			r.Lists++
 		}
 	}
-	return r, sc.Err()
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading %s: %w", file, err)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -91,10 +92,11 @@ func main() {
 	workloads := flag.String("workloads", "agent-bound,pods-bound", "workloads to run")
 	only := flag.String("controllers", "", "controllers to run (default: kro-agent, kro, kro with kro-agent's workers)")
 	repeat := flag.Int("repeat", 3, "runs of each measurement at the smallest N, of which the median is reported")
-	quiet := flag.Duration("quiet", 5*time.Minute, "how long to count writes after everything is ACTIVE (at the smallest N)")
+	quiet := flag.Duration("quiet", 5*time.Minute, "how long to count writes after everything is ACTIVE (at the smallest N); 0 skips it")
 	drift := flag.Int("drift", 100, "drift repairs timed (agent-bound, smallest N)")
 	kroVersion := flag.String("kro-version", "latest", "upstream kro release to compare with")
 	workers := flag.Int("workers", 16, "kro-agent's workers (and kro's in the equal-workers run)")
+	rest := flag.Bool("rest", true, "measure RSS at rest with 200 large CRDs, and admission and tree latency")
 	agentArgs := flag.String("agent-args", "", "more kro-agent flags, such as --pprof-bind-address=127.0.0.1:6060 to profile it")
 	outDir := flag.String("out", "bench/results", "directory for the results")
 	report := flag.String("report", "", "only redraw bench/README.md and the plot from this results file")
@@ -139,7 +141,10 @@ func main() {
 	}
 	slices.Sort(counts)
 	b := &bench{root: root, logDir: logDir, quiet: *quiet, driftTries: *drift, driftAt: counts[0], clusterName: "kro-bench"}
-	res := &Results{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Kubernetes: "v1.36.3 (kwok fake nodes)", Kro: version, Workers: *workers, Repeat: *repeat}
+	res, err := resultsOfTheDay(*outDir, &Results{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Kubernetes: "v1.36.3 (kwok fake nodes)", Kro: version, Workers: *workers, Repeat: *repeat})
+	if err != nil {
+		log.Fatal(err)
+	}
 	save := func() {
 		if err := writeResults(*outDir, res); err != nil {
 			log.Print(err)
@@ -164,36 +169,39 @@ func main() {
 				}
 				floors = append(floors, s)
 			}
-			res.Floors = append(res.Floors, Floor{Workload: w.Name, N: n, Seconds: median(floors)})
+			res.setFloor(Floor{Workload: w.Name, N: n, Seconds: median(floors)})
 			for _, ctl := range ctls {
 				var all []Throughput
 				for i := range runs {
 					log.Printf("%s: %s N=%d (run %d of %d)", ctl.Name, w.Name, n, i+1, runs)
-					t, err := b.throughput(ctx, ctl, w, n, n == counts[0] && i == 0)
+					t, err := b.throughput(ctx, ctl, w, n, n == counts[0] && i == 0 && *quiet > 0)
 					if err != nil {
 						log.Fatal(err)
 					}
 					log.Printf("  %.1fs, %.2f writes, %.2f GETs per instance", t.Seconds, t.PerInstance.Writes, t.PerInstance.Gets)
 					all = append(all, t)
 				}
-				res.Throughput = append(res.Throughput, medianRun(all))
+				res.setThroughput(medianRun(all))
 				save()
 			}
 		}
 	}
 	for _, ctl := range ctls {
+		if !*rest {
+			break
+		}
 		log.Printf("%s: idle with 200 large CRDs", ctl.Name)
 		rss, err := b.idle(ctx, ctl, 30*time.Second)
 		if err != nil {
 			log.Fatal(err)
 		}
-		res.Idle = append(res.Idle, Idle{Controller: ctl.Name, RSSMB: rss})
+		res.setIdle(Idle{Controller: ctl.Name, RSSMB: rss})
 		log.Printf("%s: latencies", ctl.Name)
 		lat, err := b.latencies(ctx, ctl, 100, ctl.Name == "kro-agent")
 		if err != nil {
 			log.Fatal(err)
 		}
-		res.Latency = append(res.Latency, lat...)
+		res.setLatencies(ctl.Name, lat)
 		save()
 	}
 	save()
@@ -230,6 +238,55 @@ func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// resultsOfTheDay is the day's results file, into which this run's
+// figures go, replacing those it measures again: a run of part of the
+// bench (-workloads, -n, -controllers, -rest=false) refines the day's
+// results rather than dropping the rest. fresh describes this run.
+func resultsOfTheDay(dir string, fresh *Results) (*Results, error) {
+	b, err := os.ReadFile(filepath.Join(dir, fresh.Date+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return fresh, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, fresh.Date+".json"), err)
+	}
+	if res.Machine != fresh.Machine || res.Kro != fresh.Kro || res.Workers != fresh.Workers {
+		return nil, fmt.Errorf("%s was measured on %s with kro %s and %d workers; this run would mix in figures of %s, kro %s, %d workers: move it away first",
+			filepath.Join(dir, fresh.Date+".json"), res.Machine, res.Kro, res.Workers, fresh.Machine, fresh.Kro, fresh.Workers)
+	}
+	return &res, nil
+}
+
+func (r *Results) setFloor(f Floor) {
+	r.Floors = replaceOrAppend(r.Floors, f, func(x Floor) bool { return x.Workload == f.Workload && x.N == f.N })
+}
+
+func (r *Results) setThroughput(t Throughput) {
+	r.Throughput = replaceOrAppend(r.Throughput, t, func(x Throughput) bool {
+		return x.Workload == t.Workload && x.N == t.N && x.Controller == t.Controller
+	})
+}
+
+func (r *Results) setIdle(i Idle) {
+	r.Idle = replaceOrAppend(r.Idle, i, func(x Idle) bool { return x.Controller == i.Controller })
+}
+
+func (r *Results) setLatencies(controller string, lat []Latency) {
+	r.Latency = append(slices.DeleteFunc(r.Latency, func(x Latency) bool { return x.Controller == controller }), lat...)
+}
+
+func replaceOrAppend[T any](list []T, v T, same func(T) bool) []T {
+	if i := slices.IndexFunc(list, same); i >= 0 {
+		list[i] = v
+		return list
+	}
+	return append(list, v)
 }
 
 func writeResults(dir string, res *Results) error {

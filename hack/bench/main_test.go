@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAPartialRunRefinesTheDaysResults(t *testing.T) {
+	dir := t.TempDir()
+	day := &Results{Date: "2026-11-21", Machine: "m", Kro: "v0.9.4", Workers: 16, Repeat: 3,
+		Floors: []Floor{{Workload: "agent-bound", N: 100, Seconds: 0.3}},
+		Throughput: []Throughput{
+			{Workload: "agent-bound", N: 100, Controller: "kro", Seconds: 15},
+			{Workload: "agent-bound", N: 5000, Controller: "kro", Seconds: 857, PerInstance: Requests{Writes: 2.03}},
+		},
+		Idle: []Idle{{Controller: "kro", RSSMB: 59}},
+	}
+	if err := writeResults(dir, day); err != nil {
+		t.Fatal(err)
+	}
+	res, err := resultsOfTheDay(dir, &Results{Date: "2026-11-21", Machine: "m", Kro: "v0.9.4", Workers: 16, Repeat: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.setThroughput(Throughput{Workload: "agent-bound", N: 5000, Controller: "kro", Seconds: 850, PerInstance: Requests{Writes: 13}})
+	res.setThroughput(Throughput{Workload: "pods-bound", N: 100, Controller: "kro", Seconds: 20})
+	res.setFloor(Floor{Workload: "agent-bound", N: 100, Seconds: 0.25})
+	if len(res.Throughput) != 3 || res.Throughput[0].Seconds != 15 || res.Throughput[1].PerInstance.Writes != 13 || res.Throughput[2].Workload != "pods-bound" {
+		t.Errorf("throughput = %+v", res.Throughput)
+	}
+	if len(res.Floors) != 1 || res.Floors[0].Seconds != 0.25 {
+		t.Errorf("floors = %+v", res.Floors)
+	}
+	if res.Repeat != 3 || len(res.Idle) != 1 {
+		t.Errorf("the day's other figures changed: repeat %d, idle %+v", res.Repeat, res.Idle)
+	}
+
+	// Figures of another kro release or worker count do not mix in.
+	_, err = resultsOfTheDay(dir, &Results{Date: "2026-11-21", Machine: "m", Kro: "v0.10.0", Workers: 16})
+	if err == nil || !strings.Contains(err.Error(), "move it away first") {
+		t.Errorf("mixing kro releases: %v", err)
+	}
+	// Another day starts afresh.
+	fresh := &Results{Date: "2026-11-22", Machine: "m", Kro: "v0.9.4", Workers: 16}
+	if res, err := resultsOfTheDay(dir, fresh); err != nil || res != fresh {
+		t.Errorf("a new day: %v, %+v", err, res)
+	}
+}
