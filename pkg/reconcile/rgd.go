@@ -105,6 +105,13 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, status *v1alpha1.ResourceGraphDefinitionStatus) (ctrl.Result, error) {
 	gen := rgd.Generation
 	g, err := r.compile(ctx, rgd)
+	var invalid *graph.Error
+	if err != nil && !errors.As(err, &invalid) {
+		// Nothing is known to be wrong with the graph: it could not be
+		// checked (the API server did not answer the generated CRD's dry
+		// run). Keep serving what is served and try again.
+		return ctrl.Result{}, err
+	}
 	if err != nil {
 		status.MarkGraphInvalid(gen, err)
 		status.MarkNotServing(gen, "the graph is invalid; existing instances and their resources are left untouched")
