@@ -129,8 +129,28 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 	if err != nil {
 		return nil, false, err
 	}
-	e.applied.put(inst, ref, d, out.GetResourceVersion(), out)
+	e.applied.recordApply(inst, ref, d, out, live == nil, t.cached)
 	return out, true, nil
+}
+
+// recordApply records a successful apply. The result is kept as pending
+// only for an object the informer has not reported yet, which is possible
+// only for one that did not exist: the informer's copy of an updated object
+// is at worst an event behind, never missing. The informer may have stored
+// a new object before the record existed (the watch event and the apply
+// response race); its event then found nothing to clear, so the cache is
+// asked once more after the record is in place. Without that, the apply
+// result of an object that never changes again (a ConfigMap, a Service)
+// would be held for good beside the informer's copy.
+func (c *appliedCache) recordApply(inst types.UID, ref objectRef, d [32]byte, out *unstructured.Unstructured, created bool, cached func(objectRef) *unstructured.Unstructured) {
+	if !created {
+		c.put(inst, ref, d, out.GetResourceVersion(), nil)
+		return
+	}
+	c.put(inst, ref, d, out.GetResourceVersion(), out)
+	if cached(ref) != nil {
+		c.observed(ref, false)
+	}
 }
 
 // contains reports whether every field set in want holds the same value in
