@@ -24,6 +24,14 @@ type objectRef struct {
 	Name      string
 }
 
+// key is the object's key in its informer's store.
+func (r objectRef) key() string {
+	if r.Namespace == "" {
+		return r.Name
+	}
+	return r.Namespace + "/" + r.Name
+}
+
 // appliedCache remembers, per object, the digest of the last successful
 // apply, and the object the API server returned until the informer has
 // seen it: right after a create, the next reconcile must not mistake an
@@ -129,7 +137,7 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 	if err != nil {
 		return nil, false, err
 	}
-	e.applied.recordApply(inst, ref, d, out, live == nil, t.cached)
+	e.applied.recordApply(inst, ref, d, out, live == nil, t.holds)
 	return out, true, nil
 }
 
@@ -142,13 +150,13 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 // asked once more after the record is in place. Without that, the apply
 // result of an object that never changes again (a ConfigMap, a Service)
 // would be held for good beside the informer's copy.
-func (c *appliedCache) recordApply(inst types.UID, ref objectRef, d [32]byte, out *unstructured.Unstructured, created bool, cached func(objectRef) *unstructured.Unstructured) {
+func (c *appliedCache) recordApply(inst types.UID, ref objectRef, d [32]byte, out *unstructured.Unstructured, created bool, informerHas func(objectRef) bool) {
 	if !created {
 		c.put(inst, ref, d, out.GetResourceVersion(), nil)
 		return
 	}
 	c.put(inst, ref, d, out.GetResourceVersion(), out)
-	if cached(ref) != nil {
+	if informerHas(ref) {
 		c.observed(ref, false)
 	}
 }

@@ -10,13 +10,13 @@ import (
 func TestRecordApplyKeepsResultOnlyUntilTheInformerHasIt(t *testing.T) {
 	ref := objectRef{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespace: "ns", Name: "cm"}
 	out := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "cm", "resourceVersion": "7"}}}
-	notCached := func(objectRef) *unstructured.Unstructured { return nil }
-	isCached := func(objectRef) *unstructured.Unstructured { return out }
+	notCached := func(objectRef) bool { return false }
+	isCached := func(objectRef) bool { return true }
 
 	for _, tc := range []struct {
 		name        string
 		created     bool
-		cached      func(objectRef) *unstructured.Unstructured
+		cached      func(objectRef) bool
 		eventAfter  bool
 		wantPending bool
 	}{

@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -257,14 +256,11 @@ func (e *Engine) kind(gvk schema.GroupVersionKind) *served {
 }
 
 func (e *Engine) enqueueInstance(gvk schema.GroupVersionKind, obj any) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	u, ok := obj.(*unstructured.Unstructured)
+	m, ok := heldMeta(obj)
 	if !ok {
 		return
 	}
-	e.queue.Add(InstanceKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()})
+	e.queue.Add(InstanceKey{GVK: gvk, Namespace: m.Namespace, Name: m.Name})
 }
 
 // routeManaged returns the handler of a cluster's managed informers: it
@@ -277,15 +273,12 @@ func (e *Engine) routeManaged(cluster string) func(schema.GroupVersionResource, 
 }
 
 func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, obj any, deleted bool) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	u, ok := obj.(*unstructured.Unstructured)
+	m, ok := heldMeta(obj)
 	if !ok {
 		return
 	}
-	e.applied.observed(objectRef{Cluster: cluster, GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}, deleted)
-	labels := u.GetLabels()
+	e.applied.observed(objectRef{Cluster: cluster, GVR: gvr, Namespace: m.Namespace, Name: m.Name}, deleted)
+	labels := m.Labels
 	name := labels[v1alpha1.LabelInstanceName]
 	if name == "" {
 		return

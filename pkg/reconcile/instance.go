@@ -62,7 +62,10 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	if err != nil || !exists {
 		return result{}, err
 	}
-	inst := obj.(*unstructured.Unstructured).DeepCopy()
+	inst, err := obj.(*heldObject).object()
+	if err != nil {
+		return result{}, err
+	}
 	e.statuses.catchUp(inst)
 	r := &run{
 		e: e, s: s, inst: inst,
@@ -265,7 +268,11 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 	}
 	ref := objectRef{Cluster: r.t.cluster, GVR: n.Kind.GVR(), Namespace: u.GetNamespace(), Name: u.GetName()}
 	r.desired[ref] = true
-	live := r.t.cached(ref)
+	live, err := r.t.cached(ref)
+	if err != nil {
+		r.fail(err)
+		return nil, false
+	}
 	if live != nil && live.GetLabels()[v1alpha1.LabelInstanceID] != string(r.inst.GetUID()) {
 		// Never take over an object another owner made: apply would.
 		r.fail(fmt.Errorf("%s %s/%s already exists in %s and is not managed by this instance", n.Kind.GVK.Kind, u.GetNamespace(), u.GetName(), r.t))

@@ -20,7 +20,11 @@ import (
 // this instance's that the graph no longer produces: an includeWhen turned
 // false, a collection that shrank, a resource removed from the RGD.
 func (r *run) prune(ctx context.Context) error {
-	for _, objs := range r.t.managed.members(r.inst.GetUID()) {
+	members, err := r.t.managed.members(r.inst.GetUID())
+	if err != nil {
+		return err
+	}
+	for _, objs := range members {
 		for _, u := range objs {
 			gvr, ok := r.t.gvrOf(u)
 			if !ok {
@@ -70,7 +74,10 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	if err := r.waitForManagedInformers(ctx); err != nil {
 		return result{}, err
 	}
-	members := r.t.managed.members(r.inst.GetUID())
+	members, err := r.t.managed.members(r.inst.GetUID())
+	if err != nil {
+		return result{}, err
+	}
 	g := r.s.graph
 	remaining := map[string]bool{}
 	for node, objs := range members {

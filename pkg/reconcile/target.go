@@ -103,21 +103,19 @@ func (t *target) gvrOf(u *unstructured.Unstructured) (schema.GroupVersionResourc
 	return m.Resource, true
 }
 
-// cached returns the informer's copy of a managed object, or nil.
-func (t *target) cached(ref objectRef) *unstructured.Unstructured {
-	inf, ok := t.managed.informer(ref.GVR)
+// cached returns a copy of the informer's object, or nil if it has none.
+func (t *target) cached(ref objectRef) (*unstructured.Unstructured, error) {
+	h, ok := t.managed.held(ref.GVR, ref.key())
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	key := ref.Name
-	if ref.Namespace != "" {
-		key = ref.Namespace + "/" + ref.Name
-	}
-	obj, exists, err := inf.GetStore().GetByKey(key)
-	if err != nil || !exists {
-		return nil
-	}
-	return obj.(*unstructured.Unstructured)
+	return h.object()
+}
+
+// holds reports whether the informer has the object, without decoding it.
+func (t *target) holds(ref objectRef) bool {
+	_, ok := t.managed.held(ref.GVR, ref.key())
+	return ok
 }
 
 // graphFor returns the graph to reconcile s with here: the hub's graph on
@@ -237,6 +235,12 @@ func (e *Engine) clusterChanged(name string) {
 // dropUnusedClusters closes the connections and informers of clusters no
 // instance has been placed on for a while.
 func (e *Engine) dropUnusedClusters() {
+	e.tmu.Lock()
+	none := len(e.remote) == 0
+	e.tmu.Unlock()
+	if none {
+		return // nothing to drop, so no need to read every instance
+	}
 	inUse := map[string]bool{}
 	e.eachInstance(func(_ schema.GroupVersionKind, u *unstructured.Unstructured) {
 		if p, ok := agentv1.PlacementOf(u); ok {
@@ -263,7 +267,7 @@ func (e *Engine) eachInstance(f func(schema.GroupVersionKind, *unstructured.Unst
 	e.mu.RUnlock()
 	for gvk, s := range kinds {
 		for _, obj := range s.informer.informer.GetStore().List() {
-			if u, ok := obj.(*unstructured.Unstructured); ok {
+			if u, err := obj.(*heldObject).object(); err == nil {
 				f(gvk, u)
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
-	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
@@ -52,7 +51,7 @@ func (w *managedInformers) watch(gvr schema.GroupVersionResource) {
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{indexInstance: byInstanceID},
 		func(o *metav1.ListOptions) { o.LabelSelector = managedSelector }).Informer()
-	_ = inf.SetTransform(stripManagedFields)
+	_ = inf.SetTransform(hold)
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onEvent(gvr, obj, false) },
 		UpdateFunc: func(_, obj any) { w.onEvent(gvr, obj, false) },
@@ -74,9 +73,22 @@ func (w *managedInformers) informer(gvr schema.GroupVersionResource) (cache.Shar
 	return x.informer, true
 }
 
+// held returns the informer's object at key, if it has one.
+func (w *managedInformers) held(gvr schema.GroupVersionResource, key string) (*heldObject, bool) {
+	inf, ok := w.informer(gvr)
+	if !ok {
+		return nil, false
+	}
+	obj, exists, err := inf.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return nil, false
+	}
+	return obj.(*heldObject), true
+}
+
 // members lists the cached objects labelled as part of an instance, in
 // every kind watched, grouped by node id.
-func (w *managedInformers) members(instUID types.UID) map[string][]*unstructured.Unstructured {
+func (w *managedInformers) members(instUID types.UID) (map[string][]*unstructured.Unstructured, error) {
 	w.mu.Lock()
 	informers := make([]cache.SharedIndexInformer, 0, len(w.byGVR))
 	for _, x := range w.byGVR {
@@ -90,12 +102,15 @@ func (w *managedInformers) members(instUID types.UID) map[string][]*unstructured
 			continue
 		}
 		for _, o := range objs {
-			u := o.(*unstructured.Unstructured)
+			u, err := o.(*heldObject).object()
+			if err != nil {
+				return nil, err
+			}
 			node := u.GetLabels()[v1alpha1.LabelNodeID]
 			out[node] = append(out[node], u)
 		}
 	}
-	return out
+	return out, nil
 }
 
 func (w *managedInformers) stopAll() {
@@ -125,7 +140,7 @@ func (w *instanceInformers) watch(gvr schema.GroupVersionResource, onEvent func(
 		close(x.stop)
 	}
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-	_ = inf.SetTransform(stripManagedFields)
+	_ = inf.SetTransform(hold)
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    onEvent,
 		UpdateFunc: func(_, obj any) { onEvent(obj) },
@@ -160,16 +175,12 @@ func stopEvery(set map[schema.GroupVersionResource]*watched) {
 	}
 }
 
-// stripManagedFields drops metadata.managedFields from cached objects: the
-// agent never reads them, and they are often the larger part of an object.
-var stripManagedFields = crcache.TransformStripManagedFields()
-
 func byInstanceID(obj any) ([]string, error) {
-	u, ok := obj.(*unstructured.Unstructured)
+	m, ok := heldMeta(obj)
 	if !ok {
 		return nil, nil
 	}
-	if id := u.GetLabels()[v1alpha1.LabelInstanceID]; id != "" {
+	if id := m.Labels[v1alpha1.LabelInstanceID]; id != "" {
 		return []string{id}, nil
 	}
 	return nil, nil

@@ -1,0 +1,82 @@
+package reconcile
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+func managedDeployment() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1",
+		"kind":       "Deployment",
+		"metadata": map[string]any{
+			"name": "web", "namespace": "shop", "uid": "u-1", "resourceVersion": "42",
+			"labels": map[string]any{
+				v1alpha1.LabelInstanceID:        "inst-1",
+				v1alpha1.LabelInstanceName:      "store",
+				v1alpha1.LabelInstanceNamespace: "shop",
+				v1alpha1.LabelRGDName:           "webapp",
+				v1alpha1.LabelNodeID:            "deployment",
+				"team":                          "payments",
+			},
+			"managedFields": []any{map[string]any{"manager": "kro-agent"}},
+		},
+		"spec":   map[string]any{"replicas": int64(2)},
+		"status": map[string]any{"availableReplicas": int64(1)},
+	}}
+}
+
+func TestHeldObjectDecodesToTheObjectWithoutManagedFields(t *testing.T) {
+	held, err := hold(managedDeployment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := held.(*heldObject).object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := managedDeployment()
+	unstructured.RemoveNestedField(want.Object, "metadata", "managedFields")
+	if !reflect.DeepEqual(got.Object, want.Object) {
+		t.Errorf("decoded\n%v\nwant\n%v", got.Object, want.Object)
+	}
+	// Every reader gets its own copy: changing one leaves the cache as it was.
+	got.SetName("changed")
+	again, _ := held.(*heldObject).object()
+	if again.GetName() != "web" {
+		t.Errorf("a reader's change reached the cache: name %q", again.GetName())
+	}
+}
+
+func TestHeldObjectKeepsWhatTheInformerAndRoutingRead(t *testing.T) {
+	held, err := hold(managedDeployment())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(held); err != nil || key != "shop/web" {
+		t.Errorf("store key = %q, %v; want shop/web", key, err)
+	}
+	if ids, err := byInstanceID(held); err != nil || !reflect.DeepEqual(ids, []string{"inst-1"}) {
+		t.Errorf("instance index = %v, %v; want [inst-1]", ids, err)
+	}
+	m, ok := heldMeta(cache.DeletedFinalStateUnknown{Key: "shop/web", Obj: held})
+	if !ok {
+		t.Fatal("a tombstone's metadata is not read")
+	}
+	wantLabels := map[string]string{
+		v1alpha1.LabelInstanceID: "inst-1", v1alpha1.LabelInstanceName: "store",
+		v1alpha1.LabelInstanceNamespace: "shop", v1alpha1.LabelRGDName: "webapp",
+	}
+	if !reflect.DeepEqual(m.Labels, wantLabels) {
+		t.Errorf("routing labels = %v, want %v", m.Labels, wantLabels)
+	}
+	// The informer may transform an object twice (a replayed tombstone).
+	if again, err := hold(held); err != nil || again != held {
+		t.Errorf("holding a held object gave %v, %v; want it back as it was", again, err)
+	}
+}
