@@ -97,7 +97,8 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	status := rgd.Status.DeepCopy()
 	res, err := r.reconcile(ctx, rgd, status)
 	if werr := r.writeStatus(ctx, rgd, status); werr != nil {
-		err = errors.Join(err, werr)
+		// Retried with backoff, which replaces any requeue delay.
+		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	return res, err
 }
