@@ -77,6 +77,17 @@ func (c *appliedCache) put(inst types.UID, ref objectRef, d [32]byte, rv string,
 	c.records[ref] = &appliedRecord{digest: d, resourceVersion: rv, pending: pending}
 }
 
+// echoes reports whether an informer event shows an object at the version
+// our own last apply produced (or last found holding what we want): the
+// reconcile that applied it has already gone on from its result, so the
+// event brings the instance nothing new.
+func (c *appliedCache) echoes(ref objectRef, resourceVersion string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.records[ref]
+	return ok && resourceVersion != "" && r.resourceVersion == resourceVersion
+}
+
 // observed is called for every informer event on a managed object: once the
 // cache holds the object, the pending copy goes; once it is deleted, the
 // whole record goes, so the object is applied again.

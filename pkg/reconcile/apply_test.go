@@ -44,3 +44,28 @@ func TestRecordApplyKeepsResultOnlyUntilTheInformerHasIt(t *testing.T) {
 		})
 	}
 }
+
+func TestEchoesOnlyOurOwnVersion(t *testing.T) {
+	ref := objectRef{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespace: "ns", Name: "cm"}
+	other := objectRef{GVR: ref.GVR, Namespace: "ns", Name: "other"}
+	out := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "cm", "resourceVersion": "7"}}}
+	c := newAppliedCache()
+	if c.echoes(ref, "7") {
+		t.Error("an object never applied echoes")
+	}
+	c.recordApply("inst", ref, [32]byte{1}, out, true, func(objectRef) bool { return false })
+	for _, tc := range []struct {
+		ref  objectRef
+		rv   string
+		want bool
+	}{
+		{ref, "7", true},  // the informer catching up with our apply
+		{ref, "8", false}, // someone else's write since (a status update, a hand edit)
+		{ref, "", false},
+		{other, "7", false},
+	} {
+		if got := c.echoes(tc.ref, tc.rv); got != tc.want {
+			t.Errorf("echoes(%s, %q) = %v, want %v", tc.ref.Name, tc.rv, got, tc.want)
+		}
+	}
+}

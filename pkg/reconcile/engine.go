@@ -277,7 +277,12 @@ func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, o
 	if !ok {
 		return
 	}
-	e.applied.observed(objectRef{Cluster: cluster, GVR: gvr, Namespace: m.Namespace, Name: m.Name}, deleted)
+	ref := objectRef{Cluster: cluster, GVR: gvr, Namespace: m.Namespace, Name: m.Name}
+	echo := !deleted && e.applied.echoes(ref, m.ResourceVersion)
+	e.applied.observed(ref, deleted)
+	if echo {
+		return
+	}
 	labels := m.Labels
 	name := labels[v1alpha1.LabelInstanceName]
 	if name == "" {
