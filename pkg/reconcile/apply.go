@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
@@ -25,12 +26,7 @@ type objectRef struct {
 }
 
 // key is the object's key in its informer's store.
-func (r objectRef) key() string {
-	if r.Namespace == "" {
-		return r.Name
-	}
-	return r.Namespace + "/" + r.Name
-}
+func (r objectRef) key() string { return cache.NewObjectName(r.Namespace, r.Name).String() }
 
 // appliedCache remembers, per object, the digest of the last successful
 // apply, and the object the API server returned until the informer has

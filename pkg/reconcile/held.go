@@ -36,7 +36,7 @@ var routingLabels = []string{
 	v1alpha1.LabelRGDName,
 }
 
-// hold is the managed informers' transform. The informer may hand it an
+// hold is the transform of the agent's informers. The informer may hand it an
 // object it already transformed (a tombstone's, or one replayed on a
 // relist), which it returns as it is.
 func hold(obj any) (any, error) {
@@ -83,8 +83,8 @@ func (h *heldObject) DeepCopyObject() runtime.Object {
 	return &heldObject{meta: *h.meta.DeepCopy(), raw: h.raw}
 }
 
-// heldMeta returns the metadata of an object a managed informer reported,
-// tombstones included.
+// heldMeta returns the metadata of an object one of the agent's informers
+// reported, tombstones included.
 func heldMeta(obj any) (*metav1.ObjectMeta, bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -58,7 +59,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	if !waitForSync(ctx, s.informer.informer) {
 		return result{}, fmt.Errorf("instance informer for %s has not synced", key.GVK)
 	}
-	obj, exists, err := s.informer.informer.GetStore().GetByKey(storeKey(key))
+	obj, exists, err := s.informer.informer.GetStore().GetByKey(cache.NewObjectName(key.Namespace, key.Name).String())
 	if err != nil || !exists {
 		return result{}, err
 	}
@@ -364,13 +365,6 @@ func (r *run) waitForManagedInformers(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func storeKey(k InstanceKey) string {
-	if k.Namespace == "" {
-		return k.Name
-	}
-	return k.Namespace + "/" + k.Name
 }
 
 // groupKinds are the kinds the graph manages, for the ApplySet annotation.
