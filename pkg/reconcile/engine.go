@@ -185,7 +185,7 @@ func (e *Engine) Serve(rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) er
 	s := e.kinds[gvk]
 	if s == nil {
 		s = &served{gvr: gvk.GroupVersion().WithResource(g.Resource)}
-		s.informer = e.instances.watch(s.gvr, func(obj any) { e.enqueueInstance(gvk, obj) })
+		s.informer = e.instances.watch(s.gvr, func(obj any, update bool) { e.instanceEvent(gvk, obj, update) })
 	}
 	s.rgdName, s.rgdUID, s.rgd, s.graph = rgd.Name, string(rgd.UID), rgd.DeepCopy(), g
 	s.set = instanceSet(g)
@@ -253,6 +253,15 @@ func (e *Engine) kind(gvk schema.GroupVersionKind) *served {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return e.kinds[gvk]
+}
+
+// instanceEvent reconciles an instance that changed, unless the change is
+// only the echo of the agent's own status write.
+func (e *Engine) instanceEvent(gvk schema.GroupVersionKind, obj any, update bool) {
+	if m, ok := heldMeta(obj); ok && update && e.statuses.echoed(m.UID, m.ResourceVersion) {
+		return
+	}
+	e.enqueueInstance(gvk, obj)
 }
 
 func (e *Engine) enqueueInstance(gvk schema.GroupVersionKind, obj any) {

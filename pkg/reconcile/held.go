@@ -15,8 +15,8 @@ import (
 // heldObject is how the agent's informers (of instances and of managed
 // objects) hold an object: its JSON as the API server sent it, less
 // managedFields, and beside it only what the informer's store and the
-// event routing need: name, namespace, resourceVersion and, for a managed
-// object, the labels that name its instance.
+// event routing need: name, namespace, uid, resourceVersion and, for a
+// managed object, the labels that name its instance.
 //
 // An object decoded into maps takes several times the memory of its JSON,
 // and the agent holds every instance and every object they manage while
@@ -57,7 +57,7 @@ func hold(obj any) (any, error) {
 		}
 	}
 	return &heldObject{
-		meta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), ResourceVersion: u.GetResourceVersion(), Labels: labels},
+		meta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion(), Labels: labels},
 		raw:  raw,
 	}, nil
 }

@@ -87,7 +87,7 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
-	r.e.statuses.wrote(r.inst, next)
+	r.e.statuses.wrote(r.inst, next, out.GetResourceVersion())
 	r.recordTransitions(old, st)
 	// A later write in the same run compares with what is there now.
 	r.inst.Object["status"] = next
@@ -219,17 +219,33 @@ type statusMemo struct {
 }
 
 type statusWrite struct {
-	over   string         // resourceVersion the write was based on
-	status map[string]any // status written
+	over     string         // resourceVersion the write was based on
+	produced string         // resourceVersion the write produced
+	status   map[string]any // status written
 }
 
-func (s *statusMemo) wrote(inst *unstructured.Unstructured, status map[string]any) {
+func (s *statusMemo) wrote(inst *unstructured.Unstructured, status map[string]any, produced string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
 		s.m = map[types.UID]statusWrite{}
 	}
-	s.m[inst.GetUID()] = statusWrite{over: inst.GetResourceVersion(), status: runtime.DeepCopyJSON(normalize(status).(map[string]any))}
+	s.m[inst.GetUID()] = statusWrite{over: inst.GetResourceVersion(), produced: produced, status: runtime.DeepCopyJSON(normalize(status).(map[string]any))}
+}
+
+// echoed reports whether an instance update is the echo of our last status
+// write: the instance at the version that write produced. The cache has
+// then caught up, so the write is forgotten, and the run that wrote it had
+// already gone on from it: the update brings nothing to reconcile.
+func (s *statusMemo) echoed(uid types.UID, resourceVersion string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.m[uid]
+	if !ok || resourceVersion == "" || w.produced != resourceVersion {
+		return false
+	}
+	delete(s.m, uid)
+	return true
 }
 
 // catchUp replaces a cached instance's status by the one last written over

@@ -133,7 +133,8 @@ func newInstanceInformers(client dynamic.Interface) *instanceInformers {
 }
 
 // watch starts the informer of an instance kind, replacing a running one.
-func (w *instanceInformers) watch(gvr schema.GroupVersionResource, onEvent func(any)) *watched {
+// onEvent is told whether the event is an update (not an add or delete).
+func (w *instanceInformers) watch(gvr schema.GroupVersionResource, onEvent func(obj any, update bool)) *watched {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if x, ok := w.byGVR[gvr]; ok {
@@ -142,9 +143,9 @@ func (w *instanceInformers) watch(gvr schema.GroupVersionResource, onEvent func(
 	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 	_ = inf.SetTransform(hold)
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    onEvent,
-		UpdateFunc: func(_, obj any) { onEvent(obj) },
-		DeleteFunc: onEvent,
+		AddFunc:    func(obj any) { onEvent(obj, false) },
+		UpdateFunc: func(_, obj any) { onEvent(obj, true) },
+		DeleteFunc: func(obj any) { onEvent(obj, false) },
 	})
 	x := &watched{informer: inf, stop: make(chan struct{})}
 	go inf.Run(x.stop)
