@@ -73,31 +73,26 @@ func (c *appliedCache) put(inst types.UID, ref objectRef, d [32]byte, rv string,
 	c.records[ref] = &appliedRecord{digest: d, resourceVersion: rv, pending: pending}
 }
 
-// echoes reports whether an informer event shows an object at the version
-// our own last apply produced (or last found holding what we want): the
-// reconcile that applied it has already gone on from its result, so the
-// event brings the instance nothing new.
-func (c *appliedCache) echoes(ref objectRef, resourceVersion string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.records[ref]
-	return ok && resourceVersion != "" && r.resourceVersion == resourceVersion
-}
-
 // observed is called for every informer event on a managed object: once the
 // cache holds the object, the pending copy goes; once it is deleted, the
-// whole record goes, so the object is applied again.
-func (c *appliedCache) observed(ref objectRef, deleted bool) {
+// whole record goes, so the object is applied again. It reports whether
+// the event only echoes our own last apply: the object at the version that
+// apply produced (or that we last found holding what we want). The
+// reconcile that applied it has already gone on from its result, so such an
+// event brings the instance nothing new. resourceVersion "" echoes nothing.
+func (c *appliedCache) observed(ref objectRef, deleted bool, resourceVersion string) (echo bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.records[ref]
 	switch {
 	case !ok:
+		return false
 	case deleted:
 		delete(c.records, ref)
-	default:
-		r.pending = nil
+		return false
 	}
+	r.pending = nil
+	return resourceVersion != "" && r.resourceVersion == resourceVersion
 }
 
 func (c *appliedCache) forget(inst types.UID) {
@@ -164,7 +159,7 @@ func (c *appliedCache) recordApply(inst types.UID, ref objectRef, d [32]byte, ou
 	}
 	c.put(inst, ref, d, out.GetResourceVersion(), out)
 	if informerHas(ref) {
-		c.observed(ref, false)
+		c.observed(ref, false, "")
 	}
 }
 

@@ -29,7 +29,7 @@ func TestRecordApplyKeepsResultOnlyUntilTheInformerHasIt(t *testing.T) {
 			c := newAppliedCache()
 			c.recordApply("inst", ref, [32]byte{1}, out, tc.created, tc.cached)
 			if tc.eventAfter {
-				c.observed(ref, false)
+				c.observed(ref, false, "")
 			}
 			r, ok := c.get(ref)
 			if !ok {
@@ -50,7 +50,7 @@ func TestEchoesOnlyOurOwnVersion(t *testing.T) {
 	other := objectRef{GVR: ref.GVR, Namespace: "ns", Name: "other"}
 	out := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "cm", "resourceVersion": "7"}}}
 	c := newAppliedCache()
-	if c.echoes(ref, "7") {
+	if c.observed(ref, false, "7") {
 		t.Error("an object never applied echoes")
 	}
 	c.recordApply("inst", ref, [32]byte{1}, out, true, func(objectRef) bool { return false })
@@ -64,8 +64,15 @@ func TestEchoesOnlyOurOwnVersion(t *testing.T) {
 		{ref, "", false},
 		{other, "7", false},
 	} {
-		if got := c.echoes(tc.ref, tc.rv); got != tc.want {
-			t.Errorf("echoes(%s, %q) = %v, want %v", tc.ref.Name, tc.rv, got, tc.want)
+		if got := c.observed(tc.ref, false, tc.rv); got != tc.want {
+			t.Errorf("observed(%s, %q) echoes = %v, want %v", tc.ref.Name, tc.rv, got, tc.want)
 		}
+	}
+	// A deletion is never an echo, and ends the record.
+	if c.observed(ref, true, "7") {
+		t.Error("a deletion was taken for an echo")
+	}
+	if _, ok := c.get(ref); ok {
+		t.Error("the record outlived the object's deletion")
 	}
 }

@@ -287,9 +287,7 @@ func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, o
 		return
 	}
 	ref := objectRef{Cluster: cluster, GVR: gvr, Namespace: m.Namespace, Name: m.Name}
-	echo := !deleted && e.applied.echoes(ref, m.ResourceVersion)
-	e.applied.observed(ref, deleted)
-	if echo {
+	if echo := e.applied.observed(ref, deleted, m.ResourceVersion); echo {
 		return
 	}
 	labels := m.Labels

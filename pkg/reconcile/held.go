@@ -62,6 +62,15 @@ func hold(obj any) (any, error) {
 	}, nil
 }
 
+// heldAt returns the object an informer's store holds at key, or nil.
+func heldAt(store cache.Store, key string) (*heldObject, error) {
+	obj, exists, err := store.GetByKey(key)
+	if err != nil || !exists {
+		return nil, err
+	}
+	return obj.(*heldObject), nil
+}
+
 // object decodes the held object into a copy of its own.
 func (h *heldObject) object() (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}

@@ -59,11 +59,11 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	if !waitForSync(ctx, s.informer.informer) {
 		return result{}, fmt.Errorf("instance informer for %s has not synced", key.GVK)
 	}
-	obj, exists, err := s.informer.informer.GetStore().GetByKey(cache.NewObjectName(key.Namespace, key.Name).String())
-	if err != nil || !exists {
+	held, err := heldAt(s.informer.informer.GetStore(), cache.NewObjectName(key.Namespace, key.Name).String())
+	if err != nil || held == nil {
 		return result{}, err
 	}
-	inst, err := obj.(*heldObject).object()
+	inst, err := held.object()
 	if err != nil {
 		return result{}, err
 	}

@@ -79,11 +79,8 @@ func (w *managedInformers) held(gvr schema.GroupVersionResource, key string) (*h
 	if !ok {
 		return nil, false
 	}
-	obj, exists, err := inf.GetStore().GetByKey(key)
-	if err != nil || !exists {
-		return nil, false
-	}
-	return obj.(*heldObject), true
+	h, err := heldAt(inf.GetStore(), key)
+	return h, err == nil && h != nil
 }
 
 // members lists the cached objects labelled as part of an instance, in
