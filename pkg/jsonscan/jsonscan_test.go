@@ -1,0 +1,129 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestMembersGivesEachMembersSpan(t *testing.T) {
+	data := []byte(` {"kind":"ConfigMap", "metadata" : {"name":"a","managedFields":[{"f:x":{}}]},"data":{"k":"v\"q"},"n":-1.5e3,"ok":true,"none":null} `)
+	members, err := Members(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	var names []string
+	for _, m := range members {
+		names = append(names, m.Name)
+		got[m.Name] = string(data[m.ValueStart:m.End])
+	}
+	if want := []string{"kind", "metadata", "data", "n", "ok", "none"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("names = %v, want %v", names, want)
+	}
+	if got["metadata"] != `{"name":"a","managedFields":[{"f:x":{}}]}` || got["data"] != `{"k":"v\"q"}` || got["n"] != "-1.5e3" {
+		t.Errorf("values = %v", got)
+	}
+	if s, err := String([]byte(got["kind"])); err != nil || s != "ConfigMap" {
+		t.Errorf("String(kind) = %q, %v", s, err)
+	}
+}
+
+func TestWithoutDropsMembersAndKeepsTheRest(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"managedFields":[1],"name":"a"}`, `{"name":"a"}`},
+		{`{"name":"a","managedFields":[1]}`, `{"name":"a"}`},
+		{`{"name":"a","managedFields":[1],"uid":"u"}`, `{"name":"a","uid":"u"}`},
+		{`{"managedFields":[1]}`, `{}`},
+		{`{}`, `{}`},
+	} {
+		data := []byte(tc.in)
+		members, err := Members(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Without(data, members, func(m Member) bool { return m.Name == "managedFields" })
+		if string(got) != tc.want {
+			t.Errorf("Without(%s) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestMembersRejectsWhatIsNotAnObject(t *testing.T) {
+	for _, in := range []string{
+		``, `[]`, `"s"`, `{`, `{"a"}`, `{"a":}`, `{"a":1,}`, `{"a":1}x`, `{"a":tru}`, `{"a":01}`,
+		`{"a":"x` + "\x01" + `"}`, `{"a":"\q"}`, `{"a":"\u12"}`, `{"a":[1,]}`, `{"a":{"b":1,}}`, `{a:1}`,
+		`{"a":1.}`, `{"a":-}`, `{"a":1e}`,
+		`{"a":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`,
+	} {
+		if _, err := Members([]byte(in)); err == nil {
+			t.Errorf("Members(%.40q) accepted it", in)
+		} else if json.Valid([]byte(in)) && strings.HasPrefix(in, "{") {
+			t.Errorf("Members(%.40q) = %v, but it is a valid object", in, err)
+		}
+	}
+}
+
+// FuzzMembers checks Members and Without against encoding/json: an object
+// is accepted exactly when encoding/json accepts it, each member's value is
+// what encoding/json decodes for that name, and Without leaves the same
+// object less the members it drops.
+func FuzzMembers(f *testing.F) {
+	for _, seed := range []string{
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"b","labels":{"x":"y"},"managedFields":[{"manager":"m"}]},"data":{"k":"v"}}`,
+		`{"a":[1,2,{"b":null}],"c":"\u00e9\n","d":-0.5E+2,"a":false}`,
+		` { } `, `{"":""}`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}", `[1]`, `{"a":1,}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		members, err := Members(data)
+		var want map[string]any
+		wantErr := json.Unmarshal(data, &want)
+		if wantErr == nil && want == nil {
+			wantErr = errNull // "null" decodes into a nil map; it is no object
+		}
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("Members(%q): error %v, encoding/json: %v", data, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		got := map[string]any{}
+		for _, m := range members {
+			var v any
+			if err := json.Unmarshal(data[m.ValueStart:m.End], &v); err != nil {
+				t.Fatalf("member %q: value %q: %v", m.Name, data[m.ValueStart:m.End], err)
+			}
+			got[m.Name] = v
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Members(%q) gives %v, encoding/json %v", data, got, want)
+		}
+		drop := func(m Member) bool { return len(m.Name)%2 == 0 }
+		out := Without(data, members, drop)
+		var less map[string]any
+		if err := json.Unmarshal(out, &less); err != nil {
+			t.Fatalf("Without(%q) = %q: %v", data, out, err)
+		}
+		for k := range want {
+			if len(k)%2 == 0 {
+				delete(want, k)
+			}
+		}
+		if !reflect.DeepEqual(less, want) && !(len(less) == 0 && len(want) == 0) {
+			t.Fatalf("Without(%q) = %v, want %v", data, less, want)
+		}
+		if bytes.Contains(out, []byte("\n")) && !bytes.Contains(data, []byte("\n")) {
+			t.Fatalf("Without(%q) added a newline", data)
+		}
+	})
+}
+
+var errNull = jsonNull{}
+
+type jsonNull struct{}
+
+func (jsonNull) Error() string { return "null" }
