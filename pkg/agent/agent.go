@@ -143,9 +143,10 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	registry := clusters.NewRegistry()
-	engine := reconcile.NewEngine(reconcile.EngineOptions{
+	engine, err := reconcile.NewEngine(reconcile.EngineOptions{
 		Clusters:          registry,
 		Builtin:           builtin,
+		Config:            cfg,
 		Dynamic:           dyn,
 		Mapper:            mgr.GetRESTMapper(),
 		Recorder:          mgr.GetEventRecorder("kro-agent"),
@@ -154,6 +155,9 @@ func Run(ctx context.Context, o Options) error {
 		OnKindsChanged:    registrar.kindsChanged(ctx, o.Log),
 		Log:               o.Log.WithName("instances"),
 	})
+	if err != nil {
+		return err
+	}
 	if err := mgr.Add(engine); err != nil {
 		return err
 	}

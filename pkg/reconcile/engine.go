@@ -18,6 +18,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -59,6 +60,9 @@ type served struct {
 
 // EngineOptions configure the instance engine.
 type EngineOptions struct {
+	// Config is the agent's connection to its cluster; the informers of
+	// instances and managed objects use it directly.
+	Config   *rest.Config
 	Dynamic  dynamic.Interface
 	Mapper   meta.RESTMapper
 	Recorder events.EventRecorder
@@ -109,7 +113,7 @@ type Engine struct {
 }
 
 // NewEngine returns an engine; Start runs it.
-func NewEngine(opts EngineOptions) *Engine {
+func NewEngine(opts EngineOptions) (*Engine, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
@@ -129,13 +133,17 @@ func NewEngine(opts EngineOptions) *Engine {
 		applied: newAppliedCache(),
 		remote:  map[string]*target{},
 	}
-	e.instances = newInstanceInformers(opts.Dynamic)
+	informers, err := newHeldClient(opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	e.instances = newInstanceInformers(informers)
 	e.local = &target{client: opts.Dynamic, mapper: opts.Mapper}
-	e.local.managed = newManagedInformers(opts.Dynamic, e.routeManaged(""))
+	e.local.managed = newManagedInformers(informers, e.routeManaged(""))
 	if opts.Clusters != nil {
 		opts.Clusters.Watch(e.clusterChanged)
 	}
-	return e
+	return e, nil
 }
 
 // NeedLeaderElection makes only the leader reconcile instances.

@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -10,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/jsonscan"
 )
 
 // heldObject is how the agent's informers (of instances and of managed
@@ -36,30 +39,106 @@ var routingLabels = []string{
 	v1alpha1.LabelRGDName,
 }
 
-// hold is the transform of the agent's informers. The informer may hand it an
-// object it already transformed (a tombstone's, or one replayed on a
-// relist), which it returns as it is.
-func hold(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	u.SetManagedFields(nil)
-	raw, err := u.MarshalJSON()
+// holdJSON makes a held object of one object's JSON as the API server
+// sent it. Its bytes are only scanned: the top level and the metadata are
+// split into their members, managedFields is cut out, and only the few
+// strings the informer and the routing read are decoded. A watch event
+// thus costs a scan of its JSON, not a tree of maps built and encoded again.
+func holdJSON(data []byte) (*heldObject, error) {
+	top, err := jsonscan.Members(data)
 	if err != nil {
-		return nil, fmt.Errorf("holding %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		return nil, fmt.Errorf("decoding an object: %w", err)
 	}
-	all := u.GetLabels()
-	labels := make(map[string]string, len(routingLabels))
-	for _, k := range routingLabels {
-		if v, ok := all[k]; ok {
-			labels[k] = v
+	return holdMembers(data, top)
+}
+
+// holdMembers is holdJSON for an object already split into its members.
+func holdMembers(data []byte, top []jsonscan.Member) (*heldObject, error) {
+	h := &heldObject{}
+	md, ok := last(top, "metadata")
+	if !ok {
+		h.raw = bytes.Clone(data)
+		return h, nil
+	}
+	mdData := data[md.ValueStart:md.End]
+	members, err := jsonscan.Members(mdData)
+	if err != nil {
+		return nil, fmt.Errorf("decoding the metadata of an object: %w", err)
+	}
+	managedFields := false
+	for _, m := range members {
+		v := mdData[m.ValueStart:m.End]
+		switch m.Name {
+		case "name":
+			err = decodeString(v, &h.meta.Name)
+		case "namespace":
+			err = decodeString(v, &h.meta.Namespace)
+		case "uid":
+			err = decodeString(v, (*string)(&h.meta.UID))
+		case "resourceVersion":
+			err = decodeString(v, &h.meta.ResourceVersion)
+		case "labels":
+			err = keepOnly(v, routingLabels, &h.meta.Labels)
+		case "annotations":
+			// The informer reads one annotation: the bookmark that ends a
+			// watch's initial events carries it.
+			err = keepOnly(v, []string{metav1.InitialEventsAnnotationKey}, &h.meta.Annotations)
+		case "managedFields":
+			managedFields = true
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decoding metadata.%s: %w", m.Name, err)
 		}
 	}
-	return &heldObject{
-		meta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion(), Labels: labels},
-		raw:  raw,
-	}, nil
+	if !managedFields {
+		h.raw = bytes.Clone(data)
+		return h, nil
+	}
+	stripped := jsonscan.Without(mdData, members, func(m jsonscan.Member) bool { return m.Name == "managedFields" })
+	raw := make([]byte, 0, md.ValueStart+len(stripped)+len(data)-md.End)
+	raw = append(raw, data[:md.ValueStart]...)
+	raw = append(raw, stripped...)
+	h.raw = append(raw, data[md.End:]...)
+	return h, nil
+}
+
+// last returns the last member of that name, the one a decoder keeps.
+func last(members []jsonscan.Member, name string) (jsonscan.Member, bool) {
+	for i := len(members) - 1; i >= 0; i-- {
+		if members[i].Name == name {
+			return members[i], true
+		}
+	}
+	return jsonscan.Member{}, false
+}
+
+func decodeString(v []byte, into *string) error {
+	s, err := jsonscan.String(v)
+	*into = s
+	return err
+}
+
+// keepOnly decodes the given members of a JSON object of strings into
+// *out; *out stays nil when none of them is there.
+func keepOnly(data []byte, keys []string, out *map[string]string) error {
+	members, err := jsonscan.Members(data)
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		if !slices.Contains(keys, m.Name) {
+			continue
+		}
+		v, err := jsonscan.String(data[m.ValueStart:m.End])
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+		if *out == nil {
+			*out = make(map[string]string, len(keys))
+		}
+		(*out)[m.Name] = v
+	}
+	return nil
 }
 
 // heldAt returns the object an informer's store holds at key, or nil.

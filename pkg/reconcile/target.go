@@ -76,6 +76,10 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 	if err != nil {
 		return nil, err
 	}
+	informers, err := newHeldClient(e.Config)
+	if err != nil {
+		return nil, err
+	}
 	cached := memory.NewMemCacheClient(dc)
 	t := &target{
 		cluster:    e.Name,
@@ -89,7 +93,7 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 		graphs:     map[string]remoteGraph{},
 		lastUsed:   time.Now(),
 	}
-	t.managed = newManagedInformers(client, onEvent(e.Name))
+	t.managed = newManagedInformers(informers, onEvent(e.Name))
 	return t, nil
 }
 

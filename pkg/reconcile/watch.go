@@ -8,8 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -28,14 +26,14 @@ type watched struct {
 // per kind, shared by every graph that uses it, restricted by label to the
 // objects the agent manages so the cache holds nothing else.
 type managedInformers struct {
-	client  dynamic.Interface
+	client  *heldClient
 	onEvent func(gvr schema.GroupVersionResource, obj any, deleted bool)
 
 	mu    sync.Mutex
 	byGVR map[schema.GroupVersionResource]*watched
 }
 
-func newManagedInformers(client dynamic.Interface, onEvent func(schema.GroupVersionResource, any, bool)) *managedInformers {
+func newManagedInformers(client *heldClient, onEvent func(schema.GroupVersionResource, any, bool)) *managedInformers {
 	return &managedInformers{client: client, onEvent: onEvent, byGVR: map[schema.GroupVersionResource]*watched{}}
 }
 
@@ -48,10 +46,9 @@ func (w *managedInformers) watch(gvr schema.GroupVersionResource) {
 	if _, ok := w.byGVR[gvr]; ok {
 		return
 	}
-	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0,
-		cache.Indexers{indexInstance: byInstanceID},
-		func(o *metav1.ListOptions) { o.LabelSelector = managedSelector }).Informer()
-	_ = inf.SetTransform(hold)
+	inf := cache.NewSharedIndexInformer(
+		w.client.listWatch(gvr, func(o *metav1.ListOptions) { o.LabelSelector = managedSelector }),
+		&heldObject{}, 0, cache.Indexers{indexInstance: byInstanceID})
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onEvent(gvr, obj, false) },
 		UpdateFunc: func(_, obj any) { w.onEvent(gvr, obj, false) },
@@ -119,13 +116,13 @@ func (w *managedInformers) stopAll() {
 // instanceInformers are the informers of the served instance kinds, one
 // per kind, in the cluster the agent runs against.
 type instanceInformers struct {
-	client dynamic.Interface
+	client *heldClient
 
 	mu    sync.Mutex
 	byGVR map[schema.GroupVersionResource]*watched
 }
 
-func newInstanceInformers(client dynamic.Interface) *instanceInformers {
+func newInstanceInformers(client *heldClient) *instanceInformers {
 	return &instanceInformers{client: client, byGVR: map[schema.GroupVersionResource]*watched{}}
 }
 
@@ -137,8 +134,7 @@ func (w *instanceInformers) watch(gvr schema.GroupVersionResource, onEvent func(
 	if x, ok := w.byGVR[gvr]; ok {
 		close(x.stop)
 	}
-	inf := dynamicinformer.NewFilteredDynamicInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-	_ = inf.SetTransform(hold)
+	inf := cache.NewSharedIndexInformer(w.client.listWatch(gvr, nil), &heldObject{}, 0, cache.Indexers{})
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { onEvent(obj, false) },
 		UpdateFunc: func(_, obj any) { onEvent(obj, true) },
