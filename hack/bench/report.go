@@ -168,20 +168,74 @@ func tables(res *Results, plotPath string) string {
 		}
 	}
 
-	fmt.Fprint(&w, "\n### Latency\n\n| controller | what | p50 | p99 |\n|---|---|---|---|\n")
+	fmt.Fprint(&w, "\n### Latency\n\nMilliseconds, p50 / p99; the ratios compare the p50s.\n\n")
+	header("what")
+	for _, l := range latencyRows(res) {
+		fmt.Fprintf(&w, "| %s |", l.what)
+		for _, c := range ctls {
+			v, ok := l.by[c]
+			switch {
+			case !ok:
+				fmt.Fprint(&w, " – |")
+			case v.P50ms < 0:
+				fmt.Fprint(&w, " not repaired within 2 minutes |")
+			default:
+				fmt.Fprintf(&w, " %s / %s ms |", ms(v.P50ms), ms(v.P99ms))
+			}
+		}
+		agent, hasAgent := l.by["kro-agent"]
+		for _, o := range others {
+			v, ok := l.by[o]
+			switch {
+			case !ok || !hasAgent:
+				fmt.Fprint(&w, " n/a |")
+			case v.P50ms < 0:
+				fmt.Fprint(&w, " ∞ (not repaired) |")
+			default:
+				fmt.Fprintf(&w, " %s |", ratio(v.P50ms, agent.P50ms))
+			}
+		}
+		fmt.Fprintln(&w)
+	}
+	return w.String()
+}
+
+// latencyRow is one latency figure for every controller that has it.
+type latencyRow struct {
+	what string
+	by   map[string]Latency
+}
+
+// latencyRows gathers drift repair (from the throughput runs that timed it)
+// and the other latencies into rows, in the order first measured.
+func latencyRows(res *Results) []latencyRow {
+	var rows []latencyRow
+	add := func(what, ctl string, l Latency) {
+		i := slices.IndexFunc(rows, func(r latencyRow) bool { return r.what == what })
+		if i < 0 {
+			rows = append(rows, latencyRow{what: what, by: map[string]Latency{}})
+			i = len(rows) - 1
+		}
+		rows[i].by[ctl] = l
+	}
 	for _, t := range res.Throughput {
 		if t.DriftP50ms != 0 {
-			if t.DriftP50ms < 0 {
-				fmt.Fprintf(&w, "| %s | drift repair (a deleted ConfigMap back), %s N=%d | not repaired within 2 minutes | |\n", t.Controller, t.Workload, t.N)
-				continue
-			}
-			fmt.Fprintf(&w, "| %s | drift repair (a deleted ConfigMap back), %s N=%d | %.0f ms | %.0f ms |\n", t.Controller, t.Workload, t.N, t.DriftP50ms, t.DriftP99ms)
+			add(fmt.Sprintf("drift repair (a deleted ConfigMap back), %s N=%d", t.Workload, t.N), t.Controller,
+				Latency{P50ms: t.DriftP50ms, P99ms: t.DriftP99ms})
 		}
 	}
 	for _, l := range res.Latency {
-		fmt.Fprintf(&w, "| %s | %s | %.1f ms | %.1f ms |\n", l.Controller, l.What, l.P50ms, l.P99ms)
+		add(l.What, l.Controller, l)
 	}
-	return w.String()
+	return rows
+}
+
+// ms prints milliseconds with one decimal below 100 ms.
+func ms(v float64) string {
+	if v < 100 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 // plot draws time to ACTIVE per workload and N, one bar per controller and

@@ -16,7 +16,11 @@ func sample() *Results {
 			{Workload: "agent-bound", N: 100, Controller: "kro", Seconds: 9, PerInstance: Requests{Writes: 14, Gets: 3}, PeakRSSMB: 60, QuietWrites: 30, QuietSeconds: 120, DriftP50ms: -1},
 		},
 		Idle:    []Idle{{Controller: "kro-agent", RSSMB: 40}, {Controller: "kro", RSSMB: 60}},
-		Latency: []Latency{{Controller: "kro-agent", What: "tree", P50ms: 70, P99ms: 90}},
+		Latency: []Latency{
+			{Controller: "kro-agent", What: "admission", P50ms: 10, P99ms: 12.5},
+			{Controller: "kro", What: "admission", P50ms: 30, P99ms: 250},
+			{Controller: "kro-agent", What: "tree", P50ms: 70, P99ms: 90},
+		},
 	}
 }
 
@@ -27,8 +31,9 @@ func TestTablesShowEveryFigureWithItsRatio(t *testing.T) {
 		"| agent-bound, 100 | 4.00 + 0.00 / 0.00 | 14.00 + 0.00 / 3.00 | 3.5× |",
 		"| agent-bound, 100, 120 s | 0 | 30 | ∞ (kro-agent: none) |",
 		"| kro | 60 MB | 1.5× |",
-		"not repaired within 2 minutes",
-		"| kro-agent | tree | 70.0 ms | 90.0 ms |",
+		"| drift repair (a deleted ConfigMap back), agent-bound N=100 | 10.0 / 20.0 ms | not repaired within 2 minutes | ∞ (not repaired) |",
+		"| admission | 10.0 / 12.5 ms | 30.0 / 250 ms | 3.0× |",
+		"| tree | 70.0 / 90.0 ms | – | n/a |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the tables lack %q:\n%s", want, out)
