@@ -15,7 +15,7 @@ func sample() *Results {
 			{Workload: "agent-bound", N: 100, Controller: "kro-agent", Seconds: 1, PerInstance: Requests{Writes: 4}, PeakRSSMB: 50, QuietWrites: 0, QuietSeconds: 120, DriftP50ms: 10, DriftP99ms: 20},
 			{Workload: "agent-bound", N: 100, Controller: "kro", Seconds: 9, PerInstance: Requests{Writes: 14, Gets: 3}, PeakRSSMB: 60, QuietWrites: 30, QuietSeconds: 120, DriftP50ms: -1},
 		},
-		Idle:    []Idle{{Controller: "kro-agent", RSSMB: 40}, {Controller: "kro", RSSMB: 60}},
+		Idle: []Idle{{Controller: "kro-agent", RSSMB: 40}, {Controller: "kro", RSSMB: 60}},
 		Latency: []Latency{
 			{Controller: "kro-agent", What: "admission", P50ms: 10, P99ms: 12.5},
 			{Controller: "kro", What: "admission", P50ms: 30, P99ms: 250},
