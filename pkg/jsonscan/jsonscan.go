@@ -34,36 +34,8 @@ func Members(data []byte) ([]Member, error) {
 		return nil, s.errorf("expected an object")
 	}
 	var members []Member
-	s.space()
-	if !s.next('}') {
-		for {
-			s.space()
-			m := Member{Start: s.i}
-			name, err := s.name()
-			if err != nil {
-				return nil, err
-			}
-			m.Name = name
-			s.space()
-			if !s.next(':') {
-				return nil, s.errorf("expected ':' after the member name %q", name)
-			}
-			s.space()
-			m.ValueStart = s.i
-			if err := s.value(1); err != nil {
-				return nil, err
-			}
-			m.End = s.i
-			members = append(members, m)
-			s.space()
-			if s.next(',') {
-				continue
-			}
-			if s.next('}') {
-				break
-			}
-			return nil, s.errorf("expected ',' or '}' after the member %q", name)
-		}
+	if err := s.container('}', 1, &members); err != nil {
+		return nil, err
 	}
 	s.space()
 	if s.i != len(data) {
@@ -157,52 +129,10 @@ func (s *scanner) value(depth int) error {
 	switch {
 	case c == '{':
 		s.i++
-		s.space()
-		if s.next('}') {
-			return nil
-		}
-		for {
-			s.space()
-			if err := s.str(); err != nil {
-				return err
-			}
-			s.space()
-			if !s.next(':') {
-				return s.errorf("expected ':'")
-			}
-			s.space()
-			if err := s.value(depth + 1); err != nil {
-				return err
-			}
-			s.space()
-			if s.next(',') {
-				continue
-			}
-			if s.next('}') {
-				return nil
-			}
-			return s.errorf("expected ',' or '}'")
-		}
+		return s.container('}', depth+1, nil)
 	case c == '[':
 		s.i++
-		s.space()
-		if s.next(']') {
-			return nil
-		}
-		for {
-			s.space()
-			if err := s.value(depth + 1); err != nil {
-				return err
-			}
-			s.space()
-			if s.next(',') {
-				continue
-			}
-			if s.next(']') {
-				return nil
-			}
-			return s.errorf("expected ',' or ']'")
-		}
+		return s.container(']', depth+1, nil)
 	case c == '"':
 		return s.str()
 	case c == 't':
@@ -215,6 +145,53 @@ func (s *scanner) value(depth int) error {
 		return s.number()
 	}
 	return s.errorf("unexpected character %q", s.data[s.i])
+}
+
+// container scans the rest of an object or an array after its opening
+// bracket, through its closing one; depth is how many containers enclose
+// its values. An object's members are appended to members unless it is nil.
+func (s *scanner) container(closing byte, depth int, members *[]Member) error {
+	s.space()
+	if s.next(closing) {
+		return nil
+	}
+	for {
+		s.space()
+		var m Member
+		if closing == '}' {
+			m.Start = s.i
+			var err error
+			if members != nil {
+				m.Name, err = s.name()
+			} else {
+				err = s.str()
+			}
+			if err != nil {
+				return err
+			}
+			s.space()
+			if !s.next(':') {
+				return s.errorf("expected ':' after a member name")
+			}
+			s.space()
+			m.ValueStart = s.i
+		}
+		if err := s.value(depth); err != nil {
+			return err
+		}
+		if members != nil {
+			m.End = s.i
+			*members = append(*members, m)
+		}
+		s.space()
+		if s.next(',') {
+			continue
+		}
+		if s.next(closing) {
+			return nil
+		}
+		return s.errorf("expected ',' or '%c'", closing)
+	}
 }
 
 func (s *scanner) literal(lit string) error {
