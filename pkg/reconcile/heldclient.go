@@ -32,6 +32,9 @@ type heldClient struct {
 }
 
 func newHeldClient(cfg *rest.Config) (*heldClient, error) {
+	if cfg == nil {
+		return nil, errors.New("creating the informers' client: no connection to the cluster was configured")
+	}
 	c := rest.CopyConfig(cfg)
 	c.ContentType = runtime.ContentTypeJSON
 	c.AcceptContentTypes = runtime.ContentTypeJSON
