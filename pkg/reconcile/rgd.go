@@ -97,6 +97,13 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	status := rgd.Status.DeepCopy()
 	res, err := r.reconcile(ctx, rgd, status)
 	if werr := r.writeStatus(ctx, rgd, status); werr != nil {
+		if apierrors.IsConflict(werr) && err == nil {
+			// The cache was behind: the RGD changed since it was read
+			// (the agent's own status write, or an edit). The watch event
+			// of that change queues this RGD again, so there is nothing
+			// to report and nothing to retry.
+			return ctrl.Result{}, nil
+		}
 		// Retried with backoff, which replaces any requeue delay.
 		return ctrl.Result{}, errors.Join(err, werr)
 	}

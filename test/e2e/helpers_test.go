@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/yaml"
 
@@ -411,4 +412,30 @@ func writesIn(ns string) int {
 	agentWritesByNamespace.Lock()
 	defer agentWritesByNamespace.Unlock()
 	return agentWritesByNamespace.n[ns]
+}
+
+// reconcileErrors is controller-runtime's count of the reconciles of one
+// controller that returned an error, from the process-wide registry the
+// in-process agent counts in. The controller starts its series at zero, so
+// a missing one is a test that measures nothing.
+func reconcileErrors(t testing.TB, controller string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_errors_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("controller_runtime_reconcile_errors_total has no series for controller %q", controller)
+	return 0
 }
