@@ -152,7 +152,7 @@ func Run(ctx context.Context, o Options) error {
 		Recorder:          mgr.GetEventRecorder("kro-agent"),
 		Workers:           o.Workers,
 		MaxCollectionSize: o.MaxCollectionSize,
-		OnKindsChanged:    registrar.kindsChanged(ctx, o.Log),
+		OnKindsChanged:    registrar.kindsChanged(ctx),
 		Log:               o.Log.WithName("instances"),
 	})
 	if err != nil {

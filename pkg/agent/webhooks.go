@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,17 +29,55 @@ import (
 // webhooks is what the rest of the agent needs of the admission setup.
 type webhooks struct {
 	registrar *webhook.Registrar
+	log       logr.Logger
+	// retry wakes retryRegistrations after a failed registration.
+	retry chan struct{}
 }
 
 // kindsChanged feeds served instance kinds to the instance webhook.
-func (w *webhooks) kindsChanged(ctx context.Context, log logr.Logger) func([]schema.GroupVersionResource) {
+func (w *webhooks) kindsChanged(ctx context.Context) func([]schema.GroupVersionResource) {
 	if w == nil {
 		return nil
 	}
 	return func(gvrs []schema.GroupVersionResource) {
-		if err := w.registrar.SetInstanceKinds(ctx, gvrs); err != nil {
-			log.Error(err, "registering instance kinds with the mutating webhook")
+		w.registered(ctx, w.registrar.SetInstanceKinds(ctx, gvrs))
+	}
+}
+
+// registered takes the outcome of a registration. A failure is retried:
+// otherwise a new kind's instances would be admitted without their labels
+// (the agent writes them itself, one more write each) until the kinds
+// next change, and a CA that failed to register would leave the API server
+// unable to call the webhooks until it rotates. An agent that is stopping
+// has nothing to report.
+func (w *webhooks) registered(ctx context.Context, err error) {
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	w.log.Error(err, "registering the webhook configurations; retrying")
+	select {
+	case w.retry <- struct{}{}:
+	default: // a retry is already due
+	}
+}
+
+// retryRegistrations registers what is pending after a failure, with
+// backoff, until it succeeds; then waits for the next failure.
+func (w *webhooks) retryRegistrations(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.retry:
 		}
+		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
+		_ = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+			err := w.registrar.Sync(ctx)
+			if err != nil && ctx.Err() == nil {
+				w.log.V(1).Info("registering the webhook configurations failed again", "error", err.Error())
+			}
+			return err == nil, nil
+		})
 	}
 }
 
@@ -71,14 +111,12 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		certOpts.DNSNames = []string{svcName + "." + svcNS + ".svc", svcName + "." + svcNS + ".svc.cluster.local"}
 	}
 	certs := webhook.NewCerts(kc, certOpts)
-	log := o.Log.WithName("webhooks")
+	hooks := &webhooks{registrar: registrar, log: o.Log.WithName("webhooks"), retry: make(chan struct{}, 1)}
 	// The configurations are registered only once the server listens: a
 	// validating webhook that fails closed must not be called before.
 	serving := make(chan struct{})
 	register := func(ca []byte) {
-		if err := registrar.SetCABundle(ctx, ca); err != nil {
-			log.Error(err, "writing the CA bundle into the webhook configurations")
-		}
+		hooks.registered(ctx, registrar.SetCABundle(ctx, ca))
 	}
 	certs.OnRotate(func(ca []byte) {
 		select {
@@ -123,6 +161,9 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	})); err != nil {
 		return nil, err
 	}
+	if err := mgr.Add(everyReplica(hooks.retryRegistrations)); err != nil {
+		return nil, err
+	}
 	check := w.CertCheck
 	if check == 0 {
 		check = time.Hour
@@ -133,7 +174,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	})); err != nil {
 		return nil, err
 	}
-	return &webhooks{registrar: registrar}, nil
+	return hooks, nil
 }
 
 // everyReplica is a runnable that runs on every replica, leader or not.

@@ -39,15 +39,24 @@ type Registrar struct {
 	// change ownership labels.
 	AgentUser string
 
+	// registering lets one registration run at a time, each of the state
+	// as it is when it starts: two racing registrations (a CA rotation and a
+	// new kind) must not leave the older state in the cluster.
+	registering sync.Mutex
+
 	mu       sync.Mutex
 	caBundle []byte
 	kinds    []schema.GroupVersionResource
+	// changes counts the changes to caBundle and kinds; registered is the
+	// count the last successful registration held. Equal: nothing pending.
+	changes, registered int
 }
 
 // SetCABundle records a new CA and re-registers.
 func (r *Registrar) SetCABundle(ctx context.Context, ca []byte) error {
 	r.mu.Lock()
 	r.caBundle = ca
+	r.changes++
 	r.mu.Unlock()
 	return r.Apply(ctx)
 }
@@ -61,19 +70,28 @@ func (r *Registrar) SetInstanceKinds(ctx context.Context, kinds []schema.GroupVe
 		return 1
 	})
 	r.mu.Lock()
-	same := slices.Equal(r.kinds, kinds)
-	r.kinds = kinds
+	if !slices.Equal(r.kinds, kinds) {
+		r.kinds = kinds
+		r.changes++
+	}
 	r.mu.Unlock()
-	if same {
+	return r.Sync(ctx)
+}
+
+// Sync registers what has changed since the last successful registration,
+// if anything: after a failed one, it is how the registration is retried.
+func (r *Registrar) Sync(ctx context.Context) error {
+	r.mu.Lock()
+	pending := r.registered != r.changes
+	r.mu.Unlock()
+	if !pending {
 		return nil
 	}
 	return r.Apply(ctx)
 }
 
-func (r *Registrar) clientConfig(path string) admissionregv1.WebhookClientConfig {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	cc := admissionregv1.WebhookClientConfig{CABundle: r.caBundle}
+func (r *Registrar) clientConfig(ca []byte, path string) admissionregv1.WebhookClientConfig {
+	cc := admissionregv1.WebhookClientConfig{CABundle: ca}
 	if r.URL != "" {
 		cc.URL = ptr.To(r.URL + path)
 	} else {
@@ -86,12 +104,15 @@ func (r *Registrar) clientConfig(path string) admissionregv1.WebhookClientConfig
 
 // Apply writes the webhook configurations and the guard policy.
 func (r *Registrar) Apply(ctx context.Context) error {
+	r.registering.Lock()
+	defer r.registering.Unlock()
 	r.mu.Lock()
-	ready := len(r.caBundle) > 0
+	ca := r.caBundle
 	kinds := slices.Clone(r.kinds)
+	state := r.changes
 	r.mu.Unlock()
-	if !ready {
-		return nil
+	if len(ca) == 0 {
+		return nil // registered once the CA is known
 	}
 	meta := metav1.ObjectMeta{Name: ConfigName, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}}
 	none := admissionregv1.SideEffectClassNone
@@ -99,7 +120,7 @@ func (r *Registrar) Apply(ctx context.Context) error {
 		ObjectMeta: meta,
 		Webhooks: []admissionregv1.ValidatingWebhook{{
 			Name:         rgdWebhookName,
-			ClientConfig: r.clientConfig(PathValidateRGD),
+			ClientConfig: r.clientConfig(ca, PathValidateRGD),
 			Rules: []admissionregv1.RuleWithOperations{{
 				Operations: []admissionregv1.OperationType{admissionregv1.Create, admissionregv1.Update},
 				Rule: admissionregv1.Rule{APIGroups: []string{v1alpha1.GroupVersion.Group}, APIVersions: []string{v1alpha1.GroupVersion.Version},
@@ -125,7 +146,7 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	if len(rules) > 0 {
 		mutating.Webhooks = []admissionregv1.MutatingWebhook{{
 			Name:         instanceHookName,
-			ClientConfig: r.clientConfig(PathMutateInstance),
+			ClientConfig: r.clientConfig(ca, PathMutateInstance),
 			Rules:        rules,
 			// System namespaces never hold instances; keeping them out
 			// means the webhook can never sit in the way of the control plane.
@@ -156,6 +177,9 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	if err := upsert(ctx, binding, api.ValidatingAdmissionPolicyBindings().Get, api.ValidatingAdmissionPolicyBindings().Create, api.ValidatingAdmissionPolicyBindings().Update); err != nil {
 		return fmt.Errorf("binding the ownership label guard: %w", err)
 	}
+	r.mu.Lock()
+	r.registered = max(r.registered, state)
+	r.mu.Unlock()
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,6 +70,7 @@ func startAgent(t testing.TB, cfg *envconf.Config) {
 	addr := webhookAddr(t)
 	rc := rest.CopyConfig(cfg.Client().RESTConfig())
 	rc.Wrap(countWrites)
+	rc.Wrap(failRegistrationsWhenAsked)
 	go func() {
 		done <- agent.Run(ctx, agent.Options{
 			Config:      rc,
@@ -438,4 +440,17 @@ func reconcileErrors(t testing.TB, controller string) float64 {
 	}
 	t.Fatalf("controller_runtime_reconcile_errors_total has no series for controller %q", controller)
 	return 0
+}
+
+// failRegistrations, while set, makes the in-process agent's writes of
+// webhook configurations fail as if the API server were unavailable.
+var failRegistrations atomic.Bool
+
+func failRegistrationsWhenAsked(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if failRegistrations.Load() && r.Method != http.MethodGet && strings.Contains(r.URL.Path, "/apis/admissionregistration.k8s.io/") {
+			return nil, errors.New("injected by the test: the API server is unavailable")
+		}
+		return rt.RoundTrip(r)
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -233,6 +234,37 @@ func TestWebhooks(t *testing.T) {
 			if _, err := c.resource(t, "v1", "ConfigMap").Namespace("bystander").Patch(ctx, "unrelated", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 				t.Errorf("updating an unrelated ConfigMap with the agent down: %v", err)
 			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// A kind whose registration with the mutating webhook failed is registered
+// once the API server takes writes again, without waiting for another kind.
+func TestFailedWebhookRegistrationIsRetried(t *testing.T) {
+	f := features.New("a failed webhook registration is retried").
+		Assess("the new kind reaches the mutating webhook", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			mwc := c.resource(t, "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration")
+			registered := func() (bool, string) {
+				got, err := mwc.Get(ctx, "kro-agent", metav1.GetOptions{})
+				if err != nil {
+					return false, err.Error()
+				}
+				b, _ := json.Marshal(got.Object["webhooks"])
+				return strings.Contains(string(b), `"retriedregs"`), string(b)
+			}
+			failRegistrations.Store(true)
+			defer failRegistrations.Store(false)
+			c.apply(t, noteRGD("retriedregs", "RetriedReg", "", `"${schema.spec.text}"`))
+			c.waitRGDActive(t, "retriedregs")
+			if ok, _ := registered(); ok {
+				t.Fatal("the kind was registered while the API server refused the agent's writes: the test injects nothing")
+			}
+			failRegistrations.Store(false)
+			eventually(t, 20*time.Second, "the mutating webhook to cover retriedregs", registered)
 			return ctx
 		}).
 		Feature()
