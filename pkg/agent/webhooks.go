@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -135,8 +136,11 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		Certs: certs,
 		RGDs:  &webhook.RGDValidator{Resolver: resolver, Client: mgr.GetClient()},
 		Instance: &webhook.InstanceLabeler{Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
+			// Every instance write is admitted here: read the cached RGDs
+			// in place rather than copy them all each time (nothing below
+			// writes to them).
 			list := &v1alpha1.ResourceGraphDefinitionList{}
-			if err := reader.List(ctx, list); err != nil {
+			if err := reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 				return nil, false
 			}
 			for i := range list.Items {
