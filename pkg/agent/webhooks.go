@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"math"
 	"net"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -62,8 +60,9 @@ func (w *webhooks) registered(ctx context.Context, err error) {
 	}
 }
 
-// retryRegistrations registers what is pending after a failure, with
-// backoff, until it succeeds; then waits for the next failure.
+// retryRegistrations registers what is pending after a failure, waiting
+// twice as long after each failed try up to a minute, for as long as it
+// takes; then it waits for the next failure.
 func (w *webhooks) retryRegistrations(ctx context.Context) error {
 	for {
 		select {
@@ -71,14 +70,20 @@ func (w *webhooks) retryRegistrations(ctx context.Context) error {
 			return nil
 		case <-w.retry:
 		}
-		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
-		_ = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-			err := w.registrar.Sync(ctx)
-			if err != nil && ctx.Err() == nil {
-				w.log.V(1).Info("registering the webhook configurations failed again", "error", err.Error())
+		for delay := time.Second; ; delay = min(2*delay, time.Minute) {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(delay):
 			}
-			return err == nil, nil
-		})
+			err := w.registrar.Sync(ctx)
+			if err == nil {
+				break
+			}
+			if ctx.Err() == nil {
+				w.log.V(1).Info("registering the webhook configurations failed again", "error", err.Error(), "nextTryIn", min(2*delay, time.Minute).String())
+			}
+		}
 	}
 }
 
