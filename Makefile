@@ -61,6 +61,7 @@ fuzz:
 	$(GO) test ./pkg/simpleschema -run '^$$' -fuzz FuzzBuild -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/expr -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/jsonscan -run '^$$' -fuzz FuzzMembers -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/jsonscan -run '^$$' -fuzz FuzzElements -fuzztime $(FUZZTIME)
 
 ## generate: deepcopy and the RGD CRD from the API types
 generate:

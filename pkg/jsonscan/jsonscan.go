@@ -44,6 +44,30 @@ func Members(data []byte) ([]Member, error) {
 	return members, nil
 }
 
+// Elements returns the elements of the JSON array in data, in order, as
+// slices of data. Surrounding whitespace is allowed; anything else around
+// the array, or an array that is not valid JSON, is an error.
+func Elements(data []byte) ([][]byte, error) {
+	s := scanner{data: data}
+	s.space()
+	if !s.next('[') {
+		return nil, s.errorf("expected an array")
+	}
+	var spans []Member
+	if err := s.container(']', 1, &spans); err != nil {
+		return nil, err
+	}
+	s.space()
+	if s.i != len(data) {
+		return nil, s.errorf("unexpected data after the array")
+	}
+	elements := make([][]byte, len(spans))
+	for i, e := range spans {
+		elements[i] = data[e.ValueStart:e.End]
+	}
+	return elements, nil
+}
+
 // Without returns the object in data without the members drop picks, as
 // a new slice; members are those Members returned for data.
 func Without(data []byte, members []Member, drop func(Member) bool) []byte {
@@ -149,7 +173,8 @@ func (s *scanner) value(depth int) error {
 
 // container scans the rest of an object or an array after its opening
 // bracket, through its closing one; depth is how many containers enclose
-// its values. An object's members are appended to members unless it is nil.
+// its values. An object's members, or an array's elements as members
+// without a name, are appended to members unless it is nil.
 func (s *scanner) container(closing byte, depth int, members *[]Member) error {
 	s.space()
 	if s.next(closing) {
@@ -175,6 +200,8 @@ func (s *scanner) container(closing byte, depth int, members *[]Member) error {
 			}
 			s.space()
 			m.ValueStart = s.i
+		} else {
+			m.Start, m.ValueStart = s.i, s.i
 		}
 		if err := s.value(depth); err != nil {
 			return err

@@ -122,6 +122,62 @@ func FuzzMembers(f *testing.F) {
 	})
 }
 
+func TestElementsGivesEachElement(t *testing.T) {
+	got, err := Elements([]byte(` [ {"a":[1,2]}, "s" ,-1, null,[] ] `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var strs []string
+	for _, e := range got {
+		strs = append(strs, string(e))
+	}
+	if want := []string{`{"a":[1,2]}`, `"s"`, `-1`, `null`, `[]`}; !reflect.DeepEqual(strs, want) {
+		t.Errorf("Elements = %q, want %q", strs, want)
+	}
+	if got, err := Elements([]byte(`[]`)); err != nil || len(got) != 0 {
+		t.Errorf("Elements([]) = %q, %v", got, err)
+	}
+	for _, in := range []string{``, `{}`, `null`, `[`, `[1,]`, `[1]x`, `[01]`} {
+		if _, err := Elements([]byte(in)); err == nil {
+			t.Errorf("Elements(%q) accepted it", in)
+		}
+	}
+}
+
+// FuzzElements checks Elements against encoding/json: an array is accepted
+// exactly when encoding/json decodes it into a slice, with the same
+// elements.
+func FuzzElements(f *testing.F) {
+	for _, seed := range []string{
+		`[{"kind":"ConfigMap","metadata":{"name":"a"}},{"kind":"Secret"}]`,
+		`[]`, ` [ 1 , "a\"b" , [null] ] `, `null`, `[1,]`, `{}`, "[\"\xff\"]",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Elements(data)
+		var want []json.RawMessage
+		wantErr := json.Unmarshal(data, &want)
+		if wantErr == nil && want == nil {
+			wantErr = errNull // "null" decodes into a nil slice; it is no array
+		}
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("Elements(%q): error %v, encoding/json: %v", data, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("Elements(%q) gives %d elements, encoding/json %d", data, len(got), len(want))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("Elements(%q)[%d] = %q, encoding/json %q", data, i, got[i], want[i])
+			}
+		}
+	})
+}
+
 var errNull = jsonNull{}
 
 type jsonNull struct{}

@@ -172,12 +172,19 @@ func holdList(data []byte, top []jsonscan.Member, items jsonscan.Member) (*heldL
 			return nil, fmt.Errorf("decoding the metadata of a list: %w", err)
 		}
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(data[items.ValueStart:items.End], &raw); err != nil {
+	// The page was scanned whole already; finding where each item starts
+	// and ends scans its items once more, and nothing is copied but what
+	// the informer keeps.
+	v := data[items.ValueStart:items.End]
+	if string(v) == "null" {
+		return list, nil
+	}
+	elements, err := jsonscan.Elements(v)
+	if err != nil {
 		return nil, fmt.Errorf("decoding the items of a list: %w", err)
 	}
-	list.Items = make([]heldObject, len(raw))
-	for i, item := range raw {
+	list.Items = make([]heldObject, len(elements))
+	for i, item := range elements {
 		h, err := holdJSON(item)
 		if err != nil {
 			return nil, err

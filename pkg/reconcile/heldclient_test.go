@@ -56,6 +56,21 @@ func TestHeldCodecDecodesAListPage(t *testing.T) {
 	}
 }
 
+func TestHeldCodecDecodesAnEmptyListPage(t *testing.T) {
+	for _, items := range []string{`[]`, `null`} {
+		obj, err := runtime.Decode(heldCodec{}, []byte(`{"apiVersion":"v1","kind":"ConfigMapList","metadata":{"resourceVersion":"9"},"items":`+items+`}`))
+		if err != nil {
+			t.Fatalf("items %s: %v", items, err)
+		}
+		if got, err := meta.ExtractList(obj); err != nil || len(got) != 0 {
+			t.Errorf("items %s: ExtractList = %v, %v; want no items", items, got, err)
+		}
+	}
+	if _, err := runtime.Decode(heldCodec{}, []byte(`{"apiVersion":"v1","kind":"ConfigMapList","items":{}}`)); err == nil {
+		t.Error("a list whose items are not an array was decoded")
+	}
+}
+
 func TestHeldCodecDecodesStatusAsAnAPIError(t *testing.T) {
 	body := `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"deployments.apps is forbidden: User \"kro-agent\" cannot list resource","reason":"Forbidden","code":403}`
 	obj, err := runtime.Decode(heldCodec{}, []byte(body))
