@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -311,6 +312,28 @@ func (c *clients) waitRGDActive(t testing.TB, name string) {
 	})
 }
 
+// waitInstanceWebhook waits until the API server calls the agent's mutating
+// webhook for a kind: a server-side dry-run create of an instance comes back
+// with the agent's finalizer. The agent registers a new kind before its RGD
+// turns Active, but the API server reads webhook configurations from its own
+// informer, so an instance created the moment after can still miss the
+// webhook (and cost the agent one metadata write).
+func (c *clients) waitInstanceWebhook(t testing.TB, apiVersion, kind, ns string) {
+	t.Helper()
+	probe := &unstructured.Unstructured{}
+	probe.SetAPIVersion(apiVersion)
+	probe.SetKind(kind)
+	probe.SetName("webhook-probe")
+	ri := c.resource(t, apiVersion, kind).Namespace(ns)
+	eventually(t, 30*time.Second, "the mutating webhook to admit "+kind, func() (bool, string) {
+		out, err := ri.Create(context.Background(), probe.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Contains(out.GetFinalizers(), v1alpha1.Finalizer), fmt.Sprintf("finalizers %v", out.GetFinalizers())
+	})
+}
+
 // applyYAML applies every document of a YAML stream (setup helper).
 func applyYAML(ctx context.Context, cfg *envconf.Config, stream string) error {
 	dyn, err := dynamic.NewForConfig(cfg.Client().RESTConfig())
@@ -392,8 +415,8 @@ func (c *clients) applyUnvalidated(t testing.TB, doc string) {
 // measure its own instances only.
 var agentWritesByNamespace = struct {
 	sync.Mutex
-	n map[string]int
-}{n: map[string]int{}}
+	requests map[string][]string
+}{requests: map[string][]string{}}
 
 var namespaceInPath = regexp.MustCompile(`/namespaces/([^/]+)/`)
 
@@ -402,7 +425,7 @@ func countWrites(rt http.RoundTripper) http.RoundTripper {
 		if r.Method != http.MethodGet && !strings.Contains(r.URL.Path, "/events") {
 			if m := namespaceInPath.FindStringSubmatch(r.URL.Path); m != nil {
 				agentWritesByNamespace.Lock()
-				agentWritesByNamespace.n[m[1]]++
+				agentWritesByNamespace.requests[m[1]] = append(agentWritesByNamespace.requests[m[1]], r.Method+" "+r.URL.Path)
 				agentWritesByNamespace.Unlock()
 			}
 		}
@@ -410,10 +433,14 @@ func countWrites(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
-func writesIn(ns string) int {
+func writesIn(ns string) int { return len(writeRequestsIn(ns)) }
+
+// writeRequestsIn lists the agent's writes to objects in ns, as method and
+// path, for a test to show what went over its budget.
+func writeRequestsIn(ns string) []string {
 	agentWritesByNamespace.Lock()
 	defer agentWritesByNamespace.Unlock()
-	return agentWritesByNamespace.n[ns]
+	return slices.Clone(agentWritesByNamespace.requests[ns])
 }
 
 // reconcileErrors is controller-runtime's count of the reconciles of one

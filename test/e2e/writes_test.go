@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,7 @@ func TestWriteBudget(t *testing.T) {
 			namespace(t, c, ns)
 			c.apply(t, chainRGD)
 			c.waitRGDActive(t, "chain")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Chain", ns)
 			// Writes are counted per namespace (see countWrites), so other
 			// tests' instances sharing this agent do not count.
 			for i := 0; i < n; i++ {
@@ -58,12 +60,13 @@ func TestWriteBudget(t *testing.T) {
 			// Labels, ApplySet annotations and finalizer come with the
 			// create, from the admission webhook.
 			if perInstance > 4 {
-				t.Errorf("%.1f writes per instance; the budget is 4 (one apply per resource, one status)", perInstance)
+				t.Errorf("%.1f writes per instance; the budget is 4 (one apply per resource, one status); the writes:\n%s",
+					perInstance, strings.Join(writeRequestsIn(ns), "\n"))
 			}
 			quiet := writesIn(ns)
 			time.Sleep(5 * time.Second)
-			if got := writesIn(ns) - quiet; got != 0 {
-				t.Errorf("%d writes while nothing changed; want none", got)
+			if got := writeRequestsIn(ns)[quiet:]; len(got) != 0 {
+				t.Errorf("%d writes while nothing changed; want none:\n%s", len(got), strings.Join(got, "\n"))
 			}
 			return ctx
 		}).
