@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
-	"k8s.io/apiserver/pkg/cel/openapi"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -74,11 +73,11 @@ var dynType = apiservercel.NewSimpleTypeWithMinSize("dyn", cel.DynType, nil, 0)
 func declTypeOf(v Var) *apiservercel.DeclType {
 	t := dynType
 	if v.Schema != nil {
-		if dt := openapi.SchemaDeclType(v.Schema, false); dt != nil {
-			// Type names must not be paths an expression could write:
-			// CEL resolves a qualified name such as schema.spec to a
-			// type before it tries field selection on a variable.
-			t = dt.MaybeAssignTypeName("__" + v.Name + "__")
+		// Type names must not be paths an expression could write: CEL
+		// resolves a qualified name such as schema.spec to a type before
+		// it tries field selection on a variable.
+		if dt := namedDeclType(v.Schema, "__"+v.Name+"__"); dt != nil {
+			t = dt
 		}
 	}
 	if v.List {
