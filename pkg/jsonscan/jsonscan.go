@@ -28,44 +28,41 @@ type Member struct {
 // Surrounding whitespace is allowed; anything else around the object, or
 // an object that is not valid JSON, is an error.
 func Members(data []byte) ([]Member, error) {
-	s := scanner{data: data}
-	s.space()
-	if !s.next('{') {
-		return nil, s.errorf("expected an object")
-	}
-	var members []Member
-	if err := s.container('}', 1, &members); err != nil {
-		return nil, err
-	}
-	s.space()
-	if s.i != len(data) {
-		return nil, s.errorf("unexpected data after the object")
-	}
-	return members, nil
+	return whole(data, '{', '}', "object")
 }
 
 // Elements returns the elements of the JSON array in data, in order, as
 // slices of data. Surrounding whitespace is allowed; anything else around
 // the array, or an array that is not valid JSON, is an error.
 func Elements(data []byte) ([][]byte, error) {
-	s := scanner{data: data}
-	s.space()
-	if !s.next('[') {
-		return nil, s.errorf("expected an array")
-	}
-	var spans []Member
-	if err := s.container(']', 1, &spans); err != nil {
+	spans, err := whole(data, '[', ']', "array")
+	if err != nil {
 		return nil, err
-	}
-	s.space()
-	if s.i != len(data) {
-		return nil, s.errorf("unexpected data after the array")
 	}
 	elements := make([][]byte, len(spans))
 	for i, e := range spans {
 		elements[i] = data[e.ValueStart:e.End]
 	}
 	return elements, nil
+}
+
+// whole scans data as one object or array (what names it in errors), with
+// nothing but whitespace around it, and returns its members or elements.
+func whole(data []byte, open, close byte, what string) ([]Member, error) {
+	s := scanner{data: data}
+	s.space()
+	if !s.next(open) {
+		return nil, s.errorf("expected an %s", what)
+	}
+	var spans []Member
+	if err := s.container(close, 1, &spans); err != nil {
+		return nil, err
+	}
+	s.space()
+	if s.i != len(data) {
+		return nil, s.errorf("unexpected data after the %s", what)
+	}
+	return spans, nil
 }
 
 // Without returns the object in data without the members drop picks, as
