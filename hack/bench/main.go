@@ -89,7 +89,7 @@ type Latency struct {
 
 func main() {
 	ns := flag.String("n", "100,1000,5000", "instance counts")
-	workloads := flag.String("workloads", "agent-bound,pods-bound", "workloads to run")
+	workloads := flag.String("workloads", "agent-bound,pods-bound", "workloads to run; empty for the measurements at rest alone")
 	only := flag.String("controllers", "", "controllers to run (default: kro-agent, kro, kro with kro-agent's workers)")
 	repeat := flag.Int("repeat", 3, "runs of each measurement at the smallest N, of which the median is reported")
 	quiet := flag.Duration("quiet", 5*time.Minute, "how long to count writes after everything is ACTIVE (at the smallest N); 0 skips it")
@@ -150,7 +150,8 @@ func main() {
 			log.Print(err)
 		}
 	}
-	for _, name := range strings.Split(*workloads, ",") {
+	// An empty -workloads runs only the measurements at rest.
+	for _, name := range strings.FieldsFunc(*workloads, func(r rune) bool { return r == ',' }) {
 		w := map[string]workload{agentBound.Name: agentBound, podsBound.Name: podsBound}[name]
 		if w.Name == "" {
 			log.Fatalf("unknown workload %q", name)
