@@ -130,10 +130,3 @@ func dotColor(verdict string) string {
 	}
 	return "khaki"
 }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
@@ -122,11 +123,16 @@ func describe(v any, err error) string {
 		return "<absent>"
 	}
 	b, _ := json.Marshal(v)
-	const max = 80
-	if len(b) > max {
-		return string(b[:max]) + "..."
+	// Long values are cut, between characters: the message ends up in a
+	// condition, which must stay valid UTF-8.
+	cut := 80
+	if len(b) <= cut {
+		return string(b)
 	}
-	return string(b)
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return string(b[:cut]) + "..."
 }
 
 // Status projects the RGD's status fields. A field whose inputs are not

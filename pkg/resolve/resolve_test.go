@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
@@ -146,5 +147,20 @@ func TestStatusOmitsPending(t *testing.T) {
 	st, _ = Status(g, s)
 	if st["serviceIP"] != "10.0.0.1" || st["url"] != "http://demo.default.svc:80" {
 		t.Errorf("status = %v", st)
+	}
+}
+
+func TestDescribeCutsBetweenCharacters(t *testing.T) {
+	// 79 ASCII bytes then a 3-byte character straddling the 80-byte cut.
+	long := strings.Repeat("a", 78) + "€€€"
+	got := describe(long, nil)
+	if !utf8.ValidString(got) {
+		t.Fatalf("describe cut a character in two: %q", got)
+	}
+	if want := `"` + strings.Repeat("a", 78) + "..."; got != want {
+		t.Errorf("describe = %q, want %q", got, want)
+	}
+	if got := describe("short", nil); got != `"short"` {
+		t.Errorf("describe(short) = %q", got)
 	}
 }
