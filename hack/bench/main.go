@@ -58,6 +58,10 @@ type Throughput struct {
 	PerInstance    Requests `json:"perInstance"`
 	PeakRSSMB      float64  `json:"peakRSSMB"`
 	CPUSeconds     float64  `json:"cpuSeconds"`
+	// RestRSSMB is the RSS once all are ACTIVE and the controller has
+	// settled (after the quiet period where that is measured); 0: not
+	// measured.
+	RestRSSMB float64 `json:"restRSSMB,omitempty"`
 	// QuietWrites over QuietSeconds after all were ACTIVE; -1: not measured.
 	QuietWrites  int     `json:"quietWrites"`
 	QuietSeconds float64 `json:"quietSeconds,omitempty"`
@@ -140,7 +144,7 @@ func main() {
 		counts = append(counts, n)
 	}
 	slices.Sort(counts)
-	b := &bench{root: root, logDir: logDir, quiet: *quiet, driftTries: *drift, driftAt: counts[0], clusterName: "kro-bench"}
+	b := &bench{root: root, logDir: logDir, quiet: *quiet, driftTries: *drift, smallestN: counts[0], clusterName: "kro-bench"}
 	res, err := resultsOfTheDay(*outDir, &Results{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Kubernetes: "v1.36.3 (kwok fake nodes)", Kro: version, Workers: *workers, Repeat: *repeat})
 	if err != nil {
 		log.Fatal(err)
@@ -175,7 +179,7 @@ func main() {
 				var all []Throughput
 				for i := range runs {
 					log.Printf("%s: %s N=%d (run %d of %d)", ctl.Name, w.Name, n, i+1, runs)
-					t, err := b.throughput(ctx, ctl, w, n, n == counts[0] && i == 0 && *quiet > 0)
+					t, err := b.throughput(ctx, ctl, w, n, i == 0)
 					if err != nil {
 						log.Fatal(err)
 					}
@@ -192,7 +196,7 @@ func main() {
 			break
 		}
 		log.Printf("%s: idle with 200 large CRDs", ctl.Name)
-		rss, err := b.idle(ctx, ctl, 30*time.Second)
+		rss, err := b.idle(ctx, ctl, restSettle)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -231,7 +235,7 @@ func medianRun(runs []Throughput) Throughput {
 		return 0
 	})
 	m := sorted[len(sorted)/2]
-	m.QuietWrites, m.QuietSeconds, m.DriftP50ms, m.DriftP99ms = runs[0].QuietWrites, runs[0].QuietSeconds, runs[0].DriftP50ms, runs[0].DriftP99ms
+	m.QuietWrites, m.QuietSeconds, m.DriftP50ms, m.DriftP99ms, m.RestRSSMB = runs[0].QuietWrites, runs[0].QuietSeconds, runs[0].DriftP50ms, runs[0].DriftP99ms, runs[0].RestRSSMB
 	return m
 }
 

@@ -154,6 +154,21 @@ func tables(res *Results, plotPath string) string {
 			return t.PeakRSSMB, fmt.Sprintf("%.0f MB / %.1f s", t.PeakRSSMB, t.CPUSeconds)
 		})
 	}
+	if slices.ContainsFunc(res.Throughput, func(t Throughput) bool { return t.RestRSSMB > 0 }) {
+		fmt.Fprintf(&w, "\nRSS at rest once all instances are ACTIVE: %.0f s after the last (after the quiet period where that is measured):\n\n", restSettle.Seconds())
+		header("workload, N: RSS at rest")
+		for _, f := range res.Floors {
+			if t, ok := find(f.Workload, f.N, "kro-agent"); !ok || t.RestRSSMB <= 0 {
+				continue
+			}
+			row(fmt.Sprintf("%s, %d", f.Workload, f.N), f.Workload, f.N, func(t Throughput) (float64, string) {
+				if t.RestRSSMB <= 0 {
+					return -1, "–"
+				}
+				return t.RestRSSMB, fmt.Sprintf("%.0f MB", t.RestRSSMB)
+			})
+		}
+	}
 	if len(res.Idle) > 0 {
 		fmt.Fprint(&w, "\nRSS at rest with 200 large CRDs (about 100 KB of schema each) installed, one RGD and one instance:\n\n")
 		fmt.Fprint(&w, "| controller | RSS | / kro-agent |\n|---|---|---|\n")

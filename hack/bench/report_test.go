@@ -12,8 +12,8 @@ func sample() *Results {
 		Date: "2026-11-21", Machine: "test", Kubernetes: "v1.36.3", Kro: "v0.9.4", Workers: 16, Repeat: 3,
 		Floors: []Floor{{Workload: "agent-bound", N: 100, Seconds: 0.5}},
 		Throughput: []Throughput{
-			{Workload: "agent-bound", N: 100, Controller: "kro-agent", Seconds: 1, PerInstance: Requests{Writes: 4}, PeakRSSMB: 50, QuietWrites: 0, QuietSeconds: 120, DriftP50ms: 10, DriftP99ms: 20},
-			{Workload: "agent-bound", N: 100, Controller: "kro", Seconds: 9, PerInstance: Requests{Writes: 14, Gets: 3}, PeakRSSMB: 60, QuietWrites: 30, QuietSeconds: 120, DriftP50ms: -1},
+			{Workload: "agent-bound", N: 100, Controller: "kro-agent", Seconds: 1, PerInstance: Requests{Writes: 4}, PeakRSSMB: 50, RestRSSMB: 45, QuietWrites: 0, QuietSeconds: 120, DriftP50ms: 10, DriftP99ms: 20},
+			{Workload: "agent-bound", N: 100, Controller: "kro", Seconds: 9, PerInstance: Requests{Writes: 14, Gets: 3}, PeakRSSMB: 60, RestRSSMB: 54, QuietWrites: 30, QuietSeconds: 120, DriftP50ms: -1},
 		},
 		Idle: []Idle{{Controller: "kro-agent", RSSMB: 40}, {Controller: "kro", RSSMB: 60}},
 		Latency: []Latency{
@@ -31,6 +31,7 @@ func TestTablesShowEveryFigureWithItsRatio(t *testing.T) {
 		"| agent-bound, 100 | 4.00 + 0.00 / 0.00 | 14.00 + 0.00 / 3.00 | 3.5× |",
 		"| agent-bound, 100, 120 s | 0 | 30 | ∞ (kro-agent: none) |",
 		"| kro | 60 MB | 1.5× |",
+		"| agent-bound, 100 | 45 MB | 54 MB | 1.2× |",
 		"| drift repair (a deleted ConfigMap back), agent-bound N=100 | 10.0 / 20.0 ms | not repaired within 2 minutes | ∞ (not repaired) |",
 		"| admission | 10.0 / 12.5 ms | 30.0 / 250 ms | 3.0× |",
 		"| tree | 70.0 / 90.0 ms | – | n/a |",
