@@ -129,14 +129,16 @@ func controllers(ctx context.Context, root, cacheDir, kroVersion string, workers
 }
 
 // installKro builds upstream kro's controller with go install, once per
-// version, and finds its CRDs in the module's helm/crds.
+// version, and finds its CRDs in the module's helm/crds. It is built as kro's
+// image is (ko: static, -trimpath, -s -w), and as `make build` builds
+// kro-agent, so both map the same kind of binary.
 func installKro(ctx context.Context, cacheDir, version string) (string, []string, error) {
 	const module = "github.com/kubernetes-sigs/kro"
-	gobin := filepath.Join(cacheDir, "kro-"+version)
+	gobin := filepath.Join(cacheDir, "kro-"+version+"-static")
 	bin := filepath.Join(gobin, "controller")
 	if _, err := os.Stat(bin); err != nil {
-		cmd := exec.CommandContext(ctx, "go", "install", module+"/cmd/controller@"+version)
-		cmd.Env = append(os.Environ(), "GOBIN="+gobin)
+		cmd := exec.CommandContext(ctx, "go", "install", "-trimpath", "-ldflags=-s -w", module+"/cmd/controller@"+version)
+		cmd.Env = append(os.Environ(), "GOBIN="+gobin, "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", nil, fmt.Errorf("go install %s/cmd/controller@%s: %w\n%s", module, version, err, out)
 		}
