@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
 type treeOptions struct {
@@ -72,7 +74,7 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 		if r.Name != "" {
 			kn += "/" + r.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", node, kn, orDash(r.Namespace), p.verdict(r.Ready), p.verdict(orDash(r.Health)), orDash(truncate(oneLine(r.Reason), 120)), age(r.Created, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", node, kn, orDash(r.Namespace), p.verdict(r.Ready), p.verdict(orDash(r.Health)), orDash(resolve.Shorten(oneLine(r.Reason), 120)), age(r.Created, now))
 	}
 	tw.Flush()
 	if s.graphErr != nil {

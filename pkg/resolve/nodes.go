@@ -123,16 +123,21 @@ func describe(v any, err error) string {
 		return "<absent>"
 	}
 	b, _ := json.Marshal(v)
-	// Long values are cut, between characters: the message ends up in a
-	// condition, which must stay valid UTF-8.
-	cut := 80
-	if len(b) <= cut {
-		return string(b)
+	return Shorten(string(b), 83)
+}
+
+// Shorten cuts s to at most n bytes, between characters, and marks the cut
+// with "...": readiness reasons and the values quoted in them end up in
+// conditions and in kubectl's columns, which must stay valid UTF-8.
+func Shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	for cut > 0 && !utf8.RuneStart(b[cut]) {
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return string(b[:cut]) + "..."
+	return s[:cut] + "..."
 }
 
 // Status projects the RGD's status fields. A field whose inputs are not
