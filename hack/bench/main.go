@@ -27,7 +27,11 @@ import (
 
 // Results is one `make bench` run.
 type Results struct {
-	Date       string       `json:"date"`
+	// Date is the day the file was started, and its name.
+	Date string `json:"date"`
+	// Dates are the days its figures were measured on, when a run merged
+	// figures into it on a later day (-into).
+	Dates      []string     `json:"dates,omitempty"`
 	Machine    string       `json:"machine"`
 	Kubernetes string       `json:"kubernetes"`
 	Kro        string       `json:"kro"`
@@ -103,6 +107,7 @@ func main() {
 	rest := flag.Bool("rest", true, "measure RSS at rest with 200 large CRDs, and admission and tree latency")
 	agentArgs := flag.String("agent-args", "", "more kro-agent flags, such as --pprof-bind-address=127.0.0.1:6060 to profile it")
 	outDir := flag.String("out", "bench/results", "directory for the results")
+	into := flag.String("into", "", "results file this run's figures replace theirs in (default: the day's file in -out), to complete an earlier day's table")
 	report := flag.String("report", "", "only redraw bench/README.md and the plot from this results file")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -145,12 +150,17 @@ func main() {
 	}
 	slices.Sort(counts)
 	b := &bench{root: root, logDir: logDir, quiet: *quiet, driftTries: *drift, smallestN: counts[0], clusterName: "kro-bench"}
-	res, err := resultsOfTheDay(*outDir, &Results{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Kubernetes: "v1.36.3 (kwok fake nodes)", Kro: version, Workers: *workers, Repeat: *repeat})
+	fresh := &Results{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Kubernetes: "v1.36.3 (kwok fake nodes)", Kro: version, Workers: *workers, Repeat: *repeat}
+	file := filepath.Join(*outDir, fresh.Date+".json")
+	if *into != "" {
+		file = *into
+	}
+	res, err := resultsToRefine(file, fresh)
 	if err != nil {
 		log.Fatal(err)
 	}
 	save := func() {
-		if err := writeResults(*outDir, res); err != nil {
+		if err := writeResults(file, res); err != nil {
 			log.Print(err)
 		}
 	}
@@ -212,11 +222,11 @@ func main() {
 	save()
 	// bench/README.md shows the published results only: a run written
 	// elsewhere (a trial, a profile) leaves it alone.
-	if filepath.Clean(*outDir) != filepath.Join("bench", "results") {
-		log.Printf("results in %s; bench/README.md left as it is (-report redraws it)", *outDir)
+	if filepath.Dir(filepath.Clean(file)) != filepath.Join("bench", "results") {
+		log.Printf("results in %s; bench/README.md left as it is (-report redraws it)", file)
 		return
 	}
-	if err := writeReport(root, filepath.Join(*outDir, res.Date+".json")); err != nil {
+	if err := writeReport(root, file); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -245,12 +255,13 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-// resultsOfTheDay is the day's results file, into which this run's
-// figures go, replacing those it measures again: a run of part of the
-// bench (-workloads, -n, -controllers, -rest=false) refines the day's
-// results rather than dropping the rest. fresh describes this run.
-func resultsOfTheDay(dir string, fresh *Results) (*Results, error) {
-	b, err := os.ReadFile(filepath.Join(dir, fresh.Date+".json"))
+// resultsToRefine is the results file this run's figures go into,
+// replacing those it measures again: a run of part of the bench
+// (-workloads, -n, -controllers, -rest=false) refines the file rather than
+// dropping the rest. fresh describes this run; a file that does not exist
+// yet starts as fresh.
+func resultsToRefine(file string, fresh *Results) (*Results, error) {
+	b, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return fresh, nil
 	}
@@ -259,11 +270,17 @@ func resultsOfTheDay(dir string, fresh *Results) (*Results, error) {
 	}
 	var res Results
 	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, fresh.Date+".json"), err)
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if res.Machine != fresh.Machine || res.Kro != fresh.Kro || res.Workers != fresh.Workers {
 		return nil, fmt.Errorf("%s was measured on %s with kro %s and %d workers; this run would mix in figures of %s, kro %s, %d workers: move it away first",
-			filepath.Join(dir, fresh.Date+".json"), res.Machine, res.Kro, res.Workers, fresh.Machine, fresh.Kro, fresh.Workers)
+			file, res.Machine, res.Kro, res.Workers, fresh.Machine, fresh.Kro, fresh.Workers)
+	}
+	if fresh.Date != res.Date && !slices.Contains(res.Dates, fresh.Date) {
+		if len(res.Dates) == 0 {
+			res.Dates = []string{res.Date}
+		}
+		res.Dates = append(res.Dates, fresh.Date)
 	}
 	return &res, nil
 }
@@ -294,15 +311,15 @@ func replaceOrAppend[T any](list []T, v T, same func(T) bool) []T {
 	return append(list, v)
 }
 
-func writeResults(dir string, res *Results) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func writeResults(file string, res *Results) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, res.Date+".json"), append(b, '\n'), 0o644)
+	return os.WriteFile(file, append(b, '\n'), 0o644)
 }
 
 // resolveKro turns "latest" into the newest release of upstream kro.

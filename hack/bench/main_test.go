@@ -1,12 +1,14 @@
 package main
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-func TestAPartialRunRefinesTheDaysResults(t *testing.T) {
-	dir := t.TempDir()
+func TestAPartialRunRefinesAResultsFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "2026-11-21.json")
 	day := &Results{Date: "2026-11-21", Machine: "m", Kro: "v0.9.4", Workers: 16, Repeat: 3,
 		Floors: []Floor{{Workload: "agent-bound", N: 100, Seconds: 0.3}},
 		Throughput: []Throughput{
@@ -15,10 +17,10 @@ func TestAPartialRunRefinesTheDaysResults(t *testing.T) {
 		},
 		Idle: []Idle{{Controller: "kro", RSSMB: 59}},
 	}
-	if err := writeResults(dir, day); err != nil {
+	if err := writeResults(file, day); err != nil {
 		t.Fatal(err)
 	}
-	res, err := resultsOfTheDay(dir, &Results{Date: "2026-11-21", Machine: "m", Kro: "v0.9.4", Workers: 16, Repeat: 1})
+	res, err := resultsToRefine(file, &Results{Date: "2026-11-21", Machine: "m", Kro: "v0.9.4", Workers: 16, Repeat: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,15 +36,35 @@ func TestAPartialRunRefinesTheDaysResults(t *testing.T) {
 	if res.Repeat != 3 || len(res.Idle) != 1 {
 		t.Errorf("the day's other figures changed: repeat %d, idle %+v", res.Repeat, res.Idle)
 	}
+	if res.Dates != nil || res.measuredOn() != "2026-11-21" {
+		t.Errorf("refined on its own day: dates %q, measured on %q", res.Dates, res.measuredOn())
+	}
 
 	// Figures of another kro release or worker count do not mix in.
-	_, err = resultsOfTheDay(dir, &Results{Date: "2026-11-21", Machine: "m", Kro: "v0.10.0", Workers: 16})
+	_, err = resultsToRefine(file, &Results{Date: "2026-11-21", Machine: "m", Kro: "v0.10.0", Workers: 16})
 	if err == nil || !strings.Contains(err.Error(), "move it away first") {
 		t.Errorf("mixing kro releases: %v", err)
 	}
-	// Another day starts afresh.
+	// Another day starts its own file...
 	fresh := &Results{Date: "2026-11-22", Machine: "m", Kro: "v0.9.4", Workers: 16}
-	if res, err := resultsOfTheDay(dir, fresh); err != nil || res != fresh {
+	if res, err := resultsToRefine(filepath.Join(filepath.Dir(file), "2026-11-22.json"), fresh); err != nil || res != fresh {
 		t.Errorf("a new day: %v, %+v", err, res)
+	}
+	// ...unless it completes an earlier day's (-into), which then says so.
+	res, err = resultsToRefine(file, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Date != "2026-11-21" || !slices.Equal(res.Dates, []string{"2026-11-21", "2026-11-22"}) || len(res.Throughput) != 2 {
+		t.Errorf("completing an earlier day: date %s, dates %q, throughput %+v", res.Date, res.Dates, res.Throughput)
+	}
+	if got := res.measuredOn(); got != "2026-11-21 and 2026-11-22" {
+		t.Errorf("measured on %q", got)
+	}
+	if err := writeResults(file, res); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := resultsToRefine(file, fresh); err != nil || !slices.Equal(again.Dates, res.Dates) {
+		t.Errorf("a second run of the same day: %v, dates %q", err, again.Dates)
 	}
 }

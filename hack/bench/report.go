@@ -72,11 +72,19 @@ func ratio(other, agent float64) string {
 	return fmt.Sprintf("%.1f×", other/agent)
 }
 
+// measuredOn says the day, or the days, the figures were measured on.
+func (r *Results) measuredOn() string {
+	if len(r.Dates) < 2 {
+		return r.Date
+	}
+	return strings.Join(r.Dates[:len(r.Dates)-1], ", ") + " and " + r.Dates[len(r.Dates)-1]
+}
+
 func tables(res *Results, plotPath string) string {
 	var w strings.Builder
 	ctls := controllerNames(res)
 	others := slices.DeleteFunc(slices.Clone(ctls), func(c string) bool { return c == "kro-agent" })
-	fmt.Fprintf(&w, "Measured %s on %s; Kubernetes %s; upstream kro %s; kro-agent with %d workers. ", res.Date, res.Machine, res.Kubernetes, res.Kro, res.Workers)
+	fmt.Fprintf(&w, "Measured %s on %s; Kubernetes %s; upstream kro %s; kro-agent with %d workers. ", res.measuredOn(), res.Machine, res.Kubernetes, res.Kro, res.Workers)
 	fmt.Fprintf(&w, "Ratios are kro / kro-agent: above 1× kro-agent is ahead. Figures at the smallest N are the median of %d runs.\n\n", res.Repeat)
 	fmt.Fprintf(&w, "![time to ACTIVE](%s)\n\n", plotPath)
 
@@ -284,7 +292,7 @@ func plot(res *Results) string {
 	gap := float64(width-left-20)/float64(max(1, len(groups))) - bar*float64(len(series))
 	var s strings.Builder
 	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", width, height)
-	fmt.Fprintf(&s, `<text x="%d" y="20" font-size="14">Seconds until all instances are ACTIVE (log scale), %s</text>`+"\n", left, res.Date)
+	fmt.Fprintf(&s, `<text x="%d" y="20" font-size="14">Seconds until all instances are ACTIVE (log scale), %s</text>`+"\n", left, res.measuredOn())
 	logMax := math.Log10(maxV*2) + 1
 	y := func(v float64) float64 {
 		if v <= 0 {
