@@ -25,7 +25,8 @@ import (
 	"time"
 )
 
-// Results is one `make bench` run.
+// Results are the figures of a `make bench` run, and of the partial runs
+// that later replaced some of them.
 type Results struct {
 	// Date is the day the file was started, and its name.
 	Date string `json:"date"`

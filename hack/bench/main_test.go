@@ -64,7 +64,11 @@ func TestAPartialRunRefinesAResultsFile(t *testing.T) {
 	if err := writeResults(file, res); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := resultsToRefine(file, fresh); err != nil || !slices.Equal(again.Dates, res.Dates) {
-		t.Errorf("a second run of the same day: %v, dates %q", err, again.Dates)
+	again, err := resultsToRefine(file, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again.Dates, res.Dates) {
+		t.Errorf("a second run of the same day: dates %q", again.Dates)
 	}
 }
