@@ -84,17 +84,8 @@ func (p *process) usage() (usage, error) {
 			u.PeakRSSMB = kb / 1024
 		}
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	if u.CPUSeconds, err = cpuSeconds(pid); err != nil {
 		return usage{}, err
-	}
-	// Fields after the command name, which is in parentheses: utime and
-	// stime are the 12th and 13th, in clock ticks (100 per second).
-	rest := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-	if len(rest) > 12 {
-		ut, _ := strconv.ParseFloat(rest[11], 64)
-		st, _ := strconv.ParseFloat(rest[12], 64)
-		u.CPUSeconds = (ut + st) / 100
 	}
 	return u, nil
 }

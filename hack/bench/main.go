@@ -8,6 +8,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,6 +50,9 @@ type Floor struct {
 	Workload string  `json:"workload"`
 	N        int     `json:"n"`
 	Seconds  float64 `json:"seconds"`
+	// ClusterCPU is the CPU seconds each of the cluster's own processes
+	// used meanwhile.
+	ClusterCPU map[string]float64 `json:"clusterCPU,omitempty"`
 }
 
 // Throughput is one controller, one workload, N instances.
@@ -63,6 +67,10 @@ type Throughput struct {
 	PerInstance    Requests `json:"perInstance"`
 	PeakRSSMB      float64  `json:"peakRSSMB"`
 	CPUSeconds     float64  `json:"cpuSeconds"`
+	// ClusterCPU is the CPU seconds each of the cluster's own processes
+	// (the API server above all) used on the way to ACTIVE, beside the
+	// controller's CPUSeconds.
+	ClusterCPU map[string]float64 `json:"clusterCPU,omitempty"`
 	// RestRSSMB is the RSS once all are ACTIVE and the controller has
 	// settled (after the quiet period where that is measured); 0: not
 	// measured.
@@ -176,16 +184,17 @@ func main() {
 			if n == counts[0] {
 				runs = *repeat
 			}
-			var floors []float64
+			var floors []Floor
 			for range runs {
 				log.Printf("floor: %s N=%d", w.Name, n)
-				s, err := b.floor(ctx, w, n)
+				f, err := b.floor(ctx, w, n)
 				if err != nil {
 					log.Fatal(err)
 				}
-				floors = append(floors, s)
+				log.Printf("  %.1fs; the cluster's CPU %.1fs (API server %.1fs)", f.Seconds, sumCPU(f.ClusterCPU), f.ClusterCPU[apiServer])
+				floors = append(floors, f)
 			}
-			res.setFloor(Floor{Workload: w.Name, N: n, Seconds: median(floors)})
+			res.setFloor(medianBySeconds(floors, func(f Floor) float64 { return f.Seconds }))
 			for _, ctl := range ctls {
 				var all []Throughput
 				for i := range runs {
@@ -194,7 +203,7 @@ func main() {
 					if err != nil {
 						log.Fatal(err)
 					}
-					log.Printf("  %.1fs, %.2f writes, %.2f GETs per instance", t.Seconds, t.PerInstance.Writes, t.PerInstance.Gets)
+					log.Printf("  %.1fs, %.2f writes, %.2f GETs per instance; CPU %.1fs, the cluster's %.1fs (API server %.1fs)", t.Seconds, t.PerInstance.Writes, t.PerInstance.Gets, t.CPUSeconds, sumCPU(t.ClusterCPU), t.ClusterCPU[apiServer])
 					all = append(all, t)
 				}
 				res.setThroughput(medianRun(all))
@@ -235,25 +244,17 @@ func main() {
 // medianRun keeps the run with the median time, and the quiet and drift
 // figures of the run that measured them.
 func medianRun(runs []Throughput) Throughput {
-	sorted := slices.Clone(runs)
-	slices.SortFunc(sorted, func(a, b Throughput) int {
-		switch {
-		case a.Seconds < b.Seconds:
-			return -1
-		case a.Seconds > b.Seconds:
-			return 1
-		}
-		return 0
-	})
-	m := sorted[len(sorted)/2]
+	m := medianBySeconds(runs, func(t Throughput) float64 { return t.Seconds })
 	m.QuietWrites, m.QuietSeconds, m.DriftP50ms, m.DriftP99ms, m.RestRSSMB = runs[0].QuietWrites, runs[0].QuietSeconds, runs[0].DriftP50ms, runs[0].DriftP99ms, runs[0].RestRSSMB
 	return m
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
+// medianBySeconds is the run with the median time, whose other figures
+// come with it.
+func medianBySeconds[T any](runs []T, seconds func(T) float64) T {
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b T) int { return cmp.Compare(seconds(a), seconds(b)) })
+	return sorted[len(sorted)/2]
 }
 
 // resultsToRefine is the results file this run's figures go into,

@@ -72,3 +72,15 @@ func TestAPartialRunRefinesAResultsFile(t *testing.T) {
 		t.Errorf("a second run of the same day: dates %q", again.Dates)
 	}
 }
+
+func TestTheMedianRunKeepsItsOwnFigures(t *testing.T) {
+	floors := []Floor{
+		{Seconds: 70, ClusterCPU: map[string]float64{apiServer: 70}},
+		{Seconds: 60, ClusterCPU: map[string]float64{apiServer: 60}},
+		{Seconds: 65, ClusterCPU: map[string]float64{apiServer: 65}},
+	}
+	m := medianBySeconds(floors, func(f Floor) float64 { return f.Seconds })
+	if m.Seconds != 65 || m.ClusterCPU[apiServer] != 65 {
+		t.Errorf("median of 60, 65, 70 s: got %v s with the API server's %v s", m.Seconds, m.ClusterCPU[apiServer])
+	}
+}

@@ -191,6 +191,25 @@ func tables(res *Results, plotPath string) string {
 		}
 	}
 
+	if slices.ContainsFunc(res.Floors, func(f Floor) bool { return f.ClusterCPU != nil }) {
+		fmt.Fprint(&w, "\n### CPU on the way to ACTIVE\n\n")
+		fmt.Fprint(&w, "CPU seconds from the first create to the last instance ACTIVE: the cluster's own processes (API server, etcd, controller manager, scheduler, kwok), of them the API server, plus the controller's; in parentheses the multiple of what the cluster used for the floor. The cluster and the controller share the machine's cores, so where they keep them busy, time follows this total.\n\n")
+		header("workload, N (floor: cluster, API server)")
+		for _, f := range res.Floors {
+			if f.ClusterCPU == nil {
+				continue
+			}
+			floor := sumCPU(f.ClusterCPU)
+			row(fmt.Sprintf("%s, %d (%.0f s, %.0f s)", f.Workload, f.N, floor, f.ClusterCPU[apiServer]), f.Workload, f.N, func(t Throughput) (float64, string) {
+				if t.ClusterCPU == nil {
+					return -1, "–"
+				}
+				all := sumCPU(t.ClusterCPU) + t.CPUSeconds
+				return all, fmt.Sprintf("%.0f (API server %.0f) + %.1f s (%.1f× floor)", sumCPU(t.ClusterCPU), t.ClusterCPU[apiServer], t.CPUSeconds, all/floor)
+			})
+		}
+	}
+
 	fmt.Fprint(&w, "\n### Latency\n\nMilliseconds, p50 / p99; the ratios compare the p50s.\n\n")
 	header("what")
 	for _, l := range latencyRows(res) {

@@ -10,10 +10,12 @@ import (
 func sample() *Results {
 	return &Results{
 		Date: "2026-11-21", Machine: "test", Kubernetes: "v1.36.3", Kro: "v0.9.4", Workers: 16, Repeat: 3,
-		Floors: []Floor{{Workload: "agent-bound", N: 100, Seconds: 0.5}},
+		Floors: []Floor{{Workload: "agent-bound", N: 100, Seconds: 0.5, ClusterCPU: map[string]float64{"kube-apiserver": 6, "etcd": 4}}},
 		Throughput: []Throughput{
-			{Workload: "agent-bound", N: 100, Controller: "kro-agent", Seconds: 1, PerInstance: Requests{Writes: 4}, PeakRSSMB: 50, RestRSSMB: 45, QuietWrites: 0, QuietSeconds: 120, DriftP50ms: 10, DriftP99ms: 20},
-			{Workload: "agent-bound", N: 100, Controller: "kro", Seconds: 9, PerInstance: Requests{Writes: 14, Gets: 3}, PeakRSSMB: 60, RestRSSMB: 54, QuietWrites: 30, QuietSeconds: 120, DriftP50ms: -1},
+			{Workload: "agent-bound", N: 100, Controller: "kro-agent", Seconds: 1, PerInstance: Requests{Writes: 4}, PeakRSSMB: 50, RestRSSMB: 45, QuietWrites: 0, QuietSeconds: 120, DriftP50ms: 10, DriftP99ms: 20,
+				CPUSeconds: 1, ClusterCPU: map[string]float64{"kube-apiserver": 9, "etcd": 5}},
+			{Workload: "agent-bound", N: 100, Controller: "kro", Seconds: 9, PerInstance: Requests{Writes: 14, Gets: 3}, PeakRSSMB: 60, RestRSSMB: 54, QuietWrites: 30, QuietSeconds: 120, DriftP50ms: -1,
+				CPUSeconds: 10, ClusterCPU: map[string]float64{"kube-apiserver": 40, "etcd": 10}},
 		},
 		Idle: []Idle{{Controller: "kro-agent", RSSMB: 40}, {Controller: "kro", RSSMB: 60}},
 		Latency: []Latency{
@@ -35,6 +37,8 @@ func TestTablesShowEveryFigureWithItsRatio(t *testing.T) {
 		"| drift repair (a deleted ConfigMap back), agent-bound N=100 | 10.0 / 20.0 ms | not repaired within 2 minutes | ∞ (not repaired) |",
 		"| admission | 10.0 / 12.5 ms | 30.0 / 250 ms | 3.0× |",
 		"| tree | 70.0 / 90.0 ms | – | n/a |",
+		"| workload, N (floor: cluster, API server) | kro-agent | kro | kro / kro-agent |",
+		"| agent-bound, 100 (10 s, 6 s) | 14 (API server 9) + 1.0 s (1.5× floor) | 50 (API server 40) + 10.0 s (6.0× floor) | 4.0× |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the tables lack %q:\n%s", want, out)

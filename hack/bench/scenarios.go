@@ -36,14 +36,15 @@ func nodesFor(w workload, n int) int {
 
 // floor creates the workload's objects directly and times it: until every
 // create returned, and for pods-bound until every Deployment is available.
-func (b *bench) floor(ctx context.Context, w workload, n int) (float64, error) {
+func (b *bench) floor(ctx context.Context, w workload, n int) (Floor, error) {
+	out := Floor{Workload: w.Name, N: n}
 	c, err := freshCluster(ctx, b.root, b.clusterName, nodesFor(w, n))
 	if err != nil {
-		return 0, err
+		return out, err
 	}
 	defer c.delete(ctx, b.root)
 	if err := c.namespaces(ctx, benchNamespaces()...); err != nil {
-		return 0, err
+		return out, err
 	}
 	var objs []map[string]any
 	for i := range n {
@@ -55,16 +56,26 @@ func (b *bench) floor(ctx context.Context, w workload, n int) (float64, error) {
 		avail = c.count(gvrOf("apps/v1", "Deployment"), deploymentAvailable)
 		defer avail.close()
 	}
+	before, err := c.cpu()
+	if err != nil {
+		return out, err
+	}
 	start := time.Now()
 	if err := c.createAll(ctx, objs, parallelClients); err != nil {
-		return 0, err
+		return out, err
 	}
 	if avail != nil {
 		if err := avail.waitFor(ctx, n, 30*time.Minute); err != nil {
-			return 0, err
+			return out, err
 		}
 	}
-	return time.Since(start).Seconds(), nil
+	out.Seconds = time.Since(start).Seconds()
+	after, err := c.cpu()
+	if err != nil {
+		return out, err
+	}
+	out.ClusterCPU = cpuSince(before, after)
+	return out, nil
 }
 
 // throughput creates n instances at once and measures the controller on
@@ -100,6 +111,10 @@ func (b *bench) throughput(ctx context.Context, ctl *controller, w workload, n i
 		return out, err
 	}
 	before, _ := p.usage()
+	clusterBefore, err := c.cpu()
+	if err != nil {
+		return out, err
+	}
 	start := time.Now()
 	if err := c.createAll(ctx, objs, parallelClients); err != nil {
 		return out, err
@@ -115,6 +130,11 @@ func (b *bench) throughput(ctx context.Context, ctl *controller, w workload, n i
 		return out, err
 	}
 	out.PeakRSSMB, out.CPUSeconds = after.PeakRSSMB, after.CPUSeconds-before.CPUSeconds
+	clusterAfter, err := c.cpu()
+	if err != nil {
+		return out, err
+	}
+	out.ClusterCPU = cpuSince(clusterBefore, clusterAfter)
 	time.Sleep(2 * time.Second) // the audit log is written as requests complete
 	reqs, err := c.countRequests(ctl.UserAgent, start, end)
 	if err != nil {
