@@ -38,12 +38,13 @@ func cpuSeconds(pid int) (float64, error) {
 // On two cores everything shares, it is what the API server and the
 // cluster's controllers spent on a workload beside the controller measured.
 func (c *benchCluster) cpu() (map[string]float64, error) {
-	files, err := filepath.Glob(filepath.Join(filepath.Dir(c.kubeconfig), "pids", "*.pid"))
+	dir := filepath.Join(filepath.Dir(c.kubeconfig), "pids")
+	files, err := filepath.Glob(filepath.Join(dir, "*.pid"))
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no pid files of the cluster's processes in %s", filepath.Join(filepath.Dir(c.kubeconfig), "pids"))
+		return nil, fmt.Errorf("no pid files of the cluster's processes in %s", dir)
 	}
 	out := map[string]float64{}
 	for _, f := range files {

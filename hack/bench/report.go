@@ -204,8 +204,9 @@ func tables(res *Results, plotPath string) string {
 				if t.ClusterCPU == nil {
 					return -1, "–"
 				}
-				all := sumCPU(t.ClusterCPU) + t.CPUSeconds
-				return all, fmt.Sprintf("%.0f (API server %.0f) + %.1f s (%.1f× floor)", sumCPU(t.ClusterCPU), t.ClusterCPU[apiServer], t.CPUSeconds, all/floor)
+				cluster := sumCPU(t.ClusterCPU)
+				all := cluster + t.CPUSeconds
+				return all, fmt.Sprintf("%.0f (API server %.0f) + %.1f s (%.1f× floor)", cluster, t.ClusterCPU[apiServer], t.CPUSeconds, all/floor)
 			})
 		}
 	}
