@@ -17,9 +17,10 @@ import (
 
 // heldObject is how the agent's informers (of instances and of managed
 // objects) hold an object: its JSON as the API server sent it, less
-// managedFields, and beside it only what the informer's store and the
-// event routing need: name, namespace, uid, resourceVersion and, for a
-// managed object, the labels that name its instance.
+// managedFields, and beside it only what the informer's store, the event
+// routing and the prune read on every pass: name, namespace, uid,
+// resourceVersion, deletionTimestamp and, for a managed object, the labels
+// that name its instance and its node.
 //
 // An object decoded into maps takes several times the memory of its JSON,
 // and the agent holds every instance and every object they manage while
@@ -30,13 +31,15 @@ type heldObject struct {
 	raw  []byte
 }
 
-// routingLabels are the labels kept decoded: the instance index and the
-// routing of events to the owning instance read them on every event.
-var routingLabels = []string{
+// heldLabels are the labels kept decoded: the instance index and the
+// routing of events to the owning instance read them on every event, and
+// the prune after every apply reads which node an object stands for.
+var heldLabels = []string{
 	v1alpha1.LabelInstanceID,
 	v1alpha1.LabelInstanceName,
 	v1alpha1.LabelInstanceNamespace,
 	v1alpha1.LabelRGDName,
+	v1alpha1.LabelNodeID,
 }
 
 // holdJSON makes a held object of one object's JSON as the API server
@@ -77,8 +80,10 @@ func holdMembers(data []byte, top []jsonscan.Member) (*heldObject, error) {
 			err = decodeString(v, (*string)(&h.meta.UID))
 		case "resourceVersion":
 			err = decodeString(v, &h.meta.ResourceVersion)
+		case "deletionTimestamp":
+			h.meta.DeletionTimestamp, err = decodeTime(v)
 		case "labels":
-			err = keepOnly(v, routingLabels, &h.meta.Labels)
+			err = keepOnly(v, heldLabels, &h.meta.Labels)
 		case "annotations":
 			// The informer reads one annotation: the bookmark that ends a
 			// watch's initial events carries it.
@@ -116,6 +121,18 @@ func decodeString(v []byte, into *string) error {
 	s, err := jsonscan.String(v)
 	*into = s
 	return err
+}
+
+// decodeTime decodes a timestamp of the API server's metadata; null is nil.
+func decodeTime(v []byte) (*metav1.Time, error) {
+	if string(v) == "null" {
+		return nil, nil
+	}
+	var t metav1.Time
+	if err := t.UnmarshalJSON(v); err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // keepOnly decodes the given members of a JSON object of strings into

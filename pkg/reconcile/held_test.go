@@ -2,9 +2,13 @@ package reconcile
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -79,11 +83,78 @@ func TestHeldObjectKeepsWhatTheInformerAndRoutingRead(t *testing.T) {
 	wantLabels := map[string]string{
 		v1alpha1.LabelInstanceID: "inst-1", v1alpha1.LabelInstanceName: "store",
 		v1alpha1.LabelInstanceNamespace: "shop", v1alpha1.LabelRGDName: "webapp",
+		v1alpha1.LabelNodeID: "deployment",
 	}
 	if !reflect.DeepEqual(m.Labels, wantLabels) {
-		t.Errorf("routing labels = %v, want %v", m.Labels, wantLabels)
+		t.Errorf("kept labels = %v, want %v", m.Labels, wantLabels)
 	}
 	if held.meta.UID != "u-1" || held.meta.ResourceVersion != "42" {
 		t.Errorf("uid, resourceVersion = %q, %q; want u-1, 42", held.meta.UID, held.meta.ResourceVersion)
+	}
+	if held.meta.DeletionTimestamp != nil {
+		t.Errorf("deletionTimestamp = %v on an object that is not being deleted", held.meta.DeletionTimestamp)
+	}
+}
+
+func TestHeldObjectKeepsItsDeletionTimestamp(t *testing.T) {
+	u := managedDeployment()
+	u.Object["metadata"].(map[string]any)["deletionTimestamp"] = "2026-11-22T06:00:00Z"
+	data, err := u.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := holdJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
+	if ts := held.meta.DeletionTimestamp; ts == nil || !ts.Time.Equal(want) {
+		t.Errorf("deletionTimestamp = %v, want %v", ts, want)
+	}
+
+	u.Object["metadata"].(map[string]any)["deletionTimestamp"] = "yesterday"
+	data, _ = u.MarshalJSON()
+	if _, err := holdJSON(data); err == nil || !strings.Contains(err.Error(), "metadata.deletionTimestamp") {
+		t.Errorf("a malformed deletionTimestamp gave %v, want an error naming the field", err)
+	}
+}
+
+func TestMembersAreReadFromTheCacheByNode(t *testing.T) {
+	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &heldObject{}, 0, cache.Indexers{indexInstance: byInstanceID})
+	w := &managedInformers{byGVR: map[schema.GroupVersionResource]*watched{deployments: {informer: inf}}}
+
+	web := heldDeployment(t)
+	u := managedDeployment()
+	u.SetName("old")
+	u.SetUID("u-2")
+	u.Object["metadata"].(map[string]any)["deletionTimestamp"] = "2026-11-22T06:00:00Z"
+	data, _ := u.MarshalJSON()
+	old, err := holdJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := managedDeployment()
+	other.SetName("other")
+	other.SetLabels(map[string]string{v1alpha1.LabelInstanceID: "inst-2", v1alpha1.LabelNodeID: "deployment"})
+	data, _ = other.MarshalJSON()
+	another, err := holdJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []*heldObject{web, old, another} {
+		if err := inf.GetIndexer().Add(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	got := w.members("inst-1")
+	slices.SortFunc(got["deployment"], func(a, b member) int { return strings.Compare(a.name, b.name) })
+	want := map[string][]member{"deployment": {
+		{gvr: deployments, namespace: "shop", name: "old", uid: "u-2", terminating: true},
+		{gvr: deployments, namespace: "shop", name: "web", uid: "u-1"},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("members = %+v, want %+v", got, want)
 	}
 }

@@ -101,7 +101,7 @@ func TestHeldCodecDecodesAWatchStream(t *testing.T) {
 	if err != nil || typ != watch.Added {
 		t.Fatalf("first event: %v, %v; want ADDED", typ, err)
 	}
-	if h := obj.(*heldObject); h.meta.Name != "web" || h.meta.Labels[routingLabels[0]] != "inst-1" {
+	if h := obj.(*heldObject); h.meta.Name != "web" || h.meta.Labels[heldLabels[0]] != "inst-1" {
 		t.Errorf("added object = %+v", h.meta)
 	}
 

@@ -20,24 +20,16 @@ import (
 // this instance's that the graph no longer produces: an includeWhen turned
 // false, a collection that shrank, a resource removed from the RGD.
 func (r *run) prune(ctx context.Context) error {
-	members, err := r.t.managed.members(r.inst.GetUID())
-	if err != nil {
-		return err
-	}
-	for _, objs := range members {
-		for _, u := range objs {
-			gvr, ok := r.t.gvrOf(u)
-			if !ok {
+	for _, objs := range r.t.managed.members(r.inst.GetUID()) {
+		for _, m := range objs {
+			ref := r.t.ref(m)
+			if r.desired[ref] || m.terminating {
 				continue
 			}
-			ref := objectRef{Cluster: r.t.cluster, GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}
-			if r.desired[ref] || u.GetDeletionTimestamp() != nil {
-				continue
+			if err := r.t.deleteObject(ctx, ref, m.uid); err != nil {
+				return fmt.Errorf("pruning %s %s: %w", r.t.kindOf(m.gvr), m.name, err)
 			}
-			if err := r.t.deleteObject(ctx, ref, u.GetUID()); err != nil {
-				return fmt.Errorf("pruning %s %s: %w", u.GetKind(), u.GetName(), err)
-			}
-			r.e.event(r.inst, "Normal", "Pruned", fmt.Sprintf("deleted %s %s, which the graph no longer produces", u.GetKind(), u.GetName()))
+			r.e.event(r.inst, "Normal", "Pruned", fmt.Sprintf("deleted %s %s, which the graph no longer produces", r.t.kindOf(m.gvr), m.name))
 		}
 	}
 	return nil
@@ -74,10 +66,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	if err := r.waitForManagedInformers(ctx); err != nil {
 		return result{}, err
 	}
-	members, err := r.t.managed.members(r.inst.GetUID())
-	if err != nil {
-		return result{}, err
-	}
+	members := r.t.managed.members(r.inst.GetUID())
 	g := r.s.graph
 	remaining := map[string]bool{}
 	for node, objs := range members {
@@ -98,19 +87,16 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 			waiting = append(waiting, fmt.Sprintf("%s waits for %s", node, blockedBy))
 			continue
 		}
-		for _, u := range objs {
-			if u.GetDeletionTimestamp() != nil {
-				waiting = append(waiting, fmt.Sprintf("%s %s is terminating", u.GetKind(), u.GetName()))
+		for _, m := range objs {
+			kind := r.t.kindOf(m.gvr)
+			if m.terminating {
+				waiting = append(waiting, fmt.Sprintf("%s %s is terminating", kind, m.name))
 				continue
 			}
-			gvr, ok := r.t.gvrOf(u)
-			if !ok {
-				continue
+			if err := r.t.deleteObject(ctx, r.t.ref(m), m.uid); err != nil {
+				return result{}, fmt.Errorf("deleting %s %s: %w", kind, m.name, err)
 			}
-			if err := r.t.deleteObject(ctx, objectRef{Cluster: r.t.cluster, GVR: gvr, Namespace: u.GetNamespace(), Name: u.GetName()}, u.GetUID()); err != nil {
-				return result{}, fmt.Errorf("deleting %s %s: %w", u.GetKind(), u.GetName(), err)
-			}
-			waiting = append(waiting, fmt.Sprintf("deleting %s %s", u.GetKind(), u.GetName()))
+			waiting = append(waiting, fmt.Sprintf("deleting %s %s", kind, m.name))
 		}
 	}
 	if len(members) > 0 {

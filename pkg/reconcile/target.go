@@ -97,14 +97,19 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 	return t, nil
 }
 
-// gvrOf maps a live object's kind to its resource in this cluster.
-func (t *target) gvrOf(u *unstructured.Unstructured) (schema.GroupVersionResource, bool) {
-	gvk := u.GroupVersionKind()
-	m, err := t.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+// ref names a member of an instance in this cluster.
+func (t *target) ref(m member) objectRef {
+	return objectRef{Cluster: t.cluster, GVR: m.gvr, Namespace: m.namespace, Name: m.name}
+}
+
+// kindOf names a resource's kind for messages, or the resource itself
+// when the cluster no longer serves it.
+func (t *target) kindOf(gvr schema.GroupVersionResource) string {
+	gvk, err := t.mapper.KindFor(gvr)
 	if err != nil {
-		return schema.GroupVersionResource{}, false
+		return gvr.Resource
 	}
-	return m.Resource, true
+	return gvk.Kind
 }
 
 // cached returns a copy of the informer's object, or nil if it has none.

@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -80,31 +79,38 @@ func (w *managedInformers) held(gvr schema.GroupVersionResource, key string) (*h
 	return h, err == nil && h != nil
 }
 
-// members lists the cached objects labelled as part of an instance, in
-// every kind watched, grouped by node id.
-func (w *managedInformers) members(instUID types.UID) (map[string][]*unstructured.Unstructured, error) {
+// member is one object of an instance, as its informer holds it.
+type member struct {
+	gvr             schema.GroupVersionResource
+	namespace, name string
+	uid             types.UID
+	terminating     bool
+}
+
+// members returns the objects labelled as the instance's, by node id,
+// from the informers' caches. Nothing is decoded: the prune after every
+// apply reads them all and deletes, at most, a few.
+func (w *managedInformers) members(instUID types.UID) map[string][]member {
 	w.mu.Lock()
-	informers := make([]cache.SharedIndexInformer, 0, len(w.byGVR))
-	for _, x := range w.byGVR {
-		informers = append(informers, x.informer)
+	informers := make(map[schema.GroupVersionResource]cache.SharedIndexInformer, len(w.byGVR))
+	for gvr, x := range w.byGVR {
+		informers[gvr] = x.informer
 	}
 	w.mu.Unlock()
-	out := map[string][]*unstructured.Unstructured{}
-	for _, inf := range informers {
+	out := map[string][]member{}
+	for gvr, inf := range informers {
 		objs, err := inf.GetIndexer().ByIndex(indexInstance, string(instUID))
 		if err != nil {
 			continue
 		}
 		for _, o := range objs {
-			u, err := o.(*heldObject).object()
-			if err != nil {
-				return nil, err
-			}
-			node := u.GetLabels()[v1alpha1.LabelNodeID]
-			out[node] = append(out[node], u)
+			m := &o.(*heldObject).meta
+			node := m.Labels[v1alpha1.LabelNodeID]
+			out[node] = append(out[node], member{gvr: gvr, namespace: m.Namespace, name: m.Name, uid: m.UID,
+				terminating: m.DeletionTimestamp != nil})
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (w *managedInformers) stopAll() {
