@@ -112,7 +112,7 @@ func main() {
 	quiet := flag.Duration("quiet", 5*time.Minute, "how long to count writes after everything is ACTIVE (at the smallest N); 0 skips it")
 	drift := flag.Int("drift", 100, "drift repairs timed (agent-bound, smallest N)")
 	kroVersion := flag.String("kro-version", "latest", "upstream kro release to compare with")
-	workers := flag.Int("workers", 16, "kro-agent's workers (and kro's in the equal-workers run)")
+	workers := flag.Int("workers", 64, "kro-agent's workers (and kro's in the equal-workers run)")
 	rest := flag.Bool("rest", true, "measure RSS at rest with 200 large CRDs, and admission and tree latency")
 	agentArgs := flag.String("agent-args", "", "more kro-agent flags, such as --pprof-bind-address=127.0.0.1:6060 to profile it")
 	outDir := flag.String("out", "bench/results", "directory for the results")
