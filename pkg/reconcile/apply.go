@@ -28,6 +28,14 @@ type objectRef struct {
 // key is the object's key in its informer's store.
 func (r objectRef) key() string { return cache.NewObjectName(r.Namespace, r.Name).String() }
 
+// anyVersion names the object whichever version of its kind it is seen
+// through: an RGD that moves a resource to another version still names
+// the same object, which the informer of the old version holds too.
+func (r objectRef) anyVersion() objectRef {
+	r.GVR.Version = ""
+	return r
+}
+
 // appliedCache remembers, per object, the digest of the last successful
 // apply, and the object the API server returned until the informer has
 // seen it: right after a create, the next reconcile must not mistake an

@@ -35,7 +35,8 @@ type run struct {
 	placement *agentv1.Placement
 
 	scope *resolve.Scope
-	// desired are the objects the graph produces now, for pruning.
+	// desired are the objects the graph produces now, for pruning, by
+	// their objectRef.anyVersion.
 	desired map[objectRef]bool
 	// ready and excluded record each node's verdict, for its dependents.
 	ready    map[string]bool
@@ -268,7 +269,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		return nil, false
 	}
 	ref := objectRef{Cluster: r.t.cluster, GVR: n.Kind.GVR(), Namespace: u.GetNamespace(), Name: u.GetName()}
-	r.desired[ref] = true
+	r.desired[ref.anyVersion()] = true
 	live, err := r.t.cached(ref)
 	if err != nil {
 		r.fail(err)

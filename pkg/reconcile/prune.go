@@ -23,13 +23,14 @@ func (r *run) prune(ctx context.Context) error {
 	for _, objs := range r.t.managed.members(r.inst.GetUID()) {
 		for _, m := range objs {
 			ref := r.t.ref(m)
-			if r.desired[ref] || m.terminating {
+			if r.desired[ref.anyVersion()] || m.terminating {
 				continue
 			}
+			kind := r.t.kindOf(m.gvr)
 			if err := r.t.deleteObject(ctx, ref, m.uid); err != nil {
-				return fmt.Errorf("pruning %s %s: %w", r.t.kindOf(m.gvr), m.name, err)
+				return fmt.Errorf("pruning %s %s: %w", kind, m.name, err)
 			}
-			r.e.event(r.inst, "Normal", "Pruned", fmt.Sprintf("deleted %s %s, which the graph no longer produces", r.t.kindOf(m.gvr), m.name))
+			r.e.event(r.inst, "Normal", "Pruned", fmt.Sprintf("deleted %s %s, which the graph no longer produces", kind, m.name))
 		}
 	}
 	return nil

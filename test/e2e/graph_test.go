@@ -217,3 +217,68 @@ func TestExternalRef(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+// An RGD that moves a resource to another served version of its kind
+// (autoscaling/v1 to v2 here) names the same object: the agent applies it
+// through the new version and must not prune it as seen through the old.
+func TestAResourceMovedToAnotherVersionIsKept(t *testing.T) {
+	const ns = "versions"
+	rgd := func(apiVersion, maxReplicas string) string {
+		return fmt.Sprintf(`apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: scaledapp}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ScaledApp
+    spec:
+      max: integer | default=3
+  resources:
+    - id: hpa
+      template:
+        apiVersion: %s
+        kind: HorizontalPodAutoscaler
+        metadata: {name: "${schema.metadata.name}"}
+        spec:
+          scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: "${schema.metadata.name}"}
+          maxReplicas: %s
+`, apiVersion, maxReplicas)
+	}
+	maxReplicas := func(c *clients, t *testing.T) (int64, *unstructured.Unstructured) {
+		hpa, err := c.get(t, "autoscaling/v2", "HorizontalPodAutoscaler", ns, "web")
+		if err != nil {
+			return -1, nil
+		}
+		n, _, _ := unstructured.NestedInt64(hpa.Object, "spec", "maxReplicas")
+		return n, hpa
+	}
+	f := features.New("a resource moved to another version of its kind").
+		Assess("is applied through the new version and keeps its identity", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, rgd("autoscaling/v1", "${schema.spec.max}"))
+			c.waitRGDActive(t, "scaledapp")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ScaledApp, metadata: {name: web, namespace: %s}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "ScaledApp", ns, "web", v1alpha1.InstanceActive)
+			_, before := maxReplicas(c, t)
+			if before == nil {
+				t.Fatal("the HorizontalPodAutoscaler was not created")
+			}
+
+			// The new version comes with a change, so that it is applied.
+			c.apply(t, rgd("autoscaling/v2", "${schema.spec.max + 1}"))
+			eventually(t, 20*time.Second, "maxReplicas 4, applied through autoscaling/v2", func() (bool, string) {
+				n, _ := maxReplicas(c, t)
+				return n == 4, fmt.Sprintf("maxReplicas %d", n)
+			})
+			never(t, 3*time.Second, "the HorizontalPodAutoscaler was deleted or replaced", func() bool {
+				_, hpa := maxReplicas(c, t)
+				return hpa == nil || hpa.GetUID() != before.GetUID()
+			})
+			c.waitState(t, "kro.run/v1alpha1", "ScaledApp", ns, "web", v1alpha1.InstanceActive)
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
