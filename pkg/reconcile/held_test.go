@@ -122,7 +122,10 @@ func TestHeldObjectKeepsItsDeletionTimestamp(t *testing.T) {
 func TestMembersAreReadFromTheCacheByNode(t *testing.T) {
 	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &heldObject{}, 0, cache.Indexers{indexInstance: byInstanceID})
-	w := &managedInformers{byGVR: map[schema.GroupVersionResource]*watched{deployments: {informer: inf}}}
+	// The informer of another version holds the same objects.
+	oldDeployments := schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "deployments"}
+	oldInf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &heldObject{}, 0, cache.Indexers{indexInstance: byInstanceID})
+	w := &managedInformers{byGVR: map[schema.GroupVersionResource]*watched{deployments: {informer: inf}, oldDeployments: {informer: oldInf}}}
 
 	web := heldDeployment(t)
 	u := managedDeployment()
@@ -143,13 +146,21 @@ func TestMembersAreReadFromTheCacheByNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, h := range []*heldObject{web, old, another} {
-		if err := inf.GetIndexer().Add(h); err != nil {
-			t.Fatal(err)
+		for _, i := range []cache.SharedIndexInformer{inf, oldInf} {
+			if err := i.GetIndexer().Add(h); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 
 	got := w.members("inst-1")
 	slices.SortFunc(got["deployment"], func(a, b member) int { return strings.Compare(a.name, b.name) })
+	for i := range got["deployment"] {
+		// Either informer's version names the object.
+		if m := &got["deployment"][i]; m.gvr == oldDeployments {
+			m.gvr = deployments
+		}
+	}
 	want := map[string][]member{"deployment": {
 		{gvr: deployments, namespace: "shop", name: "old", uid: "u-2", terminating: true},
 		{gvr: deployments, namespace: "shop", name: "web", uid: "u-1"},

@@ -89,7 +89,8 @@ type member struct {
 
 // members returns the objects labelled as the instance's, by node id,
 // from the informers' caches. Nothing is decoded: the prune after every
-// apply reads them all and deletes, at most, a few.
+// apply reads them all and deletes, at most, a few. An object the
+// informers of two versions of its kind both hold is listed once.
 func (w *managedInformers) members(instUID types.UID) map[string][]member {
 	w.mu.Lock()
 	informers := make(map[schema.GroupVersionResource]cache.SharedIndexInformer, len(w.byGVR))
@@ -98,6 +99,7 @@ func (w *managedInformers) members(instUID types.UID) map[string][]member {
 	}
 	w.mu.Unlock()
 	out := map[string][]member{}
+	seen := map[types.UID]bool{}
 	for gvr, inf := range informers {
 		objs, err := inf.GetIndexer().ByIndex(indexInstance, string(instUID))
 		if err != nil {
@@ -105,6 +107,10 @@ func (w *managedInformers) members(instUID types.UID) map[string][]member {
 		}
 		for _, o := range objs {
 			m := &o.(*heldObject).meta
+			if seen[m.UID] {
+				continue
+			}
+			seen[m.UID] = true
 			node := m.Labels[v1alpha1.LabelNodeID]
 			out[node] = append(out[node], member{gvr: gvr, namespace: m.Namespace, name: m.Name, uid: m.UID,
 				terminating: m.DeletionTimestamp != nil})
