@@ -3,10 +3,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -54,6 +56,12 @@ func main() {
 		fmt.Println("kro-agent", version.Version)
 		return
 	}
+	if err := checkFlags(o); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintln(os.Stderr, "kro-agent:", line)
+		}
+		os.Exit(2)
+	}
 	o.QPS = float32(qps)
 	log := zap.New(zap.UseFlagOptions(&zapOpts))
 	ctrl.SetLogger(log)
@@ -69,4 +77,30 @@ func main() {
 		log.Error(err, "kro-agent stopped")
 		os.Exit(1)
 	}
+}
+
+// checkFlags rejects values the agent would otherwise quietly replace by
+// a default (the Options treat zero as "the default") or could not run
+// with at all (a ticker of a non-positive interval panics).
+func checkFlags(o agent.Options) error {
+	var errs []error
+	atLeastOne := func(flag string, v int) {
+		if v < 1 {
+			errs = append(errs, fmt.Errorf("--%s must be at least 1, got %d", flag, v))
+		}
+	}
+	positive := func(flag string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("--%s must be a positive duration, got %s", flag, d))
+		}
+	}
+	atLeastOne("workers", o.Workers)
+	atLeastOne("max-collection-size", o.MaxCollectionSize)
+	positive("cluster-check-interval", o.ClusterCheckInterval)
+	positive("webhook-cert-validity", o.Webhooks.CertValidity)
+	positive("webhook-cert-check-interval", o.Webhooks.CertCheck)
+	if o.GracefulShutdown < 0 {
+		errs = append(errs, fmt.Errorf("--graceful-shutdown-timeout must not be negative, got %s", o.GracefulShutdown))
+	}
+	return errors.Join(errs...)
 }
