@@ -38,15 +38,21 @@ func managedDeployment() *unstructured.Unstructured {
 // heldDeployment is managedDeployment as an informer holds it.
 func heldDeployment(t testing.TB) *heldObject {
 	t.Helper()
-	data, err := managedDeployment().MarshalJSON()
+	return held(t, managedDeployment())
+}
+
+// held is u as an informer holds it.
+func held(t testing.TB, u *unstructured.Unstructured) *heldObject {
+	t.Helper()
+	data, err := u.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	held, err := holdJSON(data)
+	h, err := holdJSON(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return held
+	return h
 }
 
 func TestHeldObjectDecodesToTheObjectWithoutManagedFields(t *testing.T) {
@@ -99,21 +105,13 @@ func TestHeldObjectKeepsWhatTheInformerAndRoutingRead(t *testing.T) {
 func TestHeldObjectKeepsItsDeletionTimestamp(t *testing.T) {
 	u := managedDeployment()
 	u.Object["metadata"].(map[string]any)["deletionTimestamp"] = "2026-11-22T06:00:00Z"
-	data, err := u.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, err := holdJSON(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	if ts := held.meta.DeletionTimestamp; ts == nil || !ts.Time.Equal(want) {
+	if ts := held(t, u).meta.DeletionTimestamp; ts == nil || !ts.Time.Equal(want) {
 		t.Errorf("deletionTimestamp = %v, want %v", ts, want)
 	}
 
 	u.Object["metadata"].(map[string]any)["deletionTimestamp"] = "yesterday"
-	data, _ = u.MarshalJSON()
+	data, _ := u.MarshalJSON()
 	if _, err := holdJSON(data); err == nil || !strings.Contains(err.Error(), "metadata.deletionTimestamp") {
 		t.Errorf("a malformed deletionTimestamp gave %v, want an error naming the field", err)
 	}
@@ -132,20 +130,10 @@ func TestMembersAreReadFromTheCacheByNode(t *testing.T) {
 	u.SetName("old")
 	u.SetUID("u-2")
 	u.Object["metadata"].(map[string]any)["deletionTimestamp"] = "2026-11-22T06:00:00Z"
-	data, _ := u.MarshalJSON()
-	old, err := holdJSON(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	other := managedDeployment()
 	other.SetName("other")
 	other.SetLabels(map[string]string{v1alpha1.LabelInstanceID: "inst-2", v1alpha1.LabelNodeID: "deployment"})
-	data, _ = other.MarshalJSON()
-	another, err := holdJSON(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range []*heldObject{web, old, another} {
+	for _, h := range []*heldObject{web, held(t, u), held(t, other)} {
 		for _, i := range []cache.SharedIndexInformer{inf, oldInf} {
 			if err := i.GetIndexer().Add(h); err != nil {
 				t.Fatal(err)
