@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -81,6 +82,7 @@ func (r *Results) measuredOn() string {
 }
 
 func tables(res *Results, plotPath string) string {
+	res = inOrder(res)
 	var w strings.Builder
 	ctls := controllerNames(res)
 	others := slices.DeleteFunc(slices.Clone(ctls), func(c string) bool { return c == "kro-agent" })
@@ -129,7 +131,7 @@ func tables(res *Results, plotPath string) string {
 	header("workload, N (floor)")
 	for _, f := range res.Floors {
 		floor := f.Seconds
-		row(fmt.Sprintf("%s, %d (%.1f s)", f.Workload, f.N, floor), f.Workload, f.N, func(t Throughput) (float64, string) {
+		row(fmt.Sprintf("%s, %d (%s s)", f.Workload, f.N, fine(floor)), f.Workload, f.N, func(t Throughput) (float64, string) {
 			return t.Seconds, fmt.Sprintf("%.1f s (%.1f× floor)", t.Seconds, t.Seconds/floor)
 		})
 	}
@@ -200,13 +202,13 @@ func tables(res *Results, plotPath string) string {
 				continue
 			}
 			floor := sumCPU(f.ClusterCPU)
-			row(fmt.Sprintf("%s, %d (%.0f s, %.0f s)", f.Workload, f.N, floor, f.ClusterCPU[apiServer]), f.Workload, f.N, func(t Throughput) (float64, string) {
+			row(fmt.Sprintf("%s, %d (%s s, %s s)", f.Workload, f.N, coarse(floor), coarse(f.ClusterCPU[apiServer])), f.Workload, f.N, func(t Throughput) (float64, string) {
 				if t.ClusterCPU == nil {
 					return -1, "–"
 				}
 				cluster := sumCPU(t.ClusterCPU)
 				all := cluster + t.CPUSeconds
-				return all, fmt.Sprintf("%.0f (API server %.0f) + %.1f s (%.1f× floor)", cluster, t.ClusterCPU[apiServer], t.CPUSeconds, all/floor)
+				return all, fmt.Sprintf("%s (API server %s) + %.1f s (%.1f× floor)", coarse(cluster), coarse(t.ClusterCPU[apiServer]), t.CPUSeconds, all/floor)
 			})
 		}
 	}
@@ -273,6 +275,40 @@ func latencyRows(res *Results) []latencyRow {
 	return rows
 }
 
+// inOrder is res with its rows by workload, then N, whatever order the
+// runs that measured them (a later one refining an earlier file) came in;
+// the controllers keep theirs.
+func inOrder(res *Results) *Results {
+	sorted := *res
+	sorted.Floors = slices.Clone(res.Floors)
+	slices.SortStableFunc(sorted.Floors, func(a, b Floor) int {
+		return cmp.Or(strings.Compare(a.Workload, b.Workload), cmp.Compare(a.N, b.N))
+	})
+	sorted.Throughput = slices.Clone(res.Throughput)
+	slices.SortStableFunc(sorted.Throughput, func(a, b Throughput) int {
+		return cmp.Or(strings.Compare(a.Workload, b.Workload), cmp.Compare(a.N, b.N))
+	})
+	return &sorted
+}
+
+// fine prints seconds with two decimals below one, so a floor of a tenth
+// of a second is not rounded by half.
+func fine(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.2f", s)
+	}
+	return fmt.Sprintf("%.1f", s)
+}
+
+// coarse prints CPU seconds whole, with one decimal below ten, where
+// whole seconds would round a small floor to nothing.
+func coarse(s float64) string {
+	if s < 10 {
+		return fmt.Sprintf("%.1f", s)
+	}
+	return fmt.Sprintf("%.0f", s)
+}
+
 // ms prints milliseconds with one decimal below 100 ms.
 func ms(v float64) string {
 	if v < 100 {
@@ -284,6 +320,7 @@ func ms(v float64) string {
 // plot draws time to ACTIVE per workload and N, one bar per controller and
 // one for the floor, on a log scale.
 func plot(res *Results) string {
+	res = inOrder(res)
 	ctls := controllerNames(res)
 	series := append([]string{"floor"}, ctls...)
 	colors := []string{"#9e9e9e", "#2e7d32", "#c62828", "#ef6c00", "#1565c0"}

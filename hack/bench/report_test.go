@@ -29,7 +29,7 @@ func sample() *Results {
 func TestTablesShowEveryFigureWithItsRatio(t *testing.T) {
 	out := tables(sample(), "results/x.svg")
 	for _, want := range []string{
-		"| agent-bound, 100 (0.5 s) | 1.0 s (2.0× floor) | 9.0 s (18.0× floor) | 9.0× |",
+		"| agent-bound, 100 (0.50 s) | 1.0 s (2.0× floor) | 9.0 s (18.0× floor) | 9.0× |",
 		"| agent-bound, 100 | 4.00 + 0.00 / 0.00 | 14.00 + 0.00 / 3.00 | 3.5× |",
 		"| agent-bound, 100, 120 s | 0 | 30 | ∞ (kro-agent: none) |",
 		"| kro | 60 MB | 1.5× |",
@@ -38,8 +38,39 @@ func TestTablesShowEveryFigureWithItsRatio(t *testing.T) {
 		"| admission | 10.0 / 12.5 ms | 30.0 / 250 ms | 3.0× |",
 		"| tree | 70.0 / 90.0 ms | – | n/a |",
 		"| workload, N (floor: cluster, API server) | kro-agent | kro | kro / kro-agent |",
-		"| agent-bound, 100 (10 s, 6 s) | 14 (API server 9) + 1.0 s (1.5× floor) | 50 (API server 40) + 10.0 s (6.0× floor) | 4.0× |",
+		"| agent-bound, 100 (10 s, 6.0 s) | 14 (API server 9.0) + 1.0 s (1.5× floor) | 50 (API server 40) + 10.0 s (6.0× floor) | 4.0× |",
 	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tables lack %q:\n%s", want, out)
+		}
+	}
+}
+
+// A run that refines an earlier day's file appends its rows; the tables
+// still go by workload, then N.
+func TestTablesGoByWorkloadThenN(t *testing.T) {
+	res := sample()
+	for _, r := range []struct {
+		workload string
+		n        int
+	}{{"pods-bound", 100}, {"agent-bound", 1000}} {
+		res.Floors = append([]Floor{{Workload: r.workload, N: r.n, Seconds: 2}}, res.Floors...)
+		res.Throughput = append([]Throughput{{Workload: r.workload, N: r.n, Controller: "kro-agent", Seconds: 4}}, res.Throughput...)
+	}
+	out := tables(res, "results/x.svg")
+	table := out[strings.Index(out, "### Time until"):strings.Index(out, "### API requests")]
+	a100, a1000, p100 := strings.Index(table, "| agent-bound, 100 "), strings.Index(table, "| agent-bound, 1000 "), strings.Index(table, "| pods-bound, 100 ")
+	if a100 < 0 || a1000 < 0 || p100 < 0 || !(a100 < a1000 && a1000 < p100) {
+		t.Errorf("rows out of order (agent-bound 100 at %d, 1000 at %d, pods-bound 100 at %d):\n%s", a100, a1000, p100, table)
+	}
+}
+
+func TestSmallFiguresKeepTheirDecimals(t *testing.T) {
+	res := sample()
+	res.Floors[0].Seconds = 0.116
+	res.Floors[0].ClusterCPU = map[string]float64{"kube-apiserver": 0.14, "etcd": 0.06}
+	out := tables(res, "results/x.svg")
+	for _, want := range []string{"| agent-bound, 100 (0.12 s) |", "| agent-bound, 100 (0.2 s, 0.1 s) |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the tables lack %q:\n%s", want, out)
 		}
