@@ -280,15 +280,19 @@ func latencyRows(res *Results) []latencyRow {
 // the controllers keep theirs.
 func inOrder(res *Results) *Results {
 	sorted := *res
-	sorted.Floors = slices.Clone(res.Floors)
-	slices.SortStableFunc(sorted.Floors, func(a, b Floor) int {
-		return cmp.Or(strings.Compare(a.Workload, b.Workload), cmp.Compare(a.N, b.N))
-	})
-	sorted.Throughput = slices.Clone(res.Throughput)
-	slices.SortStableFunc(sorted.Throughput, func(a, b Throughput) int {
-		return cmp.Or(strings.Compare(a.Workload, b.Workload), cmp.Compare(a.N, b.N))
-	})
+	sorted.Floors = byWorkloadThenN(res.Floors, func(f Floor) (string, int) { return f.Workload, f.N })
+	sorted.Throughput = byWorkloadThenN(res.Throughput, func(t Throughput) (string, int) { return t.Workload, t.N })
 	return &sorted
+}
+
+func byWorkloadThenN[T any](rows []T, key func(T) (workload string, n int)) []T {
+	sorted := slices.Clone(rows)
+	slices.SortStableFunc(sorted, func(a, b T) int {
+		aw, an := key(a)
+		bw, bn := key(b)
+		return cmp.Or(strings.Compare(aw, bw), cmp.Compare(an, bn))
+	})
+	return sorted
 }
 
 // fine prints seconds with two decimals below one, so a floor of a tenth
