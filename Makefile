@@ -65,6 +65,9 @@ fuzz:
 	$(GO) test ./pkg/expr -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/jsonscan -run '^$$' -fuzz FuzzMembers -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/jsonscan -run '^$$' -fuzz FuzzElements -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/graph -run '^$$' -fuzz FuzzCompile -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/resolve -run '^$$' -fuzz FuzzResolve -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/webhook -run '^$$' -fuzz FuzzAdmissionDecoding -fuzztime $(FUZZTIME)
 
 ## generate: deepcopy and the RGD CRD from the API types
 generate:

@@ -16,7 +16,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 )
 
-func compileExample(t *testing.T, name string) *graph.Graph {
+func compileExample(t testing.TB, name string) *graph.Graph {
 	t.Helper()
 	raw, err := os.ReadFile("../../examples/" + name + "/rgd.yaml")
 	if err != nil {
@@ -34,7 +34,7 @@ func compileExample(t *testing.T, name string) *graph.Graph {
 	return g
 }
 
-func obj(t *testing.T, y string) map[string]any {
+func obj(t testing.TB, y string) map[string]any {
 	t.Helper()
 	// Decoded as client-go decodes objects: integers as int64.
 	j, err := yaml.YAMLToJSON([]byte(y))
