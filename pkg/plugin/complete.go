@@ -9,7 +9,7 @@ import (
 )
 
 // completeInstances completes KIND (the kinds RGDs serve) and then NAME (the
-// instances of that kind in the namespace).
+// instances of that kind in the namespace), or the NAME of KIND/NAME.
 func completeInstances(o *Options) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		ctx := cmd.Context()
@@ -21,8 +21,13 @@ func completeInstances(o *Options) func(*cobra.Command, []string, string) ([]str
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var out []string
-		switch len(args) {
-		case 0:
+		switch {
+		case len(args) == 0 && strings.Contains(prefix, "/"):
+			kind, namePrefix, _ := strings.Cut(prefix, "/")
+			for _, name := range instanceNames(ctx, c, kind, namePrefix) {
+				out = append(out, kind+"/"+name)
+			}
+		case len(args) == 0:
 			rgds, err := c.listRGDs(ctx)
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp
@@ -32,21 +37,29 @@ func completeInstances(o *Options) func(*cobra.Command, []string, string) ([]str
 					out = append(out, k)
 				}
 			}
-		case 1:
-			m, err := c.mapping(args[0])
-			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			list, err := c.dyn.Resource(m.Resource).Namespace(c.namespace).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			for _, u := range list.Items {
-				if strings.HasPrefix(u.GetName(), prefix) {
-					out = append(out, u.GetName())
-				}
-			}
+		case len(args) == 1 && !strings.Contains(args[0], "/"):
+			out = instanceNames(ctx, c, args[0], prefix)
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// instanceNames lists the names of kind's instances in the namespace that
+// start with prefix; nothing when the kind or the list is not available.
+func instanceNames(ctx context.Context, c *cluster, kind, prefix string) []string {
+	m, err := c.mapping(kind)
+	if err != nil {
+		return nil
+	}
+	list, err := c.dyn.Resource(m.Resource).Namespace(c.namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, u := range list.Items {
+		if strings.HasPrefix(u.GetName(), prefix) {
+			names = append(names, u.GetName())
+		}
+	}
+	return names
 }

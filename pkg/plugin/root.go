@@ -6,6 +6,9 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -45,20 +48,50 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 	return cmd
 }
 
-// instanceCommand builds a command over one instance (KIND NAME): shell
-// completion of both, -o in the given formats, and --color.
+// instanceCommand builds a command over one instance (KIND NAME or
+// KIND/NAME): shell completion of both, -o in the given formats, and --color.
 func instanceCommand(o *Options, use, short, long, formats string, output, color *string, run func(ctx context.Context, kind, name string) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:               use,
-		Short:             short,
-		Long:              long,
-		Args:              cobra.ExactArgs(2),
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Args: func(_ *cobra.Command, args []string) error {
+			_, _, err := instanceArgs(args)
+			return err
+		},
 		ValidArgsFunction: completeInstances(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return run(cmd.Context(), args[0], args[1])
+			kind, name, err := instanceArgs(args)
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), kind, name)
 		},
 	}
 	cmd.Flags().StringVarP(output, "output", "o", "", "output format: "+formats)
 	addColorFlag(cmd, color)
 	return cmd
+}
+
+// instanceArgs reads one instance from the arguments the way kubectl takes
+// an object: KIND NAME, or KIND/NAME as one argument.
+func instanceArgs(args []string) (kind, name string, err error) {
+	switch {
+	case len(args) == 1 && strings.Contains(args[0], "/"):
+		kind, name, _ = strings.Cut(args[0], "/")
+		if kind == "" || name == "" || strings.Contains(name, "/") {
+			return "", "", fmt.Errorf("%q is not KIND/NAME, such as webapp/demo", args[0])
+		}
+		return kind, name, nil
+	case len(args) == 2:
+		if strings.Contains(args[0], "/") || strings.Contains(args[1], "/") {
+			return "", "", fmt.Errorf("%q %q: give the instance as KIND NAME or as KIND/NAME, not both", args[0], args[1])
+		}
+		return args[0], args[1], nil
+	case len(args) == 1:
+		return "", "", fmt.Errorf("which %s? give KIND NAME or KIND/NAME, such as %s demo", args[0], args[0])
+	case len(args) == 0:
+		return "", "", errors.New("which instance? give KIND NAME or KIND/NAME, such as webapp demo")
+	}
+	return "", "", fmt.Errorf("one instance at a time: got %d arguments, want KIND NAME or KIND/NAME", len(args))
 }

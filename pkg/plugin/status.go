@@ -43,7 +43,7 @@ type statusOptions struct {
 func newStatusCommand(parent *Options) *cobra.Command {
 	o := &statusOptions{Options: parent}
 	cmd := &cobra.Command{
-		Use:   "status [KIND [NAME]]",
+		Use:   "status [KIND [NAME] | KIND/NAME]",
 		Short: "One line per instance: state, Ready, reason and age",
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
 an RGD serves when no KIND is given, of one kind, or one instance. --watch redraws the
@@ -51,9 +51,16 @@ table whenever it changes.`,
 		Example: `  kubectl kro status -A
   kubectl kro status webapp
   kubectl kro status webapp demo --watch`,
-		Args:              cobra.MaximumNArgs(2),
+		Args: func(_ *cobra.Command, args []string) error {
+			_, err := statusArgs(args)
+			return err
+		},
 		ValidArgsFunction: completeInstances(parent),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args, err := statusArgs(args)
+			if err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), args)
 		},
 	}
@@ -63,6 +70,19 @@ table whenever it changes.`,
 	cmd.Flags().DurationVar(&o.interval, "watch-interval", time.Second, "how often --watch looks for changes")
 	addColorFlag(cmd, &o.color)
 	return cmd
+}
+
+// statusArgs reads nothing, a KIND, or one instance (KIND NAME or
+// KIND/NAME), the latter always returned as KIND NAME.
+func statusArgs(args []string) ([]string, error) {
+	if len(args) == 0 || len(args) == 1 && !strings.Contains(args[0], "/") {
+		return args, nil
+	}
+	kind, name, err := instanceArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	return []string{kind, name}, nil
 }
 
 func (o *statusOptions) run(ctx context.Context, args []string) error {
@@ -83,7 +103,7 @@ func (o *statusOptions) run(ctx context.Context, args []string) error {
 			return printObject(o.Streams.Out, o.output, rows)
 		}
 		var buf bytes.Buffer
-		printStatus(&buf, rows, o.allNamespaces || len(args) == 0, newPalette(o.Streams.Out, o.color), time.Now())
+		printStatus(&buf, rows, o.allNamespaces, newPalette(o.Streams.Out, o.color), time.Now())
 		if !o.watch {
 			_, err := o.Streams.Out.Write(buf.Bytes())
 			return err

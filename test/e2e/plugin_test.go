@@ -198,7 +198,8 @@ func TestPlugin(t *testing.T) {
 			if err != nil || !strings.Contains(dot, `"config" -> "deployment"`) || !strings.Contains(dot, `"ingress" [label="ingress\nIngress", fillcolor="lightblue"]`) {
 				t.Errorf("-o dot: %v\n%s", err, dot)
 			}
-			why, err := kro(t, cfg, nil, "why-not-ready", "webapp", "ready", "-n", ns)
+			// KIND/NAME, as kubectl takes an object, works as well as KIND NAME.
+			why, err := kro(t, cfg, nil, "why-not-ready", "webapp/ready", "-n", ns)
 			if err != nil || !strings.Contains(why, "Ready: WebApp/ready is Ready") {
 				t.Errorf("why-not-ready on a ready instance: %v\n%s", err, why)
 			}
@@ -331,6 +332,17 @@ func TestPlugin(t *testing.T) {
 				if !strings.Contains(out, want) {
 					t.Errorf("status lacks %q:\n%s", want, out)
 				}
+			}
+			if strings.Contains(out, "NAMESPACE") {
+				t.Errorf("status of one namespace has a NAMESPACE column, as kubectl has only with -A:\n%s", out)
+			}
+			all, err := kro(t, cfg, nil, "status", "-A")
+			if err != nil || !strings.HasPrefix(all, "NAMESPACE") || !strings.Contains(all, ns) {
+				t.Errorf("status -A: %v\n%s", err, all)
+			}
+			one, err := kro(t, cfg, nil, "status", "workerpool/pool", "-n", ns)
+			if err != nil || !strings.Contains(one, "pool") || strings.Contains(one, "WebApp") {
+				t.Errorf("status of one instance as KIND/NAME: %v\n%s", err, one)
 			}
 			return ctx
 		}).
