@@ -1,8 +1,8 @@
 // Package celenv builds the CEL environment in which every RGD expression is
 // compiled and type-checked: the API server's own base environment (the
 // Kubernetes CEL libraries and the cel-go extensions it enables) plus the
-// math and encoder extensions, with one variable per name in scope, typed
-// from OpenAPI schemas.
+// math and encoder extensions and the functions upstream kro adds (package
+// cellib), with one variable per name in scope, typed from OpenAPI schemas.
 package celenv
 
 import (
@@ -15,6 +15,8 @@ import (
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kro-agent/kro-agent/pkg/cellib"
 )
 
 // Var is a name in scope for expressions.
@@ -52,7 +54,7 @@ func baseEnvSet() (*environment.EnvSet, error) {
 		base, baseErr = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(
 			environment.VersionedOptions{
 				IntroducedVersion: version.MajorMinor(1, 0),
-				EnvOptions:        []cel.EnvOption{ext.Math(), ext.Encoders()},
+				EnvOptions:        []cel.EnvOption{ext.Math(), ext.Encoders(), cellib.Library()},
 			})
 	})
 	return base, baseErr

@@ -111,6 +111,9 @@ type Expression struct {
 	// their own, so that a resource that is not ready can be explained with
 	// the values its check saw.
 	Inputs []*Expression
+	// callsOmit is set when the expression calls omit(), which only a
+	// template field may.
+	callsOmit bool
 }
 
 // Field is a string value holding expressions, at Path in its object.

@@ -188,6 +188,21 @@ func TestInvalidRGDs(t *testing.T) {
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
     includeWhen: ["${has(cm.data)}"]`,
 			"spec.resources[cm].includeWhen[0]", `cannot reference the resource it decides on`},
+		{"omit() in includeWhen", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    includeWhen: ["${schema.spec.replicas > 1 ? true : omit()}"]`,
+			"spec.resources[cm].includeWhen[0]", `omit() leaves a template field out of its object; it has no meaning here`},
+		{"omit() in readyWhen", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    readyWhen: ["${has(cm.data) || omit()}"]`,
+			"spec.resources[cm].readyWhen[0]", `omit() leaves a template field out`},
+		{"omit() in forEach", "", `
+  - id: cms
+    forEach: [{it: "${size(schema.spec.items) > 0 ? schema.spec.items : omit()}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${it}"}}`,
+			"spec.resources[cms].forEach[0][it]", `omit() leaves a template field out`},
 		{"forEach iterator missing from the name", "", `
   - id: cms
     forEach: [{item2: "${schema.spec.items}"}]

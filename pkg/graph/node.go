@@ -15,6 +15,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/celenv"
+	"github.com/kro-agent/kro-agent/pkg/cellib"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 )
 
@@ -259,7 +260,12 @@ func (c *compiler) compileStandalone(env *celenv.Env, src string, path *field.Pa
 		c.errs = append(c.errs, field.Invalid(path, src, "must be a single ${...} expression"))
 		return nil
 	}
-	return c.compileExpr(env, segs[0].Expr, path, src)
+	e := c.compileExpr(env, segs[0].Expr, path, src)
+	if e != nil && e.callsOmit {
+		c.errs = append(c.errs, field.Invalid(path, src, "omit() leaves a template field out of its object; it has no meaning here"))
+		return nil
+	}
+	return e
 }
 
 // compileField compiles the expressions of one string field and checks
@@ -320,7 +326,17 @@ func buildExpr(env *celenv.Env, src string) (*Expression, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast)}, nil
+	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast), callsOmit: callsOmit(ast)}, nil
+}
+
+// callsOmit reports whether the expression calls omit().
+func callsOmit(ast *cel.Ast) bool {
+	for _, ref := range ast.NativeRep().ReferenceMap() {
+		if slices.Contains(ref.OverloadIDs, cellib.OmitOverload) {
+			return true
+		}
+	}
+	return false
 }
 
 // references lists the variables an expression reads.

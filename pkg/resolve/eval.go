@@ -5,18 +5,17 @@
 package resolve
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/common/types/traits"
-
+	"github.com/kro-agent/kro-agent/pkg/cellib"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
+
+// absent is the value of an expression that holds nothing (an empty
+// optional, omit()); a field set to it is left out of the object.
+var absent = cellib.Absent
 
 // ErrPending is wrapped by errors about data that does not exist yet: a
 // status field a controller has not written, a resource not observed. It is
@@ -59,12 +58,6 @@ func (s *Scope) With(name string, v any) *Scope {
 	return &Scope{vars: vars}
 }
 
-// absent is the value of an optional expression that holds nothing; a
-// field set to it is left out of the object.
-type absentValue struct{}
-
-var absent = absentValue{}
-
 // Eval evaluates e in s and returns a plain Go value (JSON-like: map,
 // slice, string, int64, float64, bool, nil).
 func Eval(e *graph.Expression, s *Scope) (any, error) {
@@ -77,7 +70,11 @@ func Eval(e *graph.Expression, s *Scope) (any, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
-	return native(out)
+	v, err := cellib.Native(out)
+	if err != nil {
+		return nil, classify(err)
+	}
+	return v, nil
 }
 
 // classify marks errors caused by missing data as pending.
@@ -89,90 +86,4 @@ func classify(err error) error {
 		}
 	}
 	return err
-}
-
-// native converts a CEL value into the JSON-like value Kubernetes objects
-// hold.
-func native(v ref.Val) (any, error) {
-	switch t := v.(type) {
-	case types.Null:
-		return nil, nil
-	case types.Bool:
-		return bool(t), nil
-	case types.Int:
-		return int64(t), nil
-	case types.Uint:
-		return int64(t), nil
-	case types.Double:
-		return float64(t), nil
-	case types.String:
-		return string(t), nil
-	case types.Bytes:
-		return base64.StdEncoding.EncodeToString(t), nil
-	case types.Timestamp:
-		return t.Time.UTC().Format(time.RFC3339), nil
-	case types.Duration:
-		return t.Duration.String(), nil
-	case *types.Optional:
-		if !t.HasValue() {
-			return absent, nil
-		}
-		return native(t.GetValue())
-	case *types.Err:
-		return nil, classify(t)
-	}
-	switch {
-	case isMap(v):
-		m := v.(traits.Mapper)
-		out := map[string]any{}
-		it := m.Iterator()
-		for it.HasNext() == types.True {
-			k := it.Next()
-			ks, ok := k.(types.String)
-			if !ok {
-				return nil, fmt.Errorf("map key %v is not a string", k)
-			}
-			val, err := native(m.Get(k))
-			if err != nil {
-				return nil, err
-			}
-			if val != absent {
-				out[string(ks)] = val
-			}
-		}
-		return out, nil
-	case isList(v):
-		l := v.(traits.Lister)
-		var out []any
-		it := l.Iterator()
-		for it.HasNext() == types.True {
-			val, err := native(it.Next())
-			if err != nil {
-				return nil, err
-			}
-			if val != absent {
-				out = append(out, val)
-			}
-		}
-		if out == nil {
-			out = []any{}
-		}
-		return out, nil
-	}
-	// Values from the API server's CEL libraries (quantity, URL, IP, ...)
-	// are written in their string form.
-	if s, err := v.ConvertToNative(stringType); err == nil {
-		return s, nil
-	}
-	return nil, fmt.Errorf("a value of type %s cannot be written into an object", v.Type().TypeName())
-}
-
-func isMap(v ref.Val) bool {
-	_, ok := v.(traits.Mapper)
-	return ok
-}
-
-func isList(v ref.Val) bool {
-	_, ok := v.(traits.Lister)
-	return ok
 }

@@ -184,3 +184,83 @@ func TestShortenCutsBetweenCharacters(t *testing.T) {
 		}
 	}
 }
+
+// RGDs written for upstream kro use its CEL functions (package cellib) in
+// templates: they type-check against the fields they fill, and omit()
+// leaves its field out of the rendered object.
+func TestRenderWithKroFunctions(t *testing.T) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := yaml.Unmarshal([]byte(`
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      name: string
+      config: string
+      pinTo: string | default=""
+      labels: "map[string]string"
+  resources:
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: ${schema.spec.name}
+          labels: '${ {"app": schema.spec.name}.merge(schema.spec.labels) }'
+          annotations:
+            checksum: ${"%x".format([hash.sha256(schema.spec.config)])}
+            settings: ${json.marshal(json.unmarshal(schema.spec.config))}
+        spec:
+          replicas: ${json.unmarshal(schema.spec.config).replicas}
+          selector: {matchLabels: {app: "${schema.spec.name}"}}
+          template:
+            metadata: {labels: {app: "${schema.spec.name}"}}
+            spec:
+              nodeSelector: '${schema.spec.pinTo != "" ? {"kubernetes.io/hostname": schema.spec.pinTo} : omit()}'
+              containers:
+                - name: app
+                  image: nginx
+                  args: ${lists.insertAtIndex(["--serve"], 0, "--name=" + schema.spec.name)}
+`), rgd); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := kinds.Builtin()
+	g, err := graph.Compile(rgd, graph.Options{Resolver: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(spec string) map[string]any {
+		t.Helper()
+		d, err := Render(g.Node("deployment"), NewScope(obj(t, `{metadata: {name: x, namespace: default}, spec: `+spec+`}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	d := render(`{name: web, config: '{"replicas": 3, "mode": "fast"}', labels: {team: a, app: overridden}, pinTo: ""}`)
+	meta := d["metadata"].(map[string]any)
+	if want := map[string]any{"app": "overridden", "team": "a"}; !reflect.DeepEqual(meta["labels"], want) {
+		t.Errorf("labels = %v, want %v", meta["labels"], want)
+	}
+	annotations := meta["annotations"].(map[string]any)
+	if annotations["settings"] != `{"mode":"fast","replicas":3}` || len(annotations["checksum"].(string)) != 64 {
+		t.Errorf("annotations = %v", annotations)
+	}
+	spec := d["spec"].(map[string]any)
+	if spec["replicas"] != int64(3) {
+		t.Errorf("replicas = %#v, want int64 3", spec["replicas"])
+	}
+	podSpec := spec["template"].(map[string]any)["spec"].(map[string]any)
+	if _, ok := podSpec["nodeSelector"]; ok {
+		t.Errorf("omit() left nodeSelector in: %v", podSpec["nodeSelector"])
+	}
+	if args := podSpec["containers"].([]any)[0].(map[string]any)["args"]; !reflect.DeepEqual(args, []any{"--name=web", "--serve"}) {
+		t.Errorf("args = %v", args)
+	}
+	pinned := render(`{name: web, config: '{"replicas": 1}', labels: {}, pinTo: node-1}`)
+	podSpec = pinned["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	if want := map[string]any{"kubernetes.io/hostname": "node-1"}; !reflect.DeepEqual(podSpec["nodeSelector"], want) {
+		t.Errorf("nodeSelector = %v, want %v", podSpec["nodeSelector"], want)
+	}
+}

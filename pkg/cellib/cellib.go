@@ -1,0 +1,29 @@
+// Package cellib holds the CEL functions upstream kro adds to the cel-go and
+// Kubernetes libraries, so that RGDs written for kro compile and evaluate the
+// same here: hash.*, json.*, map merge and deepMerge, list index mutation
+// and omit(). Each function is pure: the same arguments give the same value
+// on every reconcile, which keeps rendered objects stable and quiet.
+package cellib
+
+import (
+	"github.com/google/cel-go/cel"
+)
+
+// Library declares every function of the package in a CEL environment.
+func Library() cel.EnvOption {
+	return cel.Lib(library{})
+}
+
+type library struct{}
+
+func (library) LibraryName() string { return "kro-agent.cellib" }
+
+func (library) CompileOptions() []cel.EnvOption {
+	var opts []cel.EnvOption
+	for _, group := range [][]cel.EnvOption{hashFunctions(), jsonFunctions(), mapFunctions(), listFunctions(), omitFunctions()} {
+		opts = append(opts, group...)
+	}
+	return opts
+}
+
+func (library) ProgramOptions() []cel.ProgramOption { return nil }

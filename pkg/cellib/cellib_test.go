@@ -1,0 +1,115 @@
+package cellib_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kro-agent/kro-agent/pkg/celenv"
+	"github.com/kro-agent/kro-agent/pkg/cellib"
+)
+
+// eval compiles src in the environment RGD expressions are compiled in,
+// with `schema` typed as an object holding a map of strings and a free-form
+// object, and returns the value as it would be written into an object.
+func eval(t *testing.T, src string) (any, error) {
+	t.Helper()
+	schema := &spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{
+		"labels": {SchemaProps: spec.SchemaProps{Type: []string{"object"}, AdditionalProperties: &spec.SchemaOrBool{Allows: true, Schema: spec.StringProperty()}}},
+		"pod": {SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{
+			"securityContext": {SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{
+				"fsGroup": *spec.Int64Property(),
+			}}},
+			"hostname": *spec.StringProperty(),
+		}}},
+	}}}
+	env, err := celenv.New(celenv.Var{Name: "schema", Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ast, err := env.Compile(src)
+	if err != nil {
+		t.Fatalf("%s does not compile: %v", src, err)
+	}
+	prg, err := env.Program(ast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := prg.Eval(map[string]any{"schema": map[string]any{
+		"labels": map[string]any{"team": "a", "tier": "web"},
+		"pod":    map[string]any{"securityContext": map[string]any{"fsGroup": int64(2000)}, "hostname": "h"},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return cellib.Native(out)
+}
+
+func TestFunctions(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want any
+	}{
+		// Standard test vectors, so the digests match any other implementation.
+		{`"%x".format([hash.sha256("abc")])`, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{`"%x".format([hash.md5("abc")])`, "900150983cd24fb0d6963f7d28e17f72"},
+		{`"%x".format([hash.fnv64a("a")])`, "af63dc4c8601ec8c"},
+		{`base64.encode(hash.fnv64a("a"))`, "r2PcTIYB7Iw="},
+
+		// Whole numbers come back as ints, so they add to ints.
+		{`json.unmarshal('{"replicas": 2}').replicas + 1`, int64(3)},
+		{`json.unmarshal('{"a": [1.5, "x", null, true]}').a`, []any{1.5, "x", nil, true}},
+		{`json.unmarshal('"text"')`, "text"},
+		// Keys sorted, no spaces: the same value always gives the same text.
+		{`json.marshal({"b": dyn(1), "a": dyn([dyn(true), dyn(null), dyn(1.5), dyn("x")])})`, `{"a":[true,null,1.5,"x"],"b":1}`},
+		{`json.marshal(schema.labels)`, `{"team":"a","tier":"web"}`},
+		{`json.marshal(json.unmarshal('{"z": {"y": [1, 2]}, "a": 0}'))`, `{"a":0,"z":{"y":[1,2]}}`},
+		{`json.marshal({"kept": dyn(1), "dropped": omit()})`, `{"kept":1}`},
+
+		{`{"app": "x", "tier": "db"}.merge(schema.labels)`, map[string]any{"app": "x", "team": "a", "tier": "web"}},
+		{`schema.labels.merge({"tier": "api"})`, map[string]any{"team": "a", "tier": "api"}},
+		// Maps within maps are merged, everything else replaced; objects
+		// typed by a schema merge like maps.
+		{`{"securityContext": {"runAsNonRoot": true}}.deepMerge(schema.pod)`,
+			map[string]any{"securityContext": map[string]any{"runAsNonRoot": true, "fsGroup": int64(2000)}, "hostname": "h"}},
+		{`schema.pod.deepMerge({"securityContext": dyn({"fsGroup": 1}), "extra": dyn([1])})`,
+			map[string]any{"securityContext": map[string]any{"fsGroup": int64(1)}, "hostname": "h", "extra": []any{int64(1)}}},
+
+		{`lists.setAtIndex(["a", "b", "c"], 1, "x")`, []any{"a", "x", "c"}},
+		{`lists.insertAtIndex(["a", "b"], 0, "x")`, []any{"x", "a", "b"}},
+		{`lists.insertAtIndex(["a", "b"], 1, "x")`, []any{"a", "x", "b"}},
+		{`lists.insertAtIndex(["a", "b"], 2, "x")`, []any{"a", "b", "x"}},
+		{`lists.removeAtIndex(["a", "b", "c"], 1)`, []any{"a", "c"}},
+		// The list given is left as it was.
+		{`[["a", "b"]].map(l, [lists.setAtIndex(l, 0, "x"), lists.insertAtIndex(l, 0, "y"), lists.removeAtIndex(l, 0), l])[0]`,
+			[]any{[]any{"x", "b"}, []any{"y", "a", "b"}, []any{"b"}, []any{"a", "b"}}},
+
+		{`false ? {"a": "b"} : omit()`, cellib.Absent},
+		{`{"a": true ? "kept" : omit(), "b": false ? "x" : omit()}`, map[string]any{"a": "kept"}},
+		{`["a", "b", "c"].map(x, x == "b" ? omit() : x)`, []any{"a", "c"}},
+	} {
+		got, err := eval(t, tc.src)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s\n got %#v, %v\nwant %#v", tc.src, got, err, tc.want)
+		}
+	}
+}
+
+func TestFunctionErrorsSayWhatIsWrong(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{`json.unmarshal("{not json")`, "json.unmarshal: "},
+		{`lists.setAtIndex(["a"], 1, "x")`, "lists.setAtIndex: index 1 is outside the list (size 1)"},
+		{`lists.removeAtIndex([], 0)`, "lists.removeAtIndex: index 0 is outside the list (size 0)"},
+		{`lists.insertAtIndex(["a"], -1, "x")`, "lists.insertAtIndex: index -1 is outside the list (size 1)"},
+		{`lists.insertAtIndex(["a"], 2, "x")`, "lists.insertAtIndex: index 2 is outside the list (size 1)"},
+		{`dyn("text").deepMerge({"a": 1})`, "deepMerge: the receiver is a string, not a map or object"},
+		{`{"a": 1}.deepMerge(dyn([1]))`, "deepMerge: the argument is a list, not a map or object"},
+	} {
+		_, err := eval(t, tc.src)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.src, err, tc.want)
+		}
+	}
+}
