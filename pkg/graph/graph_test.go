@@ -173,3 +173,59 @@ spec:
 		t.Errorf("inputs = %q, want %q", got, want)
 	}
 }
+
+// The variables macros bind (x in list.exists(x, ...)) are not names in
+// scope: they make no dependency, and readyWhen may use them.
+func TestMacroVariablesAreNotReferences(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: macros}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Macros
+    spec: {items: "[]string"}
+    status:
+      images: ${d.spec.template.spec.containers.map(c, c.image)}
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: x}
+      data:
+        # d is bound by the macro here, not the Deployment below.
+        joined: ${schema.spec.items.map(d, d + "!").join(",")}
+  - id: d
+    includeWhen: ["${schema.spec.items.exists(i, i == 'deploy')}"]
+    readyWhen: ["${d.status.?conditions.orValue([]).exists(x, x.type == 'Available' && x.status == 'True')}"]
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${cm.metadata.name + schema.spec.items.filter(cm, cm != '').join('')}"}
+      spec:
+        selector: {matchLabels: {a: b}}
+        template:
+          metadata: {labels: {a: b}}
+          spec: {containers: [{name: c, image: nginx}]}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deps := g.Node("cm").Dependencies; len(deps) != 0 {
+		t.Errorf("cm depends on %v; the d in its template is the macro's", deps)
+	}
+	if deps := g.Node("d").Dependencies; !reflect.DeepEqual(deps, []string{"cm"}) {
+		t.Errorf("d depends on %v, want [cm]", deps)
+	}
+	for name, e := range map[string]*Expression{
+		"readyWhen":   g.Node("d").ReadyWhen[0],
+		"includeWhen": g.Node("d").IncludeWhen[0],
+		"status":      g.Status[0].Exprs[0],
+	} {
+		for _, ref := range e.References {
+			if ref != "d" && ref != "schema" {
+				t.Errorf("%s ${%s} references %q", name, e.Source, ref)
+			}
+		}
+	}
+}

@@ -339,13 +339,24 @@ func callsOmit(ast *cel.Ast) bool {
 	return false
 }
 
-// references lists the variables an expression reads.
+// references lists the variables an expression reads: names in its scope,
+// not the variables its macros bind (x in list.exists(x, ...)), which the
+// checker resolves like any other identifier.
 func references(ast *cel.Ast) []string {
+	native := ast.NativeRep()
+	idents := map[int64]celast.NavigableExpr{}
+	for _, x := range celast.MatchDescendants(celast.NavigateAST(native), celast.KindMatcher(celast.IdentKind)) {
+		idents[x.ID()] = x
+	}
 	seen := map[string]bool{}
-	for _, ref := range ast.NativeRep().ReferenceMap() {
-		if ref.Name != "" && ref.Value == nil {
-			seen[ref.Name] = true
+	for id, ref := range native.ReferenceMap() {
+		if ref.Name == "" || ref.Value != nil {
+			continue
 		}
+		if x, ok := idents[id]; ok && boundByMacro(x) {
+			continue
+		}
+		seen[ref.Name] = true
 	}
 	out := make([]string, 0, len(seen))
 	for name := range seen {
@@ -353,6 +364,25 @@ func references(ast *cel.Ast) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// boundByMacro reports whether an identifier is a variable of an enclosing
+// comprehension: used in its body, named as its iteration or accumulator
+// variable. The list it ranges over and its initial value are outside it.
+func boundByMacro(ident celast.NavigableExpr) bool {
+	name := ident.AsIdent()
+	child := ident
+	for parent, ok := ident.Parent(); ok; parent, ok = parent.Parent() {
+		if parent.Kind() == celast.ComprehensionKind {
+			c := parent.AsComprehension()
+			inBody := child.ID() != c.IterRange().ID() && child.ID() != c.AccuInit().ID()
+			if inBody && (name == c.IterVar() || name == c.AccuVar() || c.HasIterVar2() && name == c.IterVar2()) {
+				return true
+			}
+		}
+		child = parent
+	}
+	return false
 }
 
 // schemaAt walks a kind's schema along p. known is false when the schema

@@ -264,3 +264,56 @@ spec:
 		t.Errorf("nodeSelector = %v, want %v", podSpec["nodeSelector"], want)
 	}
 }
+
+// Expressions with macros evaluate once the names they read are observed;
+// the macros' own variables are never waited for.
+func TestMacrosEvaluate(t *testing.T) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := yaml.Unmarshal([]byte(`
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec: {items: "[]string"}
+    status:
+      images: ${d.spec.template.spec.containers.map(c, c.image)}
+  resources:
+    - id: d
+      readyWhen: ["${d.status.?conditions.orValue([]).exists(x, x.type == 'Available' && x.status == 'True')}"]
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: x}
+        spec:
+          selector: {matchLabels: {a: b}}
+          template:
+            metadata: {labels: {a: b}}
+            spec:
+              containers: [{name: c, image: nginx, args: "${schema.spec.items.map(i, '--' + i)}"}]
+`), rgd); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := kinds.Builtin()
+	g, err := graph.Compile(rgd, graph.Options{Resolver: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewScope(obj(t, `{metadata: {name: x}, spec: {items: [a, b]}}`))
+	d, err := Render(g.Node("d"), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["args"]
+	if !reflect.DeepEqual(args, []any{"--a", "--b"}) {
+		t.Errorf("args = %v", args)
+	}
+	observed := obj(t, `{spec: {template: {spec: {containers: [{image: nginx}]}}}, status: {conditions: [{type: Available, status: "True"}]}}`)
+	if v := Ready(g.Node("d"), observed, s); !v.Ready {
+		t.Errorf("not ready: %s", v.Reason)
+	}
+	s.Set("d", observed)
+	st, err := Status(g, s)
+	if err != nil || !reflect.DeepEqual(st["images"], []any{"nginx"}) {
+		t.Errorf("status = %v, %v", st, err)
+	}
+}
