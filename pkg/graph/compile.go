@@ -269,9 +269,13 @@ func (c *compiler) templateKind(n *Node, path *field.Path) *kinds.Info {
 	if info == nil {
 		return nil
 	}
-	if _, hasNS := meta["namespace"]; hasNS && !info.Namespaced && info.Schema != nil {
+	ns, hasNS := meta["namespace"]
+	if hasNS && !info.Namespaced && info.Schema != nil {
 		c.errs = append(c.errs, field.Forbidden(path.Child("metadata", "namespace"),
 			fmt.Sprintf("%s is cluster-scoped and cannot have a namespace", kindString(info.GVK))))
+	}
+	if ns == nil || ns == "" {
+		c.requireNamespace(info, path.Child("metadata", "namespace"))
 	}
 	if info.Schema != nil {
 		c.checkFields(t, info.Schema, path, nil, kindString(info.GVK))
@@ -304,7 +308,23 @@ func (c *compiler) externalKind(n *Node, path *field.Path) *kinds.Info {
 		c.errs = append(c.errs, field.Forbidden(path.Child("metadata", "namespace"),
 			fmt.Sprintf("%s is cluster-scoped and cannot have a namespace", kindString(info.GVK))))
 	}
+	if info != nil && ref.Metadata.Namespace == "" {
+		c.requireNamespace(info, path.Child("metadata", "namespace"))
+	}
 	return info
+}
+
+// requireNamespace reports a namespaced kind written without a namespace in
+// an RGD whose instances are cluster-scoped: the instance's namespace, which
+// such an object takes by default, does not exist.
+func (c *compiler) requireNamespace(info *kinds.Info, path *field.Path) {
+	s := c.rgd.Spec.Schema
+	if s.Scope != v1alpha1.ScopeCluster || !info.Namespaced || info.Schema == nil {
+		return
+	}
+	c.errs = append(c.errs, field.Required(path, fmt.Sprintf(
+		"%s is namespaced and instances of %s are cluster-scoped, so there is no instance namespace to default to; set one (it may use expressions)",
+		kindString(info.GVK), s.Kind)))
 }
 
 // resolve finds a kind, or reports it unknown. With AllowUnknownKinds an

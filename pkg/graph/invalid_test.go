@@ -101,6 +101,12 @@ func TestInvalidRGDs(t *testing.T) {
   - id: ns
     template: {apiVersion: v1, kind: Namespace, metadata: {name: x, namespace: default}}`,
 			"spec.resources[ns].template.metadata.namespace", `v1 Namespace is cluster-scoped`},
+		{"namespaced kind without a namespace in a cluster-scoped RGD", `{apiVersion: v1alpha1, kind: Tenant, scope: Cluster, spec: {name: string}}`, configMap,
+			"spec.resources[cm].template.metadata.namespace", `v1 ConfigMap is namespaced and instances of Tenant are cluster-scoped`},
+		{"namespaced externalRef without a namespace in a cluster-scoped RGD", `{apiVersion: v1alpha1, kind: Tenant, scope: Cluster, spec: {name: string}}`, `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: Secret, metadata: {name: x}}`,
+			"spec.resources[ext].externalRef.metadata.namespace", `v1 Secret is namespaced and instances of Tenant are cluster-scoped`},
 		{"externalRef with name and selector", "", `
   - id: ext
     externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, selector: {matchLabels: {a: b}}}}`,
