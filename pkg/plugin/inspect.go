@@ -130,9 +130,18 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 // namespaces its ApplySet annotation names.
 func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*unstructured.Unstructured, int, map[string]bool) {
 	selector := labels.SelectorFromSet(labels.Set{v1alpha1.LabelInstanceID: string(s.instance.GetUID())}).String()
-	namespaces := []string{s.instance.GetNamespace()}
+	var namespaces []string
+	if ns := s.instance.GetNamespace(); ns != "" {
+		namespaces = append(namespaces, ns)
+	}
 	if extra := s.instance.GetAnnotations()[v1alpha1.AnnotationApplySetNamespaces]; extra != "" {
 		namespaces = append(namespaces, strings.Split(extra, ",")...)
+	}
+	if len(namespaces) == 0 {
+		// A cluster-scoped instance whose resources' namespaces are not
+		// recorded yet: look in all of them. Listing all namespaces beside
+		// named ones would return the same objects twice.
+		namespaces = []string{metav1.NamespaceAll}
 	}
 	type job struct {
 		node *graph.Node

@@ -282,3 +282,64 @@ spec:
 		Feature()
 	testenv.Test(t, f)
 }
+
+// tenantRGD: cluster-scoped instances, each owning a Namespace and a
+// ConfigMap inside it.
+const tenantRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: tenant}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Tenant
+    scope: Cluster
+    spec: {namespace: string}
+    status:
+      namespace: ${ns.metadata.name}
+  resources:
+    - id: ns
+      template: {apiVersion: v1, kind: Namespace, metadata: {name: "${schema.spec.namespace}"}}
+    - id: settings
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: settings, namespace: "${ns.metadata.name}"}
+        data: {tenant: "${schema.metadata.name}"}
+`
+
+func TestClusterScopedInstances(t *testing.T) {
+	f := features.New("an RGD with scope Cluster serves cluster-scoped instances").
+		Assess("applied, shown once each by tree, deleted in reverse order", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			c.apply(t, tenantRGD)
+			c.waitRGDActive(t, "tenant")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Tenant", "")
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: Tenant, metadata: {name: acme}, spec: {namespace: acme-space}}")
+			inst := c.waitState(t, "kro.run/v1alpha1", "Tenant", "", "acme", v1alpha1.InstanceActive)
+			if got, _, _ := unstructured.NestedString(inst.Object, "status", "namespace"); got != "acme-space" {
+				t.Errorf("status.namespace = %q", got)
+			}
+			cm := c.mustGet(t, "v1", "ConfigMap", "acme-space", "settings")
+			if got := cm.GetLabels()[v1alpha1.LabelInstanceName]; got != "acme" {
+				t.Errorf("the ConfigMap's instance label = %q", got)
+			}
+			out, err := kro(t, cfg, nil, "tree", "tenant/acme")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if strings.Count(out, "ConfigMap/settings") != 1 || strings.Count(out, "Namespace/acme-space") != 1 {
+				t.Errorf("tree should show each resource once:\n%s", out)
+			}
+			c.delete(t, "kro.run/v1alpha1", "Tenant", "", "acme")
+			eventually(t, 60*time.Second, "the instance and its Namespace to be gone", func() (bool, string) {
+				_, instErr := c.get(t, "kro.run/v1alpha1", "Tenant", "", "acme")
+				_, nsErr := c.get(t, "v1", "Namespace", "", "acme-space")
+				return instErr != nil && nsErr != nil, fmt.Sprintf("instance: %v; namespace: %v", instErr, nsErr)
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
