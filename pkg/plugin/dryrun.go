@@ -11,6 +11,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -115,12 +116,15 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 
 // dryRun renders the instance's graph and validates each object.
 func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) ([]PlannedResource, error) {
-	if inst.GetNamespace() == "" {
-		inst.SetNamespace(c.namespace)
-	}
 	mapping, err := c.mapping(inst.GroupVersionKind().Kind + "." + inst.GroupVersionKind().Version + "." + inst.GroupVersionKind().Group)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case mapping.Scope.Name() != meta.RESTScopeNameNamespace:
+		inst.SetNamespace("") // as kubectl apply does for a cluster-scoped kind
+	case inst.GetNamespace() == "":
+		inst.SetNamespace(c.namespace)
 	}
 	rgdName, err := c.rgdServing(ctx, mapping.GroupVersionKind)
 	if err != nil {
@@ -155,6 +159,9 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 
 	scope := resolve.NewScope(defaulted.Object)
 	excluded := map[string]bool{}
+	// Namespaces the plan creates, by the node creating each: objects in
+	// them cannot be checked by a dry run before they exist.
+	newNamespaces := map[string]string{}
 	var plan []PlannedResource
 	for _, n := range g.Nodes {
 		kind := "?"
@@ -202,9 +209,18 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 				observed = append(observed, u.Object)
 				continue
 			}
+			if creator, ok := newNamespaces[u.GetNamespace()]; ok && n.Kind.Namespaced {
+				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionPending,
+					Reason: fmt.Sprintf("namespace %s is created by %s first; a dry run cannot check objects in it before it exists", u.GetNamespace(), creator), Object: u.Object})
+				observed = append(observed, u.Object)
+				continue
+			}
 			p, live := target.planObject(ctx, n, u)
 			p.Cluster = target.name
 			plan = append(plan, p)
+			if p.Action == ActionCreate && n.Kind.GVK.Group == "" && n.Kind.GVK.Kind == "Namespace" {
+				newNamespaces[u.GetName()] = n.ID
+			}
 			if live != nil {
 				observed = append(observed, live.Object)
 			} else {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/plugin"
 )
 
 // gatedRGD: a ConfigMap that is ready only once someone writes ready=yes
@@ -331,6 +333,22 @@ func TestClusterScopedInstances(t *testing.T) {
 			}
 			if strings.Count(out, "ConfigMap/settings") != 1 || strings.Count(out, "Namespace/acme-space") != 1 {
 				t.Errorf("tree should show each resource once:\n%s", out)
+			}
+			// A preview of another tenant: its Namespace is created, and the
+			// ConfigMap inside it cannot be checked before that.
+			file := t.TempDir() + "/tenant.yaml"
+			writeFile(t, file, "{apiVersion: kro.run/v1alpha1, kind: Tenant, metadata: {name: beta}, spec: {namespace: beta-space}}")
+			preview, err := kro(t, cfg, nil, "dry-run", "-f", file, "-o", "json")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, preview)
+			}
+			var plan []plugin.PlannedResource
+			if err := json.Unmarshal([]byte(preview), &plan); err != nil {
+				t.Fatalf("%v\n%s", err, preview)
+			}
+			if len(plan) != 2 || plan[0].Action != plugin.ActionCreate || plan[1].Action != plugin.ActionPending ||
+				!strings.Contains(plan[1].Reason, "namespace beta-space is created by ns first") {
+				t.Errorf("dry-run of a cluster-scoped instance:\n%s", preview)
 			}
 			c.delete(t, "kro.run/v1alpha1", "Tenant", "", "acme")
 			eventually(t, 60*time.Second, "the instance and its Namespace to be gone", func() (bool, string) {
