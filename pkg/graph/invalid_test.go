@@ -46,6 +46,9 @@ func TestInvalidRGDs(t *testing.T) {
 		{"bad group", `{apiVersion: v1alpha1, kind: App, group: Not_A_Group}`, configMap,
 			"spec.schema.group", `RFC 1123 subdomain`},
 
+		{"custom condition written as an expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'Up', status: 'True'})}"]}}`, configMap,
+			"spec.schema.status.conditions[0]", `declared as {type, status: ${boolean expression}, reason, message}, not as an expression`},
+
 		// ids and shape
 		{"reserved id", "", `
   - id: schema

@@ -101,6 +101,20 @@ func (c *compiler) compileConditions(raw runtime.RawExtension) []*CustomConditio
 		return nil
 	}
 	path := statusPath.Child(StatusConditions)
+	if list, ok := decl.([]any); ok {
+		before := len(c.errs)
+		for i, entry := range list {
+			if s, ok := entry.(string); ok {
+				// Upstream kro (v0.9) writes conditions as expressions
+				// returning runtime.newCondition(...).
+				c.errs = append(c.errs, field.Invalid(path.Index(i), s,
+					"a custom condition is declared as {type, status: ${boolean expression}, reason, message}, not as an expression"))
+			}
+		}
+		if len(c.errs) > before {
+			return nil
+		}
+	}
 	b, _ := json.Marshal(decl)
 	var entries []struct {
 		Type              string `json:"type"`
