@@ -51,7 +51,7 @@ func instanceNames(ctx context.Context, c *cluster, kind, prefix string) []strin
 	if err != nil {
 		return nil
 	}
-	list, err := c.dyn.Resource(m.Resource).Namespace(c.namespace).List(ctx, metav1.ListOptions{})
+	list, err := c.resourceIn(m, c.namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil
 	}

@@ -134,7 +134,7 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	if err != nil {
 		return nil, err
 	}
-	ri := c.dyn.Resource(mapping.Resource).Namespace(inst.GetNamespace())
+	ri := c.resourceIn(mapping, inst.GetNamespace())
 	// The API server's own defaulting and validation of the instance.
 	defaulted, err := ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {

@@ -106,6 +106,17 @@ type subject struct {
 	workloadErr error
 }
 
+// resourceIn is the mapping's resource in namespace ns ("" for all), or
+// the resource itself when its kind is cluster-scoped: a cluster-scoped
+// kind asked for in a namespace is not found.
+func (c *cluster) resourceIn(mapping *meta.RESTMapping, ns string) dynamic.ResourceInterface {
+	ri := c.dyn.Resource(mapping.Resource)
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		return ri
+	}
+	return ri.Namespace(ns)
+}
+
 // loadSubject finds the instance KIND NAME (KIND as kubectl takes it: kind,
 // plural or short name, optionally .group) and its RGD.
 func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject, error) {
@@ -113,13 +124,7 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 	if err != nil {
 		return nil, err
 	}
-	ri := c.dyn.Resource(mapping.Resource)
-	var inst *unstructured.Unstructured
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		inst, err = ri.Namespace(c.namespace).Get(ctx, name, metav1.GetOptions{})
-	} else {
-		inst, err = ri.Get(ctx, name, metav1.GetOptions{})
-	}
+	inst, err := c.resourceIn(mapping, c.namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}

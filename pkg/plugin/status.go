@@ -151,16 +151,16 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			}
 			continue
 		}
-		ri := c.dyn.Resource(m.Resource)
+		ri := c.resourceIn(m, ns)
 		var items []unstructured.Unstructured
 		if len(args) == 2 {
-			u, err := ri.Namespace(ns).Get(ctx, args[1], metav1.GetOptions{})
+			u, err := ri.Get(ctx, args[1], metav1.GetOptions{})
 			if err != nil {
 				return nil, err
 			}
 			items = []unstructured.Unstructured{*u}
 		} else {
-			list, err := ri.Namespace(ns).List(ctx, metav1.ListOptions{})
+			list, err := ri.List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return nil, err
 			}

@@ -334,6 +334,13 @@ func TestClusterScopedInstances(t *testing.T) {
 			if strings.Count(out, "ConfigMap/settings") != 1 || strings.Count(out, "Namespace/acme-space") != 1 {
 				t.Errorf("tree should show each resource once:\n%s", out)
 			}
+			// status lists cluster-scoped kinds beside namespaced ones.
+			for _, args := range [][]string{{"status", "tenant", "acme"}, {"status", "-n", "default"}, {"status", "-A"}} {
+				out, err := kro(t, cfg, nil, args...)
+				if err != nil || !strings.Contains(out, "acme") {
+					t.Errorf("%v: %v\n%s", args, err, out)
+				}
+			}
 			// A preview of another tenant: its Namespace is created, and the
 			// ConfigMap inside it cannot be checked before that.
 			file := t.TempDir() + "/tenant.yaml"
