@@ -115,7 +115,7 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		case forbidden[n.ID]:
 			t.Rows = append(t.Rows, Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown, Reason: "you may not list " + kind})
 		case len(members[n.ID]) == 0:
-			t.Rows = append(t.Rows, absentRow(n, scope, d, kind))
+			t.Rows = append(t.Rows, absentRow(n, scope, d, kind, inst.GetNamespace()))
 		default:
 			for _, u := range members[n.ID] {
 				t.Rows = append(t.Rows, objectRow(n, u, scope, d))
@@ -232,8 +232,9 @@ func objectRow(n *graph.Node, u *unstructured.Unstructured, scope *resolve.Scope
 }
 
 // absentRow explains a node with no object: skipped by includeWhen, or
-// missing (not created yet, or deleted).
-func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind string) Row {
+// missing (not created yet, or deleted). A missing object whose template
+// renders is named, so that one can look for what is in its way.
+func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNamespace string) Row {
 	row := Row{NodeID: n.ID, Depth: depth, Kind: kind, Ready: VerdictMissing}
 	included, err := resolve.Included(n, scope)
 	switch {
@@ -247,6 +248,20 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind string) Row 
 		row.Reason = "not created yet: waiting for its dependencies"
 	default:
 		row.Reason = "expected by the graph but does not exist"
+		if n.IsCollection() || n.Kind == nil {
+			break
+		}
+		obj, err := resolve.Render(n, scope)
+		switch {
+		case err == nil:
+			u := unstructured.Unstructured{Object: obj}
+			row.Name, row.Namespace = u.GetName(), u.GetNamespace()
+			if row.Namespace == "" && n.Kind.Namespaced {
+				row.Namespace = instanceNamespace
+			}
+		case errors.Is(err, resolve.ErrPending):
+			row.Reason = "not created yet: waiting for its dependencies"
+		}
 	}
 	if n.IsCollection() {
 		if items, err := resolve.Expand(n, scope, 0); err == nil && len(items) == 0 {

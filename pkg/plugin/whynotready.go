@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -125,6 +126,12 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		d.Advice = "look at the resource (kubectl describe " + strings.ToLower(r.Kind) + " " + r.Name + "); its dependents wait for it"
 		if r.Ready == VerdictMissing {
 			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
+			// The agent says on the instance why it could not create it.
+			if cond, advice := creationBlocked(inst); cond != nil {
+				d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+				d.Events = c.recentEvents(ctx, inst)
+				d.Advice = advice
+			}
 		}
 		return d
 	}
@@ -140,6 +147,19 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	d.Events = c.recentEvents(ctx, inst)
 	d.Advice = "kubectl kro explain-conditions " + strings.ToLower(s.mapping.GroupVersionKind.Kind) + " " + inst.GetName() + " explains each condition"
 	return d
+}
+
+// creationBlocked returns the instance's condition that says why kro-agent
+// could not create a resource, and what to do about it: its apply refused
+// by the API server, or a template its values cannot render.
+func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string) {
+	if c := findCondition(inst, v1alpha1.ConditionResourcesReady); c != nil && c.Reason == v1alpha1.ReasonApplyFailed {
+		return c, "the API server refuses kro-agent's apply; once the cause above is fixed, kro-agent's next retry creates it"
+	}
+	if c := findCondition(inst, v1alpha1.ConditionGraphResolved); c != nil && c.Status == metav1.ConditionFalse {
+		return c, "a template cannot be rendered from the instance's values; fix the instance's spec or the RGD"
+	}
+	return nil, ""
 }
 
 // recentEvents returns the last few Events about an object.
@@ -158,13 +178,16 @@ func (c *cluster) recentEvents(ctx context.Context, u *unstructured.Unstructured
 		}
 	}
 	sort.Slice(events, func(i, j int) bool { return eventTime(events[i]).Time.Before(eventTime(events[j]).Time) })
-	if len(events) > 5 {
-		events = events[len(events)-5:]
+	// The same event recorded again (another retry, another series) is
+	// one line: the latest.
+	var out []string
+	for i := len(events) - 1; i >= 0 && len(out) < 5; i-- {
+		e := events[i]
+		if line := fmt.Sprintf("%s %s: %s", e.Type, e.Reason, oneLine(e.Message)); !slices.Contains(out, line) {
+			out = append(out, line)
+		}
 	}
-	out := make([]string, 0, len(events))
-	for _, e := range events {
-		out = append(out, fmt.Sprintf("%s %s: %s", e.Type, e.Reason, oneLine(e.Message)))
-	}
+	slices.Reverse(out)
 	return out
 }
 

@@ -225,15 +225,21 @@ func BenchmarkValidate20(b *testing.B) {
 	b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds())/1000, "p99-ms")
 }
 
-// TestManifestGuardMatchesAgent keeps manifests/agent/admission.yaml's guard
-// policy identical to the one the agent registers for its ServiceAccount.
+// TestManifestGuardMatchesAgent keeps manifests/agent/admission.yaml's
+// policies identical to the ones the agent registers for its ServiceAccount.
 func TestManifestGuardMatchesAgent(t *testing.T) {
 	raw, err := os.ReadFile("../../manifests/agent/admission.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, wantBinding := GuardPolicy("system:serviceaccount:kro-system:kro-agent")
-	var found int
+	const user = "system:serviceaccount:kro-system:kro-agent"
+	policies := map[string]*admissionregv1.ValidatingAdmissionPolicy{}
+	bindings := map[string]*admissionregv1.ValidatingAdmissionPolicyBinding{}
+	for _, build := range []func(string) (*admissionregv1.ValidatingAdmissionPolicy, *admissionregv1.ValidatingAdmissionPolicyBinding){GuardPolicy, NoTakeoverPolicy} {
+		p, b := build(user)
+		policies[p.Name], bindings[b.Name] = p, b
+	}
+	found := map[string]bool{}
 	for _, doc := range strings.Split(string(raw), "\n---\n") {
 		var head struct{ Kind string }
 		_ = yaml.Unmarshal([]byte(doc), &head)
@@ -243,22 +249,24 @@ func TestManifestGuardMatchesAgent(t *testing.T) {
 			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
 				t.Fatal(err)
 			}
-			if !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
-				t.Errorf("manifest policy differs from GuardPolicy:\n got %+v\nwant %+v", got.Spec, want.Spec)
+			want, ok := policies[got.Name]
+			if !ok || !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
+				t.Errorf("manifest policy %s differs from the agent's:\n got %+v\nwant %+v", got.Name, got.Spec, want)
 			}
-			found++
+			found["policy "+got.Name] = true
 		case "ValidatingAdmissionPolicyBinding":
 			got := &admissionregv1.ValidatingAdmissionPolicyBinding{}
 			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
 				t.Fatal(err)
 			}
-			if !equality.Semantic.DeepEqual(got.Spec, wantBinding.Spec) {
-				t.Errorf("manifest binding differs: %+v", got.Spec)
+			want, ok := bindings[got.Name]
+			if !ok || !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
+				t.Errorf("manifest binding %s differs: %+v", got.Name, got.Spec)
 			}
-			found++
+			found["binding "+got.Name] = true
 		}
 	}
-	if found != 2 {
-		t.Errorf("found %d of the policy and its binding in the manifest", found)
+	if len(found) != len(policies)+len(bindings) {
+		t.Errorf("the manifest holds %v; want the %d policies and their bindings", found, len(policies))
 	}
 }

@@ -239,6 +239,37 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("why-not-ready shows the apply the API server refuses, and the object's name", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// Someone else's ConfigMap holds the name the instance's config takes.
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: clash-config, namespace: %s}}", ns))
+			c.apply(t, webapp(ns, "clash", ", replicas: 1"))
+			var out string
+			var err error
+			eventually(t, 20*time.Second, "the refused apply in the diagnosis", func() (bool, string) {
+				out, err = kro(t, cfg, nil, "why-not-ready", "webapp", "clash", "-n", ns)
+				return strings.Contains(out, "ApplyFailed"), out
+			})
+			if !errors.Is(err, plugin.ErrNotReady) {
+				t.Errorf("exit: %v, want not ready", err)
+			}
+			for _, want := range []string{
+				"Root cause: resource config (ConfigMap clash-config) is missing",
+				"ResourcesReady=False (ApplyFailed): applying ConfigMap clash-config (resource config)",
+				"ConfigMap clash-config already exists and was not created by kro-agent",
+				"the API server refuses kro-agent's apply",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
+				}
+			}
+			tree, err := kro(t, cfg, nil, "tree", "webapp/clash", "-n", ns)
+			if err != nil || !strings.Contains(tree, "ConfigMap/clash-config") || !strings.Contains(tree, "not created yet: waiting for its dependencies") {
+				t.Errorf("tree of the blocked instance: %v\n%s", err, tree)
+			}
+			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
+			return ctx
+		}).
 		Assess("why-not-ready on a suspended instance", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			patch := []byte(`{"metadata":{"annotations":{"kro.run/reconcile":"suspended"}}}`)

@@ -201,6 +201,32 @@ func TestWebhooks(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("the agent does not take over an object it did not create", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// bob's ConfigMap has the name the instance's config takes.
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: taken-config, namespace: %s}, data: {owner: bob}}", ns))
+			c.apply(t, webapp(ns, "taken", ", replicas: 1"))
+			eventually(t, 20*time.Second, "the instance to report the refused apply", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "taken")
+				cond := condition(inst, v1alpha1.ConditionResourcesReady)
+				return cond != nil && cond.Reason == v1alpha1.ReasonApplyFailed &&
+					strings.Contains(cond.Message, "ConfigMap taken-config already exists and was not created by kro-agent"), conditionSummary(inst)
+			})
+			cm := c.mustGet(t, "v1", "ConfigMap", ns, "taken-config")
+			if len(cm.GetLabels()) != 0 || cm.Object["data"].(map[string]any)["owner"] != "bob" {
+				t.Errorf("bob's ConfigMap was changed: labels %v, data %v", cm.GetLabels(), cm.Object["data"])
+			}
+			// Deleting the instance leaves it, too.
+			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "taken")
+			eventually(t, 20*time.Second, "the instance to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "taken")
+				return err != nil, "still there"
+			})
+			if _, err := c.get(t, "v1", "ConfigMap", ns, "taken-config"); err != nil {
+				t.Errorf("bob's ConfigMap after the instance's deletion: %v", err)
+			}
+			return ctx
+		}).
 		Assess("a renewed certificate keeps admission working", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			stopAgentNow(t)
 			// A fresh Secret, so the agent issues a short-lived certificate.
