@@ -22,8 +22,14 @@ func compileExample(t testing.TB, name string) *graph.Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return compileRGD(t, string(raw))
+}
+
+// compileRGD compiles an RGD written as YAML against the built-in kinds.
+func compileRGD(t testing.TB, doc string) *graph.Graph {
+	t.Helper()
 	rgd := &v1alpha1.ResourceGraphDefinition{}
-	if err := yaml.Unmarshal(raw, rgd); err != nil {
+	if err := yaml.Unmarshal([]byte(doc), rgd); err != nil {
 		t.Fatal(err)
 	}
 	r, _ := kinds.Builtin()
@@ -189,8 +195,7 @@ func TestShortenCutsBetweenCharacters(t *testing.T) {
 // templates: they type-check against the fields they fill, and omit()
 // leaves its field out of the rendered object.
 func TestRenderWithKroFunctions(t *testing.T) {
-	rgd := &v1alpha1.ResourceGraphDefinition{}
-	if err := yaml.Unmarshal([]byte(`
+	g := compileRGD(t, `
 spec:
   schema:
     apiVersion: v1alpha1
@@ -222,14 +227,7 @@ spec:
                 - name: app
                   image: nginx
                   args: ${lists.insertAtIndex(["--serve"], 0, "--name=" + schema.spec.name)}
-`), rgd); err != nil {
-		t.Fatal(err)
-	}
-	r, _ := kinds.Builtin()
-	g, err := graph.Compile(rgd, graph.Options{Resolver: r})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	render := func(spec string) map[string]any {
 		t.Helper()
 		d, err := Render(g.Node("deployment"), NewScope(obj(t, `{metadata: {name: x, namespace: default}, spec: `+spec+`}`)))
@@ -268,8 +266,7 @@ spec:
 // Expressions with macros evaluate once the names they read are observed;
 // the macros' own variables are never waited for.
 func TestMacrosEvaluate(t *testing.T) {
-	rgd := &v1alpha1.ResourceGraphDefinition{}
-	if err := yaml.Unmarshal([]byte(`
+	g := compileRGD(t, `
 spec:
   schema:
     apiVersion: v1alpha1
@@ -290,14 +287,7 @@ spec:
             metadata: {labels: {a: b}}
             spec:
               containers: [{name: c, image: nginx, args: "${schema.spec.items.map(i, '--' + i)}"}]
-`), rgd); err != nil {
-		t.Fatal(err)
-	}
-	r, _ := kinds.Builtin()
-	g, err := graph.Compile(rgd, graph.Options{Resolver: r})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	s := NewScope(obj(t, `{metadata: {name: x}, spec: {items: [a, b]}}`))
 	d, err := Render(g.Node("d"), s)
 	if err != nil {
