@@ -210,7 +210,11 @@ func printValidation(w io.Writer, format string, report ValidationReport) error 
 			fmt.Fprintf(w, "resourcegraphdefinition/%s (%s): valid\n  topological order: %s\n", r.Name, r.File, strings.Join(r.TopologicalOrder, " -> "))
 			continue
 		}
-		fmt.Fprintf(w, "resourcegraphdefinition/%s (%s): %d error(s)\n", r.Name, r.File, len(r.Errors))
+		name := r.Name
+		if name == "" {
+			name = "<unnamed>" // a document that could not be read as an RGD
+		}
+		fmt.Fprintf(w, "resourcegraphdefinition/%s (%s): %d error(s)\n", name, r.File, len(r.Errors))
 		for _, e := range r.Errors {
 			fmt.Fprintf(w, "  - %s\n", strings.ReplaceAll(e, "\n", "\n    "))
 		}
