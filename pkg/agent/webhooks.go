@@ -2,14 +2,12 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
-	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/guard"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/webhook"
 )
@@ -101,15 +100,15 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	if err != nil {
 		return nil, err
 	}
-	review, err := kc.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	agentUser, err := guard.Identity(ctx, kc)
 	if err != nil {
-		return nil, fmt.Errorf("finding the agent's own identity (SelfSubjectReview): %w", err)
+		return nil, err
 	}
 	secretNS, secretName := splitRef(orDefault(w.CertSecret, "kro-system/kro-agent-webhook-certs"))
 	if err := ensureNamespace(ctx, kc, secretNS); err != nil {
 		return nil, err
 	}
-	registrar := &webhook.Registrar{Client: kc, URL: strings.TrimSuffix(w.URL, "/"), AgentUser: review.Status.UserInfo.Username}
+	registrar := &webhook.Registrar{Client: kc, URL: strings.TrimSuffix(w.URL, "/"), AgentUser: agentUser}
 	certOpts := webhook.CertOptions{Namespace: secretNS, Name: secretName, Validity: w.CertValidity, IPs: []net.IP{net.ParseIP("127.0.0.1")}}
 	if w.URL == "" {
 		svcNS, svcName := splitRef(orDefault(w.Service, "kro-system/kro-agent-webhook"))

@@ -14,20 +14,19 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/guard"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // Names of the objects the agent registers.
 const (
 	ConfigName        = "kro-agent"
-	GuardPolicyName   = "kro-agent-ownership-labels"
-	NoTakeoverName    = "kro-agent-no-takeover"
 	rgdWebhookName    = "resourcegraphdefinitions.kro-agent.kro.run"
 	instanceHookName  = "instances.kro-agent.kro.run"
 	fieldManagerLabel = "app.kubernetes.io/managed-by"
 )
 
-// Registrar keeps the webhook configurations and the guard policy in the
+// Registrar keeps the webhook configurations and the guard policies in the
 // cluster up to date: the CA bundle as certificates rotate, and the
 // instance kinds as RGDs come and go.
 type Registrar struct {
@@ -103,7 +102,7 @@ func (r *Registrar) clientConfig(ca []byte, path string) admissionregv1.WebhookC
 	return cc
 }
 
-// Apply writes the webhook configurations and the guard policy.
+// Apply writes the webhook configurations and the guard policies.
 func (r *Registrar) Apply(ctx context.Context) error {
 	r.registering.Lock()
 	defer r.registering.Unlock()
@@ -171,17 +170,8 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	if err := upsert(ctx, mutating, api.MutatingWebhookConfigurations().Get, api.MutatingWebhookConfigurations().Create, api.MutatingWebhookConfigurations().Update); err != nil {
 		return fmt.Errorf("registering the instance webhook: %w", err)
 	}
-	for _, guard := range []struct {
-		what  string
-		build func(string) (*admissionregv1.ValidatingAdmissionPolicy, *admissionregv1.ValidatingAdmissionPolicyBinding)
-	}{{"the ownership label guard", GuardPolicy}, {"the no-takeover guard", NoTakeoverPolicy}} {
-		policy, binding := guard.build(r.AgentUser)
-		if err := upsert(ctx, policy, api.ValidatingAdmissionPolicies().Get, api.ValidatingAdmissionPolicies().Create, api.ValidatingAdmissionPolicies().Update); err != nil {
-			return fmt.Errorf("registering %s: %w", guard.what, err)
-		}
-		if err := upsert(ctx, binding, api.ValidatingAdmissionPolicyBindings().Get, api.ValidatingAdmissionPolicyBindings().Create, api.ValidatingAdmissionPolicyBindings().Update); err != nil {
-			return fmt.Errorf("binding %s: %w", guard.what, err)
-		}
+	if err := guard.Ensure(ctx, r.Client, r.AgentUser); err != nil {
+		return fmt.Errorf("registering the guard policies: %w", err)
 	}
 	r.mu.Lock()
 	r.registered = max(r.registered, state)
@@ -210,92 +200,4 @@ func upsert[T any, P object[T]](ctx context.Context, obj P,
 	obj.SetResourceVersion(cur.GetResourceVersion())
 	_, err = update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager})
 	return err
-}
-
-// GuardPolicy is the ValidatingAdmissionPolicy (and its binding) that denies
-// changes to kro.run/* and applyset.kubernetes.io/* labels on anything the
-// agent manages, by anyone but the agent. It runs in the API server, so it
-// holds while the agent is down, and it reads the caller's identity from
-// the request's authenticated user info, which no caller can set.
-func GuardPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPolicy, *admissionregv1.ValidatingAdmissionPolicyBinding) {
-	owned := &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelOwned: "true"}}
-	const guarded = `(k.startsWith('kro.run/') || k.startsWith('applyset.kubernetes.io/'))`
-	policy := &admissionregv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: GuardPolicyName, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}},
-		Spec: admissionregv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregv1.Fail),
-			MatchConstraints: &admissionregv1.MatchResources{
-				ObjectSelector: owned,
-				ResourceRules: []admissionregv1.NamedRuleWithOperations{{RuleWithOperations: admissionregv1.RuleWithOperations{
-					Operations: []admissionregv1.OperationType{admissionregv1.Update},
-					Rule:       admissionregv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
-				}}},
-			},
-			MatchConditions: []admissionregv1.MatchCondition{{
-				Name:       "not-kro-agent",
-				Expression: fmt.Sprintf("request.userInfo.username != %q", agentUser),
-			}},
-			Variables: []admissionregv1.Variable{
-				{Name: "old", Expression: "oldObject.metadata.?labels.orValue({})"},
-				{Name: "new", Expression: "object.metadata.?labels.orValue({})"},
-				{Name: "changed", Expression: "variables.old.filter(k, " + guarded + " && (!(k in variables.new) || variables.new[k] != variables.old[k])) + " +
-					"variables.new.filter(k, " + guarded + " && !(k in variables.old))"},
-			},
-			Validations: []admissionregv1.Validation{{
-				Expression:        "size(variables.changed) == 0",
-				MessageExpression: "'label ' + variables.changed[0] + ' records ownership by kro-agent; only kro-agent may change or remove it'",
-				Reason:            ptr.To(metav1.StatusReasonForbidden),
-			}},
-		},
-	}
-	return policy, denyBinding(GuardPolicyName)
-}
-
-// NoTakeoverPolicy is the ValidatingAdmissionPolicy (and its binding) that
-// keeps the agent from taking over an object it did not create. The agent
-// knows the objects it made from its informers, which only hold objects
-// with its labels; an object of the same name made by someone else is not
-// among them, and a server-side apply would quietly make it the agent's,
-// to be changed and, with its instance, deleted. Such an apply is an
-// update that adds kro.run/instance-id where there was none, which this
-// policy denies. Updates that keep the label, and creates, are untouched.
-func NoTakeoverPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPolicy, *admissionregv1.ValidatingAdmissionPolicyBinding) {
-	instanceID := fmt.Sprintf("%q in ", v1alpha1.LabelInstanceID)
-	policy := &admissionregv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: NoTakeoverName, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}},
-		Spec: admissionregv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionregv1.Fail),
-			MatchConstraints: &admissionregv1.MatchResources{
-				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelOwned: "true"}},
-				ResourceRules: []admissionregv1.NamedRuleWithOperations{{RuleWithOperations: admissionregv1.RuleWithOperations{
-					Operations: []admissionregv1.OperationType{admissionregv1.Update},
-					Rule:       admissionregv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
-				}}},
-			},
-			MatchConditions: []admissionregv1.MatchCondition{
-				{Name: "kro-agent", Expression: fmt.Sprintf("request.userInfo.username == %q", agentUser)},
-				// Managed resources carry the label; instances and
-				// generated CRDs do not.
-				{Name: "managed-resource", Expression: instanceID + "object.metadata.?labels.orValue({})"},
-			},
-			Validations: []admissionregv1.Validation{{
-				Expression:        instanceID + "oldObject.metadata.?labels.orValue({})",
-				MessageExpression: "object.kind + ' ' + object.metadata.name + ' already exists and was not created by kro-agent, which does not take over objects it did not create'",
-				Reason:            ptr.To(metav1.StatusReasonForbidden),
-			}},
-		},
-	}
-	return policy, denyBinding(NoTakeoverName)
-}
-
-// denyBinding binds a policy to every object it matches, denying what it
-// refuses.
-func denyBinding(policy string) *admissionregv1.ValidatingAdmissionPolicyBinding {
-	return &admissionregv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: policy, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}},
-		Spec: admissionregv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        policy,
-			ValidationActions: []admissionregv1.ValidationAction{admissionregv1.Deny},
-		},
-	}
 }

@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -223,50 +220,4 @@ func BenchmarkValidate20(b *testing.B) {
 	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
 	b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds())/1000, "p99-ms")
-}
-
-// TestManifestGuardMatchesAgent keeps manifests/agent/admission.yaml's
-// policies identical to the ones the agent registers for its ServiceAccount.
-func TestManifestGuardMatchesAgent(t *testing.T) {
-	raw, err := os.ReadFile("../../manifests/agent/admission.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const user = "system:serviceaccount:kro-system:kro-agent"
-	policies := map[string]*admissionregv1.ValidatingAdmissionPolicy{}
-	bindings := map[string]*admissionregv1.ValidatingAdmissionPolicyBinding{}
-	for _, build := range []func(string) (*admissionregv1.ValidatingAdmissionPolicy, *admissionregv1.ValidatingAdmissionPolicyBinding){GuardPolicy, NoTakeoverPolicy} {
-		p, b := build(user)
-		policies[p.Name], bindings[b.Name] = p, b
-	}
-	found := map[string]bool{}
-	for _, doc := range strings.Split(string(raw), "\n---\n") {
-		var head struct{ Kind string }
-		_ = yaml.Unmarshal([]byte(doc), &head)
-		switch head.Kind {
-		case "ValidatingAdmissionPolicy":
-			got := &admissionregv1.ValidatingAdmissionPolicy{}
-			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
-				t.Fatal(err)
-			}
-			want, ok := policies[got.Name]
-			if !ok || !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
-				t.Errorf("manifest policy %s differs from the agent's:\n got %+v\nwant %+v", got.Name, got.Spec, want)
-			}
-			found["policy "+got.Name] = true
-		case "ValidatingAdmissionPolicyBinding":
-			got := &admissionregv1.ValidatingAdmissionPolicyBinding{}
-			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
-				t.Fatal(err)
-			}
-			want, ok := bindings[got.Name]
-			if !ok || !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
-				t.Errorf("manifest binding %s differs: %+v", got.Name, got.Spec)
-			}
-			found["binding "+got.Name] = true
-		}
-	}
-	if len(found) != len(policies)+len(bindings) {
-		t.Errorf("the manifest holds %v; want the %d policies and their bindings", found, len(policies))
-	}
 }
