@@ -3,12 +3,15 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +21,7 @@ import (
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/clusters"
+	"github.com/kro-agent/kro-agent/pkg/guard"
 )
 
 // indexKubeconfigSecret indexes Clusters by the Secret holding their
@@ -38,6 +42,12 @@ type ClusterReconciler struct {
 	Interval time.Duration
 	// Timeout bounds each request of a check; 10 seconds when zero.
 	Timeout time.Duration
+
+	// guarded records, by Cluster, the kubeconfig digest its guard
+	// policies were applied with: they are applied once per connection,
+	// not on every check, so that a quiet cluster sees no writes.
+	guardedMu sync.Mutex
+	guarded   map[string]string
 }
 
 // SetupWithManager registers the reconciler for Clusters and the metadata
@@ -82,13 +92,13 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	cluster := &agentv1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Registry.Delete(req.Name)
+			r.forget(req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
 	if cluster.DeletionTimestamp != nil {
-		r.Registry.Delete(cluster.Name)
+		r.forget(cluster.Name)
 		return ctrl.Result{}, nil
 	}
 	status := cluster.Status.DeepCopy()
@@ -147,5 +157,51 @@ func (r *ClusterReconciler) check(ctx context.Context, c *agentv1.Cluster, statu
 		return entry
 	}
 	health.Discovered(h.Kinds)
+	if err := r.guard(ctx, c.Name, cfg, digest); err != nil {
+		health.GuardFailed(err.Error())
+		return entry
+	}
+	health.Guarded()
 	return entry
+}
+
+// forget drops a Cluster that is gone: no longer a placement candidate,
+// and its guard policies are applied again if it comes back.
+func (r *ClusterReconciler) forget(name string) {
+	r.Registry.Delete(name)
+	r.guardedMu.Lock()
+	delete(r.guarded, name)
+	r.guardedMu.Unlock()
+}
+
+// guard applies kro-agent's guard policies in the cluster, as the identity
+// the kubeconfig gives it there, unless they were applied over the same
+// kubeconfig before.
+func (r *ClusterReconciler) guard(ctx context.Context, name string, cfg *rest.Config, digest string) error {
+	r.guardedMu.Lock()
+	done := r.guarded[name] == digest
+	r.guardedMu.Unlock()
+	if done {
+		return nil
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = r.Timeout
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	user, err := guard.Identity(ctx, client)
+	if err != nil {
+		return err
+	}
+	if err := guard.Ensure(ctx, client, user); err != nil {
+		return fmt.Errorf("%w; kro-agent places nothing in a cluster where it cannot protect what it manages", err)
+	}
+	r.guardedMu.Lock()
+	if r.guarded == nil {
+		r.guarded = map[string]string{}
+	}
+	r.guarded[name] = digest
+	r.guardedMu.Unlock()
+	return nil
 }

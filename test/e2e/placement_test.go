@@ -169,9 +169,16 @@ func TestPlacement(t *testing.T) {
 			if v, _, _ := unstructured.NestedString(u.Object, "status", "serverVersion"); !strings.HasPrefix(v, "v1.36.") {
 				t.Errorf("serverVersion = %q", v)
 			}
-			for _, cond := range []string{"KubeconfigLoaded", "Reachable", "KindsDiscoverable"} {
+			for _, cond := range []string{"KubeconfigLoaded", "Reachable", "KindsDiscoverable", "Guarded"} {
 				if got := condition(u, cond); got == nil || got.Status != metav1.ConditionTrue {
 					t.Errorf("%s = %+v", cond, got)
+				}
+			}
+			// The guard policies are applied in the workload cluster too.
+			w := workload(t)
+			for _, name := range []string{"kro-agent-ownership-labels", "kro-agent-no-takeover"} {
+				if _, err := w.get(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", name); err != nil {
+					t.Errorf("policy %s in the workload cluster: %v", name, err)
 				}
 			}
 			return ctx
@@ -242,6 +249,28 @@ func TestPlacement(t *testing.T) {
 				if p.Action != "pending" || !strings.Contains(p.Reason, `region "eu-west"`) {
 					t.Errorf("dry-run of a new regional instance, %s: %s (%s)", p.NodeID, p.Action, p.Reason)
 				}
+			}
+			return ctx
+		}).
+		Assess("on the workload cluster, too, the agent does not take over an object it did not create", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			w.apply(t, "{apiVersion: v1, kind: ConfigMap, metadata: {name: t1-config, namespace: placed}, data: {owner: bob}}")
+			c.apply(t, regionalApp("t1", "eu-west"))
+			eventually(t, 30*time.Second, "the instance to report the refused apply", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t1")
+				cond := condition(inst, v1alpha1.ConditionResourcesReady)
+				return cond != nil && strings.Contains(cond.Message, "ConfigMap t1-config already exists and was not created by kro-agent"), conditionSummary(inst)
+			})
+			if cm := w.mustGet(t, "v1", "ConfigMap", "placed", "t1-config"); len(cm.GetLabels()) != 0 {
+				t.Errorf("bob's ConfigMap on the workload cluster was labelled: %v", cm.GetLabels())
+			}
+			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t1")
+			eventually(t, 30*time.Second, "the instance to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t1")
+				return err != nil, "still there"
+			})
+			if _, err := w.get(t, "v1", "ConfigMap", "placed", "t1-config"); err != nil {
+				t.Errorf("bob's ConfigMap after the instance's deletion: %v", err)
 			}
 			return ctx
 		}).

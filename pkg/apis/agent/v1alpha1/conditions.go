@@ -6,7 +6,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/conditions"
 )
 
-// Cluster conditions. Ready is True when all three are.
+// Cluster conditions. Ready is True when all four are.
 const (
 	ConditionReady = "Ready"
 	// ConditionKubeconfigLoaded: the Secret exists and holds a usable
@@ -16,6 +16,10 @@ const (
 	ConditionReachable = "Reachable"
 	// ConditionKindsDiscoverable: the API server listed its kinds.
 	ConditionKindsDiscoverable = "KindsDiscoverable"
+	// ConditionGuarded: kro-agent's guard policies (only the agent changes
+	// ownership labels; it takes over nothing it did not create) are in
+	// place, so nothing is placed where they could not be installed.
+	ConditionGuarded = "Guarded"
 )
 
 // Reasons of Cluster conditions.
@@ -28,10 +32,12 @@ const (
 	ReasonDiscovered        = "Discovered"
 	ReasonDiscoveryFailed   = "DiscoveryFailed"
 	ReasonNotChecked        = "NotChecked"
+	ReasonPoliciesApplied   = "PoliciesApplied"
+	ReasonPoliciesFailed    = "PoliciesNotApplied"
 )
 
 // ClusterConditions is the condition set of a Cluster.
-var ClusterConditions = conditions.NewSet(ConditionReady, ConditionKubeconfigLoaded, ConditionReachable, ConditionKindsDiscoverable)
+var ClusterConditions = conditions.NewSet(ConditionReady, ConditionKubeconfigLoaded, ConditionReachable, ConditionKindsDiscoverable, ConditionGuarded)
 
 // ClusterHealth records one connection check of a Cluster, in order: a
 // failed step leaves the later ones Unknown. Build it with Check.
@@ -55,6 +61,7 @@ func (h *ClusterHealth) KubeconfigFailed(reason, msg string) {
 	h.m.MarkFalse(ConditionKubeconfigLoaded, reason, "%s", msg)
 	h.m.MarkUnknown(ConditionReachable, ReasonNotChecked, "the kubeconfig could not be loaded")
 	h.m.MarkUnknown(ConditionKindsDiscoverable, ReasonNotChecked, "the kubeconfig could not be loaded")
+	h.m.MarkUnknown(ConditionGuarded, ReasonNotChecked, "the kubeconfig could not be loaded")
 }
 
 // KubeconfigLoaded records a usable kubeconfig for server.
@@ -67,6 +74,7 @@ func (h *ClusterHealth) KubeconfigLoaded(server string) {
 func (h *ClusterHealth) Unreachable(msg string) {
 	h.m.MarkFalse(ConditionReachable, ReasonUnreachable, "%s", msg)
 	h.m.MarkUnknown(ConditionKindsDiscoverable, ReasonNotChecked, "the API server is not reachable")
+	h.m.MarkUnknown(ConditionGuarded, ReasonNotChecked, "the API server is not reachable")
 }
 
 // Reachable records the API server's version.
@@ -83,6 +91,16 @@ func (h *ClusterHealth) DiscoveryFailed(msg string) {
 // Discovered records how many kinds the cluster serves.
 func (h *ClusterHealth) Discovered(kinds int) {
 	h.m.MarkTrue(ConditionKindsDiscoverable, ReasonDiscovered, "%d kinds served", kinds)
+}
+
+// Guarded records kro-agent's guard policies in place.
+func (h *ClusterHealth) Guarded() {
+	h.m.MarkTrue(ConditionGuarded, ReasonPoliciesApplied, "the ownership-label and no-takeover policies are applied")
+}
+
+// GuardFailed records guard policies that could not be applied.
+func (h *ClusterHealth) GuardFailed(msg string) {
+	h.m.MarkFalse(ConditionGuarded, ReasonPoliciesFailed, "%s", msg)
 }
 
 // IsReady reports whether the Cluster's Ready condition is True.

@@ -51,8 +51,8 @@ func (r SecretKeyRef) KeyOrDefault() string {
 
 // ClusterStatus is what the agent last found when connecting to the cluster.
 type ClusterStatus struct {
-	// Conditions: Ready, summarizing KubeconfigLoaded, Reachable and
-	// KindsDiscoverable.
+	// Conditions: Ready, summarizing KubeconfigLoaded, Reachable,
+	// KindsDiscoverable and Guarded.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
