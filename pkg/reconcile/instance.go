@@ -60,7 +60,9 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	if !waitForSync(ctx, s.informer.informer) {
 		return result{}, fmt.Errorf("instance informer for %s has not synced", key.GVK)
 	}
-	held, err := heldAt(s.informer.informer.GetStore(), cache.NewObjectName(key.Namespace, key.Name).String())
+	held, written, err := e.statuses.read(func() (*heldObject, error) {
+		return heldAt(s.informer.informer.GetStore(), cache.NewObjectName(key.Namespace, key.Name).String())
+	})
 	if err != nil || held == nil {
 		return result{}, err
 	}
@@ -68,7 +70,10 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	if err != nil {
 		return result{}, err
 	}
-	e.statuses.catchUp(inst)
+	if written != nil {
+		// The cache has not caught up with the agent's last status write.
+		inst.Object["status"] = written
+	}
 	r := &run{
 		e: e, s: s, inst: inst,
 		id:       ownership.Instance{GVK: key.GVK, Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), Labels: inst.GetLabels()},

@@ -248,21 +248,33 @@ func (s *statusMemo) echoed(uid types.UID, resourceVersion string) bool {
 	return true
 }
 
-// catchUp replaces a cached instance's status by the one last written over
-// the same version, if any. A cache showing another version has caught up
-// with the write, which is then forgotten: the memo holds only writes in
-// flight, not a copy of every instance's status.
-func (s *statusMemo) catchUp(inst *unstructured.Unstructured) {
+// read reads an instance from the informer's store, with the status last
+// written over the version it finds, if any: a reconcile then works from
+// the status it wrote, not the one the cache still shows. A cache showing
+// another version has caught up with the write, which is then forgotten:
+// the memo holds only writes in flight, not a copy of every instance's
+// status.
+//
+// The store is read under the memo's lock. The informer updates its store
+// before it hands the update to echoed, which takes the same lock, so a
+// write is never forgotten between a read of the store that still shows
+// the version it was based on and the look into the memo.
+func (s *statusMemo) read(fromStore func() (*heldObject, error)) (*heldObject, map[string]any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w, ok := s.m[inst.GetUID()]
+	h, err := fromStore()
+	if err != nil || h == nil {
+		return h, nil, err
+	}
+	w, ok := s.m[h.meta.UID]
 	switch {
 	case !ok:
-	case w.over == inst.GetResourceVersion():
-		inst.Object["status"] = runtime.DeepCopyJSON(w.status)
-	default:
-		delete(s.m, inst.GetUID())
+		return h, nil, nil
+	case w.over == h.meta.ResourceVersion:
+		return h, runtime.DeepCopyJSON(w.status), nil
 	}
+	delete(s.m, h.meta.UID)
+	return h, nil, nil
 }
 
 func (s *statusMemo) forget(uid types.UID) {

@@ -2,7 +2,9 @@ package reconcile
 
 import (
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -10,6 +12,11 @@ func TestStatusMemoEchoOfOwnWrite(t *testing.T) {
 	inst := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"uid": "u-1", "resourceVersion": "10"}}}
 	var memo statusMemo
 	memo.wrote(inst, map[string]any{"state": "IN_PROGRESS"}, "11")
+	cached := func(rv string) func() (*heldObject, error) {
+		return func() (*heldObject, error) {
+			return &heldObject{meta: metav1.ObjectMeta{UID: "u-1", ResourceVersion: rv}}, nil
+		}
+	}
 
 	if memo.echoed("u-1", "12") {
 		t.Error("an update past our write was taken for its echo")
@@ -18,10 +25,8 @@ func TestStatusMemoEchoOfOwnWrite(t *testing.T) {
 		t.Error("another instance's update was taken for the echo")
 	}
 	// A cache still at the version the write was based on reads the status written.
-	stale := inst.DeepCopy()
-	memo.catchUp(stale)
-	if got, _, _ := unstructured.NestedString(stale.Object, "status", "state"); got != "IN_PROGRESS" {
-		t.Errorf("stale cache reads state %q, want the written IN_PROGRESS", got)
+	if _, written, _ := memo.read(cached("10")); written["state"] != "IN_PROGRESS" {
+		t.Errorf("stale cache reads status %v, want the written IN_PROGRESS", written)
 	}
 	if !memo.echoed("u-1", "11") {
 		t.Fatal("the update at the version our write produced is not its echo")
@@ -30,9 +35,33 @@ func TestStatusMemoEchoOfOwnWrite(t *testing.T) {
 	if memo.echoed("u-1", "11") {
 		t.Error("an echo was recognised twice")
 	}
-	again := inst.DeepCopy()
-	memo.catchUp(again)
-	if _, found := again.Object["status"]; found {
-		t.Error("a forgotten write still replaces the cached status")
+	if _, written, _ := memo.read(cached("10")); written != nil {
+		t.Errorf("a forgotten write still replaces the cached status: %v", written)
+	}
+}
+
+// The informer updates its store and then delivers the update, whose echo
+// forgets the write. Were the echo let in between a read of the store and
+// the look into the memo, a reconcile would see neither the write nor the
+// store's new version, and write the same status again.
+func TestStatusMemoReadKeepsEchoesOut(t *testing.T) {
+	inst := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"uid": "u-1", "resourceVersion": "10"}}}
+	var memo statusMemo
+	memo.wrote(inst, map[string]any{"state": "ACTIVE"}, "11")
+	echoed := make(chan bool)
+	_, written, _ := memo.read(func() (*heldObject, error) {
+		go func() { echoed <- memo.echoed("u-1", "11") }()
+		select {
+		case <-echoed:
+			t.Error("the echo was taken while the store was being read")
+		case <-time.After(50 * time.Millisecond):
+		}
+		return &heldObject{meta: metav1.ObjectMeta{UID: "u-1", ResourceVersion: "10"}}, nil
+	})
+	if written["state"] != "ACTIVE" {
+		t.Errorf("read the status %v, want the written ACTIVE", written)
+	}
+	if !<-echoed {
+		t.Error("the echo, once let in, was not recognised")
 	}
 }
