@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/openapi"
 )
 
@@ -51,14 +52,33 @@ func (d *Discovery) Invalidate() {
 	}
 }
 
-// Resolve implements Resolver.
+// Resolve implements Resolver. A kind missing from cached discovery is
+// looked up once more after the cache is dropped: a CRD created since the
+// cache was filled (another RGD's kind, a controller just installed) must
+// resolve without waiting for something else to drop it.
 func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if info, ok := d.cache[gvk]; ok {
 		return info, nil
 	}
+	info, err := d.resolve(gvk)
+	if c, cached := d.client.(discovery.CachedDiscoveryInterface); cached && (errors.Is(err, ErrNotFound) || errors.Is(err, memory.ErrCacheNotFound)) {
+		c.Invalidate()
+		info, err = d.resolve(gvk)
+	}
+	if errors.Is(err, memory.ErrCacheNotFound) {
+		return nil, fmt.Errorf("%s: the cluster does not serve %s: %w", gvkString(gvk), gvk.GroupVersion(), ErrNotFound)
+	}
+	return info, err
+}
+
+// resolve asks discovery for gvk and caches what it finds.
+func (d *Discovery) resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	list, err := d.client.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+	if errors.Is(err, memory.ErrCacheNotFound) {
+		return nil, err
+	}
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("%s: the cluster does not serve %s: %w", gvkString(gvk), gvk.GroupVersion(), ErrNotFound)
 	}

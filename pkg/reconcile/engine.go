@@ -15,6 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -299,15 +300,47 @@ func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, o
 		return
 	}
 	labels := m.Labels
-	name := labels[v1alpha1.LabelInstanceName]
+	name, namespace := labels[v1alpha1.LabelInstanceName], labels[v1alpha1.LabelInstanceNamespace]
 	if name == "" {
 		return
 	}
 	gvk, ok := e.Serving(labels[v1alpha1.LabelRGDName])
+	if e.servesResource(gvr) {
+		// The object is itself an instance (an RGD built on another RGD's
+		// kind): its RGD labels name the RGD serving it, not the one whose
+		// instance manages it. That instance is found by its UID.
+		gvk, ok = e.instanceKind(namespace, name, types.UID(labels[v1alpha1.LabelInstanceID]))
+	}
 	if !ok {
 		return
 	}
-	e.queue.Add(InstanceKey{GVK: gvk, Namespace: labels[v1alpha1.LabelInstanceNamespace], Name: name})
+	e.queue.Add(InstanceKey{GVK: gvk, Namespace: namespace, Name: name})
+}
+
+// servesResource reports whether gvr is a kind of instance the engine serves.
+func (e *Engine) servesResource(gvr schema.GroupVersionResource) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, s := range e.kinds {
+		if s.gvr == gvr {
+			return true
+		}
+	}
+	return false
+}
+
+// instanceKind finds the kind of the instance namespace/name with uid among
+// the kinds served.
+func (e *Engine) instanceKind(namespace, name string, uid types.UID) (schema.GroupVersionKind, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	key := cache.NewObjectName(namespace, name).String()
+	for gvk, s := range e.kinds {
+		if h, err := heldAt(s.informer.informer.GetStore(), key); err == nil && h != nil && h.meta.UID == uid {
+			return gvk, true
+		}
+	}
+	return schema.GroupVersionKind{}, false
 }
 
 func (e *Engine) processNext(ctx context.Context) bool {

@@ -368,3 +368,62 @@ func TestClusterScopedInstances(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+// An RGD may build on the kind another RGD serves. Applied before that
+// kind exists it is denied; once the kind is served it is admitted, though
+// the agent's discovery was filled before the kind existed.
+const (
+	innerRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: inner}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Inner, spec: {value: string}}
+  resources:
+    - id: cm
+      template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-inner"}, data: {v: "${schema.spec.value}"}}
+`
+	outerRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: outer}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Outer, spec: {value: string}}
+  resources:
+    - id: inner
+      readyWhen: ["${inner.status.?state.orValue('') == 'ACTIVE'}"]
+      template: {apiVersion: kro.run/v1alpha1, kind: Inner, metadata: {name: "${schema.metadata.name}"}, spec: {value: "${schema.spec.value}"}}
+`
+)
+
+func TestRGDOverAnotherRGDsKind(t *testing.T) {
+	const ns = "nested"
+	f := features.New("an RGD over another RGD's kind").
+		Assess("admitted once the kind is served; its instances nest", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			var out string
+			eventually(t, 20*time.Second, "outer to be denied while Inner does not exist", func() (bool, string) {
+				var err error
+				out, err = kubectl(t, cfg, outerRGD, "apply", "-f", "-")
+				return err != nil && strings.Contains(out, "Inner"), out
+			})
+			c.apply(t, innerRGD)
+			c.waitRGDActive(t, "inner")
+			eventually(t, 20*time.Second, "outer to be admitted", func() (bool, string) {
+				var err error
+				out, err = kubectl(t, cfg, outerRGD, "apply", "-f", "-")
+				return err == nil, out
+			})
+			c.waitRGDActive(t, "outer")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Outer, metadata: {name: o1, namespace: %s}, spec: {value: x}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Outer", ns, "o1", v1alpha1.InstanceActive)
+			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "o1-inner"); cm.Object["data"].(map[string]any)["v"] != "x" {
+				t.Errorf("the inner instance's ConfigMap: %v", cm.Object["data"])
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
