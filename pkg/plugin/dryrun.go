@@ -116,17 +116,8 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 
 // dryRun renders the instance's graph and validates each object.
 func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) ([]PlannedResource, error) {
-	mapping, err := c.mapping(inst.GroupVersionKind().Kind + "." + inst.GroupVersionKind().Version + "." + inst.GroupVersionKind().Group)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case mapping.Scope.Name() != meta.RESTScopeNameNamespace:
-		inst.SetNamespace("") // as kubectl apply does for a cluster-scoped kind
-	case inst.GetNamespace() == "":
-		inst.SetNamespace(c.namespace)
-	}
-	rgdName, err := c.rgdServing(ctx, mapping.GroupVersionKind)
+	gvk := inst.GroupVersionKind()
+	rgdName, err := c.rgdServing(ctx, gvk)
 	if err != nil {
 		return nil, err
 	}
@@ -134,17 +125,32 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	if err != nil {
 		return nil, err
 	}
-	ri := c.resourceIn(mapping, inst.GetNamespace())
-	// The API server's own defaulting and validation of the instance.
-	defaulted, err := ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}})
+	// The API server's own defaulting and validation of the instance, and
+	// the instance as it is, if it exists.
+	var mapping *meta.RESTMapping
+	var defaulted, live *unstructured.Unstructured
+	err = c.withMapping(gvk.Kind+"."+gvk.Version+"."+gvk.Group, func(m *meta.RESTMapping) (err error) {
+		mapping = m
+		switch {
+		case m.Scope.Name() != meta.RESTScopeNameNamespace:
+			inst.SetNamespace("") // as kubectl apply does for a cluster-scoped kind
+		case inst.GetNamespace() == "":
+			inst.SetNamespace(c.namespace)
+		}
+		ri := c.resourceIn(m, inst.GetNamespace())
+		if defaulted, err = ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
+			return err
+		}
+		if live, err = ri.Get(ctx, inst.GetName(), metav1.GetOptions{}); err != nil {
+			live = nil
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("the instance itself is refused: %w", err)
 	}
-	live, err := ri.Get(ctx, inst.GetName(), metav1.GetOptions{})
-	if err == nil {
+	if live != nil {
 		defaulted.SetUID(live.GetUID())
-	} else {
-		live = nil
 	}
 	target, unplaced, err := c.dryRunTarget(ctx, live, defaulted)
 	if err != nil {

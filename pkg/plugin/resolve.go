@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -120,11 +121,13 @@ func (c *cluster) resourceIn(mapping *meta.RESTMapping, ns string) dynamic.Resou
 // loadSubject finds the instance KIND NAME (KIND as kubectl takes it: kind,
 // plural or short name, optionally .group) and its RGD.
 func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject, error) {
-	mapping, err := c.mapping(kind)
-	if err != nil {
-		return nil, err
-	}
-	inst, err := c.resourceIn(mapping, c.namespace).Get(ctx, name, metav1.GetOptions{})
+	var mapping *meta.RESTMapping
+	var inst *unstructured.Unstructured
+	err := c.withMapping(kind, func(m *meta.RESTMapping) (err error) {
+		mapping = m
+		inst, err = c.resourceIn(m, c.namespace).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +145,42 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 	}
 	s.graph, s.graphErr = graph.Compile(s.rgd, graph.Options{Resolver: c.resolver, AllowUnknownKinds: true})
 	return s, nil
+}
+
+// withMapping calls use with kind's mapping. Discovery is cached on disk
+// (kubectl's cache, for hours), and a kind deleted and created again with
+// another scope, or served by a new cluster at the same address, leaves a
+// mapping the API server answers with "could not find the requested
+// resource"; the cache is then dropped and use called once more.
+func (c *cluster) withMapping(kind string, use func(*meta.RESTMapping) error) error {
+	m, err := c.mapping(kind)
+	if err != nil {
+		return err
+	}
+	err = use(m)
+	if !unknownResource(err) {
+		return err
+	}
+	r, ok := c.mapper.(meta.ResettableRESTMapper)
+	if !ok {
+		return err
+	}
+	r.Reset()
+	if m, err = c.mapping(kind); err != nil {
+		return err
+	}
+	return use(m)
+}
+
+// unknownResource reports a 404 about the resource itself (its path), not
+// about a named object of it.
+func unknownResource(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Name == ""
 }
 
 func (c *cluster) mapping(kind string) (*meta.RESTMapping, error) {
@@ -201,7 +240,7 @@ func (c *cluster) rgdServing(ctx context.Context, gvk schema.GroupVersionKind) (
 			return r.Name, nil
 		}
 	}
-	return "", apierrors.NewNotFound(rgdGVR.GroupResource(), "for kind "+gvk.Kind)
+	return "", fmt.Errorf("no ResourceGraphDefinition serves %s %s (kubectl get rgd lists the kinds served)", gvk.GroupVersion(), gvk.Kind)
 }
 
 func rgdKind(r *v1alpha1.ResourceGraphDefinition) schema.GroupVersionKind {

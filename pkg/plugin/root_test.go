@@ -4,6 +4,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestInstanceArgsTakeBothKubectlForms(t *testing.T) {
@@ -46,5 +50,44 @@ func TestStatusArgsNormalizeOneInstance(t *testing.T) {
 	}
 	if _, err := statusArgs([]string{"webapp", "demo", "more"}); err == nil {
 		t.Error("three arguments were taken")
+	}
+}
+
+// resettableMapper is a REST mapper whose cached answer goes stale: after
+// Reset it answers with the kind's current scope.
+type resettableMapper struct {
+	*meta.DefaultRESTMapper
+	fresh *meta.DefaultRESTMapper
+	reset int
+}
+
+func (m *resettableMapper) Reset() { m.DefaultRESTMapper, m.reset = m.fresh, m.reset+1 }
+
+func TestAStaleMappingIsLookedUpAgain(t *testing.T) {
+	gvk := schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Tenant"}
+	stale, fresh := meta.NewDefaultRESTMapper(nil), meta.NewDefaultRESTMapper(nil)
+	stale.Add(gvk, meta.RESTScopeNamespace) // the kind as it was when discovery was cached
+	fresh.Add(gvk, meta.RESTScopeRoot)      // recreated cluster-scoped since
+	mapper := &resettableMapper{DefaultRESTMapper: stale, fresh: fresh}
+	c := &cluster{mapper: mapper}
+	var scopes []meta.RESTScopeName
+	err := c.withMapping("tenant", func(m *meta.RESTMapping) error {
+		scopes = append(scopes, m.Scope.Name())
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			// What the API server answers for a path it does not serve.
+			return apierrors.NewNotFound(schema.GroupResource{}, "")
+		}
+		return nil
+	})
+	if err != nil || mapper.reset != 1 || !slices.Equal(scopes, []meta.RESTScopeName{meta.RESTScopeNameNamespace, meta.RESTScopeNameRoot}) {
+		t.Errorf("err %v, resets %d, scopes tried %v", err, mapper.reset, scopes)
+	}
+	// A missing object is an answer, not a stale mapping.
+	mapper.reset = 0
+	err = c.withMapping("tenant", func(*meta.RESTMapping) error {
+		return apierrors.NewNotFound(schema.GroupResource{Group: "kro.run", Resource: "tenants"}, "acme")
+	})
+	if !apierrors.IsNotFound(err) || mapper.reset != 0 {
+		t.Errorf("a missing object: err %v, resets %d", err, mapper.reset)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -144,27 +145,31 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	}
 	var rows []InstanceStatusRow
 	for _, k := range kinds {
-		m, err := c.mapping(k)
-		if err != nil {
-			if len(args) > 0 {
-				return nil, err
-			}
-			continue
-		}
-		ri := c.resourceIn(m, ns)
+		var m *meta.RESTMapping
 		var items []unstructured.Unstructured
-		if len(args) == 2 {
-			u, err := ri.Get(ctx, args[1], metav1.GetOptions{})
-			if err != nil {
-				return nil, err
+		err := c.withMapping(k, func(mapping *meta.RESTMapping) error {
+			m = mapping
+			ri := c.resourceIn(mapping, ns)
+			if len(args) == 2 {
+				u, err := ri.Get(ctx, args[1], metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				items = []unstructured.Unstructured{*u}
+				return nil
 			}
-			items = []unstructured.Unstructured{*u}
-		} else {
 			list, err := ri.List(ctx, metav1.ListOptions{})
 			if err != nil {
-				return nil, err
+				return err
 			}
 			items = list.Items
+			return nil
+		})
+		if err != nil {
+			if len(args) > 0 || m != nil {
+				return nil, err
+			}
+			continue // a kind the server does not serve (any more)
 		}
 		for i := range items {
 			u := &items[i]

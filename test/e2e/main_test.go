@@ -20,13 +20,27 @@ import (
 
 var testenv env.Environment
 
+// kubeCacheDir is where kubectl and kubectl kro cache discovery in the
+// tests. kubectl's own cache (~/.kube/cache) is keyed by the API server's
+// address, which a demo cluster may have had before the test cluster got
+// it: its kinds, with their scopes, would be taken for the test cluster's.
+var kubeCacheDir string
+
 func TestMain(m *testing.M) {
 	// A name of its own, so a demo cluster left running is not touched.
 	name := fmt.Sprintf("kro-agent-e2e-%d", os.Getpid())
+	dir, err := os.MkdirTemp("", name+"-kube-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	kubeCacheDir = dir
 	testenv = env.NewWithConfig(envconf.New())
 	testenv.Setup(localcluster.Create(name), installCRDs)
 	testenv.Finish(stopAgent, localcluster.Destroy(name))
-	os.Exit(testenv.Run(m))
+	code := testenv.Run(m)
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // installCRDs applies the CRDs from manifests/: ResourceGraphDefinition

@@ -41,7 +41,7 @@ func TestManifestsApplyServerSide(t *testing.T) {
 				c.delete(t, "admissionregistration.k8s.io/v1", kind, "", "kro-agent")
 			}
 			var out bytes.Buffer
-			cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "--kubeconfig", cfg.KubeconfigFile(),
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "--kubeconfig", cfg.KubeconfigFile(), "--cache-dir", kubeCacheDir,
 				"apply", "--dry-run=server", "-k", filepath.Join(root, "manifests"))
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Run(); err != nil {

@@ -37,9 +37,7 @@ var updateGolden = flag.Bool("update", false, "rewrite golden files")
 // returns its output; requests, when set, counts the API requests it made.
 func kro(t testing.TB, cfg *envconf.Config, requests *atomic.Int64, args ...string) (string, error) {
 	t.Helper()
-	flags := genericclioptions.NewConfigFlags(true)
-	kubeconfig := cfg.KubeconfigFile()
-	flags.KubeConfig = &kubeconfig
+	flags := kroFlags(cfg)
 	if requests != nil {
 		flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
 			c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
@@ -54,6 +52,15 @@ func kro(t testing.TB, cfg *envconf.Config, requests *atomic.Int64, args ...stri
 	var out bytes.Buffer
 	err := runKro(context.Background(), flags, &out, args...)
 	return out.String(), err
+}
+
+// kroFlags are kubectl kro's connection flags for the test cluster.
+func kroFlags(cfg *envconf.Config) *genericclioptions.ConfigFlags {
+	flags := genericclioptions.NewConfigFlags(true)
+	kubeconfig := cfg.KubeconfigFile()
+	flags.KubeConfig = &kubeconfig
+	flags.CacheDir = &kubeCacheDir
+	return flags
 }
 
 // runKro runs kubectl kro in-process until it returns or ctx ends.
@@ -379,9 +386,7 @@ func TestPlugin(t *testing.T) {
 		}).
 		Assess("status --watch redraws when an instance changes", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			const clearScreen = "\x1b[H\x1b[2J"
-			kubeconfig := cfg.KubeconfigFile()
-			flags := genericclioptions.NewConfigFlags(true)
-			flags.KubeConfig = &kubeconfig
+			flags := kroFlags(cfg)
 			var out lockedBuffer
 			watchCtx, stop := context.WithCancel(ctx)
 			done := make(chan error, 1)

@@ -32,7 +32,7 @@ func kubectl(t testing.TB, cfg *envconf.Config, stdin string, args ...string) (s
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	cmd := exec.Command(filepath.Join(bin, "kubectl"), append([]string{"--kubeconfig", cfg.KubeconfigFile()}, args...)...)
+	cmd := exec.Command(filepath.Join(bin, "kubectl"), append([]string{"--kubeconfig", cfg.KubeconfigFile(), "--cache-dir", kubeCacheDir}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
