@@ -305,28 +305,17 @@ func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, o
 		return
 	}
 	gvk, ok := e.Serving(labels[v1alpha1.LabelRGDName])
-	if e.servesResource(gvr) {
-		// The object is itself an instance (an RGD built on another RGD's
-		// kind): its RGD labels name the RGD serving it, not the one whose
-		// instance manages it. That instance is found by its UID.
+	if s := e.kind(gvk); ok && s != nil && s.gvr == gvr {
+		// The object is itself an instance of the RGD its labels name (an
+		// RGD built on another RGD's kind): they name the RGD serving it,
+		// not the one whose instance manages it. That instance is found
+		// by its UID.
 		gvk, ok = e.instanceKind(namespace, name, types.UID(labels[v1alpha1.LabelInstanceID]))
 	}
 	if !ok {
 		return
 	}
 	e.queue.Add(InstanceKey{GVK: gvk, Namespace: namespace, Name: name})
-}
-
-// servesResource reports whether gvr is a kind of instance the engine serves.
-func (e *Engine) servesResource(gvr schema.GroupVersionResource) bool {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	for _, s := range e.kinds {
-		if s.gvr == gvr {
-			return true
-		}
-	}
-	return false
 }
 
 // instanceKind finds the kind of the instance namespace/name with uid among
