@@ -27,17 +27,15 @@ const (
 	NoTakeoverPolicyName = "kro-agent-no-takeover"
 )
 
-var managedBy = map[string]string{"app.kubernetes.io/managed-by": ownership.FieldManager}
-
 // Policies returns both policies with their bindings, for agentUser: the
 // username the agent has in the cluster they are for.
 func Policies(agentUser string) []Policy {
-	var out []Policy
-	for _, build := range []func(string) (*admissionregv1.ValidatingAdmissionPolicy, *admissionregv1.ValidatingAdmissionPolicyBinding){LabelsPolicy, NoTakeoverPolicy} {
-		p, b := build(agentUser)
-		out = append(out, Policy{Policy: p, Binding: b})
-	}
-	return out
+	return []Policy{labelsPolicy(agentUser), noTakeoverPolicy(agentUser)}
+}
+
+// managedBy labels what the agent registers as its own.
+func managedBy() map[string]string {
+	return map[string]string{v1alpha1.LabelManagedBy: ownership.FieldManager}
 }
 
 // Policy is a policy and its binding.
@@ -101,16 +99,16 @@ func applyBody(obj any, kind string) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// LabelsPolicy is the ValidatingAdmissionPolicy (and its binding) that denies
+// labelsPolicy is the ValidatingAdmissionPolicy (and its binding) that denies
 // changes to kro.run/* and applyset.kubernetes.io/* labels on anything the
 // agent manages, by anyone but the agent. It runs in the API server, so it
 // holds while the agent is down, and it reads the caller's identity from
 // the request's authenticated user info, which no caller can set.
-func LabelsPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPolicy, *admissionregv1.ValidatingAdmissionPolicyBinding) {
+func labelsPolicy(agentUser string) Policy {
 	owned := &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelOwned: "true"}}
 	const guarded = `(k.startsWith('kro.run/') || k.startsWith('applyset.kubernetes.io/'))`
 	policy := &admissionregv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: LabelsPolicyName, Labels: managedBy},
+		ObjectMeta: metav1.ObjectMeta{Name: LabelsPolicyName, Labels: managedBy()},
 		Spec: admissionregv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregv1.Fail),
 			MatchConstraints: &admissionregv1.MatchResources{
@@ -137,10 +135,10 @@ func LabelsPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPolicy, 
 			}},
 		},
 	}
-	return policy, denyBinding(LabelsPolicyName)
+	return Policy{Policy: policy, Binding: denyBinding(LabelsPolicyName)}
 }
 
-// NoTakeoverPolicy is the ValidatingAdmissionPolicy (and its binding) that
+// noTakeoverPolicy is the ValidatingAdmissionPolicy (and its binding) that
 // keeps the agent from taking over an object it did not create. The agent
 // knows the objects it made from its informers, which only hold objects
 // with its labels; an object of the same name made by someone else is not
@@ -148,10 +146,10 @@ func LabelsPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPolicy, 
 // to be changed and, with its instance, deleted. Such an apply is an
 // update that adds kro.run/instance-id where there was none, which this
 // policy denies. Updates that keep the label, and creates, are untouched.
-func NoTakeoverPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPolicy, *admissionregv1.ValidatingAdmissionPolicyBinding) {
+func noTakeoverPolicy(agentUser string) Policy {
 	instanceID := fmt.Sprintf("%q in ", v1alpha1.LabelInstanceID)
 	policy := &admissionregv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: NoTakeoverPolicyName, Labels: managedBy},
+		ObjectMeta: metav1.ObjectMeta{Name: NoTakeoverPolicyName, Labels: managedBy()},
 		Spec: admissionregv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregv1.Fail),
 			MatchConstraints: &admissionregv1.MatchResources{
@@ -174,14 +172,14 @@ func NoTakeoverPolicy(agentUser string) (*admissionregv1.ValidatingAdmissionPoli
 			}},
 		},
 	}
-	return policy, denyBinding(NoTakeoverPolicyName)
+	return Policy{Policy: policy, Binding: denyBinding(NoTakeoverPolicyName)}
 }
 
 // denyBinding binds a policy to every object it matches, denying what it
 // refuses.
 func denyBinding(policy string) *admissionregv1.ValidatingAdmissionPolicyBinding {
 	return &admissionregv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: policy, Labels: managedBy},
+		ObjectMeta: metav1.ObjectMeta{Name: policy, Labels: managedBy()},
 		Spec: admissionregv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        policy,
 			ValidationActions: []admissionregv1.ValidationAction{admissionregv1.Deny},

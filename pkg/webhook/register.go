@@ -23,7 +23,7 @@ const (
 	ConfigName        = "kro-agent"
 	rgdWebhookName    = "resourcegraphdefinitions.kro-agent.kro.run"
 	instanceHookName  = "instances.kro-agent.kro.run"
-	fieldManagerLabel = "app.kubernetes.io/managed-by"
+	fieldManagerLabel = v1alpha1.LabelManagedBy
 )
 
 // Registrar keeps the webhook configurations and the guard policies in the
