@@ -7,6 +7,7 @@ package celenv
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -48,6 +49,9 @@ var (
 	baseErr  error
 )
 
+// libraryTypes are the object types the functions of cellib return.
+var libraryTypes = []*apiservercel.DeclType{cellib.ConditionType}
+
 // baseEnvSet is the API server's base environment, extended once per process.
 func baseEnvSet() (*environment.EnvSet, error) {
 	baseOnce.Do(func() {
@@ -55,6 +59,7 @@ func baseEnvSet() (*environment.EnvSet, error) {
 			environment.VersionedOptions{
 				IntroducedVersion: version.MajorMinor(1, 0),
 				EnvOptions:        []cel.EnvOption{ext.Math(), ext.Encoders(), cellib.Library()},
+				DeclTypes:         libraryTypes,
 			})
 	})
 	return base, baseErr
@@ -133,5 +138,5 @@ func (e *Env) Extend(vars ...Var) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)
 	}
-	return &Env{set: set, env: set.NewExpressionsEnv(), declTypes: all, provider: apiservercel.NewDeclTypeProvider(all...)}, nil
+	return &Env{set: set, env: set.NewExpressionsEnv(), declTypes: all, provider: apiservercel.NewDeclTypeProvider(slices.Concat(all, libraryTypes)...)}, nil
 }

@@ -89,6 +89,18 @@ func TestFunctions(t *testing.T) {
 		{`false ? {"a": "b"} : omit()`, cellib.Absent},
 		{`{"a": true ? "kept" : omit(), "b": false ? "x" : omit()}`, map[string]any{"a": "kept"}},
 		{`["a", "b", "c"].map(x, x == "b" ? omit() : x)`, []any{"a", "c"}},
+
+		// Conditions as upstream kro writes them: bare field names, and
+		// every field present when read.
+		{`runtime.newCondition({type: 'Up', status: 1 > 0 ? 'True' : 'False', reason: 'Checked', message: 'm'})`,
+			map[string]any{"type": "Up", "status": "True", "reason": "Checked", "message": "m"}},
+		{`runtime.newCondition({"type": 'Up', status: 'Unknown'}).reason`, ""},
+		{`runtime.newCondition({"type": "T"}.merge({"status": "False"})).status`, "False"},
+		{`["a", "b"].map(x, runtime.newCondition({type: x + '-Ready', status: 'True'}).type)`, []any{"a-Ready", "b-Ready"}},
+		{`runtime.condition(json.unmarshal('{"status": {"conditions": [{"type": "Progressing", "status": "False"}, {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "observedGeneration": 2}]}}'), 'Available')`,
+			map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": ""}},
+		{`runtime.condition(schema, 'Available').status == 'True'`, false},
+		{`runtime.condition(schema.pod, 'Available')`, map[string]any{"type": "", "status": "", "reason": "", "message": ""}},
 	} {
 		got, err := eval(t, tc.src)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
@@ -106,9 +118,31 @@ func TestFunctionErrorsSayWhatIsWrong(t *testing.T) {
 		{`lists.insertAtIndex(["a"], 2, "x")`, "lists.insertAtIndex: index 2 is outside the list (size 1)"},
 		{`dyn("text").deepMerge({"a": 1})`, "deepMerge: the receiver is a string, not a map or object"},
 		{`{"a": 1}.deepMerge(dyn([1]))`, "deepMerge: the argument is a list, not a map or object"},
+		{`runtime.newCondition({type: 'Up', status: ['True', 'Maybe'][1]})`, `runtime.newCondition: status must be 'True', 'False' or 'Unknown', not "Maybe"`},
+		{`runtime.newCondition({type: '', status: 'True'})`, "runtime.newCondition: the condition's type is required"},
+		{`runtime.newCondition(schema.labels)`, "runtime.newCondition: a condition has no field \"team\""},
 	} {
 		_, err := eval(t, tc.src)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+func TestNewConditionLiteralsAreChecked(t *testing.T) {
+	env, err := celenv.New(celenv.Var{Name: "schema"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{`runtime.newCondition({type: 'Up'})`, "the condition's status is required"},
+		{`runtime.newCondition({status: 'True'})`, "the condition's type is required"},
+		{`runtime.newCondition({type: 'Up', status: 'Yes'})`, "status must be 'True', 'False' or 'Unknown', not Yes"},
+		{`runtime.newCondition({type: 'Up', status: 'True', severity: 'Info'})`, `a condition has no field "severity"`},
+		{`runtime.newCondition({type: 'Up', status: 'True', type: 'Down'})`, "type is given twice"},
+		{`runtime.newCondition({type: 'Up', status: 'True', message: 1})`, "expected type 'string' but found 'int'"},
+	} {
+		if _, err := env.Compile(tc.src); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.src, err, tc.want)
 		}
 	}
