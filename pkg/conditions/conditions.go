@@ -112,6 +112,18 @@ func (m *Manager) MarkUnknown(t, reason, messageFormat string, args ...any) {
 	m.mark(t, metav1.ConditionUnknown, reason, messageFormat, args...)
 }
 
+// Retain removes every condition keep refuses, except the set's own, for
+// objects whose other conditions come and go (an RGD's computed ones).
+func (m *Manager) Retain(keep func(t string) bool) {
+	*m.conds = slices.DeleteFunc(*m.conds, func(c metav1.Condition) bool {
+		return !m.set.owns(c.Type) && !keep(c.Type)
+	})
+}
+
+func (s Set) owns(t string) bool {
+	return t == s.happy || slices.ContainsFunc(s.dependents, func(d Dependent) bool { return d.Type == t })
+}
+
 // IsHappy reports whether the top-level condition is True.
 func (m *Manager) IsHappy() bool {
 	c := m.Get(m.set.happy)

@@ -1,6 +1,7 @@
 package conditions
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -119,5 +120,22 @@ func TestInformationalConditionsAreKept(t *testing.T) {
 	}
 	if m.Get("Info") == nil || conds[len(conds)-1].Type != "Info" {
 		t.Errorf("informational condition must be kept, sorted last: %+v", conds)
+	}
+}
+
+func TestRetainKeepsTheSetsOwn(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var conds []metav1.Condition
+	m := newManager(&conds, 1, c)
+	m.InitializeConditions()
+	m.MarkTrue("Computed", "Checked", "")
+	m.MarkTrue("Gone", "Checked", "")
+	m.Retain(func(t string) bool { return t == "Computed" })
+	var got []string
+	for _, c := range conds {
+		got = append(got, c.Type)
+	}
+	if want := []string{"Ready", "A", "B", "Pressure", "Computed"}; !slices.Equal(got, want) {
+		t.Errorf("after Retain: %v, want %v", got, want)
 	}
 }

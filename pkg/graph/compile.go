@@ -120,17 +120,18 @@ func (c *compiler) compile() *Graph {
 	}
 	order := c.sort()
 	statusSchema, status := c.compileStatus(s.Status)
-	conditions := c.compileConditions(s.Status)
+	conditions, computed := c.compileConditions(s.Status)
 	if len(c.errs) > 0 {
 		return nil
 	}
 	g := &Graph{
-		Instance:   gvk,
-		Resource:   Plural(s.Kind),
-		Namespaced: s.Scope != v1alpha1.ScopeCluster,
-		Nodes:      order,
-		Status:     status,
-		Conditions: conditions,
+		Instance:           gvk,
+		Resource:           Plural(s.Kind),
+		Namespaced:         s.Scope != v1alpha1.ScopeCluster,
+		Nodes:              order,
+		Status:             status,
+		Conditions:         conditions,
+		ComputedConditions: computed,
 	}
 	g.CRD = generateCRD(c.rgd, g, specSchema, statusSchema)
 	return g

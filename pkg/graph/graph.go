@@ -42,6 +42,11 @@ type Graph struct {
 	Status []*Field
 	// Conditions are the custom instance conditions the RGD declares.
 	Conditions []*CustomCondition
+	// ComputedConditions are custom conditions written as upstream kro
+	// writes them: expressions returning runtime.newCondition(...) or a
+	// list of them. They are written beside the built-in conditions and do
+	// not count toward Ready.
+	ComputedConditions []*Expression
 }
 
 // Order returns the ids of the nodes in topological order.
@@ -114,6 +119,9 @@ type Expression struct {
 	// callsOmit is set when the expression calls omit(), which only a
 	// template field may.
 	callsOmit bool
+	// readsInstanceConditions is set when the expression calls
+	// runtime.condition(schema, ...).
+	readsInstanceConditions bool
 }
 
 // Field is a string value holding expressions, at Path in its object.

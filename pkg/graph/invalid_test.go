@@ -46,8 +46,28 @@ func TestInvalidRGDs(t *testing.T) {
 		{"bad group", `{apiVersion: v1alpha1, kind: App, group: Not_A_Group}`, configMap,
 			"spec.schema.group", `RFC 1123 subdomain`},
 
-		{"custom condition written as an expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'Up', status: 'True'})}"]}}`, configMap,
-			"spec.schema.status.conditions[0]", `declared as {type, status: ${boolean expression}, reason, message}, not as an expression`},
+		{"computed condition taking a built-in type", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'Ready', status: 'True'})}"]}}`, configMap,
+			"spec.schema.status.conditions[0]", `Ready is a built-in condition type, which kro-agent derives itself`},
+		{"computed condition not returning conditions", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${cm.metadata.name}"]}}`, configMap,
+			"spec.schema.status.conditions[0]", `must return runtime.newCondition(...) or a list of them, but has type string`},
+		{"computed condition embedded in text", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["x${runtime.newCondition({type: 'Up', status: 'True'})}"]}}`, configMap,
+			"spec.schema.status.conditions[0]", `must be a single ${...} expression`},
+		{"computed condition with a status that is not one", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'Up', status: 'Yes'})}"]}}`, configMap,
+			"spec.schema.status.conditions[0]", `status must be 'True', 'False' or 'Unknown'`},
+		{"computed condition with a type that is not one", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'config present', status: 'True'})}"]}}`, configMap,
+			"spec.schema.status.conditions[0]", `"config present" is not a condition type`},
+		{"condition type declared twice", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: [{type: Up, status: "${true}"}, "${runtime.newCondition({type: 'Up', status: 'True'})}"]}}`, configMap,
+			"spec.schema.status.conditions[1]", `the condition type Up is declared more than once`},
+		{"computed condition reading another", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'Up', status: 'True'})}", "${runtime.newCondition({type: 'Both', status: runtime.condition(schema, 'Up').status})}"]}}`, configMap,
+			"spec.schema.status.conditions[1]", `custom conditions cannot read each other`},
+		{"template reading the instance's conditions", `{apiVersion: v1alpha1, kind: App, spec: {name: string}}`, `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.name}"}, data: {ready: "${runtime.condition(schema, 'Ready').status}"}}`,
+			"spec.resources[cm].template.data.ready", `reads the instance's own conditions`},
+		{"custom condition with a misspelt field", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: [{type: Up, status: "${true}", countTowardsReady: false}]}}`, configMap,
+			"spec.schema.status.conditions[0]", `unknown field "countTowardsReady"`},
+		{"condition that is neither an object nor an expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: [3]}}`, configMap,
+			"spec.schema.status.conditions[0]", `a condition is {type, status, reason, message, countsTowardReady, polarity} or ${runtime.newCondition(...)}`},
 
 		// ids and shape
 		{"reserved id", "", `

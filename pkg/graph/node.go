@@ -314,6 +314,13 @@ func (c *compiler) compileExpr(env *celenv.Env, src string, path *field.Path, ra
 		c.errs = append(c.errs, field.Invalid(path, raw, strings.TrimSpace(err.Error())))
 		return nil
 	}
+	if e.readsInstanceConditions {
+		// Anything else reading them would feed the instance's status
+		// back into what it is computed from.
+		c.errs = append(c.errs, field.Invalid(path, raw,
+			"runtime.condition(schema, ...) reads the instance's own conditions, which only conditions written as ${runtime.newCondition(...)} under spec.schema.status.conditions may do"))
+		return nil
+	}
 	return e
 }
 
@@ -322,11 +329,17 @@ func buildExpr(env *celenv.Env, src string) (*Expression, error) {
 	if err != nil {
 		return nil, err
 	}
+	return expressionOf(env, src, ast)
+}
+
+// expressionOf plans a checked expression.
+func expressionOf(env *celenv.Env, src string, ast *cel.Ast) (*Expression, error) {
 	prg, err := env.Program(ast)
 	if err != nil {
 		return nil, err
 	}
-	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast), callsOmit: callsOmit(ast)}, nil
+	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast),
+		callsOmit: callsOmit(ast), readsInstanceConditions: readsInstanceConditions(ast)}, nil
 }
 
 // callsOmit reports whether the expression calls omit().

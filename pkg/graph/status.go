@@ -1,16 +1,19 @@
 package graph
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 )
@@ -25,7 +28,12 @@ const (
 )
 
 // Built-in instance condition types; a custom condition cannot take them.
-var builtinConditionTypes = []string{"Ready", "InstanceManaged", "GraphResolved", "ResourcesReady", "Placed"}
+var builtinConditionTypes = []string{v1alpha1.ConditionReady, v1alpha1.ConditionInstanceManaged,
+	v1alpha1.ConditionGraphResolved, v1alpha1.ConditionResourcesReady, v1alpha1.ConditionPlaced}
+
+// IsBuiltinCondition reports whether t is the type of a condition the
+// agent sets on every instance (or, Placed, on those placed by region).
+func IsBuiltinCondition(t string) bool { return slices.Contains(builtinConditionTypes, t) }
 
 var statusPath = schemaPath.Child("status")
 
@@ -92,90 +100,106 @@ func (c *compiler) statusSchema(m map[string]any, at expr.Path, fields *[]*Field
 	return s
 }
 
+// conditionEntry is a custom condition declared as SPEC §5 writes it.
+type conditionEntry struct {
+	Type              string `json:"type"`
+	Status            string `json:"status"`
+	Reason            string `json:"reason"`
+	Message           string `json:"message"`
+	CountsTowardReady *bool  `json:"countsTowardReady"`
+	Polarity          string `json:"polarity"`
+}
+
 // compileConditions compiles the custom conditions declared under
-// spec.schema.status.conditions.
-func (c *compiler) compileConditions(raw runtime.RawExtension) []*CustomCondition {
+// spec.schema.status.conditions. An entry is either an object (SPEC §5) or,
+// as upstream kro writes it, one expression returning
+// runtime.newCondition(...) or a list of them.
+func (c *compiler) compileConditions(raw runtime.RawExtension) ([]*CustomCondition, []*Expression) {
 	status := c.decodeMap(raw, statusPath)
 	decl, ok := status[StatusConditions]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	path := statusPath.Child(StatusConditions)
-	if list, ok := decl.([]any); ok {
-		before := len(c.errs)
-		for i, entry := range list {
-			if s, ok := entry.(string); ok {
-				// Upstream kro (v0.9) writes conditions as expressions
-				// returning runtime.newCondition(...).
-				c.errs = append(c.errs, field.Invalid(path.Index(i), s,
-					"a custom condition is declared as {type, status: ${boolean expression}, reason, message}, not as an expression"))
+	list, ok := decl.([]any)
+	if !ok {
+		c.errs = append(c.errs, field.Invalid(path, decl, "must be a list of conditions: {type, status, reason, message, countsTowardReady, polarity} or ${runtime.newCondition(...)}"))
+		return nil, nil
+	}
+	var declared []*CustomCondition
+	var computed []*Expression
+	types := map[string]bool{}
+	for i, entry := range list {
+		ep := path.Index(i)
+		switch v := entry.(type) {
+		case string:
+			if e := c.compileComputedCondition(v, ep, types); e != nil {
+				computed = append(computed, e)
 			}
-		}
-		if len(c.errs) > before {
-			return nil
+		case map[string]any:
+			if cond := c.compileDeclaredCondition(v, ep, types); cond != nil {
+				declared = append(declared, cond)
+			}
+		default:
+			c.errs = append(c.errs, field.Invalid(ep, entry, "a condition is {type, status, reason, message, countsTowardReady, polarity} or ${runtime.newCondition(...)}"))
 		}
 	}
-	b, _ := json.Marshal(decl)
-	var entries []struct {
-		Type              string `json:"type"`
-		Status            string `json:"status"`
-		Reason            string `json:"reason"`
-		Message           string `json:"message"`
-		CountsTowardReady *bool  `json:"countsTowardReady"`
-		Polarity          string `json:"polarity"`
-	}
-	if err := json.Unmarshal(b, &entries); err != nil {
-		c.errs = append(c.errs, field.Invalid(path, decl, "must be a list of {type, status, reason, message, countsTowardReady, polarity}"))
+	return declared, computed
+}
+
+// compileDeclaredCondition compiles an entry written as SPEC §5 writes it.
+func (c *compiler) compileDeclaredCondition(raw map[string]any, ep *field.Path, types map[string]bool) *CustomCondition {
+	b, _ := json.Marshal(raw)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var e conditionEntry
+	if err := dec.Decode(&e); err != nil {
+		c.errs = append(c.errs, field.Invalid(ep, raw, fmt.Sprintf("must be {type, status, reason, message, countsTowardReady, polarity}: %v", strings.TrimPrefix(err.Error(), "json: "))))
 		return nil
 	}
-	var out []*CustomCondition
-	seen := map[string]bool{}
-	for i, e := range entries {
-		ep := path.Index(i)
-		switch {
-		case !kindPattern.MatchString(e.Type):
-			c.errs = append(c.errs, field.Invalid(ep.Child("type"), e.Type, "condition types are UpperCamelCase, such as DatabaseReachable"))
-			continue
-		case slices.Contains(builtinConditionTypes, e.Type):
-			c.errs = append(c.errs, field.Invalid(ep.Child("type"), e.Type, "is a built-in condition type"))
-			continue
-		case seen[e.Type]:
-			c.errs = append(c.errs, field.Duplicate(ep.Child("type"), e.Type))
-			continue
-		}
-		seen[e.Type] = true
-		cond := &CustomCondition{Type: e.Type, Reason: e.Reason, CountsTowardReady: true, Polarity: PolarityPositive}
-		if e.CountsTowardReady != nil {
-			cond.CountsTowardReady = *e.CountsTowardReady
-		}
-		switch Polarity(e.Polarity) {
-		case "", PolarityPositive:
-		case PolarityNegative:
-			cond.Polarity = PolarityNegative
-		default:
-			c.errs = append(c.errs, field.NotSupported(ep.Child("polarity"), e.Polarity, []string{string(PolarityPositive), string(PolarityNegative)}))
-		}
-		if e.Reason != "" && !kindPattern.MatchString(e.Reason) {
-			c.errs = append(c.errs, field.Invalid(ep.Child("reason"), e.Reason, "reasons are UpperCamelCase"))
-		}
-		cond.Status = c.compileCondition(c.env, e.Status, ep.Child("status"))
-		if e.Message != "" {
-			segs, err := expr.Parse(e.Message)
-			if err != nil {
-				c.errs = append(c.errs, field.Invalid(ep.Child("message"), e.Message, err.Error()))
-			} else {
-				cond.Message = c.compileField(c.env, expr.Field{Path: expr.Path{}.Child("message"), Segments: segs}, ep, nil)
-				if m := cond.Message; m != nil && m.Standalone() && !celenv.IsString(m.Exprs[0].Type) {
-					c.errs = append(c.errs, field.Invalid(ep.Child("message"), e.Message,
-						fmt.Sprintf("a message must be a string, but the expression has type %s", celenv.TypeString(m.Exprs[0].Type))))
-				}
+	switch {
+	case !kindPattern.MatchString(e.Type):
+		c.errs = append(c.errs, field.Invalid(ep.Child("type"), e.Type, "condition types are UpperCamelCase, such as DatabaseReachable"))
+		return nil
+	case IsBuiltinCondition(e.Type):
+		c.errs = append(c.errs, field.Invalid(ep.Child("type"), e.Type, "is a built-in condition type"))
+		return nil
+	case types[e.Type]:
+		c.errs = append(c.errs, field.Duplicate(ep.Child("type"), e.Type))
+		return nil
+	}
+	types[e.Type] = true
+	cond := &CustomCondition{Type: e.Type, Reason: e.Reason, CountsTowardReady: true, Polarity: PolarityPositive}
+	if e.CountsTowardReady != nil {
+		cond.CountsTowardReady = *e.CountsTowardReady
+	}
+	switch Polarity(e.Polarity) {
+	case "", PolarityPositive:
+	case PolarityNegative:
+		cond.Polarity = PolarityNegative
+	default:
+		c.errs = append(c.errs, field.NotSupported(ep.Child("polarity"), e.Polarity, []string{string(PolarityPositive), string(PolarityNegative)}))
+	}
+	if e.Reason != "" && !kindPattern.MatchString(e.Reason) {
+		c.errs = append(c.errs, field.Invalid(ep.Child("reason"), e.Reason, "reasons are UpperCamelCase"))
+	}
+	cond.Status = c.compileCondition(c.env, e.Status, ep.Child("status"))
+	if e.Message != "" {
+		segs, err := expr.Parse(e.Message)
+		if err != nil {
+			c.errs = append(c.errs, field.Invalid(ep.Child("message"), e.Message, err.Error()))
+		} else {
+			cond.Message = c.compileField(c.env, expr.Field{Path: expr.Path{}.Child("message"), Segments: segs}, ep, nil)
+			if m := cond.Message; m != nil && m.Standalone() && !celenv.IsString(m.Exprs[0].Type) {
+				c.errs = append(c.errs, field.Invalid(ep.Child("message"), e.Message,
+					fmt.Sprintf("a message must be a string, but the expression has type %s", celenv.TypeString(m.Exprs[0].Type))))
 			}
 		}
-		if cond.Status != nil {
-			out = append(out, cond)
-		}
 	}
-	return out
+	if cond.Status == nil {
+		return nil
+	}
+	return cond
 }
 
 // ConditionSchema is the OpenAPI schema of a status condition, as

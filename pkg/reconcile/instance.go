@@ -133,6 +133,9 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	for _, c := range resolve.Conditions(s.graph, r.scope) {
 		status.PropagateCustomCondition(c.Condition.Type, c.Status, c.Condition.Reason, c.Message)
 	}
+	computed, complete, condErr := resolve.ComputedConditions(s.graph, r.scope, status.Conditions)
+	status.PropagateComputedConditions(computed, complete, s.declaredConditions)
+	projErr = errors.Join(projErr, condErr)
 	status.ComputeState(false, r.applyErr != nil)
 	if err := r.writeStatus(ctx, status, projected); err != nil {
 		return result{}, err

@@ -178,32 +178,3 @@ func setNested(out map[string]any, f *graph.Field, v any) error {
 	}
 	return nil
 }
-
-// ConditionValue is a custom condition as evaluated: Status nil when its
-// expression cannot be evaluated yet.
-type ConditionValue struct {
-	Condition *graph.CustomCondition
-	Status    *bool
-	Message   string
-}
-
-// Conditions evaluates the RGD's custom instance conditions.
-func Conditions(g *graph.Graph, s *Scope) []ConditionValue {
-	out := make([]ConditionValue, 0, len(g.Conditions))
-	for _, c := range g.Conditions {
-		cv := ConditionValue{Condition: c}
-		v, err := Eval(c.Status, s)
-		if b, ok := v.(bool); err == nil && ok {
-			cv.Status = &b
-		} else if err != nil {
-			cv.Message = err.Error()
-		}
-		if c.Message != nil && cv.Status != nil {
-			if m, ok, err := FieldValue(c.Message, s); err == nil && ok {
-				cv.Message, _ = m.(string)
-			}
-		}
-		out = append(out, cv)
-	}
-	return out
-}

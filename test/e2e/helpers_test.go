@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -283,7 +284,11 @@ func condition(u *unstructured.Unstructured, t string) *metav1.Condition {
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		if m["type"] == t {
-			return &metav1.Condition{Type: t, Status: metav1.ConditionStatus(fmt.Sprint(m["status"])), Reason: fmt.Sprint(m["reason"]), Message: fmt.Sprint(m["message"])}
+			out := &metav1.Condition{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, out); err != nil {
+				return &metav1.Condition{Type: t, Message: "does not decode: " + err.Error()}
+			}
+			return out
 		}
 	}
 	return nil

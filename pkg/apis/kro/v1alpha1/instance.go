@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -165,6 +167,31 @@ func (s *InstanceStatus) PropagateCustomCondition(condType string, status *bool,
 	default:
 		s.manager.MarkFalse(condType, reason, "%s", message)
 	}
+}
+
+// PropagateComputedConditions writes the conditions an RGD computes with
+// runtime.newCondition, as computed. When complete (every expression gave
+// its conditions), any other condition that is neither one the instance's
+// condition set holds nor of a type in declared is removed: a type no longer computed goes away, as does
+// one the RGD no longer declares. When not, those stay as they were until
+// their expressions can be evaluated again.
+func (s *InstanceStatus) PropagateComputedConditions(computed []metav1.Condition, complete bool, declared []string) {
+	for _, c := range computed {
+		switch c.Status {
+		case metav1.ConditionTrue:
+			s.manager.MarkTrue(c.Type, c.Reason, "%s", c.Message)
+		case metav1.ConditionFalse:
+			s.manager.MarkFalse(c.Type, c.Reason, "%s", c.Message)
+		default:
+			s.manager.MarkUnknown(c.Type, c.Reason, "%s", c.Message)
+		}
+	}
+	if !complete {
+		return
+	}
+	s.manager.Retain(func(t string) bool {
+		return slices.Contains(declared, t) || slices.ContainsFunc(computed, func(c metav1.Condition) bool { return c.Type == t })
+	})
 }
 
 // ComputeState derives status.state from the conditions.
