@@ -75,6 +75,10 @@ type WebhookOptions struct {
 	CertValidity time.Duration
 	// CertCheck is how often the certificate's expiry is checked.
 	CertCheck time.Duration
+	// RegistrationCheck is how often the webhook configurations and guard
+	// policies are read back, and registered again if gone or changed;
+	// 1 minute when zero.
+	RegistrationCheck time.Duration
 }
 
 // LeaderElectionID names the Lease replicas compete for.

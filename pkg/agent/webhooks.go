@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"net"
 	"strings"
@@ -83,6 +84,23 @@ func (w *webhooks) retryRegistrations(ctx context.Context) error {
 				w.log.V(1).Info("registering the webhook configurations failed again", "error", err.Error(), "nextTryIn", min(2*delay, time.Minute).String())
 			}
 		}
+	}
+}
+
+// verifyRegistrations reads back what was registered every interval and
+// registers it again if someone deleted or changed it: a webhook
+// configuration or guard policy removed by hand would otherwise stay gone
+// until the agent restarts.
+func (w *webhooks) verifyRegistrations(ctx context.Context, interval time.Duration) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		w.registered(ctx, w.registrar.Verify(ctx))
 	}
 }
 
@@ -170,6 +188,12 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		return nil, err
 	}
 	if err := mgr.Add(everyReplica(hooks.retryRegistrations)); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(everyReplica(func(ctx context.Context) error {
+		hooks.verifyRegistrations(ctx, cmp.Or(w.RegistrationCheck, time.Minute))
+		return nil
+	})); err != nil {
 		return nil, err
 	}
 	check := w.CertCheck

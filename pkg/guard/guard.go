@@ -7,17 +7,16 @@ package guard
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/owned"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
@@ -55,48 +54,56 @@ func Identity(ctx context.Context, client kubernetes.Interface) (string, error) 
 	return review.Status.UserInfo.Username, nil
 }
 
-// Ensure applies both policies and their bindings for agentUser with
-// server-side apply: created when missing, put back as they should be
-// when changed, untouched (no write to storage) when already right.
-func Ensure(ctx context.Context, client kubernetes.Interface, agentUser string) error {
-	api := client.AdmissionregistrationV1()
-	opts := metav1.PatchOptions{FieldManager: ownership.FieldManager, Force: ptr.To(true)}
+// Versions are the resourceVersions of the objects Ensure applied, by
+// kind and name: what Intact compares with.
+type Versions map[string]string
+
+// Ensure writes both policies and their bindings for agentUser whole,
+// replacing whatever is there (package owned), and returns the
+// resourceVersions it left.
+func Ensure(ctx context.Context, client kubernetes.Interface, agentUser string) (Versions, error) {
+	policies := client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	bindings := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	applied := Versions{}
 	for _, p := range Policies(agentUser) {
-		body, err := applyBody(p.Policy, "ValidatingAdmissionPolicy")
+		v, err := owned.Put(ctx, p.Policy, policies.Get, policies.Create, policies.Update)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("writing %s %s: %w", policyKind, p.Policy.Name, err)
 		}
-		if _, err := api.ValidatingAdmissionPolicies().Patch(ctx, p.Policy.Name, types.ApplyPatchType, body, opts); err != nil {
-			return fmt.Errorf("applying ValidatingAdmissionPolicy %s: %w", p.Policy.Name, err)
+		applied[policyKind+"/"+p.Policy.Name] = v
+		if v, err = owned.Put(ctx, p.Binding, bindings.Get, bindings.Create, bindings.Update); err != nil {
+			return nil, fmt.Errorf("writing %s %s: %w", bindingKind, p.Binding.Name, err)
 		}
-		if body, err = applyBody(p.Binding, "ValidatingAdmissionPolicyBinding"); err != nil {
-			return err
-		}
-		if _, err := api.ValidatingAdmissionPolicyBindings().Patch(ctx, p.Binding.Name, types.ApplyPatchType, body, opts); err != nil {
-			return fmt.Errorf("applying ValidatingAdmissionPolicyBinding %s: %w", p.Binding.Name, err)
-		}
+		applied[bindingKind+"/"+p.Binding.Name] = v
 	}
-	return nil
+	return applied, nil
 }
 
-// applyBody is obj as an apply configuration: with its kind, and without
-// the fields a typed object always carries but the agent does not own
-// (status, creationTimestamp).
-func applyBody(obj any, kind string) ([]byte, error) {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
+const (
+	policyKind  = "ValidatingAdmissionPolicy"
+	bindingKind = "ValidatingAdmissionPolicyBinding"
+)
+
+// Intact reports whether every policy and binding Ensure wrote is still
+// there as it left them, with reads only: a check that costs a quiet
+// cluster no writes. Anything deleted or edited since makes it false, for
+// Ensure to put back.
+func Intact(ctx context.Context, client kubernetes.Interface, applied Versions) (bool, error) {
+	policies := client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	bindings := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	for _, p := range Policies("") {
+		ok, err := owned.At(ctx, policies.Get, p.Policy.Name, applied[policyKind+"/"+p.Policy.Name])
+		if ok && err == nil {
+			ok, err = owned.At(ctx, bindings.Get, p.Binding.Name, applied[bindingKind+"/"+p.Binding.Name])
+		}
+		if err != nil {
+			return false, fmt.Errorf("checking the guard policies: %w", err)
+		}
+		if !ok {
+			return false, nil
+		}
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	m["apiVersion"], m["kind"] = admissionregv1.SchemeGroupVersion.String(), kind
-	delete(m, "status")
-	if meta, ok := m["metadata"].(map[string]any); ok {
-		delete(meta, "creationTimestamp")
-	}
-	return json.Marshal(m)
+	return true, nil
 }
 
 // labelsPolicy is the ValidatingAdmissionPolicy (and its binding) that denies

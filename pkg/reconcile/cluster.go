@@ -44,10 +44,16 @@ type ClusterReconciler struct {
 	Timeout time.Duration
 
 	// guarded records, by Cluster, the kubeconfig digest its guard
-	// policies were applied with: they are applied once per connection,
-	// not on every check, so that a quiet cluster sees no writes.
+	// policies were applied with and what they were left at. Each check
+	// reads them, and applies them again only when they are gone or were
+	// changed, so that a quiet cluster sees no writes.
 	guardedMu sync.Mutex
-	guarded   map[string]string
+	guarded   map[string]guarded
+}
+
+type guarded struct {
+	digest   string
+	versions guard.Versions
 }
 
 // SetupWithManager registers the reconciler for Clusters and the metadata
@@ -176,32 +182,36 @@ func (r *ClusterReconciler) forget(name string) {
 
 // guard applies kro-agent's guard policies in the cluster, as the identity
 // the kubeconfig gives it there, unless they were applied over the same
-// kubeconfig before.
+// kubeconfig before and are still as they were left.
 func (r *ClusterReconciler) guard(ctx context.Context, name string, cfg *rest.Config, digest string) error {
-	r.guardedMu.Lock()
-	done := r.guarded[name] == digest
-	r.guardedMu.Unlock()
-	if done {
-		return nil
-	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = r.Timeout
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
+	r.guardedMu.Lock()
+	last, ok := r.guarded[name]
+	r.guardedMu.Unlock()
+	if ok && last.digest == digest {
+		intact, err := guard.Intact(ctx, client, last.versions)
+		if intact || err != nil {
+			return err
+		}
+	}
 	user, err := guard.Identity(ctx, client)
 	if err != nil {
 		return err
 	}
-	if err := guard.Ensure(ctx, client, user); err != nil {
+	versions, err := guard.Ensure(ctx, client, user)
+	if err != nil {
 		return fmt.Errorf("%w; kro-agent places nothing in a cluster where it cannot protect what it manages", err)
 	}
 	r.guardedMu.Lock()
 	if r.guarded == nil {
-		r.guarded = map[string]string{}
+		r.guarded = map[string]guarded{}
 	}
-	r.guarded[name] = digest
+	r.guarded[name] = guarded{digest: digest, versions: versions}
 	r.guardedMu.Unlock()
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/guard"
+	"github.com/kro-agent/kro-agent/pkg/owned"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
@@ -50,6 +50,8 @@ type Registrar struct {
 	// changes counts the changes to caBundle and kinds; registered is the
 	// count the last successful registration held. Equal: nothing pending.
 	changes, registered int
+	// left is what the last successful registration left, for Verify.
+	left *registered
 }
 
 // SetCABundle records a new CA and re-registers.
@@ -164,40 +166,67 @@ func (r *Registrar) Apply(ctx context.Context) error {
 		}}
 	}
 	api := r.Client.AdmissionregistrationV1()
-	if err := upsert(ctx, validating, api.ValidatingWebhookConfigurations().Get, api.ValidatingWebhookConfigurations().Create, api.ValidatingWebhookConfigurations().Update); err != nil {
+	var left registered
+	var err error
+	if left.validating, err = owned.Put(ctx, validating, api.ValidatingWebhookConfigurations().Get, api.ValidatingWebhookConfigurations().Create, api.ValidatingWebhookConfigurations().Update); err != nil {
 		return fmt.Errorf("registering the RGD webhook: %w", err)
 	}
-	if err := upsert(ctx, mutating, api.MutatingWebhookConfigurations().Get, api.MutatingWebhookConfigurations().Create, api.MutatingWebhookConfigurations().Update); err != nil {
+	if left.mutating, err = owned.Put(ctx, mutating, api.MutatingWebhookConfigurations().Get, api.MutatingWebhookConfigurations().Create, api.MutatingWebhookConfigurations().Update); err != nil {
 		return fmt.Errorf("registering the instance webhook: %w", err)
 	}
-	if err := guard.Ensure(ctx, r.Client, r.AgentUser); err != nil {
+	if left.guard, err = guard.Ensure(ctx, r.Client, r.AgentUser); err != nil {
 		return fmt.Errorf("registering the guard policies: %w", err)
 	}
 	r.mu.Lock()
 	r.registered = max(r.registered, state)
+	r.left = &left
 	r.mu.Unlock()
 	return nil
 }
 
-type object[T any] interface {
-	*T
-	metav1.Object
+// registered is what the last registration left in the cluster: the
+// resourceVersions of the webhook configurations and the guard policies.
+type registered struct {
+	validating, mutating string
+	guard                guard.Versions
 }
 
-// upsert creates obj or replaces the existing one's contents.
-func upsert[T any, P object[T]](ctx context.Context, obj P,
-	get func(context.Context, string, metav1.GetOptions) (P, error),
-	create func(context.Context, P, metav1.CreateOptions) (P, error),
-	update func(context.Context, P, metav1.UpdateOptions) (P, error)) error {
-	cur, err := get(ctx, obj.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = create(ctx, obj, metav1.CreateOptions{FieldManager: ownership.FieldManager})
+// Verify reads what the last registration left and registers again when
+// any of it is gone or was changed by someone else: without the
+// configurations nothing is validated, and without the policies nothing is
+// guarded. It only reads while all is as it was, so a quiet cluster sees no
+// writes.
+func (r *Registrar) Verify(ctx context.Context) error {
+	r.mu.Lock()
+	left := r.left
+	r.mu.Unlock()
+	if left == nil {
+		return nil // nothing registered yet; Sync registers
+	}
+	intact, err := r.intact(ctx, left)
+	if err != nil || intact {
 		return err
 	}
-	if err != nil {
-		return err
+	r.mu.Lock()
+	r.changes++
+	r.mu.Unlock()
+	return r.Apply(ctx)
+}
+
+func (r *Registrar) intact(ctx context.Context, left *registered) (bool, error) {
+	api := r.Client.AdmissionregistrationV1()
+	if ok, err := owned.At(ctx, api.ValidatingWebhookConfigurations().Get, ConfigName, left.validating); !ok || err != nil {
+		return false, wrapCheck(err)
 	}
-	obj.SetResourceVersion(cur.GetResourceVersion())
-	_, err = update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager})
-	return err
+	if ok, err := owned.At(ctx, api.MutatingWebhookConfigurations().Get, ConfigName, left.mutating); !ok || err != nil {
+		return false, wrapCheck(err)
+	}
+	return guard.Intact(ctx, r.Client, left.guard)
+}
+
+func wrapCheck(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("checking the webhook configurations: %w", err)
 }

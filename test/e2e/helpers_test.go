@@ -60,6 +60,13 @@ var running struct {
 // startAgent runs the agent in-process against the test cluster.
 func startAgent(t testing.TB, cfg *envconf.Config) {
 	t.Helper()
+	startAgentWith(t, cfg, func(*agent.Options) {})
+}
+
+// startAgentWith runs the agent with options changed by tune, unless one is
+// running already.
+func startAgentWith(t testing.TB, cfg *envconf.Config, tune func(*agent.Options)) {
+	t.Helper()
 	running.Lock()
 	defer running.Unlock()
 	if running.cancel != nil {
@@ -73,21 +80,21 @@ func startAgent(t testing.TB, cfg *envconf.Config) {
 	rc := rest.CopyConfig(cfg.Client().RESTConfig())
 	rc.Wrap(countWrites)
 	rc.Wrap(failRegistrationsWhenAsked)
-	go func() {
-		done <- agent.Run(ctx, agent.Options{
-			Config:      rc,
-			Workers:     4,
-			MetricsAddr: "0",
-			ProbeAddr:   "0",
-			Webhooks: agent.WebhookOptions{
-				Addr:         addr,
-				URL:          "https://" + addr,
-				CertValidity: certValidity,
-				CertCheck:    certCheck,
-			},
-			Log: zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())),
-		})
-	}()
+	o := agent.Options{
+		Config:      rc,
+		Workers:     4,
+		MetricsAddr: "0",
+		ProbeAddr:   "0",
+		Webhooks: agent.WebhookOptions{
+			Addr:         addr,
+			URL:          "https://" + addr,
+			CertValidity: certValidity,
+			CertCheck:    certCheck,
+		},
+		Log: zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())),
+	}
+	tune(&o)
+	go func() { done <- agent.Run(ctx, o) }()
 	// An agent that cannot start returns at once: fail here, not later in
 	// a confusing timeout.
 	select {

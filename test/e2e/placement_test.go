@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/guard"
 	"github.com/kro-agent/kro-agent/pkg/plugin"
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
@@ -181,6 +182,21 @@ func TestPlacement(t *testing.T) {
 					t.Errorf("policy %s in the workload cluster: %v", name, err)
 				}
 			}
+			return ctx
+		}).
+		Assess("a guard policy deleted in the workload cluster is back after the next check", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			w.delete(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", guard.NoTakeoverPolicyName)
+			// Any change to the Cluster makes it checked at once rather
+			// than at the next interval.
+			patch := []byte(`{"metadata":{"annotations":{"test/poke":"` + time.Now().Format(time.RFC3339Nano) + `"}}}`)
+			if _, err := c.resource(t, "agent.kro.run/v1alpha1", "Cluster").Patch(ctx, "eu-west-1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 20*time.Second, "the no-takeover policy back in the workload cluster", func() (bool, string) {
+				_, err := w.get(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", guard.NoTakeoverPolicyName)
+				return err == nil, fmt.Sprint(err)
+			})
 			return ctx
 		}).
 		Assess("an instance labelled with the region gets its resources on the workload cluster", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -10,17 +10,23 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	"github.com/kro-agent/kro-agent/pkg/agent"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/guard"
+	"github.com/kro-agent/kro-agent/pkg/webhook"
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
@@ -291,6 +297,60 @@ func TestFailedWebhookRegistrationIsRetried(t *testing.T) {
 			}
 			failRegistrations.Store(false)
 			eventually(t, 20*time.Second, "the mutating webhook to cover retriedregs", registered)
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// What the agent registers and someone deletes or edits comes back at the
+// next check, without a restart; while it is intact the check only reads.
+func TestDeletedRegistrationsAreRestored(t *testing.T) {
+	f := features.New("webhook configurations and guard policies deleted by hand come back").
+		Assess("a deleted mutating configuration, guard policy and binding are registered again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			stopAgentNow(t)
+			defer stopAgentNow(t) // the next test starts the usual agent
+			startAgentWith(t, cfg, func(o *agent.Options) { o.Webhooks.RegistrationCheck = 500 * time.Millisecond })
+			c := newClients(t, cfg)
+			admission := func(kind string) dynamic.ResourceInterface {
+				return c.resource(t, "admissionregistration.k8s.io/v1", kind)
+			}
+			vap, err := admission("ValidatingAdmissionPolicy").Get(ctx, guard.LabelsPolicyName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Intact: nothing is written again.
+			never(t, 2*time.Second, "the intact guard policy was written again", func() bool {
+				now, err := admission("ValidatingAdmissionPolicy").Get(ctx, guard.LabelsPolicyName, metav1.GetOptions{})
+				return err != nil || now.GetResourceVersion() != vap.GetResourceVersion()
+			})
+			for _, o := range []struct{ kind, name string }{
+				{"MutatingWebhookConfiguration", webhook.ConfigName},
+				{"ValidatingAdmissionPolicy", guard.LabelsPolicyName},
+				{"ValidatingAdmissionPolicyBinding", guard.NoTakeoverPolicyName},
+			} {
+				if err := admission(o.kind).Delete(ctx, o.name, metav1.DeleteOptions{}); err != nil {
+					t.Fatalf("deleting %s %s: %v", o.kind, o.name, err)
+				}
+				eventually(t, 10*time.Second, o.kind+" "+o.name+" to be registered again", func() (bool, string) {
+					_, err := admission(o.kind).Get(ctx, o.name, metav1.GetOptions{})
+					return err == nil, fmt.Sprint(err)
+				})
+			}
+			// An edit is undone too: a binding that only warns is a guard
+			// that does not guard.
+			patch := []byte(`{"spec":{"validationActions":["Warn"]}}`)
+			if _, err := admission("ValidatingAdmissionPolicyBinding").Patch(ctx, guard.LabelsPolicyName, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "someone"}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, "the binding to deny again", func() (bool, string) {
+				b, err := admission("ValidatingAdmissionPolicyBinding").Get(ctx, guard.LabelsPolicyName, metav1.GetOptions{})
+				if err != nil {
+					return false, err.Error()
+				}
+				actions, _, _ := unstructured.NestedStringSlice(b.Object, "spec", "validationActions")
+				return slices.Equal(actions, []string{"Deny"}), fmt.Sprint(actions)
+			})
 			return ctx
 		}).
 		Feature()

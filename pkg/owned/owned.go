@@ -1,0 +1,57 @@
+// Package owned writes the cluster-scoped objects kro-agent owns outright,
+// its webhook configurations and guard policies: each is written whole,
+// replacing whatever anyone else changed in it (a server-side apply would
+// keep what another manager added to a list that is a set, such as a
+// binding's validationActions), and checked by its resourceVersion, so that
+// checking an untouched object costs one read and no write.
+package owned
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+)
+
+// Object is a pointer to a typed API object.
+type Object[T any] interface {
+	*T
+	metav1.Object
+}
+
+// Put creates obj, or replaces the existing object's contents with it, and
+// returns the resourceVersion it left. An update that changes nothing is
+// not written to storage, so putting an object that is already right
+// leaves its resourceVersion as it was.
+func Put[T any, P Object[T]](ctx context.Context, obj P,
+	get func(context.Context, string, metav1.GetOptions) (P, error),
+	create func(context.Context, P, metav1.CreateOptions) (P, error),
+	update func(context.Context, P, metav1.UpdateOptions) (P, error)) (string, error) {
+	cur, err := get(ctx, obj.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		cur, err = create(ctx, obj, metav1.CreateOptions{FieldManager: ownership.FieldManager})
+	case err == nil:
+		obj.SetResourceVersion(cur.GetResourceVersion())
+		cur, err = update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager})
+	}
+	if err != nil {
+		return "", err
+	}
+	return cur.GetResourceVersion(), nil
+}
+
+// At reports whether the object called name is still at version: not
+// deleted, not changed since it was put. A missing object is not an error.
+func At[P metav1.Object](ctx context.Context, get func(context.Context, string, metav1.GetOptions) (P, error), name, version string) (bool, error) {
+	cur, err := get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return cur.GetResourceVersion() == version, nil
+}
