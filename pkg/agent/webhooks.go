@@ -190,7 +190,11 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	if err := mgr.Add(everyReplica(hooks.retryRegistrations)); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(everyReplica(func(ctx context.Context) error {
+	// The leader alone reads back and restores: only it knows the served
+	// kinds, and a standby restoring its own view would undo the leader's
+	// (and the leader, in turn, the standby's) at every check. A standby's
+	// first registration, made without the kinds, the leader undoes too.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		hooks.verifyRegistrations(ctx, cmp.Or(w.RegistrationCheck, time.Minute))
 		return nil
 	})); err != nil {
