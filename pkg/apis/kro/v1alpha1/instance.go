@@ -171,10 +171,10 @@ func (s *InstanceStatus) PropagateCustomCondition(condType string, status *bool,
 
 // PropagateComputedConditions writes the conditions an RGD computes with
 // runtime.newCondition, as computed. When complete (every expression gave
-// its conditions), any other condition that is neither one the instance's
-// condition set holds nor of a type in declared is removed: a type no longer computed goes away, as does
-// one the RGD no longer declares. When not, those stay as they were until
-// their expressions can be evaluated again.
+// its conditions), every other condition that is neither in the instance's
+// condition set nor of a type in declared is removed: a type no longer
+// computed goes away, as does one the RGD no longer declares. When not,
+// they stay as they were until their expressions can be evaluated again.
 func (s *InstanceStatus) PropagateComputedConditions(computed []metav1.Condition, complete bool, declared []string) {
 	for _, c := range computed {
 		switch c.Status {
