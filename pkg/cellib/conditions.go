@@ -117,18 +117,24 @@ func newCondition(arg ref.Val) ref.Val {
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(arg)
 	}
-	out := map[string]string{}
+	// Map order is random; the first of the keys in sorted order is
+	// reported, so the same map always gives the same error.
+	var keys []string
 	for it := m.Iterator(); it.HasNext() == types.True; {
-		k := it.Next()
-		name, _ := k.(types.String)
-		if !slices.Contains(conditionFields, string(name)) {
-			return types.NewErr("runtime.newCondition: a condition has no field %q (it has type, status, reason, message)", string(name))
+		name, _ := it.Next().(types.String)
+		keys = append(keys, string(name))
+	}
+	slices.Sort(keys)
+	out := map[string]string{}
+	for _, name := range keys {
+		if !slices.Contains(conditionFields, name) {
+			return types.NewErr("runtime.newCondition: a condition has no field %q (it has type, status, reason, message)", name)
 		}
-		v, ok := m.Get(k).(types.String)
+		v, ok := m.Get(types.String(name)).(types.String)
 		if !ok {
-			return types.NewErr("runtime.newCondition: %s must be a string", string(name))
+			return types.NewErr("runtime.newCondition: %s must be a string", name)
 		}
-		out[string(name)] = string(v)
+		out[name] = string(v)
 	}
 	switch {
 	case out["type"] == "":
