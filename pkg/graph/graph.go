@@ -7,6 +7,8 @@
 package graph
 
 import (
+	"slices"
+
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -47,6 +49,12 @@ type Graph struct {
 	// list of them. They are written beside the built-in conditions and do
 	// not count toward Ready.
 	ComputedConditions []*Expression
+}
+
+// Declares reports whether the RGD declares a custom condition of type t
+// (SPEC §5), whether or not it counts toward Ready.
+func (g *Graph) Declares(t string) bool {
+	return slices.ContainsFunc(g.Conditions, func(c *CustomCondition) bool { return c.Type == t })
 }
 
 // Order returns the ids of the nodes in topological order.

@@ -54,12 +54,9 @@ type served struct {
 	graph *graph.Graph
 	// set is the instance condition set: built-in plus the RGD's custom
 	// conditions that count toward Ready.
-	set conditions.Set
-	// declaredConditions are the types of the RGD's declared custom
-	// conditions, whether or not they count toward Ready.
-	declaredConditions []string
-	gvr                schema.GroupVersionResource
-	informer           *watched
+	set      conditions.Set
+	gvr      schema.GroupVersionResource
+	informer *watched
 }
 
 // EngineOptions configure the instance engine.
@@ -201,10 +198,6 @@ func (e *Engine) Serve(rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) er
 	}
 	s.rgdName, s.rgdUID, s.rgd, s.graph = rgd.Name, string(rgd.UID), rgd.DeepCopy(), g
 	s.set = instanceSet(g)
-	s.declaredConditions = nil
-	for _, c := range g.Conditions {
-		s.declaredConditions = append(s.declaredConditions, c.Type)
-	}
 	e.kinds[gvk] = s
 	e.byRGD[rgd.Name] = gvk
 	e.local.watch(g)

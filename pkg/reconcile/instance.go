@@ -134,7 +134,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		status.PropagateCustomCondition(c.Condition.Type, c.Status, c.Condition.Reason, c.Message)
 	}
 	computed, complete, condErr := resolve.ComputedConditions(s.graph, r.scope, status.Conditions)
-	status.PropagateComputedConditions(computed, complete, s.declaredConditions)
+	status.PropagateComputedConditions(computed, complete, s.graph.Declares)
 	projErr = errors.Join(projErr, condErr)
 	status.ComputeState(false, r.applyErr != nil)
 	if err := r.writeStatus(ctx, status, projected); err != nil {

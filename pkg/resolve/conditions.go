@@ -52,10 +52,6 @@ func ComputedConditions(g *graph.Graph, s *Scope, current []metav1.Condition) (o
 		return nil, true, nil
 	}
 	s = s.With(graph.SchemaVar, withConditions(s.vars[graph.SchemaVar], current))
-	declared := map[string]bool{}
-	for _, c := range g.Conditions {
-		declared[c.Type] = true
-	}
 	complete = true
 	var errs []error
 	for _, e := range g.ComputedConditions {
@@ -82,7 +78,7 @@ func ComputedConditions(g *graph.Graph, s *Scope, current []metav1.Condition) (o
 			msg := graph.CheckConditionType(c.Type)
 			switch {
 			case msg != "":
-			case declared[c.Type]:
+			case g.Declares(c.Type):
 				msg = fmt.Sprintf("the condition type %s is declared more than once", c.Type)
 			case slices.ContainsFunc(out, func(o metav1.Condition) bool { return o.Type == c.Type }):
 				msg = fmt.Sprintf("the condition type %s is computed more than once", c.Type)

@@ -172,10 +172,10 @@ func (s *InstanceStatus) PropagateCustomCondition(condType string, status *bool,
 // PropagateComputedConditions writes the conditions an RGD computes with
 // runtime.newCondition, as computed. When complete (every expression gave
 // its conditions), every other condition that is neither in the instance's
-// condition set nor of a type in declared is removed: a type no longer
+// condition set nor of a type declared reports is removed: a type no longer
 // computed goes away, as does one the RGD no longer declares. When not,
 // they stay as they were until their expressions can be evaluated again.
-func (s *InstanceStatus) PropagateComputedConditions(computed []metav1.Condition, complete bool, declared []string) {
+func (s *InstanceStatus) PropagateComputedConditions(computed []metav1.Condition, complete bool, declared func(condType string) bool) {
 	for _, c := range computed {
 		switch c.Status {
 		case metav1.ConditionTrue:
@@ -190,7 +190,7 @@ func (s *InstanceStatus) PropagateComputedConditions(computed []metav1.Condition
 		return
 	}
 	s.manager.Retain(func(t string) bool {
-		return slices.Contains(declared, t) || slices.ContainsFunc(computed, func(c metav1.Condition) bool { return c.Type == t })
+		return declared(t) || slices.ContainsFunc(computed, func(c metav1.Condition) bool { return c.Type == t })
 	})
 }
 
