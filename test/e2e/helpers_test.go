@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -343,6 +344,25 @@ func (c *clients) waitInstanceWebhook(t testing.TB, apiVersion, kind, ns string)
 			return false, err.Error()
 		}
 		return slices.Contains(out.GetFinalizers(), v1alpha1.Finalizer), fmt.Sprintf("finalizers %v", out.GetFinalizers())
+	})
+}
+
+// waitTakeoverGuard waits until the API server enforces the no-takeover
+// guard policy for the caller, who must have the agent's identity (as in a
+// workload cluster reached with the agent's own kubeconfig): a server-side
+// dry-run that puts an instance's labels on an unlabelled ConfigMap is
+// denied. A policy the agent has just written again exists at once, but the
+// API server reloads policies from its informer about once a second, so
+// until then the agent could take over an object it did not create.
+func (c *clients) waitTakeoverGuard(t testing.TB, ns string) {
+	t.Helper()
+	cms := c.resource(t, "v1", "ConfigMap").Namespace(ns)
+	probe := c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: guard-probe, namespace: %s}}", ns))
+	defer func() { _ = cms.Delete(context.Background(), probe.GetName(), metav1.DeleteOptions{}) }()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true",%q:"probe"}}}`, v1alpha1.LabelOwned, v1alpha1.LabelInstanceID)
+	eventually(t, 30*time.Second, "the no-takeover guard to deny", func() (bool, string) {
+		_, err := cms.Patch(context.Background(), probe.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "was not created by kro-agent"), fmt.Sprintf("dry-run label patch: %v", err)
 	})
 }
 

@@ -197,6 +197,9 @@ func TestPlacement(t *testing.T) {
 				_, err := w.get(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", guard.NoTakeoverPolicyName)
 				return err == nil, fmt.Sprint(err)
 			})
+			// Back means enforced again; the takeover Assess below relies
+			// on it.
+			w.waitTakeoverGuard(t, "default")
 			return ctx
 		}).
 		Assess("an instance labelled with the region gets its resources on the workload cluster", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
