@@ -192,8 +192,9 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	}
 	// The leader alone reads back and restores: only it knows the served
 	// kinds, and a standby restoring its own view would undo the leader's
-	// (and the leader, in turn, the standby's) at every check. A standby's
-	// first registration, made without the kinds, the leader undoes too.
+	// (and the leader, in turn, the standby's) at every check. A standby
+	// still registers the CA, at start and at each rotation, keeping the
+	// instance webhook's kinds as the leader left them.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		hooks.verifyRegistrations(ctx, cmp.Or(w.RegistrationCheck, time.Minute))
 		return nil

@@ -29,11 +29,24 @@ func Put[T any, P Object[T]](ctx context.Context, obj P,
 	get func(context.Context, string, metav1.GetOptions) (P, error),
 	create func(context.Context, P, metav1.CreateOptions) (P, error),
 	update func(context.Context, P, metav1.UpdateOptions) (P, error)) (string, error) {
-	cur, err := get(ctx, obj.GetName(), metav1.GetOptions{})
+	return PutFrom(ctx, obj.GetName(), func(P) P { return obj }, get, create, update)
+}
+
+// PutFrom is Put of the object desired makes of the one there now (nil
+// when there is none): for an object part of which the caller keeps as
+// someone else left it. The update is conditional on the read desired saw,
+// so a change made in between fails it with a conflict instead of being
+// undone.
+func PutFrom[T any, P Object[T]](ctx context.Context, name string, desired func(cur P) P,
+	get func(context.Context, string, metav1.GetOptions) (P, error),
+	create func(context.Context, P, metav1.CreateOptions) (P, error),
+	update func(context.Context, P, metav1.UpdateOptions) (P, error)) (string, error) {
+	cur, err := get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		cur, err = create(ctx, obj, metav1.CreateOptions{FieldManager: ownership.FieldManager})
+		cur, err = create(ctx, desired(nil), metav1.CreateOptions{FieldManager: ownership.FieldManager})
 	case err == nil:
+		obj := desired(cur)
 		obj.SetResourceVersion(cur.GetResourceVersion())
 		cur, err = update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager})
 	}

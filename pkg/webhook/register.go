@@ -47,6 +47,12 @@ type Registrar struct {
 	mu       sync.Mutex
 	caBundle []byte
 	kinds    []schema.GroupVersionResource
+	// kindsKnown is false until the served kinds are first set, which only
+	// the leader does. Until then the instance webhook's rules are kept as
+	// they are in the cluster: a standby registering its CA, or a leader
+	// just started, must not take the kinds off the webhook and let
+	// instances be admitted without their labels.
+	kindsKnown bool
 	// changes counts the changes to caBundle and kinds; registered is the
 	// count the last successful registration held. Equal: nothing pending.
 	changes, registered int
@@ -72,8 +78,8 @@ func (r *Registrar) SetInstanceKinds(ctx context.Context, kinds []schema.GroupVe
 		return 1
 	})
 	r.mu.Lock()
-	if !slices.Equal(r.kinds, kinds) {
-		r.kinds = kinds
+	if !r.kindsKnown || !slices.Equal(r.kinds, kinds) {
+		r.kinds, r.kindsKnown = kinds, true
 		r.changes++
 	}
 	r.mu.Unlock()
@@ -110,16 +116,47 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	defer r.registering.Unlock()
 	r.mu.Lock()
 	ca := r.caBundle
-	kinds := slices.Clone(r.kinds)
+	kinds, kindsKnown := slices.Clone(r.kinds), r.kindsKnown
 	state := r.changes
 	r.mu.Unlock()
 	if len(ca) == 0 {
 		return nil // registered once the CA is known
 	}
-	meta := metav1.ObjectMeta{Name: ConfigName, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}}
+	mutating := func(cur *admissionregv1.MutatingWebhookConfiguration) *admissionregv1.MutatingWebhookConfiguration {
+		if kindsKnown {
+			return r.mutatingConfig(ca, instanceRules(kinds))
+		}
+		return r.mutatingConfig(ca, registeredRules(cur))
+	}
+	api := r.Client.AdmissionregistrationV1()
+	vwcs, mwcs := api.ValidatingWebhookConfigurations(), api.MutatingWebhookConfigurations()
+	var left registered
+	var err error
+	if left.validating, err = owned.Put(ctx, r.validatingConfig(ca), vwcs.Get, vwcs.Create, vwcs.Update); err != nil {
+		return fmt.Errorf("registering the RGD webhook: %w", err)
+	}
+	if left.mutating, err = owned.PutFrom(ctx, ConfigName, mutating, mwcs.Get, mwcs.Create, mwcs.Update); err != nil {
+		return fmt.Errorf("registering the instance webhook: %w", err)
+	}
+	if left.guard, err = guard.Ensure(ctx, r.Client, r.AgentUser); err != nil {
+		return fmt.Errorf("registering the guard policies: %w", err)
+	}
+	r.mu.Lock()
+	r.registered = max(r.registered, state)
+	r.left = &left
+	r.mu.Unlock()
+	return nil
+}
+
+func configMeta() metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: ConfigName, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}}
+}
+
+// validatingConfig is the configuration of the RGD webhook.
+func (r *Registrar) validatingConfig(ca []byte) *admissionregv1.ValidatingWebhookConfiguration {
 	none := admissionregv1.SideEffectClassNone
-	validating := &admissionregv1.ValidatingWebhookConfiguration{
-		ObjectMeta: meta,
+	return &admissionregv1.ValidatingWebhookConfiguration{
+		ObjectMeta: configMeta(),
 		Webhooks: []admissionregv1.ValidatingWebhook{{
 			Name:         rgdWebhookName,
 			ClientConfig: r.clientConfig(ca, PathValidateRGD),
@@ -137,6 +174,10 @@ func (r *Registrar) Apply(ctx context.Context) error {
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
+}
+
+// instanceRules are the instance webhook's rules for the served kinds.
+func instanceRules(kinds []schema.GroupVersionResource) []admissionregv1.RuleWithOperations {
 	var rules []admissionregv1.RuleWithOperations
 	for _, k := range kinds {
 		rules = append(rules, admissionregv1.RuleWithOperations{
@@ -144,44 +185,50 @@ func (r *Registrar) Apply(ctx context.Context) error {
 			Rule:       admissionregv1.Rule{APIGroups: []string{k.Group}, APIVersions: []string{k.Version}, Resources: []string{k.Resource}},
 		})
 	}
-	mutating := &admissionregv1.MutatingWebhookConfiguration{ObjectMeta: meta}
-	if len(rules) > 0 {
-		mutating.Webhooks = []admissionregv1.MutatingWebhook{{
-			Name:         instanceHookName,
-			ClientConfig: r.clientConfig(ca, PathMutateInstance),
-			Rules:        rules,
-			// System namespaces never hold instances; keeping them out
-			// means the webhook can never sit in the way of the control plane.
-			NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-				Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "kube-public", "kube-node-lease"},
-			}}},
-			// Ignore: the labels are a convenience the agent also adds on
-			// its first reconcile, so an agent that is down must not stop
-			// anyone from creating instances.
-			FailurePolicy:           ptr.To(admissionregv1.Ignore),
-			SideEffects:             &none,
-			TimeoutSeconds:          ptr.To[int32](5),
-			ReinvocationPolicy:      ptr.To(admissionregv1.IfNeededReinvocationPolicy),
-			AdmissionReviewVersions: []string{"v1"},
-		}}
+	return rules
+}
+
+// registeredRules are the instance webhook's rules in cur, the
+// configuration in the cluster (nil if there is none).
+func registeredRules(cur *admissionregv1.MutatingWebhookConfiguration) []admissionregv1.RuleWithOperations {
+	if cur == nil {
+		return nil
 	}
-	api := r.Client.AdmissionregistrationV1()
-	var left registered
-	var err error
-	if left.validating, err = owned.Put(ctx, validating, api.ValidatingWebhookConfigurations().Get, api.ValidatingWebhookConfigurations().Create, api.ValidatingWebhookConfigurations().Update); err != nil {
-		return fmt.Errorf("registering the RGD webhook: %w", err)
+	for _, w := range cur.Webhooks {
+		if w.Name == instanceHookName {
+			return w.Rules
+		}
 	}
-	if left.mutating, err = owned.Put(ctx, mutating, api.MutatingWebhookConfigurations().Get, api.MutatingWebhookConfigurations().Create, api.MutatingWebhookConfigurations().Update); err != nil {
-		return fmt.Errorf("registering the instance webhook: %w", err)
-	}
-	if left.guard, err = guard.Ensure(ctx, r.Client, r.AgentUser); err != nil {
-		return fmt.Errorf("registering the guard policies: %w", err)
-	}
-	r.mu.Lock()
-	r.registered = max(r.registered, state)
-	r.left = &left
-	r.mu.Unlock()
 	return nil
+}
+
+// mutatingConfig is the configuration of the instance webhook, called for
+// the kinds in rules; with none, it has no webhook.
+func (r *Registrar) mutatingConfig(ca []byte, rules []admissionregv1.RuleWithOperations) *admissionregv1.MutatingWebhookConfiguration {
+	mutating := &admissionregv1.MutatingWebhookConfiguration{ObjectMeta: configMeta()}
+	if len(rules) == 0 {
+		return mutating
+	}
+	none := admissionregv1.SideEffectClassNone
+	mutating.Webhooks = []admissionregv1.MutatingWebhook{{
+		Name:         instanceHookName,
+		ClientConfig: r.clientConfig(ca, PathMutateInstance),
+		Rules:        rules,
+		// System namespaces never hold instances; keeping them out
+		// means the webhook can never sit in the way of the control plane.
+		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "kube-public", "kube-node-lease"},
+		}}},
+		// Ignore: the labels are a convenience the agent also adds on
+		// its first reconcile, so an agent that is down must not stop
+		// anyone from creating instances.
+		FailurePolicy:           ptr.To(admissionregv1.Ignore),
+		SideEffects:             &none,
+		TimeoutSeconds:          ptr.To[int32](5),
+		ReinvocationPolicy:      ptr.To(admissionregv1.IfNeededReinvocationPolicy),
+		AdmissionReviewVersions: []string{"v1"},
+	}}
+	return mutating
 }
 
 // registered is what the last registration left in the cluster: the

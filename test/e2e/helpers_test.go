@@ -407,17 +407,20 @@ var webhookAddr = func() func(testing.TB) string {
 	var once sync.Once
 	var addr string
 	return func(t testing.TB) string {
-		once.Do(func() {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			addr = l.Addr().String()
-			l.Close()
-		})
+		once.Do(func() { addr = freeAddr(t) })
 		return addr
 	}
 }()
+
+// freeAddr picks a free loopback port.
+func freeAddr(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
 
 // applyUnvalidated stores an object the RGD webhook would deny, as one that
 // got in before the webhook was registered: the validating configuration

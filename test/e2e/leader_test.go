@@ -4,12 +4,16 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -17,6 +21,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/agent"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/webhook"
 )
 
 // replica is one leader-elected agent of the two.
@@ -25,14 +30,19 @@ type replica struct {
 	done   chan error
 }
 
+// startReplica starts a replica without webhooks.
 func startReplica(cfg *envconf.Config) *replica {
+	return startReplicaWith(cfg, agent.WebhookOptions{Addr: "0"})
+}
+
+func startReplicaWith(cfg *envconf.Config, webhooks agent.WebhookOptions) *replica {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		r.done <- agent.Run(ctx, agent.Options{
 			Config: cfg.Client().RESTConfig(), Workers: 2, MetricsAddr: "0", ProbeAddr: "0",
 			LeaderElection: true, LeaderElectionNamespace: "kro-system",
-			Webhooks: agent.WebhookOptions{Addr: "0"},
+			Webhooks: webhooks,
 			Log:      zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())),
 		})
 	}()
@@ -108,6 +118,60 @@ func TestTwoReplicas(t *testing.T) {
 				return h != "" && h != held, fmt.Sprintf("holder %q", h)
 			})
 			repaired("c to repair drift")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// A standby registers the webhooks too, as it starts and at each
+// certificate rotation, but it reconciles no RGDs and so does not know the
+// served kinds. It must leave the instance webhook's kinds as the leader
+// registered them: taken off, instances would be admitted without their
+// labels until the leader next checked.
+func TestStandbyKeepsInstanceKinds(t *testing.T) {
+	f := features.New("a standby's registration keeps the leader's kinds").
+		Assess("the instance webhook still covers the served kind after a standby starts", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			stopAgentNow(t)
+			defer startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, "kro-system")
+			namespace(t, c, "standby")
+			mwc := c.resource(t, "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration")
+			covered := func() (bool, string) {
+				got, err := mwc.Get(ctx, webhook.ConfigName, metav1.GetOptions{})
+				if err != nil {
+					return false, err.Error()
+				}
+				b, _ := json.Marshal(got.Object["webhooks"])
+				return strings.Contains(string(b), `"webapps"`), string(b)
+			}
+			// In a cluster both replicas register the same Service; here
+			// both register the leader's address.
+			url := "https://" + webhookAddr(t)
+			leader := startReplicaWith(cfg, agent.WebhookOptions{Addr: webhookAddr(t), URL: url, CertValidity: certValidity, CertCheck: certCheck})
+			defer leader.stop(t)
+			c.applyUnvalidated(t, example(t, "webapp", "rgd.yaml"))
+			c.waitRGDActive(t, "webapp")
+			eventually(t, 30*time.Second, "the leader to register the webapps kind", covered)
+
+			standbyAddr := freeAddr(t)
+			standby := startReplicaWith(cfg, agent.WebhookOptions{Addr: standbyAddr, URL: url, CertValidity: certValidity, CertCheck: certCheck})
+			defer standby.stop(t)
+			// The standby registers as soon as its server listens.
+			eventually(t, 30*time.Second, "the standby's webhook server to listen", func() (bool, string) {
+				conn, err := net.Dial("tcp", standbyAddr)
+				if err != nil {
+					return false, err.Error()
+				}
+				conn.Close()
+				return true, ""
+			})
+			never(t, 3*time.Second, "the standby's registration took the webapps kind off the instance webhook", func() bool {
+				ok, _ := covered()
+				return !ok
+			})
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "WebApp", "standby")
 			return ctx
 		}).
 		Feature()
