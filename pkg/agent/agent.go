@@ -166,10 +166,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	rgds := &reconcile.RGDReconciler{
-		Client:    mgr.GetClient(),
-		Engine:    engine,
-		Resolver:  resolver,
-		Discovery: disco,
+		Client:     mgr.GetClient(),
+		Engine:     engine,
+		Resolver:   resolver,
+		Discovery:  disco,
+		Reconciled: registrar.rgdReconciled(),
 	}
 	if err := rgds.SetupWithManager(mgr); err != nil {
 		return err

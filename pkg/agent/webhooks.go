@@ -3,8 +3,10 @@ package agent
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -31,6 +33,72 @@ type webhooks struct {
 	log       logr.Logger
 	// retry wakes retryRegistrations after a failed registration.
 	retry chan struct{}
+	// pass tells the registrar when the served kinds are complete.
+	pass firstPass
+}
+
+// rgdReconciled is told each RGD reconciled, for the first pass.
+func (w *webhooks) rgdReconciled() func(string) {
+	if w == nil {
+		return nil
+	}
+	return w.pass.reconciled
+}
+
+// firstPass follows the leader through the RGDs: once it has reconciled
+// every RGD there was when it started leading, the kinds it serves are all
+// the served kinds, and complete is called, once.
+type firstPass struct {
+	complete func()
+
+	mu sync.Mutex
+	// seen are the RGDs reconciled before the list was read.
+	seen map[string]bool
+	// pending are the listed RGDs not reconciled yet; nil until listed.
+	pending map[string]bool
+	done    bool
+}
+
+// reconciled records an RGD reconciled.
+func (p *firstPass) reconciled(name string) {
+	p.mu.Lock()
+	if p.pending == nil {
+		if p.seen == nil {
+			p.seen = map[string]bool{}
+		}
+		p.seen[name] = true
+	}
+	delete(p.pending, name)
+	finished := p.finishedLocked()
+	p.mu.Unlock()
+	if finished {
+		p.complete()
+	}
+}
+
+// listed records the RGDs there are as the leader starts.
+func (p *firstPass) listed(names []string) {
+	p.mu.Lock()
+	p.pending = map[string]bool{}
+	for _, n := range names {
+		if !p.seen[n] {
+			p.pending[n] = true
+		}
+	}
+	p.seen = nil
+	finished := p.finishedLocked()
+	p.mu.Unlock()
+	if finished {
+		p.complete()
+	}
+}
+
+func (p *firstPass) finishedLocked() bool {
+	if p.done || p.pending == nil || len(p.pending) > 0 {
+		return false
+	}
+	p.done = true
+	return true
 }
 
 // kindsChanged feeds served instance kinds to the instance webhook.
@@ -135,6 +203,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	}
 	certs := webhook.NewCerts(kc, certOpts)
 	hooks := &webhooks{registrar: registrar, log: o.Log.WithName("webhooks"), retry: make(chan struct{}, 1)}
+	hooks.pass.complete = func() { hooks.registered(ctx, registrar.KindsComplete(ctx)) }
 	// The configurations are registered only once the server listens: a
 	// validating webhook that fails closed must not be called before.
 	serving := make(chan struct{})
@@ -197,6 +266,25 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	// instance webhook's kinds as the leader left them.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		hooks.verifyRegistrations(ctx, cmp.Or(w.RegistrationCheck, time.Minute))
+		return nil
+	})); err != nil {
+		return nil, err
+	}
+	// The leader's first pass starts from the RGDs in its cache.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return nil // stopping
+		}
+		// The RGD controller's informer: no copies, nothing written.
+		list := &v1alpha1.ResourceGraphDefinitionList{}
+		if err := mgr.GetClient().List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return fmt.Errorf("listing the RGDs for the instance webhook's kinds: %w", err)
+		}
+		names := make([]string, 0, len(list.Items))
+		for _, r := range list.Items {
+			names = append(names, r.Name)
+		}
+		hooks.pass.listed(names)
 		return nil
 	})); err != nil {
 		return nil, err

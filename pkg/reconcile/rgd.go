@@ -40,6 +40,10 @@ type RGDReconciler struct {
 	// RetryUnknownKinds is how soon an RGD that names an unknown kind is
 	// tried again.
 	RetryUnknownKinds time.Duration
+	// Reconciled, when set, is called with an RGD's name each time it has
+	// been reconciled, whatever the outcome: how the agent learns that it
+	// has been through every RGD once.
+	Reconciled func(name string)
 
 	mu sync.Mutex
 	// compiled caches each RGD's graph by name, for its UID and generation;
@@ -78,6 +82,9 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // Reconcile implements reconcile.Reconciler.
 func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if r.Reconciled != nil {
+		defer r.Reconciled(req.Name)
+	}
 	rgd := &v1alpha1.ResourceGraphDefinition{}
 	if err := r.Client.Get(ctx, req.NamespacedName, rgd); err != nil {
 		if apierrors.IsNotFound(err) {

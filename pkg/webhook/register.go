@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
@@ -47,12 +48,13 @@ type Registrar struct {
 	mu       sync.Mutex
 	caBundle []byte
 	kinds    []schema.GroupVersionResource
-	// kindsKnown is false until the served kinds are first set, which only
-	// the leader does. Until then the instance webhook's rules are kept as
-	// they are in the cluster: a standby registering its CA, or a leader
-	// just started, must not take the kinds off the webhook and let
-	// instances be admitted without their labels.
-	kindsKnown bool
+	// kindsComplete says kinds are all the served kinds there are: the
+	// leader has reconciled every RGD once. Until then the instance
+	// webhook keeps the kinds registered in the cluster beside kinds: a
+	// standby registering its CA, or a leader still going through the RGDs,
+	// must not take a kind off the webhook and let its instances be
+	// admitted without their labels.
+	kindsComplete bool
 	// changes counts the changes to caBundle and kinds; registered is the
 	// count the last successful registration held. Equal: nothing pending.
 	changes, registered int
@@ -71,15 +73,23 @@ func (r *Registrar) SetCABundle(ctx context.Context, ca []byte) error {
 
 // SetInstanceKinds records the served instance kinds and re-registers.
 func (r *Registrar) SetInstanceKinds(ctx context.Context, kinds []schema.GroupVersionResource) error {
-	slices.SortFunc(kinds, func(a, b schema.GroupVersionResource) int {
-		if a.String() < b.String() {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(kinds, compareKinds)
 	r.mu.Lock()
-	if !r.kindsKnown || !slices.Equal(r.kinds, kinds) {
-		r.kinds, r.kindsKnown = kinds, true
+	if !slices.Equal(r.kinds, kinds) {
+		r.kinds = kinds
+		r.changes++
+	}
+	r.mu.Unlock()
+	return r.Sync(ctx)
+}
+
+// KindsComplete records that the kinds set last are all the served kinds
+// there are, so kinds registered earlier that are not among them are
+// taken off the instance webhook, and re-registers.
+func (r *Registrar) KindsComplete(ctx context.Context) error {
+	r.mu.Lock()
+	if !r.kindsComplete {
+		r.kindsComplete = true
 		r.changes++
 	}
 	r.mu.Unlock()
@@ -116,17 +126,17 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	defer r.registering.Unlock()
 	r.mu.Lock()
 	ca := r.caBundle
-	kinds, kindsKnown := slices.Clone(r.kinds), r.kindsKnown
+	kinds, complete := slices.Clone(r.kinds), r.kindsComplete
 	state := r.changes
 	r.mu.Unlock()
 	if len(ca) == 0 {
 		return nil // registered once the CA is known
 	}
 	mutating := func(cur *admissionregv1.MutatingWebhookConfiguration) *admissionregv1.MutatingWebhookConfiguration {
-		if kindsKnown {
+		if complete {
 			return r.mutatingConfig(ca, instanceRules(kinds))
 		}
-		return r.mutatingConfig(ca, registeredRules(cur))
+		return r.mutatingConfig(ca, instanceRules(union(registeredKinds(cur), kinds)))
 	}
 	api := r.Client.AdmissionregistrationV1()
 	vwcs, mwcs := api.ValidatingWebhookConfigurations(), api.MutatingWebhookConfigurations()
@@ -188,18 +198,39 @@ func instanceRules(kinds []schema.GroupVersionResource) []admissionregv1.RuleWit
 	return rules
 }
 
-// registeredRules are the instance webhook's rules in cur, the
+// registeredKinds are the kinds the instance webhook has in cur, the
 // configuration in the cluster (nil if there is none).
-func registeredRules(cur *admissionregv1.MutatingWebhookConfiguration) []admissionregv1.RuleWithOperations {
+func registeredKinds(cur *admissionregv1.MutatingWebhookConfiguration) []schema.GroupVersionResource {
 	if cur == nil {
 		return nil
 	}
+	var kinds []schema.GroupVersionResource
 	for _, w := range cur.Webhooks {
-		if w.Name == instanceHookName {
-			return w.Rules
+		if w.Name != instanceHookName {
+			continue
+		}
+		for _, rule := range w.Rules {
+			for _, g := range rule.APIGroups {
+				for _, v := range rule.APIVersions {
+					for _, res := range rule.Resources {
+						kinds = append(kinds, schema.GroupVersionResource{Group: g, Version: v, Resource: res})
+					}
+				}
+			}
 		}
 	}
-	return nil
+	return kinds
+}
+
+// union is the sorted set of the kinds in a and b.
+func union(a, b []schema.GroupVersionResource) []schema.GroupVersionResource {
+	all := append(slices.Clone(a), b...)
+	slices.SortFunc(all, compareKinds)
+	return slices.Compact(all)
+}
+
+func compareKinds(a, b schema.GroupVersionResource) int {
+	return strings.Compare(a.String(), b.String())
 }
 
 // mutatingConfig is the configuration of the instance webhook, called for

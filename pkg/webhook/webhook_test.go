@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -220,4 +221,25 @@ func BenchmarkValidate20(b *testing.B) {
 	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
 	b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+func TestInstanceKindsReadBackAndMerged(t *testing.T) {
+	r := &Registrar{URL: "https://127.0.0.1:9443"}
+	a := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}
+	b := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "queues"}
+	c := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "databases"}
+	cur := r.mutatingConfig([]byte("ca"), instanceRules([]schema.GroupVersionResource{a, b}))
+	if got := registeredKinds(cur); !slices.Equal(got, []schema.GroupVersionResource{a, b}) {
+		t.Errorf("registered kinds = %v", got)
+	}
+	if got := registeredKinds(r.mutatingConfig([]byte("ca"), nil)); got != nil {
+		t.Errorf("a configuration without the webhook has kinds %v", got)
+	}
+	if got := registeredKinds(nil); got != nil {
+		t.Errorf("no configuration has kinds %v", got)
+	}
+	want := []schema.GroupVersionResource{b, c, a} // sorted by group first
+	if got := union(registeredKinds(cur), []schema.GroupVersionResource{c, a}); !slices.Equal(got, want) {
+		t.Errorf("union = %v, want %v", got, want)
+	}
 }
