@@ -172,7 +172,12 @@ type CustomCondition struct {
 	Status *Expression
 	Reason string
 	// Message is optional; it may embed expressions.
-	Message           *Field
+	Message *Field
+	ConditionTraits
+}
+
+// ConditionTraits say how a custom condition bears on Ready.
+type ConditionTraits struct {
 	CountsTowardReady bool
 	Polarity          Polarity
 }

@@ -110,6 +110,48 @@ type conditionEntry struct {
 	Polarity          string `json:"polarity"`
 }
 
+// traits are the entry's traits with their defaults; false if its polarity
+// is not one there is.
+func (e conditionEntry) traits() (ConditionTraits, bool) {
+	t := ConditionTraits{CountsTowardReady: true, Polarity: PolarityPositive}
+	if e.CountsTowardReady != nil {
+		t.CountsTowardReady = *e.CountsTowardReady
+	}
+	switch Polarity(e.Polarity) {
+	case "", PolarityPositive:
+	case PolarityNegative:
+		t.Polarity = PolarityNegative
+	default:
+		return t, false
+	}
+	return t, true
+}
+
+// DeclaredConditionTraits reads, without compiling anything, the traits of
+// the custom conditions an RGD's status (spec.schema.status) declares as
+// objects, by type: what kubectl kro explains an instance's conditions
+// with. Entries it cannot read are left out; validating the RGD reports
+// them.
+func DeclaredConditionTraits(status runtime.RawExtension) map[string]ConditionTraits {
+	out := map[string]ConditionTraits{}
+	var decl struct {
+		Conditions []json.RawMessage `json:"conditions"`
+	}
+	if err := json.Unmarshal(status.Raw, &decl); err != nil {
+		return out
+	}
+	for _, raw := range decl.Conditions {
+		var e conditionEntry
+		if json.Unmarshal(raw, &e) != nil || e.Type == "" {
+			continue // a ${...} entry, or one validation refuses
+		}
+		if t, ok := e.traits(); ok {
+			out[e.Type] = t
+		}
+	}
+	return out
+}
+
 // compileConditions compiles the custom conditions declared under
 // spec.schema.status.conditions. An entry is either an object (SPEC §5) or,
 // as upstream kro writes it, one expression returning
@@ -169,17 +211,11 @@ func (c *compiler) compileDeclaredCondition(raw map[string]any, ep *field.Path, 
 		return nil
 	}
 	types[e.Type] = true
-	cond := &CustomCondition{Type: e.Type, Reason: e.Reason, CountsTowardReady: true, Polarity: PolarityPositive}
-	if e.CountsTowardReady != nil {
-		cond.CountsTowardReady = *e.CountsTowardReady
-	}
-	switch Polarity(e.Polarity) {
-	case "", PolarityPositive:
-	case PolarityNegative:
-		cond.Polarity = PolarityNegative
-	default:
+	traits, ok := e.traits()
+	if !ok {
 		c.errs = append(c.errs, field.NotSupported(ep.Child("polarity"), e.Polarity, []string{string(PolarityPositive), string(PolarityNegative)}))
 	}
+	cond := &CustomCondition{Type: e.Type, Reason: e.Reason, ConditionTraits: traits}
 	if e.Reason != "" && !kindPattern.MatchString(e.Reason) {
 		c.errs = append(c.errs, field.Invalid(ep.Child("reason"), e.Reason, "reasons are UpperCamelCase"))
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
 // meanings says in words what each built-in condition type stands for.
@@ -20,6 +21,7 @@ var meanings = map[string]string{
 	v1alpha1.ConditionInstanceManaged: "kro-agent has taken the instance over: finalizer and ownership labels are in place",
 	v1alpha1.ConditionGraphResolved:   "every resource template rendered from the instance's values",
 	v1alpha1.ConditionResourcesReady:  "every resource exists and passes its readyWhen checks",
+	v1alpha1.ConditionPlaced:          "the instance, labelled agent.kro.run/region, has a Ready cluster of its region to run on",
 	v1alpha1.ConditionGraphAccepted:   "the RGD is valid: schema, expressions and dependency graph",
 	v1alpha1.ConditionKindReady:       "the generated CustomResourceDefinition is applied and established",
 	v1alpha1.ConditionControllerReady: "kro-agent is reconciling instances of the kind",
@@ -54,16 +56,15 @@ type ExplainedCondition struct {
 	Since              string `json:"since,omitempty"`
 }
 
-func explainConditions(object string, u *unstructured.Unstructured, now time.Time) []ExplainedCondition {
+// explainConditions explains the conditions of u, an instance or an RGD;
+// custom are the traits of the custom conditions an instance's RGD declares
+// (graph.DeclaredConditionTraits), nil for an RGD.
+func explainConditions(object string, u *unstructured.Unstructured, custom map[string]graph.ConditionTraits, now time.Time) []ExplainedCondition {
 	var out []ExplainedCondition
 	for _, c := range conditionsOf(u) {
-		meaning, ok := meanings[c.Type]
-		if !ok {
-			meaning = "declared by the RGD (custom condition)"
-		}
 		e := ExplainedCondition{
 			Object: object, Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message,
-			Meaning: meaning, ReasonMeaning: reasonMeanings[c.Reason],
+			Meaning: meaningOf(c.Type, custom), ReasonMeaning: reasonMeanings[c.Reason],
 			ObservedGeneration: c.ObservedGeneration, Generation: u.GetGeneration(),
 			Stale: c.ObservedGeneration < u.GetGeneration(),
 		}
@@ -73,6 +74,35 @@ func explainConditions(object string, u *unstructured.Unstructured, now time.Tim
 		out = append(out, e)
 	}
 	return out
+}
+
+// meaningOf says what a condition type stands for and, for a custom one,
+// how it bears on Ready.
+func meaningOf(conditionType string, custom map[string]graph.ConditionTraits) string {
+	if m, ok := meanings[conditionType]; ok {
+		return m
+	}
+	if custom == nil {
+		return "not a condition kro-agent sets"
+	}
+	t, declared := custom[conditionType]
+	if !declared {
+		// The agent removes any other condition from its instances.
+		return "computed by an expression of the RGD (runtime.newCondition); does not count toward Ready"
+	}
+	negative := t.Polarity == graph.PolarityNegative
+	meaning := "declared by the RGD"
+	if negative {
+		meaning += " with negative polarity: True is bad"
+	}
+	switch {
+	case !t.CountsTowardReady:
+		return meaning + "; does not count toward Ready"
+	case negative:
+		return meaning + "; counts toward Ready: while it is True, Ready is not True"
+	default:
+		return meaning + "; counts toward Ready: unless it is True, Ready is not True"
+	}
 }
 
 type explainOptions struct {
@@ -95,12 +125,17 @@ func (o *explainOptions) run(ctx context.Context, kind, name string) error {
 		return err
 	}
 	now := time.Now()
-	conds := explainConditions(s.mapping.GroupVersionKind.Kind+"/"+s.instance.GetName(), s.instance, now)
+	var status runtime.RawExtension
+	if sch := s.rgd.Spec.Schema; sch != nil {
+		status = sch.Status
+	}
+	custom := graph.DeclaredConditionTraits(status)
+	conds := explainConditions(s.mapping.GroupVersionKind.Kind+"/"+s.instance.GetName(), s.instance, custom, now)
 	rgdObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s.rgd)
 	if err != nil {
 		return err
 	}
-	conds = append(conds, explainConditions("ResourceGraphDefinition/"+s.rgd.Name, &unstructured.Unstructured{Object: rgdObj}, now)...)
+	conds = append(conds, explainConditions("ResourceGraphDefinition/"+s.rgd.Name, &unstructured.Unstructured{Object: rgdObj}, nil, now)...)
 	if o.output != "" {
 		return printObject(o.Streams.Out, o.output, conds)
 	}

@@ -91,6 +91,9 @@ func TestComputedConditions(t *testing.T) {
 			if q := condition(inst, "Queue-a-Ready"); q == nil || q.Reason != "QueueState" || q.Message != "ready=" {
 				t.Errorf("Queue-a-Ready = %+v", q)
 			}
+			if m := explainedMeanings(t, cfg, "queues", "q", ns)["Serving"]; !strings.Contains(m, "computed by an expression of the RGD") || !strings.Contains(m, "does not count toward Ready") {
+				t.Errorf("explain-conditions: Serving means %q", m)
+			}
 			return ctx
 		}).
 		Assess("a change in a queue's ConfigMap turns its condition", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

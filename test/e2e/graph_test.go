@@ -117,6 +117,15 @@ func TestReadinessGating(t *testing.T) {
 			if got, _, _ := unstructured.NestedString(inst.Object, "status", "secretName"); got != "g-secret" {
 				t.Errorf("status.secretName = %q", got)
 			}
+			meanings := explainedMeanings(t, cfg, "gated", "g", ns)
+			for typ, want := range map[string]string{
+				"GateOpen":     "declared by the RGD; counts toward Ready",
+				"AuditPending": "declared by the RGD with negative polarity: True is bad; does not count toward Ready",
+			} {
+				if !strings.Contains(meanings[typ], want) {
+					t.Errorf("explain-conditions: %s means %q, want %q", typ, meanings[typ], want)
+				}
+			}
 			return ctx
 		}).
 		Feature()
@@ -426,4 +435,25 @@ func TestRGDOverAnotherRGDsKind(t *testing.T) {
 		}).
 		Feature()
 	testenv.Test(t, f)
+}
+
+// explainedMeanings runs kubectl kro explain-conditions -o json on an
+// instance and returns what each of its conditions means.
+func explainedMeanings(t *testing.T, cfg *envconf.Config, kind, name, ns string) map[string]string {
+	t.Helper()
+	out, err := kro(t, cfg, nil, "explain-conditions", kind, name, "-n", ns, "-o", "json")
+	if err != nil {
+		t.Fatalf("explain-conditions: %v\n%s", err, out)
+	}
+	var explained []plugin.ExplainedCondition
+	if err := json.Unmarshal([]byte(out), &explained); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	meanings := map[string]string{}
+	for _, c := range explained {
+		if !strings.HasPrefix(c.Object, "ResourceGraphDefinition/") {
+			meanings[c.Type] = c.Meaning
+		}
+	}
+	return meanings
 }

@@ -1,0 +1,54 @@
+package plugin
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kro-agent/kro-agent/pkg/graph"
+)
+
+func TestExplainSaysHowCustomConditionsBearOnReady(t *testing.T) {
+	inst := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "g", "generation": int64(2)},
+		"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "False", "reason": "NotReady", "observedGeneration": int64(2)},
+			map[string]any{"type": "Placed", "status": "True", "reason": "Placed", "observedGeneration": int64(2)},
+			map[string]any{"type": "GateOpen", "status": "False", "reason": "GateChecked", "observedGeneration": int64(2)},
+			map[string]any{"type": "AuditPending", "status": "True", "reason": "", "observedGeneration": int64(2)},
+			map[string]any{"type": "Pressure", "status": "False", "reason": "", "observedGeneration": int64(1)},
+			map[string]any{"type": "Serving", "status": "True", "reason": "ResourcesTrue", "observedGeneration": int64(2)},
+		}},
+	}}
+	custom := map[string]graph.ConditionTraits{
+		"GateOpen":     {CountsTowardReady: true, Polarity: graph.PolarityPositive},
+		"AuditPending": {CountsTowardReady: false, Polarity: graph.PolarityNegative},
+		"Pressure":     {CountsTowardReady: true, Polarity: graph.PolarityNegative},
+	}
+	want := map[string]string{
+		"Ready":        "the only condition automation needs to watch",
+		"Placed":       "a Ready cluster of its region",
+		"GateOpen":     "declared by the RGD; counts toward Ready",
+		"AuditPending": "declared by the RGD with negative polarity: True is bad; does not count toward Ready",
+		"Pressure":     "declared by the RGD with negative polarity: True is bad; counts toward Ready: while it is True, Ready is not True",
+		"Serving":      "computed by an expression of the RGD (runtime.newCondition); does not count toward Ready",
+	}
+	got := explainConditions("Gated/g", inst, custom, time.Now())
+	if len(got) != len(want) {
+		t.Fatalf("%d conditions explained, want %d: %+v", len(got), len(want), got)
+	}
+	for _, c := range got {
+		if !strings.Contains(c.Meaning, want[c.Type]) {
+			t.Errorf("%s means %q; want it to say %q", c.Type, c.Meaning, want[c.Type])
+		}
+		if c.Stale != (c.Type == "Pressure") {
+			t.Errorf("%s: stale = %v", c.Type, c.Stale)
+		}
+	}
+	// The RGD's own conditions have no custom ones.
+	if m := meaningOf("Serving", nil); m != "not a condition kro-agent sets" {
+		t.Errorf("an RGD's unknown condition means %q", m)
+	}
+}
