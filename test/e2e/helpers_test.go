@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +41,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/agent"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/webhook"
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
@@ -364,6 +367,18 @@ func (c *clients) waitTakeoverGuard(t testing.TB, ns string) {
 		_, err := cms.Patch(context.Background(), probe.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "was not created by kro-agent"), fmt.Sprintf("dry-run label patch: %v", err)
 	})
+}
+
+// instanceWebhookCovers reports whether the agent's mutating webhook
+// configuration lists the resource (plural) among its instance kinds, and
+// what it lists.
+func (c *clients) instanceWebhookCovers(t testing.TB, resource string) (bool, string) {
+	got, err := c.resource(t, "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration").Get(context.Background(), webhook.ConfigName, metav1.GetOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	b, _ := json.Marshal(got.Object["webhooks"])
+	return strings.Contains(string(b), strconv.Quote(resource)), string(b)
 }
 
 // applyYAML applies every document of a YAML stream (setup helper).

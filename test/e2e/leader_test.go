@@ -4,16 +4,13 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -21,7 +18,6 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/agent"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
-	"github.com/kro-agent/kro-agent/pkg/webhook"
 )
 
 // replica is one leader-elected agent of the two.
@@ -137,15 +133,7 @@ func TestStandbyKeepsInstanceKinds(t *testing.T) {
 			c := newClients(t, cfg)
 			namespace(t, c, "kro-system")
 			namespace(t, c, "standby")
-			mwc := c.resource(t, "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration")
-			covered := func() (bool, string) {
-				got, err := mwc.Get(ctx, webhook.ConfigName, metav1.GetOptions{})
-				if err != nil {
-					return false, err.Error()
-				}
-				b, _ := json.Marshal(got.Object["webhooks"])
-				return strings.Contains(string(b), `"webapps"`), string(b)
-			}
+			covered := func() (bool, string) { return c.instanceWebhookCovers(t, "webapps") }
 			// In a cluster both replicas register the same Service; here
 			// both register the leader's address.
 			url := "https://" + webhookAddr(t)

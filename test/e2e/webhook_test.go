@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -279,15 +278,7 @@ func TestFailedWebhookRegistrationIsRetried(t *testing.T) {
 		Assess("the new kind reaches the mutating webhook", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			startAgent(t, cfg)
 			c := newClients(t, cfg)
-			mwc := c.resource(t, "admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration")
-			registered := func() (bool, string) {
-				got, err := mwc.Get(ctx, "kro-agent", metav1.GetOptions{})
-				if err != nil {
-					return false, err.Error()
-				}
-				b, _ := json.Marshal(got.Object["webhooks"])
-				return strings.Contains(string(b), `"retriedregs"`), string(b)
-			}
+			registered := func() (bool, string) { return c.instanceWebhookCovers(t, "retriedregs") }
 			failRegistrations.Store(true)
 			defer failRegistrations.Store(false)
 			c.apply(t, noteRGD("retriedregs", "RetriedReg", "", `"${schema.spec.text}"`))
