@@ -85,8 +85,12 @@ func startAgentWith(t testing.TB, cfg *envconf.Config, tune func(*agent.Options)
 	rc.Wrap(countWrites)
 	rc.Wrap(failRegistrationsWhenAsked)
 	o := agent.Options{
-		Config:      rc,
-		Workers:     4,
+		Config:  rc,
+		Workers: 4,
+		// As the binary runs by default (--kube-api-qps=-1): client-go's
+		// default of 5 requests a second would make a restart with the
+		// suite's many RGDs take half a minute to go through them.
+		QPS:         -1,
 		MetricsAddr: "0",
 		ProbeAddr:   "0",
 		Webhooks: agent.WebhookOptions{

@@ -36,7 +36,7 @@ func startReplicaWith(cfg *envconf.Config, webhooks agent.WebhookOptions) *repli
 	r := &replica{cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		r.done <- agent.Run(ctx, agent.Options{
-			Config: cfg.Client().RESTConfig(), Workers: 2, MetricsAddr: "0", ProbeAddr: "0",
+			Config: cfg.Client().RESTConfig(), Workers: 2, QPS: -1, MetricsAddr: "0", ProbeAddr: "0",
 			LeaderElection: true, LeaderElectionNamespace: "kro-system",
 			Webhooks: webhooks,
 			Log:      zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())),
