@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -45,6 +46,14 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
 		old := &v1alpha1.ResourceGraphDefinition{}
 		if err := json.Unmarshal(req.OldObject.Raw, old); err == nil {
+			// The spec was admitted when it was written. It can have
+			// become invalid since (a CRD it uses uninstalled), which the
+			// RGD's conditions report; refusing a label or the removal of
+			// another tool's finalizer for it would only leave the RGD
+			// stuck, in deletion too.
+			if equality.Semantic.DeepEqual(old.Spec, rgd.Spec) {
+				return admission.Allowed("the spec is unchanged")
+			}
 			errs = append(errs, immutableSchemaFields(old, rgd)...)
 		}
 	}

@@ -45,14 +45,26 @@ func testServer(t testing.TB) http.Handler {
 	return s.Handler()
 }
 
-// review posts an AdmissionReview and returns the response.
+// review posts the AdmissionReview of a create and returns the response.
 func review(t testing.TB, h http.Handler, path string, kind metav1.GroupVersionKind, obj any) *admissionv1.AdmissionResponse {
 	t.Helper()
+	return reviewUpdate(t, h, path, kind, nil, obj)
+}
+
+// reviewUpdate posts the AdmissionReview of an update from old to obj, or of
+// a create when old is nil, and returns the response.
+func reviewUpdate(t testing.TB, h http.Handler, path string, kind metav1.GroupVersionKind, old, obj any) *admissionv1.AdmissionResponse {
+	t.Helper()
 	raw, _ := json.Marshal(obj)
+	ar := &admissionv1.AdmissionRequest{UID: types.UID("1"), Kind: kind, Operation: admissionv1.Create,
+		Name: "x", Namespace: "default", Object: runtime.RawExtension{Raw: raw}}
+	if old != nil {
+		oldRaw, _ := json.Marshal(old)
+		ar.Operation, ar.OldObject = admissionv1.Update, runtime.RawExtension{Raw: oldRaw}
+	}
 	body, _ := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{UID: types.UID("1"), Kind: kind, Operation: admissionv1.Create,
-			Name: "x", Namespace: "default", Object: runtime.RawExtension{Raw: raw}},
+		Request:  ar,
 	})
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
@@ -116,6 +128,41 @@ spec:
 	}
 	if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "spec.resources[cm].readyWhen[0]: ${true} reads nothing, so it is always the same") {
 		t.Errorf("warnings = %q", resp.Warnings)
+	}
+}
+
+// An update is checked for what it changes in the spec: a stored spec that
+// no longer compiles does not block changes to metadata.
+func TestRGDUpdates(t *testing.T) {
+	h := testServer(t)
+	const doc = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: stored}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Stored, spec: {size: integer}}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {size: "${string(schema.spec.%s)}"}}
+`
+	stale := rgdObject(t, fmt.Sprintf(doc, "gone"))
+	labelled := rgdObject(t, fmt.Sprintf(doc, "gone"))
+	labelled["metadata"] = map[string]any{"name": "stored", "labels": map[string]any{"team": "payments"}, "finalizers": []any{"example.org/hold"}}
+	if resp := reviewUpdate(t, h, PathValidateRGD, rgdKind, stale, labelled); !resp.Allowed {
+		t.Errorf("a metadata change to a stored spec that no longer compiles was denied: %s", resp.Result.Message)
+	}
+	edited := rgdObject(t, fmt.Sprintf(doc, "gone"))
+	edited["spec"].(map[string]any)["schema"].(map[string]any)["spec"] = map[string]any{"size": "integer", "color": "string"}
+	resp := reviewUpdate(t, h, PathValidateRGD, rgdKind, stale, edited)
+	if resp.Allowed || !strings.Contains(resp.Result.Message, "undefined field 'gone'") {
+		t.Errorf("a spec change that does not compile: allowed %v, %v", resp.Allowed, resp.Result)
+	}
+
+	valid := rgdObject(t, fmt.Sprintf(doc, "size"))
+	renamed := rgdObject(t, strings.Replace(fmt.Sprintf(doc, "size"), "kind: Stored", "kind: Renamed", 1))
+	resp = reviewUpdate(t, h, PathValidateRGD, rgdKind, valid, renamed)
+	if resp.Allowed || !strings.Contains(resp.Result.Message, `spec.schema.kind: Forbidden: kind is immutable (was "Stored")`) {
+		t.Errorf("renaming the kind: allowed %v, %v", resp.Allowed, resp.Result)
 	}
 }
 

@@ -347,3 +347,101 @@ func TestDeletedRegistrationsAreRestored(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+const gadgetCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.org}
+spec:
+  group: example.org
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+`
+
+func gadgetRGD(specFields string) string {
+	return `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gadgetry}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Gadgetry
+    spec: {` + specFields + `}
+  resources:
+  - id: gadget
+    template:
+      apiVersion: example.org/v1
+      kind: Gadget
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {size: "${schema.spec.size}"}
+`
+}
+
+// An RGD admitted once can become invalid without anyone touching it: the
+// CRD of a kind it uses is uninstalled. Its metadata must stay editable, or
+// a label could not be changed and a finalizer of another tool could not
+// be removed, leaving the RGD stuck in deletion. Its spec is still checked.
+func TestRGDWhoseKindIsGoneStaysEditable(t *testing.T) {
+	f := features.New("an RGD whose kind is no longer served").
+		Assess("takes metadata changes and its deletion, and still refuses an invalid spec", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			c.apply(t, gadgetCRD)
+			eventually(t, 30*time.Second, "the RGD using Gadget to be admitted", func() (bool, string) {
+				_, err := c.tryApply(t, gadgetRGD("size: integer"))
+				return err == nil, fmt.Sprint(err)
+			})
+			c.waitRGDActive(t, "gadgetry")
+			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.example.org")
+			eventually(t, 30*time.Second, "the Gadget CRD to be gone", func() (bool, string) {
+				_, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.example.org")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			// A fresh agent knows nothing of Gadget from before.
+			stopAgentNow(t)
+			startAgent(t, cfg)
+			eventually(t, 30*time.Second, "the RGD to report Gadget unserved", func() (bool, string) {
+				cond := rgdCondition(t, c, "gadgetry", "GraphAccepted")
+				return cond != nil && cond.Status == metav1.ConditionFalse, fmt.Sprint(cond)
+			})
+
+			if out, err := kubectl(t, cfg, "", "label", "resourcegraphdefinition", "gadgetry", "team=payments"); err != nil {
+				t.Errorf("labelling the RGD: %v\n%s", err, out)
+			}
+			out, err := kubectl(t, cfg, gadgetRGD("size: integer, color: string"), "apply", "-f", "-")
+			if err == nil || !strings.Contains(out, "denied the request: ResourceGraphDefinition gadgetry is invalid") || !strings.Contains(out, "Gadget") {
+				t.Errorf("a spec change using the unserved kind was not denied: %v\n%s", err, out)
+			}
+
+			// Another tool's finalizer holds the deletion until it lets go.
+			if out, err := kubectl(t, cfg, "", "patch", "resourcegraphdefinition", "gadgetry", "--type", "merge",
+				"-p", `{"metadata":{"finalizers":["example.org/hold"]}}`); err != nil {
+				t.Fatalf("adding a finalizer: %v\n%s", err, out)
+			}
+			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "gadgetry")
+			if out, err := kubectl(t, cfg, "", "patch", "resourcegraphdefinition", "gadgetry", "--type", "merge",
+				"-p", `{"metadata":{"finalizers":null}}`); err != nil {
+				t.Errorf("removing the finalizer of the RGD being deleted: %v\n%s", err, out)
+			}
+			eventually(t, 20*time.Second, "the RGD to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "gadgetry")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
