@@ -167,6 +167,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	rgds := &reconcile.RGDReconciler{
 		Client:     mgr.GetClient(),
+		APIReader:  mgr.GetAPIReader(),
+		Recorder:   mgr.GetEventRecorder("kro-agent"),
 		Engine:     engine,
 		Resolver:   resolver,
 		Discovery:  disco,

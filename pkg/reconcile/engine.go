@@ -207,6 +207,13 @@ func (e *Engine) Serve(rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) er
 	return nil
 }
 
+// Serves reports whether an RGD's graph reconciles the kind's instances.
+func (e *Engine) Serves(gvk schema.GroupVersionKind) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.kinds[gvk] != nil
+}
+
 // Synced reports whether the kind's instance informer has synced.
 func (e *Engine) Synced(gvk schema.GroupVersionKind) bool {
 	e.mu.RLock()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -31,7 +32,12 @@ import (
 // compile, apply the CRD, wait for it to be established, start the
 // instance engine on it, report.
 type RGDReconciler struct {
-	Client   client.Client
+	Client client.Client
+	// APIReader reads from the API server, bypassing the cache: instances
+	// of a kind no longer served are listed once, not watched.
+	APIReader client.Reader
+	// Recorder, when set, records an Event on each released instance.
+	Recorder events.EventRecorder
 	Engine   *Engine
 	Resolver kinds.Resolver
 	// Discovery, when set, is invalidated when a kind is not found, so a
@@ -93,13 +99,15 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			r.mu.Lock()
 			delete(r.compiled, req.Name)
 			r.mu.Unlock()
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, r.releaseInstances(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
 	}
 	if rgd.DeletionTimestamp != nil {
+		// Another tool's finalizer may keep it a while; its instances
+		// must not wait for that to be deletable.
 		r.Engine.Stop(rgd.Name)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.releaseInstances(ctx, rgd.Name)
 	}
 	status := rgd.Status.DeepCopy()
 	res, err := r.reconcile(ctx, rgd, status)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -226,6 +227,95 @@ func TestNewRGDsReportNoReconcileErrors(t *testing.T) {
 			if n := reconcileErrors(t, "resourcegraphdefinition") - before; n != 0 {
 				t.Errorf("%v reconcile errors while %d RGDs came up, want none", n, count)
 			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// Deleting an RGD leaves its CRD and instances, but nothing reconciles the
+// instances any more: the agent takes its finalizer off them, or deleting
+// one (or the CRD) would wait forever. Their resources stay, as the RGD's
+// deletion leaves everything.
+func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
+	const ns = "released"
+	note := func(name string) string {
+		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Memo, metadata: {name: %s, namespace: %s}, spec: {text: hi}}", name, ns)
+	}
+	hasFinalizer := func(c *clients, name string) (bool, error) {
+		inst, err := c.get(t, "kro.run/v1alpha1", "Memo", ns, name)
+		if err != nil {
+			return false, err
+		}
+		return contains(inst.GetFinalizers(), v1alpha1.Finalizer), nil
+	}
+	gone := func(c *clients, name string) func() (bool, string) {
+		return func() (bool, string) {
+			_, err := c.get(t, "kro.run/v1alpha1", "Memo", ns, name)
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		}
+	}
+	f := features.New("instances of a deleted RGD").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			return ctx
+		}).
+		Assess("are released when the RGD is deleted, and then delete at once, leaving their resources", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, noteRGD("memos", "Memo", "", `"${schema.spec.text}"`))
+			c.waitRGDActive(t, "memos")
+			c.apply(t, note("m1"))
+			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m1", v1alpha1.InstanceActive)
+			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "memos")
+			eventually(t, 20*time.Second, "the agent's finalizer to come off m1", func() (bool, string) {
+				has, err := hasFinalizer(c, "m1")
+				return err == nil && !has, fmt.Sprint(has, err)
+			})
+			events, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=m1,reason=Released"})
+			if err != nil || len(events.Items) != 1 || !strings.Contains(fmt.Sprint(events.Items[0].Object["note"]), "ResourceGraphDefinition memos was deleted") {
+				t.Errorf("the Released event: %v %v", err, events)
+			}
+			c.delete(t, "kro.run/v1alpha1", "Memo", ns, "m1")
+			eventually(t, 10*time.Second, "m1 to be deleted", gone(c, "m1"))
+			c.mustGet(t, "v1", "ConfigMap", ns, "m1-note")
+			return ctx
+		}).
+		Assess("are released, deleting or not, when the RGD went while the agent was down", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, noteRGD("memos", "Memo", "", `"${schema.spec.text}"`))
+			c.waitRGDActive(t, "memos")
+			for _, name := range []string{"m2", "m3"} {
+				c.apply(t, note(name))
+				c.waitState(t, "kro.run/v1alpha1", "Memo", ns, name, v1alpha1.InstanceActive)
+			}
+			stopAgentNow(t)
+			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "memos")
+			c.delete(t, "kro.run/v1alpha1", "Memo", ns, "m3")
+			never(t, time.Second, "m3 to go with the agent stopped", func() bool { ok, _ := gone(c, "m3")(); return ok })
+			startAgent(t, cfg)
+			eventually(t, 20*time.Second, "m3 to be deleted", gone(c, "m3"))
+			eventually(t, 20*time.Second, "the agent's finalizer to come off m2", func() (bool, string) {
+				has, err := hasFinalizer(c, "m2")
+				return err == nil && !has, fmt.Sprint(has, err)
+			})
+			return ctx
+		}).
+		Assess("are adopted again, finalizer and all, by the RGD created again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, noteRGD("memos", "Memo", "", `"${schema.spec.text}"`))
+			c.waitRGDActive(t, "memos")
+			eventually(t, 20*time.Second, "m2 to have the agent's finalizer back", func() (bool, string) {
+				has, err := hasFinalizer(c, "m2")
+				return err == nil && has, fmt.Sprint(has, err)
+			})
+			c.delete(t, "kro.run/v1alpha1", "Memo", ns, "m2")
+			eventually(t, 20*time.Second, "m2 and its ConfigMap to be deleted", func() (bool, string) {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "m2-note")
+				ok, msg := gone(c, "m2")()
+				return ok && apierrors.IsNotFound(err), msg + " " + fmt.Sprint(err)
+			})
 			return ctx
 		}).
 		Feature()

@@ -1,0 +1,103 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+)
+
+// releaseInstances takes the agent's finalizer off every instance of the
+// kinds a deleted RGD served. Nothing reconciles them any more, so the
+// finalizer would hold a deletion forever (and with it a deletion of their
+// CRD). Their resources are left in place, as the RGD's deletion leaves
+// everything; an RGD created again for the kind adopts the instances, and
+// their finalizer, back.
+//
+// It runs whenever the RGD is found deleted, which includes every start of
+// the agent for every CRD it generated whose RGD is gone, so an RGD deleted
+// while the agent was down is seen to as well. Instances already released
+// cost a read, no write.
+func (r *RGDReconciler) releaseInstances(ctx context.Context, rgdName string) error {
+	crds := &extv1.CustomResourceDefinitionList{}
+	if err := r.Client.List(ctx, crds, client.MatchingLabels{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: rgdName}); err != nil {
+		return fmt.Errorf("listing the CRDs of the deleted ResourceGraphDefinition %s: %w", rgdName, err)
+	}
+	var errs []error
+	for i := range crds.Items {
+		gvk, ok := servedKind(&crds.Items[i])
+		if !ok || r.Engine.Serves(gvk) {
+			// Another RGD has taken the kind over: its instances are
+			// reconciled, finalizer included.
+			continue
+		}
+		if err := r.releaseKind(ctx, rgdName, gvk); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *RGDReconciler) releaseKind(ctx context.Context, rgdName string, gvk schema.GroupVersionKind) error {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	// Read from the API server: the cached client would start an informer
+	// for a kind the agent has just stopped watching.
+	if err := r.APIReader.List(ctx, list); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil // the CRD is going away with its instances
+		}
+		return fmt.Errorf("listing the %s instances of the deleted ResourceGraphDefinition %s: %w", gvk.Kind, rgdName, err)
+	}
+	log := ctrl.LoggerFrom(ctx)
+	var errs []error
+	for i := range list.Items {
+		inst := &list.Items[i]
+		if !slices.Contains(inst.Finalizers, v1alpha1.Finalizer) {
+			continue
+		}
+		finalizers := slices.DeleteFunc(slices.Clone(inst.Finalizers), func(f string) bool { return f == v1alpha1.Finalizer })
+		// The resourceVersion makes it a conditional write: a concurrent
+		// change (the RGD created again and reconciling) wins, and this
+		// is retried against the new state.
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": inst.ResourceVersion, "finalizers": finalizers}})
+		inst.SetGroupVersionKind(gvk)
+		err := r.Client.Patch(ctx, inst, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(ownership.FieldManager))
+		countWrite("finalizer", err)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			errs = append(errs, fmt.Errorf("releasing %s %s of the deleted ResourceGraphDefinition %s: %w", gvk.Kind, client.ObjectKeyFromObject(inst), rgdName, err))
+		default:
+			log.Info("released an instance of a deleted ResourceGraphDefinition; its resources are left in place",
+				"rgd", rgdName, "kind", gvk.Kind, "instance", client.ObjectKeyFromObject(inst))
+			if r.Recorder != nil {
+				r.Recorder.Eventf(inst, nil, "Normal", "Released", "Release",
+					"ResourceGraphDefinition %s was deleted: kro-agent no longer manages this %s and took its finalizer off; its resources are left in place", rgdName, gvk.Kind)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// servedKind is the kind a generated CRD serves: its one served version.
+func servedKind(crd *extv1.CustomResourceDefinition) (schema.GroupVersionKind, bool) {
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			return schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}, true
+		}
+	}
+	return schema.GroupVersionKind{}, false
+}
