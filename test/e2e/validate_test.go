@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -29,13 +30,17 @@ import (
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
-const widgetCRD = `
+// exampleCRD is a namespaced CRD of the given kind in group, version v1,
+// with spec.size, spec.color and status.ready.
+func exampleCRD(kind, group string) string {
+	lower := strings.ToLower(kind)
+	return fmt.Sprintf(`
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
+metadata: {name: %[2]ss.%[3]s}
 spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  group: %[3]s
+  names: {kind: %[1]s, plural: %[2]ss, singular: %[2]s, listKind: %[1]sList}
   scope: Namespaced
   versions:
   - name: v1
@@ -54,7 +59,10 @@ spec:
             type: object
             properties:
               ready: {type: boolean}
-`
+`, kind, lower, group)
+}
+
+var widgetCRD = exampleCRD("Widget", "example.com")
 
 // rgdUsingWidget returns an RGD that writes a Widget (size from sizeExpr) and
 // reads it back into a ConfigMap.

@@ -348,27 +348,7 @@ func TestDeletedRegistrationsAreRestored(t *testing.T) {
 	testenv.Test(t, f)
 }
 
-const gadgetCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.example.org}
-spec:
-  group: example.org
-  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
-`
+var gadgetCRD = exampleCRD("Gadget", "example.org")
 
 func gadgetRGD(specFields string) string {
 	return `
