@@ -140,6 +140,9 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 		}
 	}
 	s.rgd, err = c.getRGD(ctx, rgdName)
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s, which was deleted: kro-agent no longer manages it, and its resources were left in place", mapping.GroupVersionKind.Kind, name, rgdName)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s: %w", mapping.GroupVersionKind.Kind, name, rgdName, err)
 	}

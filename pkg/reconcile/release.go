@@ -9,7 +9,7 @@ import (
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,7 +51,7 @@ func (r *RGDReconciler) releaseInstances(ctx context.Context, rgdName string) er
 }
 
 func (r *RGDReconciler) releaseKind(ctx context.Context, rgdName string, gvk schema.GroupVersionKind) error {
-	list := &metav1.PartialObjectMetadataList{}
+	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	// Read from the API server: the cached client would start an informer
 	// for a kind the agent has just stopped watching.
@@ -61,35 +61,58 @@ func (r *RGDReconciler) releaseKind(ctx context.Context, rgdName string, gvk sch
 		}
 		return fmt.Errorf("listing the %s instances of the deleted ResourceGraphDefinition %s: %w", gvk.Kind, rgdName, err)
 	}
-	log := ctrl.LoggerFrom(ctx)
 	var errs []error
 	for i := range list.Items {
 		inst := &list.Items[i]
-		if !slices.Contains(inst.Finalizers, v1alpha1.Finalizer) {
+		if !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
 			continue
 		}
-		finalizers := slices.DeleteFunc(slices.Clone(inst.Finalizers), func(f string) bool { return f == v1alpha1.Finalizer })
-		// The resourceVersion makes it a conditional write: a concurrent
-		// change (the RGD created again and reconciling) wins, and this
-		// is retried against the new state.
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": inst.ResourceVersion, "finalizers": finalizers}})
-		inst.SetGroupVersionKind(gvk)
-		err := r.Client.Patch(ctx, inst, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(ownership.FieldManager))
-		countWrite("finalizer", err)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
+		if err := r.release(ctx, rgdName, inst); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("releasing %s %s of the deleted ResourceGraphDefinition %s: %w", gvk.Kind, client.ObjectKeyFromObject(inst), rgdName, err))
-		default:
-			log.Info("released an instance of a deleted ResourceGraphDefinition; its resources are left in place",
-				"rgd", rgdName, "kind", gvk.Kind, "instance", client.ObjectKeyFromObject(inst))
-			if r.Recorder != nil {
-				r.Recorder.Eventf(inst, nil, "Normal", "Released", "Release",
-					"ResourceGraphDefinition %s was deleted: kro-agent no longer manages this %s and took its finalizer off; its resources are left in place", rgdName, gvk.Kind)
-			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// release says so in the instance's status, unless it is being deleted, then
+// takes the finalizer off. Both writes are conditional on the instance read:
+// a concurrent change (the RGD created again and reconciling) wins, and the
+// release is retried against the new state. The status goes first so that
+// a failure between the two leaves the finalizer, and a retry.
+func (r *RGDReconciler) release(ctx context.Context, rgdName string, inst *unstructured.Unstructured) error {
+	if inst.GetDeletionTimestamp() == nil {
+		raw, _ := inst.Object["status"].(map[string]any)
+		st := decodeStatus(raw)
+		st.Manage(v1alpha1.InstanceConditions, inst.GetGeneration())
+		st.MarkReleased(rgdName)
+		st.ComputeState(false, false)
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"resourceVersion": inst.GetResourceVersion()},
+			"status":   map[string]any{"state": st.State, "conditions": st.Conditions},
+		})
+		if err != nil {
+			return err
+		}
+		err = r.Client.Status().Patch(ctx, inst, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(ownership.FieldManager))
+		countWrite("status", err)
+		if err != nil {
+			return fmt.Errorf("writing its status: %w", err)
+		}
+	}
+	finalizers := slices.DeleteFunc(slices.Clone(inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": inst.GetResourceVersion(), "finalizers": finalizers}})
+	err := r.Client.Patch(ctx, inst, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(ownership.FieldManager))
+	countWrite("finalizer", err)
+	if err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("released an instance of a deleted ResourceGraphDefinition; its resources are left in place",
+		"rgd", rgdName, "kind", inst.GetKind(), "instance", client.ObjectKeyFromObject(inst))
+	if r.Recorder != nil {
+		r.Recorder.Eventf(inst, nil, "Normal", v1alpha1.ReasonReleased, "Release",
+			"ResourceGraphDefinition %s was deleted: kro-agent no longer manages this %s and took its finalizer off; its resources are left in place", rgdName, inst.GetKind())
+	}
+	return nil
 }
 
 // servedKind is the kind a generated CRD serves: its one served version.

@@ -300,6 +300,22 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 				has, err := hasFinalizer(c, "m2")
 				return err == nil && !has, fmt.Sprint(has, err)
 			})
+			// It no longer claims to be ACTIVE and Ready.
+			m2 := c.mustGet(t, "kro.run/v1alpha1", "Memo", ns, "m2")
+			if st, _, _ := unstructured.NestedString(m2.Object, "status", "state"); st != string(v1alpha1.InstanceFailed) {
+				t.Errorf("state of the released m2 = %q, want FAILED", st)
+			}
+			if cond := condition(m2, v1alpha1.ConditionInstanceManaged); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonReleased ||
+				!strings.Contains(cond.Message, "ResourceGraphDefinition memos was deleted") {
+				t.Errorf("InstanceManaged of the released m2 = %+v", cond)
+			}
+			if cond := condition(m2, v1alpha1.ConditionReady); cond == nil || cond.Status != metav1.ConditionFalse {
+				t.Errorf("Ready of the released m2 = %+v", cond)
+			}
+			out, err := kro(t, cfg, nil, "tree", "memo", "m2", "-n", ns)
+			if err == nil || !strings.Contains(err.Error(), "Memo m2 belongs to ResourceGraphDefinition memos, which was deleted: kro-agent no longer manages it") {
+				t.Errorf("kubectl kro tree of a released instance: %v\n%s", err, out)
+			}
 			return ctx
 		}).
 		Assess("are adopted again, finalizer and all, by the RGD created again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -310,6 +326,7 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 				has, err := hasFinalizer(c, "m2")
 				return err == nil && has, fmt.Sprint(has, err)
 			})
+			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m2", v1alpha1.InstanceActive)
 			c.delete(t, "kro.run/v1alpha1", "Memo", ns, "m2")
 			eventually(t, 20*time.Second, "m2 and its ConfigMap to be deleted", func() (bool, string) {
 				_, err := c.get(t, "v1", "ConfigMap", ns, "m2-note")

@@ -39,6 +39,7 @@ const (
 const (
 	ReasonManaged           = "Managed"
 	ReasonManageFailed      = "ManageFailed"
+	ReasonReleased          = "Released"
 	ReasonResolved          = "Resolved"
 	ReasonResolveFailed     = "ResolveFailed"
 	ReasonAllResourcesReady = "AllResourcesReady"
@@ -47,7 +48,6 @@ const (
 	ReasonApplyFailed       = "ApplyFailed"
 	ReasonSuspended         = "Suspended"
 	ReasonDeleting          = "Deleting"
-	ReasonGraphNotServed    = "GraphNotServed"
 	ReasonPlaced            = "Placed"
 	ReasonNoClusterInRegion = "NoClusterInRegion"
 	ReasonWaitingForPlace   = "WaitingForPlacement"
@@ -87,6 +87,13 @@ func (s *InstanceStatus) MarkManageFailed(err error) {
 	s.manager.MarkFalse(ConditionInstanceManaged, ReasonManageFailed, "%v", err)
 }
 
+// MarkReleased records that the agent no longer manages the instance: its
+// RGD was deleted.
+func (s *InstanceStatus) MarkReleased(rgdName string) {
+	s.manager.MarkFalse(ConditionInstanceManaged, ReasonReleased,
+		"ResourceGraphDefinition %s was deleted: kro-agent no longer manages this instance and its resources were left in place; an RGD created again for the kind takes it back", rgdName)
+}
+
 // MarkGraphResolved records that every resource rendered.
 func (s *InstanceStatus) MarkGraphResolved() {
 	s.manager.MarkTrue(ConditionGraphResolved, ReasonResolved, "runtime graph created and all resources resolved")
@@ -102,11 +109,6 @@ func (s *InstanceStatus) MarkGraphPending(msg string) {
 // rendered as its spec stands (an expression fails on its values).
 func (s *InstanceStatus) MarkGraphUnresolved(err error) {
 	s.manager.MarkFalse(ConditionGraphResolved, ReasonResolveFailed, "%v", err)
-}
-
-// MarkGraphNotServed records that the instance's RGD is not active.
-func (s *InstanceStatus) MarkGraphNotServed(msg string) {
-	s.manager.MarkUnknown(ConditionGraphResolved, ReasonGraphNotServed, "%s", msg)
 }
 
 // MarkResourcesReady records every resource created and ready.
