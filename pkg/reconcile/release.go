@@ -9,6 +9,7 @@ import (
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,17 +20,17 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
-// releaseInstances takes the agent's finalizer off every instance of the
-// kinds a deleted RGD served. Nothing reconciles them any more, so the
-// finalizer would hold a deletion forever (and with it a deletion of their
-// CRD). Their resources are left in place, as the RGD's deletion leaves
-// everything; an RGD created again for the kind adopts the instances, and
-// their finalizer, back.
+// releaseInstances releases every instance of the kinds a deleted RGD
+// served: their status says that nothing manages them any more, and the
+// agent's finalizer comes off, or it would hold a deletion forever (and with
+// it a deletion of their CRD). Their resources are left in place, as the
+// RGD's deletion leaves everything; an RGD created again for the kind
+// adopts the instances, and their finalizer, back.
 //
 // It runs whenever the RGD is found deleted, which includes every start of
 // the agent for every CRD it generated whose RGD is gone, so an RGD deleted
 // while the agent was down is seen to as well. Instances already released
-// cost a read, no write.
+// cost their share of one metadata list, no write.
 func (r *RGDReconciler) releaseInstances(ctx context.Context, rgdName string) error {
 	crds := &extv1.CustomResourceDefinitionList{}
 	if err := r.Client.List(ctx, crds, client.MatchingLabels{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: rgdName}); err != nil {
@@ -51,10 +52,12 @@ func (r *RGDReconciler) releaseInstances(ctx context.Context, rgdName string) er
 }
 
 func (r *RGDReconciler) releaseKind(ctx context.Context, rgdName string, gvk schema.GroupVersionKind) error {
-	list := &unstructured.UnstructuredList{}
+	// Metadata alone tells which instances still need releasing; only
+	// those are read whole. Both reads go to the API server: the cached
+	// client would start informers for a kind the agent has just stopped
+	// watching.
+	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	// Read from the API server: the cached client would start an informer
-	// for a kind the agent has just stopped watching.
 	if err := r.APIReader.List(ctx, list); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil // the CRD is going away with its instances
@@ -63,12 +66,18 @@ func (r *RGDReconciler) releaseKind(ctx context.Context, rgdName string, gvk sch
 	}
 	var errs []error
 	for i := range list.Items {
-		inst := &list.Items[i]
-		if !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
+		if !slices.Contains(list.Items[i].Finalizers, v1alpha1.Finalizer) {
 			continue
 		}
-		if err := r.release(ctx, rgdName, inst); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("releasing %s %s of the deleted ResourceGraphDefinition %s: %w", gvk.Kind, client.ObjectKeyFromObject(inst), rgdName, err))
+		key := client.ObjectKeyFromObject(&list.Items[i])
+		inst := &unstructured.Unstructured{}
+		inst.SetGroupVersionKind(gvk)
+		err := r.APIReader.Get(ctx, key, inst)
+		if err == nil {
+			err = r.release(ctx, rgdName, inst)
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("releasing %s %s of the deleted ResourceGraphDefinition %s: %w", gvk.Kind, key, rgdName, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -80,6 +89,9 @@ func (r *RGDReconciler) releaseKind(ctx context.Context, rgdName string, gvk sch
 // release is retried against the new state. The status goes first so that
 // a failure between the two leaves the finalizer, and a retry.
 func (r *RGDReconciler) release(ctx context.Context, rgdName string, inst *unstructured.Unstructured) error {
+	if !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
+		return nil // released since it was listed
+	}
 	if inst.GetDeletionTimestamp() == nil {
 		raw, _ := inst.Object["status"].(map[string]any)
 		st := decodeStatus(raw)
