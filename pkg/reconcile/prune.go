@@ -112,10 +112,8 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 
 // removeFinalizer lets the API server delete the instance.
 func (r *run) removeFinalizer(ctx context.Context) error {
-	finalizers := slices.DeleteFunc(slices.Clone(r.inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": r.inst.GetResourceVersion(), "finalizers": finalizers}})
 	_, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: ownership.FieldManager})
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, finalizerRemoval(r.inst), metav1.PatchOptions{FieldManager: ownership.FieldManager})
 	countWrite("finalizer", err)
 	if apierrors.IsNotFound(err) {
 		err = nil
@@ -125,6 +123,16 @@ func (r *run) removeFinalizer(ctx context.Context) error {
 		r.e.statuses.forget(r.inst.GetUID())
 	}
 	return err
+}
+
+// finalizerRemoval is the merge patch that takes the agent's finalizer off
+// inst, conditional on the resourceVersion it was read at: a finalizer list
+// changed since (by another tool, or by the agent adding its own back) is
+// not overwritten, the write fails with a conflict instead.
+func finalizerRemoval(inst metav1.Object) []byte {
+	finalizers := slices.DeleteFunc(slices.Clone(inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": inst.GetResourceVersion(), "finalizers": finalizers}})
+	return patch
 }
 
 // dependentsOf maps each node id to the ids that depend on it.

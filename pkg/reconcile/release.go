@@ -111,9 +111,7 @@ func (r *RGDReconciler) release(ctx context.Context, rgdName string, inst *unstr
 			return fmt.Errorf("writing its status: %w", err)
 		}
 	}
-	finalizers := slices.DeleteFunc(slices.Clone(inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": inst.GetResourceVersion(), "finalizers": finalizers}})
-	err := r.Client.Patch(ctx, inst, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(ownership.FieldManager))
+	err := r.Client.Patch(ctx, inst, client.RawPatch(types.MergePatchType, finalizerRemoval(inst)), client.FieldOwner(ownership.FieldManager))
 	countWrite("finalizer", err)
 	if err != nil {
 		return err
