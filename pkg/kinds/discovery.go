@@ -52,10 +52,20 @@ func (d *Discovery) Invalidate() {
 	}
 }
 
-// Resolve implements Resolver. A kind missing from cached discovery is
-// looked up once more after the cache is dropped: a CRD created since the
-// cache was filled (another RGD's kind, a controller just installed) must
-// resolve without waiting for something else to drop it.
+// schemaNotPublished: discovery lists the kind, its OpenAPI schema is not
+// there.
+type schemaNotPublished struct{ gvk schema.GroupVersionKind }
+
+func (e *schemaNotPublished) Error() string {
+	return fmt.Sprintf("the API server serves %s but has not published its OpenAPI schema yet; a CRD created moments ago needs a few seconds", gvkString(e.gvk))
+}
+
+// Resolve implements Resolver. A kind that cached discovery does not know,
+// or knows but without a published schema, is looked up once more after
+// the cache is dropped: a CRD created since the cache was filled (another
+// RGD's kind, a controller just installed) must resolve without waiting
+// for something else to drop it, and one deleted since must be reported
+// as not served rather than as not published yet.
 func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -63,7 +73,8 @@ func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 		return info, nil
 	}
 	info, err := d.resolve(gvk)
-	if c, cached := d.client.(discovery.CachedDiscoveryInterface); cached && (errors.Is(err, ErrNotFound) || errors.Is(err, memory.ErrCacheNotFound)) {
+	if c, cached := d.client.(discovery.CachedDiscoveryInterface); cached &&
+		(errors.Is(err, ErrNotFound) || errors.Is(err, memory.ErrCacheNotFound) || errors.As(err, new(*schemaNotPublished))) {
 		c.Invalidate()
 		info, err = d.resolve(gvk)
 	}
@@ -92,12 +103,9 @@ func (d *Discovery) resolve(gvk schema.GroupVersionKind) (*Info, error) {
 		s, err := d.schema.ResolveSchema(gvk)
 		if errors.Is(err, resolver.ErrSchemaNotFound) {
 			// The API server publishes a new CRD's schema a few seconds
-			// after serving it. Forget the cached documents so that the
-			// next attempt fetches them again.
-			if c, ok := d.client.(discovery.CachedDiscoveryInterface); ok {
-				c.Invalidate()
-			}
-			return nil, fmt.Errorf("the API server serves %s but has not published its OpenAPI schema yet; a CRD created moments ago needs a few seconds", gvkString(gvk))
+			// after serving it; the OpenAPI documents are fetched anew
+			// each time, so the next attempt sees it.
+			return nil, &schemaNotPublished{gvk}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("OpenAPI schema of %s: %w", gvkString(gvk), err)

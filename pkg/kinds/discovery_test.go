@@ -1,0 +1,87 @@
+package kinds
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
+)
+
+// discoveryServer serves legacy discovery with example.net/v1 Gizmo while
+// served is true, and OpenAPI v3 documents without it: a CRD either
+// created moments ago or deleted moments ago.
+func discoveryServer(t *testing.T, served *atomic.Bool) *httptest.Server {
+	t.Helper()
+	write := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api":
+			write(w, metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}})
+		case "/api/v1":
+			write(w, metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList"}, GroupVersion: "v1"})
+		case "/apis":
+			list := metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList"}}
+			if served.Load() {
+				gv := metav1.GroupVersionForDiscovery{GroupVersion: "example.net/v1", Version: "v1"}
+				list.Groups = append(list.Groups, metav1.APIGroup{Name: "example.net", Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv})
+			}
+			write(w, list)
+		case "/apis/example.net/v1":
+			if !served.Load() {
+				http.NotFound(w, r)
+				return
+			}
+			write(w, metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList"}, GroupVersion: "example.net/v1",
+				APIResources: []metav1.APIResource{{Name: "gizmos", Kind: "Gizmo", Namespaced: true, Verbs: []string{"get", "list"}}}})
+		case "/openapi/v3":
+			write(w, map[string]any{"paths": map[string]any{}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestDiscoveryTellsUnpublishedFromDeleted(t *testing.T) {
+	var served atomic.Bool
+	served.Store(true)
+	srv := discoveryServer(t, &served)
+	gizmo := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
+	// cachedWhileServed is a discovery cache filled while Gizmo was
+	// served, as kubectl's disk cache is by an earlier command.
+	cachedWhileServed := func() discovery.CachedDiscoveryInterface {
+		c := memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL}))
+		if _, err := c.ServerResourcesForGroupVersion("example.net/v1"); err != nil {
+			t.Fatalf("filling the discovery cache: %v", err)
+		}
+		return c
+	}
+
+	// Served, schema not published yet: say so, it is worth a retry.
+	_, err := NewDiscovery(cachedWhileServed()).Resolve(gizmo)
+	if err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "has not published its OpenAPI schema yet") {
+		t.Fatalf("a kind served without a schema: %v", err)
+	}
+
+	// Deleted since the cache was filled: the cache is not believed over
+	// the missing schema.
+	cached := cachedWhileServed()
+	served.Store(false)
+	_, err = NewDiscovery(cached).Resolve(gizmo)
+	if !errors.Is(err, ErrNotFound) || strings.Contains(err.Error(), "has not published") {
+		t.Errorf("a kind deleted since discovery was cached: %v, want not found", err)
+	}
+}
