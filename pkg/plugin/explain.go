@@ -33,6 +33,8 @@ var reasonMeanings = map[string]string{
 	v1alpha1.ReasonResourceNotReady:     "a resource exists but its readyWhen is not met yet",
 	v1alpha1.ReasonApplyFailed:          "the API server refused a write; kro-agent retries with backoff",
 	v1alpha1.ReasonResolveFailed:        "an expression fails on the instance's values; change the instance spec",
+	v1alpha1.ReasonGraphNotAccepted:     "the instance's RGD has no valid graph: nothing is applied or deleted for it until the RGD is fixed",
+	v1alpha1.ReasonReleased:             "the instance's RGD was deleted: kro-agent took its finalizer off and manages it no more",
 	v1alpha1.ReasonSuspended:            "the instance carries kro.run/reconcile: suspended; nothing is written",
 	v1alpha1.ReasonDeleting:             "the instance is being deleted, resources in reverse topological order",
 	v1alpha1.ReasonInvalidResourceGraph: "the RGD is invalid; the message is the validation error",

@@ -50,7 +50,9 @@ type served struct {
 	rgdName string
 	rgdUID  string
 	// rgd is kept to compile the graph again against remote clusters.
-	rgd   *v1alpha1.ResourceGraphDefinition
+	rgd *v1alpha1.ResourceGraphDefinition
+	// graph is nil while the kind is held (Hold): its RGD has no valid
+	// graph, and only the instances' status is reconciled.
 	graph *graph.Graph
 	// set is the instance condition set: built-in plus the RGD's custom
 	// conditions that count toward Ready.
@@ -191,23 +193,66 @@ func (e *Engine) Serve(rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) er
 	if old, ok := e.byRGD[rgd.Name]; ok && old != gvk {
 		e.stopLocked(rgd.Name)
 	}
-	s := e.kinds[gvk]
-	if s == nil {
-		s = &served{gvr: gvk.GroupVersion().WithResource(g.Resource)}
-		s.informer = e.instances.watch(s.gvr, func(obj any, update bool) { e.instanceEvent(gvk, obj, update) })
-	}
+	s := e.kindLocked(gvk, gvk.GroupVersion().WithResource(g.Resource))
 	s.rgdName, s.rgdUID, s.rgd, s.graph = rgd.Name, string(rgd.UID), rgd.DeepCopy(), g
 	s.set = instanceSet(g)
-	e.kinds[gvk] = s
 	e.byRGD[rgd.Name] = gvk
 	e.local.watch(g)
-	for _, obj := range s.informer.informer.GetStore().List() {
-		e.enqueueInstance(gvk, obj)
-	}
+	e.enqueueAllLocked(gvk, s)
 	return nil
 }
 
-// Serves reports whether an RGD's graph reconciles the kind's instances.
+// kindLocked returns the kind's entry, made and its instances watched from
+// now on if it has none.
+func (e *Engine) kindLocked(gvk schema.GroupVersionKind, gvr schema.GroupVersionResource) *served {
+	if s := e.kinds[gvk]; s != nil {
+		return s
+	}
+	s := &served{gvr: gvr, set: v1alpha1.InstanceConditions}
+	s.informer = e.instances.watch(s.gvr, func(obj any, update bool) { e.instanceEvent(gvk, obj, update) })
+	e.kinds[gvk] = s
+	return s
+}
+
+// enqueueAllLocked queues every instance of a kind, so that what changed
+// for the kind takes effect on each.
+func (e *Engine) enqueueAllLocked(gvk schema.GroupVersionKind, s *served) {
+	for _, obj := range s.informer.informer.GetStore().List() {
+		e.enqueueInstance(gvk, obj)
+	}
+}
+
+// Hold keeps watching the instances of the kind an RGD serves, or served
+// before the agent started, while the RGD has no valid graph, and
+// reconciles only their status: it says why nothing else is done for them,
+// and a deletion waiting on the RGD shows as DELETING. Their resources are
+// left as they are. Serve with a valid graph resumes them.
+func (e *Engine) Hold(rgd *v1alpha1.ResourceGraphDefinition, gvr schema.GroupVersionResource, kind string) error {
+	defer e.kindsChanged()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil {
+		return fmt.Errorf("the instance engine is not running (is this replica the leader?)")
+	}
+	gvk := gvr.GroupVersion().WithKind(kind)
+	if old, ok := e.byRGD[rgd.Name]; ok && old != gvk {
+		e.stopLocked(rgd.Name)
+	}
+	if s := e.kinds[gvk]; s != nil && s.graph == nil && s.rgdUID == string(rgd.UID) {
+		// Held already: an RGD missing a kind is checked again every few
+		// seconds, and its instances' status says the same each time.
+		return nil
+	}
+	s := e.kindLocked(gvk, gvr)
+	// The condition set stays that of the last graph served, so custom
+	// conditions are neither dropped nor counted anew.
+	s.rgdName, s.rgdUID, s.rgd, s.graph = rgd.Name, string(rgd.UID), rgd.DeepCopy(), nil
+	e.byRGD[rgd.Name] = gvk
+	e.enqueueAllLocked(gvk, s)
+	return nil
+}
+
+// Serves reports whether an RGD serves the kind, or holds it (Hold).
 func (e *Engine) Serves(gvk schema.GroupVersionKind) bool {
 	e.mu.RLock()
 	defer e.mu.RUnlock()

@@ -95,6 +95,14 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	status := r.currentStatus()
 	status.Manage(set, inst.GetGeneration())
 
+	if s.graph == nil {
+		// Held: without a valid graph nothing can be applied, or deleted
+		// in order; the status says so, and the rest stays as it is.
+		deleting := inst.GetDeletionTimestamp() != nil
+		status.MarkGraphNotAccepted(s.rgdName, deleting)
+		status.ComputeState(deleting, false)
+		return result{}, r.writeStatus(ctx, status, nil)
+	}
 	if inst.GetDeletionTimestamp() != nil {
 		return r.delete(ctx, status)
 	}

@@ -32,13 +32,13 @@ import (
 // while the agent was down is seen to as well. Instances already released
 // cost their share of one metadata list, no write.
 func (r *RGDReconciler) releaseInstances(ctx context.Context, rgdName string) error {
-	crds := &extv1.CustomResourceDefinitionList{}
-	if err := r.Client.List(ctx, crds, client.MatchingLabels{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: rgdName}); err != nil {
-		return fmt.Errorf("listing the CRDs of the deleted ResourceGraphDefinition %s: %w", rgdName, err)
+	crds, err := r.ownedCRDs(ctx, rgdName)
+	if err != nil {
+		return err
 	}
 	var errs []error
-	for i := range crds.Items {
-		gvk, ok := servedKind(&crds.Items[i])
+	for i := range crds {
+		gvk, ok := servedKind(&crds[i])
 		if !ok || r.Engine.Serves(gvk) {
 			// Another RGD has taken the kind over: its instances are
 			// reconciled, finalizer included.

@@ -137,8 +137,10 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	}
 	if err != nil {
 		status.MarkGraphInvalid(gen, err)
-		status.MarkNotServing(gen, "the graph is invalid; existing instances and their resources are left untouched")
-		r.Engine.Stop(rgd.Name)
+		status.MarkNotServing(gen, "the graph is invalid: existing instances say so in their status, and their resources are left as they are")
+		if err := r.hold(ctx, rgd); err != nil {
+			return ctrl.Result{}, err
+		}
 		if strings.Contains(err.Error(), "is its CRD installed?") {
 			// The kind may be installed later.
 			return ctrl.Result{RequeueAfter: r.RetryUnknownKinds}, nil
@@ -174,6 +176,37 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	}
 	status.MarkServing(gen, g.Instance)
 	return ctrl.Result{}, nil
+}
+
+// hold keeps the instances of an RGD without a valid graph watched, so
+// that their status says why nothing is done for them, if its kind is
+// served by the CRD generated for an earlier generation. Without such a
+// CRD there are no instances, and nothing to hold.
+func (r *RGDReconciler) hold(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) error {
+	crds, err := r.ownedCRDs(ctx, rgd.Name)
+	if err != nil {
+		return err
+	}
+	for i := range crds {
+		gvk, ok := servedKind(&crds[i])
+		if ok && rgd.Spec.Schema != nil && gvk.Kind == rgd.Spec.Schema.Kind {
+			if err := r.Engine.Hold(rgd, gvk.GroupVersion().WithResource(crds[i].Spec.Names.Plural), gvk.Kind); err != nil {
+				return fmt.Errorf("holding the %s instances of ResourceGraphDefinition %s: %w", gvk.Kind, rgd.Name, err)
+			}
+			return nil
+		}
+	}
+	r.Engine.Stop(rgd.Name)
+	return nil
+}
+
+// ownedCRDs are the CRDs generated for an RGD, from the cache.
+func (r *RGDReconciler) ownedCRDs(ctx context.Context, rgdName string) ([]extv1.CustomResourceDefinition, error) {
+	crds := &extv1.CustomResourceDefinitionList{}
+	if err := r.Client.List(ctx, crds, client.MatchingLabels{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: rgdName}); err != nil {
+		return nil, fmt.Errorf("listing the CRDs of ResourceGraphDefinition %s: %w", rgdName, err)
+	}
+	return crds.Items, nil
 }
 
 // compile returns the RGD's graph, compiled once per generation. The

@@ -338,3 +338,102 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+// An RGD admitted once loses its graph when the CRD of a kind it uses is
+// uninstalled (the agent sees it on its next start). Its instances must
+// not go on claiming to be ACTIVE: they say why nothing is done for them,
+// one deleted meanwhile shows DELETING and waits, and both resume once the
+// kind is back.
+func TestInstancesOfAnInvalidRGDSaySo(t *testing.T) {
+	const ns = "held"
+	gizmoCRD := exampleCRD("Gizmo", "example.net")
+	const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gizmoapps}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: GizmoApp
+    spec:
+      size: integer | default=1
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-config"}
+      data: {size: "${string(schema.spec.size)}"}
+  - id: gizmo
+    template:
+      apiVersion: example.net/v1
+      kind: Gizmo
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {size: "${schema.spec.size}"}
+`
+	app := func(name string) string {
+		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: GizmoApp, metadata: {name: %s, namespace: %s}, spec: {size: 2}}", name, ns)
+	}
+	f := features.New("instances of an RGD whose graph became invalid").
+		Assess("say so, show a deletion as waiting, and resume when the RGD is valid again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, gizmoCRD)
+			eventually(t, 30*time.Second, "the RGD using Gizmo to be admitted", func() (bool, string) {
+				_, err := c.tryApply(t, rgd)
+				return err == nil, fmt.Sprint(err)
+			})
+			c.waitRGDActive(t, "gizmoapps")
+			for _, name := range []string{"g1", "g2"} {
+				c.apply(t, app(name))
+				c.waitState(t, "kro.run/v1alpha1", "GizmoApp", ns, name, v1alpha1.InstanceActive)
+			}
+			// kubectl's discovery cache now lists Gizmo.
+			if out, err := kro(t, cfg, nil, "tree", "gizmoapp", "g2", "-n", ns); err != nil || !strings.Contains(out, "Gizmo/g2") {
+				t.Errorf("kubectl kro tree gizmoapp g2: %v\n%s", err, out)
+			}
+
+			stopAgentNow(t)
+			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gizmos.example.net")
+			eventually(t, 30*time.Second, "the Gizmo CRD to be gone", func() (bool, string) {
+				_, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gizmos.example.net")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			startAgent(t, cfg)
+			g2 := c.waitState(t, "kro.run/v1alpha1", "GizmoApp", ns, "g2", v1alpha1.InstanceFailed)
+			if cond := condition(g2, v1alpha1.ConditionGraphResolved); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonGraphNotAccepted ||
+				!strings.Contains(cond.Message, "ResourceGraphDefinition gizmoapps is not accepted") {
+				t.Errorf("GraphResolved of g2 with its RGD invalid = %+v", cond)
+			}
+			if cond := condition(g2, v1alpha1.ConditionReady); cond == nil || cond.Status != metav1.ConditionFalse {
+				t.Errorf("Ready of g2 with its RGD invalid = %+v", cond)
+			}
+			// Whether the API server still publishes Gizmo's schema for a
+			// while or not, the tree shows why nothing is done.
+			if out, err := kro(t, cfg, nil, "tree", "gizmoapp", "g2", "-n", ns); err != nil || !strings.Contains(out, "FAILED GraphNotAccepted") || strings.Contains(out, "has not published") {
+				t.Errorf("kubectl kro tree gizmoapp g2 with Gizmo gone: %v\n%s", err, out)
+			}
+
+			c.delete(t, "kro.run/v1alpha1", "GizmoApp", ns, "g1")
+			g1 := c.waitState(t, "kro.run/v1alpha1", "GizmoApp", ns, "g1", v1alpha1.InstanceDeleting)
+			if cond := condition(g1, v1alpha1.ConditionGraphResolved); cond == nil || !strings.Contains(cond.Message, "the deletion waits until then") {
+				t.Errorf("GraphResolved of g1, deleted with its RGD invalid = %+v", cond)
+			}
+			// Nothing is deleted out of order.
+			c.mustGet(t, "v1", "ConfigMap", ns, "g1-config")
+
+			c.apply(t, gizmoCRD)
+			// The RGD is checked again for the missing kind on its own.
+			eventually(t, 60*time.Second, "g1 and its ConfigMap to be deleted", func() (bool, string) {
+				_, errInst := c.get(t, "kro.run/v1alpha1", "GizmoApp", ns, "g1")
+				_, errCM := c.get(t, "v1", "ConfigMap", ns, "g1-config")
+				return apierrors.IsNotFound(errInst) && apierrors.IsNotFound(errCM), fmt.Sprint(errInst, errCM)
+			})
+			c.waitState(t, "kro.run/v1alpha1", "GizmoApp", ns, "g2", v1alpha1.InstanceActive)
+			c.mustGet(t, "example.net/v1", "Gizmo", ns, "g2")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}

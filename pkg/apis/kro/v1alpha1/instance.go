@@ -42,6 +42,7 @@ const (
 	ReasonReleased          = "Released"
 	ReasonResolved          = "Resolved"
 	ReasonResolveFailed     = "ResolveFailed"
+	ReasonGraphNotAccepted  = "GraphNotAccepted"
 	ReasonAllResourcesReady = "AllResourcesReady"
 	ReasonResourceNotReady  = "ResourceNotReady"
 	ReasonWaitingForInput   = "WaitingForDependency"
@@ -109,6 +110,17 @@ func (s *InstanceStatus) MarkGraphPending(msg string) {
 // rendered as its spec stands (an expression fails on its values).
 func (s *InstanceStatus) MarkGraphUnresolved(err error) {
 	s.manager.MarkFalse(ConditionGraphResolved, ReasonResolveFailed, "%v", err)
+}
+
+// MarkGraphNotAccepted records that the instance's RGD has no valid graph
+// (its GraphAccepted condition is False): nothing is applied, repaired,
+// pruned or deleted for the instance until it has one again.
+func (s *InstanceStatus) MarkGraphNotAccepted(rgdName string, deleting bool) {
+	msg := "ResourceGraphDefinition %s is not accepted (its GraphAccepted condition says why): kro-agent applies, repairs and prunes nothing for this instance until it is, and leaves its resources as they are"
+	if deleting {
+		msg += "; the deletion waits until then, or until the ResourceGraphDefinition is deleted (which leaves the resources in place)"
+	}
+	s.manager.MarkFalse(ConditionGraphResolved, ReasonGraphNotAccepted, msg, rgdName)
 }
 
 // MarkResourcesReady records every resource created and ready.
