@@ -9,12 +9,25 @@ import (
 	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // ErrNotFound is wrapped by Resolve when the kind is not known.
 var ErrNotFound = errors.New("kind not found")
+
+// NotServed reports an API server's answer that the resource type itself
+// is not served (a 404 for its path, naming no object): its CRD was
+// deleted, or a cached mapping is stale.
+func NotServed(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Name == ""
+}
 
 // Info is what is known about one kind.
 type Info struct {

@@ -2,8 +2,11 @@ package kinds
 
 import (
 	"errors"
+	"net/http"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -54,5 +57,24 @@ func TestChainNotFound(t *testing.T) {
 	}
 	if err.Error() != "example.com/v1/Widget: kind not found" {
 		t.Errorf("message = %q", err.Error())
+	}
+}
+
+func TestNotServed(t *testing.T) {
+	gizmos := schema.GroupResource{Group: "example.net", Resource: "gizmos"}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{apierrors.NewGenericServerResponse(http.StatusNotFound, "patch", gizmos, "", "", 0, false), true},
+		{&apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound}}, true},
+		{apierrors.NewNotFound(gizmos, "g1"), false},
+		{apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "team-a"), false},
+		{apierrors.NewForbidden(gizmos, "g1", errors.New("no")), false},
+		{nil, false},
+	} {
+		if got := NotServed(tc.err); got != tc.want {
+			t.Errorf("NotServed(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -161,7 +160,7 @@ func (c *cluster) withMapping(kind string, use func(*meta.RESTMapping) error) er
 		return err
 	}
 	err = use(m)
-	if !unknownResource(err) {
+	if !kinds.NotServed(err) {
 		return err
 	}
 	r, ok := c.mapper.(meta.ResettableRESTMapper)
@@ -173,17 +172,6 @@ func (c *cluster) withMapping(kind string, use func(*meta.RESTMapping) error) er
 		return err
 	}
 	return use(m)
-}
-
-// unknownResource reports a 404 about the resource itself (its path), not
-// about a named object of it.
-func unknownResource(err error) bool {
-	var status apierrors.APIStatus
-	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
-		return false
-	}
-	d := status.Status().Details
-	return d == nil || d.Name == ""
 }
 
 func (c *cluster) mapping(kind string) (*meta.RESTMapping, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
@@ -297,6 +298,10 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		return nil, false
 	}
 	out, wrote, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
+	if kinds.NotServed(err) {
+		// An apply creates what is missing: a 404 means the kind is.
+		err = fmt.Errorf("the API server does not serve %s in %s (was its CRD uninstalled?)", n.Kind.Resource, n.Kind.GVK.GroupVersion())
+	}
 	if err != nil {
 		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, u.GetName(), n.ID, r.t, err))
 		return nil, false

@@ -394,12 +394,23 @@ spec:
 				t.Errorf("kubectl kro tree gizmoapp g2: %v\n%s", err, out)
 			}
 
-			stopAgentNow(t)
+			// Uninstalled under a running agent, the kind cannot be applied,
+			// and the instance says why.
 			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gizmos.example.net")
 			eventually(t, 30*time.Second, "the Gizmo CRD to be gone", func() (bool, string) {
 				_, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gizmos.example.net")
 				return apierrors.IsNotFound(err), fmt.Sprint(err)
 			})
+			eventually(t, 30*time.Second, "g2 to report Gizmo unserved", func() (bool, string) {
+				g2, err := c.get(t, "kro.run/v1alpha1", "GizmoApp", ns, "g2")
+				if err != nil {
+					return false, err.Error()
+				}
+				cond := condition(g2, v1alpha1.ConditionResourcesReady)
+				return cond != nil && strings.Contains(cond.Message, "the API server does not serve gizmos in example.net/v1 (was its CRD uninstalled?)"), conditionSummary(g2)
+			})
+			// A fresh agent compiles the RGD again, without Gizmo.
+			stopAgentNow(t)
 			startAgent(t, cfg)
 			g2 := c.waitState(t, "kro.run/v1alpha1", "GizmoApp", ns, "g2", v1alpha1.InstanceFailed)
 			if cond := condition(g2, v1alpha1.ConditionGraphResolved); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonGraphNotAccepted ||
