@@ -113,6 +113,10 @@ type Engine struct {
 	// statuses remembers status writes, against a stale instance cache.
 	statuses statusMemo
 	ctx      context.Context
+	// kindNotServed, when set, is told the RGD one of whose kinds an apply
+	// in the local cluster found not served (the RGD reconciler checks
+	// the RGD again).
+	kindNotServed func(rgdName string)
 }
 
 // NewEngine returns an engine; Start runs it.

@@ -301,6 +301,9 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 	if kinds.NotServed(err) {
 		// An apply creates what is missing: a 404 means the kind is.
 		err = fmt.Errorf("the API server does not serve %s in %s (was its CRD uninstalled?)", n.Kind.Resource, n.Kind.GVK.GroupVersion())
+		if r.t == r.e.local && r.e.kindNotServed != nil {
+			r.e.kindNotServed(r.s.rgdName)
+		}
 	}
 	if err != nil {
 		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, u.GetName(), n.ID, r.t, err))

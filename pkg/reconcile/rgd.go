@@ -18,8 +18,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/crdcheck"
@@ -53,9 +55,19 @@ type RGDReconciler struct {
 
 	mu sync.Mutex
 	// compiled caches each RGD's graph by name, for its UID and generation;
-	// an entry goes when its RGD does.
+	// an entry goes when its RGD does, or when a kind it uses is found not
+	// served.
 	compiled map[string]compiledGraph
+	// rechecked is when each RGD was last queued by kindNotServed, and
+	// recheck where it was queued.
+	rechecked map[string]time.Time
+	recheck   chan event.GenericEvent
 }
+
+// recheckEvery bounds how often an RGD is compiled again because an apply
+// found one of its kinds not served: a 404 with another cause (the kind is
+// served after all) must not make the instances' failures a compile loop.
+const recheckEvery = time.Minute
 
 type compiledGraph struct {
 	uid        types.UID
@@ -70,6 +82,9 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.RetryUnknownKinds = 15 * time.Second
 	}
 	r.compiled = map[string]compiledGraph{}
+	r.rechecked = map[string]time.Time{}
+	r.recheck = make(chan event.GenericEvent, 64)
+	r.Engine.kindNotServed = r.kindNotServed
 	// Name validation guards metrics against two controllers of one name
 	// in a process; an agent restarted in-process (tests) is one controller.
 	skip := true
@@ -83,7 +98,35 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return nil
 		})).
+		WatchesRawSource(source.Channel(r.recheck, &handler.EnqueueRequestForObject{})).
 		Complete(r)
+}
+
+// kindNotServed is told by the instance engine that an apply of one of an
+// RGD's resources found its kind not served: its CRD was uninstalled. The
+// graph compiled for the RGD's generation is dropped and the RGD queued,
+// so that its conditions say which kind is missing and its instances are
+// held, rather than each failing on its own while the RGD claims Active.
+func (r *RGDReconciler) kindNotServed(rgdName string) {
+	r.mu.Lock()
+	if time.Since(r.rechecked[rgdName]) < recheckEvery {
+		r.mu.Unlock()
+		return
+	}
+	r.rechecked[rgdName] = time.Now()
+	delete(r.compiled, rgdName)
+	r.mu.Unlock()
+	if r.Discovery != nil {
+		r.Discovery.Invalidate()
+	}
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	rgd.Name = rgdName
+	select {
+	case r.recheck <- event.GenericEvent{Object: rgd}:
+	default:
+		// Full: RGDs are queued already, and the instances' next
+		// failures ask again.
+	}
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -98,6 +141,7 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			r.Engine.Stop(req.Name)
 			r.mu.Lock()
 			delete(r.compiled, req.Name)
+			delete(r.rechecked, req.Name)
 			r.mu.Unlock()
 			return ctrl.Result{}, r.releaseInstances(ctx, req.Name)
 		}

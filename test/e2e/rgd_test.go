@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -394,24 +395,13 @@ spec:
 				t.Errorf("kubectl kro tree gizmoapp g2: %v\n%s", err, out)
 			}
 
-			// Uninstalled under a running agent, the kind cannot be applied,
-			// and the instance says why.
+			// Uninstalled under a running agent: the first apply that finds
+			// Gizmo not served says so, and has the RGD checked again.
 			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gizmos.example.net")
-			eventually(t, 30*time.Second, "the Gizmo CRD to be gone", func() (bool, string) {
-				_, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gizmos.example.net")
-				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			eventually(t, 30*time.Second, "the RGD to report Gizmo unserved", func() (bool, string) {
+				cond := rgdCondition(t, c, "gizmoapps", "GraphAccepted")
+				return cond != nil && cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, "Gizmo"), fmt.Sprint(cond)
 			})
-			eventually(t, 30*time.Second, "g2 to report Gizmo unserved", func() (bool, string) {
-				g2, err := c.get(t, "kro.run/v1alpha1", "GizmoApp", ns, "g2")
-				if err != nil {
-					return false, err.Error()
-				}
-				cond := condition(g2, v1alpha1.ConditionResourcesReady)
-				return cond != nil && strings.Contains(cond.Message, "the API server does not serve gizmos in example.net/v1 (was its CRD uninstalled?)"), conditionSummary(g2)
-			})
-			// A fresh agent compiles the RGD again, without Gizmo.
-			stopAgentNow(t)
-			startAgent(t, cfg)
 			g2 := c.waitState(t, "kro.run/v1alpha1", "GizmoApp", ns, "g2", v1alpha1.InstanceFailed)
 			if cond := condition(g2, v1alpha1.ConditionGraphResolved); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonGraphNotAccepted ||
 				!strings.Contains(cond.Message, "ResourceGraphDefinition gizmoapps is not accepted") {
@@ -420,6 +410,15 @@ spec:
 			if cond := condition(g2, v1alpha1.ConditionReady); cond == nil || cond.Status != metav1.ConditionFalse {
 				t.Errorf("Ready of g2 with its RGD invalid = %+v", cond)
 			}
+			events, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=g2,reason=ApplyFailed"})
+			if err != nil || !slices.ContainsFunc(events.Items, func(e unstructured.Unstructured) bool {
+				return strings.Contains(fmt.Sprint(e.Object["note"]), "the API server does not serve gizmos in example.net/v1 (was its CRD uninstalled?)")
+			}) {
+				t.Errorf("no ApplyFailed event of g2 names the unserved kind: %v %v", err, events)
+			}
+			// A fresh agent holds the instances from the start.
+			stopAgentNow(t)
+			startAgent(t, cfg)
 			// Whether the API server still publishes Gizmo's schema for a
 			// while or not, the tree shows why nothing is done.
 			if out, err := kro(t, cfg, nil, "tree", "gizmoapp", "g2", "-n", ns); err != nil || !strings.Contains(out, "FAILED GraphNotAccepted") || strings.Contains(out, "has not published") {
