@@ -53,9 +53,7 @@ func TestWebAppLifecycle(t *testing.T) {
 	const ns = "lifecycle"
 	f := features.New("a WebApp instance: create, labels, drift, update, includeWhen, deletion").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, example(t, "webapp", "rgd.yaml"))
 			c.waitRGDActive(t, "webapp")
 			return ctx

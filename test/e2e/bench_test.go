@@ -21,9 +21,7 @@ func BenchmarkTree(b *testing.B) {
 	cfg := testenv.EnvConf()
 	const ns = "bench-tree"
 	benchSetup.Do(func() {
-		startAgent(t, cfg)
-		c := newClients(t, cfg)
-		namespace(t, c, ns)
+		c := agentIn(t, cfg, ns)
 		c.apply(t, example(t, "webapp", "rgd.yaml"))
 		c.waitRGDActive(t, "webapp")
 		c.apply(t, webapp(ns, "bench", ", replicas: 1"))

@@ -71,9 +71,7 @@ func TestComputedConditions(t *testing.T) {
 	}
 	f := features.New("conditions written as runtime.newCondition expressions").
 		Assess("each queue and the composed condition are written beside the built-in ones", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, queuesRGD)
 			c.waitRGDActive(t, "queues")
 			c.apply(t, queues("a", "b"))

@@ -63,9 +63,7 @@ func TestReadinessGating(t *testing.T) {
 	const ns = "gating"
 	f := features.New("a dependent waits for its dependency's readyWhen").
 		Assess("the Secret is not created while the gate is not ready", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, gatedRGD)
 			c.waitRGDActive(t, "gated")
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Gated, metadata: {name: g, namespace: %s}, spec: {name: g}}", ns))
@@ -147,9 +145,7 @@ func TestCollections(t *testing.T) {
 	}
 	f := features.New("a forEach collection grows and shrinks").
 		Assess("two queues give two Deployments with index and size labels", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, example(t, "workers", "rgd.yaml"))
 			c.waitRGDActive(t, "workers")
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: jobs, namespace: %s}, spec: {queues: [emails, reports]}}", ns))
@@ -185,9 +181,7 @@ func TestExternalRef(t *testing.T) {
 	const ns = "external"
 	f := features.New("an externalRef is waited for, read, and never written").
 		Assess("the instance waits for the platform ConfigMap", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, example(t, "shared-config", "rgd.yaml"))
 			c.waitRGDActive(t, "shared-config")
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ConfiguredApp, metadata: {name: billing, namespace: %s}, spec: {name: billing}}", ns))
@@ -265,9 +259,7 @@ spec:
 	}
 	f := features.New("a resource moved to another version of its kind").
 		Assess("is applied through the new version and keeps its identity", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, rgd("autoscaling/v1", "${schema.spec.max}"))
 			c.waitRGDActive(t, "scaledapp")
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ScaledApp, metadata: {name: web, namespace: %s}}", ns))
@@ -409,9 +401,7 @@ func TestRGDOverAnotherRGDsKind(t *testing.T) {
 	const ns = "nested"
 	f := features.New("an RGD over another RGD's kind").
 		Assess("admitted once the kind is served; its instances nest", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			var out string
 			eventually(t, 20*time.Second, "outer to be denied while Inner does not exist", func() (bool, string) {
 				var err error

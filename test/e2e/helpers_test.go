@@ -62,6 +62,15 @@ var running struct {
 }
 
 // startAgent runs the agent in-process against the test cluster.
+// agentIn starts the agent and makes namespace ns: how most features begin.
+func agentIn(t testing.TB, cfg *envconf.Config, ns string) *clients {
+	t.Helper()
+	startAgent(t, cfg)
+	c := newClients(t, cfg)
+	namespace(t, c, ns)
+	return c
+}
+
 func startAgent(t testing.TB, cfg *envconf.Config) {
 	t.Helper()
 	startAgentWith(t, cfg, func(*agent.Options) {})

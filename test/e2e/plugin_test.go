@@ -179,9 +179,7 @@ func TestPlugin(t *testing.T) {
 	const ns = "plugin"
 	f := features.New("kubectl kro explains instances").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			for _, rgd := range []string{example(t, "webapp", "rgd.yaml"), example(t, "workers", "rgd.yaml"), blockedRGD} {
 				c.apply(t, rgd)
 			}

@@ -48,9 +48,7 @@ func TestRGDLifecycle(t *testing.T) {
 	const ns = "rgds"
 	f := features.New("RGD status, invalid updates, CRD restore, breaking changes").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, noteRGD("notes", "Note", "", `"${schema.spec.text}"`))
 			c.waitRGDActive(t, "notes")
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Note, metadata: {name: n1, namespace: %s}, spec: {text: hello}}", ns))
@@ -168,9 +166,7 @@ func TestRestartConverges(t *testing.T) {
 	const count = 12
 	f := features.New("killing the agent mid-reconcile and restarting converges").
 		Assess("no duplicate and no orphan", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, example(t, "webapp", "rgd.yaml"))
 			c.waitRGDActive(t, "webapp")
 			for i := 0; i < count; i++ {
@@ -258,9 +254,7 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 	}
 	f := features.New("instances of a deleted RGD").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			agentIn(t, cfg, ns)
 			return ctx
 		}).
 		Assess("are released when the RGD is deleted, and then delete at once, leaving their resources", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -377,9 +371,7 @@ spec:
 	}
 	f := features.New("instances of an RGD whose graph became invalid").
 		Assess("say so, show a deletion as waiting, and resume when the RGD is valid again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, gizmoCRD)
 			eventually(t, 30*time.Second, "the RGD using Gizmo to be admitted", func() (bool, string) {
 				_, err := c.tryApply(t, rgd)

@@ -100,9 +100,7 @@ func TestWebhooks(t *testing.T) {
 	const ns = "webhooks"
 	f := features.New("admission: RGD validation, instance labels, ownership guard, TLS").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			agentIn(t, cfg, ns)
 			return ctx
 		}).
 		Assess("kubectl apply of an invalid RGD is denied with every error and its path", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

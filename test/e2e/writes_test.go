@@ -39,9 +39,7 @@ func TestWriteBudget(t *testing.T) {
 	const n = 10
 	f := features.New("the agent's writes: one apply per resource and one status per instance to ACTIVE, none while nothing changes").
 		Assess("the budget holds", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, chainRGD)
 			c.waitRGDActive(t, "chain")
 			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Chain", ns)
