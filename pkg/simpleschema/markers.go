@@ -28,12 +28,14 @@ const (
 	markerUniqueItems = "uniqueItems"
 	markerValidation  = "validation"
 	markerImmutable   = "immutable"
+	markerListType    = "listType"
+	markerListMapKey  = "listMapKey"
 )
 
 var knownMarkers = []string{
 	markerRequired, markerDefault, markerDescription, markerEnum, markerMinimum, markerMaximum,
 	markerPattern, markerMinLength, markerMaxLength, markerMinItems, markerMaxItems,
-	markerUniqueItems, markerValidation, markerImmutable,
+	markerUniqueItems, markerValidation, markerImmutable, markerListType, markerListMapKey,
 }
 
 // splitField splits "type | k=v k2="v 2"" into the type expression and its
@@ -54,8 +56,10 @@ func splitField(s string) (typ string, markers []marker, err error) {
 }
 
 // parseMarkers reads `key=value` pairs separated by white space. A value is
-// either bare (up to the next white space) or double-quoted, where \" and \\
-// stand for themselves.
+// either double-quoted, where \" and \\ stand for themselves, or bare: up to
+// the next white space outside brackets and quotes, so that a JSON default
+// such as `default={"a": "b c"}` is one value, as kro reads it. listMapKey is
+// the one marker that may be given more than once: each names one key.
 func parseMarkers(s string) ([]marker, error) {
 	var out []marker
 	seen := map[string]bool{}
@@ -78,7 +82,7 @@ func parseMarkers(s string) ([]marker, error) {
 		if !slices.Contains(knownMarkers, key) {
 			return nil, fmt.Errorf("unknown marker %q (known markers: %s)", key, strings.Join(knownMarkers, ", "))
 		}
-		if seen[key] {
+		if seen[key] && key != markerListMapKey {
 			return nil, fmt.Errorf("marker %q is given twice", key)
 		}
 		seen[key] = true
@@ -113,13 +117,47 @@ func parseMarkers(s string) ([]marker, error) {
 			value = b.String()
 		} else {
 			vstart := i
-			for i < len(s) && !isSpace(s[i]) {
-				i++
+			var err error
+			if i, err = scanBare(s, i); err != nil {
+				return nil, fmt.Errorf("marker %q: %w", key, err)
 			}
 			value = s[vstart:i]
 		}
 		out = append(out, marker{key: key, value: value})
 	}
+}
+
+// scanBare returns the end of a bare value starting at i: the first white
+// space outside {} and [] and outside double quotes.
+func scanBare(s string, i int) (int, error) {
+	depth := 0
+	quoted := false
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quoted && c == '\\':
+			i++ // the escaped character
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return 0, fmt.Errorf("%q closes a bracket that was not opened", c)
+			}
+			depth--
+		case depth == 0 && isSpace(c):
+			return i, nil
+		}
+	}
+	switch {
+	case quoted:
+		return 0, fmt.Errorf("unterminated quoted string in the value")
+	case depth > 0:
+		return 0, fmt.Errorf("unclosed { or [ in the value")
+	}
+	return i, nil
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

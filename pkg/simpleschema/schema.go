@@ -292,11 +292,49 @@ func applyMarkers(s *extv1.JSONSchemaProps, markers []marker, path *field.Path) 
 			if v {
 				// Structural schemas forbid uniqueItems; a set-typed list
 				// is how Kubernetes says the same thing.
+				if s.XListType != nil && *s.XListType != "set" {
+					invalid(m, "uniqueItems makes the list a set, but listType=%s is also given", *s.XListType)
+					continue
+				}
 				s.XListType = ptr("set")
 				if s.Items != nil && s.Items.Schema != nil && !oneOf(s.Items.Schema.Type, "string", "integer", "number", "boolean") {
 					invalid(m, "uniqueItems needs items of a scalar type, not %s", typeName(s.Items.Schema))
 				}
 			}
+		case markerListType:
+			if s.Type != "array" {
+				invalid(m, "listType applies to array fields, not %s", typeName(s))
+				continue
+			}
+			if !oneOf(m.value, "atomic", "set", "map") {
+				invalid(m, "listType must be atomic, set or map")
+				continue
+			}
+			if s.XListType != nil && *s.XListType != m.value {
+				invalid(m, "uniqueItems makes the list a set, but listType=%s is also given", m.value)
+				continue
+			}
+			s.XListType = ptr(m.value)
+		case markerListMapKey:
+			if s.Type != "array" {
+				invalid(m, "listMapKey applies to array fields, not %s", typeName(s))
+				continue
+			}
+			if m.value == "" || slices.Contains(s.XListMapKeys, m.value) {
+				invalid(m, "each listMapKey must name a different field of the items")
+				continue
+			}
+			s.XListMapKeys = append(s.XListMapKeys, m.value)
+		}
+	}
+	// The API server checks that the keys are required or defaulted fields
+	// of the items (the generated CRD is dry-run); the pairing of the two
+	// markers is ours to explain.
+	if isMap := s.XListType != nil && *s.XListType == "map"; isMap != (len(s.XListMapKeys) > 0) {
+		if isMap {
+			errs = append(errs, field.Invalid(path, "listType=map", "a map-typed list needs a listMapKey marker naming the field that keys its items"))
+		} else {
+			errs = append(errs, field.Invalid(path, "listMapKey="+s.XListMapKeys[0], "listMapKey needs listType=map"))
 		}
 	}
 	if s.MinLength != nil && s.MaxLength != nil && *s.MinLength > *s.MaxLength {

@@ -55,6 +55,12 @@ func TestBuildValid(t *testing.T) {
 			`{"type":"object","properties":{"size":{"type":"string","enum":["S","M","L"]}}}`},
 		{"list default", `{l: "[]string | default=[\"a\"]"}`, ``,
 			`{"type":"object","default":{},"properties":{"l":{"type":"array","default":["a"],"items":{"type":"string"}}}}`},
+		{"JSON defaults with spaces, as kro examples write them", `{labels: "map[string]string | default={\"k8s-app\": \"kube-dns\", \"tier\": \"a b\"} description=labels", ips: "[]string | default=[\"10.0.0.1\", \"10.0.0.2\"]"}`, ``,
+			`{"type":"object","default":{},"properties":{"ips":{"type":"array","default":["10.0.0.1","10.0.0.2"],"items":{"type":"string"}},"labels":{"description":"labels","type":"object","default":{"k8s-app":"kube-dns","tier":"a b"},"additionalProperties":{"type":"string"}}}}`},
+		{"map-typed list", `{ports: "[]Port | listType=map listMapKey=name listMapKey=protocol"}`, `{Port: {name: "string | required=true", protocol: "string | default=TCP"}}`,
+			`{"type":"object","properties":{"ports":{"type":"array","items":{"type":"object","required":["name"],"properties":{"name":{"type":"string"},"protocol":{"type":"string","default":"TCP"}}},"x-kubernetes-list-map-keys":["name","protocol"],"x-kubernetes-list-type":"map"}}}`},
+		{"atomic list", `{args: "[]string | listType=atomic"}`, ``,
+			`{"type":"object","properties":{"args":{"type":"array","items":{"type":"string"},"x-kubernetes-list-type":"atomic"}}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,6 +113,14 @@ func TestBuildErrors(t *testing.T) {
 		{"nested error path", `{outer: {inner: {leaf: "string | bogus=1"}}}`, ``, "spec.schema.spec.outer.inner.leaf", `unknown marker "bogus"`},
 		{"recursive type", `{a: Node}`, `{Node: {next: Node}}`, "spec.schema.types[Node]", `refers to itself`},
 		{"required custom type", `{a: T}`, `{T: "string | required=true"}`, "spec.schema.types[T]", `cannot be required`},
+		{"unclosed brace in a default", `{a: "map[string]string | default={\"a\": 1"}`, ``, "spec.schema.spec.a", `unclosed { or [`},
+		{"stray closing bracket", `{a: "[]string | default=a]"}`, ``, "spec.schema.spec.a", `not opened`},
+		{"unknown listType", `{a: "[]string | listType=bag"}`, ``, "spec.schema.spec.a", `listType must be atomic, set or map`},
+		{"listType on a string", `{a: "string | listType=set"}`, ``, "spec.schema.spec.a", `listType applies to array fields, not string`},
+		{"map list without a key", `{a: "[]T | listType=map"}`, `{T: {x: "string | required=true"}}`, "spec.schema.spec.a", `needs a listMapKey`},
+		{"listMapKey without map", `{a: "[]T | listMapKey=x"}`, `{T: {x: "string | required=true"}}`, "spec.schema.spec.a", `listMapKey needs listType=map`},
+		{"listMapKey twice the same", `{a: "[]T | listType=map listMapKey=x listMapKey=x"}`, `{T: {x: "string | required=true"}}`, "spec.schema.spec.a", `different field`},
+		{"uniqueItems against listType", `{a: "[]string | uniqueItems=true listType=atomic"}`, ``, "spec.schema.spec.a", `uniqueItems makes the list a set`},
 		{"uniqueItems on list of structs", `{a: "[]T | uniqueItems=true"}`, `{T: {x: string}}`, "spec.schema.spec.a", `scalar type`},
 	}
 	for _, tc := range cases {
