@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -147,6 +148,41 @@ spec:
 	}
 	if got := props["nested"].Properties["url"].Type; got != "string" {
 		t.Errorf("status.nested.url = %q, want string", got)
+	}
+}
+
+// A container's resources hold maps of quantities, a union of string and
+// number: an object of strings may be written into them, and they can be
+// read, as kro's examples do.
+func TestQuantitiesTypeCheck(t *testing.T) {
+	rgd := func(resources string) string {
+		return `
+metadata: {name: q}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Q
+    spec:
+      resources: {limits: {cpu: string, memory: string}, requests: {cpu: string}}
+      wrong: {limitz: {cpu: string}}
+    status:
+      cpu: ${p.spec.containers[0].resources.limits.cpu}
+  resources:
+  - id: p
+    template: {apiVersion: v1, kind: Pod, metadata: {name: x}, spec: {containers: [{name: c, image: i, resources: '` + resources + `'}]}}
+`
+	}
+	g, err := Compile(parseRGD(t, rgd("${schema.spec.resources}")), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties
+	if cpu := status["cpu"]; cpu.XPreserveUnknownFields == nil || !*cpu.XPreserveUnknownFields {
+		t.Errorf("status.cpu, a quantity, = %+v; want a value of any type", cpu)
+	}
+	_, err = Compile(parseRGD(t, rgd("${schema.spec.wrong}")), Options{Resolver: builtin(t)})
+	if err == nil || !strings.Contains(err.Error(), "expression has type __schema__.spec.wrong") {
+		t.Errorf("an object with a field resources do not have was accepted: %v", err)
 	}
 }
 

@@ -49,6 +49,35 @@ func TestBuiltin(t *testing.T) {
 	}
 }
 
+// Quantities are an untyped union in the built-in schemas (oneOf string or
+// number); marked int-or-string they keep their place in the CEL types, and
+// the shared snapshot schema itself stays as it was.
+func TestBuiltinQuantitiesAreIntOrString(t *testing.T) {
+	r, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := r.Resolve(schema.GroupVersionKind{Version: "v1", Kind: "Pod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := info.Schema.Properties["spec"].Properties["containers"].Items.Schema.Properties["resources"].Properties["limits"]
+	if limits.AdditionalProperties == nil || limits.AdditionalProperties.Schema == nil {
+		t.Fatalf("container resources.limits has no value schema: %+v", limits)
+	}
+	if v, _ := limits.AdditionalProperties.Schema.Extensions.GetBool(intOrStringExtension); !v {
+		t.Errorf("a quantity is not marked %s: %+v", intOrStringExtension, limits.AdditionalProperties.Schema.Extensions)
+	}
+	shared := builtin.snap.Schemas["io.k8s.apimachinery.pkg.api.resource.Quantity"]
+	if _, marked := shared.Extensions.GetBool(intOrStringExtension); marked {
+		t.Errorf("the snapshot's own Quantity schema was modified")
+	}
+	priority := info.Schema.Properties["spec"].Properties["priority"]
+	if len(priority.Extensions) != 0 {
+		t.Errorf("a typed field was marked: %+v", priority.Extensions)
+	}
+}
+
 func TestChainNotFound(t *testing.T) {
 	r, _ := Builtin()
 	_, err := Chain{r}.Resolve(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})

@@ -1,0 +1,90 @@
+package kinds
+
+import (
+	"slices"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// intOrStringExtension marks a schema whose value may be a number or a
+// string; the Kubernetes CEL libraries give such a field the type dyn.
+const intOrStringExtension = "x-kubernetes-int-or-string"
+
+// markScalarUnions returns s with every untyped union of scalars, such as
+// the built-in resource.Quantity (oneOf string or number), marked as
+// int-or-string. The Kubernetes CEL libraries only recognise a union by
+// that mark (CRDs) or by the int-or-string format (IntOrString); any other
+// untyped schema has no CEL type, and an object loses the fields of such a
+// type: a container's resources would have no limits or requests, so
+// neither reading ${pod.spec.containers[0].resources.limits.cpu} nor
+// writing a map of quantities into them would type-check.
+//
+// Schemas are shared between kinds and callers, so s is not modified: a
+// changed schema is a copy, and what did not change is returned as it was.
+func markScalarUnions(s *spec.Schema) *spec.Schema {
+	if s == nil {
+		return nil
+	}
+	out := *s
+	changed := false
+	if isScalarUnion(s) {
+		out.Extensions = make(spec.Extensions, len(s.Extensions)+1)
+		for k, v := range s.Extensions {
+			out.Extensions[k] = v
+		}
+		out.Extensions.Add(intOrStringExtension, true)
+		changed = true
+	}
+	if len(s.Properties) > 0 {
+		props := make(map[string]spec.Schema, len(s.Properties))
+		propsChanged := false
+		for name, prop := range s.Properties {
+			marked := markScalarUnions(&prop)
+			if marked != &prop {
+				propsChanged = true
+			}
+			props[name] = *marked
+		}
+		if propsChanged {
+			out.Properties = props
+			changed = true
+		}
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		if marked := markScalarUnions(s.AdditionalProperties.Schema); marked != s.AdditionalProperties.Schema {
+			additional := *s.AdditionalProperties
+			additional.Schema = marked
+			out.AdditionalProperties = &additional
+			changed = true
+		}
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		if marked := markScalarUnions(s.Items.Schema); marked != s.Items.Schema {
+			items := *s.Items
+			items.Schema = marked
+			out.Items = &items
+			changed = true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return &out
+}
+
+// isScalarUnion reports whether s has no type of its own and is one of
+// several scalar types.
+func isScalarUnion(s *spec.Schema) bool {
+	if len(s.Type) > 0 || len(s.Properties) > 0 || len(s.OneOf) < 2 {
+		return false
+	}
+	if v, ok := s.Extensions.GetBool(intOrStringExtension); ok && v {
+		return false
+	}
+	for _, alt := range s.OneOf {
+		if len(alt.Type) != 1 || !slices.Contains([]string{"string", "number", "integer"}, alt.Type[0]) {
+			return false
+		}
+	}
+	return true
+}
