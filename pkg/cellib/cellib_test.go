@@ -57,6 +57,15 @@ func TestFunctions(t *testing.T) {
 		{`"%x".format([hash.md5("abc")])`, "900150983cd24fb0d6963f7d28e17f72"},
 		{`"%x".format([hash.fnv64a("a")])`, "af63dc4c8601ec8c"},
 		{`base64.encode(hash.fnv64a("a"))`, "r2PcTIYB7Iw="},
+		// The values kro v0.9.4 gives for the same arguments.
+		{`random.seededString(10, "3f1c9a52-7a0e-4c1b-9a55-0d6c2b1e8f42")`, "kf9gribdkf"},
+		{`random.seededString(1, "")`, "e"},
+		{`random.seededString(8, "a")`, "2q3xwip3"},
+		{`random.seededString(40, "demo")`, "ss1qdl02ss1qdl02ss1qdl02ss1qdl02ss1qdl02"},
+		{`random.seededInt(30000, 32768, "3f1c9a52-7a0e-4c1b-9a55-0d6c2b1e8f42")`, int64(30431)},
+		{`random.seededInt(-5, 5, "demo")`, int64(1)},
+		{`random.seededInt(0, 1, "x")`, int64(0)},
+		{`random.seededInt(-9223372036854775807 - 1, 9223372036854775807, "wide")`, int64(-8450261383382865265)},
 
 		// Whole numbers come back as ints, so they add to ints.
 		{`json.unmarshal('{"replicas": 2}').replicas + 1`, int64(3)},
@@ -112,6 +121,9 @@ func TestFunctions(t *testing.T) {
 func TestFunctionErrorsSayWhatIsWrong(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{`json.unmarshal("{not json")`, "json.unmarshal: "},
+		{`random.seededString(0, "x")`, "random.seededString: length must be between 1 and 1048576, not 0"},
+		{`random.seededString(2000000, "x")`, "length must be between 1 and 1048576, not 2000000"},
+		{`random.seededInt(5, 5, "x")`, "random.seededInt: min (5) must be less than max (5)"},
 		{`lists.setAtIndex(["a"], 1, "x")`, "lists.setAtIndex: index 1 is outside the list (size 1)"},
 		{`lists.removeAtIndex([], 0)`, "lists.removeAtIndex: index 0 is outside the list (size 0)"},
 		{`lists.insertAtIndex(["a"], -1, "x")`, "lists.insertAtIndex: index -1 is outside the list (size 1)"},
