@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,6 +57,8 @@ type appliedRecord struct {
 	// pending is the apply result, kept until the informer reports the
 	// object (then dropped, to hold no second copy).
 	pending *unstructured.Unstructured
+	// contest counts the restorations of this digest in a row.
+	contest contest
 }
 
 func newAppliedCache() *appliedCache {
@@ -75,10 +78,47 @@ func (c *appliedCache) get(ref objectRef) (appliedRecord, bool) {
 func (c *appliedCache) put(inst types.UID, ref objectRef, d [32]byte, rv string, pending *unstructured.Unstructured) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.records[ref]; !ok {
+	prev, ok := c.records[ref]
+	if !ok {
 		c.byInst[inst] = append(c.byInst[inst], ref)
 	}
-	c.records[ref] = &appliedRecord{digest: d, resourceVersion: rv, pending: pending}
+	next := &appliedRecord{digest: d, resourceVersion: rv, pending: pending}
+	if ok && prev.digest == d {
+		// A new desired object is a new story; the same one goes on.
+		next.contest = prev.contest
+	}
+	c.records[ref] = next
+}
+
+// repairWait tells how long restoring ref's fields must still wait at now,
+// and the object's contest so far.
+func (c *appliedCache) repairWait(ref objectRef, now time.Time) (contest, time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.records[ref]
+	if !ok {
+		return contest{}, 0
+	}
+	wait := r.contest.wait(now)
+	return r.contest, wait
+}
+
+// repaired counts a restoration of ref's fields.
+func (c *appliedCache) repaired(ref objectRef, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.records[ref]; ok {
+		r.contest.repaired(now)
+	}
+}
+
+// setContest stores who the other writer is, if the count has not moved on.
+func (c *appliedCache) setContest(ref objectRef, ct contest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.records[ref]; ok && r.contest.repairs == ct.repairs {
+		r.contest.field, r.contest.by, r.contest.byRepairs = ct.field, ct.by, ct.byRepairs
+	}
 }
 
 // observed is called for every informer event on a managed object: once the
@@ -121,8 +161,10 @@ func digest(obj map[string]any) [32]byte {
 // would change: the desired object is the one applied last time and the
 // live object is still the version that apply produced, or it visibly holds
 // every field we set. A quiet cluster therefore costs no writes, while a
-// hand edit (a new version that no longer holds our fields) is reverted.
-// It returns the object as it now is and whether it wrote.
+// hand edit (a new version that no longer holds our fields) is reverted,
+// at once unless the object is contested (contest.go): then it may wait,
+// and the error says how long. It returns the object as it now is and
+// whether it wrote.
 func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
 	d := digest(desired)
 	last, known := e.applied.get(ref)
@@ -140,6 +182,14 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 		e.applied.put(inst, ref, d, live.GetResourceVersion(), nil)
 		return live, false, nil
 	}
+	// Someone changed fields of ours since we applied this very object.
+	restore := same && live != nil && live.GetDeletionTimestamp() == nil
+	now := time.Now()
+	if restore {
+		if c, wait := e.applied.repairWait(ref, now); wait > 0 {
+			return e.contested(ctx, t, inst, ref, d, desired, live, c, wait)
+		}
+	}
 	u := &unstructured.Unstructured{Object: desired}
 	out, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Apply(ctx, ref.Name, u,
 		metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true})
@@ -148,6 +198,9 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 		return nil, false, err
 	}
 	e.applied.recordApply(inst, ref, d, out, live == nil, t.holds)
+	if restore {
+		e.applied.repaired(ref, now)
+	}
 	return out, true, nil
 }
 

@@ -7,6 +7,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -397,7 +398,12 @@ func (e *Engine) processNext(ctx context.Context) bool {
 	start := time.Now()
 	res, err := e.reconcileSafely(ctx, key)
 	observeReconcile(start, err)
+	var contested *contestedError
 	switch {
+	case errors.As(err, &contested):
+		// Not a failure to retry soon: a restoration that waits its turn.
+		e.queue.Forget(key)
+		e.queue.AddAfter(key, contested.retryAfter)
 	case err != nil:
 		utilruntime.HandleErrorWithContext(ctx, err, "reconciling instance", "instance", key.String())
 		e.queue.AddRateLimited(key)

@@ -48,6 +48,7 @@ type run struct {
 	pending    string // an input is not available yet
 	failed     error  // an expression fails on the instance's values
 	applyErr   error  // the API server refused a write
+	contested  error  // an object waits its turn to be restored
 	waitingExt bool   // an externalRef is missing or not ready
 	wrote      bool
 }
@@ -129,6 +130,10 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	}
 	for _, n := range r.g.Nodes {
 		r.reconcileNode(ctx, n)
+	}
+	if r.applyErr == nil {
+		// A refused write is retried sooner than a contested object's turn.
+		r.applyErr = r.contested
 	}
 	complete := r.blocked == "" && r.pending == "" && r.failed == nil && r.applyErr == nil && !r.waitingExt
 	if complete {
@@ -304,6 +309,16 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		if r.t == r.e.local && r.e.kindNotServed != nil {
 			r.e.kindNotServed(r.s.rgdName)
 		}
+	}
+	var contested *contestedError
+	if errors.As(err, &contested) {
+		// Left as the other writer made it until its turn; the rest of
+		// the graph goes on from it.
+		if r.contested == nil {
+			r.contested = fmt.Errorf("%s %s (resource %s) in %s is contested: %w", n.Kind.GVK.Kind, u.GetName(), n.ID, r.t, err)
+			r.e.event(r.inst, "Warning", "Contested", r.contested.Error())
+		}
+		return out, true
 	}
 	if err != nil {
 		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, u.GetName(), n.ID, r.t, err))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -66,6 +67,91 @@ func TestWriteBudget(t *testing.T) {
 			if got := writeRequestsIn(ns)[quiet:]; len(got) != 0 {
 				t.Errorf("%d writes while nothing changed; want none:\n%s", len(got), strings.Join(got, "\n"))
 			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// contestRGD sets an annotation the deployment controller keeps for itself:
+// each writes its own value back after the other.
+const contestRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: contests}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Contest
+    spec: {revision: string | default=x}
+  resources:
+  - id: deployment
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: ${schema.metadata.name}
+        annotations: {deployment.kubernetes.io/revision: "${schema.spec.revision}"}
+      spec:
+        replicas: 1
+        selector: {matchLabels: {app: "${schema.metadata.name}"}}
+        template:
+          metadata: {labels: {app: "${schema.metadata.name}"}}
+          spec: {containers: [{name: c, image: nginx}]}
+`
+
+func TestContestedObject(t *testing.T) {
+	const ns = "contest"
+	f := features.New("an object another writer keeps changing back is restored less and less often, and the instance names the writer").
+		Assess("the agent backs off and says who it contends with", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, contestRGD)
+			c.waitRGDActive(t, "contests")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Contest", ns)
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: Contest, metadata: {name: rev, namespace: "+ns+"}}")
+			eventually(t, 60*time.Second, "the instance to name the contested field and its writer", func() (bool, string) {
+				u, err := c.get(t, "kro.run/v1alpha1", "Contest", ns, "rev")
+				if err != nil {
+					return false, err.Error()
+				}
+				ready := condition(u, "ResourcesReady")
+				if ready == nil {
+					return false, conditionSummary(u)
+				}
+				return strings.Contains(ready.Message, `is contested: metadata.annotations[deployment.kubernetes.io/revision] was changed by field manager "kube-controller-manager`), ready.Message
+			})
+			// Restorations now wait 5 s, then 10 s, 20 s...: in 8 s at most
+			// two. Restoring at once, the two writers take turns many times
+			// a second.
+			deployment := "/namespaces/" + ns + "/deployments/rev"
+			applies := func() int {
+				n := 0
+				for _, w := range writeRequestsIn(ns) {
+					if strings.HasSuffix(w, deployment) {
+						n++
+					}
+				}
+				return n
+			}
+			before := applies()
+			time.Sleep(8 * time.Second)
+			if got := applies() - before; got > 2 {
+				t.Errorf("%d applies of the contested Deployment in 8 s; want at most 2", got)
+			}
+			u := c.mustGet(t, "kro.run/v1alpha1", "Contest", ns, "rev")
+			if state, _, _ := unstructured.NestedString(u.Object, "status", "state"); state == string(v1alpha1.InstanceActive) {
+				// Right after a restoration the object holds what we want;
+				// the controller changes it back within moments.
+				time.Sleep(time.Second)
+				u = c.mustGet(t, "kro.run/v1alpha1", "Contest", ns, "rev")
+			}
+			if state, _, _ := unstructured.NestedString(u.Object, "status", "state"); state != string(v1alpha1.InstanceError) {
+				t.Errorf("state of the contested instance = %q, want ERROR; conditions %s", state, conditionSummary(u))
+			}
+			// Agreeing with the controller ends the contest: a new desired
+			// object is applied at once.
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: Contest, metadata: {name: rev, namespace: "+ns+"}, spec: {revision: \"1\"}}")
+			c.waitState(t, "kro.run/v1alpha1", "Contest", ns, "rev", v1alpha1.InstanceActive)
 			return ctx
 		}).
 		Feature()

@@ -1,0 +1,87 @@
+package reconcile
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestContestWaitsLongerEachRestoration(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	var c contest
+	var waits []time.Duration
+	for range 10 {
+		wait := c.wait(now)
+		waits = append(waits, wait)
+		now = now.Add(wait) // the restoration happens when its turn comes
+		c.repaired(now)
+		now = now.Add(100 * time.Millisecond) // and is undone at once
+	}
+	want := []time.Duration{0, 0, 0, 5*time.Second - 100*time.Millisecond, 10*time.Second - 100*time.Millisecond,
+		20*time.Second - 100*time.Millisecond, 40*time.Second - 100*time.Millisecond, 80*time.Second - 100*time.Millisecond,
+		160*time.Second - 100*time.Millisecond, 5*time.Minute - 100*time.Millisecond}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Errorf("restoration %d waits %s, want %s (all: %v)", i+1, waits[i], want[i], waits)
+		}
+	}
+	if got := contestWait(1000); got != maxContestWait {
+		t.Errorf("contestWait(1000) = %s, want the cap %s", got, maxContestWait)
+	}
+}
+
+func TestContestStartsOverWhenLeftAlone(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	var c contest
+	for range 4 {
+		c.repaired(now)
+	}
+	if wait := c.wait(now.Add(time.Second)); wait != 9*time.Second {
+		t.Fatalf("wait after 4 restorations in a row = %s, want 9s", wait)
+	}
+	// Left alone for its wait and a quiet minute: a hand edit now is
+	// reverted at once again.
+	if wait := c.wait(now.Add(10*time.Second + contestQuiet + time.Second)); wait != 0 || c.repairs != 0 {
+		t.Errorf("after a quiet spell: wait %s, repairs %d; want 0, 0", wait, c.repairs)
+	}
+}
+
+// The object as the deployment controller leaves it when an RGD sets the
+// revision annotation that controller keeps: its status update owns it.
+func TestContestedNamesTheFieldAndItsWriter(t *testing.T) {
+	live := map[string]any{
+		"metadata": map[string]any{"name": "f1", "annotations": map[string]any{"deployment.kubernetes.io/revision": "1"}},
+		"spec":     map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}},
+	}
+	desired := map[string]any{
+		"metadata": map[string]any{"name": "f1", "annotations": map[string]any{"deployment.kubernetes.io/revision": "x"}},
+		"spec":     map[string]any{"replicas": 1, "template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}},
+	}
+	path, ok := firstDifference(live, desired, nil)
+	if !ok || pathString(path) != "metadata.annotations[deployment.kubernetes.io/revision]" {
+		t.Fatalf("firstDifference = %v, %v", path, ok)
+	}
+	ts := func(s int) *metav1.Time { v := metav1.NewTime(time.Unix(int64(s), 0)); return &v }
+	entries := []metav1.ManagedFieldsEntry{
+		{Manager: "kro-agent", Operation: metav1.ManagedFieldsOperationApply, Time: ts(30),
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
+		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: ts(10),
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:x":{}}}}`)}},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: ts(20),
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{}}},"f:status":{}}`)}},
+	}
+	if by := ownerOf(entries, path); by != "kube-controller-manager (status)" {
+		t.Errorf("ownerOf = %q, want the deployment controller's status writes", by)
+	}
+	msg := (&contestedError{repairs: 4, field: pathString(path), by: ownerOf(entries, path), retryAfter: 10 * time.Second}).Error()
+	for _, part := range []string{`metadata.annotations[deployment.kubernetes.io/revision] was changed by field manager "kube-controller-manager (status)"`, "last 4 restorations", "again in 10s"} {
+		if !strings.Contains(msg, part) {
+			t.Errorf("message %q lacks %q", msg, part)
+		}
+	}
+	if _, ok := firstDifference(live, live, nil); ok {
+		t.Errorf("an object differs from itself")
+	}
+}
