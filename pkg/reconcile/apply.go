@@ -198,7 +198,11 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 		return nil, false, err
 	}
 	e.applied.recordApply(inst, ref, d, out, live == nil, t.holds)
-	if restore {
+	if restore && !sameWhere(live.Object, out.Object, desired) {
+		// Only a restoration that changed a field we set counts: a value
+		// the API server stores in its own form (a quantity "1000m" as
+		// "1") makes live differ from desired after every change by
+		// anyone, and applying it changes nothing.
 		e.applied.repaired(ref, now)
 	}
 	return out, true, nil
@@ -261,6 +265,23 @@ func contains(have, want any) bool {
 	default:
 		return equalScalar(have, want)
 	}
+}
+
+// sameWhere reports whether a and b hold the same values at every field
+// want sets (a list as a whole).
+func sameWhere(a, b, want any) bool {
+	w, ok := want.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(a, b)
+	}
+	am, _ := a.(map[string]any)
+	bm, _ := b.(map[string]any)
+	for k, wv := range w {
+		if !sameWhere(am[k], bm[k], wv) {
+			return false
+		}
+	}
+	return true
 }
 
 // equalScalar compares JSON scalars, treating the integer kinds alike (the

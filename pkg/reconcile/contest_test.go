@@ -85,3 +85,18 @@ func TestContestedNamesTheFieldAndItsWriter(t *testing.T) {
 		t.Errorf("an object differs from itself")
 	}
 }
+
+// A restoration counts only when it changed a field the RGD sets: applying
+// a quantity the API server keeps in its own form changes nothing.
+func TestSameWhereComparesOnlyTheFieldsSet(t *testing.T) {
+	desired := map[string]any{"spec": map[string]any{"limits": map[string]any{"cpu": "1000m"}}, "metadata": map[string]any{"name": "d"}}
+	before := map[string]any{"spec": map[string]any{"limits": map[string]any{"cpu": "1"}}, "metadata": map[string]any{"name": "d", "resourceVersion": "7"}, "status": map[string]any{"ready": int64(1)}}
+	after := map[string]any{"spec": map[string]any{"limits": map[string]any{"cpu": "1"}}, "metadata": map[string]any{"name": "d", "resourceVersion": "9"}, "status": map[string]any{"ready": int64(2)}}
+	if !sameWhere(before, after, desired) {
+		t.Errorf("an apply that left every field the RGD sets as it was counts as a restoration")
+	}
+	restored := map[string]any{"spec": map[string]any{"limits": map[string]any{"cpu": "2"}}, "metadata": map[string]any{"name": "d"}}
+	if sameWhere(before, restored, desired) {
+		t.Errorf("an apply that changed a field the RGD sets does not count")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
@@ -152,6 +153,64 @@ func TestContestedObject(t *testing.T) {
 			// object is applied at once.
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: Contest, metadata: {name: rev, namespace: "+ns+"}, spec: {revision: \"1\"}}")
 			c.waitState(t, "kro.run/v1alpha1", "Contest", ns, "rev", v1alpha1.InstanceActive)
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// quantityRGD writes quantities in a form the API server stores otherwise
+// ("1000m" is kept as "1"): the live Deployment never holds the template's
+// text, and every change of its status finds it "different".
+const quantityRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: quantities}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Quant
+    spec: {replicas: integer | default=2}
+  resources:
+  - id: deployment
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${schema.metadata.name}"}
+      spec:
+        replicas: ${schema.spec.replicas}
+        selector: {matchLabels: {app: "${schema.metadata.name}"}}
+        template:
+          metadata: {labels: {app: "${schema.metadata.name}"}}
+          spec: {containers: [{name: c, image: nginx, resources: {limits: {cpu: 1000m, memory: 1024Mi}}}]}
+`
+
+func TestNormalizedValuesAreNotAContest(t *testing.T) {
+	const ns = "normalized"
+	f := features.New("a value the API server stores in its own form is not mistaken for another writer's change").
+		Assess("status changes of the Deployment leave the instance ACTIVE", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, quantityRGD)
+			c.waitRGDActive(t, "quantities")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Quant", ns)
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: Quant, metadata: {name: q, namespace: "+ns+"}}")
+			c.waitState(t, "kro.run/v1alpha1", "Quant", ns, "q", v1alpha1.InstanceActive)
+			pods := c.resource(t, "v1", "Pod").Namespace(ns)
+			for range 4 {
+				// New pods: the deployment controller updates the status
+				// several times, each a new version of the Deployment.
+				if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=q"}); err != nil {
+					t.Fatal(err)
+				}
+				never(t, 1500*time.Millisecond, "the instance reported a contest", func() bool {
+					u, err := c.get(t, "kro.run/v1alpha1", "Quant", ns, "q")
+					if err != nil {
+						return false
+					}
+					state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+					return state == string(v1alpha1.InstanceError)
+				})
+			}
 			return ctx
 		}).
 		Feature()
