@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -57,6 +58,12 @@ type appliedRecord struct {
 	// pending is the apply result, kept until the informer reports the
 	// object (then dropped, to hold no second copy).
 	pending *unstructured.Unstructured
+	// stored is set only when the API server keeps some of our fields in
+	// a form of its own (a quantity "1000m" as "1", an empty value
+	// dropped): those fields as our apply left them. While the live object
+	// still holds them so, nobody has changed them, though it never
+	// visibly holds the desired object.
+	stored map[string]any
 	// contest counts the restorations of this digest in a row.
 	contest contest
 }
@@ -75,19 +82,29 @@ func (c *appliedCache) get(ref objectRef) (appliedRecord, bool) {
 	return *r, true
 }
 
-func (c *appliedCache) put(inst types.UID, ref objectRef, d [32]byte, rv string, pending *unstructured.Unstructured) {
+func (c *appliedCache) put(inst types.UID, ref objectRef, d [32]byte, rv string, pending *unstructured.Unstructured, stored map[string]any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	prev, ok := c.records[ref]
 	if !ok {
 		c.byInst[inst] = append(c.byInst[inst], ref)
 	}
-	next := &appliedRecord{digest: d, resourceVersion: rv, pending: pending}
+	next := &appliedRecord{digest: d, resourceVersion: rv, pending: pending, stored: stored}
 	if ok && prev.digest == d {
 		// A new desired object is a new story; the same one goes on.
 		next.contest = prev.contest
 	}
 	c.records[ref] = next
+}
+
+// unchanged records that ref, still holding our fields as we left them,
+// is now at version rv (someone changed other fields).
+func (c *appliedCache) unchanged(ref objectRef, rv string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.records[ref]; ok {
+		r.resourceVersion = rv
+	}
 }
 
 // repairWait tells how long restoring ref's fields must still wait at now,
@@ -163,31 +180,39 @@ func digest(obj map[string]any) [32]byte {
 // every field we set. A quiet cluster therefore costs no writes, while a
 // hand edit (a new version that no longer holds our fields) is reverted,
 // at once unless the object is contested (contest.go): then it may wait,
-// and the error says how long. It returns the object as it now is and
-// whether it wrote.
-func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, bool, error) {
+// and the error says how long. It returns the object as it now is.
+func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	d := digest(desired)
 	last, known := e.applied.get(ref)
 	same := known && last.digest == d
 	switch {
 	case live == nil && same && last.pending != nil:
 		// Applied moments ago; the informer has not caught up yet.
-		return last.pending, false, nil
+		return last.pending, nil
 	case live == nil || live.GetDeletionTimestamp() != nil:
 	case same && live.GetResourceVersion() == last.resourceVersion:
-		return live, false, nil
-	case (same || !known) && contains(live.Object, desired):
+		return live, nil
+	case same && contains(live.Object, desired):
 		// Changed by someone else (a status update, say) without touching
-		// our fields, or found already right after a restart.
-		e.applied.put(inst, ref, d, live.GetResourceVersion(), nil)
-		return live, false, nil
+		// our fields.
+		e.applied.unchanged(ref, live.GetResourceVersion())
+		return live, nil
+	case same && last.stored != nil && contains(live.Object, last.stored):
+		// The same, for an object whose fields the API server keeps in
+		// its own form: applying again would change nothing.
+		e.applied.unchanged(ref, live.GetResourceVersion())
+		return live, nil
+	case !known && contains(live.Object, desired):
+		// Found already right after a restart.
+		e.applied.put(inst, ref, d, live.GetResourceVersion(), nil, nil)
+		return live, nil
 	}
 	// Someone changed fields of ours since we applied this very object.
 	restore := same && live != nil && live.GetDeletionTimestamp() == nil
 	now := time.Now()
 	if restore {
 		if c, wait := e.applied.repairWait(ref, now); wait > 0 {
-			return e.contested(ctx, t, inst, ref, d, desired, live, c, wait)
+			return e.contested(ctx, t, inst, ref, d, last.stored, desired, live, c, wait)
 		}
 	}
 	u := &unstructured.Unstructured{Object: desired}
@@ -195,9 +220,9 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 		metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true})
 	countWrite("apply", err)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	e.applied.recordApply(inst, ref, d, out, live == nil, t.holds)
+	e.applied.recordApply(inst, ref, d, desired, out, live == nil, t.holds)
 	if restore && !sameWhere(live.Object, out.Object, desired) {
 		// Only a restoration that changed a field we set counts: a value
 		// the API server stores in its own form (a quantity "1000m" as
@@ -205,7 +230,7 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 		// anyone, and applying it changes nothing.
 		e.applied.repaired(ref, now)
 	}
-	return out, true, nil
+	return out, nil
 }
 
 // recordApply records a successful apply. The result is kept as pending
@@ -217,15 +242,47 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 // asked once more after the record is in place. Without that, the apply
 // result of an object that never changes again (a ConfigMap, a Service)
 // would be held for good beside the informer's copy.
-func (c *appliedCache) recordApply(inst types.UID, ref objectRef, d [32]byte, out *unstructured.Unstructured, created bool, informerHas func(objectRef) bool) {
+func (c *appliedCache) recordApply(inst types.UID, ref objectRef, d [32]byte, desired map[string]any, out *unstructured.Unstructured, created bool, informerHas func(objectRef) bool) {
+	stored := storedFields(out.Object, desired)
 	if !created {
-		c.put(inst, ref, d, out.GetResourceVersion(), nil)
+		c.put(inst, ref, d, out.GetResourceVersion(), nil, stored)
 		return
 	}
-	c.put(inst, ref, d, out.GetResourceVersion(), out)
+	c.put(inst, ref, d, out.GetResourceVersion(), out, stored)
 	if informerHas(ref) {
 		c.observed(ref, false, "")
 	}
+}
+
+// storedFields is a copy of obj's values at the fields desired sets, when
+// the API server keeps some of them in a form of its own; nil when obj
+// visibly holds desired, as nearly every object does.
+func storedFields(obj, desired map[string]any) map[string]any {
+	if contains(obj, desired) {
+		return nil
+	}
+	stored, _ := runtime.DeepCopyJSONValue(project(obj, desired)).(map[string]any)
+	return stored
+}
+
+// project is have at the fields want sets: maps field by field, lists and
+// scalars whole, a field have lacks left out.
+func project(have, want any) any {
+	w, ok := want.(map[string]any)
+	if !ok {
+		return have
+	}
+	h, ok := have.(map[string]any)
+	if !ok {
+		return have
+	}
+	out := make(map[string]any, len(w))
+	for k, wv := range w {
+		if hv, present := h[k]; present {
+			out[k] = project(hv, wv)
+		}
+	}
+	return out
 }
 
 // contains reports whether every field set in want holds the same value in

@@ -27,7 +27,7 @@ func TestRecordApplyKeepsResultOnlyUntilTheInformerHasIt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newAppliedCache()
-			c.recordApply("inst", ref, [32]byte{1}, out, tc.created, tc.cached)
+			c.recordApply("inst", ref, [32]byte{1}, nil, out, tc.created, tc.cached)
 			if tc.eventAfter {
 				c.observed(ref, false, "")
 			}
@@ -53,7 +53,7 @@ func TestEchoesOnlyOurOwnVersion(t *testing.T) {
 	if c.observed(ref, false, "7") {
 		t.Error("an object never applied echoes")
 	}
-	c.recordApply("inst", ref, [32]byte{1}, out, true, func(objectRef) bool { return false })
+	c.recordApply("inst", ref, [32]byte{1}, nil, out, true, func(objectRef) bool { return false })
 	for _, tc := range []struct {
 		ref  objectRef
 		rv   string
@@ -74,5 +74,53 @@ func TestEchoesOnlyOurOwnVersion(t *testing.T) {
 	}
 	if _, ok := c.get(ref); ok {
 		t.Error("the record outlived the object's deletion")
+	}
+}
+
+func TestStoredFieldsTellOthersChangesFromOurs(t *testing.T) {
+	desired := map[string]any{
+		"metadata": map[string]any{"name": "d"},
+		"spec": map[string]any{
+			"replicas": int64(2),
+			"template": map[string]any{"spec": map[string]any{"containers": []any{
+				map[string]any{"name": "c", "resources": map[string]any{"limits": map[string]any{"cpu": "1000m"}}},
+			}}},
+		},
+	}
+	// What the API server returns: the quantity in its own form, defaults
+	// and a status beside our fields.
+	stored := func(cpu string, replicas int64, status string) map[string]any {
+		return map[string]any{
+			"metadata": map[string]any{"name": "d", "resourceVersion": status, "generation": int64(1)},
+			"spec": map[string]any{
+				"replicas": replicas,
+				"strategy": map[string]any{"type": "RollingUpdate"},
+				"template": map[string]any{"spec": map[string]any{"containers": []any{
+					map[string]any{"name": "c", "resources": map[string]any{"limits": map[string]any{"cpu": cpu}}},
+				}}},
+			},
+			"status": map[string]any{"observedGeneration": int64(1), "replicas": int64(2), "phase": status},
+		}
+	}
+	applied := storedFields(stored("1", 2, "a"), desired)
+	if applied == nil {
+		t.Fatal("no stored form for an object that does not visibly hold the desired one")
+	}
+	for _, tc := range []struct {
+		name string
+		live map[string]any
+		same bool
+	}{
+		{"a status update", stored("1", 2, "b"), true},
+		{"our quantity changed", stored("2", 2, "a"), false},
+		{"our replicas changed", stored("1", 3, "a"), false},
+		{"our field removed", map[string]any{"metadata": map[string]any{"name": "d"}, "spec": map[string]any{"replicas": int64(2)}}, false},
+	} {
+		if got := contains(tc.live, applied); got != tc.same {
+			t.Errorf("%s: same stored form = %v, want %v", tc.name, got, tc.same)
+		}
+	}
+	if d := storedFields(map[string]any{"metadata": map[string]any{"name": "d"}, "spec": desired["spec"]}, desired); d != nil {
+		t.Error("a stored form kept for an object that holds the desired one as it is")
 	}
 }

@@ -100,16 +100,22 @@ func (e *contestedError) Error() string {
 // object as it is and the error saying so, naming the field and its other
 // writer. Those are read once per restoration (a GET: the informers hold
 // no managedFields); when the object read already holds what we want (the
-// informer was behind), there is nothing to restore and no error.
-func (e *Engine) contested(ctx context.Context, t *target, inst types.UID, ref objectRef, d [32]byte, desired map[string]any,
-	live *unstructured.Unstructured, c contest, wait time.Duration) (*unstructured.Unstructured, bool, error) {
+// informer was behind), there is nothing to restore and no error. What we
+// want is desired, or our fields as the API server stored them (stored,
+// when it keeps some in a form of its own).
+func (e *Engine) contested(ctx context.Context, t *target, inst types.UID, ref objectRef, d [32]byte, stored, desired map[string]any,
+	live *unstructured.Unstructured, c contest, wait time.Duration) (*unstructured.Unstructured, error) {
 	if c.byRepairs != c.repairs {
+		want := desired
+		if stored != nil {
+			want = stored
+		}
 		obj, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err == nil {
-			path, differs := firstDifference(obj.Object, desired, nil)
+			path, differs := firstDifference(obj.Object, want, nil)
 			if !differs {
-				e.applied.put(inst, ref, d, obj.GetResourceVersion(), nil)
-				return obj, false, nil
+				e.applied.put(inst, ref, d, obj.GetResourceVersion(), nil, stored)
+				return obj, nil
 			}
 			c.field, c.by = pathString(path), ownerOf(obj.GetManagedFields(), path)
 			live = obj
@@ -117,7 +123,7 @@ func (e *Engine) contested(ctx context.Context, t *target, inst types.UID, ref o
 		c.byRepairs = c.repairs
 		e.applied.setContest(ref, c)
 	}
-	return live, false, &contestedError{repairs: c.repairs, field: c.field, by: c.by, retryAfter: wait}
+	return live, &contestedError{repairs: c.repairs, field: c.field, by: c.by, retryAfter: wait}
 }
 
 // firstDifference finds a field of want that have lacks or holds otherwise,

@@ -50,7 +50,6 @@ type run struct {
 	applyErr   error  // the API server refused a write
 	contested  error  // an object waits its turn to be restored
 	waitingExt bool   // an externalRef is missing or not ready
-	wrote      bool
 }
 
 // reconcile brings one instance to its desired state.
@@ -302,7 +301,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		r.fail(fmt.Errorf("%s %s/%s already exists in %s and is not managed by this instance", n.Kind.GVK.Kind, u.GetNamespace(), u.GetName(), r.t))
 		return nil, false
 	}
-	out, wrote, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
+	out, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
 	if kinds.NotServed(err) {
 		// An apply creates what is missing: a 404 means the kind is.
 		err = fmt.Errorf("the API server does not serve %s in %s (was its CRD uninstalled?)", n.Kind.Resource, n.Kind.GVK.GroupVersion())
@@ -324,7 +323,6 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, u.GetName(), n.ID, r.t, err))
 		return nil, false
 	}
-	r.wrote = r.wrote || wrote
 	return out, true
 }
 

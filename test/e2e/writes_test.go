@@ -188,13 +188,14 @@ spec:
 func TestNormalizedValuesAreNotAContest(t *testing.T) {
 	const ns = "normalized"
 	f := features.New("a value the API server stores in its own form is not mistaken for another writer's change").
-		Assess("status changes of the Deployment leave the instance ACTIVE", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("status changes of the Deployment leave the instance ACTIVE and cost no apply", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := agentIn(t, cfg, ns)
 			c.apply(t, quantityRGD)
 			c.waitRGDActive(t, "quantities")
 			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Quant", ns)
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: Quant, metadata: {name: q, namespace: "+ns+"}}")
 			c.waitState(t, "kro.run/v1alpha1", "Quant", ns, "q", v1alpha1.InstanceActive)
+			before := writesIn(ns)
 			pods := c.resource(t, "v1", "Pod").Namespace(ns)
 			for range 4 {
 				// New pods: the deployment controller updates the status
@@ -210,6 +211,18 @@ func TestNormalizedValuesAreNotAContest(t *testing.T) {
 					state, _, _ := unstructured.NestedString(u.Object, "status", "state")
 					return state == string(v1alpha1.InstanceError)
 				})
+			}
+			// The stored form of our fields did not change, so applying
+			// the Deployment again would change nothing.
+			var applies []string
+			for _, w := range writeRequestsIn(ns)[before:] {
+				if strings.Contains(w, "/deployments/") {
+					applies = append(applies, w)
+				}
+			}
+			if len(applies) != 0 {
+				t.Errorf("%d writes to the Deployment while only its status changed; want none:\n%s",
+					len(applies), strings.Join(applies, "\n"))
 			}
 			return ctx
 		}).
