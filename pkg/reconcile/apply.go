@@ -120,6 +120,23 @@ func (c *appliedCache) repairWait(ref objectRef, now time.Time) (contest, time.D
 	return r.contest, wait
 }
 
+// unsettled answers, for an object restored after waiting its turn and
+// not yet left alone for long, the error saying it is still contested.
+func (c *appliedCache) unsettled(ref objectRef, now time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.records[ref]
+	if !ok {
+		return nil
+	}
+	settle := r.contest.unsettled(now)
+	if settle == 0 {
+		return nil
+	}
+	// The last restoration has not been undone (yet).
+	return &contestedError{repairs: r.contest.repairs - 1, field: r.contest.field, by: r.contest.by, restored: true, retryAfter: settle}
+}
+
 // repaired counts a restoration of ref's fields.
 func (c *appliedCache) repaired(ref objectRef, now time.Time) {
 	c.mu.Lock()
@@ -180,8 +197,17 @@ func digest(obj map[string]any) [32]byte {
 // every field we set. A quiet cluster therefore costs no writes, while a
 // hand edit (a new version that no longer holds our fields) is reverted,
 // at once unless the object is contested (contest.go): then it may wait,
-// and the error says how long. It returns the object as it now is.
+// and the error says how long; it says so too while a restoration that
+// waited has not settled. It returns the object as it now is.
 func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, err := e.applyIfChanged(ctx, t, inst, ref, desired, live)
+	if err == nil {
+		err = e.applied.unsettled(ref, time.Now())
+	}
+	return out, err
+}
+
+func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	d := digest(desired)
 	last, known := e.applied.get(ref)
 	same := known && last.digest == d

@@ -70,16 +70,31 @@ func (c *contest) wait(now time.Time) time.Duration {
 	return max(contestWait(c.repairs)-since, 0)
 }
 
+// unsettled tells, after a restoration that had to wait its turn, how long
+// the object is still taken for contested: until it has stayed restored
+// for contestQuiet. Without that the instance would turn ACTIVE right after
+// each restoration and ERROR again at the other writer's next change, two
+// status writes per round. Zero when the object is not contested.
+func (c *contest) unsettled(now time.Time) time.Duration {
+	if c.repairs <= freeRepairs {
+		return 0
+	}
+	return max(contestQuiet-now.Sub(c.lastRepair), 0)
+}
+
 func (c *contest) repaired(now time.Time) {
 	c.repairs++
 	c.lastRepair = now
 }
 
 // contestedError is the answer of an apply that waits: the object is left
-// as the other writer made it until retryAfter.
+// as the other writer made it until retryAfter. With restored, the object
+// was just restored after waiting its turn, and retryAfter is when it
+// counts as settled if left alone.
 type contestedError struct {
-	repairs    int
+	repairs    int    // restorations in a row undone by the other writer
 	field, by  string // what was changed and by whom, when known
+	restored   bool
 	retryAfter time.Duration
 }
 
@@ -91,9 +106,13 @@ func (e *contestedError) Error() string {
 	if e.by != "" {
 		who = fmt.Sprintf("field manager %q", e.by)
 	}
-	return fmt.Sprintf("%s was changed by %s after each of the last %d restorations; restoring it again in %s. "+
+	next := fmt.Sprintf("restoring it again in %s", e.retryAfter.Round(time.Second))
+	if e.restored {
+		next = fmt.Sprintf("restored it again, and it counts as contested until it has stayed so for %s", contestQuiet)
+	}
+	return fmt.Sprintf("%s was changed by %s after each of the last %d restorations; %s. "+
 		"Leave the field to one of the two: remove it from the RGD's template, or stop the other writer from setting it",
-		what, who, e.repairs, e.retryAfter.Round(time.Second))
+		what, who, e.repairs, next)
 }
 
 // contested answers an apply that must wait its turn to restore: the

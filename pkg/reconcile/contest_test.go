@@ -1,11 +1,13 @@
 package reconcile
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestContestWaitsLongerEachRestoration(t *testing.T) {
@@ -47,6 +49,37 @@ func TestContestStartsOverWhenLeftAlone(t *testing.T) {
 		t.Errorf("after a quiet spell: wait %s, repairs %d; want 0, 0", wait, c.repairs)
 	}
 }
+
+// An object restored after waiting its turn stays contested until it has
+// been left alone for a while, so the instance does not turn ACTIVE and
+// back at every round; the free restorations never make it so.
+func TestContestSettlesOnlyAfterAQuietSpell(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	c := newAppliedCache()
+	c.put("inst", testRef, [32]byte{1}, "1", nil, nil)
+	for range freeRepairs {
+		c.repaired(testRef, now)
+		if err := c.unsettled(testRef, now.Add(time.Second)); err != nil {
+			t.Fatalf("contested after free restorations only: %v", err)
+		}
+	}
+	c.repaired(testRef, now) // the first one that waited
+	err := c.unsettled(testRef, now.Add(10*time.Second))
+	var contested *contestedError
+	if !errors.As(err, &contested) || !contested.restored || contested.retryAfter != contestQuiet-10*time.Second {
+		t.Fatalf("10s after a restoration that waited: %v; want contested, settling in %s", err, contestQuiet-10*time.Second)
+	}
+	for _, part := range []string{"last 3 restorations", "restored it again", "stayed so for 1m0s"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("message %q lacks %q", err, part)
+		}
+	}
+	if err := c.unsettled(testRef, now.Add(contestQuiet)); err != nil {
+		t.Errorf("still contested after a quiet minute: %v", err)
+	}
+}
+
+var testRef = objectRef{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: "ns", Name: "d"}
 
 // The object as the deployment controller leaves it when an RGD sets the
 // revision annotation that controller keeps: its status update owns it.
