@@ -57,7 +57,9 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 			errs = append(errs, immutableSchemaFields(old, rgd)...)
 		}
 	}
-	opts := graph.Options{Resolver: v.Resolver}
+	// A CRD applied together with the RGD (one `kubectl apply -f`) is
+	// not served, or its schema not published, for a moment yet.
+	opts := graph.Options{Resolver: kinds.Awaiting(ctx, v.Resolver)}
 	if v.Client != nil {
 		opts.ValidateCRD = crdcheck.OnServer(ctx, v.Client, ownership.FieldManager)
 	}

@@ -423,3 +423,45 @@ func TestRGDWhoseKindIsGoneStaysEditable(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+// The usual way to ship an RGD with the CRD it uses is one file: kubectl
+// sends the RGD a few milliseconds after the CRD, before the API server
+// serves the new kind or has published its schema. The RGD webhook waits
+// for it rather than deny what is valid a moment later.
+func TestRGDAppliedWithItsCRD(t *testing.T) {
+	const ns = "with-crd"
+	const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: sprocketapps}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: SprocketApp
+    spec: {size: integer | default=3}
+  resources:
+  - id: sprocket
+    template:
+      apiVersion: example.io/v1
+      kind: Sprocket
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {size: "${schema.spec.size}"}
+`
+	f := features.New("a CRD and an RGD using it in one kubectl apply").
+		Assess("the RGD is admitted and serves instances", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			if out, err := kubectl(t, cfg, exampleCRD("Sprocket", "example.io")+"\n---\n"+rgd, "apply", "-f", "-"); err != nil {
+				t.Fatalf("kubectl apply of the CRD and the RGD: %v\n%s", err, out)
+			}
+			c.waitRGDActive(t, "sprocketapps")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "SprocketApp", ns)
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: SprocketApp, metadata: {name: s1, namespace: "+ns+"}}")
+			c.waitState(t, "kro.run/v1alpha1", "SprocketApp", ns, "s1", v1alpha1.InstanceActive)
+			if size, _, _ := unstructured.NestedInt64(c.mustGet(t, "example.io/v1", "Sprocket", ns, "s1").Object, "spec", "size"); size != 3 {
+				t.Errorf("Sprocket s1 spec.size = %d, want 3", size)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
