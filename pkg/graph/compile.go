@@ -45,7 +45,6 @@ type Options struct {
 }
 
 var (
-	configMapGVK     = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	idPattern        = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 	kindPattern      = regexp.MustCompile(`^[A-Z][a-zA-Z0-9]*$`)
 	versionPattern   = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]+)?$`)
@@ -145,17 +144,14 @@ func (c *compiler) checkKind(s *v1alpha1.Schema) schema.GroupVersionKind {
 	if !versionPattern.MatchString(s.APIVersion) {
 		c.errs = append(c.errs, field.Invalid(schemaPath.Child("apiVersion"), s.APIVersion, "must be a Kubernetes version such as v1alpha1, v1beta2 or v1"))
 	}
-	group := s.Group
-	if group == "" {
-		group = v1alpha1.GroupVersion.Group
-	}
-	for _, msg := range validation.IsDNS1123Subdomain(group) {
-		c.errs = append(c.errs, field.Invalid(schemaPath.Child("group"), group, msg))
+	gvk := s.GroupVersionKind()
+	for _, msg := range validation.IsDNS1123Subdomain(gvk.Group) {
+		c.errs = append(c.errs, field.Invalid(schemaPath.Child("group"), gvk.Group, msg))
 	}
 	if s.Scope != "" && s.Scope != v1alpha1.ScopeNamespaced && s.Scope != v1alpha1.ScopeCluster {
 		c.errs = append(c.errs, field.NotSupported(schemaPath.Child("scope"), s.Scope, []string{string(v1alpha1.ScopeNamespaced), string(v1alpha1.ScopeCluster)}))
 	}
-	return schema.GroupVersionKind{Group: group, Version: s.APIVersion, Kind: s.Kind}
+	return gvk
 }
 
 // decodeMap reads a schemaless field that must hold a map.

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/gobuffalo/flect"
@@ -121,42 +120,14 @@ func instanceSchema(specSchema *extv1.JSONSchemaProps, resolver kinds.Resolver) 
 	s.Properties = map[string]spec.Schema{
 		"apiVersion": *spec.StringProperty(),
 		"kind":       *spec.StringProperty(),
-		"metadata":   objectMetaSchema(resolver),
+		"metadata":   kinds.ObjectMeta(resolver),
 	}
 	if specSchema != nil {
-		if converted := toSpecSchema(specSchema); converted != nil {
+		if converted := kinds.SpecSchema(specSchema); converted != nil {
 			s.Properties["spec"] = *converted
 		}
 	}
 	return s
-}
-
-// objectMetaSchema is ObjectMeta's schema as the resolver knows it (from
-// ConfigMap's), or a free-form object if it does not.
-func objectMetaSchema(resolver kinds.Resolver) spec.Schema {
-	if info, err := resolver.Resolve(configMapGVK); err == nil && info.Schema != nil {
-		if m, ok := info.Schema.Properties["metadata"]; ok {
-			return m
-		}
-	}
-	m := spec.Schema{}
-	m.Type = []string{"object"}
-	m.Extensions = spec.Extensions{"x-kubernetes-preserve-unknown-fields": true}
-	return m
-}
-
-// toSpecSchema converts an apiextensions schema to kube-openapi's form, which
-// the CEL type machinery reads. Both are the same JSON.
-func toSpecSchema(s *extv1.JSONSchemaProps) *spec.Schema {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil
-	}
-	out := &spec.Schema{}
-	if err := json.Unmarshal(b, out); err != nil {
-		return nil
-	}
-	return out
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -238,9 +238,5 @@ func rgdKind(r *v1alpha1.ResourceGraphDefinition) schema.GroupVersionKind {
 	if r.Spec.Schema == nil {
 		return schema.GroupVersionKind{}
 	}
-	group := r.Spec.Schema.Group
-	if group == "" {
-		group = v1alpha1.GroupVersion.Group
-	}
-	return schema.GroupVersionKind{Group: group, Version: r.Spec.Schema.APIVersion, Kind: r.Spec.Schema.Kind}
+	return r.Spec.Schema.GroupVersionKind()
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
@@ -58,8 +59,11 @@ func newValidateCommand(parent *Options) *cobra.Command {
 		Long: `Validate runs the full RGD validation: SimpleSchema, every CEL expression compiled
 and type-checked, ids, the dependency graph and the generated CRD. Built-in kinds are
 checked offline; kinds from CRDs are checked through the cluster of the current
-kubeconfig when it is reachable. Exits 1 when any RGD is invalid.`,
+kubeconfig when it is reachable. CRDs in the given files, and the kinds the RGDs there
+generate, are checked as the files declare them, as if all were applied together.
+Exits 1 when any RGD is invalid.`,
 		Example: `  kubectl kro validate -f examples/webapp/rgd.yaml
+  kubectl kro validate -f crds.yaml -f rgds.yaml
   kubectl kro validate -f rgd.yaml --offline -o json
   cat rgd.yaml | kubectl kro validate -f -`,
 		Args: cobra.NoArgs,
@@ -78,33 +82,67 @@ func (o *validateOptions) run(ctx context.Context) error {
 		return fmt.Errorf("--output must be json or yaml, not %q", o.output)
 	}
 	resolver, allowUnknown, where := o.resolver(ctx)
-	report := ValidationReport{Cluster: where}
+	// Kinds of CRDs in the files, and of the RGDs there, are checked as
+	// if installed: the files are what will be applied together.
+	declared := kinds.NewDeclared(resolver)
+	var rgds []parsedRGD
 	for _, file := range o.files {
-		rgds, err := readRGDs(file, o.Streams.In)
+		inFile, crds, err := readFile(file, o.Streams.In)
 		if err != nil {
 			return err
 		}
-		for _, rgd := range rgds {
-			res := ValidationResult{Name: rgd.obj.Name, File: file}
-			if rgd.err != nil {
-				res.Errors = []string{rgd.err.Error()}
-				report.Results = append(report.Results, res)
+		rgds = append(rgds, inFile...)
+		for _, crd := range crds {
+			declared.Add(crd)
+		}
+	}
+	if len(rgds) == 0 {
+		return fmt.Errorf("%s: no ResourceGraphDefinition found", strings.Join(o.files, ", "))
+	}
+	report := ValidationReport{Cluster: where, Results: make([]ValidationResult, len(rgds))}
+	errs := make([]error, len(rgds))
+	for i, rgd := range rgds {
+		report.Results[i] = ValidationResult{Name: rgd.obj.Name, File: rgd.file}
+		errs[i] = rgd.err
+		if rgd.err == nil {
+			errs[i] = errUncompiled
+			if s := rgd.obj.Spec.Schema; s != nil {
+				declared.Expect(s.GroupVersionKind())
+			}
+		}
+	}
+	// An RGD may use the kind another one generates: compile in rounds
+	// until no more succeed, then once more for those left, with the
+	// kinds of invalid RGDs resolved as if not in the files.
+	opts := graph.Options{Resolver: declared, AllowUnknownKinds: allowUnknown, ValidateCRD: offline.Validate}
+	for progress, settled := true, false; progress || !settled; {
+		if !progress {
+			declared.Settle()
+			settled = true
+		}
+		progress = false
+		for i, rgd := range rgds {
+			if rgd.err != nil || errs[i] == nil {
 				continue
 			}
-			g, err := graph.Compile(rgd.obj, graph.Options{Resolver: resolver, AllowUnknownKinds: allowUnknown, ValidateCRD: offline.Validate})
-			var cerr *graph.Error
-			switch {
-			case errors.As(err, &cerr):
-				for _, e := range cerr.Errs {
-					res.Errors = append(res.Errors, e.Error())
-				}
-			case err != nil:
-				res.Errors = []string{err.Error()}
-			default:
-				res.Valid = true
-				res.TopologicalOrder = g.Order()
+			g, err := graph.Compile(rgd.obj, opts)
+			if errs[i] = err; err == nil {
+				report.Results[i].Valid = true
+				report.Results[i].TopologicalOrder = g.Order()
+				declared.Add(g.CRD)
+				progress = true
 			}
-			report.Results = append(report.Results, res)
+		}
+	}
+	for i, err := range errs {
+		var cerr *graph.Error
+		switch {
+		case errors.As(err, &cerr):
+			for _, e := range cerr.Errs {
+				report.Results[i].Errors = append(report.Results[i].Errors, e.Error())
+			}
+		case err != nil:
+			report.Results[i].Errors = []string{err.Error()}
 		}
 	}
 	if err := printValidation(o.Streams.Out, o.output, report); err != nil {
@@ -117,6 +155,9 @@ func (o *validateOptions) run(ctx context.Context) error {
 	}
 	return nil
 }
+
+// errUncompiled marks an RGD not compiled yet.
+var errUncompiled = errors.New("not compiled")
 
 // resolver picks where kinds come from: the cluster when one answers
 // (built-in snapshot as a fallback), else the snapshot alone.
@@ -148,14 +189,16 @@ func (o *validateOptions) resolver(ctx context.Context) (kinds.Resolver, bool, s
 }
 
 type parsedRGD struct {
-	obj *v1alpha1.ResourceGraphDefinition
-	err error
+	obj  *v1alpha1.ResourceGraphDefinition
+	file string
+	err  error
 }
 
-// readRGDs reads every ResourceGraphDefinition in a multi-document YAML or
-// JSON file, strictly: an unknown field is an error, as the API server's
-// strict field validation would say. Other kinds are skipped.
-func readRGDs(file string, stdin io.Reader) ([]parsedRGD, error) {
+// readFile reads every ResourceGraphDefinition and CustomResourceDefinition
+// in a multi-document YAML or JSON file. RGDs are read strictly: an unknown
+// field is an error, as the API server's strict field validation would
+// say. Other kinds are skipped.
+func readFile(file string, stdin io.Reader) ([]parsedRGD, []*extv1.CustomResourceDefinition, error) {
 	var data []byte
 	var err error
 	if file == "-" {
@@ -164,40 +207,43 @@ func readRGDs(file string, stdin io.Reader) ([]parsedRGD, error) {
 		data, err = os.ReadFile(file)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []parsedRGD
+	var rgds []parsedRGD
+	var crds []*extv1.CustomResourceDefinition
 	for i := 0; ; i++ {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return nil, nil, fmt.Errorf("%s: %w", file, err)
 		}
 		var meta struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
 		}
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+			return nil, nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
 		}
-		gv, _ := schema.ParseGroupVersion(meta.APIVersion)
-		if meta.Kind != "ResourceGraphDefinition" || gv.Group != v1alpha1.GroupVersion.Group {
-			continue
+		switch gv, _ := schema.ParseGroupVersion(meta.APIVersion); {
+		case meta.Kind == "ResourceGraphDefinition" && gv.Group == v1alpha1.GroupVersion.Group:
+			rgd := &v1alpha1.ResourceGraphDefinition{}
+			if err := yaml.UnmarshalStrict(doc, rgd); err != nil {
+				rgds = append(rgds, parsedRGD{obj: rgd, file: file, err: fmt.Errorf("document %d: %w", i+1, err)})
+				continue
+			}
+			rgds = append(rgds, parsedRGD{obj: rgd, file: file})
+		case meta.Kind == "CustomResourceDefinition" && gv == extv1.SchemeGroupVersion:
+			crd := &extv1.CustomResourceDefinition{}
+			if err := yaml.Unmarshal(doc, crd); err != nil {
+				return nil, nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+			}
+			crds = append(crds, crd)
 		}
-		rgd := &v1alpha1.ResourceGraphDefinition{}
-		if err := yaml.UnmarshalStrict(doc, rgd); err != nil {
-			out = append(out, parsedRGD{obj: rgd, err: fmt.Errorf("document %d: %w", i+1, err)})
-			continue
-		}
-		out = append(out, parsedRGD{obj: rgd})
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no ResourceGraphDefinition found", file)
-	}
-	return out, nil
+	return rgds, crds, nil
 }
 
 func printValidation(w io.Writer, format string, report ValidationReport) error {

@@ -173,6 +173,19 @@ func TestValidateThroughDiscovery(t *testing.T) {
 			if err != nil || !strings.Contains(out, "offline") {
 				t.Errorf("offline: err=%v\n%s", err, out)
 			}
+			// A kind the cluster lacks, declared by a CRD in the files, is
+			// checked as declared there.
+			crds := t.TempDir() + "/crds.yaml"
+			writeFile(t, crds, strings.ReplaceAll(widgetCRD, "example.com", "example.dev"))
+			writeFile(t, file, strings.ReplaceAll(rgdUsingWidget("${schema.spec.size}"), "example.com", "example.dev"))
+			out, err = runPlugin(t, "validate", "-f", file, "--kubeconfig", cfg.KubeconfigFile())
+			if !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(out, "is its CRD installed?") {
+				t.Errorf("a kind neither the cluster nor the files have: err=%v\n%s", err, out)
+			}
+			out, err = runPlugin(t, "validate", "-f", crds, "-f", file, "--kubeconfig", cfg.KubeconfigFile())
+			if err != nil || !strings.Contains(out, "topological order: widget -> summary") {
+				t.Errorf("with the CRD declaring the kind in the files: err=%v\n%s", err, out)
+			}
 			return ctx
 		}).
 		Feature()

@@ -4,6 +4,7 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // ResourceGraphDefinition defines a new Kubernetes API (the schema of its
@@ -129,6 +130,15 @@ type Schema struct {
 	// Metadata holds labels and annotations copied onto the generated CRD.
 	// +optional
 	Metadata *CRDMetadata `json:"metadata,omitempty"`
+}
+
+// GroupVersionKind is the generated kind; the group defaults to kro.run.
+func (s *Schema) GroupVersionKind() schema.GroupVersionKind {
+	group := s.Group
+	if group == "" {
+		group = GroupVersion.Group
+	}
+	return schema.GroupVersionKind{Group: group, Version: s.APIVersion, Kind: s.Kind}
 }
 
 // CRDMetadata is metadata copied onto the generated CustomResourceDefinition.
