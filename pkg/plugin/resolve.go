@@ -130,8 +130,16 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 	if err != nil {
 		return nil, err
 	}
+	return c.subjectOf(ctx, inst, mapping)
+}
+
+// subjectOf finds the RGD of the instance inst, of kind mapping, and
+// compiles its graph.
+func (c *cluster) subjectOf(ctx context.Context, inst *unstructured.Unstructured, mapping *meta.RESTMapping) (*subject, error) {
 	s := &subject{instance: inst, mapping: mapping}
+	name := inst.GetName()
 	rgdName := inst.GetLabels()[v1alpha1.LabelRGDName]
+	var err error
 	if rgdName == "" {
 		rgdName, err = c.rgdServing(ctx, mapping.GroupVersionKind)
 		if err != nil {

@@ -26,8 +26,9 @@ func newTreeCommand(parent *Options) *cobra.Command {
 		`tree shows an instance and every resource it manages, in the RGD's topological order
 and nested under the resource each depends on: node id, kind and name, namespace, READY
 (the readyWhen verdict), HEALTH (kstatus), REASON and AGE. Resources are found by the
-labels kro-agent sets, with one LIST per kind in the graph. For an instance placed on a
-workload cluster by region, they are found there, through the Cluster's kubeconfig.`, "json, yaml or dot", &o.output, &o.color, o.run)
+labels kro-agent sets, with one LIST per kind in the graph. A resource that is itself an
+instance of an RGD shows what it manages under it. For an instance placed on a workload
+cluster by region, they are found there, through the Cluster's kubeconfig.`, "json, yaml or dot", &o.output, &o.color, o.run)
 	cmd.Example = `  kubectl kro tree webapp demo
   kubectl kro tree webapp demo -o yaml
   kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg`
@@ -42,6 +43,10 @@ func (o *treeOptions) run(ctx context.Context, kind, name string) error {
 	t, err := c.buildTree(ctx, s)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", s.mapping.GroupVersionKind.Kind, name, err)
+	}
+	if s.workload == nil {
+		// Instances among the resources show what they manage in turn.
+		c.expandNested(ctx, t, 0)
 	}
 	switch o.output {
 	case "":
@@ -66,7 +71,7 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 	in := t.Instance
 	fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", p.bold("(instance)"), in.Kind, in.Name, orDash(in.Namespace), p.verdict(in.Ready), "-", orDash(oneLine(in.Reason)), age(in.Created, now))
 	for _, r := range t.Rows {
-		node := strings.Repeat("  ", r.Depth-1) + "└─ " + r.NodeID
+		node := strings.Repeat("  ", r.Depth-1) + "└─ " + nodeName(r.NodeID)
 		if r.Index != nil {
 			node += fmt.Sprintf("[%d]", *r.Index)
 		}
@@ -110,7 +115,7 @@ func printDot(w io.Writer, t *Tree) {
 			continue
 		}
 		seen[r.NodeID] = true
-		fmt.Fprintf(w, "  %q [label=%q, fillcolor=%q];\n", r.NodeID, r.NodeID+"\n"+strings.Join(labels[r.NodeID], "\n"), dotColor(verdicts[r.NodeID]))
+		fmt.Fprintf(w, "  %q [label=%q, fillcolor=%q];\n", r.NodeID, nodeName(r.NodeID)+"\n"+strings.Join(labels[r.NodeID], "\n"), dotColor(verdicts[r.NodeID]))
 		if !hasParent[r.NodeID] {
 			fmt.Fprintf(w, "  instance -> %q;\n", r.NodeID)
 		}

@@ -124,6 +124,10 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			d.Cause += " in cluster " + s.placement.Cluster
 		}
 		d.Advice = "look at the resource (kubectl describe " + strings.ToLower(r.Kind) + " " + r.Name + "); its dependents wait for it"
+		if r.object != nil && isInstance(r.object) {
+			d.Advice = fmt.Sprintf("it is an instance of ResourceGraphDefinition %s in turn: kubectl kro why-not-ready %s %s%s follows it; its dependents wait for it",
+				r.object.GetLabels()[v1alpha1.LabelRGDName], strings.ToLower(r.Kind), r.Name, namespaceFlag(r.Namespace))
+		}
 		if r.Ready == VerdictMissing {
 			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
 			// The agent says on the instance why it could not create it.
@@ -222,4 +226,12 @@ func printDiagnosis(w io.Writer, s *subject, d *Diagnosis, p palette) {
 	if d.Advice != "" {
 		fmt.Fprintf(w, "%s %s\n", p.bold("What to do:"), d.Advice)
 	}
+}
+
+// namespaceFlag is the -n flag naming ns, for a command to copy.
+func namespaceFlag(ns string) string {
+	if ns == "" {
+		return ""
+	}
+	return " -n " + ns
 }

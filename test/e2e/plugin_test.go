@@ -461,3 +461,92 @@ func createNoise(t testing.TB, c *clients, ns string, n int) {
 		t.Fatal(err)
 	}
 }
+
+// One RGD composing another: its resource is an instance of the other's
+// kind. tree shows what that instance manages under it, and why-not-ready
+// points at it as an instance to follow.
+func TestPluginFollowsNestedInstances(t *testing.T) {
+	const ns = "nested"
+	const inner = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: databases}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Database
+    spec: {ready: boolean | default=false}
+  resources:
+  - id: config
+    readyWhen: ["${config.data.ready == 'true'}"]
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-db"}
+      data: {ready: "${string(schema.spec.ready)}"}
+`
+	const outer = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: services}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Service
+    group: nested.example.com
+    spec: {ready: boolean | default=false}
+  resources:
+  - id: database
+    readyWhen: ["${database.status.state == 'ACTIVE'}"]
+    template:
+      apiVersion: kro.run/v1alpha1
+      kind: Database
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {ready: "${schema.spec.ready}"}
+  - id: settings
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-settings"}
+      data: {db: "${database.metadata.name}"}
+`
+	f := features.New("an RGD composing another").
+		Assess("tree shows the inner instance's resources, why-not-ready points at it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, inner)
+			c.waitRGDActive(t, "databases")
+			c.apply(t, outer)
+			c.waitRGDActive(t, "services")
+			c.waitInstanceWebhook(t, "nested.example.com/v1alpha1", "Service", ns)
+			c.apply(t, "{apiVersion: nested.example.com/v1alpha1, kind: Service, metadata: {name: shop, namespace: "+ns+"}}")
+			eventually(t, 30*time.Second, "the inner instance's ConfigMap", func() (bool, string) {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "shop-db")
+				return err == nil, fmt.Sprint(err)
+			})
+
+			out, err := kro(t, cfg, nil, "tree", "services.nested.example.com", "shop", "-n", ns)
+			if err != nil {
+				t.Fatalf("tree: %v\n%s", err, out)
+			}
+			// The inner instance's ConfigMap, one level below it.
+			if !regexp.MustCompile(`(?m)^└─ database +Database/shop .*\n  └─ config +ConfigMap/shop-db +nested +NotReady`).MatchString(out) {
+				t.Errorf("tree does not show the inner instance's ConfigMap under it:\n%s", out)
+			}
+			out, err = kro(t, cfg, nil, "tree", "services.nested.example.com", "shop", "-n", ns, "-o", "json")
+			if err != nil || !strings.Contains(out, `"nodeID": "database/config"`) {
+				t.Errorf("tree -o json does not name the inner node by its path: %v\n%s", err, out)
+			}
+
+			out, err = kro(t, cfg, nil, "why-not-ready", "services.nested.example.com", "shop", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "kubectl kro why-not-ready database shop -n "+ns) {
+				t.Errorf("why-not-ready does not point at the inner instance: %v\n%s", err, out)
+			}
+			out, err = kro(t, cfg, nil, "why-not-ready", "database", "shop", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "resource config (ConfigMap shop-db) is notready") {
+				t.Errorf("why-not-ready of the inner instance: %v\n%s", err, out)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
