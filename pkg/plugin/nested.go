@@ -37,7 +37,12 @@ func (c *cluster) expandNested(ctx context.Context, t *Tree, level int) {
 		}
 		sub, err := c.nestedTree(ctx, r.object, level)
 		if err != nil {
-			rows[len(rows)-1].Reason = strings.TrimPrefix(rows[len(rows)-1].Reason+"; ", "; ") + "its own resources cannot be shown: " + err.Error()
+			row := &rows[len(rows)-1]
+			why := "its own resources cannot be shown: " + err.Error()
+			if row.Reason != "" {
+				why = row.Reason + "; " + why
+			}
+			row.Reason = why
 			continue
 		}
 		t.Requests += sub.Requests
