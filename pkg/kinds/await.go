@@ -13,7 +13,8 @@ import (
 // CRD, before the API server serves the new kind or, a moment later, has
 // published its OpenAPI schema (half a second to a few seconds). A kind
 // not served at all is most often a typo, whose denial should not wait
-// long; one served without a schema is surely on its way.
+// long, unless it is known to be coming (another RGD generates it); one
+// served without a schema is surely on its way.
 const (
 	awaitServed    = time.Second
 	awaitPublished = 5 * time.Second
@@ -22,18 +23,20 @@ const (
 
 // Awaiting resolves kinds with r, waiting a little for a kind that is not
 // served yet or whose schema is not published yet, as right after its CRD
-// was created, until ctx ends. It is for answering one request, such as an
-// admission review, which would otherwise refuse what is valid a moment
-// later; the waits count from its creation, so an RGD with many unknown
-// kinds does not wait for each in turn.
-func Awaiting(ctx context.Context, r Resolver) Resolver {
-	return awaiting{ctx: ctx, r: r, start: time.Now()}
+// was created, until ctx ends; longer for a kind not served for which
+// coming (when not nil) says a CRD is on its way. It is for answering one
+// request, such as an admission review, which would otherwise refuse what
+// is valid a moment later; the waits count from its creation, so an RGD
+// with many unknown kinds does not wait for each in turn.
+func Awaiting(ctx context.Context, r Resolver, coming func(schema.GroupVersionKind) bool) Resolver {
+	return awaiting{ctx: ctx, r: r, coming: coming, start: time.Now()}
 }
 
 type awaiting struct {
-	ctx   context.Context
-	r     Resolver
-	start time.Time
+	ctx    context.Context
+	r      Resolver
+	coming func(schema.GroupVersionKind) bool
+	start  time.Time
 }
 
 // Resolve implements Resolver.
@@ -45,6 +48,8 @@ func (a awaiting) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 		case err == nil:
 			return info, nil
 		case errors.As(err, new(*schemaNotPublished)):
+			limit = awaitPublished
+		case errors.Is(err, ErrNotFound) && a.coming != nil && a.coming(gvk):
 			limit = awaitPublished
 		case errors.Is(err, ErrNotFound):
 			limit = awaitServed

@@ -34,6 +34,7 @@ func TestAwaitingWaitsForAKindOnItsWay(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
 		errs               []error
+		coming             func(schema.GroupVersionKind) bool
 		minCalls, maxCalls int
 		wantErr            bool
 	}{
@@ -42,11 +43,15 @@ func TestAwaitingWaitsForAKindOnItsWay(t *testing.T) {
 		{name: "served a moment later, then published", errs: []error{notServed, notPublished}, minCalls: 3, maxCalls: 3},
 		// A typo is denied within the second, after a few looks.
 		{name: "never served", errs: never, minCalls: 2, maxCalls: 6, wantErr: true},
+		// Served after more than a second: too late for a kind nobody
+		// said was coming, in time for one another RGD generates.
+		{name: "served late", errs: never[:8], minCalls: 2, maxCalls: 6, wantErr: true},
+		{name: "served late, known to be coming", errs: never[:8], coming: func(schema.GroupVersionKind) bool { return true }, minCalls: 9, maxCalls: 9},
 		{name: "another error", errs: []error{errors.New("connection refused")}, minCalls: 1, maxCalls: 1, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &answers{errs: tc.errs}
-			info, err := Awaiting(context.Background(), r).Resolve(gvk)
+			info, err := Awaiting(context.Background(), r, tc.coming).Resolve(gvk)
 			if got := err != nil; got != tc.wantErr {
 				t.Fatalf("Resolve = %v, %v; want an error: %v", info, err, tc.wantErr)
 			}
@@ -64,7 +69,7 @@ func TestAwaitingStopsWithItsRequest(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := &answers{errs: []error{&schemaNotPublished{}, &schemaNotPublished{}}}
-	if _, err := Awaiting(ctx, r).Resolve(schema.GroupVersionKind{Kind: "Gizmo"}); err == nil || r.calls != 1 {
+	if _, err := Awaiting(ctx, r, nil).Resolve(schema.GroupVersionKind{Kind: "Gizmo"}); err == nil || r.calls != 1 {
 		t.Errorf("after the request ended: %d lookups, error %v; want 1 lookup and the error", r.calls, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -58,8 +59,10 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 		}
 	}
 	// A CRD applied together with the RGD (one `kubectl apply -f`) is
-	// not served, or its schema not published, for a moment yet.
-	opts := graph.Options{Resolver: kinds.Awaiting(ctx, v.Resolver)}
+	// not served, or its schema not published, for a moment yet; nor is
+	// the kind of another RGD applied with it.
+	generated := func(gvk schema.GroupVersionKind) bool { return v.generated(ctx, gvk) }
+	opts := graph.Options{Resolver: kinds.Awaiting(ctx, v.Resolver, generated)}
 	if v.Client != nil {
 		opts.ValidateCRD = crdcheck.OnServer(ctx, v.Client, ownership.FieldManager)
 	}
@@ -79,6 +82,26 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 		return admission.Denied(fmt.Sprintf("ResourceGraphDefinition %s is invalid (%d error(s)):\n%s", rgd.Name, len(errs), strings.Join(lines, "\n")))
 	}
 	return admission.Allowed("").WithWarnings(warnings(g)...)
+}
+
+// generated tells whether an RGD in the cluster generates gvk: the agent
+// is about to serve it, as when RGDs using each other's kinds are applied
+// together.
+func (v *RGDValidator) generated(ctx context.Context, gvk schema.GroupVersionKind) bool {
+	if v.Client == nil {
+		return false
+	}
+	list := &v1alpha1.ResourceGraphDefinitionList{}
+	// Read from the agent's cache, in place: nothing here writes to them.
+	if err := v.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return false
+	}
+	for i := range list.Items {
+		if s := list.Items[i].Spec.Schema; s != nil && s.GroupVersionKind() == gvk {
+			return true
+		}
+	}
+	return false
 }
 
 // immutableSchemaFields refuses changes to the fields that name the

@@ -426,8 +426,9 @@ func TestRGDWhoseKindIsGoneStaysEditable(t *testing.T) {
 
 // The usual way to ship an RGD with the CRD it uses is one file: kubectl
 // sends the RGD a few milliseconds after the CRD, before the API server
-// serves the new kind or has published its schema. The RGD webhook waits
-// for it rather than deny what is valid a moment later.
+// serves the new kind or has published its schema, and an RGD using
+// another's kind before the agent has created its CRD. The RGD webhook
+// waits for them rather than deny what is valid a moment later.
 func TestRGDAppliedWithItsCRD(t *testing.T) {
 	const ns = "with-crd"
 	const rgd = `
@@ -447,13 +448,32 @@ spec:
       metadata: {name: "${schema.metadata.name}"}
       spec: {size: "${schema.spec.size}"}
 `
-	f := features.New("a CRD and an RGD using it in one kubectl apply").
-		Assess("the RGD is admitted and serves instances", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+	// And an RGD using the kind the first generates, in the same file.
+	const suite = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: sprocketsuites}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: SprocketSuite
+    spec: {size: integer | default=3}
+  resources:
+  - id: app
+    template:
+      apiVersion: kro.run/v1alpha1
+      kind: SprocketApp
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {size: "${schema.spec.size}"}
+`
+	f := features.New("a CRD and RGDs using it and each other in one kubectl apply").
+		Assess("the RGDs are admitted and serve instances", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := agentIn(t, cfg, ns)
-			if out, err := kubectl(t, cfg, exampleCRD("Sprocket", "example.io")+"\n---\n"+rgd, "apply", "-f", "-"); err != nil {
-				t.Fatalf("kubectl apply of the CRD and the RGD: %v\n%s", err, out)
+			if out, err := kubectl(t, cfg, exampleCRD("Sprocket", "example.io")+"\n---\n"+rgd+"\n---\n"+suite, "apply", "-f", "-"); err != nil {
+				t.Fatalf("kubectl apply of the CRD and the RGDs: %v\n%s", err, out)
 			}
 			c.waitRGDActive(t, "sprocketapps")
+			c.waitRGDActive(t, "sprocketsuites")
 			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "SprocketApp", ns)
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: SprocketApp, metadata: {name: s1, namespace: "+ns+"}}")
 			c.waitState(t, "kro.run/v1alpha1", "SprocketApp", ns, "s1", v1alpha1.InstanceActive)
