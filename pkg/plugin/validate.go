@@ -100,49 +100,21 @@ func (o *validateOptions) run(ctx context.Context) error {
 		return fmt.Errorf("%s: no ResourceGraphDefinition found", strings.Join(o.files, ", "))
 	}
 	report := ValidationReport{Cluster: where, Results: make([]ValidationResult, len(rgds))}
-	errs := make([]error, len(rgds))
+	graphs, errs := compileTogether(rgds, declared, graph.Options{AllowUnknownKinds: allowUnknown, ValidateCRD: offline.Validate})
 	for i, rgd := range rgds {
-		report.Results[i] = ValidationResult{Name: rgd.obj.Name, File: rgd.file}
-		errs[i] = rgd.err
-		if rgd.err == nil {
-			errs[i] = errUncompiled
-			if s := rgd.obj.Spec.Schema; s != nil {
-				declared.Expect(s.GroupVersionKind())
-			}
-		}
-	}
-	// An RGD may use the kind another one generates: compile in rounds
-	// until no more succeed, then once more for those left, with the
-	// kinds of invalid RGDs resolved as if not in the files.
-	opts := graph.Options{Resolver: declared, AllowUnknownKinds: allowUnknown, ValidateCRD: offline.Validate}
-	for progress, settled := true, false; progress || !settled; {
-		if !progress {
-			declared.Settle()
-			settled = true
-		}
-		progress = false
-		for i, rgd := range rgds {
-			if rgd.err != nil || errs[i] == nil {
-				continue
-			}
-			g, err := graph.Compile(rgd.obj, opts)
-			if errs[i] = err; err == nil {
-				report.Results[i].Valid = true
-				report.Results[i].TopologicalOrder = g.Order()
-				declared.Add(g.CRD)
-				progress = true
-			}
-		}
-	}
-	for i, err := range errs {
+		res := &report.Results[i]
+		*res = ValidationResult{Name: rgd.obj.Name, File: rgd.file}
 		var cerr *graph.Error
-		switch {
+		switch err := errs[i]; {
 		case errors.As(err, &cerr):
 			for _, e := range cerr.Errs {
-				report.Results[i].Errors = append(report.Results[i].Errors, e.Error())
+				res.Errors = append(res.Errors, e.Error())
 			}
 		case err != nil:
-			report.Results[i].Errors = []string{err.Error()}
+			res.Errors = []string{err.Error()}
+		default:
+			res.Valid = true
+			res.TopologicalOrder = graphs[i].Order()
 		}
 	}
 	if err := printValidation(o.Streams.Out, o.output, report); err != nil {
@@ -156,8 +128,41 @@ func (o *validateOptions) run(ctx context.Context) error {
 	return nil
 }
 
-// errUncompiled marks an RGD not compiled yet.
-var errUncompiled = errors.New("not compiled")
+// compileTogether compiles RGDs meant to be applied together, with the
+// kinds declared besides them: an RGD may use the kind another generates,
+// so they are compiled in rounds until no more succeed, then once more for
+// those left, with the kinds of the invalid ones resolved as if not in the
+// files. It returns each RGD's graph or error (its parse error, if any).
+func compileTogether(rgds []parsedRGD, declared *kinds.Declared, opts graph.Options) ([]*graph.Graph, []error) {
+	graphs := make([]*graph.Graph, len(rgds))
+	errs := make([]error, len(rgds))
+	for i, rgd := range rgds {
+		errs[i] = rgd.err
+		if rgd.err == nil && rgd.obj.Spec.Schema != nil {
+			declared.Expect(rgd.obj.Spec.Schema.GroupVersionKind())
+		}
+	}
+	opts.Resolver = declared
+	for progress, settled := true, false; progress || !settled; {
+		if !progress {
+			declared.Settle()
+			settled = true
+		}
+		progress = false
+		for i, rgd := range rgds {
+			if rgd.err != nil || graphs[i] != nil {
+				continue
+			}
+			g, err := graph.Compile(rgd.obj, opts)
+			if errs[i] = err; err == nil {
+				graphs[i] = g
+				declared.Add(g.CRD)
+				progress = true
+			}
+		}
+	}
+	return graphs, errs
+}
 
 // resolver picks where kinds come from: the cluster when one answers
 // (built-in snapshot as a fallback), else the snapshot alone.
