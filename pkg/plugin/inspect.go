@@ -27,6 +27,9 @@ const (
 	VerdictNotReady = "NotReady"
 	VerdictSkipped  = "Skipped"
 	VerdictMissing  = "Missing"
+	// VerdictDeleting is an object on its way out: kro-agent waits for it
+	// to be gone and creates it again.
+	VerdictDeleting = "Deleting"
 	VerdictExternal = "External"
 	VerdictUnknown  = "Unknown"
 )
@@ -40,7 +43,7 @@ type Row struct {
 	Name      string `json:"name,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	// Ready is the readyWhen verdict (or existence): Ready, NotReady,
-	// Skipped, Missing, External or Unknown.
+	// Deleting, Skipped, Missing, External or Unknown.
 	Ready string `json:"ready"`
 	// Health is kstatus's generic verdict (Current, InProgress, Failed, ...).
 	Health string `json:"health,omitempty"`
@@ -226,7 +229,11 @@ func objectRow(n *graph.Node, u *unstructured.Unstructured, scope *resolve.Scope
 		}
 	}
 	if u.GetDeletionTimestamp() != nil {
-		row.Reason = "terminating; " + row.Reason
+		// Whatever its readyWhen says, its dependents wait for it.
+		row.Ready, row.Reason = VerdictDeleting, "being deleted"
+		if f := u.GetFinalizers(); len(f) > 0 {
+			row.Reason += ", held by the finalizers " + strings.Join(f, ", ")
+		}
 	}
 	return row
 }

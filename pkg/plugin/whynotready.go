@@ -86,6 +86,16 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		d.Advice = "fix the RGD (kubectl kro validate -f rgd.yaml shows every error); instances resume once it is Active"
 		return d
 	}
+	if inst.GetDeletionTimestamp() != nil {
+		d := &Diagnosis{Cause: instRef + " is being deleted"}
+		if cond := findCondition(inst, v1alpha1.ConditionResourcesReady); cond != nil {
+			d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+		}
+		d.Events = c.recentEvents(ctx, inst)
+		d.Advice = fmt.Sprintf("kro-agent deletes its resources in reverse dependency order, then removes the finalizer %s; kubectl kro tree %s %s%s shows what is left",
+			v1alpha1.Finalizer, strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace()))
+		return d
+	}
 	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
 		return &Diagnosis{
 			Cause:  instRef + " is suspended by the annotation " + v1alpha1.AnnotationReconcile + "=" + v1alpha1.ReconcileSuspended,
@@ -110,10 +120,14 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	where := c.members(s)
 	for i := range tree.Rows {
 		r := &tree.Rows[i]
-		if r.Ready != VerdictNotReady && r.Ready != VerdictMissing && !(r.Ready == VerdictExternal && strings.Contains(r.Reason, "not found")) {
+		if r.Ready != VerdictNotReady && r.Ready != VerdictMissing && r.Ready != VerdictDeleting && !(r.Ready == VerdictExternal && strings.Contains(r.Reason, "not found")) {
 			continue
 		}
-		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s %s) is %s", r.NodeID, r.Kind, orDash(r.Name), strings.ToLower(r.Ready))}
+		verdict := strings.ToLower(r.Ready)
+		if r.Ready == VerdictDeleting {
+			verdict = "being deleted"
+		}
+		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s %s) is %s", r.NodeID, r.Kind, orDash(r.Name), verdict)}
 		if r.Reason != "" {
 			d.Details = append(d.Details, r.Reason)
 		}
@@ -127,6 +141,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		if r.object != nil && isInstance(r.object) {
 			d.Advice = fmt.Sprintf("it is an instance of ResourceGraphDefinition %s in turn: kubectl kro why-not-ready %s %s%s follows it; its dependents wait for it",
 				r.object.GetLabels()[v1alpha1.LabelRGDName], strings.ToLower(r.Kind), r.Name, namespaceFlag(r.Namespace))
+		}
+		if r.Ready == VerdictDeleting {
+			d.Advice = "kro-agent creates it again once it is gone, and its dependents wait for that; if it stays, whoever owns its finalizers has not released them: look at that controller, and remove a finalizer only if nothing will"
 		}
 		if r.Ready == VerdictMissing {
 			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"

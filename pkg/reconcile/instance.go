@@ -45,6 +45,7 @@ type run struct {
 
 	// The first reasons progress stopped, for the conditions.
 	blocked    string // a dependency is not ready
+	deleting   string // a managed object is being deleted by someone else
 	pending    string // an input is not available yet
 	failed     error  // an expression fails on the instance's values
 	applyErr   error  // the API server refused a write
@@ -134,7 +135,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		// A refused write is retried sooner than a contested object's turn.
 		r.applyErr = r.contested
 	}
-	complete := r.blocked == "" && r.pending == "" && r.failed == nil && r.applyErr == nil && !r.waitingExt
+	complete := r.blocked == "" && r.deleting == "" && r.pending == "" && r.failed == nil && r.applyErr == nil && !r.waitingExt
 	if complete {
 		if err := r.prune(ctx); err != nil {
 			r.applyErr = err
@@ -171,7 +172,7 @@ func (r *run) markProgress(status *v1alpha1.InstanceStatus) {
 		status.MarkGraphUnresolved(r.failed)
 	case r.pending != "":
 		status.MarkGraphPending(r.pending)
-	case r.blocked != "":
+	case r.blocked != "" || r.deleting != "":
 		status.MarkGraphPending("waiting for dependencies to become ready before resolving the rest of the graph")
 	default:
 		status.MarkGraphResolved()
@@ -179,6 +180,8 @@ func (r *run) markProgress(status *v1alpha1.InstanceStatus) {
 	switch {
 	case r.applyErr != nil:
 		status.MarkApplyFailed(r.applyErr.Error())
+	case r.deleting != "":
+		status.MarkResourceDeleting(r.deleting)
 	case r.blocked != "":
 		status.MarkResourceNotReady(r.blocked)
 	case r.pending != "":
@@ -301,6 +304,16 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		r.fail(fmt.Errorf("%s %s/%s already exists in %s and is not managed by this instance", n.Kind.GVK.Kind, u.GetNamespace(), u.GetName(), r.t))
 		return nil, false
 	}
+	if live != nil && live.GetDeletionTimestamp() != nil {
+		// Applying would change an object on its way out, and what
+		// depends on it would be built from values about to vanish: wait
+		// for it to be gone (its delete event queues the instance) and
+		// create it afresh.
+		if r.deleting == "" {
+			r.deleting = beingDeleted(n, live, r.t)
+		}
+		return nil, false
+	}
 	out, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
 	if kinds.NotServed(err) {
 		// An apply creates what is missing: a 404 means the kind is.
@@ -324,6 +337,20 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		return nil, false
 	}
 	return out, true
+}
+
+// beingDeleted says which managed object someone else is deleting and what
+// holds it, so the user knows whose finalizer to look at.
+func beingDeleted(n *graph.Node, live *unstructured.Unstructured, t *target) string {
+	name := live.GetName()
+	if ns := live.GetNamespace(); ns != "" {
+		name = ns + "/" + name
+	}
+	msg := fmt.Sprintf("%s %s (resource %s) in %s is being deleted", n.Kind.GVK.Kind, name, n.ID, t)
+	if f := live.GetFinalizers(); len(f) > 0 {
+		msg += fmt.Sprintf(", held by the finalizers %s", strings.Join(f, ", "))
+	}
+	return msg + "; it is created again once it is gone, and the resources that depend on it wait for that"
 }
 
 func (r *run) fail(err error) {

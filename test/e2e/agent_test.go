@@ -158,6 +158,53 @@ func TestWebAppLifecycle(t *testing.T) {
 			c.mustGet(t, "apps/v1", "Deployment", ns, "shop")
 			return ctx
 		}).
+		Assess("a managed object someone else deletes is waited for, then made again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// A finalizer keeps the ConfigMap terminating; the Deployment
+			// depends on it.
+			hold := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
+			cm, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-config", types.MergePatchType, hold, metav1.PatchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.delete(t, "v1", "ConfigMap", ns, "shop-config")
+			// A change the Deployment would take, if it were applied.
+			c.apply(t, webapp(ns, "shop", ", replicas: 4, image: \"nginx:1.28\", ingress: {enabled: false}"))
+			var inst *unstructured.Unstructured
+			eventually(t, 20*time.Second, "ResourcesReady to say the ConfigMap is being deleted", func() (bool, string) {
+				inst = c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
+				cond := condition(inst, "ResourcesReady")
+				return cond != nil && cond.Reason == v1alpha1.ReasonResourceDeleting && cond.ObservedGeneration == inst.GetGeneration(), conditionSummary(inst)
+			})
+			if msg := condition(inst, "ResourcesReady").Message; !strings.Contains(msg, "ConfigMap "+ns+"/shop-config") || !strings.Contains(msg, "e2e.kro.run/hold") {
+				t.Errorf("ResourcesReady does not name the ConfigMap and its finalizer: %s", msg)
+			}
+			if got, _, _ := unstructured.NestedString(inst.Object, "status", "state"); got != string(v1alpha1.InstanceInProgress) {
+				t.Errorf("state = %q, want %s", got, v1alpha1.InstanceInProgress)
+			}
+			// The reconcile that said so, of the new generation, left what
+			// depends on the ConfigMap as it was.
+			if got, _, _ := unstructured.NestedInt64(c.mustGet(t, "apps/v1", "Deployment", ns, "shop").Object, "spec", "replicas"); got != 3 {
+				t.Errorf("the Deployment was applied from a terminating ConfigMap: replicas = %d, want 3 until it is made again", got)
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "webapp", "shop", "-n", ns)
+			if !strings.Contains(out, "resource config (ConfigMap shop-config) is being deleted") || !strings.Contains(out, "e2e.kro.run/hold") {
+				t.Errorf("why-not-ready does not point at the terminating ConfigMap (err %v):\n%s", err, out)
+			}
+			release := []byte(`{"metadata":{"finalizers":null}}`)
+			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-config", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 20*time.Second, "the ConfigMap to be made again", func() (bool, string) {
+				now, err := c.get(t, "v1", "ConfigMap", ns, "shop-config")
+				return err == nil && now.GetUID() != cm.GetUID(), fmt.Sprint(err)
+			})
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceActive)
+			if got, _, _ := unstructured.NestedInt64(c.mustGet(t, "apps/v1", "Deployment", ns, "shop").Object, "spec", "replicas"); got != 4 {
+				t.Errorf("Deployment replicas = %d, want 4 once the ConfigMap is back", got)
+			}
+			return ctx
+		}).
 		Assess("suspend stops all writes and says so; resuming repairs", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			annotate := func(v string) {

@@ -45,6 +45,7 @@ const (
 	ReasonGraphNotAccepted  = "GraphNotAccepted"
 	ReasonAllResourcesReady = "AllResourcesReady"
 	ReasonResourceNotReady  = "ResourceNotReady"
+	ReasonResourceDeleting  = "ResourceDeleting"
 	ReasonWaitingForInput   = "WaitingForDependency"
 	ReasonApplyFailed       = "ApplyFailed"
 	ReasonSuspended         = "Suspended"
@@ -131,6 +132,12 @@ func (s *InstanceStatus) MarkResourcesReady() {
 // MarkResourceNotReady records the resource that readiness waits on.
 func (s *InstanceStatus) MarkResourceNotReady(msg string) {
 	s.manager.MarkUnknown(ConditionResourcesReady, ReasonResourceNotReady, "%s", msg)
+}
+
+// MarkResourceDeleting records a managed object someone else is deleting:
+// it is created again once it is gone, and what depends on it waits.
+func (s *InstanceStatus) MarkResourceDeleting(msg string) {
+	s.manager.MarkUnknown(ConditionResourcesReady, ReasonResourceDeleting, "%s", msg)
 }
 
 // MarkApplyFailed records a write the API server refused.
