@@ -198,13 +198,19 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	status.MarkGraphAccepted(gen, g.Order(), deps)
 
 	crd, err := r.applyCRD(ctx, rgd, g)
-	var breaking *breakingError
-	switch {
-	case errors.As(err, &breaking):
-		status.MarkKindFailed(gen, v1alpha1.ReasonBreakingChange, err)
-		return ctrl.Result{}, nil
-	case err != nil:
-		status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
+	if err != nil {
+		var breaking *breakingError
+		if errors.As(err, &breaking) {
+			status.MarkKindFailed(gen, v1alpha1.ReasonBreakingChange, err)
+			err = nil // tried again on the RGD's next change
+		} else {
+			status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
+		}
+		if _, ok := r.Engine.Serving(rgd.Name); !ok {
+			// Instances served from an earlier generation keep being
+			// served; with none, say why nothing is.
+			status.MarkNotServing(gen, "the kind is not served: its CustomResourceDefinition is not ready (see KindReady)")
+		}
 		return ctrl.Result{}, err
 	}
 	if !established(crd) {

@@ -113,6 +113,37 @@ func TestRGDLifecycle(t *testing.T) {
 			c.waitRGDActive(t, "notes")
 			return ctx
 		}).
+		Assess("a second RGD of the same kind is refused and leaves the first serving", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			before := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "notes.kro.run")
+			c.apply(t, noteRGD("notes-rival", "Note", ", other: integer", `"${schema.spec.text}"`))
+			eventually(t, 10*time.Second, "the rival's KindReady to be False", func() (bool, string) {
+				cond := rgdCondition(t, c, "notes-rival", "KindReady")
+				return cond != nil && cond.Status == metav1.ConditionFalse, fmt.Sprint(cond)
+			})
+			rival := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes-rival")
+			if msg := condition(rival, "KindReady").Message; !strings.Contains(msg, "notes.kro.run exists and is not owned by this RGD") || !strings.Contains(msg, `"notes"`) {
+				t.Errorf("KindReady does not name the CRD and its owner: %q", msg)
+			}
+			if cond := condition(rival, "ControllerReady"); cond == nil || cond.Message == "" {
+				t.Errorf("ControllerReady does not say why nothing is served: %+v", cond)
+			}
+			if st, _, _ := unstructured.NestedString(rival.Object, "status", "state"); st != "Inactive" {
+				t.Errorf("the rival's state = %s, want Inactive", st)
+			}
+			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes-rival")
+			eventually(t, 10*time.Second, "the rival to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes-rival")
+				return err != nil, "still there"
+			})
+			if crd := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "notes.kro.run"); crd.GetResourceVersion() != before.GetResourceVersion() {
+				t.Errorf("the rival changed the first RGD's CRD: labels now %v", crd.GetLabels())
+			}
+			c.waitRGDActive(t, "notes")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Note, metadata: {name: n3, namespace: %s}, spec: {text: still served}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Note", ns, "n3", v1alpha1.InstanceActive)
+			return ctx
+		}).
 		Assess("a breaking schema change is refused unless annotated", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, noteRGD("notes", "Note", ", owner: \"string | required=true\"", `"${schema.spec.text}"`))

@@ -55,6 +55,10 @@ func (s *ResourceGraphDefinitionStatus) MarkGraphAccepted(generation int64, orde
 		}
 		s.Resources = append(s.Resources, info)
 	}
+	if len(order) == 0 {
+		s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "resource graph is valid and has no resources")
+		return
+	}
 	s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "resource graph is valid: %s", strings.Join(order, " -> "))
 }
 
