@@ -288,7 +288,7 @@ func (c *compiler) externalKind(n *Node, path *field.Path) *kinds.Info {
 	if ref.Kind == "" {
 		c.errs = append(c.errs, field.Required(path.Child("kind"), ""))
 	}
-	hasName, hasSelector := ref.Metadata.Name != "", ref.Metadata.Selector != nil
+	hasName, hasSelector := ref.Metadata.Name != "", ref.Metadata.HasSelector()
 	if hasName == hasSelector {
 		c.errs = append(c.errs, field.Invalid(path.Child("metadata"), ref.Metadata.Name, "set exactly one of name and selector"))
 	}
@@ -305,7 +305,8 @@ func (c *compiler) externalKind(n *Node, path *field.Path) *kinds.Info {
 		c.errs = append(c.errs, field.Forbidden(path.Child("metadata", "namespace"),
 			fmt.Sprintf("%s is cluster-scoped and cannot have a namespace", kindString(info.GVK))))
 	}
-	if info != nil && ref.Metadata.Namespace == "" {
+	if info != nil && ref.Metadata.Namespace == "" && !hasSelector {
+		// A selector without a namespace lists every namespace.
 		c.requireNamespace(info, path.Child("metadata", "namespace"))
 	}
 	return info
@@ -392,7 +393,7 @@ func (c *compiler) variables(specSchema *extv1.JSONSchemaProps) []celenv.Var {
 
 func (c *compiler) isCollection(n *Node) bool {
 	r := c.rgd.Spec.Resources[n.Index]
-	return len(r.ForEach) > 0
+	return len(r.ForEach) > 0 || (r.ExternalRef != nil && r.ExternalRef.Metadata.HasSelector())
 }
 
 func kindString(gvk schema.GroupVersionKind) string {

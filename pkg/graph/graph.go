@@ -89,6 +89,10 @@ type Node struct {
 	Template map[string]any
 	// External is set for an externalRef node, which is read, never written.
 	External *v1alpha1.ExternalRef
+	// Reference is an externalRef's metadata as an object,
+	// {metadata: {name, namespace, selector}}, with its ${...} strings:
+	// what Fields are rendered into.
+	Reference map[string]any
 	// Fields are the template's (or externalRef's) strings with expressions.
 	Fields []*Field
 	// ReadyWhen must all be true for the resource to be ready.

@@ -134,6 +134,44 @@ func TestInvalidRGDs(t *testing.T) {
   - id: ext
     externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, selector: {matchLabels: {a: b}}}}`,
 			"spec.resources[ext].externalRef.metadata", `exactly one of name and selector`},
+		{"selector field a label selector does not have", "", `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {selector: {matchLabel: {a: b}}}}`,
+			"spec.resources[ext].externalRef.metadata.selector.matchLabel", `supported values: "matchLabels", "matchExpressions"`},
+		{"selector operator that does not exist", "", `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {selector: {matchExpressions: [{key: a, operator: Within, values: [b]}]}}}`,
+			"spec.resources[ext].externalRef.metadata.selector.matchExpressions[0].operator", `supported values: "In", "NotIn", "Exists", "DoesNotExist"`},
+		{"matchLabels as text that is not one expression", `{apiVersion: v1alpha1, kind: App, spec: {selector: object}}`, `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {selector: {matchLabels: "${schema.spec.selector"}}}`,
+			"spec.resources[ext].externalRef.metadata.selector.matchLabels", `must be a map of label keys to values, or a single ${...} expression giving one`},
+		{"matchLabels as an escaped expression", `{apiVersion: v1alpha1, kind: App, spec: {selector: object}}`, `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {selector: {matchLabels: "\\${schema.spec.selector}"}}}`,
+			"spec.resources[ext].externalRef.metadata.selector.matchLabels", `must be a map of label keys to values`},
+		{"selector label value reading a field the schema lacks", "", `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {selector: {matchLabels: {team: "${schema.spec.team}"}}}}`,
+			"spec.resources[ext].externalRef.metadata.selector.matchLabels.team", `undefined field 'team'`},
+		{"matchLabels expression of the wrong type", `{apiVersion: v1alpha1, kind: App, spec: {labels: string}}`, `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {selector: {matchLabels: "${schema.spec.labels}"}}}`,
+			"spec.resources[ext].externalRef.metadata.selector.matchLabels", `expression has type string, but the field expects`},
+		{"matchExpressions expression of the wrong type", `{apiVersion: v1alpha1, kind: App, spec: {expressions: string}}`, `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {selector: {matchExpressions: "${schema.spec.expressions}"}}}`,
+			"spec.resources[ext].externalRef.metadata.selector.matchExpressions", `expression has type string, but the field expects`},
+		{"whole selector expression of the wrong type", `{apiVersion: v1alpha1, kind: App, spec: {selector: string}}`, `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {selector: "${schema.spec.selector}"}}`,
+			"spec.resources[ext].externalRef.metadata.selector", `expression has type string, but the field expects`},
+		{"selected list used as one object", "", `
+  - id: ext
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {selector: {matchLabels: {a: b}}}}
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${ext.metadata.name}"}}`,
+			"spec.resources[cm].template.metadata.name", `ext.metadata`},
 		{"externalRef namespace on a cluster-scoped kind", "", `
   - id: ext
     externalRef: {apiVersion: v1, kind: Namespace, metadata: {name: x, namespace: y}}`,

@@ -53,15 +53,7 @@ func (c *compiler) compileNode(n *Node) {
 		}
 		c.checkIteratorsInName(n, p)
 	case n.External != nil:
-		ext := map[string]any{"metadata": map[string]any{"name": n.External.Metadata.Name, "namespace": n.External.Metadata.Namespace}}
-		fields, errs := expr.Find(ext, p.Child("externalRef"))
-		c.errs = append(c.errs, errs...)
-		for _, f := range fields {
-			if cf := c.compileField(c.env, f, p.Child("externalRef"), nil); cf != nil {
-				n.Fields = append(n.Fields, cf)
-				addDeps(cf.References())
-			}
-		}
+		c.compileExternal(n, p.Child("externalRef"), addDeps)
 	}
 
 	for i, src := range r.IncludeWhen {
@@ -176,7 +168,8 @@ func (c *compiler) compileReadyWhen(n *Node, srcs []string, path *field.Path) {
 	}
 	self := n.ID
 	env := c.env
-	if len(n.ForEach) > 0 {
+	if len(n.ForEach) > 0 || n.IsExternalCollection() {
+		// Judged item by item.
 		self = EachVar
 		var err error
 		env, err = c.env.Extend(celenv.Var{Name: EachVar, Schema: n.schemaOf()})

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -114,7 +115,7 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		}
 		switch {
 		case n.External != nil:
-			t.Rows = append(t.Rows, where.externalRow(ctx, s, n, scope, d))
+			t.Rows = append(t.Rows, where.externalRows(ctx, s, n, scope, d)...)
 		case forbidden[n.ID]:
 			t.Rows = append(t.Rows, Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown, Reason: "you may not list " + kind})
 		case len(members[n.ID]) == 0:
@@ -278,26 +279,52 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 	return row
 }
 
-func (c *cluster) externalRow(ctx context.Context, s *subject, n *graph.Node, scope *resolve.Scope, depth int) Row {
+// externalRows reads what an externalRef names: one row for an object by
+// name, one per object a selector matches.
+func (c *cluster) externalRows(ctx context.Context, s *subject, n *graph.Node, scope *resolve.Scope, depth int) []Row {
 	row := Row{NodeID: n.ID, Depth: depth, Kind: n.External.Kind, Ready: VerdictExternal}
-	name, ns, err := resolve.ExternalTarget(n, scope)
+	target, err := resolve.ExternalTarget(n, scope)
 	if err != nil {
-		row.Reason = "external; its name cannot be resolved yet: " + err.Error()
-		return row
+		row.Reason = "external; cannot be resolved yet: " + err.Error()
+		return []Row{row}
 	}
-	if n.Kind == nil || n.Kind.Resource == "" || name == "" {
-		row.Reason = "external (selected by labels)"
-		return row
+	if n.Kind == nil || n.Kind.Resource == "" {
+		row.Reason = "external; its kind is not known"
+		return []Row{row}
 	}
-	if n.Kind.Namespaced && ns == "" {
-		ns = s.instance.GetNamespace()
+	if n.Kind.Namespaced && target.Namespace == "" && target.Selector == nil {
+		target.Namespace = s.instance.GetNamespace()
 	}
-	row.Name, row.Namespace = name, ns
-	u, err := c.dyn.Resource(n.Kind.GVR()).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	client := c.dyn.Resource(n.Kind.GVR()).Namespace(target.Namespace)
+	if target.Selector != nil {
+		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: target.Selector.String()})
+		if err != nil {
+			row.Reason = "external; " + err.Error()
+			return []Row{row}
+		}
+		if len(list.Items) == 0 {
+			row.Reason = fmt.Sprintf("external; nothing matches the selector %q", target.Selector)
+			return []Row{row}
+		}
+		rows := make([]Row, 0, len(list.Items))
+		for i := range list.Items {
+			item := row
+			item.Index = &i
+			rows = append(rows, externalObjectRow(item, n, &list.Items[i], scope))
+		}
+		return rows
+	}
+	row.Name, row.Namespace = target.Name, target.Namespace
+	u, err := client.Get(ctx, target.Name, metav1.GetOptions{})
 	if err != nil {
 		row.Reason = "external; " + err.Error()
-		return row
+		return []Row{row}
 	}
+	return []Row{externalObjectRow(row, n, u, scope)}
+}
+
+func externalObjectRow(row Row, n *graph.Node, u *unstructured.Unstructured, scope *resolve.Scope) Row {
+	row.Name, row.Namespace = u.GetName(), u.GetNamespace()
 	row.Created = ptrTime(u.GetCreationTimestamp())
 	row.object = u
 	if v := resolve.Ready(n, u.Object, scope); !v.Ready {

@@ -75,7 +75,8 @@ type EngineOptions struct {
 	// MaxCollectionSize bounds forEach expansion.
 	MaxCollectionSize int
 	// ExternalRefPoll is how often an instance waiting on an externalRef
-	// looks again; external objects are read, not watched.
+	// looks again, should the watch of its kind not tell (the agent may
+	// read the kind but not watch it).
 	ExternalRefPoll time.Duration
 	// OnKindsChanged, when set, is told the instance kinds served after
 	// each change (the instance webhook registers them).
@@ -146,7 +147,11 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		return nil, err
 	}
 	e.instances = newInstanceInformers(informers)
-	e.local = &target{client: opts.Dynamic, mapper: opts.Mapper}
+	externals, err := newExternalWatches(opts.Config, e.enqueue)
+	if err != nil {
+		return nil, err
+	}
+	e.local = &target{client: opts.Dynamic, mapper: opts.Mapper, externals: externals}
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""))
 	if opts.Clusters != nil {
 		opts.Clusters.Watch(e.clusterChanged)
@@ -329,6 +334,8 @@ func (e *Engine) instanceEvent(gvk schema.GroupVersionKind, obj any, update bool
 	}
 	e.enqueueInstance(gvk, obj)
 }
+
+func (e *Engine) enqueue(key InstanceKey) { e.queue.Add(key) }
 
 func (e *Engine) enqueueInstance(gvk schema.GroupVersionKind, obj any) {
 	m, ok := heldMeta(obj)

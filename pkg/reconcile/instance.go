@@ -25,6 +25,7 @@ import (
 type run struct {
 	e    *Engine
 	s    *served
+	key  InstanceKey
 	inst *unstructured.Unstructured
 	id   ownership.Instance
 	rgd  ownership.RGD
@@ -77,7 +78,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		inst.Object["status"] = written
 	}
 	r := &run{
-		e: e, s: s, inst: inst,
+		e: e, s: s, key: key, inst: inst,
 		id:       ownership.Instance{GVK: key.GVK, Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), Labels: inst.GetLabels()},
 		rgd:      ownership.RGD{Name: s.rgdName, UID: s.rgdUID},
 		scope:    resolve.NewScope(inst.Object),
@@ -342,11 +343,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 // beingDeleted says which managed object someone else is deleting and what
 // holds it, so the user knows whose finalizer to look at.
 func beingDeleted(n *graph.Node, live *unstructured.Unstructured, t *target) string {
-	name := live.GetName()
-	if ns := live.GetNamespace(); ns != "" {
-		name = ns + "/" + name
-	}
-	msg := fmt.Sprintf("%s %s (resource %s) in %s is being deleted", n.Kind.GVK.Kind, name, n.ID, t)
+	msg := fmt.Sprintf("%s %s (resource %s) in %s is being deleted", n.Kind.GVK.Kind, objectName(live.GetNamespace(), live.GetName()), n.ID, t)
 	if f := live.GetFinalizers(); len(f) > 0 {
 		msg += fmt.Sprintf(", held by the finalizers %s", strings.Join(f, ", "))
 	}
@@ -366,49 +363,61 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	if n.Kind == nil {
 		return
 	}
-	ref := n.External
-	name, ns, err := resolve.ExternalTarget(n, r.scope)
+	target, err := resolve.ExternalTarget(n, r.scope)
 	if !r.note(n, err) {
 		return
 	}
-	if n.Kind.Namespaced && ns == "" {
-		ns = r.inst.GetNamespace()
+	if n.Kind.Namespaced && target.Namespace == "" && target.Selector == nil {
+		target.Namespace = r.inst.GetNamespace()
 	}
-	client := r.t.client.Resource(n.Kind.GVR()).Namespace(ns)
-	if ref.Metadata.Selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(ref.Metadata.Selector)
+	// Watched from now on: a change (or the object's creation) brings
+	// the instance back.
+	r.t.externals.read(n.Kind.GVR(), externalReader{instance: r.key, node: n.ID},
+		externalRead{namespace: target.Namespace, name: target.Name, selector: target.Selector})
+	client := r.t.client.Resource(n.Kind.GVR()).Namespace(target.Namespace)
+	if target.Selector != nil {
+		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: target.Selector.String()})
 		if err != nil {
-			r.note(n, err)
-			return
-		}
-		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-		if err != nil {
-			r.waitExternal(n, fmt.Sprintf("listing %s: %v", n.Kind.GVK.Kind, err))
+			r.waitExternal(n, fmt.Sprintf("%s: listing external %s: %v", n.ID, n.Kind.Resource, err))
 			return
 		}
 		items := make([]any, 0, len(list.Items))
+		ready := true
 		for i := range list.Items {
-			items = append(items, list.Items[i].Object)
+			item := &list.Items[i]
+			items = append(items, item.Object)
+			if v := resolve.Ready(n, item.Object, r.scope); !v.Ready && ready {
+				ready = false
+				r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, objectName(item.GetNamespace(), item.GetName()), v.Reason))
+			}
 		}
 		r.scope.Set(n.ID, items)
-		r.ready[n.ID] = true
+		r.ready[n.ID] = ready
 		return
 	}
-	obj, err := client.Get(ctx, name, metav1.GetOptions{})
+	obj, err := client.Get(ctx, target.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		r.waitExternal(n, fmt.Sprintf("%s: external %s %s/%s does not exist yet", n.ID, n.Kind.GVK.Kind, ns, name))
+		r.waitExternal(n, fmt.Sprintf("%s: external %s %s does not exist yet", n.ID, n.Kind.GVK.Kind, objectName(target.Namespace, target.Name)))
 		return
 	}
 	if err != nil {
-		r.waitExternal(n, fmt.Sprintf("%s: reading external %s %s/%s: %v", n.ID, n.Kind.GVK.Kind, ns, name, err))
+		r.waitExternal(n, fmt.Sprintf("%s: reading external %s %s: %v", n.ID, n.Kind.GVK.Kind, objectName(target.Namespace, target.Name), err))
 		return
 	}
 	r.scope.Set(n.ID, obj.Object)
 	v := resolve.Ready(n, obj.Object, r.scope)
 	r.ready[n.ID] = v.Ready
 	if !v.Ready {
-		r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, name, v.Reason))
+		r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, target.Name, v.Reason))
 	}
+}
+
+// objectName is namespace/name, or name for a cluster-scoped object.
+func objectName(namespace, name string) string {
+	if namespace != "" {
+		return namespace + "/" + name
+	}
+	return name
 }
 
 func (r *run) waitExternal(n *graph.Node, msg string) {

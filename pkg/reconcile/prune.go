@@ -121,6 +121,7 @@ func (r *run) removeFinalizer(ctx context.Context) error {
 	if err == nil {
 		r.e.applied.forget(r.inst.GetUID())
 		r.e.statuses.forget(r.inst.GetUID())
+		r.t.externals.forget(r.key)
 	}
 	return err
 }

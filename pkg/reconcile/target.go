@@ -35,6 +35,8 @@ type target struct {
 	client  dynamic.Interface
 	mapper  meta.RESTMapper
 	managed *managedInformers
+	// externals watch what externalRefs read in this cluster.
+	externals *externalWatches
 
 	// Remote targets only: graphs are type-checked again against the
 	// cluster's own kinds, and namespaces are created as needed.
@@ -63,7 +65,7 @@ func (t *target) String() string {
 }
 
 // newRemoteTarget connects to a registered cluster.
-func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(cluster string) func(schema.GroupVersionResource, any, bool)) (*target, error) {
+func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(cluster string) func(schema.GroupVersionResource, any, bool), enqueue func(InstanceKey)) (*target, error) {
 	client, err := dynamic.NewForConfig(e.Config)
 	if err != nil {
 		return nil, err
@@ -80,6 +82,10 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 	if err != nil {
 		return nil, err
 	}
+	externals, err := newExternalWatches(e.Config, enqueue)
+	if err != nil {
+		return nil, err
+	}
 	cached := memory.NewMemCacheClient(dc)
 	t := &target{
 		cluster:    e.Name,
@@ -92,9 +98,16 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 		namespaces: map[string]bool{},
 		graphs:     map[string]remoteGraph{},
 		lastUsed:   time.Now(),
+		externals:  externals,
 	}
 	t.managed = newManagedInformers(informers, onEvent(e.Name))
 	return t, nil
+}
+
+// stopInformers stops watching the cluster.
+func (t *target) stopInformers() {
+	t.managed.stopAll()
+	t.externals.stopAll()
 }
 
 // ref names a member of an instance in this cluster.
@@ -212,10 +225,10 @@ func (e *Engine) remoteTarget(entry clusters.Entry) (*target, error) {
 		t.touch()
 		return t, nil
 	} else if ok {
-		t.managed.stopAll()
+		t.stopInformers()
 		delete(e.remote, entry.Name)
 	}
-	t, err := newRemoteTarget(entry, e.opts.Builtin, e.routeManaged)
+	t, err := newRemoteTarget(entry, e.opts.Builtin, e.routeManaged, e.enqueue)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}
@@ -230,7 +243,7 @@ func (e *Engine) clusterChanged(name string) {
 	entry, ok := e.opts.Clusters.Get(name)
 	e.tmu.Lock()
 	if t := e.remote[name]; t != nil && (!ok || t.digest != entry.ConfigDigest) {
-		t.managed.stopAll()
+		t.stopInformers()
 		delete(e.remote, name)
 	}
 	e.tmu.Unlock()
@@ -260,7 +273,7 @@ func (e *Engine) dropUnusedClusters() {
 	defer e.tmu.Unlock()
 	for name, t := range e.remote {
 		if !inUse[name] && time.Since(t.idleSince()) > e.opts.UnusedClusterTimeout {
-			t.managed.stopAll()
+			t.stopInformers()
 			delete(e.remote, name)
 		}
 	}
@@ -285,11 +298,11 @@ func (e *Engine) eachInstance(f func(schema.GroupVersionKind, *unstructured.Unst
 
 func (e *Engine) stopInformers() {
 	e.instances.stopAll()
-	e.local.managed.stopAll()
+	e.local.stopInformers()
 	e.tmu.Lock()
 	defer e.tmu.Unlock()
 	for name, t := range e.remote {
-		t.managed.stopAll()
+		t.stopInformers()
 		delete(e.remote, name)
 	}
 }

@@ -65,7 +65,7 @@ func resolveAll(g *graph.Graph, instance, observed map[string]any) {
 		}
 		switch {
 		case n.External != nil:
-			_, _, _ = ExternalTarget(n, s)
+			_, _ = ExternalTarget(n, s)
 		case n.IsCollection():
 			items, err := Expand(n, s, 50)
 			if err != nil {

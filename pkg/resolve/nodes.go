@@ -80,7 +80,7 @@ type Readiness struct {
 // is ready.
 func Ready(n *graph.Node, observed map[string]any, s *Scope) Readiness {
 	self := n.ID
-	if n.IsCollection() {
+	if n.IsCollection() || n.IsExternalCollection() {
 		self = graph.EachVar
 	}
 	scope := s.With(self, observed)

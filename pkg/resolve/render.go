@@ -1,11 +1,15 @@
 package resolve
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kro-agent/kro-agent/pkg/expr"
@@ -78,23 +82,57 @@ func RenderOr(n *graph.Node, s *Scope, fallback func(f *graph.Field, err error) 
 	return obj
 }
 
-// ExternalTarget evaluates an externalRef's metadata.name and
-// metadata.namespace; literal values stand as written.
-func ExternalTarget(n *graph.Node, s *Scope) (name, namespace string, err error) {
-	name, namespace = n.External.Metadata.Name, n.External.Metadata.Namespace
+// Target is what an externalRef reads: one object by name, or the list
+// Selector selects.
+type Target struct {
+	Name      string
+	Namespace string
+	// Selector is set for a reference by labels; Namespace "" then means
+	// every namespace.
+	Selector labels.Selector
+}
+
+// ExternalTarget evaluates an externalRef's metadata: the object's name and
+// namespace, or the selector of a list; literal values stand as written.
+func ExternalTarget(n *graph.Node, s *Scope) (Target, error) {
+	ref := runtime.DeepCopyJSON(n.Reference)
 	for _, f := range n.Fields {
-		v, _, err := FieldValue(f, s)
+		v, ok, err := FieldValue(f, s)
 		if err != nil {
-			return "", "", err
+			return Target{}, err
 		}
-		switch f.Path.String() {
-		case "metadata.name":
-			name, _ = v.(string)
-		case "metadata.namespace":
-			namespace, _ = v.(string)
+		if err := setPath(ref, f.Path, v, ok); err != nil {
+			return Target{}, err
 		}
 	}
-	return name, namespace, nil
+	meta, _ := ref["metadata"].(map[string]any)
+	t := Target{}
+	t.Name, _ = meta["name"].(string)
+	t.Namespace, _ = meta["namespace"].(string)
+	if sel, ok := meta["selector"]; ok {
+		selector, err := labelSelector(sel)
+		if err != nil {
+			return Target{}, fmt.Errorf("metadata.selector: %w", err)
+		}
+		t.Selector = selector
+	}
+	return t, nil
+}
+
+// labelSelector reads a rendered selector as a Kubernetes label selector,
+// refusing fields a label selector does not have.
+func labelSelector(v any) (labels.Selector, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var ls metav1.LabelSelector
+	if err := dec.Decode(&ls); err != nil {
+		return nil, fmt.Errorf("%s is not a label selector: %w", raw, err)
+	}
+	return metav1.LabelSelectorAsSelector(&ls)
 }
 
 // setPath writes v at p in obj, or removes the field when keep is false.

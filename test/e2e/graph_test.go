@@ -211,12 +211,143 @@ func TestExternalRef(t *testing.T) {
 			if now.GetResourceVersion() != ext.GetResourceVersion() || len(now.GetLabels()) != 0 {
 				t.Errorf("the external object was written: rv %s -> %s, labels %v", ext.GetResourceVersion(), now.GetResourceVersion(), now.GetLabels())
 			}
+			// Nothing but the watch of external objects brings the instance
+			// back: the agent polls only while it waits for one.
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: platform-settings, namespace: %s}, data: {logLevel: warn, region: eu-west}}", ns))
+			eventually(t, 5*time.Second, "a change of the external object to reach the dependent", func() (bool, string) {
+				app := c.mustGet(t, "v1", "ConfigMap", ns, "billing-settings")
+				got, _, _ := unstructured.NestedString(app.Object, "data", "logLevel")
+				return got == "warn", "logLevel " + got
+			})
 			c.delete(t, "kro.run/v1alpha1", "ConfiguredApp", ns, "billing")
 			eventually(t, 20*time.Second, "the instance to be gone", func() (bool, string) {
 				_, err := c.get(t, "kro.run/v1alpha1", "ConfiguredApp", ns, "billing")
 				return err != nil, "still there"
 			})
 			c.mustGet(t, "v1", "ConfigMap", ns, "platform-settings")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// teamRGD reads two external collections of ConfigMaps, as kro v0.9 RGDs
+// write them: one selected by a requirement whose value comes from the
+// instance, in every namespace, the other by a selector the instance gives
+// whole.
+const teamRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: teams}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Team
+    spec: {team: string, selector: object}
+    status:
+      members: "${string(size(members))}"
+      names: '${members.sortBy(c, c.metadata.name).map(c, c.metadata.namespace + "/" + c.metadata.name).join(",")}'
+      picked: "${string(size(picked))}"
+  resources:
+  - id: members
+    externalRef:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        selector:
+          matchExpressions:
+          - {key: e2e-team, operator: In, values: ["${schema.spec.team}"]}
+  - id: picked
+    externalRef:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        namespace: teams-a
+        selector: "${schema.spec.selector}"
+  - id: roster
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-roster"}
+      data:
+        members: '${members.map(c, c.metadata.name).join(",")}'
+`
+
+func TestExternalCollections(t *testing.T) {
+	f := features.New("externalRefs by selector are lists, in every namespace, and watched").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, "teams-a")
+			namespace(t, c, "teams-b")
+			c.apply(t, teamRGD)
+			c.waitRGDActive(t, "teams")
+			for _, cm := range []string{"teams-a/alpha: {e2e-team: blue}", "teams-b/bravo: {e2e-team: blue}", "teams-b/charlie: {e2e-team: red}"} {
+				ns, rest, _ := strings.Cut(cm, "/")
+				name, labels, _ := strings.Cut(rest, ": ")
+				c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: %s, namespace: %s, labels: %s}}", name, ns, labels))
+			}
+			return ctx
+		}).
+		Assess("the selected objects are a list, from every namespace", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			before := c.mustGet(t, "v1", "ConfigMap", "teams-b", "bravo")
+			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: Team, metadata: {name: blue, namespace: teams-a}, spec: {team: blue, selector: {matchLabels: {e2e-pick: "yes"}}}}`)
+			inst := c.waitState(t, "kro.run/v1alpha1", "Team", "teams-a", "blue", v1alpha1.InstanceActive)
+			for field, want := range map[string]string{"members": "2", "names": "teams-a/alpha,teams-b/bravo", "picked": "0"} {
+				if got, _, _ := unstructured.NestedString(inst.Object, "status", field); got != want {
+					t.Errorf("status.%s = %q, want %q", field, got, want)
+				}
+			}
+			roster := c.mustGet(t, "v1", "ConfigMap", "teams-a", "blue-roster")
+			if got, _, _ := unstructured.NestedString(roster.Object, "data", "members"); got != "alpha,bravo" {
+				t.Errorf("the roster lists %q, want alpha,bravo", got)
+			}
+			if now := c.mustGet(t, "v1", "ConfigMap", "teams-b", "bravo"); now.GetResourceVersion() != before.GetResourceVersion() {
+				t.Errorf("a selected object was written")
+			}
+			out, err := kro(t, cfg, nil, "tree", "team", "blue", "-n", "teams-a", "-o", "json")
+			if err != nil {
+				t.Fatalf("tree: %v\n%s", err, out)
+			}
+			var tree plugin.Tree
+			if err := json.Unmarshal([]byte(out), &tree); err != nil {
+				t.Fatal(err)
+			}
+			var members []string
+			for _, r := range tree.Rows {
+				if r.NodeID == "members" {
+					members = append(members, r.Namespace+"/"+r.Name)
+				}
+			}
+			if strings.Join(members, ",") != "teams-a/alpha,teams-b/bravo" {
+				t.Errorf("tree shows the members %v", members)
+			}
+			return ctx
+		}).
+		Assess("objects that come to match, or stop matching, reach the instance", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: delta, namespace: teams-a, labels: {e2e-team: blue, e2e-pick: "yes"}}}`)
+			eventually(t, 5*time.Second, "the new member and the picked one to be counted", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Team", "teams-a", "blue")
+				members, _, _ := unstructured.NestedString(inst.Object, "status", "members")
+				picked, _, _ := unstructured.NestedString(inst.Object, "status", "picked")
+				return members == "3" && picked == "1", "members " + members + ", picked " + picked
+			})
+			c.delete(t, "v1", "ConfigMap", "teams-b", "bravo")
+			eventually(t, 5*time.Second, "the roster to lose bravo", func() (bool, string) {
+				roster := c.mustGet(t, "v1", "ConfigMap", "teams-a", "blue-roster")
+				got, _, _ := unstructured.NestedString(roster.Object, "data", "members")
+				return got == "alpha,delta", got
+			})
+			return ctx
+		}).
+		Assess("a selector the instance gives that is not one is reported", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: Team, metadata: {name: typo, namespace: teams-a}, spec: {team: red, selector: {matchLabel: {e2e-pick: "yes"}}}}`)
+			eventually(t, 10*time.Second, "GraphResolved to name the selector", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Team", "teams-a", "typo")
+				cond := condition(inst, "GraphResolved")
+				return cond != nil && cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, `resource picked: metadata.selector`) && strings.Contains(cond.Message, `unknown field "matchLabel"`), conditionSummary(inst)
+			})
 			return ctx
 		}).
 		Feature()

@@ -203,17 +203,29 @@ type ExternalRef struct {
 	Metadata ExternalRefMetadata `json:"metadata"`
 }
 
-// ExternalRefMetadata selects the external object by name or by labels.
+// ExternalRefMetadata selects the external object by name, or a list of
+// objects by labels.
 type ExternalRefMetadata struct {
 	// Name of the object; may contain expressions.
 	// +optional
 	Name string `json:"name,omitempty"`
-	// Namespace of the object; defaults to the instance's namespace.
+	// Namespace of the object. A reference by name defaults to the
+	// instance's namespace; a selector without one lists every namespace.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
-	// Selector selects a list of objects instead of one by name.
+	// Selector selects a list of objects instead of one by name: a label
+	// selector (matchLabels, matchExpressions) whose values, or whose
+	// matchLabels or matchExpressions as a whole, may be expressions, or a
+	// single ${...} expression giving the whole selector.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
 	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	Selector *runtime.RawExtension `json:"selector,omitempty"`
+}
+
+// HasSelector reports whether the reference selects a list of objects.
+func (m ExternalRefMetadata) HasSelector() bool {
+	return m.Selector != nil && len(m.Selector.Raw) > 0 && string(m.Selector.Raw) != "null"
 }
 
 // ResourceGraphDefinitionState is the coarse state of an RGD.

@@ -75,7 +75,7 @@ func (in *ExternalRefMetadata) DeepCopyInto(out *ExternalRefMetadata) {
 	*out = *in
 	if in.Selector != nil {
 		in, out := &in.Selector, &out.Selector
-		*out = new(metav1.LabelSelector)
+		*out = new(runtime.RawExtension)
 		(*in).DeepCopyInto(*out)
 	}
 }

@@ -1,0 +1,136 @@
+package reconcile
+
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// externalWatches bring an instance back when an object its externalRefs
+// read changes, appears or goes: one informer per kind that externalRefs
+// read in a cluster, metadata-only (the objects are other owners', often
+// Secrets, and a reconcile reads the few it needs), and, per kind, what
+// each instance's references read.
+type externalWatches struct {
+	client  metadata.Interface
+	enqueue func(InstanceKey)
+
+	mu    sync.Mutex
+	byGVR map[schema.GroupVersionResource]*watched
+	reads map[schema.GroupVersionResource]map[externalReader]externalRead
+}
+
+// externalReader is one externalRef of one instance.
+type externalReader struct {
+	instance InstanceKey
+	node     string
+}
+
+// externalRead is what an externalRef read last: one object by name, or
+// the objects a selector matches (in every namespace when namespace is "").
+type externalRead struct {
+	namespace, name string
+	selector        labels.Selector
+}
+
+func (r externalRead) matches(m metav1.Object) bool {
+	if r.namespace != "" && r.namespace != m.GetNamespace() {
+		return false
+	}
+	if r.selector != nil {
+		return r.selector.Matches(labels.Set(m.GetLabels()))
+	}
+	return r.name == m.GetName()
+}
+
+func newExternalWatches(cfg *rest.Config, enqueue func(InstanceKey)) (*externalWatches, error) {
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &externalWatches{client: client, enqueue: enqueue,
+		byGVR: map[schema.GroupVersionResource]*watched{},
+		reads: map[schema.GroupVersionResource]map[externalReader]externalRead{}}, nil
+}
+
+// read records what an instance's externalRef read, and watches its kind.
+func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalReader, what externalRead) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.reads[gvr] == nil {
+		w.reads[gvr] = map[externalReader]externalRead{}
+	}
+	w.reads[gvr][reader] = what
+	if _, ok := w.byGVR[gvr]; ok {
+		return
+	}
+	inf := metadatainformer.NewFilteredMetadataInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	// Only names, namespaces and labels are matched: the rest of the
+	// metadata (managed fields, annotations) is not kept.
+	_ = inf.SetTransform(func(obj any) (any, error) {
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			m.ManagedFields, m.Annotations = nil, nil
+		}
+		return obj, nil
+	})
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if !initial { // what the first list finds was there when read
+				w.changed(gvr, obj)
+			}
+		},
+		UpdateFunc: func(_, obj any) { w.changed(gvr, obj) },
+		DeleteFunc: func(obj any) { w.changed(gvr, obj) },
+	})
+	x := &watched{informer: inf, stop: make(chan struct{})}
+	go inf.Run(x.stop)
+	w.byGVR[gvr] = x
+}
+
+// changed queues every instance that read the object.
+func (w *externalWatches) changed(gvr schema.GroupVersionResource, obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	var readers []InstanceKey
+	w.mu.Lock()
+	for reader, what := range w.reads[gvr] {
+		if what.matches(m) {
+			readers = append(readers, reader.instance)
+		}
+	}
+	w.mu.Unlock()
+	for _, k := range readers {
+		w.enqueue(k)
+	}
+}
+
+// forget drops what an instance read: it is gone.
+func (w *externalWatches) forget(inst InstanceKey) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, reads := range w.reads {
+		for reader := range reads {
+			if reader.instance == inst {
+				delete(reads, reader)
+			}
+		}
+	}
+}
+
+func (w *externalWatches) stopAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	stopEvery(w.byGVR)
+	clear(w.reads)
+}
