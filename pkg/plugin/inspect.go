@@ -115,7 +115,7 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		}
 		switch {
 		case n.External != nil:
-			t.Rows = append(t.Rows, where.externalRows(ctx, s, n, scope, d)...)
+			t.Rows = append(t.Rows, where.externalRows(ctx, n, scope, d)...)
 		case forbidden[n.ID]:
 			t.Rows = append(t.Rows, Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown, Reason: "you may not list " + kind})
 		case len(members[n.ID]) == 0:
@@ -281,7 +281,7 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 
 // externalRows reads what an externalRef names: one row for an object by
 // name, one per object a selector matches.
-func (c *cluster) externalRows(ctx context.Context, s *subject, n *graph.Node, scope *resolve.Scope, depth int) []Row {
+func (c *cluster) externalRows(ctx context.Context, n *graph.Node, scope *resolve.Scope, depth int) []Row {
 	row := Row{NodeID: n.ID, Depth: depth, Kind: n.External.Kind, Ready: VerdictExternal}
 	target, err := resolve.ExternalTarget(n, scope)
 	if err != nil {
@@ -291,9 +291,6 @@ func (c *cluster) externalRows(ctx context.Context, s *subject, n *graph.Node, s
 	if n.Kind == nil || n.Kind.Resource == "" {
 		row.Reason = "external; its kind is not known"
 		return []Row{row}
-	}
-	if n.Kind.Namespaced && target.Namespace == "" && target.Selector == nil {
-		target.Namespace = s.instance.GetNamespace()
 	}
 	client := c.dyn.Resource(n.Kind.GVR()).Namespace(target.Namespace)
 	if target.Selector != nil {

@@ -367,9 +367,6 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	if !r.note(n, err) {
 		return
 	}
-	if n.Kind.Namespaced && target.Namespace == "" && target.Selector == nil {
-		target.Namespace = r.inst.GetNamespace()
-	}
 	// Watched from now on: a change (or the object's creation) brings
 	// the instance back.
 	r.t.externals.read(n.Kind.GVR(), externalReader{instance: r.key, node: n.ID},

@@ -39,6 +39,14 @@ func NewScope(instance map[string]any) *Scope {
 	return &Scope{vars: map[string]any{graph.SchemaVar: in}}
 }
 
+// instanceNamespace is the namespace of the instance the scope is for.
+func (s *Scope) instanceNamespace() string {
+	instance, _ := s.vars[graph.SchemaVar].(map[string]any)
+	meta, _ := instance["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	return ns
+}
+
 // Set binds a resource id (or iterator) to its observed value.
 func (s *Scope) Set(name string, v any) { s.vars[name] = v }
 

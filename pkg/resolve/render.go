@@ -93,7 +93,8 @@ type Target struct {
 }
 
 // ExternalTarget evaluates an externalRef's metadata: the object's name and
-// namespace, or the selector of a list; literal values stand as written.
+// namespace (the instance's when it gives none), or the selector of a list;
+// literal values stand as written.
 func ExternalTarget(n *graph.Node, s *Scope) (Target, error) {
 	ref := runtime.DeepCopyJSON(n.Reference)
 	for _, f := range n.Fields {
@@ -115,6 +116,9 @@ func ExternalTarget(n *graph.Node, s *Scope) (Target, error) {
 			return Target{}, fmt.Errorf("metadata.selector: %w", err)
 		}
 		t.Selector = selector
+	}
+	if t.Namespace == "" && t.Selector == nil && n.Kind != nil && n.Kind.Namespaced {
+		t.Namespace = s.instanceNamespace()
 	}
 	return t, nil
 }
