@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -62,7 +63,7 @@ func (c *compiler) selectorShape(n *Node, path *field.Path) (any, bool) {
 	case string:
 		c.requireStandalone(s, path, "a label selector (matchLabels, matchExpressions)")
 	case map[string]any:
-		for _, k := range sortedKeys(s) {
+		for _, k := range slices.Sorted(maps.Keys(s)) {
 			switch k {
 			case "matchLabels":
 				c.matchLabelsShape(s[k], path.Child(k))
@@ -83,7 +84,7 @@ func (c *compiler) matchLabelsShape(v any, path *field.Path) {
 	case string:
 		c.requireStandalone(labels, path, "a map of label keys to values")
 	case map[string]any:
-		for _, k := range sortedKeys(labels) {
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
 			for _, msg := range validation.IsQualifiedName(k) {
 				c.errs = append(c.errs, field.Invalid(path.Key(k), k, msg))
 			}
@@ -118,7 +119,7 @@ func (c *compiler) matchExpressionsShape(v any, path *field.Path) {
 				c.errs = append(c.errs, field.Invalid(ip, item, "a requirement is an object with key, operator and values"))
 				continue
 			}
-			for _, k := range sortedKeys(req) {
+			for _, k := range slices.Sorted(maps.Keys(req)) {
 				if !slices.Contains([]string{"key", "operator", "values"}, k) {
 					c.errs = append(c.errs, field.NotSupported(ip.Child(k), k, []string{"key", "operator", "values"}))
 				}
@@ -160,15 +161,6 @@ func (c *compiler) requireStandalone(s string, path *field.Path, want string) {
 func hasExpr(s string) bool {
 	segs, err := expr.Parse(s)
 	return err != nil || expr.HasExpr(segs)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // referenceSchema types an externalRef's metadata, so that an expression
