@@ -27,6 +27,9 @@ func (p Path) Index(i int) Path {
 	return append(p[:len(p):len(p)], Step{Index: i, IsIndex: true})
 }
 
+// IsItem reports whether p ends at a list item.
+func (p Path) IsItem() bool { return len(p) > 0 && p[len(p)-1].IsIndex }
+
 // String renders the path the way kubectl explain does: spec.containers[0].image.
 func (p Path) String() string {
 	var b strings.Builder

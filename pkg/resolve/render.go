@@ -54,14 +54,8 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 // template is deep-copied; the graph stays untouched.
 func Render(n *graph.Node, s *Scope) (map[string]any, error) {
 	obj := runtime.DeepCopyJSON(n.Template)
-	for _, f := range n.Fields {
-		v, ok, err := FieldValue(f, s)
-		if err != nil {
-			return nil, err
-		}
-		if err := setPath(obj, f.Path, v, ok); err != nil {
-			return nil, err
-		}
+	if err := fill(obj, n.Fields, s, nil); err != nil {
+		return nil, err
 	}
 	return obj, nil
 }
@@ -71,15 +65,33 @@ func Render(n *graph.Node, s *Scope) (map[string]any, error) {
 // of objects whose inputs do not all exist yet.
 func RenderOr(n *graph.Node, s *Scope, fallback func(f *graph.Field, err error) any) map[string]any {
 	obj := runtime.DeepCopyJSON(n.Template)
-	for _, f := range n.Fields {
+	// With a fallback no field fails, and the paths come from the template
+	// itself, so they always fit it.
+	_ = fill(obj, n.Fields, s, fallback)
+	return obj
+}
+
+// fill evaluates fields in s and writes them into obj. A field that fails
+// to evaluate fails the whole unless fallback gives it a value.
+func fill(obj map[string]any, fields []*graph.Field, s *Scope, fallback func(f *graph.Field, err error) any) error {
+	omittedItems := false
+	for _, f := range fields {
 		v, ok, err := FieldValue(f, s)
 		if err != nil {
+			if fallback == nil {
+				return err
+			}
 			v, ok = fallback(f, err), true
 		}
-		// The paths come from the template itself, so they always fit it.
-		_ = setPath(obj, f.Path, v, ok)
+		if err := setPath(obj, f.Path, v, ok); err != nil {
+			return err
+		}
+		omittedItems = omittedItems || !ok && f.Path.IsItem()
 	}
-	return obj
+	if omittedItems {
+		dropOmittedItems(obj)
+	}
+	return nil
 }
 
 // Target is what an externalRef reads: one object by name, or the list
@@ -97,14 +109,8 @@ type Target struct {
 // literal values stand as written.
 func ExternalTarget(n *graph.Node, s *Scope) (Target, error) {
 	ref := runtime.DeepCopyJSON(n.Reference)
-	for _, f := range n.Fields {
-		v, ok, err := FieldValue(f, s)
-		if err != nil {
-			return Target{}, err
-		}
-		if err := setPath(ref, f.Path, v, ok); err != nil {
-			return Target{}, err
-		}
+	if err := fill(ref, n.Fields, s, nil); err != nil {
+		return Target{}, err
 	}
 	meta, _ := ref["metadata"].(map[string]any)
 	t := Target{}
@@ -139,6 +145,31 @@ func labelSelector(v any) (labels.Selector, error) {
 	return metav1.LabelSelectorAsSelector(&ls)
 }
 
+// omittedItem marks a list item whose expression left it out (omit(), an
+// empty optional).
+type omittedItem struct{}
+
+// dropOmittedItems removes the items setPath marked from every list in v,
+// as kro does: `["echo", "${x != "" ? x : omit()}"]` is ["echo"] when x is
+// empty, not ["echo", ""].
+func dropOmittedItems(v any) any {
+	switch c := v.(type) {
+	case map[string]any:
+		for k, item := range c {
+			c[k] = dropOmittedItems(item)
+		}
+	case []any:
+		kept := c[:0]
+		for _, item := range c {
+			if _, omitted := item.(omittedItem); !omitted {
+				kept = append(kept, dropOmittedItems(item))
+			}
+		}
+		return kept
+	}
+	return v
+}
+
 // setPath writes v at p in obj, or removes the field when keep is false.
 func setPath(obj map[string]any, p expr.Path, v any, keep bool) error {
 	var cur any = obj
@@ -163,11 +194,12 @@ func setPath(obj map[string]any, p expr.Path, v any, keep bool) error {
 				return fmt.Errorf("%s: expected a map", p)
 			}
 			if last {
-				// An absent list item is written as null, keeping indexes.
+				// An absent list item is only marked, so that the indexes of
+				// the fields still to be set hold; dropOmittedItems removes it.
 				if keep {
 					c[step.Index] = v
 				} else {
-					c[step.Index] = nil
+					c[step.Index] = omittedItem{}
 				}
 				return nil
 			}

@@ -263,6 +263,59 @@ spec:
 	}
 }
 
+// omit() in a list item removes the item, as in kro, and the items after it
+// still get their own values.
+func TestOmitRemovesListItems(t *testing.T) {
+	g := compileRGD(t, `
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Job
+    spec:
+      arg: string | default=""
+      sidecar: boolean | default=false
+  resources:
+    - id: pod
+      template:
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: job}
+        spec:
+          containers:
+            - name: main
+              image: busybox
+              command: ["echo", '${schema.spec.arg != "" ? schema.spec.arg : omit()}', "${schema.spec.arg + '!'}"]
+            - '${schema.spec.sidecar ? {"name": "sidecar", "image": "envoy"} : omit()}'
+            - name: last
+              image: '${schema.spec.sidecar ? "a" : "b"}'
+`)
+	containers := func(spec string) []any {
+		t.Helper()
+		p, err := Render(g.Node("pod"), NewScope(obj(t, `{metadata: {name: x, namespace: default}, spec: `+spec+`}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p["spec"].(map[string]any)["containers"].([]any)
+	}
+	got := containers(`{arg: "", sidecar: false}`)
+	want := []any{
+		map[string]any{"name": "main", "image": "busybox", "command": []any{"echo", "!"}},
+		map[string]any{"name": "last", "image": "b"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("omitted items: containers = %v, want %v", got, want)
+	}
+	got = containers(`{arg: hi, sidecar: true}`)
+	want = []any{
+		map[string]any{"name": "main", "image": "busybox", "command": []any{"echo", "hi", "hi!"}},
+		map[string]any{"name": "sidecar", "image": "envoy"},
+		map[string]any{"name": "last", "image": "a"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("kept items: containers = %v, want %v", got, want)
+	}
+}
+
 // Expressions with macros evaluate once the names they read are observed;
 // the macros' own variables are never waited for.
 func TestMacrosEvaluate(t *testing.T) {
