@@ -256,11 +256,16 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 		return
 	}
 	observed := make([]any, 0, len(items))
-	allReady := true
+	allReady, allApplied := true, true
 	for _, item := range items {
 		obj, ok := r.applyOne(ctx, n, ownership.Item{NodeID: n.ID, Index: item.Index, Size: len(items)}, item.Scope)
 		if !ok {
-			return
+			// The items do not depend on each other: one that cannot be
+			// applied (an immutable field changed, say) does not hold back
+			// the others, but the collection is not observed whole, so
+			// nothing that reads it goes on.
+			allApplied = false
+			continue
 		}
 		observed = append(observed, obj.Object)
 		if v := resolve.Ready(n, obj.Object, item.Scope); !v.Ready {
@@ -269,6 +274,9 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 				r.blocked = fmt.Sprintf("%s[%d] (%s %s): %s", n.ID, item.Index, n.Kind.GVK.Kind, obj.GetName(), v.Reason)
 			}
 		}
+	}
+	if !allApplied {
+		return
 	}
 	r.scope.Set(n.ID, observed)
 	r.ready[n.ID] = allReady

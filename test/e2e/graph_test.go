@@ -173,6 +173,36 @@ func TestCollections(t *testing.T) {
 			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceActive)
 			return ctx
 		}).
+		Assess("an item that cannot be applied does not hold back the others", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// Someone else's Deployment has the name the audit queue's
+			// worker would get: that item fails, the others are applied.
+			c.waitTakeoverGuard(t, ns)
+			c.apply(t, fmt.Sprintf(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: jobs-audit-eu, namespace: %s},
+  spec: {replicas: 0, selector: {matchLabels: {worker: jobs-audit-eu}}, template: {metadata: {labels: {worker: jobs-audit-eu}}, spec: {containers: [{name: c, image: busybox}]}}}}`, ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: jobs, namespace: %s}, spec: {queues: [billing, audit, zeta]}}", ns))
+			eventually(t, 20*time.Second, "the workers around the failing one", func() (bool, string) {
+				got := fmt.Sprint(names(c, t))
+				return got == "[jobs-billing-eu#0/3 jobs-zeta-eu#2/3]", got
+			})
+			inst := c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceError)
+			if msg := condition(inst, "ResourcesReady").Message; !strings.Contains(msg, "Deployment jobs-audit-eu already exists and was not created by kro-agent") {
+				t.Errorf("ResourcesReady message %q does not name the Deployment in the way", msg)
+			}
+			if _, found, _ := unstructured.NestedInt64(inst.Object, "status", "workers"); found {
+				t.Error("status.workers must be omitted while the collection is not observed whole")
+			}
+			if foreign := c.mustGet(t, "apps/v1", "Deployment", ns, "jobs-audit-eu"); foreign.GetLabels()[v1alpha1.LabelInstanceID] != "" {
+				t.Errorf("the other owner's Deployment was taken over: labels %v", foreign.GetLabels())
+			}
+			c.delete(t, "apps/v1", "Deployment", ns, "jobs-audit-eu")
+			eventually(t, 30*time.Second, "three workers", func() (bool, string) {
+				got := fmt.Sprint(names(c, t))
+				return got == "[jobs-audit-eu#1/3 jobs-billing-eu#0/3 jobs-zeta-eu#2/3]", got
+			})
+			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceActive)
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
