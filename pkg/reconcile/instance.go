@@ -44,8 +44,13 @@ type run struct {
 	ready    map[string]bool
 	excluded map[string]bool
 
+	// unreached is set when a node was not applied because something it
+	// depends on is not ready: what it produces is not known this time,
+	// so nothing is pruned.
+	unreached bool
+
 	// The first reasons progress stopped, for the conditions.
-	blocked    string // a dependency is not ready
+	blocked    string // a resource is not ready
 	deleting   string // a managed object is being deleted by someone else
 	pending    string // an input is not available yet
 	failed     error  // an expression fails on the instance's values
@@ -136,11 +141,13 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		// A refused write is retried sooner than a contested object's turn.
 		r.applyErr = r.contested
 	}
-	complete := r.blocked == "" && r.deleting == "" && r.pending == "" && r.failed == nil && r.applyErr == nil && !r.waitingExt
-	if complete {
+	// Pruning needs every node applied, not every node ready: a resource
+	// that never becomes ready must not keep what the graph dropped in
+	// the cluster.
+	allApplied := !r.unreached && r.deleting == "" && r.pending == "" && r.failed == nil && r.applyErr == nil
+	if allApplied {
 		if err := r.prune(ctx); err != nil {
 			r.applyErr = err
-			complete = false
 		}
 	}
 	r.markProgress(status)
@@ -203,6 +210,7 @@ func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
 			return
 		}
 		if !r.ready[dep] {
+			r.unreached = true
 			return
 		}
 	}

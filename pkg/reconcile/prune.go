@@ -16,7 +16,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
-// prune deletes, after a fully successful apply, the objects labelled as
+// prune deletes, after a pass that applied every node, the objects labelled as
 // this instance's that the graph no longer produces: an includeWhen turned
 // false, a collection that shrank, a resource removed from the RGD.
 func (r *run) prune(ctx context.Context) error {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -124,6 +125,81 @@ func TestReadinessGating(t *testing.T) {
 					t.Errorf("explain-conditions: %s means %q, want %q", typ, meanings[typ], want)
 				}
 			}
+			return ctx
+		}).
+		Assess("a gate that stops being ready holds its dependents as they are", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			patch := []byte(`{"data":{"ready":"no"}}`)
+			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "g-gate", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "operator"}); err != nil {
+				t.Fatal(err)
+			}
+			c.waitState(t, "kro.run/v1alpha1", "Gated", ns, "g", v1alpha1.InstanceInProgress)
+			// The Secret is not applied while the gate is closed, so the
+			// graph does not say whether it still wants it: it is kept.
+			never(t, 2*time.Second, "the Secret behind the closed gate was pruned", func() bool {
+				_, err := c.get(t, "v1", "Secret", ns, "g-secret")
+				return err != nil
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// A resource that never becomes ready does not keep what the RGD no longer
+// declares in the cluster, when nothing waits for it (kro's
+// prune-while-unready scenario).
+func TestPruneWhileNotReady(t *testing.T) {
+	const ns = "prune-unready"
+	rgd := func(withRetired bool) string {
+		doc := `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: prune-unready}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: PruneWhileUnready
+    spec: {name: string}
+  resources:
+  - id: gate
+    readyWhen: ["${gate.data.ready == 'true'}"]
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.name}-gate"}
+      data: {ready: "false"}
+`
+		if withRetired {
+			doc += `
+  - id: retired
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.name}-retired"}
+      data: {keep: for-now}
+`
+		}
+		return doc
+	}
+	f := features.New("pruning while a resource is not ready").
+		Assess("a resource dropped from the RGD is deleted, the one not ready is kept", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, rgd(true))
+			c.waitRGDActive(t, "prune-unready")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: PruneWhileUnready, metadata: {name: p, namespace: %s}, spec: {name: p}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "PruneWhileUnready", ns, "p", v1alpha1.InstanceInProgress)
+			eventually(t, 10*time.Second, "both ConfigMaps", func() (bool, string) {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "p-retired")
+				return err == nil, fmt.Sprint(err)
+			})
+			c.apply(t, rgd(false))
+			eventually(t, 20*time.Second, "the retired ConfigMap to be pruned", func() (bool, string) {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "p-retired")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			c.mustGet(t, "v1", "ConfigMap", ns, "p-gate")
+			c.waitState(t, "kro.run/v1alpha1", "PruneWhileUnready", ns, "p", v1alpha1.InstanceInProgress)
 			return ctx
 		}).
 		Feature()
