@@ -42,7 +42,7 @@ func Native(v ref.Val) (any, error) {
 	case types.Bytes:
 		return base64.StdEncoding.EncodeToString(t), nil
 	case types.Timestamp:
-		return t.Time.UTC().Format(time.RFC3339), nil
+		return t.Time.UTC().Format(time.RFC3339Nano), nil
 	case types.Duration:
 		return t.Duration.String(), nil
 	case *types.Optional:

@@ -108,7 +108,8 @@ func (c *compiler) compile() *Graph {
 	c.errs = append(c.errs, errs...)
 
 	c.collectResources()
-	env, err := celenv.New(c.variables(specSchema)...)
+	instance := instanceSchema(specSchema, c.opts.Resolver)
+	env, err := celenv.New(c.variables(instance)...)
 	if err != nil {
 		c.errs = append(c.errs, field.InternalError(schemaPath, err))
 		return nil
@@ -131,6 +132,10 @@ func (c *compiler) compile() *Graph {
 		Status:             status,
 		Conditions:         conditions,
 		ComputedConditions: computed,
+		InstanceFormats:    celenv.FormatsOf(instance),
+	}
+	for _, n := range order {
+		n.Formats = celenv.FormatsOf(n.schemaOf())
 	}
 	g.CRD = generateCRD(c.rgd, g, specSchema, statusSchema)
 	return g
@@ -383,8 +388,8 @@ func isFreeForm(s *spec.Schema) bool {
 
 // variables are the names in scope for the graph's expressions: the
 // instance and every resource (a list for a collection).
-func (c *compiler) variables(specSchema *extv1.JSONSchemaProps) []celenv.Var {
-	vars := []celenv.Var{{Name: SchemaVar, Schema: instanceSchema(specSchema, c.opts.Resolver)}}
+func (c *compiler) variables(instance *spec.Schema) []celenv.Var {
+	vars := []celenv.Var{{Name: SchemaVar, Schema: instance}}
 	for _, n := range c.nodes {
 		vars = append(vars, celenv.Var{Name: n.ID, Schema: n.schemaOf(), List: c.isCollection(n)})
 	}

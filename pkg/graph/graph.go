@@ -16,6 +16,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 )
@@ -49,6 +50,9 @@ type Graph struct {
 	// list of them. They are written beside the built-in conditions and do
 	// not count toward Ready.
 	ComputedConditions []*Expression
+	// InstanceFormats are where instances hold strings that expressions
+	// see as timestamps and the like (metadata.creationTimestamp).
+	InstanceFormats *celenv.Formats
 }
 
 // Declares reports whether the RGD declares a custom condition of type t
@@ -104,6 +108,9 @@ type Node struct {
 	ForEach []*Iterator
 	// Dependencies are the ids this node needs, in topological order.
 	Dependencies []string
+	// Formats are where objects of the kind hold strings that expressions
+	// see as bytes, timestamps or durations (a Secret's data).
+	Formats *celenv.Formats
 }
 
 // IsCollection reports whether the node expands to many objects.

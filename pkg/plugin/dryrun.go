@@ -163,7 +163,7 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	id := ownership.Instance{GVK: mapping.GroupVersionKind, Name: defaulted.GetName(), Namespace: defaulted.GetNamespace(), UID: string(defaulted.GetUID()), Labels: defaulted.GetLabels()}
 	owner := ownership.RGD{Name: rgd.Name, UID: string(rgd.UID)}
 
-	scope := resolve.NewScope(defaulted.Object)
+	scope := resolve.NewScope(g, defaulted.Object)
 	excluded := map[string]bool{}
 	// Namespaces the plan creates, by the node creating each: objects in
 	// them cannot be checked by a dry run before they exist.
@@ -234,9 +234,9 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 			}
 		}
 		if n.IsCollection() {
-			scope.Set(n.ID, observed)
+			scope.Observe(n, observed)
 		} else if len(observed) == 1 {
-			scope.Set(n.ID, observed[0])
+			scope.Observe(n, observed[0])
 		}
 	}
 	return plan, nil

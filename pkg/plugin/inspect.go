@@ -84,7 +84,7 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	where := c.members(s)
 	members, requests, forbidden := where.fetchMembers(ctx, s)
 	t.Requests = requests
-	scope := resolve.NewScope(inst.Object)
+	scope := resolve.NewScope(s.graph, inst.Object)
 	for _, n := range s.graph.Nodes {
 		if n.IsCollection() {
 			var items []any
@@ -92,10 +92,10 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 				items = append(items, u.Object)
 			}
 			if len(members[n.ID]) > 0 {
-				scope.Set(n.ID, items)
+				scope.Observe(n, items)
 			}
 		} else if objs := members[n.ID]; len(objs) > 0 {
-			scope.Set(n.ID, objs[0].Object)
+			scope.Observe(n, objs[0].Object)
 		}
 	}
 	depth := map[string]int{}

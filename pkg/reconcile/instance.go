@@ -86,7 +86,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		e: e, s: s, key: key, inst: inst,
 		id:       ownership.Instance{GVK: key.GVK, Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), Labels: inst.GetLabels()},
 		rgd:      ownership.RGD{Name: s.rgdName, UID: s.rgdUID},
-		scope:    resolve.NewScope(inst.Object),
+		scope:    resolve.NewScope(s.graph, inst.Object),
 		desired:  map[objectRef]bool{},
 		ready:    map[string]bool{},
 		excluded: map[string]bool{},
@@ -158,6 +158,12 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	computed, complete, condErr := resolve.ComputedConditions(s.graph, r.scope, status.Conditions)
 	status.PropagateComputedConditions(computed, complete, s.graph.Declares)
 	projErr = errors.Join(projErr, condErr)
+	if projErr != nil && r.failed == nil {
+		// The resources may be as they should, but the status the RGD
+		// promises cannot be computed from them: an expression failing on
+		// the instance's values as much as one in a template.
+		status.MarkGraphUnresolved(fmt.Errorf("projecting status: %w", projErr))
+	}
 	status.ComputeState(false, r.applyErr != nil)
 	if err := r.writeStatus(ctx, status, projected); err != nil {
 		return result{}, err
@@ -232,7 +238,7 @@ func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
 		if !ok {
 			return
 		}
-		r.scope.Set(n.ID, obj.Object)
+		r.scope.Observe(n, obj.Object)
 		verdict := resolve.Ready(n, obj.Object, r.scope)
 		r.ready[n.ID] = verdict.Ready
 		if !verdict.Ready && r.blocked == "" {
@@ -286,7 +292,7 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 	if !allApplied {
 		return
 	}
-	r.scope.Set(n.ID, observed)
+	r.scope.Observe(n, observed)
 	r.ready[n.ID] = allReady
 }
 
@@ -404,7 +410,7 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 				r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, objectName(item.GetNamespace(), item.GetName()), v.Reason))
 			}
 		}
-		r.scope.Set(n.ID, items)
+		r.scope.Observe(n, items)
 		r.ready[n.ID] = ready
 		return
 	}
@@ -417,7 +423,7 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 		r.waitExternal(n, fmt.Sprintf("%s: reading external %s %s: %v", n.ID, n.Kind.GVK.Kind, objectName(target.Namespace, target.Name), err))
 		return
 	}
-	r.scope.Set(n.ID, obj.Object)
+	r.scope.Observe(n, obj.Object)
 	v := resolve.Ready(n, obj.Object, r.scope)
 	r.ready[n.ID] = v.Ready
 	if !v.Ready {

@@ -51,7 +51,7 @@ func TestComputedConditions(t *testing.T) {
 		{Type: "Serving", Status: metav1.ConditionFalse},
 	}
 	instance := func(dynamicType string) *Scope {
-		return NewScope(obj(t, `{metadata: {name: q}, spec: {names: [a, b], dynamicType: `+dynamicType+`}}`))
+		return NewScope(g, obj(t, `{metadata: {name: q}, spec: {names: [a, b], dynamicType: `+dynamicType+`}}`))
 	}
 
 	// Before the collection is observed, only the entry that does not read
@@ -62,7 +62,7 @@ func TestComputedConditions(t *testing.T) {
 	}
 
 	s := instance("Later")
-	s.Set("queues", []any{obj(t, `{metadata: {name: a}, data: {ready: "yes"}}`), obj(t, `{metadata: {name: b}, data: {}}`)})
+	s.Observe(g.Node("queues"), []any{obj(t, `{metadata: {name: a}, data: {ready: "yes"}}`), obj(t, `{metadata: {name: b}, data: {}}`)})
 	got, complete, err = ComputedConditions(g, s, current)
 	if err != nil || !complete {
 		t.Fatalf("complete %v, %v", complete, err)
@@ -91,7 +91,7 @@ func TestComputedConditions(t *testing.T) {
 		"Queue-a-Ready": "the condition type Queue-a-Ready is computed more than once",
 	} {
 		s := instance(typ)
-		s.Set("queues", []any{obj(t, `{metadata: {name: a}, data: {}}`)})
+		s.Observe(g.Node("queues"), []any{obj(t, `{metadata: {name: a}, data: {}}`)})
 		got, complete, err := ComputedConditions(g, s, current)
 		if complete || err == nil || !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), "schema.spec.dynamicType") {
 			t.Errorf("type %s: complete %v, error %v; want one containing %q", typ, complete, err, msg)

@@ -27,16 +27,21 @@ type Scope struct {
 	vars map[string]any
 }
 
-// NewScope starts a scope with the instance as `schema`. The instance's
-// status is left out: expressions may not read it.
-func NewScope(instance map[string]any) *Scope {
+// NewScope starts a scope with the instance as `schema`, for expressions
+// of g (nil for none). The instance's status is left out: expressions may
+// not read it.
+func NewScope(g *graph.Graph, instance map[string]any) *Scope {
 	in := map[string]any{}
 	for k, v := range instance {
 		if k != "status" {
 			in[k] = v
 		}
 	}
-	return &Scope{vars: map[string]any{graph.SchemaVar: in}}
+	var v any = in
+	if g != nil {
+		v = g.InstanceFormats.Apply(in)
+	}
+	return &Scope{vars: map[string]any{graph.SchemaVar: v}}
 }
 
 // instanceNamespace is the namespace of the instance the scope is for.
@@ -47,8 +52,31 @@ func (s *Scope) instanceNamespace() string {
 	return ns
 }
 
-// Set binds a resource id (or iterator) to its observed value.
+// Set binds a name to a value as it is (an iterator's item).
 func (s *Scope) Set(name string, v any) { s.vars[name] = v }
+
+// Observe binds node n to what was observed of it: its object, or the list
+// of objects of a collection. The values are typed as n's expressions were
+// checked: a Secret's data as bytes, timestamps as timestamps.
+func (s *Scope) Observe(n *graph.Node, observed any) {
+	s.vars[n.ID] = typed(n, observed)
+}
+
+// typed converts an object, or each of a list of objects, of n's kind to
+// the values its schema types.
+func typed(n *graph.Node, observed any) any {
+	if n.Formats == nil {
+		return observed
+	}
+	if list, ok := observed.([]any); ok {
+		out := make([]any, len(list))
+		for i, obj := range list {
+			out[i] = n.Formats.Apply(obj)
+		}
+		return out
+	}
+	return n.Formats.Apply(observed)
+}
 
 // Has reports whether name is bound.
 func (s *Scope) Has(name string) bool {

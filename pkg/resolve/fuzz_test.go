@@ -57,7 +57,7 @@ func FuzzResolve(f *testing.F) {
 // resolveAll walks g in order for one instance, binding observed as every
 // resource's (and collection item's) observed state.
 func resolveAll(g *graph.Graph, instance, observed map[string]any) {
-	s := NewScope(instance)
+	s := NewScope(g, instance)
 	for _, id := range g.Order() {
 		n := g.Node(id)
 		if included, err := Included(n, s); err != nil || !included {
@@ -78,7 +78,7 @@ func resolveAll(g *graph.Graph, instance, observed map[string]any) {
 				all = append(all, observed)
 			}
 			if observed != nil {
-				s.Set(id, all)
+				s.Observe(n, all)
 			}
 			continue
 		default:
@@ -86,7 +86,7 @@ func resolveAll(g *graph.Graph, instance, observed map[string]any) {
 			_ = Ready(n, observed, s)
 		}
 		if observed != nil {
-			s.Set(id, observed)
+			s.Observe(n, observed)
 		}
 	}
 	_, _ = Status(g, s)

@@ -83,7 +83,7 @@ func Ready(n *graph.Node, observed map[string]any, s *Scope) Readiness {
 	if n.IsCollection() || n.IsExternalCollection() {
 		self = graph.EachVar
 	}
-	scope := s.With(self, observed)
+	scope := s.With(self, typed(n, observed))
 	for _, e := range n.ReadyWhen {
 		v, err := Eval(e, scope)
 		if err == nil {

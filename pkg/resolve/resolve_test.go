@@ -56,13 +56,13 @@ func obj(t testing.TB, y string) map[string]any {
 
 func TestRenderWebApp(t *testing.T) {
 	g := compileExample(t, "webapp")
-	s := NewScope(obj(t, `{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {name: demo, namespace: default},
+	s := NewScope(g, obj(t, `{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {name: demo, namespace: default},
   spec: {name: demo, image: "nginx:1.27", replicas: 3, port: 8080, greeting: hi, ingress: {enabled: false, host: x}},
   status: {state: ACTIVE}}`))
 	if _, err := Render(g.Node("deployment"), s); !errors.Is(err, ErrPending) {
 		t.Fatalf("deployment reads config, which is not observed yet: want ErrPending, got %v", err)
 	}
-	s.Set("config", obj(t, `{metadata: {name: demo-config}}`))
+	s.Observe(g.Node("config"), obj(t, `{metadata: {name: demo-config}}`))
 	d, err := Render(g.Node("deployment"), s)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestRenderWebApp(t *testing.T) {
 func TestReadyExplainsWhy(t *testing.T) {
 	g := compileExample(t, "webapp")
 	n := g.Node("deployment")
-	s := NewScope(obj(t, `{spec: {name: demo}}`))
+	s := NewScope(g, obj(t, `{spec: {name: demo}}`))
 	r := Ready(n, obj(t, `{spec: {replicas: 2}, status: {}}`), s)
 	if r.Ready {
 		t.Fatal("a Deployment with no available replicas must not be ready")
@@ -109,7 +109,7 @@ func TestReadyExplainsWhy(t *testing.T) {
 func TestExpandCartesian(t *testing.T) {
 	g := compileExample(t, "workers")
 	n := g.Node("workers")
-	s := NewScope(obj(t, `{metadata: {name: jobs}, spec: {image: busybox, queues: [a, b], regions: [eu, us]}}`))
+	s := NewScope(g, obj(t, `{metadata: {name: jobs}, spec: {image: busybox, queues: [a, b], regions: [eu, us]}}`))
 	items, err := Expand(n, s, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -137,8 +137,8 @@ func TestExpandCartesian(t *testing.T) {
 
 func TestStatusOmitsPending(t *testing.T) {
 	g := compileExample(t, "webapp")
-	s := NewScope(obj(t, `{spec: {name: demo, port: 80}}`))
-	s.Set("deployment", obj(t, `{spec: {replicas: 2}, status: {availableReplicas: 1}}`))
+	s := NewScope(g, obj(t, `{spec: {name: demo, port: 80}}`))
+	s.Observe(g.Node("deployment"), obj(t, `{spec: {replicas: 2}, status: {availableReplicas: 1}}`))
 	st, err := Status(g, s)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestStatusOmitsPending(t *testing.T) {
 	if _, ok := st["serviceIP"]; ok {
 		t.Error("serviceIP reads the service, which is not observed: it must be omitted")
 	}
-	s.Set("service", obj(t, `{metadata: {name: demo, namespace: default}, spec: {clusterIP: 10.0.0.1}}`))
+	s.Observe(g.Node("service"), obj(t, `{metadata: {name: demo, namespace: default}, spec: {clusterIP: 10.0.0.1}}`))
 	st, _ = Status(g, s)
 	if st["serviceIP"] != "10.0.0.1" || st["url"] != "http://demo.default.svc:80" {
 		t.Errorf("status = %v", st)
@@ -230,7 +230,7 @@ spec:
 `)
 	render := func(spec string) map[string]any {
 		t.Helper()
-		d, err := Render(g.Node("deployment"), NewScope(obj(t, `{metadata: {name: x, namespace: default}, spec: `+spec+`}`)))
+		d, err := Render(g.Node("deployment"), NewScope(g, obj(t, `{metadata: {name: x, namespace: default}, spec: `+spec+`}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +291,7 @@ spec:
 `)
 	containers := func(spec string) []any {
 		t.Helper()
-		p, err := Render(g.Node("pod"), NewScope(obj(t, `{metadata: {name: x, namespace: default}, spec: `+spec+`}`)))
+		p, err := Render(g.Node("pod"), NewScope(g, obj(t, `{metadata: {name: x, namespace: default}, spec: `+spec+`}`)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,6 +313,70 @@ spec:
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("kept items: containers = %v, want %v", got, want)
+	}
+}
+
+// Strings the schema gives a format are the values expressions were
+// type-checked as: a Secret's data is bytes (string() decodes it), a
+// timestamp compares as one; written back out they are the API's text
+// again, sub-second digits included.
+func TestTypedStringsEvaluateAsTheirTypes(t *testing.T) {
+	g := compileRGD(t, `
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Client
+    spec: {clientId: string}
+    status:
+      decoded: ${string(secret.data.clientId)}
+      encoded: ${base64.encode(secret.data.clientId)}
+      data: ${secret.data}
+      old: ${secret.metadata.creationTimestamp < timestamp("2030-01-01T00:00:00Z")}
+      created: ${secret.metadata.creationTimestamp}
+      updated: ${secret.metadata.managedFields[0].time}
+      instanceCreated: ${schema.metadata.creationTimestamp > timestamp("2020-01-01T00:00:00Z")}
+  resources:
+    - id: secret
+      readyWhen: ["${string(secret.data.clientId) != ''}"]
+      template:
+        apiVersion: v1
+        kind: Secret
+        metadata: {name: "${schema.metadata.name}"}
+        stringData: {clientId: "${schema.spec.clientId}"}
+    - id: copy
+      template:
+        apiVersion: v1
+        kind: Secret
+        metadata: {name: "${schema.metadata.name}-copy"}
+        data: ${secret.data}
+`)
+	s := NewScope(g, obj(t, `{metadata: {name: c, namespace: default, creationTimestamp: "2026-11-24T09:00:00Z"}, spec: {clientId: abc}}`))
+	secret := obj(t, `{apiVersion: v1, kind: Secret, metadata: {name: c, creationTimestamp: "2026-01-01T00:00:00Z",
+  managedFields: [{manager: kro-agent, time: "2026-01-01T00:00:01.5Z"}]}, data: {clientId: YWJj}}`)
+	s.Observe(g.Node("secret"), secret)
+	status, err := Status(g, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"decoded": "abc", "encoded": "YWJj", "data": map[string]any{"clientId": "YWJj"},
+		"old": true, "created": "2026-01-01T00:00:00Z", "updated": "2026-01-01T00:00:01.5Z", "instanceCreated": true,
+	}
+	if !reflect.DeepEqual(status, want) {
+		t.Errorf("status = %v, want %v", status, want)
+	}
+	if v := Ready(g.Node("secret"), secret, s); !v.Ready {
+		t.Errorf("readyWhen on the Secret's bytes: %s", v.Reason)
+	}
+	copied, err := Render(g.Node("copy"), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := copied["data"]; !reflect.DeepEqual(got, map[string]any{"clientId": "YWJj"}) {
+		t.Errorf("copied data = %v, want the base64 text", got)
+	}
+	if secret["data"].(map[string]any)["clientId"] != "YWJj" {
+		t.Error("the observed object was changed")
 	}
 }
 
@@ -341,7 +405,7 @@ spec:
             spec:
               containers: [{name: c, image: nginx, args: "${schema.spec.items.map(i, '--' + i)}"}]
 `)
-	s := NewScope(obj(t, `{metadata: {name: x}, spec: {items: [a, b]}}`))
+	s := NewScope(g, obj(t, `{metadata: {name: x}, spec: {items: [a, b]}}`))
 	d, err := Render(g.Node("d"), s)
 	if err != nil {
 		t.Fatal(err)
@@ -354,7 +418,7 @@ spec:
 	if v := Ready(g.Node("d"), observed, s); !v.Ready {
 		t.Errorf("not ready: %s", v.Reason)
 	}
-	s.Set("d", observed)
+	s.Observe(g.Node("d"), observed)
 	st, err := Status(g, s)
 	if err != nil || !reflect.DeepEqual(st["images"], []any{"nginx"}) {
 		t.Errorf("status = %v, %v", st, err)

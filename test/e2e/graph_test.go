@@ -684,3 +684,61 @@ func explainedMeanings(t *testing.T, cfg *envconf.Config, kind, name, ns string)
 	}
 	return meanings
 }
+
+// Fields the schema types as bytes or timestamps are those types in
+// expressions (kro's schema-aware CEL scenario), and a status expression
+// that fails on an instance's values is reported, not only logged.
+func TestTypedValuesAndFailingStatus(t *testing.T) {
+	const ns = "typed-values"
+	const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: client-secret}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ClientSecret
+    spec: {clientId: string, port: string | default="80"}
+    status:
+      decodedClientId: ${string(secret.data.clientId)}
+      createdBefore2100: ${secret.metadata.creationTimestamp < timestamp("2100-01-01T00:00:00Z")}
+      port: ${int(schema.spec.port)}
+  resources:
+  - id: secret
+    readyWhen: ["${size(secret.data.clientId) > 0}"]
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: "${schema.metadata.name}"}
+      stringData: {clientId: "${schema.spec.clientId}"}
+`
+	f := features.New("typed values").
+		Assess("a Secret's data reads as bytes, its creation time as a timestamp", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, rgd)
+			c.waitRGDActive(t, "client-secret")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ClientSecret, metadata: {name: app, namespace: %s}, spec: {clientId: my-client-123}}", ns))
+			inst := c.waitState(t, "kro.run/v1alpha1", "ClientSecret", ns, "app", v1alpha1.InstanceActive)
+			status, _, _ := unstructured.NestedMap(inst.Object, "status")
+			if status["decodedClientId"] != "my-client-123" || status["createdBefore2100"] != true || status["port"] != int64(80) {
+				t.Errorf("status = %v", status)
+			}
+			return ctx
+		}).
+		Assess("a status expression failing on the instance's values is FAILED with the error", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ClientSecret, metadata: {name: app, namespace: %s}, spec: {clientId: my-client-123, port: eighty}}", ns))
+			inst := c.waitState(t, "kro.run/v1alpha1", "ClientSecret", ns, "app", v1alpha1.InstanceFailed)
+			if cond := condition(inst, "GraphResolved"); cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "projecting status: port:") {
+				t.Errorf("GraphResolved = %+v", cond)
+			}
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ClientSecret, metadata: {name: app, namespace: %s}, spec: {clientId: my-client-123, port: \"8080\"}}", ns))
+			inst = c.waitState(t, "kro.run/v1alpha1", "ClientSecret", ns, "app", v1alpha1.InstanceActive)
+			if port, _, _ := unstructured.NestedInt64(inst.Object, "status", "port"); port != 8080 {
+				t.Errorf("status.port = %d", port)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}

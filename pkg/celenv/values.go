@@ -1,0 +1,183 @@
+package celenv
+
+import (
+	"encoding/base64"
+	"runtime"
+	"sync"
+	"time"
+	"weak"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+)
+
+// Formats says where, in objects of one schema, the API's strings stand for
+// values of other CEL types. The types expressions are checked against
+// (openapi.SchemaDeclType) make a string of format byte CEL bytes, date and
+// date-time a timestamp, duration a duration, so string(secret.data.key) and
+// x.metadata.creationTimestamp < timestamp(...) type-check; the objects read
+// from the API server hold them as text. Apply converts the text, so the
+// values match their types. nil means the schema has no such field.
+type Formats struct {
+	format     string // at a string field: byte, date, date-time or duration
+	properties map[string]*Formats
+	additional *Formats // the values of a map
+	items      *Formats // the items of a list
+}
+
+// maxFormatDepth bounds the walk of recursive schemas (JSONSchemaProps);
+// no field CEL can type lies deeper in the kinds Kubernetes serves.
+const maxFormatDepth = 32
+
+// formatsCache remembers FormatsOf by schema: the kind resolvers hand out
+// one schema per kind, and walking a Deployment's takes longer than
+// compiling the rest of most RGDs. An entry goes with its schema.
+var formatsCache = struct {
+	sync.Mutex
+	m map[weak.Pointer[spec.Schema]]*Formats
+}{m: map[weak.Pointer[spec.Schema]]*Formats{}}
+
+// FormatsOf returns where objects of schema s hold typed strings.
+func FormatsOf(s *spec.Schema) *Formats {
+	if s == nil {
+		return nil
+	}
+	key := weak.Make(s)
+	formatsCache.Lock()
+	f, ok := formatsCache.m[key]
+	formatsCache.Unlock()
+	if ok {
+		return f
+	}
+	f = formatsOf(s, 0)
+	formatsCache.Lock()
+	defer formatsCache.Unlock()
+	if _, ok := formatsCache.m[key]; !ok {
+		formatsCache.m[key] = f
+		runtime.AddCleanup(s, forgetFormats, key)
+	}
+	return f
+}
+
+func forgetFormats(key weak.Pointer[spec.Schema]) {
+	formatsCache.Lock()
+	defer formatsCache.Unlock()
+	delete(formatsCache.m, key)
+}
+
+func formatsOf(s *spec.Schema, depth int) *Formats {
+	if s == nil || depth > maxFormatDepth || isIntOrString(s) {
+		return nil
+	}
+	switch {
+	case s.Type.Contains("string"):
+		switch s.Format {
+		case "byte", "date", "date-time", "duration":
+			return &Formats{format: s.Format}
+		}
+		return nil
+	case s.Type.Contains("array"):
+		if s.Items == nil {
+			return nil
+		}
+		if items := formatsOf(s.Items.Schema, depth+1); items != nil {
+			return &Formats{items: items}
+		}
+		return nil
+	}
+	f := &Formats{}
+	for name, prop := range s.Properties {
+		if pf := formatsOf(&prop, depth+1); pf != nil {
+			if f.properties == nil {
+				f.properties = map[string]*Formats{}
+			}
+			f.properties[name] = pf
+		}
+	}
+	if s.AdditionalProperties != nil {
+		f.additional = formatsOf(s.AdditionalProperties.Schema, depth+1)
+	}
+	if f.properties == nil && f.additional == nil {
+		return nil
+	}
+	return f
+}
+
+func isIntOrString(s *spec.Schema) bool {
+	v, _ := s.Extensions.GetBool("x-kubernetes-int-or-string")
+	return v
+}
+
+// Apply returns v with the typed strings of f converted: []byte for byte,
+// time.Time for date and date-time, time.Duration for duration, which CEL
+// adapts to its bytes, timestamp and duration. v is not changed: maps and
+// lists on the way to a converted value are copied, the rest is shared. A
+// string that does not parse is left as text.
+func (f *Formats) Apply(v any) any {
+	if f == nil {
+		return v
+	}
+	switch x := v.(type) {
+	case string:
+		return f.convert(x)
+	case map[string]any:
+		var out map[string]any
+		set := func(k string, val any) {
+			if out == nil {
+				out = make(map[string]any, len(x))
+				for k, v := range x {
+					out[k] = v
+				}
+			}
+			out[k] = val
+		}
+		for k, pf := range f.properties {
+			if val, ok := x[k]; ok && val != nil {
+				set(k, pf.Apply(val))
+			}
+		}
+		if f.additional != nil {
+			for k, val := range x {
+				if _, declared := f.properties[k]; !declared && val != nil {
+					set(k, f.additional.Apply(val))
+				}
+			}
+		}
+		if out == nil {
+			return x
+		}
+		return out
+	case []any:
+		if f.items == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, item := range x {
+			out[i] = f.items.Apply(item)
+		}
+		return out
+	}
+	return v
+}
+
+func (f *Formats) convert(s string) any {
+	switch f.format {
+	case "byte":
+		if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+			return b
+		}
+	case "date":
+		if t, err := time.Parse(time.DateOnly, s); err == nil {
+			return t
+		}
+	case "date-time":
+		if t, err := strfmt.ParseDateTime(s); err == nil {
+			return time.Time(t)
+		}
+	case "duration":
+		if d, err := strfmt.ParseDuration(s); err == nil {
+			return d
+		}
+	}
+	return s
+}
