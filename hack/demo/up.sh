@@ -29,11 +29,15 @@ nohup setsid bin/kro-agent --kubeconfig "$kubeconfig" \
   --webhook-bind-address=127.0.0.1:19443 --webhook-url=https://127.0.0.1:19443 \
   >"$state/agent.log" 2>&1 </dev/null &
 echo $! >"$state/agent.pid"
-for _ in $(seq 50); do
-  curl -sf http://127.0.0.1:18081/readyz >/dev/null 2>&1 && break
+# Ready means its webhook server answers: the webhook configurations of an
+# earlier run already send the RGD below to it.
+ready=false
+for _ in $(seq 300); do
+  if curl -sf http://127.0.0.1:18081/readyz >/dev/null 2>&1; then ready=true; break; fi
   kill -0 "$(cat "$state/agent.pid")" 2>/dev/null || { echo "kro-agent exited; see $state/agent.log" >&2; tail -20 "$state/agent.log" >&2; exit 1; }
   sleep 0.2
 done
+$ready || { echo "kro-agent did not become ready within a minute; see $state/agent.log" >&2; tail -20 "$state/agent.log" >&2; exit 1; }
 
 step "applying examples/webapp/rgd.yaml"
 kubectl apply --server-side --field-manager=kro-demo -f examples/webapp/rgd.yaml

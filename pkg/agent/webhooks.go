@@ -3,8 +3,10 @@ package agent
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -244,6 +246,18 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		}},
 	}
 	if err := mgr.Add(server); err != nil {
+		return nil, err
+	}
+	// Configurations a previous run registered call this address already:
+	// the agent is not ready before it answers them.
+	if err := mgr.AddReadyzCheck("webhook-server", func(*http.Request) error {
+		select {
+		case <-serving:
+			return nil
+		default:
+			return errors.New("the webhook server is not serving yet")
+		}
+	}); err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(everyReplica(func(ctx context.Context) error {
