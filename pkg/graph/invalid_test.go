@@ -294,6 +294,12 @@ func TestInvalidRGDs(t *testing.T) {
 		// status
 		{"status field without expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {phase: running}}`, configMap,
 			"spec.schema.status.phase", `status fields are ${...} expressions`},
+		{"status list of mixed types", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {ends: ["${cm.metadata.name}", "${size(cm.data)}"]}}`, configMap,
+			"spec.schema.status.ends[1]", `the items of a status list must have one type: string before, integer here`},
+		{"empty status list", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {ends: []}}`, configMap,
+			"spec.schema.status.ends", `an empty list has no type to project`},
+		{"status list item without expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {ends: ["${cm.metadata.name}", fixed]}}`, configMap,
+			"spec.schema.status.ends[1]", `status fields are ${...} expressions`},
 		{"status state is reserved", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {state: "${cm.metadata.name}"}}`, configMap,
 			"spec.schema.status.state", `set by kro-agent`},
 		{"status placement is reserved", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {placement: "${cm.metadata.name}"}}`, configMap,

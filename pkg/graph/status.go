@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -63,41 +64,87 @@ func (c *compiler) compileStatus(raw runtime.RawExtension) (*extv1.JSONSchemaPro
 func (c *compiler) statusSchema(m map[string]any, at expr.Path, fields *[]*Field) *extv1.JSONSchemaProps {
 	s := &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		p := at.Child(k)
-		fp := p.FieldPath(statusPath)
-		switch v := m[k].(type) {
-		case map[string]any:
-			s.Properties[k] = *c.statusSchema(v, p, fields)
-		case string:
-			segs, err := expr.Parse(v)
-			if err != nil {
-				c.errs = append(c.errs, field.Invalid(fp, v, err.Error()))
-				continue
-			}
-			if !expr.HasExpr(segs) {
-				c.errs = append(c.errs, field.Invalid(fp, v, "status fields are ${...} expressions over the resources and schema"))
-				continue
-			}
-			f := c.compileField(c.env, expr.Field{Path: p, Segments: segs}, statusPath, nil)
-			if f == nil {
-				continue
-			}
-			f.Schema = &extv1.JSONSchemaProps{Type: "string"}
-			if f.Standalone() {
-				inferred, err := celenv.SchemaOf(f.Exprs[0].Type)
-				if err != nil {
-					c.errs = append(c.errs, field.Invalid(fp, v, err.Error()))
-					continue
-				}
-				f.Schema = inferred
-			}
-			*fields = append(*fields, f)
-			s.Properties[k] = *f.Schema
-		default:
-			c.errs = append(c.errs, field.Invalid(fp, v, "status fields are ${...} expressions, or maps of them"))
+		if v := c.statusValueSchema(m[k], at.Child(k), fields); v != nil {
+			s.Properties[k] = *v
 		}
 	}
 	return s
+}
+
+// statusValueSchema compiles one status value (an expression, or a map or
+// list of them, as kro allows) and returns its schema; nil when it is
+// invalid, with the error recorded.
+func (c *compiler) statusValueSchema(value any, p expr.Path, fields *[]*Field) *extv1.JSONSchemaProps {
+	fp := p.FieldPath(statusPath)
+	switch v := value.(type) {
+	case map[string]any:
+		return c.statusSchema(v, p, fields)
+	case []any:
+		if len(v) == 0 {
+			c.errs = append(c.errs, field.Invalid(fp, v, "an empty list has no type to project; give its items as ${...} expressions"))
+			return nil
+		}
+		var items *extv1.JSONSchemaProps
+		freeForm := false
+		for i, item := range v {
+			s := c.statusValueSchema(item, p.Index(i), fields)
+			switch {
+			case s == nil:
+				return nil
+			case s.Type == "":
+				// An item whose type is only known at run time (dyn, a
+				// ternary with omit()) may be anything.
+				freeForm = true
+			case items == nil:
+				items = s
+			case !equality.Semantic.DeepEqual(items, s):
+				c.errs = append(c.errs, field.Invalid(fp.Index(i), item, fmt.Sprintf("the items of a status list must have one type: %s before, %s here", schemaType(items), schemaType(s))))
+				return nil
+			}
+		}
+		if freeForm || items == nil {
+			// The structural schema rules want a type on a list's items;
+			// the list itself is free-form instead.
+			return &extv1.JSONSchemaProps{XPreserveUnknownFields: ptrTo(true)}
+		}
+		return &extv1.JSONSchemaProps{Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: items}}
+	case string:
+		segs, err := expr.Parse(v)
+		if err != nil {
+			c.errs = append(c.errs, field.Invalid(fp, v, err.Error()))
+			return nil
+		}
+		if !expr.HasExpr(segs) {
+			c.errs = append(c.errs, field.Invalid(fp, v, "status fields are ${...} expressions over the resources and schema"))
+			return nil
+		}
+		f := c.compileField(c.env, expr.Field{Path: p, Segments: segs}, statusPath, nil)
+		if f == nil {
+			return nil
+		}
+		f.Schema = &extv1.JSONSchemaProps{Type: "string"}
+		if f.Standalone() {
+			inferred, err := celenv.SchemaOf(f.Exprs[0].Type)
+			if err != nil {
+				c.errs = append(c.errs, field.Invalid(fp, v, err.Error()))
+				return nil
+			}
+			f.Schema = inferred
+		}
+		*fields = append(*fields, f)
+		return f.Schema
+	}
+	c.errs = append(c.errs, field.Invalid(fp, value, "status fields are ${...} expressions, or maps or lists of them"))
+	return nil
+}
+
+// schemaType names a schema's type for error messages: "string", "array of
+// integer", "object".
+func schemaType(s *extv1.JSONSchemaProps) string {
+	if s.Type == "array" && s.Items != nil && s.Items.Schema != nil {
+		return "array of " + schemaType(s.Items.Schema)
+	}
+	return s.Type
 }
 
 // conditionEntry is a custom condition declared as SPEC §5 writes it.

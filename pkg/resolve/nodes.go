@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
@@ -148,33 +150,111 @@ func Status(g *graph.Graph, s *Scope) (map[string]any, error) {
 	var errs []error
 	for _, f := range g.Status {
 		v, ok, err := FieldValue(f, s)
-		if errors.Is(err, ErrPending) || err == nil && !ok {
-			continue
-		}
-		if err != nil {
+		switch {
+		case err != nil && !errors.Is(err, ErrPending):
 			errs = append(errs, err)
-			continue
+			fallthrough
+		case err != nil:
+			if !inList(f.Path) {
+				continue
+			}
+			// A list is projected whole or not at all.
+			v = unresolvedItem{}
+		case !ok:
+			if !inList(f.Path) {
+				continue
+			}
+			v = omittedItem{}
 		}
-		if err := setNested(out, f, v); err != nil {
-			errs = append(errs, err)
-		}
+		setNested(out, f.Path, v)
 	}
+	complete(out, false)
 	return out, errors.Join(errs...)
 }
 
-func setNested(out map[string]any, f *graph.Field, v any) error {
-	cur := out
-	for i, step := range f.Path {
-		if i == len(f.Path)-1 {
-			cur[step.Key] = v
-			return nil
+// unresolvedItem stands, while status is assembled, for a value in a list
+// whose inputs are not available: the list is left out.
+type unresolvedItem struct{}
+
+func inList(p expr.Path) bool {
+	return slices.ContainsFunc(p, func(s expr.Step) bool { return s.IsIndex })
+}
+
+// setNested writes v at p in out, making the maps and lists on the way.
+func setNested(out map[string]any, p expr.Path, v any) {
+	var cur any = out
+	for i, step := range p {
+		last := i == len(p)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				c[step.Key] = v
+				return
+			}
+			next, ok := c[step.Key]
+			if !ok {
+				next = container(p[i+1])
+				c[step.Key] = next
+			}
+			cur = next
+		case *[]any:
+			for len(*c) <= step.Index {
+				*c = append(*c, nil)
+			}
+			if last {
+				(*c)[step.Index] = v
+				return
+			}
+			if (*c)[step.Index] == nil {
+				(*c)[step.Index] = container(p[i+1])
+			}
+			cur = (*c)[step.Index]
 		}
-		next, ok := cur[step.Key].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			cur[step.Key] = next
-		}
-		cur = next
 	}
-	return nil
+}
+
+// container is the empty map, or list being built, that step goes into.
+func container(step expr.Step) any {
+	if step.IsIndex {
+		return &[]any{}
+	}
+	return map[string]any{}
+}
+
+// complete turns the lists setNested built into plain ones, dropping items
+// left out by omit() and the values holding an unresolved item: a list (or
+// a map within one) is incomplete and reported so; a map outside lists
+// leaves the key of an incomplete value out.
+func complete(v any, inList bool) (any, bool) {
+	switch c := v.(type) {
+	case unresolvedItem:
+		return nil, true
+	case map[string]any:
+		for k, child := range c {
+			done, incomplete := complete(child, inList)
+			switch {
+			case incomplete && inList:
+				return nil, true
+			case incomplete:
+				delete(c, k)
+			default:
+				c[k] = done
+			}
+		}
+		return c, false
+	case *[]any:
+		out := make([]any, 0, len(*c))
+		for _, item := range *c {
+			if _, omitted := item.(omittedItem); omitted {
+				continue
+			}
+			done, incomplete := complete(item, true)
+			if incomplete {
+				return nil, true
+			}
+			out = append(out, done)
+		}
+		return out, false
+	}
+	return v, false
 }

@@ -380,6 +380,68 @@ spec:
 	}
 }
 
+// Status may hold lists of expressions, as in kro: a list is projected once
+// every item can be, items omit() leaves out are dropped, and its schema
+// in the generated CRD is an array of the items' type.
+func TestStatusLists(t *testing.T) {
+	g := compileRGD(t, `
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Pair
+    spec: {name: string}
+    status:
+      endpoints: ["${primary.metadata.name}", "${secondary.metadata.name}"]
+      network:
+        names: ["${primary.metadata.name}", '${has(primary.data.alias) ? primary.data.alias : omit()}']
+        ports: [{name: "${primary.metadata.name}", port: "${size(primary.data)}"}]
+  resources:
+    - id: primary
+      template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.name}-primary"}}
+    - id: secondary
+      template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.name}-secondary"}}
+`)
+	status := g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+	if e := status.Properties["endpoints"]; e.Type != "array" || e.Items.Schema.Type != "string" {
+		t.Errorf("endpoints schema = %+v", e)
+	}
+	if p := status.Properties["network"].Properties["ports"]; p.Type != "array" || p.Items.Schema.Properties["port"].Type != "integer" {
+		t.Errorf("ports schema = %+v", p)
+	}
+	if n := status.Properties["network"].Properties["names"]; n.Type != "" || n.XPreserveUnknownFields == nil || !*n.XPreserveUnknownFields {
+		t.Errorf("names, with an item of a type known only at run time, schema = %+v, want free-form", n)
+	}
+	s := NewScope(g, obj(t, `{metadata: {name: p, namespace: default}, spec: {name: p}}`))
+	s.Observe(g.Node("primary"), obj(t, `{metadata: {name: p-primary}, data: {a: b}}`))
+	got, err := Status(g, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"network": map[string]any{
+		"names": []any{"p-primary"},
+		"ports": []any{map[string]any{"name": "p-primary", "port": int64(1)}},
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with secondary not observed: status = %v, want %v", got, want)
+	}
+	s.Observe(g.Node("primary"), obj(t, `{metadata: {name: p-primary}, data: {alias: main}}`))
+	s.Observe(g.Node("secondary"), obj(t, `{metadata: {name: p-secondary}}`))
+	got, err = Status(g, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]any{
+		"endpoints": []any{"p-primary", "p-secondary"},
+		"network": map[string]any{
+			"names": []any{"p-primary", "main"},
+			"ports": []any{map[string]any{"name": "p-primary", "port": int64(1)}},
+		},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("status = %v, want %v", got, want)
+	}
+}
+
 // Expressions with macros evaluate once the names they read are observed;
 // the macros' own variables are never waited for.
 func TestMacrosEvaluate(t *testing.T) {
