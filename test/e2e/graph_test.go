@@ -686,8 +686,9 @@ func explainedMeanings(t *testing.T, cfg *envconf.Config, kind, name, ns string)
 }
 
 // Fields the schema types as bytes or timestamps are those types in
-// expressions (kro's schema-aware CEL scenario), and a status expression
-// that fails on an instance's values is reported, not only logged.
+// expressions (kro's schema-aware CEL scenario), status may hold lists, and
+// a status expression that fails on an instance's values is reported, not
+// only logged.
 func TestTypedValuesAndFailingStatus(t *testing.T) {
 	const ns = "typed-values"
 	const rgd = `
@@ -703,6 +704,8 @@ spec:
       decodedClientId: ${string(secret.data.clientId)}
       createdBefore2100: ${secret.metadata.creationTimestamp < timestamp("2100-01-01T00:00:00Z")}
       port: ${int(schema.spec.port)}
+      names: ["${secret.metadata.name}", "${schema.metadata.name}"]
+      ports: ['${"80"}', '${schema.spec.port != "80" ? schema.spec.port : omit()}']
   resources:
   - id: secret
     readyWhen: ["${size(secret.data.clientId) > 0}"]
@@ -720,7 +723,8 @@ spec:
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ClientSecret, metadata: {name: app, namespace: %s}, spec: {clientId: my-client-123}}", ns))
 			inst := c.waitState(t, "kro.run/v1alpha1", "ClientSecret", ns, "app", v1alpha1.InstanceActive)
 			status, _, _ := unstructured.NestedMap(inst.Object, "status")
-			if status["decodedClientId"] != "my-client-123" || status["createdBefore2100"] != true || status["port"] != int64(80) {
+			if status["decodedClientId"] != "my-client-123" || status["createdBefore2100"] != true || status["port"] != int64(80) ||
+				fmt.Sprint(status["names"]) != "[app app]" || fmt.Sprint(status["ports"]) != "[80]" {
 				t.Errorf("status = %v", status)
 			}
 			return ctx
@@ -736,6 +740,9 @@ spec:
 			inst = c.waitState(t, "kro.run/v1alpha1", "ClientSecret", ns, "app", v1alpha1.InstanceActive)
 			if port, _, _ := unstructured.NestedInt64(inst.Object, "status", "port"); port != 8080 {
 				t.Errorf("status.port = %d", port)
+			}
+			if ports, _, _ := unstructured.NestedSlice(inst.Object, "status", "ports"); fmt.Sprint(ports) != "[80 8080]" {
+				t.Errorf("status.ports = %v", ports)
 			}
 			return ctx
 		}).
