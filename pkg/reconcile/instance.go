@@ -306,6 +306,12 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 	if n.Kind.Namespaced && u.GetNamespace() == "" {
 		u.SetNamespace(r.inst.GetNamespace())
 	}
+	if n.Kind.Namespaced && u.GetNamespace() == "" {
+		// Only a cluster-scoped instance gets here, whose RGD sets the
+		// namespace with an expression: it gave none.
+		r.note(n, fmt.Errorf("metadata.namespace of %s %s is empty: the kind is namespaced and a cluster-scoped instance has no namespace to give it", n.Kind.GVK.Kind, u.GetName()))
+		return nil, false
+	}
 	ownership.AddManagedLabels(u, r.rgd, r.id, item)
 	if err := r.recordNamespace(ctx, u.GetNamespace()); err != nil {
 		r.fail(err)

@@ -603,6 +603,40 @@ func TestClusterScopedInstances(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("a namespaced resource given an empty namespace names the field", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: targeted}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Targeted
+    scope: Cluster
+    spec: {targetNamespace: string}
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-cm", namespace: "${schema.spec.targetNamespace}"}
+      data: {managed: "yes"}
+`)
+			c.waitRGDActive(t, "targeted")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Targeted", "")
+			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: Targeted, metadata: {name: nowhere}, spec: {targetNamespace: ""}}`)
+			inst := c.waitState(t, "kro.run/v1alpha1", "Targeted", "", "nowhere", v1alpha1.InstanceFailed)
+			want := "metadata.namespace of ConfigMap nowhere-cm is empty: the kind is namespaced and a cluster-scoped instance has no namespace to give it"
+			if cond := condition(inst, "GraphResolved"); cond == nil || !strings.Contains(cond.Message, want) {
+				t.Errorf("GraphResolved = %+v, want a message containing %q", cond, want)
+			}
+			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: Targeted, metadata: {name: nowhere}, spec: {targetNamespace: default}}`)
+			c.waitState(t, "kro.run/v1alpha1", "Targeted", "", "nowhere", v1alpha1.InstanceActive)
+			c.mustGet(t, "v1", "ConfigMap", "default", "nowhere-cm")
+			c.delete(t, "kro.run/v1alpha1", "Targeted", "", "nowhere")
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
