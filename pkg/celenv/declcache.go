@@ -39,7 +39,7 @@ func namedDeclType(s *spec.Schema, name string) *apiservercel.DeclType {
 	if cached != nil {
 		return cached
 	}
-	dt := openapi.SchemaDeclType(freeFormAsDyn(s, 0), false)
+	dt := openapi.SchemaDeclType(s, false)
 	if dt == nil {
 		return nil
 	}

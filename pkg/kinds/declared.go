@@ -89,7 +89,8 @@ func (d *Declared) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 }
 
 // SpecSchema converts an apiextensions schema to kube-openapi's form, which
-// the CEL type machinery reads. Both are the same JSON.
+// the CEL type machinery reads (both are the same JSON), with what CEL
+// should type as dyn marked (markDyn).
 func SpecSchema(s *extv1.JSONSchemaProps) *spec.Schema {
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -99,5 +100,5 @@ func SpecSchema(s *extv1.JSONSchemaProps) *spec.Schema {
 	if err := json.Unmarshal(b, out); err != nil {
 		return nil
 	}
-	return out
+	return markDyn(out)
 }

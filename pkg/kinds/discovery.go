@@ -110,7 +110,7 @@ func (d *Discovery) resolve(gvk schema.GroupVersionKind) (*Info, error) {
 		if err != nil {
 			return nil, fmt.Errorf("OpenAPI schema of %s: %w", gvkString(gvk), err)
 		}
-		info := &Info{GVK: gvk, Resource: r.Name, Namespaced: r.Namespaced, Schema: markScalarUnions(s)}
+		info := &Info{GVK: gvk, Resource: r.Name, Namespaced: r.Namespaced, Schema: markDyn(s)}
 		d.cache[gvk] = info
 		return info, nil
 	}

@@ -137,7 +137,7 @@ func (r *snapshotResolver) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 		if err != nil {
 			return nil, fmt.Errorf("schema of %s: %w", gvkString(gvk), err)
 		}
-		info := &Info{GVK: gvk, Resource: res.Resource, Namespaced: res.Namespaced, Schema: markScalarUnions(s)}
+		info := &Info{GVK: gvk, Resource: res.Resource, Namespaced: res.Namespaced, Schema: markDyn(s)}
 		r.cache[gvk] = info
 		return info, nil
 	}

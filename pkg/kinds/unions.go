@@ -10,24 +10,28 @@ import (
 // string; the Kubernetes CEL libraries give such a field the type dyn.
 const intOrStringExtension = "x-kubernetes-int-or-string"
 
-// markScalarUnions returns s with every untyped union of scalars, such as
-// the built-in resource.Quantity (oneOf string or number), marked as
-// int-or-string. The Kubernetes CEL libraries only recognise a union by
-// that mark (CRDs) or by the int-or-string format (IntOrString); any other
-// untyped schema has no CEL type, and an object loses the fields of such a
-// type: a container's resources would have no limits or requests, so
-// neither reading ${pod.spec.containers[0].resources.limits.cpu} nor
-// writing a map of quantities into them would type-check.
+// markDyn returns s with every schema CEL should type as dyn marked as
+// int-or-string, the one mark the Kubernetes CEL libraries type so; they
+// would otherwise leave such a value out of its object's type:
+//
+//   - an untyped union of scalars, such as the built-in resource.Quantity
+//     (oneOf string or number): a container's resources would have no limits
+//     or requests, so neither reading ${pod.spec.containers[0].resources.limits.cpu}
+//     nor writing a map of quantities into them would type-check;
+//   - a value whose content the schema leaves open (isOpen), which CRD
+//     validation rules cannot rely on but RGD expressions read, as in kro:
+//     ${ref.spec.config.foo} of a free-form config, ${schema.spec.nested.field}
+//     of a simple schema's object.
 //
 // Schemas are shared between kinds and callers, so s is not modified: a
 // changed schema is a copy, and what did not change is returned as it was.
-func markScalarUnions(s *spec.Schema) *spec.Schema {
+func markDyn(s *spec.Schema) *spec.Schema {
 	if s == nil {
 		return nil
 	}
 	out := *s
 	changed := false
-	if isScalarUnion(s) {
+	if isScalarUnion(s) || isOpen(s) {
 		out.Extensions = make(spec.Extensions, len(s.Extensions)+1)
 		for k, v := range s.Extensions {
 			out.Extensions[k] = v
@@ -39,7 +43,7 @@ func markScalarUnions(s *spec.Schema) *spec.Schema {
 		props := make(map[string]spec.Schema, len(s.Properties))
 		propsChanged := false
 		for name, prop := range s.Properties {
-			marked := markScalarUnions(&prop)
+			marked := markDyn(&prop)
 			if marked != &prop {
 				propsChanged = true
 			}
@@ -51,7 +55,7 @@ func markScalarUnions(s *spec.Schema) *spec.Schema {
 		}
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-		if marked := markScalarUnions(s.AdditionalProperties.Schema); marked != s.AdditionalProperties.Schema {
+		if marked := markDyn(s.AdditionalProperties.Schema); marked != s.AdditionalProperties.Schema {
 			additional := *s.AdditionalProperties
 			additional.Schema = marked
 			out.AdditionalProperties = &additional
@@ -59,7 +63,7 @@ func markScalarUnions(s *spec.Schema) *spec.Schema {
 		}
 	}
 	if s.Items != nil && s.Items.Schema != nil {
-		if marked := markScalarUnions(s.Items.Schema); marked != s.Items.Schema {
+		if marked := markDyn(s.Items.Schema); marked != s.Items.Schema {
 			items := *s.Items
 			items.Schema = marked
 			out.Items = &items
@@ -87,4 +91,23 @@ func isScalarUnion(s *spec.Schema) bool {
 		}
 	}
 	return true
+}
+
+// isOpen reports whether s says nothing of what its value holds: an object
+// that preserves unknown fields without properties of its own, or a value
+// with no type at all.
+func isOpen(s *spec.Schema) bool {
+	if len(s.Properties) > 0 || s.Items != nil || len(s.OneOf) > 0 || len(s.AnyOf) > 0 || len(s.AllOf) > 0 {
+		return false
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		return false
+	}
+	for _, ext := range []string{intOrStringExtension, "x-kubernetes-embedded-resource"} {
+		if v, _ := s.Extensions.GetBool(ext); v {
+			return false
+		}
+	}
+	preserve, _ := s.Extensions.GetBool("x-kubernetes-preserve-unknown-fields")
+	return len(s.Type) == 0 || preserve && s.Type.Contains("object")
 }
