@@ -3,6 +3,7 @@ package celenv
 import (
 	"encoding/base64"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 	"weak"
@@ -114,50 +115,71 @@ func isIntOrString(s *spec.Schema) bool {
 // lists on the way to a converted value are copied, the rest is shared. A
 // string that does not parse is left as text.
 func (f *Formats) Apply(v any) any {
+	out, _ := f.apply(v)
+	return out
+}
+
+// apply converts v and reports whether anything changed: a value already
+// converted, or text that does not parse, is returned as it was, without
+// copying the maps and lists around it.
+func (f *Formats) apply(v any) (any, bool) {
 	if f == nil {
-		return v
+		return v, false
 	}
 	switch x := v.(type) {
 	case string:
-		return f.convert(x)
+		out := f.convert(x)
+		_, still := out.(string)
+		return out, !still
 	case map[string]any:
 		var out map[string]any
-		set := func(k string, val any) {
+		update := func(k string, val any, fk *Formats) {
+			converted, changed := fk.apply(val)
+			if !changed {
+				return
+			}
 			if out == nil {
 				out = make(map[string]any, len(x))
 				for k, v := range x {
 					out[k] = v
 				}
 			}
-			out[k] = val
+			out[k] = converted
 		}
 		for k, pf := range f.properties {
 			if val, ok := x[k]; ok && val != nil {
-				set(k, pf.Apply(val))
+				update(k, val, pf)
 			}
 		}
 		if f.additional != nil {
 			for k, val := range x {
 				if _, declared := f.properties[k]; !declared && val != nil {
-					set(k, f.additional.Apply(val))
+					update(k, val, f.additional)
 				}
 			}
 		}
 		if out == nil {
-			return x
+			return x, false
 		}
-		return out
+		return out, true
 	case []any:
-		if f.items == nil {
-			return x
-		}
-		out := make([]any, len(x))
+		var out []any
 		for i, item := range x {
-			out[i] = f.items.Apply(item)
+			converted, changed := f.items.apply(item)
+			if !changed {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(x)
+			}
+			out[i] = converted
 		}
-		return out
+		if out == nil {
+			return x, false
+		}
+		return out, true
 	}
-	return v
+	return v, false
 }
 
 func (f *Formats) convert(s string) any {

@@ -58,6 +58,11 @@ properties:
 	if reflect.ValueOf(got["plain"]).Pointer() != reflect.ValueOf(plain).Pointer() {
 		t.Error("a map without typed strings was copied")
 	}
+	// Converted values, and text that does not parse, are left as they
+	// are: a second pass copies nothing.
+	if again := f.Apply(got).(map[string]any); reflect.ValueOf(again).Pointer() != reflect.ValueOf(got).Pointer() {
+		t.Error("applying to converted values copied the object")
+	}
 }
 
 // A schema without typed strings needs no conversion at all.

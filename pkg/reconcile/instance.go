@@ -238,8 +238,9 @@ func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
 		if !ok {
 			return
 		}
-		r.scope.Observe(n, obj.Object)
-		verdict := resolve.Ready(n, obj.Object, r.scope)
+		observed := resolve.Typed(n, obj.Object)
+		r.scope.Observe(n, observed)
+		verdict := resolve.Ready(n, observed, r.scope)
 		r.ready[n.ID] = verdict.Ready
 		if !verdict.Ready && r.blocked == "" {
 			r.blocked = fmt.Sprintf("%s (%s %s): %s", n.ID, n.Kind.GVK.Kind, obj.GetName(), verdict.Reason)
@@ -281,8 +282,9 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 			allApplied = false
 			continue
 		}
-		observed = append(observed, obj.Object)
-		if v := resolve.Ready(n, obj.Object, item.Scope); !v.Ready {
+		typed := resolve.Typed(n, obj.Object)
+		observed = append(observed, typed)
+		if v := resolve.Ready(n, typed, item.Scope); !v.Ready {
 			allReady = false
 			if r.blocked == "" {
 				r.blocked = fmt.Sprintf("%s[%d] (%s %s): %s", n.ID, item.Index, n.Kind.GVK.Kind, obj.GetName(), v.Reason)
@@ -410,8 +412,9 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 		ready := true
 		for i := range list.Items {
 			item := &list.Items[i]
-			items = append(items, item.Object)
-			if v := resolve.Ready(n, item.Object, r.scope); !v.Ready && ready {
+			typed := resolve.Typed(n, item.Object)
+			items = append(items, typed)
+			if v := resolve.Ready(n, typed, r.scope); !v.Ready && ready {
 				ready = false
 				r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, objectName(item.GetNamespace(), item.GetName()), v.Reason))
 			}
@@ -429,8 +432,9 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 		r.waitExternal(n, fmt.Sprintf("%s: reading external %s %s: %v", n.ID, n.Kind.GVK.Kind, objectName(target.Namespace, target.Name), err))
 		return
 	}
-	r.scope.Observe(n, obj.Object)
-	v := resolve.Ready(n, obj.Object, r.scope)
+	observed := resolve.Typed(n, obj.Object)
+	r.scope.Observe(n, observed)
+	v := resolve.Ready(n, observed, r.scope)
 	r.ready[n.ID] = v.Ready
 	if !v.Ready {
 		r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, target.Name, v.Reason))

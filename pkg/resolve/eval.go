@@ -59,12 +59,14 @@ func (s *Scope) Set(name string, v any) { s.vars[name] = v }
 // of objects of a collection. The values are typed as n's expressions were
 // checked: a Secret's data as bytes, timestamps as timestamps.
 func (s *Scope) Observe(n *graph.Node, observed any) {
-	s.vars[n.ID] = typed(n, observed)
+	s.vars[n.ID] = Typed(n, observed)
 }
 
-// typed converts an object, or each of a list of objects, of n's kind to
-// the values its schema types.
-func typed(n *graph.Node, observed any) any {
+// Typed converts an object, or each of a list of objects, of n's kind to
+// the values its schema types. Observe and Ready do it themselves; a value
+// Typed already returned is not converted or copied again, so a caller that
+// hands one object to both converts it once.
+func Typed(n *graph.Node, observed any) any {
 	if n.Formats == nil {
 		return observed
 	}

@@ -80,12 +80,12 @@ type Readiness struct {
 // Ready evaluates readyWhen on observed, bound as self (the node id, or
 // `each` for a collection's item). Without readyWhen an object that exists
 // is ready.
-func Ready(n *graph.Node, observed map[string]any, s *Scope) Readiness {
+func Ready(n *graph.Node, observed any, s *Scope) Readiness {
 	self := n.ID
 	if n.IsCollection() || n.IsExternalCollection() {
 		self = graph.EachVar
 	}
-	scope := s.With(self, typed(n, observed))
+	scope := s.With(self, Typed(n, observed))
 	for _, e := range n.ReadyWhen {
 		v, err := Eval(e, scope)
 		if err == nil {
