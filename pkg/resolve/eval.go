@@ -52,9 +52,6 @@ func (s *Scope) instanceNamespace() string {
 	return ns
 }
 
-// Set binds a name to a value as it is (an iterator's item).
-func (s *Scope) Set(name string, v any) { s.vars[name] = v }
-
 // Observe binds node n to what was observed of it: its object, or the list
 // of objects of a collection. The values are typed as n's expressions were
 // checked: a Secret's data as bytes, timestamps as timestamps.
