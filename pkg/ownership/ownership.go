@@ -69,10 +69,20 @@ func Tooling() string { return "kro/" + version.Version }
 func ApplySetAnnotations(inst Instance, groupKinds []schema.GroupKind, namespaces []string) map[string]string {
 	gks := make([]string, 0, len(groupKinds))
 	for _, gk := range groupKinds {
-		gks = append(gks, gk.Kind+"."+gk.Group)
+		gks = append(gks, gk.String()) // "Kind.group", the core group's as "Kind", as kubectl writes them
 	}
 	slices.Sort(gks)
 	gks = slices.Compact(gks)
+	return map[string]string{
+		v1alpha1.AnnotationApplySetTooling:    Tooling(),
+		v1alpha1.AnnotationApplySetGroupKinds: strings.Join(gks, ","),
+		v1alpha1.AnnotationApplySetNamespaces: AdditionalNamespaces(inst, namespaces),
+	}
+}
+
+// AdditionalNamespaces is the value of the ApplySet additional-namespaces
+// annotation: the namespaces given, other than the instance's own, sorted.
+func AdditionalNamespaces(inst Instance, namespaces []string) string {
 	var others []string
 	for _, ns := range namespaces {
 		if ns != "" && ns != inst.Namespace {
@@ -80,12 +90,7 @@ func ApplySetAnnotations(inst Instance, groupKinds []schema.GroupKind, namespace
 		}
 	}
 	slices.Sort(others)
-	others = slices.Compact(others)
-	return map[string]string{
-		v1alpha1.AnnotationApplySetTooling:    Tooling(),
-		v1alpha1.AnnotationApplySetGroupKinds: strings.Join(gks, ","),
-		v1alpha1.AnnotationApplySetNamespaces: strings.Join(others, ","),
-	}
+	return strings.Join(slices.Compact(others), ",")
 }
 
 // TemplateGroupKinds are the kinds an RGD's templates create, read from

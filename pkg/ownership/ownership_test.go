@@ -55,7 +55,7 @@ func TestManagedLabels(t *testing.T) {
 
 func TestApplySetAnnotations(t *testing.T) {
 	got := ApplySetAnnotations(inst, []schema.GroupKind{{Group: "apps", Kind: "Deployment"}, {Kind: "ConfigMap"}, {Group: "apps", Kind: "Deployment"}}, []string{"default", "other", "", "other"})
-	if got["applyset.kubernetes.io/contains-group-kinds"] != "ConfigMap.,Deployment.apps" {
+	if got["applyset.kubernetes.io/contains-group-kinds"] != "ConfigMap,Deployment.apps" {
 		t.Errorf("group kinds = %q", got["applyset.kubernetes.io/contains-group-kinds"])
 	}
 	if got["applyset.kubernetes.io/additional-namespaces"] != "other" {

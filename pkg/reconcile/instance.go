@@ -470,12 +470,29 @@ func (r *run) waitForManagedInformers(ctx context.Context) error {
 	return nil
 }
 
-// groupKinds are the kinds the graph manages, for the ApplySet annotation.
-func groupKinds(g *graph.Graph) []schema.GroupKind {
+// applySetKinds are the kinds the instance's ApplySet annotation lists: those
+// the graph manages, and those of the instance's objects the graph no longer
+// produces (a resource removed from the RGD), until they are pruned. The
+// ApplySet specification asks for a superset of the members' kinds, so that
+// a tool pruning by the annotation finds every member.
+func (r *run) applySetKinds() []schema.GroupKind {
 	var out []schema.GroupKind
-	for _, n := range g.Nodes {
+	produced := map[schema.GroupResource]bool{}
+	for _, n := range r.s.graph.Nodes {
 		if n.Template != nil && n.Kind != nil {
 			out = append(out, n.Kind.GVK.GroupKind())
+			produced[n.Kind.GVR().GroupResource()] = true
+		}
+	}
+	for _, objs := range r.t.managed.members(r.inst.GetUID()) {
+		for _, m := range objs {
+			if produced[m.gvr.GroupResource()] {
+				continue
+			}
+			if gvk, err := r.t.mapper.KindFor(m.gvr); err == nil {
+				out = append(out, gvk.GroupKind())
+				produced[m.gvr.GroupResource()] = true
+			}
 		}
 	}
 	return out

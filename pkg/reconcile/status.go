@@ -142,7 +142,7 @@ func (r *run) manage(ctx context.Context) error {
 	}
 	annotations := map[string]string{}
 	namespaces := existingNamespaces(r.inst)
-	for k, v := range ownership.ApplySetAnnotations(r.id, groupKinds(r.s.graph), namespaces) {
+	for k, v := range ownership.ApplySetAnnotations(r.id, r.applySetKinds(), namespaces) {
 		if r.inst.GetAnnotations()[k] != v {
 			annotations[k] = v
 		}
@@ -184,10 +184,9 @@ func (r *run) recordNamespace(ctx context.Context, ns string) error {
 		return nil
 	}
 	namespaces := append(existingNamespaces(r.inst), ns)
-	annotations := ownership.ApplySetAnnotations(r.id, groupKinds(r.s.graph), namespaces)
 	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 		"resourceVersion": r.inst.GetResourceVersion(),
-		"annotations":     map[string]string{v1alpha1.AnnotationApplySetNamespaces: annotations[v1alpha1.AnnotationApplySetNamespaces]},
+		"annotations":     map[string]string{v1alpha1.AnnotationApplySetNamespaces: ownership.AdditionalNamespaces(r.id, namespaces)},
 	}})
 	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
 		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: ownership.FieldManager})

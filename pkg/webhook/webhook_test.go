@@ -204,7 +204,7 @@ func TestInstanceLabels(t *testing.T) {
 	// metadata of its own to write.
 	var annotations map[string]string
 	_ = json.Unmarshal([]byte(got["/metadata/annotations"]), &annotations)
-	if annotations["applyset.kubernetes.io/contains-group-kinds"] != "ConfigMap.,Deployment.apps" || annotations["applyset.kubernetes.io/tooling"] == "" {
+	if annotations["applyset.kubernetes.io/contains-group-kinds"] != "ConfigMap,Deployment.apps" || annotations["applyset.kubernetes.io/tooling"] == "" {
 		t.Errorf("ApplySet annotations = %v (patch: %s)", annotations, resp.Patch)
 	}
 	other := review(t, h, PathMutateInstance, metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"},

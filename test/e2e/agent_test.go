@@ -90,7 +90,7 @@ func TestWebAppLifecycle(t *testing.T) {
 					t.Errorf("instance label %s = %q, want %q", k, inst.GetLabels()[k], v)
 				}
 			}
-			if got := inst.GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]; got != "ConfigMap.,Deployment.apps,Ingress.networking.k8s.io,Service." {
+			if got := inst.GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]; got != "ConfigMap,Deployment.apps,Ingress.networking.k8s.io,Service" {
 				t.Errorf("contains-group-kinds = %q", got)
 			}
 			if !contains(inst.GetFinalizers(), v1alpha1.Finalizer) {

@@ -206,6 +206,81 @@ spec:
 	testenv.Test(t, f)
 }
 
+// TestApplySetKindsOutlastTheirObjects: the ApplySet parent annotation
+// lists a kind the RGD no longer uses for as long as an object of that kind
+// is left to prune, as the ApplySet specification asks, so that a tool
+// pruning by it finds every member.
+func TestApplySetKindsOutlastTheirObjects(t *testing.T) {
+	const ns = "applyset-kinds"
+	rgd := func(withSecret bool) string {
+		doc := `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: applyset-kinds}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ApplySetKinds
+    spec: {name: string}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.name}"}
+      data: {key: value}
+`
+		if withSecret {
+			doc += `
+  - id: secret
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: "${schema.spec.name}", finalizers: [e2e.kro.run/hold]}
+      stringData: {password: retired-soon}
+`
+		}
+		return doc
+	}
+	kinds := func(c *clients, t *testing.T) string {
+		return c.mustGet(t, "kro.run/v1alpha1", "ApplySetKinds", ns, "k").GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]
+	}
+	f := features.New("the ApplySet kinds of an instance").
+		Assess("keep a dropped kind until its object is gone", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, rgd(true))
+			c.waitRGDActive(t, "applyset-kinds")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ApplySetKinds, metadata: {name: k, namespace: %s}, spec: {name: k}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "ApplySetKinds", ns, "k", v1alpha1.InstanceActive)
+			if got := kinds(c, t); got != "ConfigMap,Secret" {
+				t.Errorf("contains-group-kinds = %q, want ConfigMap,Secret (core kinds without a trailing dot, as kubectl writes them)", got)
+			}
+
+			// The Secret's finalizer keeps it terminating once it is pruned.
+			c.apply(t, rgd(false))
+			eventually(t, 20*time.Second, "the Secret to be pruned", func() (bool, string) {
+				s, err := c.get(t, "v1", "Secret", ns, "k")
+				return err == nil && s.GetDeletionTimestamp() != nil, fmt.Sprint(err)
+			})
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ApplySetKinds, metadata: {name: k, namespace: %s, labels: {touched: \"yes\"}}, spec: {name: k}}", ns))
+			never(t, 3*time.Second, "Secret left contains-group-kinds while a Secret of the instance exists", func() bool {
+				return kinds(c, t) != "ConfigMap,Secret"
+			})
+
+			release := []byte(`{"metadata":{"finalizers":null}}`)
+			if _, err := c.resource(t, "v1", "Secret").Namespace(ns).Patch(ctx, "k", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 20*time.Second, "contains-group-kinds to shrink to ConfigMap", func() (bool, string) {
+				got := kinds(c, t)
+				return got == "ConfigMap", got
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
 func TestCollections(t *testing.T) {
 	const ns = "collections"
 	names := func(c *clients, t *testing.T) []string {
