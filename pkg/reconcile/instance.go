@@ -57,6 +57,10 @@ type run struct {
 	applyErr   error  // the API server refused a write
 	contested  error  // an object waits its turn to be restored
 	waitingExt bool   // an externalRef is missing or not ready
+
+	// recorded are the kinds the instance's ApplySet annotation lists that
+	// its graph does not produce (recordedKinds).
+	recorded []schema.GroupVersionResource
 }
 
 // reconcile brings one instance to its desired state.
@@ -111,6 +115,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		status.ComputeState(deleting, false)
 		return result{}, r.writeStatus(ctx, status, nil)
 	}
+	r.recorded = r.recordedKinds()
 	if inst.GetDeletionTimestamp() != nil {
 		return r.delete(ctx, status)
 	}
@@ -468,34 +473,6 @@ func (r *run) waitForManagedInformers(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// applySetKinds are the kinds the instance's ApplySet annotation lists: those
-// the graph manages, and those of the instance's objects the graph no longer
-// produces (a resource removed from the RGD), until they are pruned. The
-// ApplySet specification asks for a superset of the members' kinds, so that
-// a tool pruning by the annotation finds every member.
-func (r *run) applySetKinds() []schema.GroupKind {
-	var out []schema.GroupKind
-	produced := map[schema.GroupResource]bool{}
-	for _, n := range r.s.graph.Nodes {
-		if n.Template != nil && n.Kind != nil {
-			out = append(out, n.Kind.GVK.GroupKind())
-			produced[n.Kind.GVR().GroupResource()] = true
-		}
-	}
-	for _, objs := range r.t.managed.members(r.inst.GetUID()) {
-		for _, m := range objs {
-			if produced[m.gvr.GroupResource()] {
-				continue
-			}
-			if gvk, err := r.t.mapper.KindFor(m.gvr); err == nil {
-				out = append(out, gvk.GroupKind())
-				produced[m.gvr.GroupResource()] = true
-			}
-		}
-	}
-	return out
 }
 
 func (e *Engine) event(obj *unstructured.Unstructured, eventType, reason, note string) {

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,6 +67,14 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	r.t.watch(r.s.graph)
 	if err := r.waitForManagedInformers(ctx); err != nil {
 		return result{}, err
+	}
+	if gvr, ok := r.recordedSynced(ctx); !ok {
+		// Its objects are not known: removing the finalizer now could
+		// leave them behind.
+		err := fmt.Errorf("listing the instance's %s (a kind its ApplySet annotation lists that the graph no longer uses) has not succeeded; the agent's role needs list and watch on it", gvr.GroupResource())
+		status.MarkDeleting(err.Error())
+		status.ComputeState(true, false)
+		return result{}, errors.Join(err, r.writeStatus(ctx, status, nil))
 	}
 	members := r.t.managed.members(r.inst.GetUID())
 	g := r.s.graph

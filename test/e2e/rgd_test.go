@@ -235,6 +235,95 @@ func TestRestartConverges(t *testing.T) {
 	testenv.Test(t, f)
 }
 
+// TestKindsDroppedBeforeARestartAreStillPruned: a kind the RGD stopped using
+// while its objects could not be pruned yet (an apply failed) is found again
+// after a restart through the instance's ApplySet annotation, although no
+// graph uses the kind any more: its objects are pruned once the graph
+// applies, and deleted with their instance.
+func TestKindsDroppedBeforeARestartAreStillPruned(t *testing.T) {
+	const ns = "recorded-kinds"
+	// No other test uses ServiceAccounts, so nothing else makes the agent
+	// watch them after the restart.
+	rgd := func(configName string, withAccount bool) string {
+		doc := fmt.Sprintf(`
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: recorded-kinds}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: RecordedKinds
+    spec: {name: string}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "%s"}
+      data: {key: value}
+`, configName)
+		if withAccount {
+			doc += `
+  - id: account
+    template:
+      apiVersion: v1
+      kind: ServiceAccount
+      metadata: {name: "${schema.spec.name}"}
+`
+		}
+		return doc
+	}
+	instance := func(name string) string {
+		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: RecordedKinds, metadata: {name: %s, namespace: %s}, spec: {name: %s}}", name, ns, name)
+	}
+	accountGone := func(c *clients, t *testing.T, name string) func() (bool, string) {
+		return func() (bool, string) {
+			_, err := c.get(t, "v1", "ServiceAccount", ns, name)
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		}
+	}
+	f := features.New("a kind dropped from an RGD before a restart").
+		Assess("is pruned, and deleted with its instance, after the restart", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, rgd("${schema.spec.name}", true))
+			c.waitRGDActive(t, "recorded-kinds")
+			for _, name := range []string{"kept", "deleted"} {
+				c.apply(t, instance(name))
+				c.waitState(t, "kro.run/v1alpha1", "RecordedKinds", ns, name, v1alpha1.InstanceActive)
+				c.mustGet(t, "v1", "ServiceAccount", ns, name)
+			}
+
+			// The ServiceAccount leaves the graph while the ConfigMap cannot
+			// be applied (its name is invalid), so nothing is pruned yet.
+			c.apply(t, rgd("${schema.spec.name}_Invalid", false))
+			c.waitState(t, "kro.run/v1alpha1", "RecordedKinds", ns, "kept", v1alpha1.InstanceError)
+			c.mustGet(t, "v1", "ServiceAccount", ns, "kept")
+			stopAgentNow(t)
+			startAgent(t, cfg)
+			c.waitState(t, "kro.run/v1alpha1", "RecordedKinds", ns, "deleted", v1alpha1.InstanceError)
+
+			c.delete(t, "kro.run/v1alpha1", "RecordedKinds", ns, "deleted")
+			eventually(t, 20*time.Second, "the deleted instance to go", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "RecordedKinds", ns, "deleted")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			if ok, err := accountGone(c, t, "deleted")(); !ok {
+				t.Errorf("the deleted instance left its ServiceAccount behind: %s", err)
+			}
+
+			c.apply(t, rgd("${schema.spec.name}", false))
+			c.waitState(t, "kro.run/v1alpha1", "RecordedKinds", ns, "kept", v1alpha1.InstanceActive)
+			eventually(t, 20*time.Second, "the dropped ServiceAccount to be pruned", accountGone(c, t, "kept"))
+			eventually(t, 20*time.Second, "contains-group-kinds to shrink to ConfigMap", func() (bool, string) {
+				got := c.mustGet(t, "kro.run/v1alpha1", "RecordedKinds", ns, "kept").GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]
+				return got == "ConfigMap", got
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
 // An RGD's status is written while its CRD is being established, so the
 // reconcile the CRD's events start often reads an RGD older than the one
 // on the server. That is the informer catching up, not an error: nothing
