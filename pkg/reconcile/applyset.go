@@ -2,11 +2,17 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // applySetKinds are the kinds the instance's ApplySet annotation lists: those
@@ -92,4 +98,71 @@ func (r *run) recordedSynced(ctx context.Context) (schema.GroupVersionResource, 
 		}
 	}
 	return schema.GroupVersionResource{}, true
+}
+
+// recordNamespace adds ns to the instance's ApplySet additional-namespaces
+// annotation before anything is created there, as the ApplySet
+// specification asks, so that every member can always be found.
+func (r *run) recordNamespace(ctx context.Context, ns string) error {
+	if ns == "" || ns == r.inst.GetNamespace() || slices.Contains(existingNamespaces(r.inst), ns) {
+		return nil
+	}
+	if err := r.writeNamespaces(ctx, append(existingNamespaces(r.inst), ns)); err != nil {
+		return fmt.Errorf("recording namespace %s in the ApplySet annotations: %w", ns, err)
+	}
+	return nil
+}
+
+// settleNamespaces shrinks the additional-namespaces annotation, after a
+// prune, to the namespaces that still hold objects of the instance: those
+// the graph produces now, and those of pruned objects not gone yet (their
+// deletion brings the instance back, to shrink it further).
+func (r *run) settleNamespaces(ctx context.Context) error {
+	existing := existingNamespaces(r.inst)
+	if len(existing) == 0 {
+		return nil
+	}
+	holding := map[string]bool{}
+	for ref := range r.desired {
+		holding[ref.Namespace] = true
+	}
+	for _, objs := range r.t.managed.members(r.inst.GetUID()) {
+		for _, m := range objs {
+			holding[m.namespace] = true
+		}
+	}
+	kept := slices.DeleteFunc(slices.Clone(existing), func(ns string) bool { return !holding[ns] })
+	if len(kept) == len(existing) {
+		return nil
+	}
+	if err := r.writeNamespaces(ctx, kept); err != nil {
+		return fmt.Errorf("removing namespaces that no longer hold its objects from the ApplySet annotations: %w", err)
+	}
+	return nil
+}
+
+// writeNamespaces sets the instance's additional-namespaces annotation,
+// conditional on the version of the instance it was computed from.
+func (r *run) writeNamespaces(ctx context.Context, namespaces []string) error {
+	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": r.inst.GetResourceVersion(),
+		"annotations":     map[string]string{v1alpha1.AnnotationApplySetNamespaces: ownership.AdditionalNamespaces(r.id, namespaces)},
+	}})
+	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: ownership.FieldManager})
+	countWrite("manage", err)
+	if err != nil {
+		return err
+	}
+	r.inst.SetResourceVersion(out.GetResourceVersion())
+	r.inst.SetAnnotations(out.GetAnnotations())
+	return nil
+}
+
+func existingNamespaces(inst interface{ GetAnnotations() map[string]string }) []string {
+	v := inst.GetAnnotations()[v1alpha1.AnnotationApplySetNamespaces]
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
 }

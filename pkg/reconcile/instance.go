@@ -153,6 +153,8 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	if allApplied {
 		if err := r.prune(ctx); err != nil {
 			r.applyErr = err
+		} else if err := r.settleNamespaces(ctx); err != nil {
+			r.applyErr = err
 		}
 	}
 	r.markProgress(status)

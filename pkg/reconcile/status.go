@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -174,37 +173,6 @@ func (r *run) manage(ctx context.Context) error {
 	r.inst.SetAnnotations(out.GetAnnotations())
 	r.inst.SetFinalizers(out.GetFinalizers())
 	return nil
-}
-
-// recordNamespace adds ns to the instance's ApplySet additional-namespaces
-// annotation before anything is created there, as the ApplySet
-// specification asks, so that every member can always be found.
-func (r *run) recordNamespace(ctx context.Context, ns string) error {
-	if ns == "" || ns == r.inst.GetNamespace() || slices.Contains(existingNamespaces(r.inst), ns) {
-		return nil
-	}
-	namespaces := append(existingNamespaces(r.inst), ns)
-	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": r.inst.GetResourceVersion(),
-		"annotations":     map[string]string{v1alpha1.AnnotationApplySetNamespaces: ownership.AdditionalNamespaces(r.id, namespaces)},
-	}})
-	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: ownership.FieldManager})
-	countWrite("manage", err)
-	if err != nil {
-		return fmt.Errorf("recording namespace %s in the ApplySet annotations: %w", ns, err)
-	}
-	r.inst.SetResourceVersion(out.GetResourceVersion())
-	r.inst.SetAnnotations(out.GetAnnotations())
-	return nil
-}
-
-func existingNamespaces(inst interface{ GetAnnotations() map[string]string }) []string {
-	v := inst.GetAnnotations()[v1alpha1.AnnotationApplySetNamespaces]
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
 }
 
 // statusMemo remembers the last status written to each instance and the

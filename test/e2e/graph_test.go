@@ -206,11 +206,11 @@ spec:
 	testenv.Test(t, f)
 }
 
-// TestApplySetKindsOutlastTheirObjects: the ApplySet parent annotation
-// lists a kind the RGD no longer uses for as long as an object of that kind
-// is left to prune, as the ApplySet specification asks, so that a tool
-// pruning by it finds every member.
-func TestApplySetKindsOutlastTheirObjects(t *testing.T) {
+// TestApplySetAnnotations: the ApplySet parent annotations list a kind the
+// RGD no longer uses, and a namespace, for as long as an object of the
+// instance is left there, as the ApplySet specification asks, so that a tool
+// pruning by them finds every member; then they shrink.
+func TestApplySetAnnotations(t *testing.T) {
 	const ns = "applyset-kinds"
 	rgd := func(withSecret bool) string {
 		doc := `
@@ -245,7 +245,7 @@ spec:
 	kinds := func(c *clients, t *testing.T) string {
 		return c.mustGet(t, "kro.run/v1alpha1", "ApplySetKinds", ns, "k").GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]
 	}
-	f := features.New("the ApplySet kinds of an instance").
+	f := features.New("the ApplySet annotations of an instance").
 		Assess("keep a dropped kind until its object is gone", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := agentIn(t, cfg, ns)
 			c.apply(t, rgd(true))
@@ -275,6 +275,49 @@ spec:
 				got := kinds(c, t)
 				return got == "ConfigMap", got
 			})
+			return ctx
+		}).
+		Assess("list another namespace while it holds an object of the instance", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			namespace(t, c, ns+"-other")
+			c.apply(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: applyset-namespaces}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ApplySetNamespaces
+    spec: {target: string}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}", namespace: "${schema.spec.target}"}
+`)
+			c.waitRGDActive(t, "applyset-namespaces")
+			instance := func(target string) string {
+				return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ApplySetNamespaces, metadata: {name: spread, namespace: %s}, spec: {target: %s}}", ns, target)
+			}
+			namespaces := func() string {
+				return c.mustGet(t, "kro.run/v1alpha1", "ApplySetNamespaces", ns, "spread").GetAnnotations()[v1alpha1.AnnotationApplySetNamespaces]
+			}
+			c.apply(t, instance(ns+"-other"))
+			c.waitState(t, "kro.run/v1alpha1", "ApplySetNamespaces", ns, "spread", v1alpha1.InstanceActive)
+			if got := namespaces(); got != ns+"-other" {
+				t.Errorf("additional-namespaces = %q, want %s", got, ns+"-other")
+			}
+			c.apply(t, instance(ns))
+			eventually(t, 20*time.Second, "the ConfigMap in the other namespace to be pruned", func() (bool, string) {
+				_, err := c.get(t, "v1", "ConfigMap", ns+"-other", "spread")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			eventually(t, 20*time.Second, "additional-namespaces to shrink", func() (bool, string) {
+				got := namespaces()
+				return got == "", got
+			})
+			c.mustGet(t, "v1", "ConfigMap", ns, "spread")
 			return ctx
 		}).
 		Feature()
