@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -254,9 +255,14 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 		row.Ready, row.Reason = VerdictSkipped, "includeWhen "+strings.Join(srcs, " && ")+" is false"
 	case err != nil && errors.Is(err, resolve.ErrPending):
 		row.Reason = "not created yet: waiting for its dependencies"
+	case n.IsCollection():
+		row.Reason = collectionAbsence(n, scope)
+		if row.Reason == "" {
+			row.Ready, row.Reason = VerdictReady, "empty collection"
+		}
 	default:
 		row.Reason = "expected by the graph but does not exist"
-		if n.IsCollection() || n.Kind == nil {
+		if n.Kind == nil {
 			break
 		}
 		obj, err := resolve.Render(n, scope)
@@ -271,12 +277,25 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 			row.Reason = "not created yet: waiting for its dependencies"
 		}
 	}
-	if n.IsCollection() {
-		if items, err := resolve.Expand(n, scope, 0); err == nil && len(items) == 0 {
-			row.Ready, row.Reason = VerdictReady, "empty collection"
-		}
-	}
 	return row
+}
+
+// collectionAbsence says why a collection has none of its items, or ""
+// when it has none to have. The agent's own limit on the items is its flag,
+// not known here: the instance's conditions say when it was exceeded.
+func collectionAbsence(n *graph.Node, scope *resolve.Scope) string {
+	items, err := resolve.Expand(n, scope, math.MaxInt)
+	switch {
+	case errors.Is(err, resolve.ErrPending):
+		return "not created yet: waiting for its dependencies"
+	case err != nil:
+		return "its forEach cannot be evaluated: " + err.Error()
+	case len(items) == 0:
+		return ""
+	case len(items) == 1:
+		return "its one item does not exist"
+	}
+	return fmt.Sprintf("none of its %d items exists", len(items))
 }
 
 // externalRows reads what an externalRef names: one row for an object by

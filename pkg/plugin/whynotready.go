@@ -127,7 +127,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		if r.Ready == VerdictDeleting {
 			verdict = "being deleted"
 		}
-		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s %s) is %s", r.NodeID, r.Kind, orDash(r.Name), verdict)}
+		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) is %s", r.NodeID, strings.TrimSpace(r.Kind+" "+r.Name), verdict)}
 		if r.Reason != "" {
 			d.Details = append(d.Details, r.Reason)
 		}

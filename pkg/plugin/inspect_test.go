@@ -1,0 +1,88 @@
+package plugin
+
+import (
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/resolve"
+)
+
+// A collection none of whose items exist says why: how many it should have,
+// that it waits, that its forEach fails, or that it has none to have. The
+// agent's limit on items is not the plugin's to apply.
+func TestAbsentCollectionsSayWhy(t *testing.T) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := yaml.Unmarshal([]byte(`
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: grid}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Grid
+    spec: {size: integer, names: "[]string"}
+  resources:
+  - id: cells
+    forEach:
+    - i: ${lists.range(schema.spec.size)}
+    - j: ${lists.range(schema.spec.size)}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-${string(i)}-${string(j)}"}
+  - id: named
+    forEach:
+    - name: ${schema.spec.names}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${name}"}
+  - id: divided
+    forEach:
+    - i: ${lists.range(10 / schema.spec.size)}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-${string(i)}"}
+`), rgd); err != nil {
+		t.Fatal(err)
+	}
+	builtin, _ := kinds.Builtin()
+	g, err := graph.Compile(rgd, graph.Options{Resolver: builtin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := func(id string) *graph.Node {
+		for _, n := range g.Nodes {
+			if n.ID == id {
+				return n
+			}
+		}
+		t.Fatalf("no node %s", id)
+		return nil
+	}
+	for _, tc := range []struct {
+		name         string
+		spec         map[string]any
+		node         string
+		ready, cause string
+	}{
+		{"beyond the default limit", map[string]any{"size": int64(34), "names": []any{}}, "cells", VerdictMissing, "none of its 1156 items exists"},
+		{"one item", map[string]any{"size": int64(1), "names": []any{}}, "cells", VerdictMissing, "its one item does not exist"},
+		{"empty", map[string]any{"size": int64(0), "names": []any{}}, "cells", VerdictReady, "empty collection"},
+		{"a list that is not there yet", map[string]any{"size": int64(1)}, "named", VerdictMissing, "not created yet: waiting for its dependencies"},
+		{"a list that cannot be computed", map[string]any{"size": int64(0)}, "divided", VerdictMissing, "its forEach cannot be evaluated: forEach i: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inst := map[string]any{"metadata": map[string]any{"name": "g", "namespace": "ns"}, "spec": tc.spec}
+			row := absentRow(node(tc.node), resolve.NewScope(g, inst), 1, "ConfigMap", "ns")
+			if row.Ready != tc.ready || len(row.Reason) < len(tc.cause) || row.Reason[:len(tc.cause)] != tc.cause {
+				t.Errorf("row = %s %q, want %s %q", row.Ready, row.Reason, tc.ready, tc.cause)
+			}
+		})
+	}
+}
