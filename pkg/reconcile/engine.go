@@ -308,6 +308,9 @@ func (e *Engine) stopLocked(rgdName string) {
 	if s := e.kinds[gvk]; s != nil {
 		e.instances.stop(s.gvr)
 	}
+	for _, t := range e.targets() {
+		t.externals.forgetKind(gvk)
+	}
 	delete(e.kinds, gvk)
 	delete(e.byRGD, rgdName)
 }

@@ -115,13 +115,31 @@ func (w *externalWatches) changed(gvr schema.GroupVersionResource, obj any) {
 	}
 }
 
+// unread drops what one externalRef of an instance read: it was not read
+// this time (excluded by includeWhen, or waiting on its dependencies).
+func (w *externalWatches) unread(gvr schema.GroupVersionResource, reader externalReader) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.reads[gvr], reader)
+}
+
 // forget drops what an instance read: it is gone.
 func (w *externalWatches) forget(inst InstanceKey) {
+	w.forgetIf(func(k InstanceKey) bool { return k == inst })
+}
+
+// forgetKind drops what the instances of a kind read: the agent no longer
+// serves it (its RGD was deleted, or serves another kind).
+func (w *externalWatches) forgetKind(gvk schema.GroupVersionKind) {
+	w.forgetIf(func(k InstanceKey) bool { return k.GVK == gvk })
+}
+
+func (w *externalWatches) forgetIf(drop func(InstanceKey) bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, reads := range w.reads {
 		for reader := range reads {
-			if reader.instance == inst {
+			if drop(reader.instance) {
 				delete(reads, reader)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,6 +58,9 @@ type run struct {
 	applyErr   error  // the API server refused a write
 	contested  error  // an object waits its turn to be restored
 	waitingExt bool   // an externalRef is missing or not ready
+
+	// externalsRead are the externalRefs read this time, by node id.
+	externalsRead []string
 
 	// recorded are the kinds the instance's ApplySet annotation lists that
 	// its graph does not produce (recordedKinds).
@@ -142,6 +146,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	for _, n := range r.g.Nodes {
 		r.reconcileNode(ctx, n)
 	}
+	r.unreadExternals()
 	if r.applyErr == nil {
 		// A refused write is retried sooner than a contested object's turn.
 		r.applyErr = r.contested
@@ -387,6 +392,18 @@ func beingDeleted(n *graph.Node, live *unstructured.Unstructured, t *target) str
 	return msg + "; it is created again once it is gone, and the resources that depend on it wait for that"
 }
 
+// unreadExternals stops routing changes of what an externalRef read before
+// to the instance when the reference was not read this time: includeWhen
+// excludes it now, or it waits on a dependency, whose change brings the
+// instance back instead.
+func (r *run) unreadExternals() {
+	for _, n := range r.g.Nodes {
+		if n.External != nil && n.Kind != nil && !slices.Contains(r.externalsRead, n.ID) {
+			r.t.externals.unread(n.Kind.GVR(), externalReader{instance: r.key, node: n.ID})
+		}
+	}
+}
+
 func (r *run) fail(err error) {
 	if r.applyErr == nil {
 		r.applyErr = err
@@ -408,6 +425,7 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	// the instance back.
 	r.t.externals.read(n.Kind.GVR(), externalReader{instance: r.key, node: n.ID},
 		externalRead{namespace: target.Namespace, name: target.Name, selector: target.Selector})
+	r.externalsRead = append(r.externalsRead, n.ID)
 	client := r.t.client.Resource(n.Kind.GVR()).Namespace(target.Namespace)
 	if target.Selector != nil {
 		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: target.Selector.String()})

@@ -279,6 +279,18 @@ func (e *Engine) dropUnusedClusters() {
 	}
 }
 
+// targets are the local cluster and the workload clusters connected now.
+func (e *Engine) targets() []*target {
+	e.tmu.Lock()
+	defer e.tmu.Unlock()
+	out := make([]*target, 0, 1+len(e.remote))
+	out = append(out, e.local)
+	for _, t := range e.remote {
+		out = append(out, t)
+	}
+	return out
+}
+
 // eachInstance calls f with every cached instance of every served kind.
 func (e *Engine) eachInstance(f func(schema.GroupVersionKind, *unstructured.Unstructured)) {
 	e.mu.RLock()
