@@ -8,7 +8,6 @@ package ownership
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,22 +97,14 @@ func AdditionalNamespaces(inst Instance, namespaces []string) string {
 // annotation: the same list the compiled graph gives, without compiling.
 func TemplateGroupKinds(rgd *v1alpha1.ResourceGraphDefinition) []schema.GroupKind {
 	var out []schema.GroupKind
-	for _, r := range rgd.Spec.Resources {
-		if r.ExternalRef != nil || len(r.Template.Raw) == 0 {
+	for i := range rgd.Spec.Resources {
+		r := rgd.Spec.Resources[i]
+		if r == nil || r.ExternalRef != nil {
 			continue
 		}
-		var tm struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
+		if gvk, ok := r.GroupVersionKind(); ok {
+			out = append(out, gvk.GroupKind())
 		}
-		if json.Unmarshal(r.Template.Raw, &tm) != nil || tm.Kind == "" {
-			continue
-		}
-		gv, err := schema.ParseGroupVersion(tm.APIVersion)
-		if err != nil {
-			continue
-		}
-		out = append(out, gv.WithKind(tm.Kind).GroupKind())
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"encoding/json"
+
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -192,6 +194,31 @@ type Resource struct {
 // +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:MaxProperties=1
 type ForEachDimension map[string]string
+
+// GroupVersionKind is the kind a resource creates or reads, as written in
+// its template or externalRef, before the RGD is compiled; false when it
+// does not say (the compiler reports why).
+func (r *Resource) GroupVersionKind() (schema.GroupVersionKind, bool) {
+	apiVersion, kind := "", ""
+	switch {
+	case r.ExternalRef != nil:
+		apiVersion, kind = r.ExternalRef.APIVersion, r.ExternalRef.Kind
+	case len(r.Template.Raw) > 0:
+		var tm struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if json.Unmarshal(r.Template.Raw, &tm) != nil {
+			return schema.GroupVersionKind{}, false
+		}
+		apiVersion, kind = tm.APIVersion, tm.Kind
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil || kind == "" {
+		return schema.GroupVersionKind{}, false
+	}
+	return gv.WithKind(kind), true
+}
 
 // ExternalRef points at an object that exists independently of the graph.
 type ExternalRef struct {
