@@ -116,6 +116,10 @@ type Node struct {
 // IsCollection reports whether the node expands to many objects.
 func (n *Node) IsCollection() bool { return len(n.ForEach) > 0 }
 
+// IsManaged reports whether the agent writes the node's objects and knows
+// their kind: a template (not an externalRef) of a kind that was resolved.
+func (n *Node) IsManaged() bool { return n.Template != nil && n.Kind != nil }
+
 // Iterator is one forEach dimension.
 type Iterator struct {
 	Name string

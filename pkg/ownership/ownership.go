@@ -97,8 +97,7 @@ func AdditionalNamespaces(inst Instance, namespaces []string) string {
 // annotation: the same list the compiled graph gives, without compiling.
 func TemplateGroupKinds(rgd *v1alpha1.ResourceGraphDefinition) []schema.GroupKind {
 	var out []schema.GroupKind
-	for i := range rgd.Spec.Resources {
-		r := rgd.Spec.Resources[i]
+	for _, r := range rgd.Spec.Resources {
 		if r == nil || r.ExternalRef != nil {
 			continue
 		}

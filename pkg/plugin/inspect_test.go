@@ -56,15 +56,6 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := func(id string) *graph.Node {
-		for _, n := range g.Nodes {
-			if n.ID == id {
-				return n
-			}
-		}
-		t.Fatalf("no node %s", id)
-		return nil
-	}
 	for _, tc := range []struct {
 		name         string
 		spec         map[string]any
@@ -79,7 +70,7 @@ spec:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inst := map[string]any{"metadata": map[string]any{"name": "g", "namespace": "ns"}, "spec": tc.spec}
-			row := absentRow(node(tc.node), resolve.NewScope(g, inst), 1, "ConfigMap", "ns")
+			row := absentRow(g.Node(tc.node), resolve.NewScope(g, inst), 1, "ConfigMap", "ns")
 			if row.Ready != tc.ready || len(row.Reason) < len(tc.cause) || row.Reason[:len(tc.cause)] != tc.cause {
 				t.Errorf("row = %s %q, want %s %q", row.Ready, row.Reason, tc.ready, tc.cause)
 			}

@@ -25,7 +25,7 @@ func (r *run) applySetKinds() []schema.GroupKind {
 	var out []schema.GroupKind
 	listed := map[schema.GroupResource]bool{}
 	for _, n := range r.s.graph.Nodes {
-		if n.Template != nil && n.Kind != nil {
+		if n.IsManaged() {
 			out = append(out, n.Kind.GVK.GroupKind())
 			listed[n.Kind.GVR().GroupResource()] = true
 		}
@@ -68,7 +68,7 @@ func (r *run) recordedKinds() []schema.GroupVersionResource {
 	}
 	produced := map[schema.GroupKind]bool{}
 	for _, n := range r.s.graph.Nodes {
-		if n.Template != nil && n.Kind != nil {
+		if n.IsManaged() {
 			produced[n.Kind.GVK.GroupKind()] = true
 		}
 	}

@@ -484,7 +484,7 @@ func (r *run) waitExternal(n *graph.Node, msg string) {
 // waitForManagedInformers waits for the caches the run reads from.
 func (r *run) waitForManagedInformers(ctx context.Context) error {
 	for _, n := range r.g.Nodes {
-		if n.Template == nil || n.Kind == nil {
+		if !n.IsManaged() {
 			continue
 		}
 		inf, ok := r.t.managed.informer(n.Kind.GVR())

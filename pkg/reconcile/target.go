@@ -166,7 +166,7 @@ func (t *target) graphFor(s *served) (*graph.Graph, error) {
 // watch starts the informers of the graph's managed kinds.
 func (t *target) watch(g *graph.Graph) {
 	for _, n := range g.Nodes {
-		if n.Template != nil && n.Kind != nil {
+		if n.IsManaged() {
 			t.managed.watch(n.Kind.GVR())
 		}
 	}
