@@ -340,9 +340,13 @@ func (c *compiler) resolve(gvk schema.GroupVersionKind, path *field.Path) *kinds
 	if errors.Is(err, kinds.ErrNotFound) && c.opts.AllowUnknownKinds {
 		return &kinds.Info{GVK: gvk, Namespaced: true}
 	}
-	if errors.Is(err, kinds.ErrNotFound) {
+	var uninstalled *kinds.UninstalledError
+	switch {
+	case errors.As(err, &uninstalled):
+		c.errs = append(c.errs, field.NotFound(path, fmt.Sprintf("%s (its CustomResourceDefinition %s is deleted or being deleted)", kindString(gvk), uninstalled.CRD)))
+	case errors.Is(err, kinds.ErrNotFound):
 		c.errs = append(c.errs, field.NotFound(path, kindString(gvk)+" (is its CRD installed?)"))
-	} else {
+	default:
 		c.errs = append(c.errs, field.InternalError(path, err))
 	}
 	return nil

@@ -47,7 +47,7 @@ func (a awaiting) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 		switch {
 		case err == nil:
 			return info, nil
-		case errors.As(err, new(*schemaNotPublished)):
+		case NotPublished(err):
 			limit = awaitPublished
 		case errors.Is(err, ErrNotFound) && a.coming != nil && a.coming(gvk):
 			limit = awaitPublished

@@ -56,6 +56,10 @@ func (d *Discovery) Invalidate() {
 // there.
 type schemaNotPublished struct{ gvk schema.GroupVersionKind }
 
+// NotPublished reports a kind served without its OpenAPI schema published
+// yet: a CRD created moments ago, which resolves on its own shortly.
+func NotPublished(err error) bool { return errors.As(err, new(*schemaNotPublished)) }
+
 func (e *schemaNotPublished) Error() string {
 	return fmt.Sprintf("the API server serves %s but has not published its OpenAPI schema yet; a CRD created moments ago needs a few seconds", gvkString(e.gvk))
 }
@@ -74,7 +78,7 @@ func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	}
 	info, err := d.resolve(gvk)
 	if c, cached := d.client.(discovery.CachedDiscoveryInterface); cached &&
-		(errors.Is(err, ErrNotFound) || errors.Is(err, memory.ErrCacheNotFound) || errors.As(err, new(*schemaNotPublished))) {
+		(errors.Is(err, ErrNotFound) || errors.Is(err, memory.ErrCacheNotFound) || NotPublished(err)) {
 		c.Invalidate()
 		info, err = d.resolve(gvk)
 	}

@@ -29,6 +29,21 @@ func NotServed(err error) bool {
 	return d == nil || d.Name == ""
 }
 
+// UninstalledError is a kind whose CustomResourceDefinition was deleted or
+// is being deleted, which discovery may go on listing for a while.
+type UninstalledError struct {
+	GVK schema.GroupVersionKind
+	// CRD is the CustomResourceDefinition's name.
+	CRD string
+}
+
+func (e *UninstalledError) Error() string {
+	return fmt.Sprintf("%s: its CustomResourceDefinition %s is deleted or being deleted", gvkString(e.GVK), e.CRD)
+}
+
+// Unwrap makes an uninstalled kind one not found.
+func (e *UninstalledError) Unwrap() error { return ErrNotFound }
+
 // Info is what is known about one kind.
 type Info struct {
 	GVK schema.GroupVersionKind

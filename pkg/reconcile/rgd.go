@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,7 +49,8 @@ type RGDReconciler struct {
 	// CRD installed later is seen on the next try.
 	Discovery *kinds.Discovery
 	// RetryUnknownKinds is how soon an RGD that names an unknown kind is
-	// tried again.
+	// tried again, besides when a CRD of the kind's group comes: a kind
+	// an aggregated API server serves has no CRD to watch.
 	RetryUnknownKinds time.Duration
 	// Reconciled, when set, is called with an RGD's name each time it has
 	// been reconciled, whatever the outcome: how the agent learns that it
@@ -62,6 +66,10 @@ type RGDReconciler struct {
 	// recheck where it was queued.
 	rechecked map[string]time.Time
 	recheck   chan event.GenericEvent
+	// crds tells which kinds' CRDs come and go; waiting holds, for each
+	// RGD whose last compile could not resolve a kind, the kinds' groups.
+	crds    *crdWatch
+	waiting map[string]sets.Set[string]
 }
 
 // recheckEvery bounds how often an RGD is compiled again because an apply
@@ -79,12 +87,18 @@ type compiledGraph struct {
 // so a deleted CRD is put back.
 func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.RetryUnknownKinds == 0 {
-		r.RetryUnknownKinds = 15 * time.Second
+		r.RetryUnknownKinds = time.Minute
 	}
 	r.compiled = map[string]compiledGraph{}
 	r.rechecked = map[string]time.Time{}
 	r.recheck = make(chan event.GenericEvent, 64)
+	r.waiting = map[string]sets.Set[string]{}
 	r.Engine.kindNotServed = r.kindNotServed
+	meta, err := metadata.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	r.crds = newCRDWatch(meta)
 	// Name validation guards metrics against two controllers of one name
 	// in a process; an agent restarted in-process (tests) is one controller.
 	skip := true
@@ -99,7 +113,47 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return nil
 		})).
 		WatchesRawSource(source.Channel(r.recheck, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(r.crds.source(r)).
 		Complete(r)
+}
+
+// kindsRemoved is told that the CRD named crd (plural.group) was deleted
+// or is being deleted, and returns the RGDs whose graphs use its kind:
+// their graphs are dropped, to be compiled again without it.
+func (r *RGDReconciler) kindsRemoved(crd string) []string {
+	r.mu.Lock()
+	var rgds []string
+	for name, c := range r.compiled {
+		if slices.ContainsFunc(c.graph.Nodes, func(n *graph.Node) bool {
+			return n.Kind != nil && n.Kind.GVR().GroupResource().String() == crd
+		}) {
+			rgds = append(rgds, name)
+			delete(r.compiled, name)
+		}
+	}
+	r.mu.Unlock()
+	if len(rgds) > 0 && r.Discovery != nil {
+		r.Discovery.Invalidate()
+	}
+	return rgds
+}
+
+// kindsInstalled is told that the CRD named crd was created or changed,
+// and returns the RGDs waiting for a kind of its group.
+func (r *RGDReconciler) kindsInstalled(crd string) []string {
+	group := crdGroup(crd)
+	r.mu.Lock()
+	var rgds []string
+	for name, groups := range r.waiting {
+		if groups.Has(group) {
+			rgds = append(rgds, name)
+		}
+	}
+	r.mu.Unlock()
+	if len(rgds) > 0 && r.Discovery != nil {
+		r.Discovery.Invalidate()
+	}
+	return rgds
 }
 
 // kindNotServed is told by the instance engine that an apply of one of an
@@ -142,6 +196,7 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 			r.mu.Lock()
 			delete(r.compiled, req.Name)
 			delete(r.rechecked, req.Name)
+			delete(r.waiting, req.Name)
 			r.mu.Unlock()
 			return ctrl.Result{}, r.releaseInstances(ctx, req.Name)
 		}
@@ -171,7 +226,7 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 
 func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, status *v1alpha1.ResourceGraphDefinitionStatus) (ctrl.Result, error) {
 	gen := rgd.Generation
-	g, err := r.compile(ctx, rgd)
+	g, retry, err := r.compile(ctx, rgd)
 	var invalid *graph.Error
 	if err != nil && !errors.As(err, &invalid) {
 		// Nothing is known to be wrong with the graph: it could not be
@@ -185,11 +240,7 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 		if err := r.hold(ctx, rgd); err != nil {
 			return ctrl.Result{}, err
 		}
-		if strings.Contains(err.Error(), "is its CRD installed?") {
-			// The kind may be installed later.
-			return ctrl.Result{RequeueAfter: r.RetryUnknownKinds}, nil
-		}
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	deps := map[string][]string{}
 	for _, n := range g.Nodes {
@@ -261,25 +312,40 @@ func (r *RGDReconciler) ownedCRDs(ctx context.Context, rgdName string) ([]extv1.
 
 // compile returns the RGD's graph, compiled once per generation. The
 // generated CRD is validated by a dry-run apply, so that a schema the API
-// server refuses is a GraphAccepted error at its RGD field.
-func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) (*graph.Graph, error) {
+// server refuses is a GraphAccepted error at its RGD field. When a kind
+// could not be resolved, retry says how soon to compile again without an
+// event: shortly for a schema about to be published; for a kind not
+// served, in case an aggregated API comes to serve it (a CRD of its group
+// queues the RGD when it comes).
+func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) (g *graph.Graph, retry time.Duration, err error) {
 	r.mu.Lock()
 	c, ok := r.compiled[rgd.Name]
 	r.mu.Unlock()
 	if ok && c.uid == rgd.UID && c.generation == rgd.Generation {
-		return c.graph, nil
+		return c.graph, 0, nil
 	}
-	g, err := graph.Compile(rgd, graph.Options{Resolver: r.Resolver, ValidateCRD: crdcheck.OnServer(ctx, r.Client, ownership.FieldManager)})
-	if err != nil {
-		if r.Discovery != nil {
-			r.Discovery.Invalidate()
-		}
-		return nil, err
-	}
+	resolver := &installedKinds{next: r.Resolver, crds: r.crds, missing: sets.New[string]()}
+	g, err = graph.Compile(rgd, graph.Options{Resolver: resolver, ValidateCRD: crdcheck.OnServer(ctx, r.Client, ownership.FieldManager)})
 	r.mu.Lock()
-	r.compiled[rgd.Name] = compiledGraph{uid: rgd.UID, generation: rgd.Generation, graph: g}
+	if resolver.missing.Len() > 0 {
+		r.waiting[rgd.Name] = resolver.missing
+	} else {
+		delete(r.waiting, rgd.Name)
+	}
+	if err == nil {
+		r.compiled[rgd.Name] = compiledGraph{uid: rgd.UID, generation: rgd.Generation, graph: g}
+	}
 	r.mu.Unlock()
-	return g, nil
+	if err != nil && r.Discovery != nil {
+		r.Discovery.Invalidate()
+	}
+	switch {
+	case resolver.notPublished:
+		retry = 2 * time.Second
+	case resolver.missing.Len() > 0:
+		retry = r.RetryUnknownKinds
+	}
+	return g, retry, err
 }
 
 type breakingError struct{ changes []string }
