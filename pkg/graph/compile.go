@@ -330,6 +330,20 @@ func (c *compiler) requireNamespace(info *kinds.Info, path *field.Path) {
 		kindString(info.GVK), s.Kind)))
 }
 
+// What the error of a kind the cluster does not serve says, for
+// MissingKind to find.
+const (
+	hintNotInstalled = "is its CRD installed?"
+	hintUninstalled  = "is deleted or being deleted"
+)
+
+// MissingKind reports whether an error message of Compile says that a kind
+// is not served (unknown, or its CRD removed): installing the CRD, rather
+// than editing the RGD, may be the fix.
+func MissingKind(msg string) bool {
+	return strings.Contains(msg, hintNotInstalled) || strings.Contains(msg, hintUninstalled)
+}
+
 // resolve finds a kind, or reports it unknown. With AllowUnknownKinds an
 // unknown kind gives an Info without schema, typed dyn.
 func (c *compiler) resolve(gvk schema.GroupVersionKind, path *field.Path) *kinds.Info {
@@ -343,9 +357,9 @@ func (c *compiler) resolve(gvk schema.GroupVersionKind, path *field.Path) *kinds
 	var uninstalled *kinds.UninstalledError
 	switch {
 	case errors.As(err, &uninstalled):
-		c.errs = append(c.errs, field.NotFound(path, fmt.Sprintf("%s (its CustomResourceDefinition %s is deleted or being deleted)", kindString(gvk), uninstalled.CRD)))
+		c.errs = append(c.errs, field.NotFound(path, fmt.Sprintf("%s (its CustomResourceDefinition %s %s)", kindString(gvk), uninstalled.CRD, hintUninstalled)))
 	case errors.Is(err, kinds.ErrNotFound):
-		c.errs = append(c.errs, field.NotFound(path, kindString(gvk)+" (is its CRD installed?)"))
+		c.errs = append(c.errs, field.NotFound(path, kindString(gvk)+" ("+hintNotInstalled+")"))
 	default:
 		c.errs = append(c.errs, field.InternalError(path, err))
 	}

@@ -47,8 +47,9 @@ func newStatusCommand(parent *Options) *cobra.Command {
 		Use:   "status [KIND [NAME] | KIND/NAME]",
 		Short: "One line per instance: state, Ready, reason and age",
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
-an RGD serves when no KIND is given, of one kind, or one instance. --watch redraws the
-table whenever it changes.`,
+an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
+are the ones to look at), of one kind, or one instance. --watch redraws the table whenever
+it changes.`,
 		Example: `  kubectl kro status -A
   kubectl kro status webapp
   kubectl kro status webapp demo --watch`,
@@ -136,9 +137,11 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		if err != nil {
 			return nil, err
 		}
+		// Also the kinds of RGDs that are not Active: their instances
+		// are the ones that need looking at (FAILED while the graph is
+		// not accepted). A kind not served is skipped below.
 		for _, r := range rgds {
-			if r.Status.State == v1alpha1.StateActive {
-				gvk := rgdKind(&r)
+			if gvk := rgdKind(&r); gvk.Kind != "" {
 				kinds = append(kinds, strings.ToLower(gvk.Kind)+"."+gvk.Version+"."+gvk.Group)
 			}
 		}

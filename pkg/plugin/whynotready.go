@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
 // ErrNotReady makes why-not-ready exit 1 after printing its diagnosis.
@@ -75,15 +76,18 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	instRef := s.mapping.GroupVersionKind.Kind + "/" + inst.GetName()
 	if s.rgd.Status.State != v1alpha1.StateActive {
 		d := &Diagnosis{Cause: fmt.Sprintf("ResourceGraphDefinition %s is not Active (state %q)", s.rgd.Name, orDash(string(s.rgd.Status.State)))}
+		d.Advice = "fix the RGD (kubectl kro validate -f rgd.yaml shows every error); instances resume once it is Active"
 		for _, cond := range s.rgd.Status.Conditions {
 			if cond.Type != v1alpha1.ConditionReady && cond.Status != metav1.ConditionTrue {
 				d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+				if cond.Type == v1alpha1.ConditionGraphAccepted && graph.MissingKind(cond.Message) {
+					d.Advice = "install the CRD of the kind named above (kro-agent compiles the RGD again when a CRD of its group comes), or change the RGD not to use it; instances resume once it is Active"
+				}
 			}
 		}
 		if s.graphErr != nil && len(d.Details) == 0 {
 			d.Details = append(d.Details, s.graphErr.Error())
 		}
-		d.Advice = "fix the RGD (kubectl kro validate -f rgd.yaml shows every error); instances resume once it is Active"
 		return d
 	}
 	if inst.GetDeletionTimestamp() != nil {

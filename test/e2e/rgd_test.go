@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -575,6 +576,15 @@ spec:
 			// while or not, the tree shows why nothing is done.
 			if out, err := kro(t, cfg, nil, "tree", "gizmoapp", "g2", "-n", ns); err != nil || !strings.Contains(out, "FAILED GraphNotAccepted") || strings.Contains(out, "has not published") {
 				t.Errorf("kubectl kro tree gizmoapp g2 with Gizmo gone: %v\n%s", err, out)
+			}
+			// The advice is to bring the kind back.
+			if out, err := kro(t, cfg, nil, "why-not-ready", "gizmoapp", "g2", "-n", ns); !strings.Contains(out, "install the CRD of the kind named above") {
+				t.Errorf("kubectl kro why-not-ready gizmoapp g2 with Gizmo gone: %v\n%s", err, out)
+			}
+			// The instances that need looking at are listed, although
+			// their RGD is not Active.
+			if out, err := kro(t, cfg, nil, "status", "-n", ns); err != nil || !regexp.MustCompile(`GizmoApp\s+g2\s+FAILED\s+False\s+GraphNotAccepted`).MatchString(out) {
+				t.Errorf("kubectl kro status with Gizmo gone: %v\n%s", err, out)
 			}
 
 			c.delete(t, "kro.run/v1alpha1", "GizmoApp", ns, "g1")
