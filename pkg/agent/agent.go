@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -142,7 +143,18 @@ func Run(ctx context.Context, o Options) error {
 	builtin := kinds.LazyBuiltin()
 	disco := kinds.NewDiscovery(memory.NewMemCacheClient(dc))
 	resolver := kinds.Chain{disco, builtin}
-	registrar, err := setupWebhooks(ctx, mgr, cfg, o, resolver)
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	// Every replica follows the CRDs, for the RGD webhook as for the
+	// leader's RGD reconciler: a kind whose CRD is being deleted is
+	// refused by both, though discovery still lists it.
+	crds := kinds.NewCRDs(meta)
+	if err := mgr.Add(crds); err != nil {
+		return err
+	}
+	registrar, err := setupWebhooks(ctx, mgr, cfg, o, crds.Resolver(resolver))
 	if err != nil {
 		return err
 	}
@@ -171,6 +183,7 @@ func Run(ctx context.Context, o Options) error {
 		Recorder:   mgr.GetEventRecorder("kro-agent"),
 		Engine:     engine,
 		Resolver:   resolver,
+		CRDs:       crds,
 		Discovery:  disco,
 		Reconciled: registrar.rgdReconciled(),
 	}

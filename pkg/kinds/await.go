@@ -51,6 +51,9 @@ func (a awaiting) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 			limit = awaitPublished
 		case errors.Is(err, ErrNotFound) && a.coming != nil && a.coming(gvk):
 			limit = awaitPublished
+		case errors.As(err, new(*UninstalledError)):
+			// Being deleted: nothing comes of waiting.
+			return nil, err
 		case errors.Is(err, ErrNotFound):
 			limit = awaitServed
 		default:

@@ -47,6 +47,8 @@ func TestAwaitingWaitsForAKindOnItsWay(t *testing.T) {
 		// said was coming, in time for one another RGD generates.
 		{name: "served late", errs: never[:8], minCalls: 2, maxCalls: 6, wantErr: true},
 		{name: "served late, known to be coming", errs: never[:8], coming: func(schema.GroupVersionKind) bool { return true }, minCalls: 9, maxCalls: 9},
+		// Discovery lists it, but its CRD is being deleted.
+		{name: "uninstalled", errs: []error{&UninstalledError{GVK: gvk, CRD: "gizmos.example.net"}, notServed}, minCalls: 1, maxCalls: 1, wantErr: true},
 		{name: "another error", errs: []error{errors.New("connection refused")}, minCalls: 1, maxCalls: 1, wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,7 +57,8 @@ func (r *run) applySetKinds() []schema.GroupKind {
 // informers are started, so that objects of a kind the RGD dropped while
 // the agent was not running are still found, pruned, and deleted with the
 // instance; the agent watches only its graphs' kinds otherwise. A kind no
-// longer served has no objects left, and leaves the annotation.
+// longer served, or whose CRD was seen deleted (a cached mapping may still
+// list it), has no objects left, and leaves the annotation.
 //
 // An instance placed on a workload cluster has its objects there; the
 // annotation of its parent in this cluster is not read for them.
@@ -79,13 +80,20 @@ func (r *run) recordedKinds() []schema.GroupVersionResource {
 			continue
 		}
 		mapping, err := r.t.mapper.RESTMapping(gk)
-		if err != nil {
+		if err != nil || r.crdGone(mapping.Resource.GroupResource()) {
 			continue
 		}
 		r.t.managed.watch(mapping.Resource)
 		out = append(out, mapping.Resource)
 	}
 	return out
+}
+
+// crdGone tells whether the CRD serving gr in the run's cluster is known to
+// be deleted, with every object of its kinds. Only the agent's own
+// cluster's CRDs are followed.
+func (r *run) crdGone(gr schema.GroupResource) bool {
+	return r.t == r.e.local && r.e.crdGone != nil && r.e.crdGone(gr)
 }
 
 // recordedSynced waits, briefly, for the informers of the recorded kinds, and

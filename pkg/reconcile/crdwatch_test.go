@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -35,18 +35,21 @@ spec:
     template: {apiVersion: example.net/v1, kind: Gizmo, metadata: {name: "${schema.metadata.name}"}}
 `
 
-func crdMeta(name string, deleting bool) *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if deleting {
-		m.DeletionTimestamp = &metav1.Time{}
+// uninstalledGizmo resolves as next does, but Gizmo as its CRD's watch
+// does once the CRD is being deleted.
+type uninstalledGizmo struct{ next kinds.Resolver }
+
+func (u uninstalledGizmo) Resolve(gvk schema.GroupVersionKind) (*kinds.Info, error) {
+	if gvk.Kind == "Gizmo" {
+		return nil, &kinds.UninstalledError{GVK: gvk, CRD: "gizmos.example.net"}
 	}
-	return m
+	return u.next.Resolve(gvk)
 }
 
-// A CRD seen deleted, or being deleted, makes its kind unresolvable for the
-// RGDs' compiles, whatever discovery still lists, until one of its name is
-// created again; the compile error names the CRD.
-func TestKindsOfRemovedCRDsDoNotResolve(t *testing.T) {
+// An RGD using a kind whose CRD is being deleted is not accepted, in words
+// that name the CRD, and waits for a CRD of the kind's group: its event
+// queues the RGD.
+func TestRGDsWaitForTheKindsOfRemovedCRDs(t *testing.T) {
 	crd := &extv1.CustomResourceDefinition{}
 	rgd := &v1alpha1.ResourceGraphDefinition{}
 	if err := yaml.Unmarshal([]byte(gizmoCRD), crd); err != nil {
@@ -58,39 +61,19 @@ func TestKindsOfRemovedCRDsDoNotResolve(t *testing.T) {
 	builtin, _ := kinds.Builtin()
 	served := kinds.NewDeclared(builtin)
 	served.Add(crd)
-	w := &crdWatch{removed: sets.New[string]()}
-	compile := func() (*installedKinds, error) {
-		k := &installedKinds{next: served, crds: w, missing: sets.New[string]()}
-		_, err := graph.Compile(rgd, graph.Options{Resolver: k})
-		return k, err
-	}
 
-	if _, err := compile(); err != nil {
-		t.Fatalf("with Gizmo installed: %v", err)
+	k := &waitingKinds{next: served, missing: sets.New[string]()}
+	if _, err := graph.Compile(rgd, graph.Options{Resolver: k}); err != nil || k.missing.Len() != 0 {
+		t.Fatalf("with Gizmo installed: %v, waiting for %v", err, sets.List(k.missing))
 	}
-	for _, deleting := range []bool{true, false} {
-		if !w.seen(crdMeta("gizmos.example.net", deleting), !deleting) {
-			t.Fatalf("a CRD seen deleted (or being deleted: %v) was not reported removed", deleting)
-		}
-		k, err := compile()
-		const want = `spec.resources[gizmo].template.kind: Not found: "example.net/v1 Gizmo (its CustomResourceDefinition gizmos.example.net is deleted or being deleted)"`
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("with Gizmo's CRD removed (being deleted: %v): got %v, want %s", deleting, err, want)
-		}
-		if !k.missing.Has("example.net") || k.notPublished {
-			t.Errorf("the compile waits for %v (schema pending: %v), want example.net", sets.List(k.missing), k.notPublished)
-		}
+	k = &waitingKinds{next: uninstalledGizmo{served}, missing: sets.New[string]()}
+	_, err := graph.Compile(rgd, graph.Options{Resolver: k})
+	const want = `spec.resources[gizmo].template.kind: Not found: "example.net/v1 Gizmo (its CustomResourceDefinition gizmos.example.net is deleted or being deleted)"`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("with Gizmo's CRD removed: got %v, want %s", err, want)
 	}
-	if w.seen(crdMeta("gizmos.example.net", false), false) {
-		t.Fatal("a CRD created again is still reported removed")
-	}
-	if k, err := compile(); err != nil || k.missing.Len() != 0 {
-		t.Errorf("with Gizmo installed again: %v, waiting for %v", err, sets.List(k.missing))
-	}
-	// Another CRD of the group is no reason to refuse Gizmo.
-	w.seen(crdMeta("widgets.example.net", true), true)
-	if _, err := compile(); err != nil {
-		t.Errorf("with another CRD of example.net deleted: %v", err)
+	if !k.missing.Has("example.net") || k.notPublished {
+		t.Errorf("the compile waits for %v (schema pending: %v), want example.net", sets.List(k.missing), k.notPublished)
 	}
 }
 
@@ -129,5 +112,42 @@ func TestCRDEventsQueueTheRGDsTheyConcern(t *testing.T) {
 	}
 	if got := r.kindsInstalled("gizmos.example.org"); len(got) != 0 {
 		t.Errorf("a CRD of another group queued %v", got)
+	}
+}
+
+// The informers of a deleted CRD's resource stop, in every version; those
+// of other resources, of its group too, run on.
+func TestInformersOfADeletedCRDStop(t *testing.T) {
+	// Nothing listens there: the informers retry until stopped.
+	client, err := newHeldClient(&rest.Config{Host: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newManagedInformers(client, func(schema.GroupVersionResource, any, bool) {})
+	defer w.stopAll()
+	gizmosV1 := schema.GroupVersionResource{Group: "example.net", Version: "v1", Resource: "gizmos"}
+	gizmosV2 := schema.GroupVersionResource{Group: "example.net", Version: "v2", Resource: "gizmos"}
+	widgets := schema.GroupVersionResource{Group: "example.net", Version: "v1", Resource: "widgets"}
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	for _, gvr := range []schema.GroupVersionResource{gizmosV1, gizmosV2, widgets, configMaps} {
+		w.watch(gvr)
+	}
+	stopped := w.byGVR[gizmosV1]
+	e := &Engine{local: &target{managed: w}}
+	e.kindGone(schema.ParseGroupResource("gizmos.example.net"))
+	for gvr, want := range map[schema.GroupVersionResource]bool{gizmosV1: false, gizmosV2: false, widgets: true, configMaps: true} {
+		if _, running := w.informer(gvr); running != want {
+			t.Errorf("%s: informer running %v, want %v", gvr, running, want)
+		}
+	}
+	select {
+	case <-stopped.stop:
+	default:
+		t.Error("the informer of gizmos was forgotten but not stopped")
+	}
+	// A graph using Gizmo again starts it anew.
+	w.watch(gizmosV1)
+	if _, running := w.informer(gizmosV1); !running {
+		t.Error("gizmos not watched again")
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +44,10 @@ type RGDReconciler struct {
 	Recorder events.EventRecorder
 	Engine   *Engine
 	Resolver kinds.Resolver
+	// CRDs follows the cluster's CRDs: an RGD learns from it at once that
+	// a kind it uses was uninstalled, or one it waits for installed. The
+	// manager runs it.
+	CRDs *kinds.CRDs
 	// Discovery, when set, is invalidated when a kind is not found, so a
 	// CRD installed later is seen on the next try.
 	Discovery *kinds.Discovery
@@ -66,9 +69,8 @@ type RGDReconciler struct {
 	// recheck where it was queued.
 	rechecked map[string]time.Time
 	recheck   chan event.GenericEvent
-	// crds tells which kinds' CRDs come and go; waiting holds, for each
-	// RGD whose last compile could not resolve a kind, the kinds' groups.
-	crds    *crdWatch
+	// waiting holds, for each RGD whose last compile could not resolve a
+	// kind, the kinds' groups.
 	waiting map[string]sets.Set[string]
 }
 
@@ -94,11 +96,7 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.recheck = make(chan event.GenericEvent, 64)
 	r.waiting = map[string]sets.Set[string]{}
 	r.Engine.kindNotServed = r.kindNotServed
-	meta, err := metadata.NewForConfig(mgr.GetConfig())
-	if err != nil {
-		return err
-	}
-	r.crds = newCRDWatch(meta)
+	r.Engine.crdGone = r.CRDs.Gone
 	// Name validation guards metrics against two controllers of one name
 	// in a process; an agent restarted in-process (tests) is one controller.
 	skip := true
@@ -113,7 +111,7 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return nil
 		})).
 		WatchesRawSource(source.Channel(r.recheck, &handler.EnqueueRequestForObject{})).
-		WatchesRawSource(r.crds.source(r)).
+		WatchesRawSource(r.crdEvents()).
 		Complete(r)
 }
 
@@ -324,7 +322,7 @@ func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraph
 	if ok && c.uid == rgd.UID && c.generation == rgd.Generation {
 		return c.graph, 0, nil
 	}
-	resolver := &installedKinds{next: r.Resolver, crds: r.crds, missing: sets.New[string]()}
+	resolver := &waitingKinds{next: r.CRDs.Resolver(r.Resolver), missing: sets.New[string]()}
 	g, err = graph.Compile(rgd, graph.Options{Resolver: resolver, ValidateCRD: crdcheck.OnServer(ctx, r.Client, ownership.FieldManager)})
 	r.mu.Lock()
 	if resolver.missing.Len() > 0 {

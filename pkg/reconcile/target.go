@@ -308,6 +308,15 @@ func (e *Engine) eachInstance(f func(schema.GroupVersionKind, *unstructured.Unst
 	}
 }
 
+// kindGone is told that the CRD serving gr in the agent's cluster was
+// deleted, and with it every object of its kinds: the informers of its
+// managed objects stop rather than retry a watch the API server refuses
+// until the kind is back, when the RGDs using it are served again and
+// start them anew. Workload clusters' CRDs are not watched.
+func (e *Engine) kindGone(gr schema.GroupResource) {
+	e.local.managed.stopResource(gr)
+}
+
 func (e *Engine) stopInformers() {
 	e.instances.stopAll()
 	e.local.stopInformers()

@@ -119,6 +119,19 @@ func (w *managedInformers) members(instUID types.UID) map[string][]member {
 	return out
 }
 
+// stopResource stops and forgets the informers of every version of a
+// resource; a graph that uses it again starts them again.
+func (w *managedInformers) stopResource(gr schema.GroupResource) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for gvr, x := range w.byGVR {
+		if gvr.GroupResource() == gr {
+			close(x.stop)
+			delete(w.byGVR, gvr)
+		}
+	}
+}
+
 func (w *managedInformers) stopAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -554,6 +554,11 @@ spec:
 			if cond := rgdCondition(t, c, "gizmoboxes", "GraphAccepted"); !strings.Contains(cond.Message, terminating) {
 				t.Errorf("GraphAccepted of gizmoboxes with Gizmo's CRD terminating = %q, want it to say %q", cond.Message, terminating)
 			}
+			// A new RGD using Gizmo is denied at admission meanwhile, in
+			// the same words.
+			if _, err := c.tryApply(t, strings.NewReplacer("gizmoboxes", "gizmocrates", "GizmoBox", "GizmoCrate").Replace(idle)); err == nil || !strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), terminating) {
+				t.Errorf("an RGD using Gizmo applied while its CRD terminates: %v, want it denied saying %q", err, terminating)
+			}
 			if _, err := gizmos.Patch(ctx, "g2", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
