@@ -150,11 +150,11 @@ func Run(ctx context.Context, o Options) error {
 	// Every replica follows the CRDs, for the RGD webhook as for the
 	// leader's RGD reconciler: a kind whose CRD is being deleted is
 	// refused by both, though discovery still lists it.
-	crds := kinds.NewCRDs(meta)
+	crds := kinds.NewCRDs(meta, v1alpha1.LabelOwned, v1alpha1.LabelRGDName)
 	if err := mgr.Add(crds); err != nil {
 		return err
 	}
-	registrar, err := setupWebhooks(ctx, mgr, cfg, o, crds.Resolver(resolver))
+	registrar, err := setupWebhooks(ctx, mgr, cfg, o, resolver, crds)
 	if err != nil {
 		return err
 	}

@@ -176,7 +176,9 @@ func (w *webhooks) verifyRegistrations(ctx context.Context, interval time.Durati
 
 // setupWebhooks prepares certificates, the webhook server and the
 // registration of the webhook configurations and the guard policy.
-func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options, resolver kinds.Resolver) (*webhooks, error) {
+// The RGD webhook refuses the kinds of CRDs being deleted, and CRDs that
+// are not the RGD's to write, as crds last saw them.
+func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Options, resolver kinds.Resolver, crds *kinds.CRDs) (*webhooks, error) {
 	w := o.Webhooks
 	if w.Addr == "0" {
 		return nil, nil
@@ -227,7 +229,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		Addr:  w.Addr,
 		Ready: serving,
 		Certs: certs,
-		RGDs:  &webhook.RGDValidator{Resolver: resolver, Client: mgr.GetClient()},
+		RGDs:  &webhook.RGDValidator{Resolver: crds.Resolver(resolver), Client: mgr.GetClient(), RGDs: mgr.GetClient(), CRDLabels: crds.Labels},
 		Instance: &webhook.InstanceLabeler{Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
 			// Every instance write is admitted here: read the cached RGDs
 			// in place rather than copy them all each time (nothing below

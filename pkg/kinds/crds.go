@@ -51,14 +51,25 @@ type CRDs struct {
 	deleted sets.Set[string]
 }
 
-// NewCRDs makes the watch; Start runs it.
-func NewCRDs(client metadata.Interface) *CRDs {
+// NewCRDs makes the watch, which keeps of each CRD's labels only those
+// named; Start runs it.
+func NewCRDs(client metadata.Interface, keepLabels ...string) *CRDs {
 	inf := metadatainformer.NewFilteredMetadataInformer(client, crdResource, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-	// The name and the deletion timestamp are all that is read; a CRD
-	// applied by kubectl carries its whole self in an annotation.
+	// The name, the deletion timestamp and the labels asked for are all
+	// that is read; a CRD applied by kubectl carries its whole self in an
+	// annotation.
 	_ = inf.SetTransform(func(obj any) (any, error) {
 		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-			m.ManagedFields, m.Annotations, m.Labels, m.OwnerReferences = nil, nil, nil, nil
+			var kept map[string]string
+			for _, k := range keepLabels {
+				if v, ok := m.Labels[k]; ok {
+					if kept == nil {
+						kept = map[string]string{}
+					}
+					kept[k] = v
+				}
+			}
+			m.ManagedFields, m.Annotations, m.Labels, m.OwnerReferences = nil, nil, kept, nil
 		}
 		return obj, nil
 	})
@@ -135,6 +146,16 @@ func (c *CRDs) Gone(resource schema.GroupResource) bool {
 		return false
 	}
 	return c.wasDeleted(resource)
+}
+
+// Labels returns the labels kept of the CRD named name (plural.group), and
+// whether it exists, as last seen.
+func (c *CRDs) Labels(name string) (map[string]string, bool) {
+	m, exists := c.get(schema.ParseGroupResource(name))
+	if !exists {
+		return nil, false
+	}
+	return m.GetLabels(), true
 }
 
 func (c *CRDs) get(resource schema.GroupResource) (metav1.Object, bool) {

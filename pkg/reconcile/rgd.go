@@ -12,6 +12,7 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -78,6 +79,10 @@ type RGDReconciler struct {
 // found one of its kinds not served: a 404 with another cause (the kind is
 // served after all) must not make the instances' failures a compile loop.
 const recheckEvery = time.Minute
+
+// conflictRetry is how often an RGD whose CRD is someone else's looks
+// again whether it has become free.
+const conflictRetry = 30 * time.Second
 
 type compiledGraph struct {
 	uid        types.UID
@@ -249,10 +254,18 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	crd, err := r.applyCRD(ctx, rgd, g)
 	if err != nil {
 		var breaking *breakingError
-		if errors.As(err, &breaking) {
+		var conflict *conflictError
+		requeue := time.Duration(0)
+		switch {
+		case errors.As(err, &breaking):
 			status.MarkKindFailed(gen, v1alpha1.ReasonBreakingChange, err)
 			err = nil // tried again on the RGD's next change
-		} else {
+		case errors.As(err, &conflict):
+			status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
+			// Resolved by someone deleting the CRD or the other RGD,
+			// neither of which queues this one.
+			err, requeue = nil, conflictRetry
+		default:
 			status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
 		}
 		if _, ok := r.Engine.Serving(rgd.Name); !ok {
@@ -260,7 +273,7 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 			// served; with none, say why nothing is.
 			status.MarkNotServing(gen, "the kind is not served: its CustomResourceDefinition is not ready (see KindReady)")
 		}
-		return ctrl.Result{}, err
+		return ctrl.Result{RequeueAfter: requeue}, err
 	}
 	if !established(crd) {
 		status.MarkKindPending(gen, crd.Name)
@@ -346,6 +359,41 @@ func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraph
 	return g, retry, err
 }
 
+// claimCRD tells whether the RGD may write an existing CRD of its kind,
+// with its labels: see ownership.CRDConflict.
+func (r *RGDReconciler) claimCRD(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, crd string, labels map[string]string) error {
+	err := ownership.CRDConflict(crd, labels, rgd.Name, func(name string) bool {
+		err := r.Client.Get(ctx, client.ObjectKey{Name: name}, &v1alpha1.ResourceGraphDefinition{})
+		return !apierrors.IsNotFound(err)
+	})
+	if err != nil {
+		return &conflictError{err}
+	}
+	return nil
+}
+
+// unclaimedCRD makes sure no CRD of the name exists outside the cache,
+// reading its metadata from the API server. It costs a read only while
+// the RGD's own CRD is not created yet.
+func (r *RGDReconciler) unclaimedCRD(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, crd string) error {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(extv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd}, m)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	return r.claimCRD(ctx, rgd, crd, m.Labels)
+}
+
+// conflictError is a CRD of the RGD's kind that is not the RGD's to write.
+// No retry soon changes that.
+type conflictError struct{ error }
+
+func (e *conflictError) Unwrap() error { return e.error }
+
 type breakingError struct{ changes []string }
 
 func (e *breakingError) Error() string {
@@ -362,11 +410,16 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 	err := r.Client.Get(ctx, client.ObjectKey{Name: desired.Name}, current)
 	switch {
 	case apierrors.IsNotFound(err):
+		// The cache holds only the CRDs RGDs generated: one of the name
+		// that is someone else's must not be applied over.
+		if err := r.unclaimedCRD(ctx, rgd, desired.Name); err != nil {
+			return nil, err
+		}
 	case err != nil:
 		return nil, err
 	default:
-		if owner := current.Labels[v1alpha1.LabelRGDName]; owner != rgd.Name {
-			return nil, fmt.Errorf("CustomResourceDefinition %s exists and is not owned by this RGD (owner label: %q)", desired.Name, owner)
+		if err := r.claimCRD(ctx, rgd, current.Name, current.Labels); err != nil {
+			return nil, err
 		}
 		if changes := graph.BreakingChanges(current, desired); len(changes) > 0 && rgd.Annotations[v1alpha1.AnnotationAllowBreakingChanges] != "true" {
 			return nil, &breakingError{changes: changes}

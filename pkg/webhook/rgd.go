@@ -30,6 +30,13 @@ type RGDValidator struct {
 	// Client dry-run applies the generated CRD, so a schema the API server
 	// would refuse is denied here with its RGD field; nil skips that check.
 	Client client.Client
+	// RGDs lists the RGDs (from the agent's cache): a kind another RGD
+	// defines is denied, and one another RGD is about to serve waited
+	// for; nil skips both.
+	RGDs client.Reader
+	// CRDLabels, when set, returns the ownership labels of the existing
+	// CRD of a name: an RGD is denied a CRD that is not its to write.
+	CRDLabels func(name string) (map[string]string, bool)
 }
 
 var _ admission.Handler = (*RGDValidator)(nil)
@@ -73,6 +80,8 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 		errs = append(errs, cerr.Errs...)
 	case err != nil:
 		return admission.Errored(http.StatusInternalServerError, err)
+	default:
+		errs = append(errs, v.kindTaken(ctx, rgd, g)...)
 	}
 	if len(errs) > 0 {
 		lines := make([]string, len(errs))
@@ -88,20 +97,56 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 // is about to serve it, as when RGDs using each other's kinds are applied
 // together.
 func (v *RGDValidator) generated(ctx context.Context, gvk schema.GroupVersionKind) bool {
-	if v.Client == nil {
-		return false
-	}
-	list := &v1alpha1.ResourceGraphDefinitionList{}
-	// Read from the agent's cache, in place: nothing here writes to them.
-	if err := v.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-		return false
-	}
-	for i := range list.Items {
-		if s := list.Items[i].Spec.Schema; s != nil && s.GroupVersionKind() == gvk {
+	for _, rgd := range v.listRGDs(ctx) {
+		if s := rgd.Spec.Schema; s != nil && s.GroupVersionKind() == gvk {
 			return true
 		}
 	}
 	return false
+}
+
+// listRGDs returns the RGDs of the agent's cache, shared: nothing here
+// writes to them, and every RGD write is admitted here.
+func (v *RGDValidator) listRGDs(ctx context.Context) []v1alpha1.ResourceGraphDefinition {
+	if v.RGDs == nil {
+		return nil
+	}
+	list := &v1alpha1.ResourceGraphDefinitionList{}
+	if err := v.RGDs.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		// The agent reports what the webhook cannot check.
+		return nil
+	}
+	return list.Items
+}
+
+// kindTaken refuses a kind that is another's: defined by another RGD, or
+// served by a CRD that the RGD may not write (ownership.CRDConflict).
+func (v *RGDValidator) kindTaken(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) field.ErrorList {
+	if g.CRD == nil {
+		return nil
+	}
+	p := field.NewPath("spec", "schema", "kind")
+	gk := g.Instance.GroupKind()
+	exists := map[string]bool{}
+	rgds := v.listRGDs(ctx)
+	for i := range rgds {
+		other := &rgds[i]
+		exists[other.Name] = true
+		if other.Name != rgd.Name && other.Spec.Schema != nil && other.Spec.Schema.GroupVersionKind().GroupKind() == gk {
+			return field.ErrorList{field.Forbidden(p, fmt.Sprintf("the kind %s of %s is defined by ResourceGraphDefinition %s already; a kind is defined by one RGD", gk.Kind, gk.Group, other.Name))}
+		}
+	}
+	if v.CRDLabels == nil {
+		return nil
+	}
+	labels, ok := v.CRDLabels(g.CRD.Name)
+	if !ok {
+		return nil
+	}
+	if err := ownership.CRDConflict(g.CRD.Name, labels, rgd.Name, func(name string) bool { return exists[name] }); err != nil {
+		return field.ErrorList{field.Forbidden(p, err.Error())}
+	}
+	return nil
 }
 
 // immutableSchemaFields refuses changes to the fields that name the

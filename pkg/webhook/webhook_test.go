@@ -18,9 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
@@ -288,5 +290,79 @@ func TestInstanceKindsReadBackAndMerged(t *testing.T) {
 	want := []schema.GroupVersionResource{b, c, a} // sorted by group first
 	if got := union(registeredKinds(cur), []schema.GroupVersionResource{c, a}); !slices.Equal(got, want) {
 		t.Errorf("union = %v, want %v", got, want)
+	}
+}
+
+// rgdList reads as the agent's cache of RGDs would.
+type rgdList []v1alpha1.ResourceGraphDefinition
+
+func (l rgdList) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return fmt.Errorf("not read by the webhook")
+}
+
+func (l rgdList) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	list.(*v1alpha1.ResourceGraphDefinitionList).Items = l
+	return nil
+}
+
+// A kind is one RGD's: another RGD of it, or a CRD of its name that no RGD
+// generated, denies it at spec.schema.kind; a CRD left by a deleted RGD
+// is taken over (its instances are adopted).
+func TestRGDsMayNotTakeAnothersKind(t *testing.T) {
+	builtin, err := kinds.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	memos := func(name string) map[string]any {
+		return rgdObject(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: `+name+`}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Memo}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+`)
+	}
+	existing := rgdList{{ObjectMeta: metav1.ObjectMeta{Name: "memos"}, Spec: v1alpha1.ResourceGraphDefinitionSpec{Schema: &v1alpha1.Schema{APIVersion: "v1alpha1", Kind: "Memo"}}}}
+	crd := graph.CRDName("Memo", "kro.run") // memoes, as flect has it
+	crds := map[string]map[string]string{}
+	h := (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: existing, CRDLabels: func(name string) (map[string]string, bool) {
+		l, ok := crds[name]
+		return l, ok
+	}}}).Handler()
+	for _, tc := range []struct {
+		name, rgd string
+		crd       map[string]string
+		want      string
+	}{
+		{name: "its own kind, no CRD yet", rgd: "memos"},
+		{name: "its own kind and CRD", rgd: "memos", crd: map[string]string{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: "memos"}},
+		{name: "another RGD's kind", rgd: "memo-notes",
+			want: "spec.schema.kind: Forbidden: the kind Memo of kro.run is defined by ResourceGraphDefinition memos already; a kind is defined by one RGD"},
+		{name: "a CRD no RGD generated", rgd: "memos", crd: map[string]string{"app": "memo"},
+			want: "spec.schema.kind: Forbidden: CustomResourceDefinition memoes.kro.run exists and was not generated from a ResourceGraphDefinition"},
+	} {
+		delete(crds, crd)
+		if tc.crd != nil {
+			crds[crd] = tc.crd
+		}
+		resp := review(t, h, PathValidateRGD, rgdKind, memos(tc.rgd))
+		switch {
+		case tc.want == "" && !resp.Allowed:
+			t.Errorf("%s: denied: %s", tc.name, resp.Result.Message)
+		case tc.want != "" && (resp.Allowed || !strings.Contains(resp.Result.Message, tc.want)):
+			t.Errorf("%s: allowed %v (%v), want denied saying %q", tc.name, resp.Allowed, resp.Result, tc.want)
+		}
+	}
+	// Once memos is deleted, its CRD goes to the RGD created for the kind.
+	crds[crd] = map[string]string{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: "memos"}
+	h = (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: rgdList{}, CRDLabels: func(name string) (map[string]string, bool) {
+		l, ok := crds[name]
+		return l, ok
+	}}}).Handler()
+	if resp := review(t, h, PathValidateRGD, rgdKind, memos("memo-notes")); !resp.Allowed {
+		t.Errorf("the kind of a deleted RGD: denied: %s", resp.Result.Message)
 	}
 }
