@@ -229,6 +229,19 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 
 func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, status *v1alpha1.ResourceGraphDefinitionStatus) (ctrl.Result, error) {
 	gen := rgd.Generation
+	// Before the compile, whose dry run of the CRD would report another's
+	// CRD by what is wrong with the two merged.
+	if err := r.claimKind(ctx, rgd); err != nil {
+		var conflict *conflictError
+		if !errors.As(err, &conflict) {
+			return ctrl.Result{}, err
+		}
+		status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
+		status.MarkNotServing(gen, "the kind is not served: its CustomResourceDefinition is not this RGD's (see KindReady)")
+		// Resolved by someone deleting the CRD or the other RGD, neither
+		// of which queues this one.
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
 	g, retry, err := r.compile(ctx, rgd)
 	var invalid *graph.Error
 	if err != nil && !errors.As(err, &invalid) {
@@ -254,18 +267,10 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	crd, err := r.applyCRD(ctx, rgd, g)
 	if err != nil {
 		var breaking *breakingError
-		var conflict *conflictError
-		requeue := time.Duration(0)
-		switch {
-		case errors.As(err, &breaking):
+		if errors.As(err, &breaking) {
 			status.MarkKindFailed(gen, v1alpha1.ReasonBreakingChange, err)
 			err = nil // tried again on the RGD's next change
-		case errors.As(err, &conflict):
-			status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
-			// Resolved by someone deleting the CRD or the other RGD,
-			// neither of which queues this one.
-			err, requeue = nil, conflictRetry
-		default:
+		} else {
 			status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
 		}
 		if _, ok := r.Engine.Serving(rgd.Name); !ok {
@@ -273,7 +278,7 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 			// served; with none, say why nothing is.
 			status.MarkNotServing(gen, "the kind is not served: its CustomResourceDefinition is not ready (see KindReady)")
 		}
-		return ctrl.Result{RequeueAfter: requeue}, err
+		return ctrl.Result{}, err
 	}
 	if !established(crd) {
 		status.MarkKindPending(gen, crd.Name)
@@ -359,6 +364,36 @@ func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraph
 	return g, retry, err
 }
 
+// claimKind tells whether the RGD may write the CRD of its kind, if one
+// exists: see ownership.CRDConflict. The cache holds only the CRDs RGDs
+// generated: one of the name that is not there is read from the API server
+// (its metadata), which costs a read only while the RGD's own CRD is not
+// created yet.
+func (r *RGDReconciler) claimKind(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) error {
+	if rgd.Spec.Schema == nil {
+		return nil // the compile says what is missing
+	}
+	gvk := rgd.Spec.Schema.GroupVersionKind()
+	name := graph.CRDName(gvk.Kind, gvk.Group)
+	cached := &extv1.CustomResourceDefinition{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: name}, cached)
+	switch {
+	case err == nil:
+		return r.claimCRD(ctx, rgd, name, cached.Labels)
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(extv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, m); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	return r.claimCRD(ctx, rgd, name, m.Labels)
+}
+
 // claimCRD tells whether the RGD may write an existing CRD of its kind,
 // with its labels: see ownership.CRDConflict.
 func (r *RGDReconciler) claimCRD(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, crd string, labels map[string]string) error {
@@ -370,22 +405,6 @@ func (r *RGDReconciler) claimCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 		return &conflictError{err}
 	}
 	return nil
-}
-
-// unclaimedCRD makes sure no CRD of the name exists outside the cache,
-// reading its metadata from the API server. It costs a read only while
-// the RGD's own CRD is not created yet.
-func (r *RGDReconciler) unclaimedCRD(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, crd string) error {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(extv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd}, m)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err != nil:
-		return err
-	}
-	return r.claimCRD(ctx, rgd, crd, m.Labels)
 }
 
 // conflictError is a CRD of the RGD's kind that is not the RGD's to write.
@@ -410,17 +429,9 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 	err := r.Client.Get(ctx, client.ObjectKey{Name: desired.Name}, current)
 	switch {
 	case apierrors.IsNotFound(err):
-		// The cache holds only the CRDs RGDs generated: one of the name
-		// that is someone else's must not be applied over.
-		if err := r.unclaimedCRD(ctx, rgd, desired.Name); err != nil {
-			return nil, err
-		}
 	case err != nil:
 		return nil, err
 	default:
-		if err := r.claimCRD(ctx, rgd, current.Name, current.Labels); err != nil {
-			return nil, err
-		}
 		if changes := graph.BreakingChanges(current, desired); len(changes) > 0 && rgd.Annotations[v1alpha1.AnnotationAllowBreakingChanges] != "true" {
 			return nil, &breakingError{changes: changes}
 		}

@@ -65,6 +65,11 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 			errs = append(errs, immutableSchemaFields(old, rgd)...)
 		}
 	}
+	// Checked first: the compile's dry run of the CRD over another's
+	// would only report what is wrong with the two merged.
+	if taken := v.kindTaken(ctx, rgd); len(taken) > 0 {
+		return denied(rgd, append(errs, taken...))
+	}
 	// A CRD applied together with the RGD (one `kubectl apply -f`) is
 	// not served, or its schema not published, for a moment yet; nor is
 	// the kind of another RGD applied with it.
@@ -80,17 +85,19 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 		errs = append(errs, cerr.Errs...)
 	case err != nil:
 		return admission.Errored(http.StatusInternalServerError, err)
-	default:
-		errs = append(errs, v.kindTaken(ctx, rgd, g)...)
 	}
 	if len(errs) > 0 {
-		lines := make([]string, len(errs))
-		for i, e := range errs {
-			lines[i] = e.Error()
-		}
-		return admission.Denied(fmt.Sprintf("ResourceGraphDefinition %s is invalid (%d error(s)):\n%s", rgd.Name, len(errs), strings.Join(lines, "\n")))
+		return denied(rgd, errs)
 	}
 	return admission.Allowed("").WithWarnings(warnings(g)...)
+}
+
+func denied(rgd *v1alpha1.ResourceGraphDefinition, errs field.ErrorList) admission.Response {
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = e.Error()
+	}
+	return admission.Denied(fmt.Sprintf("ResourceGraphDefinition %s is invalid (%d error(s)):\n%s", rgd.Name, len(errs), strings.Join(lines, "\n")))
 }
 
 // generated tells whether an RGD in the cluster generates gvk: the agent
@@ -121,12 +128,13 @@ func (v *RGDValidator) listRGDs(ctx context.Context) []v1alpha1.ResourceGraphDef
 
 // kindTaken refuses a kind that is another's: defined by another RGD, or
 // served by a CRD that the RGD may not write (ownership.CRDConflict).
-func (v *RGDValidator) kindTaken(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) field.ErrorList {
-	if g.CRD == nil {
-		return nil
+func (v *RGDValidator) kindTaken(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) field.ErrorList {
+	if rgd.Spec.Schema == nil {
+		return nil // the compile says what is missing
 	}
 	p := field.NewPath("spec", "schema", "kind")
-	gk := g.Instance.GroupKind()
+	gk := rgd.Spec.Schema.GroupVersionKind().GroupKind()
+	crd := graph.CRDName(gk.Kind, gk.Group)
 	exists := map[string]bool{}
 	rgds := v.listRGDs(ctx)
 	for i := range rgds {
@@ -139,11 +147,11 @@ func (v *RGDValidator) kindTaken(ctx context.Context, rgd *v1alpha1.ResourceGrap
 	if v.CRDLabels == nil {
 		return nil
 	}
-	labels, ok := v.CRDLabels(g.CRD.Name)
+	labels, ok := v.CRDLabels(crd)
 	if !ok {
 		return nil
 	}
-	if err := ownership.CRDConflict(g.CRD.Name, labels, rgd.Name, func(name string) bool { return exists[name] }); err != nil {
+	if err := ownership.CRDConflict(crd, labels, rgd.Name, func(name string) bool { return exists[name] }); err != nil {
 		return field.ErrorList{field.Forbidden(p, err.Error())}
 	}
 	return nil

@@ -375,6 +375,26 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			return apierrors.IsNotFound(err), fmt.Sprint(err)
 		}
 	}
+	// finalizer waits for the agent's finalizer to be on (or off) a Memo.
+	finalizer := func(c *clients, name string, want bool) {
+		t.Helper()
+		what := map[bool]string{true: " to have the agent's finalizer back", false: ": the agent's finalizer to come off"}[want]
+		eventually(t, 20*time.Second, name+what, func() (bool, string) {
+			has, err := hasFinalizer(c, name)
+			return err == nil && has == want, fmt.Sprint(has, err)
+		})
+	}
+	// deletedWithItsNote deletes a managed Memo and waits for it and its
+	// ConfigMap to be gone.
+	deletedWithItsNote := func(c *clients, name string) {
+		t.Helper()
+		c.delete(t, "kro.run/v1alpha1", "Memo", ns, name)
+		eventually(t, 20*time.Second, name+" and its ConfigMap to be deleted", func() (bool, string) {
+			_, err := c.get(t, "v1", "ConfigMap", ns, name+"-note")
+			ok, msg := gone(c, name)()
+			return ok && apierrors.IsNotFound(err), msg + " " + fmt.Sprint(err)
+		})
+	}
 	f := features.New("instances of a deleted RGD").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			agentIn(t, cfg, ns)
@@ -387,10 +407,7 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			c.apply(t, note("m1"))
 			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m1", v1alpha1.InstanceActive)
 			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "memos")
-			eventually(t, 20*time.Second, "the agent's finalizer to come off m1", func() (bool, string) {
-				has, err := hasFinalizer(c, "m1")
-				return err == nil && !has, fmt.Sprint(has, err)
-			})
+			finalizer(c, "m1", false)
 			events, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=m1,reason=Released"})
 			if err != nil || len(events.Items) != 1 || !strings.Contains(fmt.Sprint(events.Items[0].Object["note"]), "ResourceGraphDefinition memos was deleted") {
 				t.Errorf("the Released event: %v %v", err, events)
@@ -414,10 +431,7 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			never(t, time.Second, "m3 to go with the agent stopped", func() bool { ok, _ := gone(c, "m3")(); return ok })
 			startAgent(t, cfg)
 			eventually(t, 20*time.Second, "m3 to be deleted", gone(c, "m3"))
-			eventually(t, 20*time.Second, "the agent's finalizer to come off m2", func() (bool, string) {
-				has, err := hasFinalizer(c, "m2")
-				return err == nil && !has, fmt.Sprint(has, err)
-			})
+			finalizer(c, "m2", false)
 			// It no longer claims to be ACTIVE and Ready.
 			m2 := c.mustGet(t, "kro.run/v1alpha1", "Memo", ns, "m2")
 			if st, _, _ := unstructured.NestedString(m2.Object, "status", "state"); st != string(v1alpha1.InstanceFailed) {
@@ -440,17 +454,9 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			c := newClients(t, cfg)
 			c.apply(t, noteRGD("memos", "Memo", "", `"${schema.spec.text}"`))
 			c.waitRGDActive(t, "memos")
-			eventually(t, 20*time.Second, "m2 to have the agent's finalizer back", func() (bool, string) {
-				has, err := hasFinalizer(c, "m2")
-				return err == nil && has, fmt.Sprint(has, err)
-			})
+			finalizer(c, "m2", true)
 			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m2", v1alpha1.InstanceActive)
-			c.delete(t, "kro.run/v1alpha1", "Memo", ns, "m2")
-			eventually(t, 20*time.Second, "m2 and its ConfigMap to be deleted", func() (bool, string) {
-				_, err := c.get(t, "v1", "ConfigMap", ns, "m2-note")
-				ok, msg := gone(c, "m2")()
-				return ok && apierrors.IsNotFound(err), msg + " " + fmt.Sprint(err)
-			})
+			deletedWithItsNote(c, "m2")
 			return ctx
 		}).
 		Assess("are one RGD's at a time, and adopted by an RGD of another name once theirs is deleted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -463,27 +469,16 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 				t.Errorf("a second RGD of Memo: %v, want it denied", err)
 			}
 			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "memos")
-			eventually(t, 20*time.Second, "the agent's finalizer to come off m4", func() (bool, string) {
-				has, err := hasFinalizer(c, "m4")
-				return err == nil && !has, fmt.Sprint(has, err)
-			})
+			finalizer(c, "m4", false)
 			c.apply(t, successor)
 			c.waitRGDActive(t, "memo-notes")
-			eventually(t, 20*time.Second, "m4 to have the agent's finalizer back", func() (bool, string) {
-				has, err := hasFinalizer(c, "m4")
-				return err == nil && has, fmt.Sprint(has, err)
-			})
+			finalizer(c, "m4", true)
 			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m4", v1alpha1.InstanceActive)
 			crd := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "memoes.kro.run")
 			if owner := crd.GetLabels()[v1alpha1.LabelRGDName]; owner != "memo-notes" {
 				t.Errorf("the CRD of Memo is labelled for RGD %q, want memo-notes", owner)
 			}
-			c.delete(t, "kro.run/v1alpha1", "Memo", ns, "m4")
-			eventually(t, 20*time.Second, "m4 and its ConfigMap to be deleted", func() (bool, string) {
-				_, err := c.get(t, "v1", "ConfigMap", ns, "m4-note")
-				ok, msg := gone(c, "m4")()
-				return ok && apierrors.IsNotFound(err), msg + " " + fmt.Sprint(err)
-			})
+			deletedWithItsNote(c, "m4")
 			return ctx
 		}).
 		Feature()
@@ -495,24 +490,7 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 // webhook (the CRD created under a stopped agent) is refused by the agent,
 // which leaves the CRD as it is.
 func TestRGDsDoNotTakeACRDThatIsNotTheirs(t *testing.T) {
-	gadgetCRD := `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.kro.run}
-spec:
-  group: kro.run
-  scope: Namespaced
-  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec: {type: object, properties: {color: {type: string}}}
-`
+	gadgetCRD := exampleCRD("Gadget", "kro.run")
 	const notTheirs = "CustomResourceDefinition gadgets.kro.run exists and was not generated from a ResourceGraphDefinition"
 	untouched := func(t *testing.T, c *clients) {
 		t.Helper()
