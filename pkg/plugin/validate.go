@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -103,6 +104,11 @@ func (o *validateOptions) run(ctx context.Context) error {
 	report := ValidationReport{Cluster: where, Results: make([]ValidationResult, len(rgds))}
 	graphs, errs := compileTogether(rgds, declared, graph.Options{AllowUnknownKinds: allowUnknown, ValidateCRD: offline.Validate})
 	blame := blameInvalidKinds(rgds, errs)
+	for i, err := range kindsDefinedTwice(rgds) {
+		if err != nil {
+			blame[i] = append(blame[i], err.Error())
+		}
+	}
 	for i, rgd := range rgds {
 		res := &report.Results[i]
 		*res = ValidationResult{Name: rgd.obj.Name, File: rgd.file}
@@ -208,6 +214,29 @@ func blameInvalidKinds(rgds []parsedRGD, errs []error) [][]string {
 		}
 	}
 	return blame
+}
+
+// kindsDefinedTwice refuses, as the webhook does, an RGD whose kind an RGD
+// of another name earlier in the files defines: once applied, one of them
+// would be denied.
+func kindsDefinedTwice(rgds []parsedRGD) []error {
+	errs := make([]error, len(rgds))
+	first := map[schema.GroupKind]parsedRGD{}
+	for i, rgd := range rgds {
+		if rgd.err != nil || rgd.obj.Spec.Schema == nil {
+			continue
+		}
+		gk := rgd.obj.Spec.Schema.GroupVersionKind().GroupKind()
+		other, seen := first[gk]
+		switch {
+		case !seen:
+			first[gk] = rgd
+		case other.obj.Name != rgd.obj.Name:
+			errs[i] = field.Forbidden(field.NewPath("spec", "schema", "kind"), fmt.Sprintf("the kind %s of %s is defined by resourcegraphdefinition/%s (%s) already; a kind is defined by one RGD",
+				gk.Kind, gk.Group, other.obj.Name, other.file))
+		}
+	}
+	return errs
 }
 
 // resolver picks where kinds come from: the cluster when one answers
