@@ -231,7 +231,8 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	gen := rgd.Generation
 	// Before the compile, whose dry run of the CRD would report another's
 	// CRD by what is wrong with the two merged.
-	if err := r.claimKind(ctx, rgd); err != nil {
+	current, err := r.claimKind(ctx, rgd)
+	if err != nil {
 		var conflict *conflictError
 		if !errors.As(err, &conflict) {
 			return ctrl.Result{}, err
@@ -264,7 +265,7 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	}
 	status.MarkGraphAccepted(gen, g.Order(), deps)
 
-	crd, err := r.applyCRD(ctx, rgd, g)
+	crd, err := r.applyCRD(ctx, rgd, g, current)
 	if err != nil {
 		var breaking *breakingError
 		if errors.As(err, &breaking) {
@@ -365,13 +366,14 @@ func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraph
 }
 
 // claimKind tells whether the RGD may write the CRD of its kind, if one
-// exists: see ownership.CRDConflict. The cache holds only the CRDs RGDs
+// exists (see ownership.CRDConflict), and returns it as cached, or nil
+// when there is none to update. The cache holds only the CRDs RGDs
 // generated: one of the name that is not there is read from the API server
 // (its metadata), which costs a read only while the RGD's own CRD is not
 // created yet.
-func (r *RGDReconciler) claimKind(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) error {
+func (r *RGDReconciler) claimKind(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) (*extv1.CustomResourceDefinition, error) {
 	if rgd.Spec.Schema == nil {
-		return nil // the compile says what is missing
+		return nil, nil // the compile says what is missing
 	}
 	gvk := rgd.Spec.Schema.GroupVersionKind()
 	name := graph.CRDName(gvk.Kind, gvk.Group)
@@ -379,19 +381,19 @@ func (r *RGDReconciler) claimKind(ctx context.Context, rgd *v1alpha1.ResourceGra
 	err := r.Client.Get(ctx, client.ObjectKey{Name: name}, cached)
 	switch {
 	case err == nil:
-		return r.claimCRD(ctx, rgd, name, cached.Labels)
+		return cached, r.claimCRD(ctx, rgd, name, cached.Labels)
 	case !apierrors.IsNotFound(err):
-		return err
+		return nil, err
 	}
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(extv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, m); {
 	case apierrors.IsNotFound(err):
-		return nil
+		return nil, nil
 	case err != nil:
-		return err
+		return nil, err
 	}
-	return r.claimCRD(ctx, rgd, name, m.Labels)
+	return nil, r.claimCRD(ctx, rgd, name, m.Labels)
 }
 
 // claimCRD tells whether the RGD may write an existing CRD of its kind,
@@ -420,18 +422,13 @@ func (e *breakingError) Error() string {
 		strings.Join(e.changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
 }
 
-// applyCRD server-side applies the generated CRD, refusing breaking changes
-// unless the RGD allows them.
-func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) (*extv1.CustomResourceDefinition, error) {
+// applyCRD server-side applies the generated CRD over current (as claimKind
+// read it; nil when there is none), refusing breaking changes unless the
+// RGD allows them.
+func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph, current *extv1.CustomResourceDefinition) (*extv1.CustomResourceDefinition, error) {
 	desired := g.CRD.DeepCopy()
 	desired.Labels[v1alpha1.LabelRGDID] = string(rgd.UID)
-	current := &extv1.CustomResourceDefinition{}
-	err := r.Client.Get(ctx, client.ObjectKey{Name: desired.Name}, current)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return nil, err
-	default:
+	if current != nil {
 		if changes := graph.BreakingChanges(current, desired); len(changes) > 0 && rgd.Annotations[v1alpha1.AnnotationAllowBreakingChanges] != "true" {
 			return nil, &breakingError{changes: changes}
 		}
