@@ -210,7 +210,7 @@ func (e *Engine) Serve(rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) er
 	s.rgdName, s.rgdUID, s.rgd, s.graph = rgd.Name, string(rgd.UID), rgd.DeepCopy(), g
 	s.set = instanceSet(g)
 	e.byRGD[rgd.Name] = gvk
-	e.local.watch(g)
+	e.local.use(rgd.Name, g)
 	e.enqueueAllLocked(gvk, s)
 	return nil
 }
@@ -313,6 +313,7 @@ func (e *Engine) stopLocked(rgdName string) {
 	}
 	for _, t := range e.targets() {
 		t.externals.forgetKind(gvk)
+		t.managed.forget(rgdName)
 	}
 	delete(e.kinds, gvk)
 	delete(e.byRGD, rgdName)

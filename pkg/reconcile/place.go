@@ -70,7 +70,7 @@ func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res r
 		status.ComputeState(false, false)
 		return result{requeueAfter: clusterRetry}, true, r.writeStatus(ctx, status, nil)
 	}
-	t.watch(g)
+	t.use(r.s.rgdName, g)
 	r.t, r.g = t, g
 	return result{}, false, nil
 }

@@ -163,13 +163,16 @@ func (t *target) graphFor(s *served) (*graph.Graph, error) {
 	return g, nil
 }
 
-// watch starts the informers of the graph's managed kinds.
-func (t *target) watch(g *graph.Graph) {
+// use records the kinds an RGD's graph manages in this cluster and starts
+// their informers.
+func (t *target) use(rgdName string, g *graph.Graph) {
+	var gvrs []schema.GroupVersionResource
 	for _, n := range g.Nodes {
 		if n.IsManaged() {
-			t.managed.watch(n.Kind.GVR())
+			gvrs = append(gvrs, n.Kind.GVR())
 		}
 	}
+	t.managed.use(rgdName, gvrs)
 }
 
 // ensureNamespace creates a namespace in a remote cluster before the first

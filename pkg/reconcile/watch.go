@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -24,38 +25,120 @@ type watched struct {
 // managedInformers are the informers of one cluster's managed kinds: one
 // per kind, shared by every graph that uses it, restricted by label to the
 // objects the agent manages so the cache holds nothing else.
+//
+// The informer of a kind no graph manages any more (a resource dropped from
+// its RGD, an RGD deleted) is stopped once it holds none of the agent's
+// objects: until then it is what finds them to prune, or to delete with
+// their instance. An instance whose ApplySet annotation still lists the
+// kind starts it again to look (recordedKinds).
 type managedInformers struct {
 	client  *heldClient
 	onEvent func(gvr schema.GroupVersionResource, obj any, deleted bool)
 
 	mu    sync.Mutex
 	byGVR map[schema.GroupVersionResource]*watched
+	// graphs are the kinds each RGD's graph manages here, by RGD name;
+	// managed counts the graphs managing each kind.
+	graphs  map[string]sets.Set[schema.GroupVersionResource]
+	managed map[schema.GroupVersionResource]int
 }
 
 func newManagedInformers(client *heldClient, onEvent func(schema.GroupVersionResource, any, bool)) *managedInformers {
-	return &managedInformers{client: client, onEvent: onEvent, byGVR: map[schema.GroupVersionResource]*watched{}}
+	return &managedInformers{client: client, onEvent: onEvent,
+		byGVR:   map[schema.GroupVersionResource]*watched{},
+		graphs:  map[string]sets.Set[schema.GroupVersionResource]{},
+		managed: map[schema.GroupVersionResource]int{},
+	}
 }
 
 var managedSelector = labels.SelectorFromSet(labels.Set{v1alpha1.LabelOwned: "true"}).String()
+
+// use records the kinds an RGD's graph manages, replacing those it managed
+// before, and starts their informers; a kind it dropped that no other
+// graph manages is retired.
+func (w *managedInformers) use(rgdName string, gvrs []schema.GroupVersionResource) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	before := w.graphs[rgdName]
+	now := sets.New(gvrs...)
+	w.graphs[rgdName] = now
+	for gvr := range now {
+		w.managed[gvr]++
+		w.watchLocked(gvr)
+	}
+	w.dropLocked(before)
+}
+
+// forget drops what an RGD's graph managed, retiring the kinds no other
+// graph manages.
+func (w *managedInformers) forget(rgdName string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	before := w.graphs[rgdName]
+	delete(w.graphs, rgdName)
+	w.dropLocked(before)
+}
+
+// dropLocked takes a graph's kinds off the counts, retiring those no graph
+// manages any more.
+func (w *managedInformers) dropLocked(kinds sets.Set[schema.GroupVersionResource]) {
+	for gvr := range kinds {
+		if w.managed[gvr]--; w.managed[gvr] <= 0 {
+			delete(w.managed, gvr)
+			w.retireLocked(gvr, w.byGVR[gvr])
+		}
+	}
+}
 
 // watch starts (once) the informer of a managed kind.
 func (w *managedInformers) watch(gvr schema.GroupVersionResource) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.watchLocked(gvr)
+}
+
+func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 	if _, ok := w.byGVR[gvr]; ok {
 		return
 	}
 	inf := cache.NewSharedIndexInformer(
 		w.client.listWatch(gvr, func(o *metav1.ListOptions) { o.LabelSelector = managedSelector }),
 		&heldObject{}, 0, cache.Indexers{indexInstance: byInstanceID})
+	x := &watched{informer: inf, stop: make(chan struct{})}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onEvent(gvr, obj, false) },
 		UpdateFunc: func(_, obj any) { w.onEvent(gvr, obj, false) },
-		DeleteFunc: func(obj any) { w.onEvent(gvr, obj, true) },
+		DeleteFunc: func(obj any) {
+			w.onEvent(gvr, obj, true)
+			w.retire(gvr, x)
+		},
 	})
-	x := &watched{informer: inf, stop: make(chan struct{})}
 	go inf.Run(x.stop)
+	// Started for a kind no graph manages (recordedKinds), it may find
+	// nothing to keep.
+	go func() {
+		if cache.WaitForCacheSync(x.stop, inf.HasSynced) {
+			w.retire(gvr, x)
+		}
+	}()
 	w.byGVR[gvr] = x
+}
+
+// retire stops the informer x of a kind if it still runs for it, no graph
+// manages the kind, and it has listed its objects and holds none.
+func (w *managedInformers) retire(gvr schema.GroupVersionResource, x *watched) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.retireLocked(gvr, x)
+}
+
+func (w *managedInformers) retireLocked(gvr schema.GroupVersionResource, x *watched) {
+	if x == nil || w.byGVR[gvr] != x || w.managed[gvr] > 0 ||
+		!x.informer.HasSynced() || len(x.informer.GetStore().ListKeys()) > 0 {
+		return
+	}
+	close(x.stop)
+	delete(w.byGVR, gvr)
 }
 
 // informer returns the informer of a managed kind, if running.

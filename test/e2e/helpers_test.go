@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -92,6 +93,7 @@ func startAgentWith(t testing.TB, cfg *envconf.Config, tune func(*agent.Options)
 	addr := webhookAddr(t)
 	rc := rest.CopyConfig(cfg.Client().RESTConfig())
 	rc.Wrap(countWrites)
+	rc.Wrap(countWatches)
 	rc.Wrap(failRegistrationsWhenAsked)
 	o := agent.Options{
 		Config:  rc,
@@ -505,6 +507,50 @@ func writeRequestsIn(ns string) []string {
 	agentWritesByNamespace.Lock()
 	defer agentWritesByNamespace.Unlock()
 	return slices.Clone(agentWritesByNamespace.requests[ns])
+}
+
+// agentWatches counts the watches the in-process agent has open, by URL
+// path: what a test sees of which kinds it watches.
+var agentWatches = struct {
+	sync.Mutex
+	open map[string]int
+}{open: map[string]int{}}
+
+func countWatches(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(r)
+		if err != nil || resp.StatusCode != http.StatusOK || r.URL.Query().Get("watch") != "true" {
+			return resp, err
+		}
+		agentWatches.Lock()
+		agentWatches.open[r.URL.Path]++
+		agentWatches.Unlock()
+		resp.Body = &watchBody{ReadCloser: resp.Body, path: r.URL.Path}
+		return resp, nil
+	})
+}
+
+// watchBody is a watch's response, counted open until it is closed.
+type watchBody struct {
+	io.ReadCloser
+	path   string
+	closed sync.Once
+}
+
+func (b *watchBody) Close() error {
+	b.closed.Do(func() {
+		agentWatches.Lock()
+		agentWatches.open[b.path]--
+		agentWatches.Unlock()
+	})
+	return b.ReadCloser.Close()
+}
+
+// watching tells how many watches of the resource at path the agent has open.
+func watching(path string) int {
+	agentWatches.Lock()
+	defer agentWatches.Unlock()
+	return agentWatches.open[path]
 }
 
 // reconcileErrors is controller-runtime's count of the reconciles of one

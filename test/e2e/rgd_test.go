@@ -327,6 +327,99 @@ spec:
 	testenv.Test(t, f)
 }
 
+// TestKindsNoGraphManagesAreNotWatched: the agent watches a kind while a
+// graph manages it, or while objects of it it manages are still there (to
+// prune them, or to find them for an RGD that takes the kind back); once
+// neither holds, its watch is closed, and a graph using the kind again
+// opens it anew.
+func TestKindsNoGraphManagesAreNotWatched(t *testing.T) {
+	const ns = "unwatched"
+	const cogs = "/apis/example.dev/v1/cogs"
+	rgd := func(withCog bool) string {
+		doc := `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: cogboxes}
+spec:
+  schema: {apiVersion: v1alpha1, kind: CogBox}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}"}
+      data: {key: value}
+`
+		if withCog {
+			doc += `
+  - id: cog
+    template:
+      apiVersion: example.dev/v1
+      kind: Cog
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {size: 1}
+`
+		}
+		return doc
+	}
+	watched := func(want bool) func() (bool, string) {
+		return func() (bool, string) {
+			n := watching(cogs)
+			return (n > 0) == want, fmt.Sprintf("%d watches of %s open", n, cogs)
+		}
+	}
+	cogGone := func(c *clients, t *testing.T) func() (bool, string) {
+		return func() (bool, string) {
+			_, err := c.get(t, "example.dev/v1", "Cog", ns, "box")
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		}
+	}
+	f := features.New("the watch of a kind no graph manages").
+		Assess("closes once its objects are gone, and opens when a graph uses the kind again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, exampleCRD("Cog", "example.dev"))
+			eventually(t, 30*time.Second, "the RGD using Cog to be admitted", func() (bool, string) {
+				_, err := c.tryApply(t, rgd(true))
+				return err == nil, fmt.Sprint(err)
+			})
+			c.waitRGDActive(t, "cogboxes")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: CogBox, metadata: {name: box, namespace: %s}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "CogBox", ns, "box", v1alpha1.InstanceActive)
+			eventually(t, 10*time.Second, "the agent to watch cogs", watched(true))
+
+			// Dropped from the graph: the cog is pruned, then nothing
+			// needs the watch.
+			c.apply(t, rgd(false))
+			eventually(t, 30*time.Second, "the dropped cog to be pruned", cogGone(c, t))
+			eventually(t, 30*time.Second, "the watch of cogs to close", watched(false))
+
+			// Back in the graph: watched again, and the cog made again.
+			c.apply(t, rgd(true))
+			eventually(t, 30*time.Second, "the agent to watch cogs again", watched(true))
+			eventually(t, 30*time.Second, "the cog to be made again", func() (bool, string) {
+				ok, msg := cogGone(c, t)()
+				return !ok, msg
+			})
+
+			// The RGD deleted: its instance and objects stay, and the
+			// watch that would find them for an RGD taking the kind back
+			// stays open until the last cog is gone.
+			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "cogboxes")
+			eventually(t, 30*time.Second, "the instance to be released", func() (bool, string) {
+				fin := c.mustGet(t, "kro.run/v1alpha1", "CogBox", ns, "box").GetFinalizers()
+				return len(fin) == 0, fmt.Sprint(fin)
+			})
+			if ok, msg := watched(true)(); !ok {
+				t.Errorf("the watch of cogs closed while a cog the agent made is left: %s", msg)
+			}
+			c.delete(t, "example.dev/v1", "Cog", ns, "box")
+			eventually(t, 30*time.Second, "the watch of cogs to close after the last cog", watched(false))
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
 // An RGD's status is written while its CRD is being established, so the
 // reconcile the CRD's events start often reads an RGD older than the one
 // on the server. That is the informer catching up, not an error: nothing
