@@ -423,7 +423,7 @@ func (e *breakingError) Error() string {
 }
 
 // applyCRD server-side applies the generated CRD over current (as claimKind
-// read it; nil when there is none), refusing breaking changes unless the
+// read it; nil when there was none), refusing breaking changes unless the
 // RGD allows them.
 func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph, current *extv1.CustomResourceDefinition) (*extv1.CustomResourceDefinition, error) {
 	desired := g.CRD.DeepCopy()
@@ -441,7 +441,16 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: obj}
-	if err := r.Client.Patch(ctx, u, client.Apply, client.FieldOwner(ownership.FieldManager), client.ForceOwnership); err != nil {
+	opts := []client.PatchOption{client.FieldOwner(ownership.FieldManager)}
+	if current != nil {
+		// The RGD's own CRD (claimKind): fields someone changed by hand
+		// are taken back.
+		opts = append(opts, client.ForceOwnership)
+	}
+	// With none seen, the apply creates it; one someone created since
+	// claimKind looked is not overwritten: the apply conflicts on the
+	// fields they set, and the next reconcile finds whose it is.
+	if err := r.Client.Patch(ctx, u, client.Apply, opts...); err != nil {
 		return nil, fmt.Errorf("applying CustomResourceDefinition %s: %w", desired.Name, err)
 	}
 	out := &extv1.CustomResourceDefinition{}

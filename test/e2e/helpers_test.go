@@ -94,6 +94,7 @@ func startAgentWith(t testing.TB, cfg *envconf.Config, tune func(*agent.Options)
 	rc := rest.CopyConfig(cfg.Client().RESTConfig())
 	rc.Wrap(countWrites)
 	rc.Wrap(countWatches)
+	rc.Wrap(raceCRDLookups)
 	rc.Wrap(failRegistrationsWhenAsked)
 	o := agent.Options{
 		Config:  rc,
@@ -577,6 +578,29 @@ func reconcileErrors(t testing.TB, controller string) float64 {
 	}
 	t.Fatalf("controller_runtime_reconcile_errors_total has no series for controller %q", controller)
 	return 0
+}
+
+// crdRace, while set, creates a CRD in the instant after the in-process
+// agent looked for it and found none, before the agent has the answer: the
+// race between its check of a CRD and its first write of it.
+var crdRace atomic.Pointer[lookupRace]
+
+type lookupRace struct {
+	crd    string
+	create func() error
+	done   chan error
+}
+
+func raceCRDLookups(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(r)
+		race := crdRace.Load()
+		if err == nil && race != nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusNotFound &&
+			r.URL.Path == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+race.crd && crdRace.CompareAndSwap(race, nil) {
+			race.done <- race.create()
+		}
+		return resp, err
+	})
 }
 
 // failRegistrations, while set, makes the in-process agent's writes of

@@ -625,6 +625,40 @@ func TestRGDsDoNotTakeACRDThatIsNotTheirs(t *testing.T) {
 			}
 			untouched(t, c)
 			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
+			eventually(t, 30*time.Second, "the user's CRD to be gone", func() (bool, string) {
+				_, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+
+			// Created by the user just after the agent found none, before
+			// its first write: of the version the RGD generates, so the
+			// write would go through but for the user's fields.
+			race := &lookupRace{crd: "gadgets.kro.run", done: make(chan error, 1), create: func() error {
+				_, err := c.tryApply(t, strings.Replace(gadgetCRD, "- name: v1\n", "- name: v1alpha1\n", 1))
+				return err
+			}}
+			crdRace.Store(race)
+			defer crdRace.Store(nil)
+			c.apply(t, noteRGD("gadgetry", "Gadget", "", `"${schema.spec.text}"`))
+			select {
+			case err := <-race.done:
+				if err != nil {
+					t.Fatalf("creating the user's CRD after the agent's lookup: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the agent never looked for gadgets.kro.run")
+			}
+			eventually(t, 30*time.Second, "the RGD to report the CRD is not its own", func() (bool, string) {
+				cond := rgdCondition(t, c, "gadgetry", "KindReady")
+				return cond != nil && cond.Status == metav1.ConditionFalse && strings.Contains(cond.Message, notTheirs), fmt.Sprint(cond)
+			})
+			crd := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
+			if versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions"); len(versions) != 1 ||
+				!strings.Contains(fmt.Sprint(versions[0]), "color") || crd.GetLabels()[v1alpha1.LabelOwned] != "" {
+				t.Errorf("the CRD the user created before the agent's first write was changed: labels %v, versions %v", crd.GetLabels(), versions)
+			}
+			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "gadgetry")
+			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
 			return ctx
 		}).
 		Feature()
