@@ -128,6 +128,11 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		status.ComputeState(false, false)
 		return result{}, r.writeStatus(ctx, status, nil)
 	}
+	// The kinds the ApplySet annotation lists beyond the graph's are
+	// looked for before manage writes it again: one whose informer finds
+	// nothing leaves it (and the informer stops); one not listed in time
+	// stays.
+	r.recordedSynced(ctx)
 	if err := r.manage(ctx); err != nil {
 		status.MarkManageFailed(err)
 		status.ComputeState(false, true)

@@ -64,7 +64,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 			return res, err
 		}
 	}
-	r.t.use(r.s.rgdName, r.s.graph)
+	r.t.watch(r.s.graph)
 	if err := r.waitForManagedInformers(ctx); err != nil {
 		return result{}, err
 	}

@@ -164,15 +164,29 @@ func (t *target) graphFor(s *served) (*graph.Graph, error) {
 }
 
 // use records the kinds an RGD's graph manages in this cluster and starts
-// their informers.
+// their informers: in the agent's own cluster as the graph is served, in a
+// workload cluster as an instance is placed there.
 func (t *target) use(rgdName string, g *graph.Graph) {
+	t.managed.use(rgdName, managedKinds(g))
+}
+
+// watch starts the informers of the graph's managed kinds, leaving what
+// graphs are recorded to manage as it is: for a run that may hold a graph
+// the RGD has just replaced.
+func (t *target) watch(g *graph.Graph) {
+	for _, gvr := range managedKinds(g) {
+		t.managed.watch(gvr)
+	}
+}
+
+func managedKinds(g *graph.Graph) []schema.GroupVersionResource {
 	var gvrs []schema.GroupVersionResource
 	for _, n := range g.Nodes {
 		if n.IsManaged() {
 			gvrs = append(gvrs, n.Kind.GVR())
 		}
 	}
-	t.managed.use(rgdName, gvrs)
+	return gvrs
 }
 
 // ensureNamespace creates a namespace in a remote cluster before the first
