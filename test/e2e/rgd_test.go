@@ -336,20 +336,7 @@ func TestKindsNoGraphManagesAreNotWatched(t *testing.T) {
 	const ns = "unwatched"
 	const cogs = "/apis/example.dev/v1/cogs"
 	rgd := func(withCog bool) string {
-		doc := `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: cogboxes}
-spec:
-  schema: {apiVersion: v1alpha1, kind: CogBox}
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata: {name: "${schema.metadata.name}"}
-      data: {key: value}
-`
+		doc := noteRGD("cogboxes", "CogBox", "", `"${schema.spec.text}"`)
 		if withCog {
 			doc += `
   - id: cog
@@ -383,7 +370,7 @@ spec:
 				return err == nil, fmt.Sprint(err)
 			})
 			c.waitRGDActive(t, "cogboxes")
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: CogBox, metadata: {name: box, namespace: %s}}", ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: CogBox, metadata: {name: box, namespace: %s}, spec: {text: hi}}", ns))
 			c.waitState(t, "kro.run/v1alpha1", "CogBox", ns, "box", v1alpha1.InstanceActive)
 			eventually(t, 10*time.Second, "the agent to watch cogs", watched(true))
 
