@@ -20,9 +20,13 @@ import (
 // produces (a resource removed from the RGD), until they are pruned. The
 // ApplySet specification asks for a superset of the members' kinds, so that
 // a tool pruning by the annotation finds every member. A recorded kind whose
-// informer has not listed its objects yet stays listed: they are not known.
+// informer has not listed its objects yet stays listed: they are not known;
+// so does every kind listed while the objects cannot be looked at.
 func (r *run) applySetKinds() []schema.GroupKind {
 	var out []schema.GroupKind
+	if r.membersUnseen {
+		out = append(out, annotatedKinds(r.inst)...)
+	}
 	listed := map[schema.GroupResource]bool{}
 	for _, n := range r.s.graph.Nodes {
 		if n.IsManaged() {
@@ -60,11 +64,11 @@ func (r *run) applySetKinds() []schema.GroupKind {
 // longer served, or whose CRD was seen deleted (a cached mapping may still
 // list it), has no objects left, and leaves the annotation.
 //
-// An instance placed on a workload cluster has its objects there; the
-// annotation of its parent in this cluster is not read for them.
+// The kinds are looked for in the run's cluster: for an instance placed on
+// a workload cluster, that one (lookWherePlaced), or none while it cannot
+// be reached.
 func (r *run) recordedKinds() []schema.GroupVersionResource {
-	value := r.inst.GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]
-	if value == "" || r.placement != nil {
+	if r.membersUnseen {
 		return nil
 	}
 	produced := map[schema.GroupKind]bool{}
@@ -74,9 +78,8 @@ func (r *run) recordedKinds() []schema.GroupVersionResource {
 		}
 	}
 	var out []schema.GroupVersionResource
-	for _, s := range strings.Split(value, ",") {
-		gk := schema.ParseGroupKind(strings.TrimSpace(s))
-		if gk.Kind == "" || produced[gk] {
+	for _, gk := range annotatedKinds(r.inst) {
+		if produced[gk] {
 			continue
 		}
 		mapping, err := r.t.mapper.RESTMapping(gk)
@@ -85,6 +88,17 @@ func (r *run) recordedKinds() []schema.GroupVersionResource {
 		}
 		r.t.managed.watch(mapping.Resource)
 		out = append(out, mapping.Resource)
+	}
+	return out
+}
+
+// annotatedKinds are the kinds the instance's ApplySet annotation lists.
+func annotatedKinds(inst metav1.Object) []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, s := range strings.Split(inst.GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds], ",") {
+		if gk := schema.ParseGroupKind(strings.TrimSpace(s)); gk.Kind != "" {
+			out = append(out, gk)
+		}
 	}
 	return out
 }

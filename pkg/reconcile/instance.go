@@ -65,6 +65,9 @@ type run struct {
 	// recorded are the kinds the instance's ApplySet annotation lists that
 	// its graph does not produce (recordedKinds).
 	recorded []schema.GroupVersionResource
+	// membersUnseen is set when the instance's objects cannot be looked
+	// at: the workload cluster it is placed on is not reachable.
+	membersUnseen bool
 }
 
 // reconcile brings one instance to its desired state.
@@ -119,6 +122,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		status.ComputeState(deleting, false)
 		return result{}, r.writeStatus(ctx, status, nil)
 	}
+	r.lookWherePlaced()
 	r.recorded = r.recordedKinds()
 	if inst.GetDeletionTimestamp() != nil {
 		return r.delete(ctx, status)

@@ -75,6 +75,22 @@ func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res r
 	return result{}, false, nil
 }
 
+// lookWherePlaced points the run at the workload cluster a placed
+// instance's objects are in, before its ApplySet annotation is read and
+// written again: the kinds it lists are looked for there, and the kinds of
+// the objects found there stay listed. A cluster that cannot be reached now
+// leaves them unseen, and the annotation keeps every kind it lists.
+func (r *run) lookWherePlaced() {
+	if r.placement == nil {
+		return
+	}
+	if t, _ := r.e.connect(r.placement.Cluster); t != nil {
+		r.t = t
+		return
+	}
+	r.membersUnseen = true
+}
+
 // placedForDelete connects a deleting instance to the cluster its
 // resources are in. A Cluster that is no longer registered cannot be
 // reached: its resources are left there and the instance goes.

@@ -367,6 +367,93 @@ func TestPlacement(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("a kind dropped from the graph before a restart is still pruned on the workload cluster", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			// Nothing else places ServiceAccounts, so after the restart only
+			// the instances' ApplySet annotations name the kind.
+			rgd := func(configName string, withAccount bool) string {
+				doc := fmt.Sprintf(`
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: regionalkinds}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: RegionalKinds
+    spec: {}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "%s"}
+`, configName)
+				if withAccount {
+					doc += `
+  - id: account
+    template:
+      apiVersion: v1
+      kind: ServiceAccount
+      metadata: {name: "${schema.metadata.name}"}
+`
+				}
+				return doc
+			}
+			const kind = "RegionalKinds"
+			accountGone := func(name string) func() (bool, string) {
+				return func() (bool, string) {
+					_, err := w.get(t, "v1", "ServiceAccount", "placed", name)
+					return apierrors.IsNotFound(err), fmt.Sprint(err)
+				}
+			}
+			c.apply(t, rgd("${schema.metadata.name}", true))
+			c.waitRGDActive(t, "regionalkinds")
+			for _, name := range []string{"kept", "deleted"} {
+				c.apply(t, fmt.Sprintf(`{apiVersion: kro.run/v1alpha1, kind: %s,
+  metadata: {name: %s, namespace: placed, labels: {agent.kro.run/region: eu-west}}, spec: {}}`, kind, name))
+				c.waitState(t, "kro.run/v1alpha1", kind, "placed", name, v1alpha1.InstanceActive)
+				w.mustGet(t, "v1", "ServiceAccount", "placed", name)
+			}
+
+			// The ServiceAccount leaves the graph while the ConfigMap cannot
+			// be applied (its name is invalid), so it is not pruned yet, and
+			// the annotation in this cluster still lists its kind.
+			c.apply(t, rgd("${schema.metadata.name}_Invalid", false))
+			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "kept", v1alpha1.InstanceError)
+			w.mustGet(t, "v1", "ServiceAccount", "placed", "kept")
+			for _, name := range []string{"kept", "deleted"} {
+				got := c.mustGet(t, "kro.run/v1alpha1", kind, "placed", name).GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]
+				if got != "ConfigMap,ServiceAccount" {
+					t.Errorf("%s lists %q in contains-group-kinds while its ServiceAccount is on the workload cluster", name, got)
+				}
+			}
+			stopAgentNow(t)
+			startAgent(t, cfg)
+
+			c.delete(t, "kro.run/v1alpha1", kind, "placed", "deleted")
+			eventually(t, 30*time.Second, "the deleted instance to go", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", kind, "placed", "deleted")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			if ok, err := accountGone("deleted")(); !ok {
+				t.Errorf("the deleted instance left its ServiceAccount on the workload cluster: %s", err)
+			}
+
+			c.apply(t, rgd("${schema.metadata.name}", false))
+			eventually(t, 30*time.Second, "the dropped ServiceAccount to be pruned", accountGone("kept"))
+			eventually(t, 20*time.Second, "contains-group-kinds to shrink to ConfigMap", func() (bool, string) {
+				got := c.mustGet(t, "kro.run/v1alpha1", kind, "placed", "kept").GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]
+				return got == "ConfigMap", got
+			})
+			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "kept", v1alpha1.InstanceActive)
+			c.delete(t, "kro.run/v1alpha1", kind, "placed", "kept")
+			eventually(t, 30*time.Second, "the kept instance and its ConfigMap to go", func() (bool, string) {
+				_, e1 := c.get(t, "kro.run/v1alpha1", kind, "placed", "kept")
+				_, e2 := w.get(t, "v1", "ConfigMap", "placed", "kept")
+				return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), fmt.Sprintf("instance %v, ConfigMap %v", e1, e2)
+			})
+			return ctx
+		}).
 		Assess("deleting the instance deletes on the workload cluster in reverse order", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c, w := newClients(t, cfg), workload(t)
 			hold := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
