@@ -30,7 +30,9 @@ type watched struct {
 // its RGD, an RGD deleted) is stopped once it holds none of the agent's
 // objects: until then it is what finds them to prune, or to delete with
 // their instance. An instance whose ApplySet annotation still lists the
-// kind starts it again to look (recordedKinds).
+// kind starts it again to look (recordedKinds). One of a version no graph
+// uses since a graph moved to another version of the resource is stopped
+// once that version's informer has listed the objects, which it holds too.
 type managedInformers struct {
 	client  *heldClient
 	onEvent func(gvr schema.GroupVersionResource, obj any, deleted bool)
@@ -114,18 +116,32 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 		},
 	})
 	go inf.Run(x.stop)
-	// Started for a kind no graph manages (recordedKinds), it may find
-	// nothing to keep.
 	go func() {
 		if cache.WaitForCacheSync(x.stop, inf.HasSynced) {
-			w.retire(gvr, x)
+			w.synced(gvr, x)
 		}
 	}()
 	w.byGVR[gvr] = x
 }
 
+// synced looks, once the informer x has listed its objects, for informers
+// to retire: x itself, started for a kind no graph manages (recordedKinds),
+// may find nothing to keep; and the informers of the resource's other
+// versions, a graph having moved to this one, now hold only what x holds.
+func (w *managedInformers) synced(gvr schema.GroupVersionResource, x *watched) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.retireLocked(gvr, x)
+	for other, y := range w.byGVR {
+		if other != gvr && other.GroupResource() == gvr.GroupResource() {
+			w.retireLocked(other, y)
+		}
+	}
+}
+
 // retire stops the informer x of a kind if it still runs for it, no graph
-// manages the kind, and it has listed its objects and holds none.
+// manages the kind, and it has listed its objects and holds none, or holds
+// only objects another version's informer holds too.
 func (w *managedInformers) retire(gvr schema.GroupVersionResource, x *watched) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -133,12 +149,27 @@ func (w *managedInformers) retire(gvr schema.GroupVersionResource, x *watched) {
 }
 
 func (w *managedInformers) retireLocked(gvr schema.GroupVersionResource, x *watched) {
-	if x == nil || w.byGVR[gvr] != x || w.managed[gvr] > 0 ||
-		!x.informer.HasSynced() || len(x.informer.GetStore().ListKeys()) > 0 {
+	if x == nil || w.byGVR[gvr] != x || w.managed[gvr] > 0 || !x.informer.HasSynced() {
+		return
+	}
+	if len(x.informer.GetStore().ListKeys()) > 0 && !w.heldElsewhereLocked(gvr) {
 		return
 	}
 	close(x.stop)
 	delete(w.byGVR, gvr)
+}
+
+// heldElsewhereLocked tells whether a graph manages another version of
+// gvr's resource, and its informer has listed the objects: the same
+// objects, served at every version, so it finds whatever this one would.
+func (w *managedInformers) heldElsewhereLocked(gvr schema.GroupVersionResource) bool {
+	for other, y := range w.byGVR {
+		if other != gvr && other.GroupResource() == gvr.GroupResource() &&
+			w.managed[other] > 0 && y.informer.HasSynced() {
+			return true
+		}
+	}
+	return false
 }
 
 // informer returns the informer of a managed kind, if running.

@@ -334,27 +334,29 @@ spec:
 // opens it anew.
 func TestKindsNoGraphManagesAreNotWatched(t *testing.T) {
 	const ns = "unwatched"
-	const cogs = "/apis/example.dev/v1/cogs"
-	rgd := func(withCog bool) string {
+	const cogs, cogsV2 = "/apis/example.dev/v1/cogs", "/apis/example.dev/v2/cogs"
+	rgdAt := func(version string, withCog bool) string {
 		doc := noteRGD("cogboxes", "CogBox", "", `"${schema.spec.text}"`)
 		if withCog {
-			doc += `
+			doc += fmt.Sprintf(`
   - id: cog
     template:
-      apiVersion: example.dev/v1
+      apiVersion: example.dev/%s
       kind: Cog
       metadata: {name: "${schema.metadata.name}"}
       spec: {size: 1}
-`
+`, version)
 		}
 		return doc
 	}
-	watched := func(want bool) func() (bool, string) {
+	rgd := func(withCog bool) string { return rgdAt("v1", withCog) }
+	watchedAt := func(path string, want bool) func() (bool, string) {
 		return func() (bool, string) {
-			n := watching(cogs)
-			return (n > 0) == want, fmt.Sprintf("%d watches of %s open", n, cogs)
+			n := watching(path)
+			return (n > 0) == want, fmt.Sprintf("%d watches of %s open", n, path)
 		}
 	}
+	watched := func(want bool) func() (bool, string) { return watchedAt(cogs, want) }
 	cogGone := func(c *clients, t *testing.T) func() (bool, string) {
 		return func() (bool, string) {
 			_, err := c.get(t, "example.dev/v1", "Cog", ns, "box")
@@ -387,6 +389,31 @@ func TestKindsNoGraphManagesAreNotWatched(t *testing.T) {
 				ok, msg := cogGone(c, t)()
 				return !ok, msg
 			})
+
+			// Moved to another version of the kind, served beside the
+			// first: the cog is the same object through either, so the
+			// watch of the version no graph uses closes although the cog
+			// is there; and back again.
+			crd := exampleCRD("Cog", "example.dev")
+			crd += strings.NewReplacer("name: v1", "name: v2", "storage: true", "storage: false").
+				Replace(crd[strings.Index(crd, "  - name: v1\n"):])
+			c.apply(t, crd)
+			cog := c.mustGet(t, "example.dev/v1", "Cog", ns, "box")
+			for _, step := range []struct{ version, open, closed string }{{"v2", cogsV2, cogs}, {"v1", cogs, cogsV2}} {
+				eventually(t, 30*time.Second, "the RGD using Cog "+step.version+" to be admitted", func() (bool, string) {
+					_, err := c.tryApply(t, rgdAt(step.version, true))
+					return err == nil, fmt.Sprint(err)
+				})
+				eventually(t, 30*time.Second, "the agent to watch "+step.open, watchedAt(step.open, true))
+				eventually(t, 30*time.Second, "the watch of "+step.closed+" to close", watchedAt(step.closed, false))
+				// Not only dropped by the API server, which ends the
+				// watches of a CRD that changes, to be opened again.
+				never(t, 3*time.Second, "the watch of "+step.closed+" opened again", func() bool { return watching(step.closed) > 0 })
+				c.waitState(t, "kro.run/v1alpha1", "CogBox", ns, "box", v1alpha1.InstanceActive)
+				if now := c.mustGet(t, "example.dev/v1", "Cog", ns, "box"); now.GetUID() != cog.GetUID() {
+					t.Fatalf("the cog was replaced when the graph moved to %s", step.version)
+				}
+			}
 
 			// The RGD deleted: its instance and objects stay, and the
 			// watch that would find them for an RGD taking the kind back
