@@ -104,10 +104,12 @@ func annotatedKinds(inst metav1.Object) []schema.GroupKind {
 }
 
 // crdGone tells whether the CRD serving gr in the run's cluster is known to
-// be deleted, with every object of its kinds. Only the agent's own
-// cluster's CRDs are followed.
+// be deleted, with every object of its kinds.
 func (r *run) crdGone(gr schema.GroupResource) bool {
-	return r.t == r.e.local && r.e.crdGone != nil && r.e.crdGone(gr)
+	if r.t == r.e.local {
+		return r.e.crdGone != nil && r.e.crdGone(gr)
+	}
+	return r.t.crdGone(gr)
 }
 
 // recordedSynced waits, briefly, for the informers of the recorded kinds, and

@@ -12,10 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/restmapper"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -39,14 +41,20 @@ type target struct {
 	externals *externalWatches
 
 	// Remote targets only: graphs are type-checked again against the
-	// cluster's own kinds, and namespaces are created as needed.
+	// cluster's own kinds, and namespaces are created as needed. crds
+	// follows the cluster's CRDs (followCRDs) until stopCRDs.
 	core      kubernetes.Interface
 	discovery *kinds.Discovery
 	builtin   kinds.Resolver
+	crds      *kinds.CRDs
+	stopCRDs  context.CancelFunc
 
 	mu         sync.Mutex
 	namespaces map[string]bool
 	graphs     map[string]remoteGraph
+	// unresolved are the RGDs whose graphs failed to compile here, to be
+	// tried again when a CRD is installed.
+	unresolved sets.Set[string]
 	lastUsed   time.Time
 }
 
@@ -86,6 +94,10 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 	if err != nil {
 		return nil, err
 	}
+	meta, err := metadata.NewForConfig(e.Config)
+	if err != nil {
+		return nil, err
+	}
 	cached := memory.NewMemCacheClient(dc)
 	t := &target{
 		cluster:    e.Name,
@@ -99,15 +111,86 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 		graphs:     map[string]remoteGraph{},
 		lastUsed:   time.Now(),
 		externals:  externals,
+		crds:       kinds.NewCRDs(meta),
 	}
 	t.managed = newManagedInformers(informers, onEvent(e.Name))
 	return t, nil
+}
+
+// followCRDs starts the watch of a workload cluster's CRDs. When one is
+// deleted there, every object of its kinds went with it: their informers
+// stop rather than retry a watch the API server refuses until the kind is
+// back, and the graphs using it are compiled again (and now fail to,
+// naming the kind). When one is installed or changes, the graphs that
+// failed to compile here are tried again. recheck is told the RGDs of the
+// graphs concerned, so that their instances placed here look at once.
+func (t *target) followCRDs(recheck func(rgdNames sets.Set[string])) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.stopCRDs = cancel
+	_ = t.crds.Notify(func(crd string, change kinds.CRDChange) {
+		var rgds sets.Set[string]
+		switch change {
+		case kinds.CRDDeleted:
+			gr := schema.ParseGroupResource(crd)
+			t.managed.stopResource(gr)
+			rgds = t.forgetGraphsUsing(gr)
+		case kinds.CRDInstalled:
+			rgds = t.takeUnresolved()
+		}
+		if rgds.Len() > 0 {
+			recheck(rgds)
+		}
+	})
+	go func() { _ = t.crds.Start(ctx) }()
+}
+
+// takeUnresolved names, and forgets, the RGDs whose graphs failed to
+// compile here since it was last asked.
+func (t *target) takeUnresolved() sets.Set[string] {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rgds := t.unresolved
+	t.unresolved = nil
+	return rgds
+}
+
+// forgetGraphsUsing drops the graphs compiled here that use a kind of gr,
+// and names their RGDs.
+func (t *target) forgetGraphsUsing(gr schema.GroupResource) sets.Set[string] {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rgds := sets.New[string]()
+	for name, c := range t.graphs {
+		for _, n := range c.graph.Nodes {
+			if n.Kind != nil && n.Kind.GVR().GroupResource() == gr {
+				rgds.Insert(name)
+				delete(t.graphs, name)
+				break
+			}
+		}
+	}
+	if rgds.Len() > 0 {
+		// Discovery may list the kind a moment longer; the graphs'
+		// compile refuses it through the CRD watch meanwhile.
+		t.discovery.Invalidate()
+	}
+	return rgds
+}
+
+// crdGone tells whether the CRD serving gr here was seen deleted, with
+// every object of its kinds. Only workload clusters' targets follow their
+// CRDs; the agent's own cluster's are the RGD reconciler's (Engine.crdGone).
+func (t *target) crdGone(gr schema.GroupResource) bool {
+	return t.crds != nil && t.crds.Gone(gr)
 }
 
 // stopInformers stops watching the cluster.
 func (t *target) stopInformers() {
 	t.managed.stopAll()
 	t.externals.stopAll()
+	if t.stopCRDs != nil {
+		t.stopCRDs()
+	}
 }
 
 // ref names a member of an instance in this cluster.
@@ -153,10 +236,14 @@ func (t *target) graphFor(s *served) (*graph.Graph, error) {
 	if c, ok := t.graphs[s.rgdName]; ok && c.from == s.graph {
 		return c.graph, nil
 	}
-	g, err := graph.Compile(s.rgd, graph.Options{Resolver: kinds.Chain{t.discovery, t.builtin}})
+	g, err := graph.Compile(s.rgd, graph.Options{Resolver: t.crds.Resolver(kinds.Chain{t.discovery, t.builtin})})
 	if err != nil {
 		// A CRD installed there later is seen on the next try.
 		t.discovery.Invalidate()
+		if t.unresolved == nil {
+			t.unresolved = sets.New[string]()
+		}
+		t.unresolved.Insert(s.rgdName)
 		return nil, fmt.Errorf("ResourceGraphDefinition %s does not type-check against cluster %s: %w", s.rgdName, t.cluster, err)
 	}
 	t.graphs[s.rgdName] = remoteGraph{from: s.graph, graph: g}
@@ -249,8 +336,22 @@ func (e *Engine) remoteTarget(entry clusters.Entry) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}
+	t.followCRDs(func(rgds sets.Set[string]) { e.requeuePlaced(entry.Name, rgds) })
 	e.remote[entry.Name] = t
 	return t, nil
+}
+
+// requeuePlaced queues the instances placed on a cluster whose RGD is one
+// of rgds.
+func (e *Engine) requeuePlaced(cluster string, rgds sets.Set[string]) {
+	e.eachInstance(func(gvk schema.GroupVersionKind, u *unstructured.Unstructured) {
+		if p, ok := agentv1.PlacementOf(u); !ok || p.Cluster != cluster {
+			return
+		}
+		if s := e.kind(gvk); s != nil && rgds.Has(s.rgdName) {
+			e.queue.Add(InstanceKey{GVK: gvk, Namespace: u.GetNamespace(), Name: u.GetName()})
+		}
+	})
 }
 
 // clusterChanged is told of every change to a registered cluster: a
@@ -329,7 +430,7 @@ func (e *Engine) eachInstance(f func(schema.GroupVersionKind, *unstructured.Unst
 // deleted, and with it every object of its kinds: the informers of its
 // managed objects stop rather than retry a watch the API server refuses
 // until the kind is back, when the RGDs using it are served again and
-// start them anew. Workload clusters' CRDs are not watched.
+// start them anew. Workload clusters follow their own (followCRDs).
 func (e *Engine) kindGone(gr schema.GroupResource) {
 	e.local.managed.stopResource(gr)
 }

@@ -554,6 +554,33 @@ func watching(path string) int {
 	return agentWatches.open[path]
 }
 
+// clientRequests is client-go's count, in the process-wide registry the
+// in-process agent counts in, of its requests to host that were answered
+// with code.
+func clientRequests(t testing.TB, host, code string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "rest_client_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["host"] == host && labels["code"] == code {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return n
+}
+
 // reconcileErrors is controller-runtime's count of the reconciles of one
 // controller that returned an error, from the process-wide registry the
 // in-process agent counts in. The controller starts its series at zero, so

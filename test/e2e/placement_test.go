@@ -454,6 +454,70 @@ spec:
 			})
 			return ctx
 		}).
+		Assess("a kind whose CRD is deleted on the workload cluster is no longer watched there, and comes back with it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			crd := exampleCRD("Flange", "placed.example.dev")
+			c.apply(t, crd)
+			w.apply(t, crd)
+			eventually(t, 30*time.Second, "the RGD using Flange to be admitted", func() (bool, string) {
+				_, err := c.tryApply(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: regionalflanges}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: RegionalFlanges
+    spec: {}
+  resources:
+  - id: flange
+    template:
+      apiVersion: placed.example.dev/v1
+      kind: Flange
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {size: 1}
+`)
+				return err == nil, fmt.Sprint(err)
+			})
+			c.waitRGDActive(t, "regionalflanges")
+			const kind = "RegionalFlanges"
+			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: RegionalFlanges,
+  metadata: {name: f1, namespace: placed, labels: {agent.kro.run/region: eu-west}}, spec: {}}`)
+			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "f1", v1alpha1.InstanceActive)
+			w.mustGet(t, "placed.example.dev/v1", "Flange", "placed", "f1")
+
+			w.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "flanges.placed.example.dev")
+			eventually(t, 30*time.Second, "the instance to say the kind is missing there", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", kind, "placed", "f1")
+				g := condition(inst, v1alpha1.ConditionGraphResolved)
+				return g != nil && g.Status == metav1.ConditionFalse && strings.Contains(g.Message, "cluster eu-west-1") &&
+					strings.Contains(g.Message, "placed.example.dev/v1 Flange"), conditionSummary(inst)
+			})
+			// The informer of flanges there is stopped, not listing a
+			// resource that is not served again and again.
+			raw, err := clientcmd.LoadFromFile(workloadKubeconfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			host := strings.TrimPrefix(raw.Clusters[raw.Contexts[raw.CurrentContext].Cluster].Server, "https://")
+			time.Sleep(time.Second)
+			before := clientRequests(t, host, "404")
+			time.Sleep(5 * time.Second)
+			if after := clientRequests(t, host, "404"); after != before {
+				t.Errorf("the agent's requests to the workload cluster went on failing with 404 after the CRD was deleted: %v more in 5s", after-before)
+			}
+
+			w.apply(t, crd)
+			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "f1", v1alpha1.InstanceActive)
+			w.mustGet(t, "placed.example.dev/v1", "Flange", "placed", "f1")
+			c.delete(t, "kro.run/v1alpha1", kind, "placed", "f1")
+			eventually(t, 30*time.Second, "the instance and its Flange to go", func() (bool, string) {
+				_, e1 := c.get(t, "kro.run/v1alpha1", kind, "placed", "f1")
+				_, e2 := w.get(t, "placed.example.dev/v1", "Flange", "placed", "f1")
+				return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), fmt.Sprintf("instance %v, Flange %v", e1, e2)
+			})
+			return ctx
+		}).
 		Assess("deleting the instance deletes on the workload cluster in reverse order", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c, w := newClients(t, cfg), workload(t)
 			hold := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
