@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -19,12 +18,7 @@ import (
 // no recorded kind is looked for in the wrong cluster. (With the cluster
 // reachable, the kinds are read there: TestPlacement.)
 func TestApplySetKeepsKindsItCannotLookAt(t *testing.T) {
-	client, err := newHeldClient(&rest.Config{Host: "http://127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newManagedInformers(client, func(schema.GroupVersionResource, any, bool) {})
-	defer w.stopAll()
+	w := unreachableInformers(t)
 	deployments := &kinds.Info{GVK: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Resource: "deployments"}
 	inst := &unstructured.Unstructured{}
 	inst.SetAnnotations(map[string]string{v1alpha1.AnnotationApplySetGroupKinds: "ConfigMap,ServiceAccount"})

@@ -8,7 +8,6 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -118,13 +117,7 @@ func TestCRDEventsQueueTheRGDsTheyConcern(t *testing.T) {
 // The informers of a deleted CRD's resource stop, in every version; those
 // of other resources, of its group too, run on.
 func TestInformersOfADeletedCRDStop(t *testing.T) {
-	// Nothing listens there: the informers retry until stopped.
-	client, err := newHeldClient(&rest.Config{Host: "http://127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newManagedInformers(client, func(schema.GroupVersionResource, any, bool) {})
-	defer w.stopAll()
+	w := unreachableInformers(t)
 	gizmosV1 := schema.GroupVersionResource{Group: "example.net", Version: "v1", Resource: "gizmos"}
 	gizmosV2 := schema.GroupVersionResource{Group: "example.net", Version: "v2", Resource: "gizmos"}
 	widgets := schema.GroupVersionResource{Group: "example.net", Version: "v1", Resource: "widgets"}

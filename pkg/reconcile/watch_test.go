@@ -13,12 +13,7 @@ import (
 // objects is never retired: what it would find is not known. (Retiring a
 // listed, empty one is shown against a cluster: TestKindsNoGraphManagesAreNotWatched.)
 func TestManagedKindsAreCountedByGraph(t *testing.T) {
-	client, err := newHeldClient(&rest.Config{Host: "http://127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newManagedInformers(client, func(schema.GroupVersionResource, any, bool) {})
-	defer w.stopAll()
+	w := unreachableInformers(t)
 	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	cogs := schema.GroupVersionResource{Group: "example.dev", Version: "v1", Resource: "cogs"}
 	counts := func(want map[schema.GroupVersionResource]int) {
@@ -46,4 +41,17 @@ func TestManagedKindsAreCountedByGraph(t *testing.T) {
 			t.Errorf("the informer of %s, which has not listed its objects, was stopped", gvr)
 		}
 	}
+}
+
+// unreachableInformers are managed informers of a cluster nothing listens
+// for: they never list, and retry until the test ends and stops them.
+func unreachableInformers(t *testing.T) *managedInformers {
+	t.Helper()
+	client, err := newHeldClient(&rest.Config{Host: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newManagedInformers(client, func(schema.GroupVersionResource, any, bool) {})
+	t.Cleanup(w.stopAll)
+	return w
 }

@@ -109,6 +109,19 @@ func regionalApp(name, region string) string {
   metadata: {name: %s, namespace: placed, labels: {agent.kro.run/region: %s}}, spec: {}}`, name, region)
 }
 
+// deletePlaced deletes an instance placed in namespace placed and waits for
+// it to go, and with it its object of the same name on the workload
+// cluster w.
+func deletePlaced(t *testing.T, c, w *clients, kind, name, objAPIVersion, objKind string) {
+	t.Helper()
+	c.delete(t, "kro.run/v1alpha1", kind, "placed", name)
+	eventually(t, 30*time.Second, kind+" "+name+" and its "+objKind+" to go", func() (bool, string) {
+		_, e1 := c.get(t, "kro.run/v1alpha1", kind, "placed", name)
+		_, e2 := w.get(t, objAPIVersion, objKind, "placed", name)
+		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), fmt.Sprintf("instance %v, %s %v", e1, objKind, e2)
+	})
+}
+
 // dryRunPlan runs kubectl kro dry-run -o json on one RegionalApp, whose
 // graph has two resources.
 func dryRunPlan(t *testing.T, cfg *envconf.Config, instance string) []plugin.PlannedResource {
@@ -369,35 +382,8 @@ func TestPlacement(t *testing.T) {
 		}).
 		Assess("a kind dropped from the graph before a restart is still pruned on the workload cluster", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c, w := newClients(t, cfg), workload(t)
-			// Nothing else places ServiceAccounts, so after the restart only
-			// the instances' ApplySet annotations name the kind.
 			rgd := func(configName string, withAccount bool) string {
-				doc := fmt.Sprintf(`
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: regionalkinds}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RegionalKinds
-    spec: {}
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata: {name: "%s"}
-`, configName)
-				if withAccount {
-					doc += `
-  - id: account
-    template:
-      apiVersion: v1
-      kind: ServiceAccount
-      metadata: {name: "${schema.metadata.name}"}
-`
-				}
-				return doc
+				return accountRGD("regionalkinds", "RegionalKinds", configName, withAccount)
 			}
 			const kind = "RegionalKinds"
 			accountGone := func(name string) func() (bool, string) {
@@ -446,12 +432,7 @@ spec:
 				return got == "ConfigMap", got
 			})
 			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "kept", v1alpha1.InstanceActive)
-			c.delete(t, "kro.run/v1alpha1", kind, "placed", "kept")
-			eventually(t, 30*time.Second, "the kept instance and its ConfigMap to go", func() (bool, string) {
-				_, e1 := c.get(t, "kro.run/v1alpha1", kind, "placed", "kept")
-				_, e2 := w.get(t, "v1", "ConfigMap", "placed", "kept")
-				return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), fmt.Sprintf("instance %v, ConfigMap %v", e1, e2)
-			})
+			deletePlaced(t, c, w, kind, "kept", "v1", "ConfigMap")
 			return ctx
 		}).
 		Assess("a kind whose CRD is deleted on the workload cluster is no longer watched there, and comes back with it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -510,12 +491,7 @@ spec:
 			w.apply(t, crd)
 			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "f1", v1alpha1.InstanceActive)
 			w.mustGet(t, "placed.example.dev/v1", "Flange", "placed", "f1")
-			c.delete(t, "kro.run/v1alpha1", kind, "placed", "f1")
-			eventually(t, 30*time.Second, "the instance and its Flange to go", func() (bool, string) {
-				_, e1 := c.get(t, "kro.run/v1alpha1", kind, "placed", "f1")
-				_, e2 := w.get(t, "placed.example.dev/v1", "Flange", "placed", "f1")
-				return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), fmt.Sprintf("instance %v, Flange %v", e1, e2)
-			})
+			deletePlaced(t, c, w, kind, "f1", "placed.example.dev/v1", "Flange")
 			return ctx
 		}).
 		Assess("deleting the instance deletes on the workload cluster in reverse order", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

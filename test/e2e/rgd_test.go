@@ -238,6 +238,40 @@ func TestRestartConverges(t *testing.T) {
 	testenv.Test(t, f)
 }
 
+// accountRGD is an RGD of a ConfigMap named configName and, withAccount, a
+// ServiceAccount named after the instance, for the tests of a kind dropped
+// from a graph: no other test's graph uses ServiceAccounts, so nothing else
+// makes the agent watch them.
+func accountRGD(name, kind, configName string, withAccount bool) string {
+	doc := fmt.Sprintf(`
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: %s}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: %s
+    spec: {}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "%s"}
+      data: {key: value}
+`, name, kind, configName)
+	if withAccount {
+		doc += `
+  - id: account
+    template:
+      apiVersion: v1
+      kind: ServiceAccount
+      metadata: {name: "${schema.metadata.name}"}
+`
+	}
+	return doc
+}
+
 // TestKindsDroppedBeforeARestartAreStillPruned: a kind the RGD stopped using
 // while its objects could not be pruned yet (an apply failed) is found again
 // after a restart through the instance's ApplySet annotation, although no
@@ -248,36 +282,10 @@ func TestKindsDroppedBeforeARestartAreStillPruned(t *testing.T) {
 	// No other test uses ServiceAccounts, so nothing else makes the agent
 	// watch them after the restart.
 	rgd := func(configName string, withAccount bool) string {
-		doc := fmt.Sprintf(`
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: recorded-kinds}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RecordedKinds
-    spec: {name: string}
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata: {name: "%s"}
-      data: {key: value}
-`, configName)
-		if withAccount {
-			doc += `
-  - id: account
-    template:
-      apiVersion: v1
-      kind: ServiceAccount
-      metadata: {name: "${schema.spec.name}"}
-`
-		}
-		return doc
+		return accountRGD("recorded-kinds", "RecordedKinds", configName, withAccount)
 	}
 	instance := func(name string) string {
-		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: RecordedKinds, metadata: {name: %s, namespace: %s}, spec: {name: %s}}", name, ns, name)
+		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: RecordedKinds, metadata: {name: %s, namespace: %s}, spec: {}}", name, ns)
 	}
 	accountGone := func(c *clients, t *testing.T, name string) func() (bool, string) {
 		return func() (bool, string) {
@@ -288,7 +296,7 @@ spec:
 	f := features.New("a kind dropped from an RGD before a restart").
 		Assess("is pruned, and deleted with its instance, after the restart", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := agentIn(t, cfg, ns)
-			c.apply(t, rgd("${schema.spec.name}", true))
+			c.apply(t, rgd("${schema.metadata.name}", true))
 			c.waitRGDActive(t, "recorded-kinds")
 			for _, name := range []string{"kept", "deleted"} {
 				c.apply(t, instance(name))
@@ -298,7 +306,7 @@ spec:
 
 			// The ServiceAccount leaves the graph while the ConfigMap cannot
 			// be applied (its name is invalid), so nothing is pruned yet.
-			c.apply(t, rgd("${schema.spec.name}_Invalid", false))
+			c.apply(t, rgd("${schema.metadata.name}_Invalid", false))
 			c.waitState(t, "kro.run/v1alpha1", "RecordedKinds", ns, "kept", v1alpha1.InstanceError)
 			c.mustGet(t, "v1", "ServiceAccount", ns, "kept")
 			stopAgentNow(t)
@@ -314,7 +322,7 @@ spec:
 				t.Errorf("the deleted instance left its ServiceAccount behind: %s", err)
 			}
 
-			c.apply(t, rgd("${schema.spec.name}", false))
+			c.apply(t, rgd("${schema.metadata.name}", false))
 			c.waitState(t, "kro.run/v1alpha1", "RecordedKinds", ns, "kept", v1alpha1.InstanceActive)
 			eventually(t, 20*time.Second, "the dropped ServiceAccount to be pruned", accountGone(c, t, "kept"))
 			eventually(t, 20*time.Second, "contains-group-kinds to shrink to ConfigMap", func() (bool, string) {
