@@ -83,7 +83,7 @@ func (r *run) recordedKinds() []schema.GroupVersionResource {
 			continue
 		}
 		mapping, err := r.t.mapper.RESTMapping(gk)
-		if err != nil || r.crdGone(mapping.Resource.GroupResource()) {
+		if err != nil || r.t.crdGone(mapping.Resource.GroupResource()) {
 			continue
 		}
 		r.t.managed.watch(mapping.Resource)
@@ -101,15 +101,6 @@ func annotatedKinds(inst metav1.Object) []schema.GroupKind {
 		}
 	}
 	return out
-}
-
-// crdGone tells whether the CRD serving gr in the run's cluster is known to
-// be deleted, with every object of its kinds.
-func (r *run) crdGone(gr schema.GroupResource) bool {
-	if r.t == r.e.local {
-		return r.e.crdGone != nil && r.e.crdGone(gr)
-	}
-	return r.t.crdGone(gr)
 }
 
 // recordedSynced waits, briefly, for the informers of the recorded kinds, and

@@ -119,9 +119,6 @@ type Engine struct {
 	// in the local cluster found not served (the RGD reconciler checks
 	// the RGD again).
 	kindNotServed func(rgdName string)
-	// crdGone, when set, tells whether the CRD serving a resource in the
-	// local cluster was deleted, which a cached REST mapping does not.
-	crdGone func(schema.GroupResource) bool
 }
 
 // NewEngine returns an engine; Start runs it.

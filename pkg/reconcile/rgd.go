@@ -101,7 +101,7 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.recheck = make(chan event.GenericEvent, 64)
 	r.waiting = map[string]sets.Set[string]{}
 	r.Engine.kindNotServed = r.kindNotServed
-	r.Engine.crdGone = r.CRDs.Gone
+	r.Engine.local.crds = r.CRDs
 	// Name validation guards metrics against two controllers of one name
 	// in a process; an agent restarted in-process (tests) is one controller.
 	skip := true

@@ -40,14 +40,17 @@ type target struct {
 	// externals watch what externalRefs read in this cluster.
 	externals *externalWatches
 
+	// crds follows the cluster's CRDs, which a cached REST mapping does
+	// not: in the agent's own cluster the RGD reconciler runs it, in a
+	// workload cluster the target (followCRDs) until stopCRDs.
+	crds     *kinds.CRDs
+	stopCRDs context.CancelFunc
+
 	// Remote targets only: graphs are type-checked again against the
-	// cluster's own kinds, and namespaces are created as needed. crds
-	// follows the cluster's CRDs (followCRDs) until stopCRDs.
+	// cluster's own kinds, and namespaces are created as needed.
 	core      kubernetes.Interface
 	discovery *kinds.Discovery
 	builtin   kinds.Resolver
-	crds      *kinds.CRDs
-	stopCRDs  context.CancelFunc
 
 	mu         sync.Mutex
 	namespaces map[string]bool
@@ -178,8 +181,7 @@ func (t *target) forgetGraphsUsing(gr schema.GroupResource) sets.Set[string] {
 }
 
 // crdGone tells whether the CRD serving gr here was seen deleted, with
-// every object of its kinds. Only workload clusters' targets follow their
-// CRDs; the agent's own cluster's are the RGD reconciler's (Engine.crdGone).
+// every object of its kinds.
 func (t *target) crdGone(gr schema.GroupResource) bool {
 	return t.crds != nil && t.crds.Gone(gr)
 }
