@@ -213,34 +213,18 @@ spec:
 func TestApplySetAnnotations(t *testing.T) {
 	const ns = "applyset-kinds"
 	rgd := func(withSecret bool) string {
-		doc := `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: applyset-kinds}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: ApplySetKinds
-    spec: {name: string}
-  resources:
-  - id: config
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata: {name: "${schema.spec.name}"}
-      data: {key: value}
-`
+		extra := ""
 		if withSecret {
-			doc += `
+			extra = `
   - id: secret
     template:
       apiVersion: v1
       kind: Secret
-      metadata: {name: "${schema.spec.name}", finalizers: [e2e.kro.run/hold]}
+      metadata: {name: "${schema.metadata.name}", finalizers: [e2e.kro.run/hold]}
       stringData: {password: retired-soon}
 `
 		}
-		return doc
+		return droppedKindRGD("applyset-kinds", "ApplySetKinds", "${schema.metadata.name}", extra)
 	}
 	kinds := func(c *clients, t *testing.T) string {
 		return c.mustGet(t, "kro.run/v1alpha1", "ApplySetKinds", ns, "k").GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds]
@@ -250,7 +234,7 @@ spec:
 			c := agentIn(t, cfg, ns)
 			c.apply(t, rgd(true))
 			c.waitRGDActive(t, "applyset-kinds")
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ApplySetKinds, metadata: {name: k, namespace: %s}, spec: {name: k}}", ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ApplySetKinds, metadata: {name: k, namespace: %s}, spec: {}}", ns))
 			c.waitState(t, "kro.run/v1alpha1", "ApplySetKinds", ns, "k", v1alpha1.InstanceActive)
 			if got := kinds(c, t); got != "ConfigMap,Secret" {
 				t.Errorf("contains-group-kinds = %q, want ConfigMap,Secret (core kinds without a trailing dot, as kubectl writes them)", got)
@@ -262,7 +246,7 @@ spec:
 				s, err := c.get(t, "v1", "Secret", ns, "k")
 				return err == nil && s.GetDeletionTimestamp() != nil, fmt.Sprint(err)
 			})
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ApplySetKinds, metadata: {name: k, namespace: %s, labels: {touched: \"yes\"}}, spec: {name: k}}", ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ApplySetKinds, metadata: {name: k, namespace: %s, labels: {touched: \"yes\"}}, spec: {}}", ns))
 			never(t, 3*time.Second, "Secret left contains-group-kinds while a Secret of the instance exists", func() bool {
 				return kinds(c, t) != "ConfigMap,Secret"
 			})

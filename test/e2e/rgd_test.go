@@ -238,12 +238,11 @@ func TestRestartConverges(t *testing.T) {
 	testenv.Test(t, f)
 }
 
-// accountRGD is an RGD of a ConfigMap named configName and, withAccount, a
-// ServiceAccount named after the instance, for the tests of a kind dropped
-// from a graph: no other test's graph uses ServiceAccounts, so nothing else
-// makes the agent watch them.
-func accountRGD(name, kind, configName string, withAccount bool) string {
-	doc := fmt.Sprintf(`
+// droppedKindRGD is an RGD of a ConfigMap named configName and, after it,
+// extra (one resource, as YAML, or none), for the tests of a kind dropped
+// from a graph.
+func droppedKindRGD(name, kind, configName, extra string) string {
+	return fmt.Sprintf(`
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
 metadata: {name: %s}
@@ -259,9 +258,16 @@ spec:
       kind: ConfigMap
       metadata: {name: "%s"}
       data: {key: value}
-`, name, kind, configName)
+`, name, kind, configName) + extra
+}
+
+// accountRGD is a droppedKindRGD with, withAccount, a ServiceAccount named
+// after the instance: no other test's graph uses ServiceAccounts, so
+// nothing else makes the agent watch them.
+func accountRGD(name, kind, configName string, withAccount bool) string {
+	extra := ""
 	if withAccount {
-		doc += `
+		extra = `
   - id: account
     template:
       apiVersion: v1
@@ -269,7 +275,7 @@ spec:
       metadata: {name: "${schema.metadata.name}"}
 `
 	}
-	return doc
+	return droppedKindRGD(name, kind, configName, extra)
 }
 
 // TestKindsDroppedBeforeARestartAreStillPruned: a kind the RGD stopped using
