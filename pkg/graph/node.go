@@ -331,8 +331,60 @@ func expressionOf(env *celenv.Env, src string, ast *cel.Ast) (*Expression, error
 	if err != nil {
 		return nil, err
 	}
-	return &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast),
-		callsOmit: callsOmit(ast), readsInstanceConditions: readsInstanceConditions(ast)}, nil
+	e := &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast),
+		callsOmit: callsOmit(ast), readsInstanceConditions: readsInstanceConditions(ast)}
+	if len(e.References) == 1 && e.References[0] == SchemaVar {
+		e.InstanceFields = instanceFields(ast)
+	}
+	return e, nil
+}
+
+// instanceFields lists the paths an expression selects from the instance
+// with plain selections and constant keys: schema.spec.tags is spec.tags,
+// schema.metadata.labels["team"] is metadata.labels.team. A selection that
+// may find nothing (.?x, has(x)) ends the path before it, as does anything
+// computed.
+func instanceFields(ast *cel.Ast) []expr.Path {
+	isSchema := func(x celast.NavigableExpr) bool {
+		return x.Kind() == celast.IdentKind && x.AsIdent() == SchemaVar && !boundByMacro(x)
+	}
+	seen := map[string]bool{}
+	var out []expr.Path
+	for _, x := range celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), isSchema) {
+		var p expr.Path
+		for parent, ok := x.Parent(); ok; parent, ok = x.Parent() {
+			key, ok := selectedKey(parent, x)
+			if !ok {
+				break
+			}
+			p = p.Child(key)
+			x = parent
+		}
+		if len(p) > 0 && !seen[p.String()] {
+			seen[p.String()] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// selectedKey returns the key parent selects from its operand x, if it
+// selects one that must exist: x.key or x["key"].
+func selectedKey(parent, x celast.NavigableExpr) (string, bool) {
+	switch parent.Kind() {
+	case celast.SelectKind:
+		s := parent.AsSelect()
+		return s.FieldName(), !s.IsTestOnly()
+	case celast.CallKind:
+		c := parent.AsCall()
+		args := c.Args()
+		if c.FunctionName() != operators.Index || len(args) != 2 || args[0].ID() != x.ID() || args[1].Kind() != celast.LiteralKind {
+			return "", false
+		}
+		key, ok := args[1].AsLiteral().Value().(string)
+		return key, ok
+	}
+	return "", false
 }
 
 // callsOmit reports whether the expression calls omit().

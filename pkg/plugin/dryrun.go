@@ -59,9 +59,11 @@ func newDryRunCommand(parent *Options) *cobra.Command {
 		Use:   "dry-run -f instance.yaml",
 		Short: "Preview what kro-agent would do for an instance",
 		Long: `dry-run renders every resource of an instance against its RGD from the cluster, in
-topological order, as the agent would; values that wait on another resource's status are
-shown as pending. Each rendered object is validated with a server-side dry-run apply, and
-the result is compared with what exists now. Nothing is written.`,
+topological order, as the agent would; values that wait on another resource's status, or
+on a field the instance does not set, are shown as pending. Each rendered object is
+validated with a server-side dry-run apply, and the result is compared with what exists
+now. Nothing is written. It exits 1 when an object is invalid: refused by the API server,
+or not renderable from the instance's values.`,
 		Example: `  kubectl kro dry-run -f examples/webapp/instance.yaml
   kubectl kro dry-run -f instance.yaml -o yaml`,
 		Args: cobra.NoArgs,
@@ -92,6 +94,18 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.print(plan); err != nil {
+		return err
+	}
+	for _, p := range plan {
+		if p.Action == ActionInvalid {
+			return ErrInvalid
+		}
+	}
+	return nil
+}
+
+func (o *dryRunOptions) print(plan []PlannedResource) error {
 	switch o.output {
 	case "yaml":
 		for _, p := range plan {
@@ -190,15 +204,18 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 		items := []resolve.Item{{Scope: scope}}
 		if n.IsCollection() {
 			if items, err = resolve.Expand(n, scope, 0); err != nil {
-				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: ActionPending, Reason: err.Error()})
+				action, reason := unrenderable([]error{err})
+				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: action, Reason: reason})
 				continue
 			}
 		}
 		var observed []any
 		for _, item := range items {
-			// A value that waits on data that does not exist yet is shown
-			// as pending.
-			desired := resolve.RenderOr(n, item.Scope, func(f *graph.Field, _ error) any {
+			// A value that cannot be rendered yet is shown as pending, and
+			// the plan says why.
+			var unresolved []error
+			desired := resolve.RenderOr(n, item.Scope, func(f *graph.Field, err error) any {
+				unresolved = append(unresolved, err)
 				return pendingMarker + expr.Format(f.Segments) + ">"
 			})
 			u := &unstructured.Unstructured{Object: desired}
@@ -221,7 +238,7 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 				observed = append(observed, u.Object)
 				continue
 			}
-			p, live := target.planObject(ctx, n, u)
+			p, live := target.planObject(ctx, n, u, unresolved)
 			p.Cluster = target.name
 			plan = append(plan, p)
 			if p.Action == ActionCreate && n.Kind.GVK.Group == "" && n.Kind.GVK.Kind == "Namespace" {
@@ -263,8 +280,9 @@ func (c *cluster) dryRunTarget(ctx context.Context, live, inst *unstructured.Uns
 }
 
 // planObject validates one rendered object with a server-side dry-run
-// apply and compares the result with the live object.
-func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured.Unstructured) (PlannedResource, *unstructured.Unstructured) {
+// apply and compares the result with the live object. An object with
+// fields that could not be rendered (unresolved) is not sent.
+func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured.Unstructured, unresolved []error) (PlannedResource, *unstructured.Unstructured) {
 	p := PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Object: u.Object}
 	ri := c.dyn.Resource(n.Kind.GVR()).Namespace(u.GetNamespace())
 	live, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
@@ -274,8 +292,8 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		}
 		live = nil
 	}
-	if hasPending(u.Object) {
-		p.Action, p.Reason = ActionPending, "some values wait on other resources' status; they are filled in once those exist"
+	if len(unresolved) > 0 {
+		p.Action, p.Reason = unrenderable(unresolved)
 		return p, live
 	}
 	result, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
@@ -296,24 +314,24 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	return p, live
 }
 
-func hasPending(v any) bool {
-	switch t := v.(type) {
-	case map[string]any:
-		for _, x := range t {
-			if hasPending(x) {
-				return true
-			}
+// unrenderable says what the agent would do with an object some of whose
+// fields fail to render (errs), as it reports it: an expression that fails
+// on the instance's values stops it (GraphResolved False); a field the
+// instance does not set waits for its author; anything else waits for
+// other resources.
+func unrenderable(errs []error) (action, reason string) {
+	for _, err := range errs {
+		if !errors.Is(err, resolve.ErrPending) {
+			return ActionInvalid, "cannot be rendered from the instance's values: " + err.Error()
 		}
-	case []any:
-		for _, x := range t {
-			if hasPending(x) {
-				return true
-			}
-		}
-	case string:
-		return strings.HasPrefix(t, pendingMarker)
 	}
-	return false
+	for _, err := range errs {
+		var unset *resolve.UnsetError
+		if errors.As(err, &unset) {
+			return ActionPending, err.Error()
+		}
+	}
+	return ActionPending, "some values wait on other resources' status; they are filled in once those exist"
 }
 
 // diff is a unified diff of two objects' YAML, without the fields the API

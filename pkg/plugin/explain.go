@@ -30,6 +30,7 @@ var meanings = map[string]string{
 // reasonMeanings explains the built-in reasons.
 var reasonMeanings = map[string]string{
 	v1alpha1.ReasonWaitingForInput:      "a resource waits for a dependency to become ready or for a value that does not exist yet",
+	v1alpha1.ReasonFieldUnset:           "a resource template reads a field the instance does not set and its schema gives no default; set it on the instance",
 	v1alpha1.ReasonResourceNotReady:     "a resource exists but its readyWhen is not met yet",
 	v1alpha1.ReasonApplyFailed:          "the API server refused a write; kro-agent retries with backoff",
 	v1alpha1.ReasonResolveFailed:        "an expression fails on the instance's values; change the instance spec",

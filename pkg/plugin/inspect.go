@@ -254,7 +254,7 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 		}
 		row.Ready, row.Reason = VerdictSkipped, "includeWhen "+strings.Join(srcs, " && ")+" is false"
 	case err != nil && errors.Is(err, resolve.ErrPending):
-		row.Reason = "not created yet: waiting for its dependencies"
+		row.Reason = notCreatedYet(err)
 	case n.IsCollection():
 		row.Reason = collectionAbsence(n, scope)
 		if row.Reason == "" {
@@ -274,10 +274,21 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 				row.Namespace = instanceNamespace
 			}
 		case errors.Is(err, resolve.ErrPending):
-			row.Reason = "not created yet: waiting for its dependencies"
+			row.Reason = notCreatedYet(err)
 		}
 	}
 	return row
+}
+
+// notCreatedYet says why an object whose template cannot be rendered yet
+// (err is pending) does not exist: the instance lacks a field, or what it
+// depends on is not there.
+func notCreatedYet(err error) string {
+	var unset *resolve.UnsetError
+	if errors.As(err, &unset) {
+		return "not created yet: the instance does not set " + unset.Field.String()
+	}
+	return "not created yet: waiting for its dependencies"
 }
 
 // collectionAbsence says why a collection has none of its items, or ""
@@ -287,7 +298,7 @@ func collectionAbsence(n *graph.Node, scope *resolve.Scope) string {
 	items, err := resolve.Expand(n, scope, math.MaxInt)
 	switch {
 	case errors.Is(err, resolve.ErrPending):
-		return "not created yet: waiting for its dependencies"
+		return notCreatedYet(err)
 	case err != nil:
 		return "its forEach cannot be evaluated: " + err.Error()
 	case len(items) == 0:

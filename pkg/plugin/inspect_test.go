@@ -12,7 +12,8 @@ import (
 )
 
 // A collection none of whose items exist says why: how many it should have,
-// that it waits, that its forEach fails, or that it has none to have. The
+// that it waits for a field of the instance or for a resource, that its
+// forEach fails, or that it has none to have. The
 // agent's limit on items is not the plugin's to apply.
 func TestAbsentCollectionsSayWhy(t *testing.T) {
 	rgd := &v1alpha1.ResourceGraphDefinition{}
@@ -41,6 +42,13 @@ spec:
       apiVersion: v1
       kind: ConfigMap
       metadata: {name: "${name}"}
+  - id: echoes
+    forEach:
+    - c: ${named}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${c.metadata.name}-echo"}
   - id: divided
     forEach:
     - i: ${lists.range(10 / schema.spec.size)}
@@ -65,7 +73,8 @@ spec:
 		{"beyond the default limit", map[string]any{"size": int64(34), "names": []any{}}, "cells", VerdictMissing, "none of its 1156 items exists"},
 		{"one item", map[string]any{"size": int64(1), "names": []any{}}, "cells", VerdictMissing, "its one item does not exist"},
 		{"empty", map[string]any{"size": int64(0), "names": []any{}}, "cells", VerdictReady, "empty collection"},
-		{"a list that is not there yet", map[string]any{"size": int64(1)}, "named", VerdictMissing, "not created yet: waiting for its dependencies"},
+		{"a list the instance does not set", map[string]any{"size": int64(1)}, "named", VerdictMissing, "not created yet: the instance does not set spec.names"},
+		{"a list of a resource not there yet", map[string]any{"size": int64(1)}, "echoes", VerdictMissing, "not created yet: waiting for its dependencies"},
 		{"a list that cannot be computed", map[string]any{"size": int64(0)}, "divided", VerdictMissing, "its forEach cannot be evaluated: forEach i: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

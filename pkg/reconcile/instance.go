@@ -54,6 +54,7 @@ type run struct {
 	blocked    string // a resource is not ready
 	deleting   string // a managed object is being deleted by someone else
 	pending    string // an input is not available yet
+	unset      bool   // that input is a field the instance does not set
 	failed     error  // an expression fails on the instance's values
 	applyErr   error  // the API server refused a write
 	contested  error  // an object waits its turn to be restored
@@ -205,6 +206,8 @@ func (r *run) markProgress(status *v1alpha1.InstanceStatus) {
 	switch {
 	case r.failed != nil:
 		status.MarkGraphUnresolved(r.failed)
+	case r.unset:
+		status.MarkInstanceFieldUnset(r.pending)
 	case r.pending != "":
 		status.MarkGraphPending(r.pending)
 	case r.blocked != "" || r.deleting != "":
@@ -275,7 +278,14 @@ func (r *run) note(n *graph.Node, err error) bool {
 	case err == nil:
 		return true
 	case errors.Is(err, resolve.ErrPending):
-		if r.pending == "" {
+		if r.pending != "" {
+			break
+		}
+		var unset *resolve.UnsetError
+		if r.unset = errors.As(err, &unset); r.unset {
+			// Nothing but the instance's author can supply it.
+			r.pending = fmt.Sprintf("%s: %v", n.ID, err)
+		} else {
 			r.pending = fmt.Sprintf("%s: waiting for input: %v", n.ID, err)
 		}
 	default:

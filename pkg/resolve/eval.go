@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kro-agent/kro-agent/pkg/cellib"
+	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
@@ -103,13 +104,71 @@ func Eval(e *graph.Expression, s *Scope) (any, error) {
 	}
 	out, _, err := e.Program.Eval(s.vars)
 	if err != nil {
-		return nil, classify(err)
+		return nil, s.unset(e, classify(err))
 	}
 	v, err := cellib.Native(out)
 	if err != nil {
 		return nil, classify(err)
 	}
 	return v, nil
+}
+
+// UnsetError is the pending error of an expression that reads nothing but
+// the instance, and a field of it the instance does not set (and its schema
+// gives no default): only the instance's author can supply it.
+type UnsetError struct {
+	// Expression is the expression's source, without ${}.
+	Expression string
+	// Field is the path of the missing field in the instance.
+	Field expr.Path
+}
+
+func (e *UnsetError) Error() string {
+	return fmt.Sprintf("${%s} reads %s, which the instance does not set and its schema gives no default", e.Expression, e.Field)
+}
+
+// Unwrap makes an UnsetError pending: setting the field resolves it.
+func (e *UnsetError) Unwrap() error { return ErrPending }
+
+// unset turns a pending error of an expression that reads only the
+// instance into an UnsetError naming the field missing from it. CEL names
+// only the key it did not find ("no such key: tags"), so the field must
+// end at that key; otherwise err is returned as it is.
+func (s *Scope) unset(e *graph.Expression, err error) error {
+	if len(e.InstanceFields) == 0 || !errors.Is(err, ErrPending) {
+		return err
+	}
+	const noKey = "no such key: "
+	msg := err.Error()
+	i := strings.Index(msg, noKey)
+	if i < 0 {
+		return err
+	}
+	key := strings.TrimSuffix(msg[i+len(noKey):], ": "+ErrPending.Error())
+	for _, p := range e.InstanceFields {
+		if missing, ok := firstMissing(s.vars[graph.SchemaVar], p); ok && missing[len(missing)-1].Key == key {
+			return &UnsetError{Expression: e.Source, Field: missing}
+		}
+	}
+	return err
+}
+
+// firstMissing returns the part of p up to the first key v does not have.
+// ok is false when everything along p is there, or when p passes through
+// something other than an object.
+func firstMissing(v any, p expr.Path) (expr.Path, bool) {
+	for i, step := range p {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return nil, false
+		}
+		next, found := m[step.Key]
+		if !found {
+			return p[:i+1], true
+		}
+		v = next
+	}
+	return nil, false
 }
 
 // classify marks errors caused by missing data as pending.

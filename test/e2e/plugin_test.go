@@ -20,6 +20,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -175,6 +176,28 @@ spec:
       data: {ip: "${svc.spec.clusterIP}"}
 `
 
+// unsetRGD's template reads spec.team, which has no default, and divides
+// by spec.shares.
+const unsetRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: teamconfig}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: TeamConfig
+    spec: {name: string, team: string, shares: integer | default=4}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${schema.spec.name}
+        labels: {team: "${schema.spec.team}"}
+      data: {share: "${string(100 / schema.spec.shares)}"}
+`
+
 func TestPlugin(t *testing.T) {
 	const ns = "plugin"
 	f := features.New("kubectl kro explains instances").
@@ -273,6 +296,52 @@ func TestPlugin(t *testing.T) {
 				t.Errorf("tree of the blocked instance: %v\n%s", err, tree)
 			}
 			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
+			return ctx
+		}).
+		Assess("a field the instance does not set is named, by the agent and the plugin", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, unsetRGD)
+			c.waitRGDActive(t, "teamconfig")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: TeamConfig, metadata: {name: loose, namespace: %s}, spec: {name: loose}}", ns))
+			const field = "metadata.labels.team: ${schema.spec.team} reads spec.team, which the instance does not set"
+			const named = "config: " + field
+			eventually(t, 20*time.Second, "GraphResolved to name the unset field", func() (bool, string) {
+				u, err := c.get(t, "kro.run/v1alpha1", "TeamConfig", ns, "loose")
+				if err != nil {
+					return false, err.Error()
+				}
+				cond := condition(u, v1alpha1.ConditionGraphResolved)
+				state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+				return cond != nil && cond.Status == metav1.ConditionUnknown && cond.Reason == v1alpha1.ReasonFieldUnset &&
+					strings.HasPrefix(cond.Message, named) && state == string(v1alpha1.InstanceInProgress), state + " " + conditionSummary(u)
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "teamconfig", "loose", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) {
+				t.Errorf("why-not-ready exit: %v, want not ready", err)
+			}
+			for _, want := range []string{"Root cause: TeamConfig/loose does not set a field its resources are rendered from", named, "kubectl edit teamconfig loose -n " + ns} {
+				if !strings.Contains(out, want) {
+					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
+				}
+			}
+			if tree, err := kro(t, cfg, nil, "tree", "teamconfig", "loose", "-n", ns); err != nil || !strings.Contains(tree, "not created yet: the instance does not set spec.team") {
+				t.Errorf("tree: %v\n%s", err, tree)
+			}
+			// dry-run: pending on the unset field; invalid, and exit 1, on a
+			// value the template cannot be rendered from.
+			file := t.TempDir() + "/teamconfig.yaml"
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: TeamConfig, metadata: {name: loose, namespace: %s}, spec: {name: loose}}", ns))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err != nil || !strings.Contains(out, "config: ConfigMap "+ns+"/loose PENDING\n  "+field) {
+				t.Errorf("dry-run of the instance without spec.team: %v\n%s", err, out)
+			}
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: TeamConfig, metadata: {name: loose, namespace: %s}, spec: {name: loose, team: a, shares: 0}}", ns))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(out, "config: ConfigMap "+ns+"/loose INVALID") || !strings.Contains(out, "division by zero") {
+				t.Errorf("dry-run of shares: 0: %v, want invalid\n%s", err, out)
+			}
+			// Setting the field is all it takes.
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: TeamConfig, metadata: {name: loose, namespace: %s}, spec: {name: loose, team: a}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "TeamConfig", ns, "loose", v1alpha1.InstanceActive)
+			c.delete(t, "kro.run/v1alpha1", "TeamConfig", ns, "loose")
 			return ctx
 		}).
 		Assess("why-not-ready on a suspended instance", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

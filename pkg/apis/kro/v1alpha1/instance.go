@@ -47,6 +47,7 @@ const (
 	ReasonResourceNotReady  = "ResourceNotReady"
 	ReasonResourceDeleting  = "ResourceDeleting"
 	ReasonWaitingForInput   = "WaitingForDependency"
+	ReasonFieldUnset        = "InstanceFieldUnset"
 	ReasonApplyFailed       = "ApplyFailed"
 	ReasonSuspended         = "Suspended"
 	ReasonDeleting          = "Deleting"
@@ -105,6 +106,14 @@ func (s *InstanceStatus) MarkGraphResolved() {
 // are not ready; not an error.
 func (s *InstanceStatus) MarkGraphPending(msg string) {
 	s.manager.MarkUnknown(ConditionGraphResolved, ReasonWaitingForInput, "%s", msg)
+}
+
+// MarkInstanceFieldUnset records resources not rendered because an
+// expression reads a field the instance does not set. It stays Unknown, as
+// any input not there yet (and as kro reports it): setting the field
+// resolves it.
+func (s *InstanceStatus) MarkInstanceFieldUnset(msg string) {
+	s.manager.MarkUnknown(ConditionGraphResolved, ReasonFieldUnset, "%s", msg)
 }
 
 // MarkGraphUnresolved records an instance whose resources cannot be
