@@ -192,11 +192,28 @@ func (c *cluster) mapping(kind string) (*meta.RESTMapping, error) {
 	if gvr == nil || err != nil {
 		gvk, err = c.mapper.KindFor(gr.WithVersion(""))
 	}
+	if meta.IsNoMatchError(err) {
+		return nil, &unknownKindError{kind: kind, err: err}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("the server has no kind %q: %w", kind, err)
+		return nil, fmt.Errorf("looking up kind %q: %w", kind, err)
 	}
 	return c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 }
+
+// unknownKindError is a KIND argument the server does not serve. The
+// mapper's own words ("no matches for /, Resource=x") tell a user nothing
+// more, so they are kept only for errors.Is.
+type unknownKindError struct {
+	kind string
+	err  error
+}
+
+func (e *unknownKindError) Error() string {
+	return fmt.Sprintf("the server has no kind %q (kubectl api-resources lists the kinds it serves)", e.kind)
+}
+
+func (e *unknownKindError) Unwrap() error { return e.err }
 
 var rgdGVR = v1alpha1.GroupVersion.WithResource("resourcegraphdefinitions")
 
