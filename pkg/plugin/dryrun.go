@@ -364,7 +364,7 @@ func printPlan(w io.Writer, plan []PlannedResource) {
 	for _, p := range plan {
 		name := p.Kind
 		if p.Name != "" {
-			name += " " + strings.TrimPrefix(p.Namespace+"/", "/") + p.Name
+			name += " " + objectName(p.Namespace, p.Name)
 		}
 		if p.Cluster != "" {
 			name += " in cluster " + p.Cluster

@@ -54,6 +54,9 @@ type Row struct {
 	Created *metav1.Time `json:"created,omitempty"`
 
 	object *unstructured.Unstructured
+	// blocking says, for an externalRef the instance waits for, why:
+	// "does not exist", "cannot be read" or "is not ready".
+	blocking string
 }
 
 // Tree is an instance and what it manages, in topological order.
@@ -344,7 +347,10 @@ func (c *cluster) externalRows(ctx context.Context, n *graph.Node, scope *resolv
 	row.Name, row.Namespace = target.Name, target.Namespace
 	u, err := client.Get(ctx, target.Name, metav1.GetOptions{})
 	if err != nil {
-		row.Reason = "external; " + err.Error()
+		row.Reason, row.blocking = "external; "+err.Error(), "cannot be read"
+		if apierrors.IsNotFound(err) {
+			row.blocking = "does not exist"
+		}
 		return []Row{row}
 	}
 	return []Row{externalObjectRow(row, n, u, scope)}
@@ -355,7 +361,7 @@ func externalObjectRow(row Row, n *graph.Node, u *unstructured.Unstructured, sco
 	row.Created = ptrTime(u.GetCreationTimestamp())
 	row.object = u
 	if v := resolve.Ready(n, u.Object, scope); !v.Ready {
-		row.Reason = "external; " + v.Reason
+		row.Reason, row.blocking = "external; "+v.Reason, "is not ready"
 	} else {
 		row.Reason = "external; read, never written"
 	}

@@ -132,7 +132,10 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	where := c.members(s)
 	for i := range tree.Rows {
 		r := &tree.Rows[i]
-		if r.Ready != VerdictNotReady && r.Ready != VerdictMissing && r.Ready != VerdictDeleting && !(r.Ready == VerdictExternal && strings.Contains(r.Reason, "not found")) {
+		if r.Ready == VerdictExternal && r.blocking != "" {
+			return externalDiagnosis(ctx, r, s, where)
+		}
+		if r.Ready != VerdictNotReady && r.Ready != VerdictMissing && r.Ready != VerdictDeleting {
 			continue
 		}
 		verdict := strings.ToLower(r.Ready)
@@ -182,6 +185,29 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	return d
 }
 
+// externalDiagnosis explains an instance waiting for an object an
+// externalRef reads: someone else's, which kro-agent never creates or
+// changes.
+func externalDiagnosis(ctx context.Context, r *Row, s *subject, where *cluster) *Diagnosis {
+	d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("external resource %s (%s) %s", r.NodeID, strings.TrimSpace(r.Kind+" "+objectName(r.Namespace, r.Name)), r.blocking)}
+	if s.placement != nil {
+		d.Cause += " in cluster " + s.placement.Cluster
+	}
+	d.Details = append(d.Details, strings.TrimPrefix(r.Reason, "external; "))
+	if r.object != nil {
+		d.Events = where.recentEvents(ctx, r.object)
+	}
+	switch r.blocking {
+	case "does not exist":
+		d.Advice = "kro-agent reads it and never creates it: whoever owns it must, or the instance must name one that exists; kro-agent watches for it and goes on as soon as it is there"
+	case "is not ready":
+		d.Advice = "kro-agent reads it and never changes it: whoever owns it must bring it to what its readyWhen above asks; kro-agent watches it and goes on as soon as it is"
+	default:
+		d.Advice = "kro-agent's role needs get, list and watch on its kind (see the README); the error above is what the API server answered"
+	}
+	return d
+}
+
 // creationBlocked returns the instance's condition that says why kro-agent
 // could not create a resource, and what to do about it: its apply refused
 // by the API server, or a template its values cannot render.
@@ -193,6 +219,11 @@ func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string
 		return c, "a template cannot be rendered from the instance's values; fix the instance's spec or the RGD"
 	}
 	return nil, ""
+}
+
+// objectName is namespace/name, or name for a cluster-scoped object.
+func objectName(namespace, name string) string {
+	return strings.TrimPrefix(namespace+"/", "/") + name
 }
 
 // recentEvents returns the last few Events about an object.

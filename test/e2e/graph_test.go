@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -402,6 +403,11 @@ func TestExternalRef(t *testing.T) {
 				_, err := c.get(t, "v1", "ConfigMap", ns, "billing-settings")
 				return err == nil
 			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "configuredapp", "billing", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "Root cause: external resource platform (ConfigMap external/platform-settings) does not exist") ||
+				!strings.Contains(out, "kro-agent reads it and never creates it") {
+				t.Errorf("why-not-ready of an instance waiting for its externalRef: %v\n%s", err, out)
+			}
 			return ctx
 		}).
 		Assess("once it exists, the dependent reads it; the external object is untouched", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -435,9 +441,54 @@ func TestExternalRef(t *testing.T) {
 			c.mustGet(t, "v1", "ConfigMap", ns, "platform-settings")
 			return ctx
 		}).
+		Assess("an external object that is not ready is what the instance waits for", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, externalGateRGD)
+			c.waitRGDActive(t, "externalgate")
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: gate, namespace: %s}, data: {open: 'no'}}", ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ExternalGate, metadata: {name: g, namespace: %s}, spec: {name: g}}", ns))
+			var out string
+			var err error
+			eventually(t, 10*time.Second, "why-not-ready to point at the gate", func() (bool, string) {
+				out, err = kro(t, cfg, nil, "why-not-ready", "externalgate", "g", "-n", ns)
+				return strings.Contains(out, "Root cause: external resource gate (ConfigMap external/gate) is not ready"), out
+			})
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "open") || !strings.Contains(out, "never changes it") {
+				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: gate, namespace: %s}, data: {open: 'yes'}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "ExternalGate", ns, "g", v1alpha1.InstanceActive)
+			c.delete(t, "kro.run/v1alpha1", "ExternalGate", ns, "g")
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
+
+// externalGateRGD waits for someone else's ConfigMap gate to say open: yes.
+const externalGateRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: externalgate}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ExternalGate
+    spec: {name: string}
+  resources:
+  - id: gate
+    externalRef:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: gate}
+    readyWhen: ["${gate.data.?open.orValue('') == 'yes'}"]
+  - id: app
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.name}-app"}
+      data: {gate: "${gate.data.open}"}
+`
 
 // teamRGD reads two external collections of ConfigMaps, as kro v0.9 RGDs
 // write them: one selected by a requirement whose value comes from the
