@@ -59,6 +59,15 @@ type Row struct {
 	blocking string
 }
 
+// node is the row's node id, with the item's index in a collection:
+// workers[2].
+func (r Row) node() string {
+	if r.Index == nil {
+		return r.NodeID
+	}
+	return fmt.Sprintf("%s[%d]", r.NodeID, *r.Index)
+}
+
 // Tree is an instance and what it manages, in topological order.
 type Tree struct {
 	Instance Row `json:"instance"`
@@ -125,9 +134,14 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		case len(members[n.ID]) == 0:
 			t.Rows = append(t.Rows, absentRow(n, scope, d, kind, inst.GetNamespace()))
 		default:
+			rows := make([]Row, 0, len(members[n.ID]))
 			for _, u := range members[n.ID] {
-				t.Rows = append(t.Rows, objectRow(n, u, scope, d))
+				rows = append(rows, objectRow(n, u, scope, d))
 			}
+			if n.IsCollection() {
+				rows = withMissingItems(rows, n, scope, d, kind, inst.GetNamespace())
+			}
+			t.Rows = append(t.Rows, rows...)
 		}
 	}
 	return t, nil
@@ -264,23 +278,62 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 			row.Ready, row.Reason = VerdictReady, "empty collection"
 		}
 	default:
-		row.Reason = "expected by the graph but does not exist"
-		if n.Kind == nil {
-			break
-		}
-		obj, err := resolve.Render(n, scope)
-		switch {
-		case err == nil:
-			u := unstructured.Unstructured{Object: obj}
-			row.Name, row.Namespace = u.GetName(), u.GetNamespace()
-			if row.Namespace == "" && n.Kind.Namespaced {
-				row.Namespace = instanceNamespace
-			}
-		case errors.Is(err, resolve.ErrPending):
-			row.Reason = notCreatedYet(err)
-		}
+		nameMissing(&row, n, scope, instanceNamespace)
 	}
 	return row
+}
+
+// nameMissing names the object a node (or one item of it, in scope)
+// expects and that does not exist, when its template renders.
+func nameMissing(row *Row, n *graph.Node, scope *resolve.Scope, instanceNamespace string) {
+	row.Reason = "expected by the graph but does not exist"
+	if n.Kind == nil {
+		return
+	}
+	obj, err := resolve.Render(n, scope)
+	switch {
+	case err == nil:
+		u := unstructured.Unstructured{Object: obj}
+		row.Name, row.Namespace = u.GetName(), u.GetNamespace()
+		if row.Namespace == "" && n.Kind.Namespaced {
+			row.Namespace = instanceNamespace
+		}
+	case errors.Is(err, resolve.ErrPending):
+		row.Reason = notCreatedYet(err)
+	}
+}
+
+// withMissingItems adds, to the rows of a collection some of whose
+// objects exist, a Missing row for each item whose object does not (one
+// just added to its list, one the API server refuses), in index order.
+func withMissingItems(rows []Row, n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNamespace string) []Row {
+	items, err := resolve.Expand(n, scope, math.MaxInt)
+	if err != nil {
+		return rows
+	}
+	present := map[int]bool{}
+	for _, r := range rows {
+		if r.Index != nil {
+			present[*r.Index] = true
+		}
+	}
+	missing := false
+	for _, item := range items {
+		if present[item.Index] {
+			continue
+		}
+		index := item.Index
+		row := Row{NodeID: n.ID, Depth: depth, Index: &index, Kind: kind, Ready: VerdictMissing}
+		nameMissing(&row, n, item.Scope, instanceNamespace)
+		rows = append(rows, row)
+		missing = true
+	}
+	if missing {
+		sort.SliceStable(rows, func(a, b int) bool {
+			return rows[a].Index != nil && rows[b].Index != nil && *rows[a].Index < *rows[b].Index
+		})
+	}
+	return rows
 }
 
 // notCreatedYet says why an object whose template cannot be rendered yet

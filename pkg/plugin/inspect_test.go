@@ -86,3 +86,53 @@ spec:
 		})
 	}
 }
+
+// A collection some of whose objects exist lists the others as missing, by
+// the name each would have, in index order.
+func TestMissingItemsAreListed(t *testing.T) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := yaml.Unmarshal([]byte(`
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: names}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Names
+    spec: {names: "[]string"}
+  resources:
+  - id: named
+    forEach:
+    - name: ${schema.spec.names}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${name}"}
+`), rgd); err != nil {
+		t.Fatal(err)
+	}
+	builtin, _ := kinds.Builtin()
+	g, err := graph.Compile(rgd, graph.Options{Resolver: builtin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := map[string]any{"metadata": map[string]any{"name": "n", "namespace": "ns"}, "spec": map[string]any{"names": []any{"x", "y", "z"}}}
+	zero, two := 0, 2
+	rows := []Row{
+		{NodeID: "named", Index: &zero, Kind: "ConfigMap", Name: "x", Ready: VerdictReady},
+		{NodeID: "named", Index: &two, Kind: "ConfigMap", Name: "z", Ready: VerdictReady},
+	}
+	got := withMissingItems(rows, g.Node("named"), resolve.NewScope(g, inst), 1, "ConfigMap", "ns")
+	if len(got) != 3 {
+		t.Fatalf("rows = %+v, want 3", got)
+	}
+	for i, want := range []struct{ name, ready string }{{"x", VerdictReady}, {"y", VerdictMissing}, {"z", VerdictReady}} {
+		r := got[i]
+		if r.Index == nil || *r.Index != i || r.Name != want.name || r.Ready != want.ready {
+			t.Errorf("row %d = %s %s %s, want %s %s", i, r.node(), r.Name, r.Ready, want.name, want.ready)
+		}
+	}
+	if got[1].Namespace != "ns" || got[1].Reason != "expected by the graph but does not exist" {
+		t.Errorf("missing row = %+v", got[1])
+	}
+}

@@ -46,10 +46,7 @@ func (c *cluster) expandNested(ctx context.Context, t *Tree, level int) {
 			continue
 		}
 		t.Requests += sub.Requests
-		prefix := r.NodeID
-		if r.Index != nil {
-			prefix = fmt.Sprintf("%s[%d]", r.NodeID, *r.Index)
-		}
+		prefix := r.node()
 		hasParent := map[string]bool{}
 		for _, e := range sub.edges {
 			hasParent[e[1]] = true

@@ -142,7 +142,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		if r.Ready == VerdictDeleting {
 			verdict = "being deleted"
 		}
-		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) is %s", r.NodeID, strings.TrimSpace(r.Kind+" "+r.Name), verdict)}
+		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) is %s", r.node(), strings.TrimSpace(r.Kind+" "+r.Name), verdict)}
 		if r.Reason != "" {
 			d.Details = append(d.Details, r.Reason)
 		}
@@ -189,7 +189,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 // externalRef reads: someone else's, which kro-agent never creates or
 // changes.
 func externalDiagnosis(ctx context.Context, r *Row, s *subject, where *cluster) *Diagnosis {
-	d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("external resource %s (%s) %s", r.NodeID, strings.TrimSpace(r.Kind+" "+objectName(r.Namespace, r.Name)), r.blocking)}
+	d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("external resource %s (%s) %s", r.node(), strings.TrimSpace(r.Kind+" "+objectName(r.Namespace, r.Name)), r.blocking)}
 	if s.placement != nil {
 		d.Cause += " in cluster " + s.placement.Cluster
 	}

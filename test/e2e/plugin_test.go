@@ -344,6 +344,31 @@ func TestPlugin(t *testing.T) {
 			c.delete(t, "kro.run/v1alpha1", "TeamConfig", ns, "loose")
 			return ctx
 		}).
+		Assess("an item a collection cannot create shows as missing", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			pool := "{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: growing, namespace: %s}, spec: {queues: %s}}"
+			c.apply(t, fmt.Sprintf(pool, ns, "[a]"))
+			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "growing", v1alpha1.InstanceActive)
+			// The second item's name is not a valid object name.
+			c.apply(t, fmt.Sprintf(pool, ns, "[a, B_b]"))
+			var out string
+			var err error
+			eventually(t, 20*time.Second, "why-not-ready to name the refused item", func() (bool, string) {
+				out, err = kro(t, cfg, nil, "why-not-ready", "workerpool", "growing", "-n", ns)
+				return strings.Contains(out, "Root cause: resource workers[1] (Deployment growing-B_b-eu) is missing"), out
+			})
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "ApplyFailed") {
+				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
+			tree, err := kro(t, cfg, nil, "tree", "workerpool", "growing", "-n", ns)
+			lines := strings.Split(tree, "\n")
+			if err != nil || len(lines) < 4 || !strings.Contains(lines[2], "workers[0]") || !strings.Contains(lines[3], "workers[1]") ||
+				!strings.Contains(lines[3], "Deployment/growing-B_b-eu") || !strings.Contains(lines[3], "Missing") {
+				t.Errorf("tree: %v\n%s", err, tree)
+			}
+			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "growing")
+			return ctx
+		}).
 		Assess("why-not-ready on a suspended instance", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			patch := []byte(`{"metadata":{"annotations":{"kro.run/reconcile":"suspended"}}}`)
