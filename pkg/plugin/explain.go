@@ -31,7 +31,7 @@ var meanings = map[string]string{
 var reasonMeanings = map[string]string{
 	v1alpha1.ReasonWaitingForInput:      "a resource waits for a dependency to become ready or for a value that does not exist yet",
 	v1alpha1.ReasonFieldUnset:           "a resource template reads a field the instance does not set and its schema gives no default; set it on the instance",
-	v1alpha1.ReasonResourceNotReady:     "a resource exists but its readyWhen is not met yet",
+	v1alpha1.ReasonResourceNotReady:     "a resource is not ready yet: its readyWhen is not met, or it is not created until its inputs are there (the message names it)",
 	v1alpha1.ReasonApplyFailed:          "the API server refused a write; kro-agent retries with backoff",
 	v1alpha1.ReasonResolveFailed:        "an expression fails on the instance's values; change the instance spec",
 	v1alpha1.ReasonGraphNotAccepted:     "the instance's RGD has no valid graph: nothing is applied or deleted for it until the RGD is fixed",
