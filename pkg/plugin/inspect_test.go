@@ -11,13 +11,9 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
-// A collection none of whose items exist says why: how many it should have,
-// that it waits for a field of the instance or for a resource, that its
-// forEach fails, or that it has none to have. The
-// agent's limit on items is not the plugin's to apply.
-func TestAbsentCollectionsSayWhy(t *testing.T) {
-	rgd := &v1alpha1.ResourceGraphDefinition{}
-	if err := yaml.Unmarshal([]byte(`
+// gridRGD has collections whose lists come from the instance, from another
+// collection, and from an expression that can fail.
+const gridRGD = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
 metadata: {name: grid}
@@ -56,7 +52,13 @@ spec:
       apiVersion: v1
       kind: ConfigMap
       metadata: {name: "${schema.metadata.name}-${string(i)}"}
-`), rgd); err != nil {
+`
+
+// compileGrid compiles gridRGD against the built-in kinds.
+func compileGrid(t *testing.T) *graph.Graph {
+	t.Helper()
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := yaml.Unmarshal([]byte(gridRGD), rgd); err != nil {
 		t.Fatal(err)
 	}
 	builtin, _ := kinds.Builtin()
@@ -64,6 +66,15 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g
+}
+
+// A collection none of whose items exist says why: how many it should have,
+// that it waits for a field of the instance or for a resource, that its
+// forEach fails, or that it has none to have. The agent's limit on items is
+// not the plugin's to apply.
+func TestAbsentCollectionsSayWhy(t *testing.T) {
+	g := compileGrid(t)
 	for _, tc := range []struct {
 		name         string
 		spec         map[string]any
@@ -90,32 +101,7 @@ spec:
 // A collection some of whose objects exist lists the others as missing, by
 // the name each would have, in index order.
 func TestMissingItemsAreListed(t *testing.T) {
-	rgd := &v1alpha1.ResourceGraphDefinition{}
-	if err := yaml.Unmarshal([]byte(`
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: names}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Names
-    spec: {names: "[]string"}
-  resources:
-  - id: named
-    forEach:
-    - name: ${schema.spec.names}
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata: {name: "${name}"}
-`), rgd); err != nil {
-		t.Fatal(err)
-	}
-	builtin, _ := kinds.Builtin()
-	g, err := graph.Compile(rgd, graph.Options{Resolver: builtin})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := compileGrid(t)
 	inst := map[string]any{"metadata": map[string]any{"name": "n", "namespace": "ns"}, "spec": map[string]any{"names": []any{"x", "y", "z"}}}
 	zero, two := 0, 2
 	rows := []Row{
