@@ -326,8 +326,7 @@ func unrenderable(errs []error) (action, reason string) {
 		}
 	}
 	for _, err := range errs {
-		var unset *resolve.UnsetError
-		if errors.As(err, &unset) {
+		if errors.Is(err, resolve.ErrUnset) {
 			return ActionPending, err.Error()
 		}
 	}

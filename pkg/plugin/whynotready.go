@@ -120,10 +120,10 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	if d := placementDiagnosis(s, instRef); d != nil {
 		return d
 	}
-	if c := findCondition(inst, v1alpha1.ConditionGraphResolved); c != nil && c.Reason == v1alpha1.ReasonFieldUnset {
+	if cond := findCondition(inst, v1alpha1.ConditionGraphResolved); cond != nil && cond.Reason == v1alpha1.ReasonFieldUnset {
 		return &Diagnosis{
 			Cause:   instRef + " does not set a field its resources are rendered from",
-			Details: []string{fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)},
+			Details: []string{fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message)},
 			Advice: fmt.Sprintf("set the field on the instance (kubectl edit %s %s%s), or give it a default in ResourceGraphDefinition %s's schema (| default=...); kro-agent goes on as soon as it is there",
 				strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace()), s.rgd.Name),
 		}

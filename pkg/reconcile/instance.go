@@ -281,8 +281,7 @@ func (r *run) note(n *graph.Node, err error) bool {
 		if r.pending != "" {
 			break
 		}
-		var unset *resolve.UnsetError
-		if r.unset = errors.As(err, &unset); r.unset {
+		if r.unset = errors.Is(err, resolve.ErrUnset); r.unset {
 			// Nothing but the instance's author can supply it.
 			r.pending = fmt.Sprintf("%s: %v", n.ID, err)
 		} else {

@@ -23,6 +23,10 @@ var absent = cellib.Absent
 // a reason to wait, not a failure.
 var ErrPending = errors.New("input not available yet")
 
+// ErrUnset is wrapped by the pending errors of a field the instance does
+// not set (UnsetError): only the instance's author can supply it.
+var ErrUnset = fmt.Errorf("a field of the instance is not set: %w", ErrPending)
+
 // Scope holds the values of the names expressions may read.
 type Scope struct {
 	vars map[string]any
@@ -127,8 +131,9 @@ func (e *UnsetError) Error() string {
 	return fmt.Sprintf("${%s} reads %s, which the instance does not set and its schema gives no default", e.Expression, e.Field)
 }
 
-// Unwrap makes an UnsetError pending: setting the field resolves it.
-func (e *UnsetError) Unwrap() error { return ErrPending }
+// Unwrap makes an UnsetError ErrUnset, and so pending: setting the field
+// resolves it.
+func (e *UnsetError) Unwrap() error { return ErrUnset }
 
 // unset turns a pending error of an expression that reads only the
 // instance into an UnsetError naming the field missing from it. CEL names
