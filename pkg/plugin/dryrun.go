@@ -227,14 +227,13 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 				size = len(items)
 			}
 			ownership.AddManagedLabels(u, owner, id, ownership.Item{NodeID: n.ID, Index: item.Index, Size: size})
-			if unplaced != "" {
-				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionPending, Reason: unplaced, Object: u.Object})
-				observed = append(observed, u.Object)
-				continue
+			uncheckedWhy := unplaced
+			if creator, ok := newNamespaces[u.GetNamespace()]; ok && n.Kind.Namespaced && uncheckedWhy == "" {
+				uncheckedWhy = fmt.Sprintf("namespace %s is created by %s first; a dry run cannot check objects in it before it exists", u.GetNamespace(), creator)
 			}
-			if creator, ok := newNamespaces[u.GetNamespace()]; ok && n.Kind.Namespaced {
-				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionPending,
-					Reason: fmt.Sprintf("namespace %s is created by %s first; a dry run cannot check objects in it before it exists", u.GetNamespace(), creator), Object: u.Object})
+			if uncheckedWhy != "" {
+				action, reason := unchecked(uncheckedWhy, unresolved)
+				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action, Reason: reason, Object: u.Object})
 				observed = append(observed, u.Object)
 				continue
 			}
@@ -320,17 +319,39 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 // instance does not set waits for its author; anything else waits for
 // other resources.
 func unrenderable(errs []error) (action, reason string) {
+	if action, reason, ok := stoppedByInstance(errs); ok {
+		return action, reason
+	}
+	return ActionPending, "some values wait on other resources' status; they are filled in once those exist"
+}
+
+// unchecked is what the plan says of an object a dry run cannot send to a
+// cluster (why), some of whose fields may fail to render (errs). What the
+// instance's own values decide comes first: an invalid object is invalid
+// wherever it would go, and an unset field waits for the instance's author
+// whether or not the instance is placed.
+func unchecked(why string, errs []error) (action, reason string) {
+	if action, reason, ok := stoppedByInstance(errs); ok {
+		return action, reason
+	}
+	return ActionPending, why
+}
+
+// stoppedByInstance finds, among the render errors of an object (errs), one
+// the instance's values decide, whatever else the object waits for: an
+// expression that fails on them, or a field the instance does not set.
+func stoppedByInstance(errs []error) (action, reason string, ok bool) {
 	for _, err := range errs {
 		if !errors.Is(err, resolve.ErrPending) {
-			return ActionInvalid, "cannot be rendered from the instance's values: " + err.Error()
+			return ActionInvalid, "cannot be rendered from the instance's values: " + err.Error(), true
 		}
 	}
 	for _, err := range errs {
 		if errors.Is(err, resolve.ErrUnset) {
-			return ActionPending, err.Error()
+			return ActionPending, err.Error(), true
 		}
 	}
-	return ActionPending, "some values wait on other resources' status; they are filled in once those exist"
+	return "", "", false
 }
 
 // diff is a unified diff of two objects' YAML, without the fields the API

@@ -687,7 +687,7 @@ spec:
     apiVersion: v1alpha1
     kind: Tenant
     scope: Cluster
-    spec: {namespace: string}
+    spec: {namespace: string, teams: "integer | default=1"}
     status:
       namespace: ${ns.metadata.name}
   resources:
@@ -698,7 +698,7 @@ spec:
         apiVersion: v1
         kind: ConfigMap
         metadata: {name: settings, namespace: "${ns.metadata.name}"}
-        data: {tenant: "${schema.metadata.name}"}
+        data: {tenant: "${schema.metadata.name}", share: "${string(100 / schema.spec.teams)}"}
 `
 
 func TestClusterScopedInstances(t *testing.T) {
@@ -747,6 +747,15 @@ func TestClusterScopedInstances(t *testing.T) {
 			if len(plan) != 2 || plan[0].Action != plugin.ActionCreate || plan[1].Action != plugin.ActionPending ||
 				!strings.Contains(plan[1].Reason, "namespace beta-space is created by ns first") {
 				t.Errorf("dry-run of a cluster-scoped instance:\n%s", preview)
+			}
+			// The instance's own values decide first: a ConfigMap that cannot
+			// be rendered from them is invalid, wherever it would go.
+			writeFile(t, file, "{apiVersion: kro.run/v1alpha1, kind: Tenant, metadata: {name: beta}, spec: {namespace: beta-space, teams: 0}}")
+			preview, err = kro(t, cfg, nil, "dry-run", "-f", file, "-o", "json")
+			plan = nil
+			if jsonErr := json.Unmarshal([]byte(preview), &plan); !errors.Is(err, plugin.ErrInvalid) || jsonErr != nil || len(plan) != 2 ||
+				plan[1].Action != plugin.ActionInvalid || !strings.Contains(plan[1].Reason, "division by zero") {
+				t.Errorf("dry-run of a tenant with no teams: %v, want invalid\n%s", err, preview)
 			}
 			c.delete(t, "kro.run/v1alpha1", "Tenant", "", "acme")
 			eventually(t, 60*time.Second, "the instance and its Namespace to be gone", func() (bool, string) {

@@ -1,0 +1,39 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kro-agent/kro-agent/pkg/resolve"
+)
+
+// An object a dry run cannot send to a cluster (its instance is not placed
+// yet, or its namespace is created by the plan) is still invalid when the
+// instance's values make it so, and still names a field the instance does
+// not set; only what waits for other resources takes the other reason.
+func TestUncheckedObjectsSayWhatTheInstanceDecides(t *testing.T) {
+	const why = "the agent places the instance first"
+	waiting := fmt.Errorf("deploy is not observed: %w", resolve.ErrPending)
+	unset := &resolve.UnsetError{Expression: "schema.spec.team"}
+	failing := errors.New("division by zero")
+	for _, tc := range []struct {
+		name       string
+		errs       []error
+		wantAction string
+		wantReason string
+	}{
+		{"renders", nil, ActionPending, why},
+		{"waits for another resource", []error{waiting}, ActionPending, why},
+		{"fails on the instance's values", []error{waiting, failing}, ActionInvalid, "division by zero"},
+		{"reads a field the instance does not set", []error{waiting, unset}, ActionPending, unset.Error()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			action, reason := unchecked(why, tc.errs)
+			if action != tc.wantAction || !strings.Contains(reason, tc.wantReason) {
+				t.Errorf("unchecked = %s, %q; want %s, containing %q", action, reason, tc.wantAction, tc.wantReason)
+			}
+		})
+	}
+}
