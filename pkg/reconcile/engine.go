@@ -152,6 +152,9 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		return nil, err
 	}
 	e.local = &target{client: opts.Dynamic, mapper: opts.Mapper, externals: externals}
+	if e.local.admission, err = newAdmissionWatch(opts.Config, opts.Mapper, e.retryRefused, opts.Log); err != nil {
+		return nil, err
+	}
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""))
 	if opts.Clusters != nil {
 		opts.Clusters.Watch(e.clusterChanged)
@@ -169,6 +172,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.ctx = ctx
 	e.mu.Unlock()
 	defer e.stopInformers()
+	e.local.admission.start()
 	go wait.Until(e.dropUnusedClusters, e.opts.UnusedClusterTimeout/2, ctx.Done())
 	// Reconciles in flight when the agent is asked to stop run to the end
 	// on a context the stop does not cancel; a write cut in half would
@@ -340,6 +344,11 @@ func (e *Engine) instanceEvent(gvk schema.GroupVersionKind, obj any, update bool
 }
 
 func (e *Engine) enqueue(key InstanceKey) { e.queue.Add(key) }
+
+// retryRefused tries an instance refused by admission again once a change
+// of the admission configuration has had time to take effect. Its backoff
+// is kept: refused again, it waits as its next refusal would have.
+func (e *Engine) retryRefused(key InstanceKey) { e.queue.AddAfter(key, admissionSettle) }
 
 func (e *Engine) enqueueInstance(gvk schema.GroupVersionKind, obj any) {
 	m, ok := heldMeta(obj)

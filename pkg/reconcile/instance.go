@@ -126,7 +126,9 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	r.lookWherePlaced()
 	r.recorded = r.recordedKinds()
 	if inst.GetDeletionTimestamp() != nil {
-		return r.delete(ctx, status)
+		res, err := r.delete(ctx, status)
+		r.t.admission.note(key, err)
+		return res, err
 	}
 	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
 		status.MarkSuspended()
@@ -187,6 +189,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		status.MarkGraphUnresolved(fmt.Errorf("projecting status: %w", projErr))
 	}
 	status.ComputeState(false, r.applyErr != nil)
+	r.t.admission.note(r.key, r.applyErr)
 	if err := r.writeStatus(ctx, status, projected); err != nil {
 		return result{}, err
 	}

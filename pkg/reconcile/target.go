@@ -45,6 +45,9 @@ type target struct {
 	// workload cluster the target (followCRDs) until stopCRDs.
 	crds     *kinds.CRDs
 	stopCRDs context.CancelFunc
+	// admission follows the cluster's admission configuration, to retry
+	// the instances whose writes it refused once it changes.
+	admission *admissionWatch
 
 	// Remote targets only: graphs are type-checked again against the
 	// cluster's own kinds, and namespaces are created as needed.
@@ -193,6 +196,7 @@ func (t *target) stopInformers() {
 	if t.stopCRDs != nil {
 		t.stopCRDs()
 	}
+	t.admission.stopWatching()
 }
 
 // ref names a member of an instance in this cluster.
@@ -339,6 +343,11 @@ func (e *Engine) remoteTarget(entry clusters.Entry) (*target, error) {
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}
 	t.followCRDs(func(rgds sets.Set[string]) { e.requeuePlaced(entry.Name, rgds) })
+	if t.admission, err = newAdmissionWatch(entry.Config, t.mapper, e.retryRefused, e.opts.Log.WithValues("cluster", entry.Name)); err != nil {
+		t.stopInformers()
+		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
+	}
+	t.admission.start()
 	e.remote[entry.Name] = t
 	return t, nil
 }

@@ -316,6 +316,23 @@ func TestPlacement(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("an instance a policy of the workload cluster refuses is tried again once the policy changes there", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// A graph of one ConfigMap: nothing else of the instance changes
+			// on the workload cluster to bring it back to the agent.
+			c, w := newClients(t, cfg), workload(t)
+			c.apply(t, moodRGD)
+			c.waitRGDActive(t, "mood")
+			applyRefusingPolicy(t, w, "refuse-moods", "placed", "mood")
+			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: Mood,
+  metadata: {name: r1, namespace: placed, labels: {agent.kro.run/region: eu-west}}, spec: {mood: refused}}`)
+			refuseRepeatedly(t, c, "Mood", "placed", "r1", 14, func(i int) string {
+				return fmt.Sprintf(`{"spec":{"mood":"refused-%d"}}`, i)
+			})
+			w.delete(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", "refuse-moods")
+			c.activeSoonAfter(t, "Mood", "placed", "r1", time.Now(), "the policy's binding was deleted on the workload cluster")
+			deletePlaced(t, c, w, "Mood", "r1", "v1", "ConfigMap")
+			return ctx
+		}).
 		Assess("an unknown region waits with a clear condition and proceeds once a Cluster is registered", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c, w := newClients(t, cfg), workload(t)
 			c.apply(t, regionalApp("b1", "ap-south"))

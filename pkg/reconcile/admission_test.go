@@ -1,0 +1,87 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+)
+
+// A change of admission configuration retries the instances whose last
+// run had a write the API server refused, once each: not those it did not
+// answer, nor those admitted since.
+func TestAdmissionChangesRetryRefusedInstances(t *testing.T) {
+	var retried []string
+	a, err := newAdmissionWatch(&rest.Config{Host: "https://127.0.0.1:1"}, nil, func(k InstanceKey) { retried = append(retried, k.Name) }, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(name string) InstanceKey {
+		return InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: name}
+	}
+	denied := fmt.Errorf("applying ConfigMap sulky (resource config) in the local cluster: %w",
+		apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "sulky", errors.New("ValidatingAdmissionPolicy 'p' with binding 'b' denied request")))
+	unreachable := fmt.Errorf("applying ConfigMap far: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")})
+
+	a.note(key("sulky"), denied)
+	a.note(key("far"), unreachable)
+	a.note(key("fine"), nil)
+	a.note(key("mended"), denied)
+	a.note(key("mended"), nil)
+	a.changed()
+	if !slices.Equal(retried, []string{"sulky"}) {
+		t.Errorf("retried %v, want [sulky]", retried)
+	}
+	retried = nil
+	a.changed()
+	if len(retried) != 0 {
+		t.Errorf("a second change retried %v again before another refusal", retried)
+	}
+	var none *admissionWatch
+	none.note(key("sulky"), denied) // a target without the watch
+	none.stopWatching()
+}
+
+// Without permission to list admission configuration, the watch asks once
+// and stops, rather than ask again every few seconds for as long as the
+// agent runs (refused instances are then retried with backoff alone).
+func TestAdmissionWatchStopsWhenForbidden(t *testing.T) {
+	var lists atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Each try is a streaming watch, then a list when that fails.
+		if r.URL.Query().Get("watch") != "true" {
+			lists.Add(1)
+		}
+		status := apierrors.NewForbidden(schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}, "",
+			errors.New(`User "agent" cannot list resource "validatingadmissionpolicies"`)).Status()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(status)
+	}))
+	defer srv.Close()
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}, meta.RESTScopeRoot)
+	a, err := newAdmissionWatch(&rest.Config{Host: srv.URL}, mapper, func(InstanceKey) {}, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.start()
+	defer a.stopWatching()
+	// The reflector tries again 0.8 to 1.6 s after a failed list.
+	time.Sleep(3 * time.Second)
+	if n := lists.Load(); n != 1 {
+		t.Errorf("the forbidden list was asked %d times, want once", n)
+	}
+}

@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+// refusingPolicy is a ValidatingAdmissionPolicy and its binding, both
+// named name, that refuse ConfigMaps in namespace ns whose data.key starts
+// with "refused".
+func refusingPolicy(name, ns, key string) []string {
+	return []string{fmt.Sprintf(`
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: %[1]s}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[2]s}}
+    resourceRules:
+      - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  validations:
+    - expression: "!has(object.data) || !('%[3]s' in object.data) || !object.data['%[3]s'].startsWith('refused')"
+      message: this ConfigMap is refused by policy %[1]s`, name, ns, key), fmt.Sprintf(`
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: %[1]s}
+spec:
+  policyName: %[1]s
+  validationActions: [Deny]`, name)}
+}
+
+// applyRefusingPolicy applies refusingPolicy in the cluster of c, removes
+// it when the test ends, and waits until the API server enforces it.
+func applyRefusingPolicy(t *testing.T, c *clients, name, ns, key string) {
+	t.Helper()
+	for _, doc := range refusingPolicy(name, ns, key) {
+		c.apply(t, doc)
+	}
+	t.Cleanup(func() {
+		for _, kind := range []string{"ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicy"} {
+			_ = c.resource(t, "admissionregistration.k8s.io/v1", kind).Delete(context.Background(), name, metav1.DeleteOptions{})
+		}
+	})
+	probe := fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: policy-probe, namespace: %s}, data: {%s: refused}}", ns, key)
+	eventually(t, 30*time.Second, "policy "+name+" to be enforced", func() (bool, string) {
+		_, err := c.tryApply(t, probe)
+		if err == nil {
+			_ = c.resource(t, "v1", "ConfigMap").Namespace(ns).Delete(context.Background(), "policy-probe", metav1.DeleteOptions{})
+		}
+		return apierrors.IsInvalid(err) || apierrors.IsForbidden(err), fmt.Sprintf("a refused ConfigMap: %v", err)
+	})
+}
+
+// refuseRepeatedly has the agent try an instance the API server refuses n
+// more times, changing its spec with patch(i) and waiting each time for
+// the refusal of the new generation. Each refusal doubles the work queue's
+// wait before its next retry: after 14 it is more than a minute.
+func refuseRepeatedly(t *testing.T, c *clients, kind, ns, name string, n int, patch func(i int) string) {
+	t.Helper()
+	ri := c.resource(t, "kro.run/v1alpha1", kind).Namespace(ns)
+	for i := range n {
+		u, err := ri.Patch(context.Background(), name, types.MergePatchType, []byte(patch(i)), metav1.PatchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		generation := u.GetGeneration()
+		eventually(t, 10*time.Second, fmt.Sprintf("generation %d of %s to be refused", generation, name), func() (bool, string) {
+			u, err := c.get(t, "kro.run/v1alpha1", kind, ns, name)
+			if err != nil {
+				return false, err.Error()
+			}
+			cond := condition(u, v1alpha1.ConditionResourcesReady)
+			return cond != nil && cond.ObservedGeneration == generation && cond.Reason == v1alpha1.ReasonApplyFailed &&
+				strings.Contains(cond.Message, "is refused by policy"), conditionSummary(u)
+		})
+	}
+}
+
+// activeSoonAfter waits for an instance to be ACTIVE, and fails the test
+// if that took more than 20 seconds from since.
+func (c *clients) activeSoonAfter(t *testing.T, kind, ns, name string, since time.Time, what string) {
+	t.Helper()
+	c.waitState(t, "kro.run/v1alpha1", kind, ns, name, v1alpha1.InstanceActive)
+	if waited := time.Since(since); waited > 20*time.Second {
+		t.Errorf("%s %s became ACTIVE %s after %s", kind, name, waited.Round(time.Second), what)
+	}
+}
+
+const moodRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: mood}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Mood
+    spec: {mood: string}
+  resources:
+    - id: config
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name}"}
+        data: {mood: "${schema.spec.mood}"}
+`
+
+func TestRefusedInstanceIsRetriedWhenAdmissionChanges(t *testing.T) {
+	const ns = "refusals"
+	f := features.New("an instance an admission policy refuses is tried again once the policy changes").
+		Assess("refused many times, then admitted within seconds of the policy's removal", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, moodRGD)
+			c.waitRGDActive(t, "mood")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			applyRefusingPolicy(t, c, "refuse-moods", ns, "mood")
+
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: sulky, namespace: %s}, spec: {mood: refused}}", ns))
+			refuseRepeatedly(t, c, "Mood", ns, "sulky", 14, func(i int) string {
+				return fmt.Sprintf(`{"spec":{"mood":"refused-%d"}}`, i)
+			})
+			c.delete(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", "refuse-moods")
+			c.activeSoonAfter(t, "Mood", ns, "sulky", time.Now(), "the policy's binding was deleted")
+			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "sulky"); cm.Object["data"].(map[string]any)["mood"] != "refused-13" {
+				t.Errorf("ConfigMap data: %v", cm.Object["data"])
+			}
+			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "sulky")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
