@@ -139,10 +139,9 @@ type Expression struct {
 	// their own, so that a resource that is not ready can be explained with
 	// the values its check saw.
 	Inputs []*Expression
-	// InstanceFields are the fields of the instance an expression that
-	// reads nothing but the instance selects (spec.tags for
-	// ${schema.spec.tags}), so that one the instance leaves unset can be
-	// named when the expression cannot be evaluated.
+	// InstanceFields are the fields of the instance an expression selects
+	// (spec.tags for ${schema.spec.tags}), so that one the instance leaves
+	// unset can be named when the expression cannot be evaluated.
 	InstanceFields []expr.Path
 	// callsOmit is set when the expression calls omit(), which only a
 	// template field may.

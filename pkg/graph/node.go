@@ -333,7 +333,7 @@ func expressionOf(env *celenv.Env, src string, ast *cel.Ast) (*Expression, error
 	}
 	e := &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast),
 		callsOmit: callsOmit(ast), readsInstanceConditions: readsInstanceConditions(ast)}
-	if len(e.References) == 1 && e.References[0] == SchemaVar {
+	if slices.Contains(e.References, SchemaVar) {
 		e.InstanceFields = instanceFields(ast)
 	}
 	return e, nil

@@ -117,9 +117,9 @@ func Eval(e *graph.Expression, s *Scope) (any, error) {
 	return v, nil
 }
 
-// UnsetError is the pending error of an expression that reads nothing but
-// the instance, and a field of it the instance does not set (and its schema
-// gives no default): only the instance's author can supply it.
+// UnsetError is the pending error of an expression that reads a field of
+// the instance the instance does not set (and its schema gives no
+// default): only the instance's author can supply it.
 type UnsetError struct {
 	// Expression is the expression's source, without ${}.
 	Expression string
@@ -135,10 +135,13 @@ func (e *UnsetError) Error() string {
 // resolves it.
 func (e *UnsetError) Unwrap() error { return ErrUnset }
 
-// unset turns a pending error of an expression that reads only the
-// instance into an UnsetError naming the field missing from it. CEL names
-// only the key it did not find ("no such key: tags"), so the field must
-// end at that key; otherwise err is returned as it is.
+// unset turns a pending error of an expression that reads the instance
+// into an UnsetError naming the field missing from it. CEL names only the
+// key it did not find ("no such key: tags"), so the field must end at that
+// key and be missing from the instance; otherwise err is returned as it is
+// (a key missing from another resource the expression reads). Should that
+// resource also lack a key of the same name, the instance's field is
+// named: it is unset all the same.
 func (s *Scope) unset(e *graph.Expression, err error) error {
 	if len(e.InstanceFields) == 0 || !errors.Is(err, ErrPending) {
 		return err

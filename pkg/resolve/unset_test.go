@@ -8,9 +8,9 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
-// An expression that reads only the instance and fails on a field the
-// instance does not set names that field; anything else that is missing
-// stays a plain wait for input.
+// An expression that fails on a field the instance does not set names
+// that field, whatever else it reads; anything else that is missing stays
+// a plain wait for input.
 func TestUnsetInstanceFieldsAreNamed(t *testing.T) {
 	g := compileRGD(t, `
 apiVersion: kro.run/v1alpha1
@@ -22,6 +22,7 @@ spec:
     kind: Unset
     spec:
       name: string
+      owner: string
       tags: "map[string]string"
       db:
         host: string
@@ -49,6 +50,7 @@ spec:
         name: ${cm.metadata.name}-after
       data:
         from: ${cm.data.missing + schema.spec.name}
+        owner: ${cm.metadata.name + "-" + schema.spec.owner}
 `)
 	cm, after := g.Node("cm"), g.Node("after")
 	cases := []struct {
@@ -96,11 +98,15 @@ spec:
 		t.Fatalf("Render(cm) with every field set: %v", err)
 	}
 	// A field of another resource that is not there: a wait, whoever sets it.
-	s.Observe(cm, obj(t, `{metadata: {name: n}, data: {}}`))
+	s.Observe(cm, obj(t, `{metadata: {name: cfg}, data: {}}`))
 	_, err := Render(after, s)
 	var unset *UnsetError
 	if !errors.Is(err, ErrPending) || errors.As(err, &unset) {
 		t.Errorf("Render(after) = %v, want a pending error that is no UnsetError", err)
+	}
+	// One the instance does not set, read beside another resource.
+	if _, _, err := FieldValue(fieldAt(t, after, "data.owner"), s); !errors.As(err, &unset) || unset.Field.String() != "spec.owner" {
+		t.Errorf("data.owner without spec.owner = %v, want an UnsetError naming spec.owner", err)
 	}
 }
 
