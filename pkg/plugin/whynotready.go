@@ -213,7 +213,7 @@ func externalDiagnosis(ctx context.Context, r *Row, s *subject, where *cluster) 
 // by the API server, or a template its values cannot render.
 func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string) {
 	if c := findCondition(inst, v1alpha1.ConditionResourcesReady); c != nil && c.Reason == v1alpha1.ReasonApplyFailed {
-		return c, "the API server refuses kro-agent's apply; once the cause above is fixed, kro-agent's next retry creates it"
+		return c, "the API server refuses kro-agent's apply; fix the cause above: kro-agent tries again within seconds of a change to the instance or to the cluster's admission webhooks and policies, and otherwise at its next retry (the wait doubles with each refusal, up to 16 minutes)"
 	}
 	if c := findCondition(inst, v1alpha1.ConditionGraphResolved); c != nil && c.Status == metav1.ConditionFalse {
 		return c, "a template cannot be rendered from the instance's values; fix the instance's spec or the RGD"
