@@ -120,9 +120,7 @@ func TestRefusedInstanceIsRetriedWhenAdmissionChanges(t *testing.T) {
 	const ns = "refusals"
 	f := features.New("an instance an admission policy refuses is tried again once the policy changes").
 		Assess("refused many times, then admitted within seconds of the policy's removal", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, moodRGD)
 			c.waitRGDActive(t, "mood")
 			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
