@@ -65,20 +65,24 @@ func newAdmissionWatch(cfg *rest.Config, mapper meta.RESTMapper, retry func(Inst
 	return &admissionWatch{client: client, mapper: mapper, retry: retry, log: log, refused: sets.New[InstanceKey]()}, nil
 }
 
-// start watches each admission resource the cluster serves until stop is
-// called.
+// start watches each admission resource the cluster serves until
+// stopWatching is called. What the cluster serves is looked up in the
+// background: the caller may hold a lock that a slow cluster's discovery
+// must not keep.
 func (a *admissionWatch) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.mu.Lock()
 	a.stop = cancel
 	a.mu.Unlock()
-	for _, gvr := range admissionResources {
-		// An older cluster does not serve every one of them.
-		if _, err := a.mapper.KindFor(gvr); err != nil {
-			continue
+	go func() {
+		for _, gvr := range admissionResources {
+			// An older cluster does not serve every one of them.
+			if _, err := a.mapper.KindFor(gvr); meta.IsNoMatchError(err) {
+				continue
+			}
+			a.watch(ctx, gvr)
 		}
-		a.watch(ctx, gvr)
-	}
+	}()
 }
 
 func (a *admissionWatch) watch(ctx context.Context, gvr schema.GroupVersionResource) {
