@@ -319,39 +319,27 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 // instance does not set waits for its author; anything else waits for
 // other resources.
 func unrenderable(errs []error) (action, reason string) {
-	if action, reason, ok := stoppedByInstance(errs); ok {
-		return action, reason
-	}
-	return ActionPending, "some values wait on other resources' status; they are filled in once those exist"
+	return unchecked("some values wait on other resources' status; they are filled in once those exist", errs)
 }
 
-// unchecked is what the plan says of an object a dry run cannot send to a
-// cluster (why), some of whose fields may fail to render (errs). What the
+// unchecked is what the plan says of an object that waits (why), some of
+// whose fields may fail to render (errs): a dry run cannot send it to a
+// cluster yet, or some of its values wait on other resources. What the
 // instance's own values decide comes first: an invalid object is invalid
 // wherever it would go, and an unset field waits for the instance's author
 // whether or not the instance is placed.
 func unchecked(why string, errs []error) (action, reason string) {
-	if action, reason, ok := stoppedByInstance(errs); ok {
-		return action, reason
-	}
-	return ActionPending, why
-}
-
-// stoppedByInstance finds, among the render errors of an object (errs), one
-// the instance's values decide, whatever else the object waits for: an
-// expression that fails on them, or a field the instance does not set.
-func stoppedByInstance(errs []error) (action, reason string, ok bool) {
 	for _, err := range errs {
 		if !errors.Is(err, resolve.ErrPending) {
-			return ActionInvalid, "cannot be rendered from the instance's values: " + err.Error(), true
+			return ActionInvalid, "cannot be rendered from the instance's values: " + err.Error()
 		}
 	}
 	for _, err := range errs {
 		if errors.Is(err, resolve.ErrUnset) {
-			return ActionPending, err.Error(), true
+			return ActionPending, err.Error()
 		}
 	}
-	return "", "", false
+	return ActionPending, why
 }
 
 // diff is a unified diff of two objects' YAML, without the fields the API
