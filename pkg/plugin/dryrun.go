@@ -182,6 +182,7 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	// Namespaces the plan creates, by the node creating each: objects in
 	// them cannot be checked by a dry run before they exist.
 	newNamespaces := map[string]string{}
+	renderers := resolve.Renderers{}
 	var plan []PlannedResource
 	for _, n := range g.Nodes {
 		kind := "?"
@@ -210,6 +211,10 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 			}
 		}
 		var observed []any
+		// An object another resource or item renders too fails the
+		// whole resource: the agent applies no item of such a collection.
+		var duplicate error
+		first := len(plan)
 		for _, item := range items {
 			// A value that cannot be rendered yet is shown as pending, and
 			// the plan says why.
@@ -227,6 +232,14 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 				size = len(items)
 			}
 			ownership.AddManagedLabels(u, owner, id, ownership.Item{NodeID: n.ID, Index: item.Index, Size: size})
+			if !strings.Contains(u.GetNamespace()+u.GetName(), pendingMarker) {
+				if err := renderers.Claim(n, item.Index, u.GetNamespace(), u.GetName()); err != nil {
+					duplicate = err
+					plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionInvalid, Reason: err.Error(), Object: u.Object})
+					observed = append(observed, u.Object)
+					continue
+				}
+			}
 			uncheckedWhy := unplaced
 			if creator, ok := newNamespaces[u.GetNamespace()]; ok && n.Kind.Namespaced && uncheckedWhy == "" {
 				uncheckedWhy = fmt.Sprintf("namespace %s is created by %s first; a dry run cannot check objects in it before it exists", u.GetNamespace(), creator)
@@ -247,6 +260,13 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 				observed = append(observed, live.Object)
 			} else {
 				observed = append(observed, u.Object)
+			}
+		}
+		if duplicate != nil {
+			for i := first; i < len(plan); i++ {
+				if plan[i].Action != ActionInvalid {
+					plan[i].Action, plan[i].Reason, plan[i].Diff = ActionInvalid, "kro-agent applies no item of this collection: "+duplicate.Error(), ""
+				}
 			}
 		}
 		if n.IsCollection() {

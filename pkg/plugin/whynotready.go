@@ -210,13 +210,13 @@ func externalDiagnosis(ctx context.Context, r *Row, s *subject, where *cluster) 
 
 // creationBlocked returns the instance's condition that says why kro-agent
 // could not create a resource, and what to do about it: its apply refused
-// by the API server, or a template its values cannot render.
+// by the API server, or its values that do not make valid resources.
 func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string) {
 	if c := findCondition(inst, v1alpha1.ConditionResourcesReady); c != nil && c.Reason == v1alpha1.ReasonApplyFailed {
 		return c, "the API server refuses kro-agent's apply; fix the cause above: kro-agent tries again within seconds of a change to the instance or to the cluster's admission webhooks and policies, and otherwise at its next retry (the wait doubles with each refusal, up to 16 minutes)"
 	}
 	if c := findCondition(inst, v1alpha1.ConditionGraphResolved); c != nil && c.Status == metav1.ConditionFalse {
-		return c, "a template cannot be rendered from the instance's values; fix the instance's spec or the RGD"
+		return c, "the instance's values do not make valid resources (the condition above says why: a template that fails on them, or two resources given one name); fix the instance's spec or the RGD"
 	}
 	return nil, ""
 }

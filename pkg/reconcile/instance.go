@@ -41,6 +41,9 @@ type run struct {
 	// desired are the objects the graph produces now, for pruning, by
 	// their objectRef.anyVersion.
 	desired map[objectRef]bool
+	// renderers tells which resource renders each object, so that two
+	// naming one object are an error rather than two writers of it.
+	renderers resolve.Renderers
 	// ready and excluded record each node's verdict, for its dependents.
 	ready    map[string]bool
 	excluded map[string]bool
@@ -96,14 +99,15 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	}
 	r := &run{
 		e: e, s: s, key: key, inst: inst,
-		id:       ownership.Instance{GVK: key.GVK, Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), Labels: inst.GetLabels()},
-		rgd:      ownership.RGD{Name: s.rgdName, UID: s.rgdUID},
-		scope:    resolve.NewScope(s.graph, inst.Object),
-		desired:  map[objectRef]bool{},
-		ready:    map[string]bool{},
-		excluded: map[string]bool{},
-		t:        e.local,
-		g:        s.graph,
+		id:        ownership.Instance{GVK: key.GVK, Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), Labels: inst.GetLabels()},
+		rgd:       ownership.RGD{Name: s.rgdName, UID: s.rgdUID},
+		scope:     resolve.NewScope(s.graph, inst.Object),
+		desired:   map[objectRef]bool{},
+		renderers: resolve.Renderers{},
+		ready:     map[string]bool{},
+		excluded:  map[string]bool{},
+		t:         e.local,
+		g:         s.graph,
 	}
 	if p, ok := agentv1.PlacementOf(inst); ok {
 		r.placement = &p
@@ -261,7 +265,11 @@ func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
 	case n.IsCollection():
 		r.applyCollection(ctx, n)
 	default:
-		obj, ok := r.applyOne(ctx, n, ownership.Item{NodeID: n.ID}, r.scope)
+		u, ok := r.render(n, ownership.Item{NodeID: n.ID}, r.scope)
+		if !ok {
+			return
+		}
+		obj, ok := r.applyOne(ctx, n, u)
 		if !ok {
 			return
 		}
@@ -303,10 +311,20 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 	if !r.note(n, err) {
 		return
 	}
+	// Every item is rendered before any is applied: items naming one
+	// object leave the whole collection as it is.
+	objs := make([]*unstructured.Unstructured, len(items))
+	for i, item := range items {
+		u, ok := r.render(n, ownership.Item{NodeID: n.ID, Index: item.Index, Size: len(items)}, item.Scope)
+		if !ok {
+			return
+		}
+		objs[i] = u
+	}
 	observed := make([]any, 0, len(items))
 	allReady, allApplied := true, true
-	for _, item := range items {
-		obj, ok := r.applyOne(ctx, n, ownership.Item{NodeID: n.ID, Index: item.Index, Size: len(items)}, item.Scope)
+	for i, item := range items {
+		obj, ok := r.applyOne(ctx, n, objs[i])
 		if !ok {
 			// The items do not depend on each other: one that cannot be
 			// applied (an immutable field changed, say) does not hold back
@@ -331,8 +349,10 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 	r.ready[n.ID] = allReady
 }
 
-// applyOne renders one object, labels it and applies it.
-func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, scope *resolve.Scope) (*unstructured.Unstructured, bool) {
+// render renders one object of n (item of it, for a collection) and labels
+// it; it reports false, with the reason recorded, when the object cannot be
+// rendered or another resource of the graph renders the same object.
+func (r *run) render(n *graph.Node, item ownership.Item, scope *resolve.Scope) (*unstructured.Unstructured, bool) {
 	desired, err := resolve.Render(n, scope)
 	if !r.note(n, err) {
 		return nil, false
@@ -347,7 +367,16 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, item ownership.Item, 
 		r.note(n, fmt.Errorf("metadata.namespace of %s %s is empty: the kind is namespaced and a cluster-scoped instance has no namespace to give it", n.Kind.GVK.Kind, u.GetName()))
 		return nil, false
 	}
+	if !r.note(n, r.renderers.Claim(n, item.Index, u.GetNamespace(), u.GetName())) {
+		return nil, false
+	}
 	ownership.AddManagedLabels(u, r.rgd, r.id, item)
+	return u, true
+}
+
+// applyOne applies one rendered object, unless it is not the instance's
+// to write or is on its way out.
+func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
 	if err := r.recordNamespace(ctx, u.GetNamespace()); err != nil {
 		r.fail(err)
 		return nil, false

@@ -382,6 +382,36 @@ func TestCollections(t *testing.T) {
 			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceActive)
 			return ctx
 		}).
+		Assess("two items naming one object leave the collection as it is", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// A queue listed twice gives two items one Deployment: applying
+			// both would have them take turns writing it.
+			dup := fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: jobs, namespace: %s}, spec: {queues: [billing, audit, audit]}}", ns)
+			file := t.TempDir() + "/jobs.yaml"
+			writeFile(t, file, dup)
+			preview, err := kro(t, cfg, nil, "dry-run", "-f", file, "-o", "json")
+			var plan []plugin.PlannedResource
+			if jsonErr := json.Unmarshal([]byte(preview), &plan); !errors.Is(err, plugin.ErrInvalid) || jsonErr != nil || len(plan) != 3 ||
+				plan[0].Action != plugin.ActionInvalid || !strings.Contains(plan[2].Reason, "workers[1] and workers[2] both render Deployment "+ns+"/jobs-audit-eu") {
+				t.Errorf("dry-run of a pool with a queue listed twice: %v, want every item invalid\n%s", err, preview)
+			}
+			c.apply(t, dup)
+			inst := c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceFailed)
+			if msg := condition(inst, "GraphResolved").Message; !strings.Contains(msg, "workers[1] and workers[2] both render Deployment "+ns+"/jobs-audit-eu") {
+				t.Errorf("GraphResolved message %q does not name the items", msg)
+			}
+			// Nothing applied, nothing pruned: the Deployments are still
+			// those of the three queues before.
+			if got := fmt.Sprint(names(c, t)); got != "[jobs-audit-eu#1/3 jobs-billing-eu#0/3 jobs-zeta-eu#2/3]" {
+				t.Errorf("deployments = %s, want them untouched", got)
+			}
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: jobs, namespace: %s}, spec: {queues: [billing, audit]}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceActive)
+			if got := fmt.Sprint(names(c, t)); got != "[jobs-audit-eu#1/2 jobs-billing-eu#0/2]" {
+				t.Errorf("deployments = %s", got)
+			}
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
