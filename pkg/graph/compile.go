@@ -118,6 +118,7 @@ func (c *compiler) compile() *Graph {
 	for _, n := range c.nodes {
 		c.compileNode(n)
 	}
+	c.checkLiteralNames()
 	order := c.sort()
 	statusSchema, status := c.compileStatus(s.Status)
 	conditions, computed := c.compileConditions(s.Status)
@@ -207,6 +208,34 @@ func (c *compiler) collectResources() {
 			n.External = r.ExternalRef.DeepCopy()
 			n.Kind = c.externalKind(n, p.Child("externalRef"))
 		}
+	}
+}
+
+// checkLiteralNames refuses two resources naming one object with literal
+// names: every instance would fail on them. Resources with includeWhen may
+// exclude each other, and a collection's names use its iterators, so only
+// plain resources are compared here; the agent finds the rest when it
+// renders an instance (resolve.Renderers).
+func (c *compiler) checkLiteralNames() {
+	named := map[string]string{}
+	for _, n := range c.nodes {
+		r := c.rgd.Spec.Resources[n.Index]
+		if !n.IsManaged() || len(r.ForEach) > 0 || len(r.IncludeWhen) > 0 {
+			continue
+		}
+		meta, _ := n.Template["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		namespace, _ := meta["namespace"].(string) // none: the instance's
+		if name == "" || strings.Contains(name+namespace, "${") {
+			continue
+		}
+		key := n.Kind.GVK.GroupKind().String() + "/" + namespace + "/" + name
+		if first, ok := named[key]; ok {
+			c.errs = append(c.errs, field.Invalid(c.paths[n.ID].Child("template", "metadata", "name"), name,
+				fmt.Sprintf("resource %s names the same %s: each object a graph manages needs a name of its own", first, n.Kind.GVK.Kind)))
+			continue
+		}
+		named[key] = n.ID
 	}
 }
 

@@ -265,3 +265,34 @@ spec:
 		}
 	}
 }
+
+// One literal name given to two resources is refused only where every
+// instance would render both into one object: not when includeWhen may
+// keep one of them out, nor for names in different namespaces or of
+// different kinds.
+func TestLiteralNamesMayRepeatWhereInstancesDecide(t *testing.T) {
+	_, err := Compile(parseRGD(t, `
+metadata: {name: names}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Names
+    spec: {prod: boolean}
+  resources:
+  - id: prod
+    includeWhen: ["${schema.spec.prod}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings}, data: {env: prod}}
+  - id: dev
+    includeWhen: ["${!schema.spec.prod}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings}, data: {env: dev}}
+  - id: site
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: site}}
+  - id: site2
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: site, namespace: shared}}
+  - id: secret
+    template: {apiVersion: v1, kind: Secret, metadata: {name: site}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Error(err)
+	}
+}

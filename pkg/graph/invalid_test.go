@@ -84,6 +84,12 @@ func TestInvalidRGDs(t *testing.T) {
 			"spec.resources[0].id", `lowerCamelCase`},
 		{"duplicate id", "", configMap + configMap,
 			"spec.resources[1].id", `Duplicate value: "cm"`},
+		{"two resources with one literal name", "", `
+  - id: settings
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings}}
+  - id: defaults
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings}}`,
+			"spec.resources[defaults].template.metadata.name", `resource settings names the same ConfigMap: each object a graph manages needs a name of its own`},
 		{"template and externalRef both set", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
