@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"reflect"
 	"sync"
@@ -200,11 +201,47 @@ func digest(obj map[string]any) [32]byte {
 // and the error says how long; it says so too while a restoration that
 // waited has not settled. It returns the object as it now is.
 func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if ref.GVR == secrets {
+		foldStringData(desired)
+	}
 	out, err := e.applyIfChanged(ctx, t, inst, ref, desired, live)
 	if err == nil {
 		err = e.applied.unsettled(ref, time.Now())
 	}
 	return out, err
+}
+
+var secrets = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+
+// foldStringData moves a Secret's stringData into data, base64-encoded, as
+// the API server does on every write (a key in both takes stringData's
+// value). stringData is write-only: a live Secret never shows it, so the
+// agent could not tell a hand edit of the data it came from, nor repair
+// it. Applied as data, the fields are the agent's and compared like any
+// other. A value that is not a string is left for the API server to
+// refuse.
+func foldStringData(secret map[string]any) {
+	stringData, ok := secret["stringData"].(map[string]any)
+	if !ok {
+		return
+	}
+	for _, v := range stringData {
+		if _, ok := v.(string); !ok {
+			return
+		}
+	}
+	data, ok := secret["data"].(map[string]any)
+	switch {
+	case secret["data"] == nil:
+		data = make(map[string]any, len(stringData))
+	case !ok:
+		return
+	}
+	for k, v := range stringData {
+		data[k] = base64.StdEncoding.EncodeToString([]byte(v.(string)))
+	}
+	secret["data"] = data
+	delete(secret, "stringData")
 }
 
 func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {

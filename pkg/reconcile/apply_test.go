@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"encoding/json"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -122,5 +123,33 @@ func TestStoredFieldsTellOthersChangesFromOurs(t *testing.T) {
 	}
 	if d := storedFields(map[string]any{"metadata": map[string]any{"name": "d"}, "spec": desired["spec"]}, desired); d != nil {
 		t.Error("a stored form kept for an object that holds the desired one as it is")
+	}
+}
+
+// A Secret's stringData is applied as the data the API server would make
+// of it; what cannot be folded is left for the API server to answer.
+func TestFoldStringData(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		secret     string
+		wantSecret string
+	}{
+		{"stringData alone", `{"stringData":{"user":"admin"}}`, `{"data":{"user":"YWRtaW4="}}`},
+		{"a key in both takes stringData's value", `{"data":{"user":"b2xk","other":"eA=="},"stringData":{"user":"admin"}}`,
+			`{"data":{"other":"eA==","user":"YWRtaW4="}}`},
+		{"no stringData", `{"data":{"user":"b2xk"}}`, `{"data":{"user":"b2xk"}}`},
+		{"a value that is not a string", `{"stringData":{"port":80}}`, `{"stringData":{"port":80}}`},
+		{"data that is not a map", `{"data":"x","stringData":{"user":"admin"}}`, `{"data":"x","stringData":{"user":"admin"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var secret map[string]any
+			if err := json.Unmarshal([]byte(tc.secret), &secret); err != nil {
+				t.Fatal(err)
+			}
+			foldStringData(secret)
+			if got, _ := json.Marshal(secret); string(got) != tc.wantSecret {
+				t.Errorf("got %s, want %s", got, tc.wantSecret)
+			}
+		})
 	}
 }

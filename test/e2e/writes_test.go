@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -68,6 +70,20 @@ func TestWriteBudget(t *testing.T) {
 			if got := writeRequestsIn(ns)[quiet:]; len(got) != 0 {
 				t.Errorf("%d writes while nothing changed; want none:\n%s", len(got), strings.Join(got, "\n"))
 			}
+			return ctx
+		}).
+		Assess("a hand edit of the data a Secret's stringData made is repaired", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// stringData is write-only: the live Secret holds it as data.
+			secrets := c.resource(t, "v1", "Secret").Namespace(ns)
+			if _, err := secrets.Patch(ctx, "c0-2", types.MergePatchType, []byte(`{"data":{"v":"aGFuZA=="}}`), metav1.PatchOptions{FieldManager: "someone"}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 20*time.Second, "the Secret's data to be restored", func() (bool, string) {
+				secret := c.mustGet(t, "v1", "Secret", ns, "c0-2")
+				v, _, _ := unstructured.NestedString(secret.Object, "data", "v")
+				return v == base64.StdEncoding.EncodeToString([]byte("v")), "data.v = " + v
+			})
 			return ctx
 		}).
 		Feature()
