@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -32,9 +34,10 @@ var ErrInvalid = errors.New("validation failed")
 
 type validateOptions struct {
 	*Options
-	files   []string
-	output  string
-	offline bool
+	files     []string
+	recursive bool
+	output    string
+	offline   bool
 }
 
 // ValidationResult is the outcome for one RGD, as -o json|yaml prints it.
@@ -66,12 +69,14 @@ generate, are checked as the files declare them, as if all were applied together
 Exits 1 when any RGD is invalid.`,
 		Example: `  kubectl kro validate -f examples/webapp/rgd.yaml
   kubectl kro validate -f crds.yaml -f rgds.yaml
+  kubectl kro validate -R -f platform/
   kubectl kro validate -f rgd.yaml --offline -o json
   cat rgd.yaml | kubectl kro validate -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
-	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file with one or more RGDs; - reads standard input")
+	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file with one or more RGDs, or a directory of such files; - reads standard input")
+	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f and all directories below them")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml")
 	cmd.Flags().BoolVar(&o.offline, "offline", false, "do not contact a cluster; kinds that are not built in are typed dyn")
 	_ = cmd.MarkFlagRequired("filename")
@@ -87,8 +92,12 @@ func (o *validateOptions) run(ctx context.Context) error {
 	// Kinds of CRDs in the files, and of the RGDs there, are checked as
 	// if installed: the files are what will be applied together.
 	declared := kinds.NewDeclared(resolver)
+	files, err := expandDirectories(o.files, o.recursive)
+	if err != nil {
+		return err
+	}
 	var rgds []parsedRGD
-	for _, file := range o.files {
+	for _, file := range files {
 		inFile, crds, err := readFile(file, o.Streams.In)
 		if err != nil {
 			return err
@@ -99,7 +108,11 @@ func (o *validateOptions) run(ctx context.Context) error {
 		}
 	}
 	if len(rgds) == 0 {
-		return fmt.Errorf("%s: no ResourceGraphDefinition found", strings.Join(o.files, ", "))
+		hint := ""
+		if !o.recursive && slices.ContainsFunc(o.files, isDirectory) {
+			hint = " (-R reads the directories below a directory too)"
+		}
+		return fmt.Errorf("%s: no ResourceGraphDefinition found%s", strings.Join(o.files, ", "), hint)
 	}
 	report := ValidationReport{Cluster: where, Results: make([]ValidationResult, len(rgds))}
 	graphs, errs := compileTogether(rgds, declared, graph.Options{AllowUnknownKinds: allowUnknown, ValidateCRD: offline.Validate})
@@ -278,6 +291,50 @@ type parsedRGD struct {
 // in a multi-document YAML or JSON file. RGDs are read strictly: an unknown
 // field is an error, as the API server's strict field validation would
 // say. Other kinds are skipped.
+// manifestExtensions are the files a directory contributes, as kubectl
+// reads them.
+var manifestExtensions = []string{".json", ".yaml", ".yml"}
+
+// expandDirectories replaces each directory among paths by the manifests in
+// it, in lexical order, and those in the directories below it when
+// recursive: as kubectl apply -f and -R read them.
+func expandDirectories(paths []string, recursive bool) ([]string, error) {
+	var files []string
+	for _, path := range paths {
+		info, err := os.Stat(path)
+		if path == "-" || (err == nil && !info.IsDir()) {
+			files = append(files, path)
+			continue
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("the path %q does not exist", path)
+		}
+		if err != nil {
+			return nil, err
+		}
+		err = filepath.WalkDir(path, func(file string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && file != path && !recursive:
+				return filepath.SkipDir
+			case !d.IsDir() && slices.Contains(manifestExtensions, filepath.Ext(file)):
+				files = append(files, file)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+func isDirectory(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
+}
+
 func readFile(file string, stdin io.Reader) ([]parsedRGD, []*extv1.CustomResourceDefinition, error) {
 	var data []byte
 	var err error

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -132,5 +133,72 @@ spec:
 				rest = rest[i+len(w):]
 			}
 		})
+	}
+}
+
+// A directory given to -f contributes its manifests, as kubectl apply -f
+// reads them: with -R those of the directories below it too.
+func TestValidateReadsDirectories(t *testing.T) {
+	root := t.TempDir()
+	rgd := func(name string) string {
+		return fmt.Sprintf(`{apiVersion: kro.run/v1alpha1, kind: ResourceGraphDefinition, metadata: {name: %s},
+  spec: {schema: {apiVersion: v1alpha1, kind: K%s}, resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}}]}}`, name, name)
+	}
+	for path, content := range map[string]string{
+		"top.yaml":        rgd("top"),
+		"notes.txt":       "not a manifest",
+		"instance.yml":    "{apiVersion: kro.run/v1alpha1, kind: Ktop, metadata: {name: i}}",
+		"sub/below.json":  `{"apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition", "metadata": {"name": "below"}, "spec": {"schema": {"apiVersion": "v1alpha1", "kind": "Kbelow"}, "resources": [{"id": "cm", "template": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}}]}}`,
+		"sub/deep/x.yaml": rgd("deep"),
+	} {
+		path = filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	validate := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
+		cmd.SetArgs(append([]string{"validate", "--offline", "-o", "json"}, args...))
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		return out.String(), err
+	}
+	names := func(out string) []string {
+		var report ValidationReport
+		if err := json.Unmarshal([]byte(out), &report); err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		var names []string
+		for _, r := range report.Results {
+			names = append(names, r.Name+"="+fmt.Sprint(r.Valid))
+		}
+		return names
+	}
+	out, err := validate("-f", root)
+	if got := fmt.Sprint(names(out)); err != nil || got != "[top=true]" {
+		t.Errorf("-f DIR: %v, RGDs %s, want [top=true]", err, got)
+	}
+	out, err = validate("-R", "-f", root)
+	if got := fmt.Sprint(names(out)); err != nil || got != "[below=true deep=true top=true]" {
+		t.Errorf("-R -f DIR: %v, RGDs %s, want [below=true deep=true top=true]", err, got)
+	}
+	// A directory with RGDs only in the directories below it.
+	onlyBelow := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(onlyBelow, "inner"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(onlyBelow, "inner", "y.yaml"), []byte(rgd("inner")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := validate("-f", onlyBelow); err == nil || !strings.Contains(err.Error(), "no ResourceGraphDefinition found (-R reads the directories below a directory too)") {
+		t.Errorf("-f DIR with RGDs only below it: %v", err)
+	}
+	if _, err := validate("-f", filepath.Join(root, "nope")); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("-f of a path that does not exist: %v", err)
 	}
 }
