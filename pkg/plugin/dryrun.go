@@ -1,11 +1,14 @@
 package plugin
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -14,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -35,6 +39,9 @@ const (
 
 // PlannedResource is what a dry run predicts for one object.
 type PlannedResource struct {
+	// Instance is the instance the object belongs to, "Kind
+	// namespace/name": a file may hold several.
+	Instance  string `json:"instance"`
 	NodeID    string `json:"nodeID"`
 	Kind      string `json:"kind"`
 	Name      string `json:"name,omitempty"`
@@ -62,14 +69,15 @@ func newDryRunCommand(parent *Options) *cobra.Command {
 topological order, as the agent would; values that wait on another resource's status, or
 on a field the instance does not set, are shown as pending. Each rendered object is
 validated with a server-side dry-run apply, and the result is compared with what exists
-now. Nothing is written. It exits 1 when an object is invalid: refused by the API server,
-or not renderable from the instance's values.`,
+now. Nothing is written. A file with several instances (YAML documents) gives the plan of
+each. It exits 1 when an object is invalid: refused by the API server, or not renderable
+from the instance's values.`,
 		Example: `  kubectl kro dry-run -f examples/webapp/instance.yaml
   kubectl kro dry-run -f instance.yaml -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
-	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "the instance to preview; - reads standard input")
+	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "the instances to preview; - reads standard input")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "yaml prints the rendered objects; json prints the plan")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
@@ -82,17 +90,24 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	inst := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(raw, &inst.Object); err != nil {
-		return fmt.Errorf("%s: %w", o.file, err)
+	instances, err := documents(o.file, raw)
+	if err != nil {
+		return err
 	}
 	c, err := o.cluster()
 	if err != nil {
 		return err
 	}
-	plan, err := c.dryRun(ctx, inst)
-	if err != nil {
-		return err
+	var plan []PlannedResource
+	for _, inst := range instances {
+		p, err := c.dryRun(ctx, inst)
+		if err != nil && len(instances) > 1 {
+			err = fmt.Errorf("%s %s: %w", inst.GetKind(), inst.GetName(), err)
+		}
+		if err != nil {
+			return err
+		}
+		plan = append(plan, p...)
 	}
 	if err := o.print(plan); err != nil {
 		return err
@@ -116,7 +131,7 @@ func (o *dryRunOptions) print(plan []PlannedResource) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(o.Streams.Out, "---\n# %s (%s)\n%s", p.NodeID, p.Action, b)
+			fmt.Fprintf(o.Streams.Out, "---\n# %s: %s (%s)\n%s", p.Instance, p.NodeID, p.Action, b)
 		}
 		return nil
 	case "json":
@@ -275,6 +290,9 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 			scope.Observe(n, observed[0])
 		}
 	}
+	for i := range plan {
+		plan[i].Instance = mapping.GroupVersionKind.Kind + " " + objectName(defaulted.GetNamespace(), defaulted.GetName())
+	}
 	return plan, nil
 }
 
@@ -389,7 +407,12 @@ func cleanYAML(u *unstructured.Unstructured) string {
 }
 
 func printPlan(w io.Writer, plan []PlannedResource) {
-	for _, p := range plan {
+	// Each instance's plan is headed by its name when there are several.
+	several := slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Instance != plan[0].Instance })
+	for i, p := range plan {
+		if several && (i == 0 || p.Instance != plan[i-1].Instance) {
+			fmt.Fprintf(w, "%s:\n", p.Instance)
+		}
 		name := p.Kind
 		if p.Name != "" {
 			name += " " + objectName(p.Namespace, p.Name)
@@ -407,6 +430,33 @@ func printPlan(w io.Writer, plan []PlannedResource) {
 			}
 		}
 	}
+}
+
+// documents are the objects of a YAML or JSON stream, empty documents
+// left out.
+func documents(file string, raw []byte) ([]*unstructured.Unstructured, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	var objs []*unstructured.Unstructured
+	for i := 1; ; i++ {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", file, i, err)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("%s: no instance found", file)
+	}
+	return objs, nil
 }
 
 func readInput(file string, stdin io.Reader) ([]byte, error) {

@@ -443,6 +443,13 @@ func TestPlugin(t *testing.T) {
 			if err != nil || !strings.Contains(out, "deployment: Deployment plugin/ready UPDATE") || !strings.Contains(out, "+  replicas: 3") || !strings.Contains(out, "config: ConfigMap plugin/ready-config UNCHANGED") {
 				t.Errorf("%v\n%s", err, out)
 			}
+			// Every instance of a file is previewed, each under its name.
+			writeFile(t, file, webapp(ns, "ready", ", replicas: 3")+"\n---\n"+webapp(ns, "second", ""))
+			out, err = kro(t, cfg, nil, "dry-run", "-f", file)
+			if err != nil || !strings.Contains(out, "WebApp plugin/ready:\n") || !strings.Contains(out, "WebApp plugin/second:\n") ||
+				!strings.Contains(out, "deployment: Deployment plugin/ready UPDATE") || !strings.Contains(out, "deployment: Deployment plugin/second CREATE") {
+				t.Errorf("dry-run of two instances: %v\n%s", err, out)
+			}
 			// A value that waits on another resource's status is pending.
 			c.apply(t, pendingRGD)
 			c.waitRGDActive(t, "pending")
