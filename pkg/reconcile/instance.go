@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -414,6 +415,15 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		if r.t == r.e.local && r.e.kindNotServed != nil {
 			r.e.kindNotServed(r.s.rgdName)
 		}
+	}
+	if err != nil && u.GetNamespace() == r.inst.GetNamespace() && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		// The namespace controller deleted the object on its way to
+		// deleting the instance: nothing to retry or report as a failure
+		// (an Event could not be recorded in the namespace anyway).
+		if r.deleting == "" {
+			r.deleting = fmt.Sprintf("namespace %s is being deleted, with this instance: %s %s (resource %s) is not created again in it", u.GetNamespace(), n.Kind.GVK.Kind, u.GetName(), n.ID)
+		}
+		return nil, false
 	}
 	var contested *contestedError
 	if errors.As(err, &contested) {
