@@ -1,13 +1,10 @@
 package plugin
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -17,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -430,42 +426,4 @@ func printPlan(w io.Writer, plan []PlannedResource) {
 			}
 		}
 	}
-}
-
-// documents are the objects of a YAML or JSON stream, empty documents
-// left out.
-func documents(file string, raw []byte) ([]*unstructured.Unstructured, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
-	var objs []*unstructured.Unstructured
-	for i := 1; ; i++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i, err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
-	}
-	if len(objs) == 0 {
-		return nil, fmt.Errorf("%s: no instance found", file)
-	}
-	return objs, nil
-}
-
-func readInput(file string, stdin io.Reader) ([]byte, error) {
-	if file == "-" {
-		return io.ReadAll(stdin)
-	}
-	b, err := os.ReadFile(file)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no such file", file)
-	}
-	return b, err
 }

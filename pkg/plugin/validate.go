@@ -1,8 +1,6 @@
 package plugin
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +16,6 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"sigs.k8s.io/yaml"
@@ -336,27 +333,17 @@ func isDirectory(path string) bool {
 }
 
 func readFile(file string, stdin io.Reader) ([]parsedRGD, []*extv1.CustomResourceDefinition, error) {
-	var data []byte
-	var err error
-	if file == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(file)
-	}
+	data, err := readInput(file, stdin)
 	if err != nil {
 		return nil, nil, err
 	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	docs, err := yamlDocuments(file, data)
+	if err != nil {
+		return nil, nil, err
+	}
 	var rgds []parsedRGD
 	var crds []*extv1.CustomResourceDefinition
-	for i := 0; ; i++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", file, err)
-		}
+	for i, doc := range docs {
 		var meta struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
