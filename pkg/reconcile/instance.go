@@ -266,8 +266,9 @@ func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
 	case n.IsCollection():
 		r.applyCollection(ctx, n)
 	default:
-		u, ok := r.render(n, ownership.Item{NodeID: n.ID}, r.scope)
-		if !ok {
+		item := ownership.Item{NodeID: n.ID}
+		u, ok := r.render(n, item, r.scope)
+		if !ok || !r.claim(n, item, u) {
 			return
 		}
 		obj, ok := r.applyOne(ctx, n, u)
@@ -316,20 +317,26 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 	// object leave the whole collection as it is.
 	objs := make([]*unstructured.Unstructured, len(items))
 	for i, item := range items {
-		u, ok := r.render(n, ownership.Item{NodeID: n.ID, Index: item.Index, Size: len(items)}, item.Scope)
-		if !ok {
-			return
+		oi := ownership.Item{NodeID: n.ID, Index: item.Index, Size: len(items)}
+		if u, ok := r.render(n, oi, item.Scope); ok {
+			if !r.claim(n, oi, u) {
+				return
+			}
+			objs[i] = u
 		}
-		objs[i] = u
 	}
 	observed := make([]any, 0, len(items))
 	allReady, allApplied := true, true
 	for i, item := range items {
-		obj, ok := r.applyOne(ctx, n, objs[i])
+		var obj *unstructured.Unstructured
+		ok := objs[i] != nil
+		if ok {
+			obj, ok = r.applyOne(ctx, n, objs[i])
+		}
 		if !ok {
 			// The items do not depend on each other: one that cannot be
-			// applied (an immutable field changed, say) does not hold back
-			// the others, but the collection is not observed whole, so
+			// rendered or applied (an immutable field changed, say) does
+			// not hold back the others, but the collection is not observed whole, so
 			// nothing that reads it goes on.
 			allApplied = false
 			continue
@@ -352,7 +359,7 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 
 // render renders one object of n (item of it, for a collection) and labels
 // it; it reports false, with the reason recorded, when the object cannot be
-// rendered or another resource of the graph renders the same object.
+// rendered.
 func (r *run) render(n *graph.Node, item ownership.Item, scope *resolve.Scope) (*unstructured.Unstructured, bool) {
 	desired, err := resolve.Render(n, scope)
 	if !r.note(n, err) {
@@ -368,11 +375,14 @@ func (r *run) render(n *graph.Node, item ownership.Item, scope *resolve.Scope) (
 		r.note(n, fmt.Errorf("metadata.namespace of %s %s is empty: the kind is namespaced and a cluster-scoped instance has no namespace to give it", n.Kind.GVK.Kind, u.GetName()))
 		return nil, false
 	}
-	if !r.note(n, r.renderers.Claim(n, item.Index, u.GetNamespace(), u.GetName())) {
-		return nil, false
-	}
 	ownership.AddManagedLabels(u, r.rgd, r.id, item)
 	return u, true
+}
+
+// claim records that n's item renders u; it reports false, with the reason
+// recorded, when another resource or item of the graph renders it too.
+func (r *run) claim(n *graph.Node, item ownership.Item, u *unstructured.Unstructured) bool {
+	return r.note(n, r.renderers.Claim(n, item.Index, u.GetNamespace(), u.GetName()))
 }
 
 // applyOne applies one rendered object, unless it is not the instance's
