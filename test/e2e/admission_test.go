@@ -41,11 +41,11 @@ spec:
   validationActions: [Deny]`, name)}
 }
 
-// applyRefusingPolicy applies refusingPolicy in the cluster of c, removes
-// it when the test ends, and waits until the API server enforces it.
-func applyRefusingPolicy(t *testing.T, c *clients, name, ns, key string) {
+// applyPolicy applies a ValidatingAdmissionPolicy and its binding, both
+// named name, in the cluster of c, and removes them when the test ends.
+func applyPolicy(t *testing.T, c *clients, name string, policyAndBinding []string) {
 	t.Helper()
-	for _, doc := range refusingPolicy(name, ns, key) {
+	for _, doc := range policyAndBinding {
 		c.apply(t, doc)
 	}
 	t.Cleanup(func() {
@@ -53,6 +53,13 @@ func applyRefusingPolicy(t *testing.T, c *clients, name, ns, key string) {
 			_ = c.resource(t, "admissionregistration.k8s.io/v1", kind).Delete(context.Background(), name, metav1.DeleteOptions{})
 		}
 	})
+}
+
+// applyRefusingPolicy applies refusingPolicy in the cluster of c, removes
+// it when the test ends, and waits until the API server enforces it.
+func applyRefusingPolicy(t *testing.T, c *clients, name, ns, key string) {
+	t.Helper()
+	applyPolicy(t, c, name, refusingPolicy(name, ns, key))
 	probe := fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: policy-probe, namespace: %s}, data: {%s: refused}}", ns, key)
 	eventually(t, 30*time.Second, "policy "+name+" to be enforced", func() (bool, string) {
 		_, err := c.tryApply(t, probe)

@@ -36,7 +36,7 @@ func TestInstanceInADeletedNamespace(t *testing.T) {
 			// A policy refusing the instance's deletion holds the namespace
 			// in Terminating with the instance in it and its ConfigMap gone:
 			// the moment the namespace controller may leave it in otherwise.
-			c.apply(t, `
+			applyPolicy(t, c, "keep-moods", []string{`
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: keep-moods}
@@ -47,13 +47,8 @@ spec:
     resourceRules:
       - {apiGroups: [kro.run], apiVersions: ["*"], operations: [DELETE], resources: [moods]}
   validations:
-    - {expression: "false", message: kept by the test}`)
-			c.apply(t, `{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingAdmissionPolicyBinding, metadata: {name: keep-moods}, spec: {policyName: keep-moods, validationActions: [Deny]}}`)
-			t.Cleanup(func() {
-				for _, kind := range []string{"ValidatingAdmissionPolicyBinding", "ValidatingAdmissionPolicy"} {
-					_ = c.resource(t, "admissionregistration.k8s.io/v1", kind).Delete(context.Background(), "keep-moods", metav1.DeleteOptions{})
-				}
-			})
+    - {expression: "false", message: kept by the test}`,
+				`{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingAdmissionPolicyBinding, metadata: {name: keep-moods}, spec: {policyName: keep-moods, validationActions: [Deny]}}`})
 			moods := c.resource(t, "kro.run/v1alpha1", "Mood").Namespace(ns)
 			eventually(t, 30*time.Second, "the policy to be enforced", func() (bool, string) {
 				err := moods.Delete(context.Background(), "last", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
