@@ -286,8 +286,9 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 			scope.Observe(n, observed[0])
 		}
 	}
+	instance := mapping.GroupVersionKind.Kind + " " + objectName(defaulted.GetNamespace(), defaulted.GetName())
 	for i := range plan {
-		plan[i].Instance = mapping.GroupVersionKind.Kind + " " + objectName(defaulted.GetNamespace(), defaulted.GetName())
+		plan[i].Instance = instance
 	}
 	return plan, nil
 }
