@@ -101,6 +101,7 @@ func (c *compiler) compile() *Graph {
 		c.errs = append(c.errs, field.Required(schemaPath, "an RGD needs a schema"))
 		return nil
 	}
+	c.checkName()
 	gvk := c.checkKind(s)
 	specFields := c.decodeMap(s.Spec, schemaPath.Child("spec"))
 	typeDefs := c.decodeMap(s.Types, schemaPath.Child("types"))
@@ -239,12 +240,27 @@ func (c *compiler) checkLiteralNames() {
 	}
 }
 
+// checkName checks the RGD's name fits the label every object of its graph
+// carries. An RGD read from a file may have none; the API server names the
+// ones it stores.
+func (c *compiler) checkName() {
+	if name := c.rgd.Name; len(name) > validation.LabelValueMaxLength {
+		c.errs = append(c.errs, field.Invalid(field.NewPath("metadata", "name"), name, fmt.Sprintf(
+			"must be no more than %d characters: the CustomResourceDefinition and every object an instance manages carry it in the label %s",
+			validation.LabelValueMaxLength, v1alpha1.LabelRGDName)))
+	}
+}
+
 func (c *compiler) checkID(id string, path *field.Path) bool {
 	switch {
 	case id == "":
 		c.errs = append(c.errs, field.Required(path, "every resource needs an id"))
 	case !idPattern.MatchString(id):
 		c.errs = append(c.errs, field.Invalid(path, id, "must be lowerCamelCase (a letter, then letters and digits), such as webDeployment"))
+	case len(id) > validation.LabelValueMaxLength:
+		c.errs = append(c.errs, field.Invalid(path, id, fmt.Sprintf(
+			"must be no more than %d characters: every object the resource manages carries its id in the label %s",
+			validation.LabelValueMaxLength, v1alpha1.LabelNodeID)))
 	case slices.Contains(reservedIDs, id) || slices.Contains(celReservedWords, id):
 		c.errs = append(c.errs, field.Invalid(path, id, "is a reserved word; choose another id"))
 	case c.byID[id] != nil:

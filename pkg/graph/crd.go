@@ -1,11 +1,13 @@
 package graph
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gobuffalo/flect"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -95,13 +97,15 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 				Served:  true,
 				Storage: true,
 				Schema: &extv1.CustomResourceValidation{OpenAPIV3Schema: &extv1.JSONSchemaProps{
-					Type: "object",
+					Type:         "object",
+					XValidations: instanceNameRule(),
 					Properties: map[string]extv1.JSONSchemaProps{
 						"apiVersion": {Type: "string"},
 						"kind":       {Type: "string"},
-						"metadata":   {Type: "object"},
-						"spec":       *specSchema,
-						"status":     *status,
+						// Declared so the name rule can point at it.
+						"metadata": {Type: "object", Properties: map[string]extv1.JSONSchemaProps{"name": {Type: "string"}}},
+						"spec":     *specSchema,
+						"status":   *status,
 					},
 				}},
 				Subresources:             &extv1.CustomResourceSubresources{Status: &extv1.CustomResourceSubresourceStatus{}},
@@ -109,6 +113,21 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 			}},
 		},
 	}
+}
+
+// instanceNameRule keeps an instance's name short enough for the label
+// every object it manages carries, so a name that cannot work is refused
+// when the instance is created rather than failing each apply after. It is
+// checked on create only (names never change): an instance created before
+// the rule existed can still be updated, and its finalizer removed.
+func instanceNameRule() extv1.ValidationRules {
+	return extv1.ValidationRules{{
+		Rule:            fmt.Sprintf("oldSelf.hasValue() || size(self.metadata.name) <= %d", validation.LabelValueMaxLength),
+		OptionalOldSelf: ptrTo(true),
+		Message: fmt.Sprintf("must be no more than %d characters: every object the instance manages carries its name in the label %s",
+			validation.LabelValueMaxLength, v1alpha1.LabelInstanceName),
+		FieldPath: ".metadata.name",
+	}}
 }
 
 // instanceSchema is the schema of `schema` in expressions: the instance's

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -294,5 +295,28 @@ spec:
 `), Options{Resolver: builtin(t)})
 	if err != nil {
 		t.Error(err)
+	}
+}
+
+// An RGD's name is a label value on its CRD and on every object its
+// instances manage, so it must fit in one.
+func TestRGDNameFitsItsLabel(t *testing.T) {
+	doc := func(name string) string {
+		return fmt.Sprintf(`
+metadata: {name: %s}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Names}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}"}}
+`, name)
+	}
+	if _, err := Compile(parseRGD(t, doc(strings.Repeat("r", 63))), Options{Resolver: builtin(t)}); err != nil {
+		t.Errorf("a 63-character name: %v", err)
+	}
+	_, err := Compile(parseRGD(t, doc(strings.Repeat("r", 64))), Options{Resolver: builtin(t)})
+	want := `metadata.name: Invalid value: "` + strings.Repeat("r", 64) + `": must be no more than 63 characters: the CustomResourceDefinition and every object an instance manages carry it in the label kro.run/resource-graph-definition-name`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a 64-character name: want %q, got %v", want, err)
 	}
 }

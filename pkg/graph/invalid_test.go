@@ -82,6 +82,10 @@ func TestInvalidRGDs(t *testing.T) {
   - id: My-Config
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
 			"spec.resources[0].id", `lowerCamelCase`},
+		{"id too long for its label", "", `
+  - id: ` + strings.Repeat("x", 64) + `
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[0].id", `must be no more than 63 characters: every object the resource manages carries its id in the label kro.run/node-id`},
 		{"duplicate id", "", configMap + configMap,
 			"spec.resources[1].id", `Duplicate value: "cm"`},
 		{"two resources with one literal name", "", `

@@ -155,6 +155,34 @@ func TestWebhooks(t *testing.T) {
 			newClients(t, cfg).waitRGDActive(t, "webapp")
 			return ctx
 		}).
+		Assess("an instance name longer than its label holds is refused at create", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			instance := func(name string) *unstructured.Unstructured {
+				return toUnstructured(map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
+					"metadata": map[string]any{"name": name, "namespace": ns}, "spec": map[string]any{"name": "longest", "replicas": 1}})
+			}
+			webapps := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns)
+			_, err := webapps.Create(ctx, instance(strings.Repeat("a", 64)), metav1.CreateOptions{})
+			want := "metadata.name: Invalid value: must be no more than 63 characters: every object the instance manages carries its name in the label kro.run/instance-name"
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("want a refusal saying %q, got %v", want, err)
+			}
+			longest := strings.Repeat("a", 63)
+			if _, err := webapps.Create(ctx, instance(longest), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, longest, v1alpha1.InstanceActive)
+			cm := c.mustGet(t, "v1", "ConfigMap", ns, "longest-config")
+			if got := cm.GetLabels()[v1alpha1.LabelInstanceName]; got != longest {
+				t.Errorf("ConfigMap labelled %s=%q, want the instance's name", v1alpha1.LabelInstanceName, got)
+			}
+			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, longest)
+			eventually(t, 30*time.Second, "the instance to be deleted", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "WebApp", ns, longest)
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			return ctx
+		}).
 		Assess("an instance has its ownership labels and finalizer in the create response", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			var created map[string]string
