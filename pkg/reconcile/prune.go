@@ -100,7 +100,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 		for _, m := range objs {
 			kind := r.t.kindOf(m.gvr)
 			if m.terminating {
-				waiting = append(waiting, fmt.Sprintf("%s %s is terminating", kind, m.name))
+				waiting = append(waiting, terminating(kind, m))
 				continue
 			}
 			if err := r.t.deleteObject(ctx, r.t.ref(m), m.uid); err != nil {
@@ -161,4 +161,15 @@ func joinMax(items []string, max int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
+}
+
+// terminating says which of an instance's objects is still being deleted and
+// whose finalizers hold it, so the user reading why the instance stays
+// DELETING knows what to look at.
+func terminating(kind string, m member) string {
+	msg := fmt.Sprintf("%s %s is terminating", kind, m.name)
+	if len(m.finalizers) > 0 {
+		msg += ", held by the finalizers " + strings.Join(m.finalizers, ", ")
+	}
+	return msg
 }

@@ -199,6 +199,8 @@ type member struct {
 	namespace, name string
 	uid             types.UID
 	terminating     bool
+	// finalizers of a terminating object: what it waits for.
+	finalizers []string
 }
 
 // members returns the objects labelled as the instance's, by node id,
@@ -226,8 +228,15 @@ func (w *managedInformers) members(instUID types.UID) map[string][]member {
 			}
 			seen[m.UID] = true
 			node := m.Labels[v1alpha1.LabelNodeID]
-			out[node] = append(out[node], member{gvr: gvr, namespace: m.Namespace, name: m.Name, uid: m.UID,
-				terminating: m.DeletionTimestamp != nil})
+			mem := member{gvr: gvr, namespace: m.Namespace, name: m.Name, uid: m.UID}
+			if m.DeletionTimestamp != nil {
+				// Rare, so decoded only here rather than held for every object.
+				mem.terminating = true
+				if u, err := o.(*heldObject).object(); err == nil {
+					mem.finalizers = u.GetFinalizers()
+				}
+			}
+			out[node] = append(out[node], mem)
 		}
 	}
 	return out

@@ -245,15 +245,19 @@ func TestWebAppLifecycle(t *testing.T) {
 				s := c.mustGet(t, "v1", "Service", ns, "shop")
 				return s.GetDeletionTimestamp() != nil, "not terminating"
 			})
-			inst := c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceDeleting)
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceDeleting)
 			never(t, 3*time.Second, "the Deployment or ConfigMap was deleted while the Service is stuck", func() bool {
 				d, err1 := c.get(t, "apps/v1", "Deployment", ns, "shop")
 				cm, err2 := c.get(t, "v1", "ConfigMap", ns, "shop-config")
 				return err1 != nil || err2 != nil || d.GetDeletionTimestamp() != nil || cm.GetDeletionTimestamp() != nil
 			})
-			if !strings.Contains(condition(inst, "ResourcesReady").Message, "reverse topological order") {
-				t.Errorf("ResourcesReady does not explain the deletion: %s", conditionSummary(inst))
-			}
+			// What holds the deletion is named, for kubectl describe.
+			eventually(t, 10*time.Second, "ResourcesReady to name the finalizer holding the Service", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
+				msg := condition(inst, "ResourcesReady").Message
+				return strings.Contains(msg, "reverse topological order") &&
+					strings.Contains(msg, "Service shop is terminating, held by the finalizers e2e.kro.run/hold"), msg
+			})
 			release := []byte(`{"metadata":{"finalizers":null}}`)
 			if _, err := c.resource(t, "v1", "Service").Namespace(ns).Patch(ctx, "shop", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
