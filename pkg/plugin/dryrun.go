@@ -142,11 +142,7 @@ func (o *dryRunOptions) print(plan []PlannedResource) error {
 // dryRun renders the instance's graph and validates each object.
 func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) ([]PlannedResource, error) {
 	gvk := inst.GroupVersionKind()
-	rgdName, err := c.rgdServing(ctx, gvk)
-	if err != nil {
-		return nil, err
-	}
-	rgd, err := c.getRGD(ctx, rgdName)
+	rgd, err := c.rgdServing(ctx, gvk)
 	if err != nil {
 		return nil, err
 	}

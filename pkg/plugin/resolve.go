@@ -137,24 +137,46 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 // compiles its graph.
 func (c *cluster) subjectOf(ctx context.Context, inst *unstructured.Unstructured, mapping *meta.RESTMapping) (*subject, error) {
 	s := &subject{instance: inst, mapping: mapping}
+	gvk := mapping.GroupVersionKind
 	name := inst.GetName()
-	rgdName := inst.GetLabels()[v1alpha1.LabelRGDName]
+	labels := inst.GetLabels()
 	var err error
-	if rgdName == "" {
-		rgdName, err = c.rgdServing(ctx, mapping.GroupVersionKind)
+	if rgdName := labels[v1alpha1.LabelRGDName]; rgdName != "" {
+		s.rgd, err = c.getRGD(ctx, rgdName)
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s, which was deleted: kro-agent no longer manages it, and its resources were left in place", gvk.Kind, name, rgdName)
+		}
 		if err != nil {
+			return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s: %w", gvk.Kind, name, rgdName, err)
+		}
+	}
+	// An object a graph manages carries its RGD's name too; only the RGD
+	// serving the object's own kind makes it an instance.
+	if s.rgd == nil || rgdKind(s.rgd).GroupKind() != gvk.GroupKind() {
+		labelled := s.rgd
+		s.rgd, err = c.rgdServing(ctx, gvk)
+		if err != nil {
+			if owner := managedBy(labels, labelled); owner != "" {
+				return nil, fmt.Errorf("%s %s is not an instance: it is %s", gvk.Kind, name, owner)
+			}
 			return nil, err
 		}
 	}
-	s.rgd, err = c.getRGD(ctx, rgdName)
-	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s, which was deleted: kro-agent no longer manages it, and its resources were left in place", mapping.GroupVersionKind.Kind, name, rgdName)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s: %w", mapping.GroupVersionKind.Kind, name, rgdName, err)
-	}
 	s.graph, s.graphErr = graph.Compile(s.rgd, graph.Options{Resolver: c.resolver, AllowUnknownKinds: true})
 	return s, nil
+}
+
+// managedBy says which instance's resource an object is, from the labels
+// the agent puts on every object it manages and the RGD they name, or ""
+// for none.
+func managedBy(labels map[string]string, rgd *v1alpha1.ResourceGraphDefinition) string {
+	node, name, ns := labels[v1alpha1.LabelNodeID], labels[v1alpha1.LabelInstanceName], labels[v1alpha1.LabelInstanceNamespace]
+	if node == "" || name == "" || rgd == nil {
+		return ""
+	}
+	kind := rgdKind(rgd).Kind
+	return fmt.Sprintf("resource %s of %s %s (kubectl kro tree %s %s%s shows it)",
+		node, kind, objectName(ns, name), strings.ToLower(kind), name, namespaceFlag(ns))
 }
 
 // withMapping calls use with kind's mapping. Discovery is cached on disk
@@ -246,17 +268,17 @@ func (c *cluster) listRGDs(ctx context.Context) ([]v1alpha1.ResourceGraphDefinit
 
 // rgdServing finds the RGD whose schema defines gvk, for an instance the
 // agent has not labelled yet.
-func (c *cluster) rgdServing(ctx context.Context, gvk schema.GroupVersionKind) (string, error) {
+func (c *cluster) rgdServing(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, error) {
 	rgds, err := c.listRGDs(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	for _, r := range rgds {
-		if rgdKind(&r) == gvk {
-			return r.Name, nil
+	for i := range rgds {
+		if rgdKind(&rgds[i]) == gvk {
+			return &rgds[i], nil
 		}
 	}
-	return "", fmt.Errorf("no ResourceGraphDefinition serves %s %s (kubectl get rgd lists the kinds served)", gvk.GroupVersion(), gvk.Kind)
+	return nil, fmt.Errorf("no ResourceGraphDefinition serves %s %s (kubectl get rgd lists the kinds served)", gvk.GroupVersion(), gvk.Kind)
 }
 
 func rgdKind(r *v1alpha1.ResourceGraphDefinition) schema.GroupVersionKind {

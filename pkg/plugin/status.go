@@ -152,6 +152,13 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		var items []unstructured.Unstructured
 		err := c.withMapping(k, func(mapping *meta.RESTMapping) error {
 			m = mapping
+			if len(args) > 0 {
+				// Asked for by name, a kind no RGD serves has no
+				// instances; its objects would be listed as if they were.
+				if _, err := c.rgdServing(ctx, mapping.GroupVersionKind); err != nil {
+					return err
+				}
+			}
 			ri := c.resourceIn(mapping, ns)
 			if len(args) == 2 {
 				u, err := ri.Get(ctx, args[1], metav1.GetOptions{})

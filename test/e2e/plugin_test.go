@@ -226,6 +226,15 @@ func TestPlugin(t *testing.T) {
 			if err != nil || !strings.Contains(dot, `"config" -> "deployment"`) || !strings.Contains(dot, `"ingress" [label="ingress\nIngress", fillcolor="lightblue"]`) {
 				t.Errorf("-o dot: %v\n%s", err, dot)
 			}
+			// An object the instance manages carries its RGD's name too,
+			// but is not an instance: the plugin says whose it is.
+			for _, cmd := range [][]string{{"tree", "configmap", "ready-config"}, {"why-not-ready", "deployment/ready"}} {
+				_, err := kro(t, cfg, nil, append(cmd, "-n", ns)...)
+				if err == nil || !strings.Contains(err.Error(), "is not an instance: it is resource ") ||
+					!strings.Contains(err.Error(), "of WebApp plugin/ready (kubectl kro tree webapp ready -n plugin shows it)") {
+					t.Errorf("%s of a managed object: want an error saying whose it is, got %v", cmd[0], err)
+				}
+			}
 			// KIND/NAME, as kubectl takes an object, works as well as KIND NAME.
 			why, err := kro(t, cfg, nil, "why-not-ready", "webapp/ready", "-n", ns)
 			if err != nil || !strings.Contains(why, "Ready: WebApp/ready is Ready") {
@@ -476,6 +485,9 @@ func TestPlugin(t *testing.T) {
 			all, err := kro(t, cfg, nil, "status", "-A")
 			if err != nil || !strings.HasPrefix(all, "NAMESPACE") || !strings.Contains(all, ns) {
 				t.Errorf("status -A: %v\n%s", err, all)
+			}
+			if _, err := kro(t, cfg, nil, "status", "configmaps", "-n", ns); err == nil || !strings.Contains(err.Error(), "no ResourceGraphDefinition serves v1 ConfigMap") {
+				t.Errorf("status of a kind no RGD serves: want an error, got %v", err)
 			}
 			one, err := kro(t, cfg, nil, "status", "workerpool/pool", "-n", ns)
 			if err != nil || !strings.Contains(one, "pool") || strings.Contains(one, "WebApp") {
