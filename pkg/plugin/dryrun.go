@@ -74,7 +74,7 @@ from the instance's values.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "the instances to preview; - reads standard input")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "yaml prints the rendered objects; json prints the plan")
+	addOutputFlag(cmd, &o.output, "yaml prints the rendered objects; json prints the plan", "json", "yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -132,11 +132,10 @@ func (o *dryRunOptions) print(plan []PlannedResource) error {
 		return nil
 	case "json":
 		return printObject(o.Streams.Out, "json", plan)
-	case "":
+	default:
 		printPlan(o.Streams.Out, plan)
 		return nil
 	}
-	return fmt.Errorf("--output must be yaml or json, not %q", o.output)
 }
 
 // dryRun renders the instance's graph and validates each object.

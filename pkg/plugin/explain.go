@@ -119,7 +119,7 @@ func newExplainCommand(parent *Options) *cobra.Command {
 		"Explain every condition of an instance and of its RGD",
 		`explain-conditions prints each condition of the instance and of its ResourceGraphDefinition:
 what it means, its status and why, since when, and whether it is stale (observedGeneration
-behind metadata.generation: the agent has not processed the latest change yet).`, "json or yaml", &o.output, &o.color, o.run)
+behind metadata.generation: the agent has not processed the latest change yet).`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
 }
 
 func (o *explainOptions) run(ctx context.Context, kind, name string) error {

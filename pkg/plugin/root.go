@@ -50,7 +50,7 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 
 // instanceCommand builds a command over one instance (KIND NAME or
 // KIND/NAME): shell completion of both, -o in the given formats, and --color.
-func instanceCommand(o *Options, use, short, long, formats string, output, color *string, run func(ctx context.Context, kind, name string) error) *cobra.Command {
+func instanceCommand(o *Options, use, short, long string, formats []string, output, color *string, run func(ctx context.Context, kind, name string) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -68,7 +68,7 @@ func instanceCommand(o *Options, use, short, long, formats string, output, color
 			return run(cmd.Context(), kind, name)
 		},
 	}
-	cmd.Flags().StringVarP(output, "output", "o", "", "output format: "+formats)
+	addOutputFlag(cmd, output, "", formats...)
 	addColorFlag(cmd, color)
 	return cmd
 }

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 func TestInstanceArgsTakeBothKubectlForms(t *testing.T) {
@@ -89,5 +92,32 @@ func TestAStaleMappingIsLookedUpAgain(t *testing.T) {
 	})
 	if !apierrors.IsNotFound(err) || mapper.reset != 0 {
 		t.Errorf("a missing object: err %v, resets %d", err, mapper.reset)
+	}
+}
+
+// Every command refuses an output format it cannot print before it reads
+// a file or contacts a cluster (the server here does not exist).
+func TestUnknownOutputFormatIsRefusedFirst(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tree", "webapp", "demo", "-o", "xml"}, `unknown output format "xml": use json, yaml or dot`},
+		{[]string{"why-not-ready", "webapp/demo", "-o", "dot"}, `unknown output format "dot": use json or yaml`},
+		{[]string{"explain-conditions", "webapp", "demo", "-o", "wide"}, `unknown output format "wide": use json or yaml`},
+		{[]string{"status", "-o", "table"}, `unknown output format "table": use json or yaml`},
+		{[]string{"validate", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json or yaml`},
+		{[]string{"dry-run", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json or yaml`},
+	} {
+		server := "https://127.0.0.1:1"
+		flags := genericclioptions.NewConfigFlags(false)
+		flags.APIServer = &server
+		var out bytes.Buffer
+		cmd := NewRootCommandWithFlags(flags, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+		cmd.SetArgs(tc.args)
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		if err := cmd.Execute(); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }

@@ -66,7 +66,7 @@ it changes.`,
 			return o.run(cmd.Context(), args)
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml")
+	addOutputFlag(cmd, &o.output, "", "json", "yaml")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "redraw when anything changes")
 	cmd.Flags().DurationVar(&o.interval, "watch-interval", time.Second, "how often --watch looks for changes")

@@ -28,7 +28,7 @@ and nested under the resource each depends on: node id, kind and name, namespace
 (the readyWhen verdict), HEALTH (kstatus), REASON and AGE. Resources are found by the
 labels kro-agent sets, with one LIST per kind in the graph. A resource that is itself an
 instance of an RGD shows what it manages under it. For an instance placed on a workload
-cluster by region, they are found there, through the Cluster's kubeconfig.`, "json, yaml or dot", &o.output, &o.color, o.run)
+cluster by region, they are found there, through the Cluster's kubeconfig.`, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
 	cmd.Example = `  kubectl kro tree webapp demo
   kubectl kro tree webapp demo -o yaml
   kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg`

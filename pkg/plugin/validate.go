@@ -74,7 +74,7 @@ Exits 1 when any RGD is invalid.`,
 	}
 	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file with one or more RGDs, or a directory of such files; - reads standard input")
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f and all directories below them")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml")
+	addOutputFlag(cmd, &o.output, "", "json", "yaml")
 	cmd.Flags().BoolVar(&o.offline, "offline", false, "do not contact a cluster; kinds that are not built in are typed dyn")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -82,9 +82,6 @@ Exits 1 when any RGD is invalid.`,
 }
 
 func (o *validateOptions) run(ctx context.Context) error {
-	if o.output != "" && o.output != "json" && o.output != "yaml" {
-		return fmt.Errorf("--output must be json or yaml, not %q", o.output)
-	}
 	resolver, allowUnknown, where := o.resolver(ctx)
 	// Kinds of CRDs in the files, and of the RGDs there, are checked as
 	// if installed: the files are what will be applied together.

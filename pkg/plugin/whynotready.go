@@ -48,7 +48,7 @@ func newWhyNotReadyCommand(parent *Options) *cobra.Command {
 topological order, that blocks readiness, and prints the root cause: the RGD not Active,
 the instance suspended, conditions stale (agent not running or behind), or the blocking
 resource with its failing readyWhen, the values it read, its health and its recent events.
-Exits 0 when the instance is Ready and 1 otherwise, for scripts.`, "json or yaml", &o.output, &o.color, o.run)
+Exits 0 when the instance is Ready and 1 otherwise, for scripts.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
 }
 
 func (o *whyOptions) run(ctx context.Context, kind, name string) error {
