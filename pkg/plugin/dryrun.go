@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
@@ -141,6 +142,9 @@ func (o *dryRunOptions) print(plan []PlannedResource) error {
 // dryRun renders the instance's graph and validates each object.
 func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) ([]PlannedResource, error) {
 	gvk := inst.GroupVersionKind()
+	if gvk.GroupKind() == v1alpha1.GroupVersion.WithKind("ResourceGraphDefinition").GroupKind() {
+		return nil, fmt.Errorf("ResourceGraphDefinition %s is not an instance: dry-run previews instances of one, kubectl kro validate -f checks the RGD itself", inst.GetName())
+	}
 	rgd, err := c.rgdServing(ctx, gvk)
 	if err != nil {
 		return nil, err

@@ -37,3 +37,12 @@ func TestUncheckedObjectsSayWhatTheInstanceDecides(t *testing.T) {
 		})
 	}
 }
+
+// An RGD given to dry-run is pointed to validate, not looked up as a kind
+// no RGD serves.
+func TestDryRunOfAnRGDPointsToValidate(t *testing.T) {
+	want := "ResourceGraphDefinition webapp is not an instance: dry-run previews instances of one, kubectl kro validate -f checks the RGD itself"
+	if err := runWithoutCluster("dry-run", "-f", "../../examples/webapp/rgd.yaml"); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}

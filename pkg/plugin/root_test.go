@@ -1,7 +1,7 @@
 package plugin
 
 import (
-	"bytes"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -109,15 +109,21 @@ func TestUnknownOutputFormatIsRefusedFirst(t *testing.T) {
 		{[]string{"validate", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json or yaml`},
 		{[]string{"dry-run", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json or yaml`},
 	} {
-		server := "https://127.0.0.1:1"
-		flags := genericclioptions.NewConfigFlags(false)
-		flags.APIServer = &server
-		var out bytes.Buffer
-		cmd := NewRootCommandWithFlags(flags, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
-		cmd.SetArgs(tc.args)
-		cmd.SilenceErrors, cmd.SilenceUsage = true, true
-		if err := cmd.Execute(); err == nil || err.Error() != tc.want {
+		if err := runWithoutCluster(tc.args...); err == nil || err.Error() != tc.want {
 			t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
 		}
 	}
+}
+
+// runWithoutCluster runs kubectl kro with args against an API server
+// address nothing listens on: what it returns was decided before any
+// request.
+func runWithoutCluster(args ...string) error {
+	server := "https://127.0.0.1:1"
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.APIServer = &server
+	cmd := NewRootCommandWithFlags(flags, genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+	cmd.SetArgs(args)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	return cmd.Execute()
 }
