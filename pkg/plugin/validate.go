@@ -91,20 +91,29 @@ func (o *validateOptions) run(ctx context.Context) error {
 		return err
 	}
 	var rgds []parsedRGD
+	var others []string
 	for _, file := range files {
-		inFile, crds, err := readFile(file, o.Streams.In)
+		in, err := readFile(file, o.Streams.In)
 		if err != nil {
 			return err
 		}
-		rgds = append(rgds, inFile...)
-		for _, crd := range crds {
+		rgds = append(rgds, in.rgds...)
+		for _, crd := range in.crds {
 			declared.Add(crd)
 		}
+		others = append(others, in.others...)
 	}
 	if len(rgds) == 0 {
 		hint := ""
-		if !o.recursive && slices.ContainsFunc(o.files, isDirectory) {
+		switch {
+		case !o.recursive && slices.ContainsFunc(o.files, isDirectory):
 			hint = " (-R reads the directories below a directory too)"
+		case len(others) > 0:
+			found := strings.Join(others[:min(len(others), 3)], ", ")
+			if len(others) > 3 {
+				found += fmt.Sprintf(" and %d more", len(others)-3)
+			}
+			hint = fmt.Sprintf(" but %s (kubectl kro dry-run -f previews instances)", found)
 		}
 		return fmt.Errorf("%s: no ResourceGraphDefinition found%s", strings.Join(o.files, ", "), hint)
 	}
@@ -329,42 +338,54 @@ func isDirectory(path string) bool {
 	return err == nil && info.IsDir()
 }
 
-func readFile(file string, stdin io.Reader) ([]parsedRGD, []*extv1.CustomResourceDefinition, error) {
+// fileContents is what validate reads in one file: the RGDs, the CRDs
+// their kinds may come from, and the names of other objects.
+type fileContents struct {
+	rgds   []parsedRGD
+	crds   []*extv1.CustomResourceDefinition
+	others []string
+}
+
+func readFile(file string, stdin io.Reader) (fileContents, error) {
+	var in fileContents
 	data, err := readInput(file, stdin)
 	if err != nil {
-		return nil, nil, err
+		return in, err
 	}
 	docs, err := yamlDocuments(file, data)
 	if err != nil {
-		return nil, nil, err
+		return in, err
 	}
-	var rgds []parsedRGD
-	var crds []*extv1.CustomResourceDefinition
 	for i, doc := range docs {
 		var meta struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			return nil, nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+			return in, fmt.Errorf("%s: document %d: %w", file, i+1, err)
 		}
 		switch gv, _ := schema.ParseGroupVersion(meta.APIVersion); {
 		case meta.Kind == "ResourceGraphDefinition" && gv.Group == v1alpha1.GroupVersion.Group:
 			rgd := &v1alpha1.ResourceGraphDefinition{}
 			if err := yaml.UnmarshalStrict(doc, rgd); err != nil {
-				rgds = append(rgds, parsedRGD{obj: rgd, file: file, err: fmt.Errorf("document %d: %w", i+1, err)})
+				in.rgds = append(in.rgds, parsedRGD{obj: rgd, file: file, err: fmt.Errorf("document %d: %w", i+1, err)})
 				continue
 			}
-			rgds = append(rgds, parsedRGD{obj: rgd, file: file})
+			in.rgds = append(in.rgds, parsedRGD{obj: rgd, file: file})
 		case meta.Kind == "CustomResourceDefinition" && gv == extv1.SchemeGroupVersion:
 			crd := &extv1.CustomResourceDefinition{}
 			if err := yaml.Unmarshal(doc, crd); err != nil {
-				return nil, nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+				return in, fmt.Errorf("%s: document %d: %w", file, i+1, err)
 			}
-			crds = append(crds, crd)
+			in.crds = append(in.crds, crd)
+		case meta.Kind != "":
+			in.others = append(in.others, strings.TrimSpace(meta.Kind+" "+meta.Metadata.Name))
 		}
 	}
-	return rgds, crds, nil
+	return in, nil
 }
 
 func printValidation(w io.Writer, format string, report ValidationReport) error {

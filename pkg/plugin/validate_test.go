@@ -202,3 +202,12 @@ func TestValidateReadsDirectories(t *testing.T) {
 		t.Errorf("-f of a path that does not exist: %v", err)
 	}
 }
+
+// A file of instances given to validate is pointed to dry-run.
+func TestValidateOfInstancesPointsToDryRun(t *testing.T) {
+	err := runWithoutCluster("validate", "--offline", "-f", "../../examples/webapp/instance.yaml")
+	want := "../../examples/webapp/instance.yaml: no ResourceGraphDefinition found but WebApp demo (kubectl kro dry-run -f previews instances)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
