@@ -205,10 +205,10 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 		foldStringData(desired)
 	}
 	out, err := e.applyIfChanged(ctx, t, inst, ref, desired, live)
-	if err == nil {
-		err = e.applied.unsettled(ref, time.Now())
+	if err != nil {
+		return out, readableRefusal(err)
 	}
-	return out, err
+	return out, e.applied.unsettled(ref, time.Now())
 }
 
 var secrets = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}

@@ -198,6 +198,31 @@ spec:
       data: {share: "${string(100 / schema.spec.shares)}"}
 `
 
+// jobRGD makes a Job whose template the instance's values decide: a change
+// of them is one the API server refuses, the template being immutable.
+const jobRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: batch}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Batch
+    spec: {mode: string | default=full}
+  resources:
+  - id: job
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: "${schema.metadata.name}"}
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - {name: run, image: busybox, env: [{name: MODE, value: "${schema.spec.mode}"}]}
+`
+
 func TestPlugin(t *testing.T) {
 	const ns = "plugin"
 	f := features.New("kubectl kro explains instances").
@@ -305,6 +330,37 @@ func TestPlugin(t *testing.T) {
 				t.Errorf("tree of the blocked instance: %v\n%s", err, tree)
 			}
 			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
+			return ctx
+		}).
+		Assess("a change of an immutable field: the refusal is short and why-not-ready says what to do", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, jobRGD)
+			c.waitRGDActive(t, "batch")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Batch, metadata: {name: nightly, namespace: %s}, spec: {mode: full}}", ns))
+			eventually(t, 20*time.Second, "the Job to be created", func() (bool, string) {
+				_, err := c.get(t, "batch/v1", "Job", ns, "nightly")
+				return err == nil, fmt.Sprint(err)
+			})
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Batch, metadata: {name: nightly, namespace: %s}, spec: {mode: quick}}", ns))
+			var msg string
+			eventually(t, 20*time.Second, "the apply to be refused", func() (bool, string) {
+				u := c.mustGet(t, "kro.run/v1alpha1", "Batch", ns, "nightly")
+				cond := condition(u, v1alpha1.ConditionResourcesReady)
+				if cond == nil || cond.Reason != v1alpha1.ReasonApplyFailed {
+					return false, conditionSummary(u)
+				}
+				msg = cond.Message
+				return true, ""
+			})
+			// The API server quotes the whole template, as a Go struct.
+			if !strings.Contains(msg, `Job.batch "nightly" is invalid: spec.template: Invalid value: `) || !strings.HasSuffix(msg, "…: field is immutable") || len(msg) > 300 {
+				t.Errorf("the refusal is not shortened to its field and reason (%d characters): %s", len(msg), msg)
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "batch", "nightly", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "undo it on the instance, or delete the object the message names and kro-agent creates it again with the new values") {
+				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
+			c.delete(t, "kro.run/v1alpha1", "Batch", ns, "nightly")
 			return ctx
 		}).
 		Assess("a field the instance does not set is named, by the agent and the plugin", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -1,0 +1,56 @@
+package reconcile
+
+import (
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// quotedValueMax is how much of a refused value an error shows. The API
+// server quotes the whole value an Invalid error is about: for an
+// immutable Job or StatefulSet template that is the template as a Go
+// struct, thousands of characters that bury the reason in the condition
+// kubectl describe shows.
+const quotedValueMax = 80
+
+// readableRefusal shortens the values an Invalid refusal quotes, keeping
+// the field and the reason. It keeps the error a *StatusError of the same
+// reason and causes, so callers still classify it.
+func readableRefusal(err error) error {
+	status, ok := err.(*apierrors.StatusError) // as the client returns it, unwrapped
+	if !ok || status.ErrStatus.Reason != metav1.StatusReasonInvalid || status.ErrStatus.Details == nil {
+		return err
+	}
+	short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
+	s := &short.ErrStatus
+	changed := false
+	for i, c := range s.Details.Causes {
+		m, ok := shortenQuotedValue(c.Message)
+		if !ok {
+			continue
+		}
+		s.Message = strings.ReplaceAll(s.Message, c.Message, m)
+		s.Details.Causes[i].Message = m
+		changed = true
+	}
+	if !changed {
+		return err
+	}
+	return short
+}
+
+// shortenQuotedValue cuts the value out of "Invalid value: VALUE: detail"
+// when it is long. The detail is what follows the value's last ": ".
+func shortenQuotedValue(msg string) (string, bool) {
+	const prefix = "Invalid value: "
+	rest, ok := strings.CutPrefix(msg, prefix)
+	if !ok {
+		return msg, false
+	}
+	end := strings.LastIndex(rest, ": ")
+	if end <= quotedValueMax {
+		return msg, false
+	}
+	return prefix + rest[:quotedValueMax] + "…" + rest[end:], true
+}

@@ -1,0 +1,45 @@
+package reconcile
+
+import (
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+func TestReadableRefusalShortensQuotedValues(t *testing.T) {
+	type container struct{ Name, Image, TerminationMessagePath string }
+	template := struct {
+		Labels     map[string]string
+		Containers []container
+	}{map[string]string{"job-name": "g1"}, []container{{"c", "busybox", "/dev/termination-log"}, {"d", "busybox", "/dev/termination-log"}}}
+	gk := schema.GroupKind{Group: "batch", Kind: "Job"}
+	refused := apierrors.NewInvalid(gk, "g1", field.ErrorList{
+		field.Invalid(field.NewPath("spec", "template"), template, "field is immutable"),
+		field.Invalid(field.NewPath("spec", "parallelism"), -1, "must be greater than or equal to 0"),
+	})
+	got := readableRefusal(refused)
+	if !apierrors.IsInvalid(got) {
+		t.Fatalf("the shortened error is no longer Invalid: %#v", got)
+	}
+	msg := got.Error()
+	for _, want := range []string{`Job.batch "g1" is invalid: [spec.template: Invalid value: `, `…: field is immutable`,
+		`spec.parallelism: Invalid value: -1: must be greater than or equal to 0]`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "/dev/termination-log") || len(msg) > 300 {
+		t.Errorf("the template is still quoted in full (%d characters):\n%s", len(msg), msg)
+	}
+	if strings.Contains(refused.Error(), "…") {
+		t.Error("the original error was changed")
+	}
+	// A short value stays as the API server wrote it.
+	short := apierrors.NewInvalid(gk, "g1", field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "B_b", "a lowercase RFC 1123 subdomain")})
+	if got := readableRefusal(short); got.Error() != short.Error() {
+		t.Errorf("a short refusal changed: %s", got)
+	}
+}
