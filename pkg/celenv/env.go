@@ -6,7 +6,9 @@
 package celenv
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sync"
 
@@ -97,9 +99,25 @@ func declTypeOf(v Var) *apiservercel.DeclType {
 func (e *Env) Compile(src string) (*cel.Ast, error) {
 	ast, iss := e.env.Compile(src)
 	if iss.Err() != nil {
-		return nil, iss.Err()
+		return nil, explainIssues(iss.Err())
 	}
 	return ast, nil
+}
+
+// collectionSelection is cel-go's words for a field selected on a list;
+// for a collection's objects, named by their internal type, they do not
+// say what to do.
+var collectionSelection = regexp.MustCompile(`type 'list\(__(\w+)__\)' does not support field selection`)
+
+// explainIssues rewords what the checker says in terms of the types this
+// package names, keeping the position and the caret lines.
+func explainIssues(err error) error {
+	msg := err.Error()
+	if !collectionSelection.MatchString(msg) {
+		return err
+	}
+	return errors.New(collectionSelection.ReplaceAllString(msg,
+		"${1} is a collection (forEach), a list of its objects: select one (${1}[0]) or use a macro such as ${1}.all(x, ...) or ${1}.map(x, ...)"))
 }
 
 // Program turns a checked AST into an evaluable program, with the API

@@ -290,6 +290,13 @@ func TestInvalidRGDs(t *testing.T) {
     forEach: [{it: "${schema.spec.name}"}]
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${it}"}}`,
 			"spec.resources[cms].forEach[0][it]", `forEach needs a list, but the expression has type string`},
+		{"field selected on a collection", "", `
+  - id: cms
+    forEach: [{it: "${schema.spec.items}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${it}"}}
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${cms.metadata.name}"}}`,
+			"spec.resources[cm].template.metadata.name", `cms is a collection (forEach), a list of its objects: select one (cms[0]) or use a macro such as cms.all(x, ...) or cms.map(x, ...)`},
 		{"forEach iterator named like a resource", "", configMap + `
   - id: cms
     forEach: [{cm: "${schema.spec.items}"}]
@@ -343,5 +350,26 @@ func TestInvalidRGDs(t *testing.T) {
 			}
 			t.Errorf("no error at %s containing %q; got:\n%v", tc.path, tc.msg, err)
 		})
+	}
+}
+
+// An iterator whose list expression is wrong is reported there only, not
+// again at each template field that uses it.
+func TestWrongIteratorListIsOneError(t *testing.T) {
+	for _, list := range []string{"${schema.spec.name}", "${schema.spec.nope}", "${cms.metadata.name}"} {
+		doc := fmt.Sprintf(`
+metadata: {name: t}
+spec:
+  schema: %s
+  resources:
+  - id: cms
+    forEach: [{it: "%s"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "x-${it}"}, data: {v: "${it}"}}
+`, defaultSchema, list)
+		_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t)})
+		var cerr *Error
+		if !errors.As(err, &cerr) || len(cerr.Errs) != 1 || cerr.Errs[0].Field != "spec.resources[cms].forEach[0][it]" {
+			t.Errorf("forEach over %s: want one error at its forEach, got %v", list, err)
+		}
 	}
 }

@@ -107,19 +107,14 @@ func (c *compiler) compileForEach(n *Node, dims []v1alpha1.ForEachDimension, pat
 			}
 			seen[name] = true
 			e := c.compileStandalone(c.env, src, np)
-			if e == nil {
-				continue
+			elem, ok := c.iteratorElem(n, e, src, np)
+			if ok {
+				n.ForEach = append(n.ForEach, &Iterator{Name: name, List: e})
+			} else {
+				// Declared all the same, untyped, so that the template's
+				// uses of it are not reported too.
+				elem = cel.DynType
 			}
-			if slices.Contains(e.References, n.ID) {
-				c.errs = append(c.errs, field.Invalid(np, src, "a collection cannot iterate over itself"))
-				continue
-			}
-			elem, ok := celenv.ListElem(e.Type)
-			if !ok {
-				c.errs = append(c.errs, field.Invalid(np, src, fmt.Sprintf("forEach needs a list, but the expression has type %s", celenv.TypeString(e.Type))))
-				continue
-			}
-			n.ForEach = append(n.ForEach, &Iterator{Name: name, List: e})
 			vars = append(vars, celenv.Var{Name: name, Type: elem})
 		}
 	}
@@ -132,6 +127,24 @@ func (c *compiler) compileForEach(n *Node, dims []v1alpha1.ForEachDimension, pat
 		return c.env
 	}
 	return env
+}
+
+// iteratorElem checks an iterator's compiled list expression (nil when it
+// did not compile) and returns the type of its elements.
+func (c *compiler) iteratorElem(n *Node, e *Expression, src string, np *field.Path) (*cel.Type, bool) {
+	if e == nil {
+		return nil, false
+	}
+	if slices.Contains(e.References, n.ID) {
+		c.errs = append(c.errs, field.Invalid(np, src, "a collection cannot iterate over itself"))
+		return nil, false
+	}
+	elem, ok := celenv.ListElem(e.Type)
+	if !ok {
+		c.errs = append(c.errs, field.Invalid(np, src, fmt.Sprintf("forEach needs a list, but the expression has type %s", celenv.TypeString(e.Type))))
+		return nil, false
+	}
+	return elem, true
 }
 
 // checkIteratorsInName makes sure every item of a collection gets its own
