@@ -32,7 +32,9 @@ type Options struct {
 	Resolver kinds.Resolver
 	// AllowUnknownKinds types resources of kinds the resolver does not know
 	// as dyn instead of failing, for offline validation of RGDs that use
-	// custom resources. The agent never sets it.
+	// custom resources; not a kind of a built-in group named like a
+	// built-in kind at another version or spelt nearly like one
+	// (kinds.Suggestion), which is a mistake. The agent never sets it.
 	AllowUnknownKinds bool
 	// MaxForEachDimensions bounds forEach dimensions; 0 means the default.
 	MaxForEachDimensions int
@@ -396,7 +398,13 @@ func (c *compiler) resolve(gvk schema.GroupVersionKind, path *field.Path) *kinds
 	if err == nil {
 		return info
 	}
-	if errors.Is(err, kinds.ErrNotFound) && c.opts.AllowUnknownKinds {
+	// A kind of a built-in group is known even offline: one spelt
+	// unlike any built-in kind is not let through as a custom resource's.
+	hint := ""
+	if errors.Is(err, kinds.ErrNotFound) {
+		hint = kinds.Suggestion(gvk)
+	}
+	if errors.Is(err, kinds.ErrNotFound) && c.opts.AllowUnknownKinds && hint == "" {
 		return &kinds.Info{GVK: gvk, Namespaced: true}
 	}
 	var uninstalled *kinds.UninstalledError
@@ -404,7 +412,10 @@ func (c *compiler) resolve(gvk schema.GroupVersionKind, path *field.Path) *kinds
 	case errors.As(err, &uninstalled):
 		c.errs = append(c.errs, field.NotFound(path, fmt.Sprintf("%s (its CustomResourceDefinition %s %s)", kindString(gvk), uninstalled.CRD, hintUninstalled)))
 	case errors.Is(err, kinds.ErrNotFound):
-		c.errs = append(c.errs, field.NotFound(path, kindString(gvk)+" ("+hintNotInstalled+")"))
+		if hint == "" {
+			hint = hintNotInstalled
+		}
+		c.errs = append(c.errs, field.NotFound(path, kindString(gvk)+" ("+hint+")"))
 	default:
 		c.errs = append(c.errs, field.InternalError(path, err))
 	}

@@ -118,6 +118,18 @@ func TestInvalidRGDs(t *testing.T) {
   - id: widget
     template: {apiVersion: example.com/v1, kind: Widget, metadata: {name: x}}`,
 			"spec.resources[widget].template.kind", `example.com/v1 Widget (is its CRD installed?)`},
+		{"built-in kind at a version not served", "", `
+  - id: deploy
+    template: {apiVersion: apps/v2, kind: Deployment, metadata: {name: x}}`,
+			"spec.resources[deploy].template.kind", `apps/v2 Deployment (Kubernetes serves Deployment as apiVersion apps/v1)`},
+		{"built-in kind in the core group by mistake", "", `
+  - id: deploy
+    template: {apiVersion: v1, kind: Deployment, metadata: {name: x}}`,
+			"spec.resources[deploy].template.kind", `v1 Deployment (Kubernetes serves Deployment as apiVersion apps/v1)`},
+		{"built-in kind misspelt", "", `
+  - id: svc
+    template: {apiVersion: v1, kind: Servce, metadata: {name: x}}`,
+			"spec.resources[svc].template.kind", `v1 Servce (did you mean Service, apiVersion v1?)`},
 		{"field the kind does not have", "", `
   - id: deploy
     template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}, spec: {replica: 3}}`,
@@ -371,5 +383,31 @@ spec:
 		if !errors.As(err, &cerr) || len(cerr.Errs) != 1 || cerr.Errs[0].Field != "spec.resources[cms].forEach[0][it]" {
 			t.Errorf("forEach over %s: want one error at its forEach, got %v", list, err)
 		}
+	}
+}
+
+// Offline, a kind the resolver does not know is let through as a custom
+// resource's, but not one a built-in group does not have.
+func TestUnknownKindsOfBuiltinGroupsAreMistakes(t *testing.T) {
+	compile := func(apiVersion, kind string) error {
+		doc := fmt.Sprintf(`
+metadata: {name: t}
+spec:
+  schema: %s
+  resources:
+  - id: thing
+    template: {apiVersion: %s, kind: %s, metadata: {name: x}}
+`, defaultSchema, apiVersion, kind)
+		_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t), AllowUnknownKinds: true})
+		return err
+	}
+	if err := compile("example.com/v1", "Widget"); err != nil {
+		t.Errorf("a custom resource's kind: %v", err)
+	}
+	if err := compile("example.com/v1", "Servce"); err != nil {
+		t.Errorf("a custom resource's kind spelt like a built-in one: %v", err)
+	}
+	if err := compile("apps/v1", "Deploymnet"); err == nil || !strings.Contains(err.Error(), "did you mean Deployment, apiVersion apps/v1?") {
+		t.Errorf("a misspelt built-in kind: %v", err)
 	}
 }

@@ -82,6 +82,18 @@ func BuiltinVersion() string {
 }
 
 func decodeSnapshot(gz []byte) (*Snapshot, error) {
+	raw, err := gunzip(gz)
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{}
+	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, fmt.Errorf("decoding the embedded OpenAPI snapshot: %w", err)
+	}
+	return s, nil
+}
+
+func gunzip(gz []byte) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
 		return nil, fmt.Errorf("reading the embedded OpenAPI snapshot: %w", err)
@@ -90,11 +102,7 @@ func decodeSnapshot(gz []byte) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the embedded OpenAPI snapshot: %w", err)
 	}
-	s := &Snapshot{}
-	if err := json.Unmarshal(raw, s); err != nil {
-		return nil, fmt.Errorf("decoding the embedded OpenAPI snapshot: %w", err)
-	}
-	return s, nil
+	return raw, nil
 }
 
 // EncodeSnapshot writes s compressed, in the form Builtin reads.
