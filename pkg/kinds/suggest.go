@@ -45,6 +45,11 @@ func Suggestion(gvk schema.GroupVersionKind) string {
 	if !slices.ContainsFunc(all, func(b schema.GroupVersionKind) bool { return b.Group == gvk.Group }) {
 		return ""
 	}
+	if slices.Contains(all, gvk) {
+		// An API the cluster has not enabled, or one older than the
+		// snapshot's.
+		return "a built-in kind this cluster does not serve: is its API enabled?"
+	}
 	var sameKind []string
 	for _, b := range all {
 		if b.Kind == gvk.Kind {
