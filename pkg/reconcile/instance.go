@@ -455,11 +455,8 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 // beingDeleted says which managed object someone else is deleting and what
 // holds it, so the user knows whose finalizer to look at.
 func beingDeleted(n *graph.Node, live *unstructured.Unstructured, t *target) string {
-	msg := fmt.Sprintf("%s %s (resource %s) in %s is being deleted", n.Kind.GVK.Kind, objectName(live.GetNamespace(), live.GetName()), n.ID, t)
-	if f := live.GetFinalizers(); len(f) > 0 {
-		msg += fmt.Sprintf(", held by the finalizers %s", strings.Join(f, ", "))
-	}
-	return msg + "; it is created again once it is gone, and the resources that depend on it wait for that"
+	return fmt.Sprintf("%s %s (resource %s) in %s is being deleted", n.Kind.GVK.Kind, objectName(live.GetNamespace(), live.GetName()), n.ID, t) +
+		heldBy(live.GetFinalizers()) + "; it is created again once it is gone, and the resources that depend on it wait for that"
 }
 
 // unreadExternals stops routing changes of what an externalRef read before

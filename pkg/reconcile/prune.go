@@ -167,9 +167,13 @@ func joinMax(items []string, max int) string {
 // whose finalizers hold it, so the user reading why the instance stays
 // DELETING knows what to look at.
 func terminating(kind string, m member) string {
-	msg := fmt.Sprintf("%s %s is terminating", kind, m.name)
-	if len(m.finalizers) > 0 {
-		msg += ", held by the finalizers " + strings.Join(m.finalizers, ", ")
+	return fmt.Sprintf("%s %s is terminating", kind, m.name) + heldBy(m.finalizers)
+}
+
+// heldBy names the finalizers an object being deleted waits for, if any.
+func heldBy(finalizers []string) string {
+	if len(finalizers) == 0 {
+		return ""
 	}
-	return msg
+	return ", held by the finalizers " + strings.Join(finalizers, ", ")
 }

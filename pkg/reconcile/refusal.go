@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,5 +53,9 @@ func shortenQuotedValue(msg string) (string, bool) {
 	if end <= quotedValueMax {
 		return msg, false
 	}
-	return prefix + rest[:quotedValueMax] + "…" + rest[end:], true
+	cut := quotedValueMax
+	for cut > 0 && !utf8.RuneStart(rest[cut]) {
+		cut-- // not inside a character
+	}
+	return prefix + rest[:cut] + "…" + rest[end:], true
 }

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -41,5 +42,15 @@ func TestReadableRefusalShortensQuotedValues(t *testing.T) {
 	short := apierrors.NewInvalid(gk, "g1", field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "B_b", "a lowercase RFC 1123 subdomain")})
 	if got := readableRefusal(short); got.Error() != short.Error() {
 		t.Errorf("a short refusal changed: %s", got)
+	}
+}
+
+// A value is cut between characters, never inside one.
+func TestReadableRefusalCutsBetweenCharacters(t *testing.T) {
+	value := "ab" + strings.Repeat("é", 100) // two bytes each, from an odd byte of the quoted value
+	refused := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", field.ErrorList{field.Invalid(field.NewPath("data", "v"), value, "is refused")})
+	msg := readableRefusal(refused).Error()
+	if !utf8.ValidString(msg) || !strings.Contains(msg, "…: is refused") {
+		t.Errorf("not cut at a character boundary: %q", msg)
 	}
 }
