@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -45,7 +44,6 @@ const admissionSettle = 2 * time.Second
 // after the policy that refused it was fixed or removed.
 type admissionWatch struct {
 	client metadata.Interface
-	mapper meta.RESTMapper
 	// retry is told the instances to try again.
 	retry func(InstanceKey)
 	log   logr.Logger
@@ -57,32 +55,26 @@ type admissionWatch struct {
 	stop    context.CancelFunc
 }
 
-func newAdmissionWatch(cfg *rest.Config, mapper meta.RESTMapper, retry func(InstanceKey), log logr.Logger) (*admissionWatch, error) {
+func newAdmissionWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logger) (*admissionWatch, error) {
 	client, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating the admission configuration's client: %w", err)
 	}
-	return &admissionWatch{client: client, mapper: mapper, retry: retry, log: log, refused: sets.New[InstanceKey]()}, nil
+	return &admissionWatch{client: client, retry: retry, log: log, refused: sets.New[InstanceKey]()}, nil
 }
 
 // start watches each admission resource the cluster serves until
-// stopWatching is called. What the cluster serves is looked up in the
-// background: the caller may hold a lock that a slow cluster's discovery
-// must not keep.
+// stopWatching is called. Each is tried rather than looked up first: a
+// discovery answer missing a group for a moment (a cluster under load)
+// would otherwise leave it unwatched for good.
 func (a *admissionWatch) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a.mu.Lock()
 	a.stop = cancel
 	a.mu.Unlock()
-	go func() {
-		for _, gvr := range admissionResources {
-			// An older cluster does not serve every one of them.
-			if _, err := a.mapper.KindFor(gvr); meta.IsNoMatchError(err) {
-				continue
-			}
-			a.watch(ctx, gvr)
-		}
-	}()
+	for _, gvr := range admissionResources {
+		a.watch(ctx, gvr)
+	}
 }
 
 func (a *admissionWatch) watch(ctx context.Context, gvr schema.GroupVersionResource) {
@@ -105,11 +97,17 @@ func (a *admissionWatch) watch(ctx context.Context, gvr schema.GroupVersionResou
 	})
 	ctx, stopThis := context.WithCancel(ctx)
 	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		if apierrors.IsForbidden(err) {
+		switch {
+		case apierrors.IsForbidden(err):
 			// Without the permission the refused instances are retried
 			// with the backoff alone; asking again would only fail again.
 			a.log.Info("not following admission configuration, which the agent may not list and watch: instances whose writes it refuses are retried with backoff only",
 				"resource", gvr.GroupResource().String(), "error", err.Error())
+			stopThis()
+			return
+		case apierrors.IsNotFound(err):
+			// An older cluster does not serve every one of them.
+			a.log.V(1).Info("the cluster does not serve this admission resource", "resource", gvr.String())
 			stopThis()
 			return
 		}

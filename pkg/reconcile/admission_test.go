@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync/atomic"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
@@ -24,7 +24,7 @@ import (
 // answer, nor those admitted since.
 func TestAdmissionChangesRetryRefusedInstances(t *testing.T) {
 	var retried []string
-	a, err := newAdmissionWatch(&rest.Config{Host: "https://127.0.0.1:1"}, nil, func(k InstanceKey) { retried = append(retried, k.Name) }, logr.Discard())
+	a, err := newAdmissionWatch(&rest.Config{Host: "https://127.0.0.1:1"}, func(k InstanceKey) { retried = append(retried, k.Name) }, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,23 +57,29 @@ func TestAdmissionChangesRetryRefusedInstances(t *testing.T) {
 // Without permission to list admission configuration, the watch asks once
 // and stops, rather than ask again every few seconds for as long as the
 // agent runs (refused instances are then retried with backoff alone).
-func TestAdmissionWatchStopsWhenForbidden(t *testing.T) {
-	var lists atomic.Int32
+func TestAdmissionWatchStopsWhenForbiddenOrNotServed(t *testing.T) {
+	var mu sync.Mutex
+	lists := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Each try is a streaming watch, then a list when that fails.
 		if r.URL.Query().Get("watch") != "true" {
-			lists.Add(1)
+			mu.Lock()
+			lists[r.URL.Path]++
+			mu.Unlock()
 		}
-		status := apierrors.NewForbidden(schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}, "",
-			errors.New(`User "agent" cannot list resource "validatingadmissionpolicies"`)).Status()
+		// Policies are forbidden to the agent; the other kinds are not
+		// served, as by an older cluster.
+		status := apierrors.NewNotFound(schema.GroupResource{}, "").Status()
+		if strings.HasSuffix(r.URL.Path, "/validatingadmissionpolicies") {
+			status = apierrors.NewForbidden(schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}, "",
+				errors.New(`User "agent" cannot list resource "validatingadmissionpolicies"`)).Status()
+		}
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusForbidden)
+		w.WriteHeader(int(status.Code))
 		_ = json.NewEncoder(w).Encode(status)
 	}))
 	defer srv.Close()
-	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}, meta.RESTScopeRoot)
-	a, err := newAdmissionWatch(&rest.Config{Host: srv.URL}, mapper, func(InstanceKey) {}, logr.Discard())
+	a, err := newAdmissionWatch(&rest.Config{Host: srv.URL}, func(InstanceKey) {}, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +87,14 @@ func TestAdmissionWatchStopsWhenForbidden(t *testing.T) {
 	defer a.stopWatching()
 	// The reflector tries again 0.8 to 1.6 s after a failed list.
 	time.Sleep(3 * time.Second)
-	if n := lists.Load(); n != 1 {
-		t.Errorf("the forbidden list was asked %d times, want once", n)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lists) != len(admissionResources) {
+		t.Errorf("%d resources listed, want each of the %d: %v", len(lists), len(admissionResources), lists)
+	}
+	for path, n := range lists {
+		if n != 1 {
+			t.Errorf("%s was listed %d times, want once", path, n)
+		}
 	}
 }

@@ -152,7 +152,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		return nil, err
 	}
 	e.local = &target{client: opts.Dynamic, mapper: opts.Mapper, externals: externals}
-	if e.local.admission, err = newAdmissionWatch(opts.Config, opts.Mapper, e.retryRefused, opts.Log); err != nil {
+	if e.local.admission, err = newAdmissionWatch(opts.Config, e.retryRefused, opts.Log); err != nil {
 		return nil, err
 	}
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""))

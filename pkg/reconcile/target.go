@@ -343,7 +343,7 @@ func (e *Engine) remoteTarget(entry clusters.Entry) (*target, error) {
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}
 	t.followCRDs(func(rgds sets.Set[string]) { e.requeuePlaced(entry.Name, rgds) })
-	if t.admission, err = newAdmissionWatch(entry.Config, t.mapper, e.retryRefused, e.opts.Log.WithValues("cluster", entry.Name)); err != nil {
+	if t.admission, err = newAdmissionWatch(entry.Config, e.retryRefused, e.opts.Log.WithValues("cluster", entry.Name)); err != nil {
 		t.stopInformers()
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}
