@@ -142,7 +142,7 @@ func (o *dryRunOptions) print(plan []PlannedResource) error {
 // dryRun renders the instance's graph and validates each object.
 func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) ([]PlannedResource, error) {
 	gvk := inst.GroupVersionKind()
-	if gvk.GroupKind() == v1alpha1.GroupVersion.WithKind("ResourceGraphDefinition").GroupKind() {
+	if gvk.GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind {
 		return nil, fmt.Errorf("ResourceGraphDefinition %s is not an instance: dry-run previews instances of one, kubectl kro validate -f checks the RGD itself", inst.GetName())
 	}
 	rgd, err := c.rgdServing(ctx, gvk)

@@ -34,7 +34,7 @@ var reasonMeanings = map[string]string{
 	v1alpha1.ReasonResourceNotReady:     "a resource is not ready yet: its readyWhen is not met, or it is not created until its inputs are there (the message names it)",
 	v1alpha1.ReasonApplyFailed:          "the API server refused a write; kro-agent retries with backoff",
 	v1alpha1.ReasonResolveFailed:        "an expression fails on the instance's values; change the instance spec",
-	v1alpha1.ReasonGraphNotAccepted:     "the instance's RGD has no valid graph: nothing is applied or deleted for it until the RGD is fixed",
+	v1alpha1.ReasonGraphNotAccepted:     "the instance's RGD has no graph kro-agent can serve (invalid, or changed in a way refused as breaking): nothing is applied or deleted for it until the RGD is fixed",
 	v1alpha1.ReasonReleased:             "the instance's RGD was deleted: kro-agent took its finalizer off and manages it no more",
 	v1alpha1.ReasonSuspended:            "the instance carries kro.run/reconcile: suspended; nothing is written",
 	v1alpha1.ReasonDeleting:             "the instance is being deleted, resources in reverse topological order",
@@ -115,35 +115,59 @@ type explainOptions struct {
 
 func newExplainCommand(parent *Options) *cobra.Command {
 	o := &explainOptions{Options: parent}
-	return instanceCommand(parent, "explain-conditions (KIND NAME | KIND/NAME)",
+	cmd := instanceCommand(parent, "explain-conditions (KIND NAME | KIND/NAME)",
 		"Explain every condition of an instance and of its RGD",
 		`explain-conditions prints each condition of the instance and of its ResourceGraphDefinition:
 what it means, its status and why, since when, and whether it is stale (observedGeneration
-behind metadata.generation: the agent has not processed the latest change yet).`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+behind metadata.generation: the agent has not processed the latest change yet). Given an
+RGD (rgd NAME), it explains the RGD's conditions alone.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+	cmd.Example = `  kubectl kro explain-conditions webapp demo
+  kubectl kro explain-conditions rgd webapp`
+	return cmd
 }
 
 func (o *explainOptions) run(ctx context.Context, kind, name string) error {
-	_, s, err := o.load(ctx, kind, name)
+	c, err := o.cluster()
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	var status runtime.RawExtension
-	if sch := s.rgd.Spec.Schema; sch != nil {
-		status = sch.Status
-	}
-	custom := graph.DeclaredConditionTraits(status)
-	conds := explainConditions(s.mapping.GroupVersionKind.Kind+"/"+s.instance.GetName(), s.instance, custom, now)
-	rgdObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s.rgd)
+	conds, err := c.explain(ctx, kind, name, time.Now())
 	if err != nil {
 		return err
 	}
-	conds = append(conds, explainConditions("ResourceGraphDefinition/"+s.rgd.Name, &unstructured.Unstructured{Object: rgdObj}, nil, now)...)
 	if o.output != "" {
 		return printObject(o.Streams.Out, o.output, conds)
 	}
 	printExplained(o.Streams.Out, conds, newPalette(o.Streams.Out, o.color))
 	return nil
+}
+
+// explain explains the conditions of the instance KIND NAME and of its
+// RGD, or of the RGD alone when KIND names RGDs.
+func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time) ([]ExplainedCondition, error) {
+	rgd, err := c.rgdNamed(ctx, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	var conds []ExplainedCondition
+	if rgd == nil {
+		s, err := c.load(ctx, kind, name)
+		if err != nil {
+			return nil, err
+		}
+		rgd = s.rgd
+		var status runtime.RawExtension
+		if sch := rgd.Spec.Schema; sch != nil {
+			status = sch.Status
+		}
+		custom := graph.DeclaredConditionTraits(status)
+		conds = explainConditions(s.mapping.GroupVersionKind.Kind+"/"+s.instance.GetName(), s.instance, custom, now)
+	}
+	rgdObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(rgd)
+	if err != nil {
+		return nil, err
+	}
+	return append(conds, explainConditions("ResourceGraphDefinition/"+rgd.Name, &unstructured.Unstructured{Object: rgdObj}, nil, now)...), nil
 }
 
 func printExplained(w io.Writer, conds []ExplainedCondition, p palette) {

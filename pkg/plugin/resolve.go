@@ -82,12 +82,39 @@ func (o *Options) load(ctx context.Context, kind, name string) (*cluster, *subje
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := c.loadSubject(ctx, kind, name)
+	s, err := c.load(ctx, kind, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.follow(ctx, s)
 	return c, s, nil
+}
+
+// load finds the instance KIND NAME, and where its resources were placed.
+func (c *cluster) load(ctx context.Context, kind, name string) (*subject, error) {
+	s, err := c.loadSubject(ctx, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	c.follow(ctx, s)
+	return s, nil
+}
+
+// rgdNamed is the RGD NAME when KIND names RGDs (rgd,
+// resourcegraphdefinitions.kro.run, ...), and nil when it names any other
+// kind. A KIND that does not resolve is not an RGD's: the RGD kind is
+// always served where kro-agent runs, and the instance lookup that follows
+// reports the error in full.
+func (c *cluster) rgdNamed(ctx context.Context, kind, name string) (*v1alpha1.ResourceGraphDefinition, error) {
+	if !c.isRGDKind(kind) {
+		return nil, nil
+	}
+	return c.getRGD(ctx, name)
+}
+
+// isRGDKind tells whether KIND names RGDs.
+func (c *cluster) isRGDKind(kind string) bool {
+	m, err := c.mapping(kind)
+	return err == nil && m.GroupVersionKind.GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind
 }
 
 // subject is an instance with its RGD and compiled graph.
@@ -139,6 +166,11 @@ func (c *cluster) subjectOf(ctx context.Context, inst *unstructured.Unstructured
 	s := &subject{instance: inst, mapping: mapping}
 	gvk := mapping.GroupVersionKind
 	name := inst.GetName()
+	if gvk.GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind {
+		served, _, _ := unstructured.NestedString(inst.Object, "spec", "schema", "kind")
+		return nil, fmt.Errorf("ResourceGraphDefinition %s is not an instance: it serves %s (kubectl kro status rgd %s lists its instances, kubectl kro tree %s NAME shows one)",
+			name, orDash(served), name, strings.ToLower(orDash(served)))
+	}
 	labels := inst.GetLabels()
 	var err error
 	if rgdName := labels[v1alpha1.LabelRGDName]; rgdName != "" {

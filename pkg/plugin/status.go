@@ -48,10 +48,11 @@ func newStatusCommand(parent *Options) *cobra.Command {
 		Short: "One line per instance: state, Ready, reason and age",
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
-are the ones to look at), of one kind, or one instance. --watch redraws the table whenever
-it changes.`,
+are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance. --watch
+redraws the table whenever it changes.`,
 		Example: `  kubectl kro status -A
   kubectl kro status webapp
+  kubectl kro status rgd webapp
   kubectl kro status webapp demo --watch`,
 		Args: func(_ *cobra.Command, args []string) error {
 			_, err := statusArgs(args)
@@ -129,22 +130,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	if o.allNamespaces {
 		ns = metav1.NamespaceAll
 	}
-	var kinds []string
-	if len(args) > 0 {
-		kinds = []string{args[0]}
-	} else {
-		rgds, err := c.listRGDs(ctx)
-		if err != nil {
-			return nil, err
-		}
-		// Also the kinds of RGDs that are not Active: their instances
-		// are the ones that need looking at (FAILED while the graph is
-		// not accepted). A kind not served is skipped below.
-		for _, r := range rgds {
-			if gvk := rgdKind(&r); gvk.Kind != "" {
-				kinds = append(kinds, strings.ToLower(gvk.Kind)+"."+gvk.Version+"."+gvk.Group)
-			}
-		}
+	kinds, one, err := c.statusKinds(ctx, args)
+	if err != nil {
+		return nil, err
 	}
 	var rows []InstanceStatusRow
 	for _, k := range kinds {
@@ -152,7 +140,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		var items []unstructured.Unstructured
 		err := c.withMapping(k, func(mapping *meta.RESTMapping) error {
 			m = mapping
-			if len(args) > 0 {
+			if one.kind {
 				// Asked for by name, a kind no RGD serves has no
 				// instances; its objects would be listed as if they were.
 				if _, err := c.rgdServing(ctx, mapping.GroupVersionKind); err != nil {
@@ -160,8 +148,8 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 				}
 			}
 			ri := c.resourceIn(mapping, ns)
-			if len(args) == 2 {
-				u, err := ri.Get(ctx, args[1], metav1.GetOptions{})
+			if one.instance != "" {
+				u, err := ri.Get(ctx, one.instance, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
@@ -176,7 +164,10 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			return nil
 		})
 		if err != nil {
-			if len(args) > 0 || m != nil {
+			if one.rgd != "" {
+				return nil, fmt.Errorf("ResourceGraphDefinition %s: %w", one.rgd, err)
+			}
+			if one.kind || m != nil {
 				return nil, err
 			}
 			continue // a kind the server does not serve (any more)
@@ -202,6 +193,64 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		return a.Namespace+"/"+a.Kind+"/"+a.Name < b.Namespace+"/"+b.Kind+"/"+b.Name
 	})
 	return rows, nil
+}
+
+// statusAsked is what status was asked for beyond the kinds to list.
+type statusAsked struct {
+	// kind: one kind, given by the user, whose errors are the answer.
+	kind bool
+	// instance: one instance of it.
+	instance string
+	// rgd: the instances of this RGD, given as rgd NAME.
+	rgd string
+}
+
+// statusKinds are the kinds status lists for args: every kind an RGD
+// generated for none or for "rgd" alone, the kind of RGD NAME for "rgd
+// NAME", or the kind given.
+func (c *cluster) statusKinds(ctx context.Context, args []string) ([]string, statusAsked, error) {
+	if len(args) == 0 || len(args) == 1 && c.isRGDKind(args[0]) {
+		rgds, err := c.listRGDs(ctx)
+		if err != nil {
+			return nil, statusAsked{}, err
+		}
+		// Also the kinds of RGDs that are not Active: their instances
+		// are the ones that need looking at (FAILED while the graph is
+		// not accepted). A kind not served is skipped.
+		var kinds []string
+		for i := range rgds {
+			if k := kindArg(&rgds[i]); k != "" {
+				kinds = append(kinds, k)
+			}
+		}
+		return kinds, statusAsked{}, nil
+	}
+	if c.isRGDKind(args[0]) {
+		rgd, err := c.getRGD(ctx, args[1])
+		if err != nil {
+			return nil, statusAsked{}, err
+		}
+		k := kindArg(rgd)
+		if k == "" {
+			return nil, statusAsked{}, fmt.Errorf("ResourceGraphDefinition %s has no spec.schema: it serves no kind", rgd.Name)
+		}
+		return []string{k}, statusAsked{rgd: rgd.Name}, nil
+	}
+	asked := statusAsked{kind: true}
+	if len(args) == 2 {
+		asked.instance = args[1]
+	}
+	return args[:1], asked, nil
+}
+
+// kindArg is the kind rgd serves as a KIND argument that names its version
+// and group, or "" when it has no schema.
+func kindArg(rgd *v1alpha1.ResourceGraphDefinition) string {
+	gvk := rgdKind(rgd)
+	if gvk.Kind == "" {
+		return ""
+	}
+	return strings.ToLower(gvk.Kind) + "." + gvk.Version + "." + gvk.Group
 }
 
 func printStatus(w io.Writer, rows []InstanceStatusRow, showNamespace bool, p palette, now time.Time) {

@@ -368,7 +368,7 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 			return in, fmt.Errorf("%s: document %d: %w", file, i+1, err)
 		}
 		switch gv, _ := schema.ParseGroupVersion(meta.APIVersion); {
-		case meta.Kind == "ResourceGraphDefinition" && gv.Group == v1alpha1.GroupVersion.Group:
+		case gv.WithKind(meta.Kind).GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind:
 			rgd := &v1alpha1.ResourceGraphDefinition{}
 			if err := yaml.UnmarshalStrict(doc, rgd); err != nil {
 				in.rgds = append(in.rgds, parsedRGD{obj: rgd, file: file, err: fmt.Errorf("document %d: %w", i+1, err)})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -52,17 +53,30 @@ Exits 0 when the instance is Ready and 1 otherwise, for scripts.`, []string{"jso
 }
 
 func (o *whyOptions) run(ctx context.Context, kind, name string) error {
-	c, s, err := o.load(ctx, kind, name)
+	c, err := o.cluster()
 	if err != nil {
 		return err
 	}
-	d := c.diagnose(ctx, s)
+	rgd, err := c.rgdNamed(ctx, kind, name)
+	if err != nil {
+		return err
+	}
+	var d *Diagnosis
+	if rgd != nil {
+		d = c.diagnoseRGD(rgd)
+	} else {
+		s, err := c.load(ctx, kind, name)
+		if err != nil {
+			return err
+		}
+		d = c.diagnose(ctx, s)
+	}
 	if o.output != "" {
 		if err := printObject(o.Streams.Out, o.output, d); err != nil {
 			return err
 		}
 	} else {
-		printDiagnosis(o.Streams.Out, s, d, newPalette(o.Streams.Out, o.color))
+		printDiagnosis(o.Streams.Out, d, newPalette(o.Streams.Out, o.color))
 	}
 	if !d.Ready {
 		return ErrNotReady
@@ -70,25 +84,68 @@ func (o *whyOptions) run(ctx context.Context, kind, name string) error {
 	return nil
 }
 
+// diagnoseRGD says why an RGD is not Active, for why-not-ready given the
+// RGD itself.
+func (c *cluster) diagnoseRGD(rgd *v1alpha1.ResourceGraphDefinition) *Diagnosis {
+	ref := "ResourceGraphDefinition " + rgd.Name
+	ready := meta.FindStatusCondition(rgd.Status.Conditions, v1alpha1.ConditionReady)
+	switch {
+	case len(rgd.Status.Conditions) == 0:
+		return &Diagnosis{Cause: ref + " has no conditions: kro-agent has not processed it",
+			Advice: "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"}
+	case ready != nil && ready.ObservedGeneration < rgd.Generation:
+		return &Diagnosis{Cause: fmt.Sprintf("%s's conditions are stale: they describe generation %d, the RGD is at %d", ref, ready.ObservedGeneration, rgd.Generation),
+			Details: []string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)},
+			Advice:  "kro-agent has not processed the latest change: check that it is running and not failing"}
+	case rgd.Status.State == v1alpha1.StateActive:
+		kind := rgdKind(rgd).Kind
+		return &Diagnosis{Ready: true, Cause: fmt.Sprintf("%s is Active: it serves %s (kubectl kro status rgd %s lists its instances)", ref, kind, rgd.Name)}
+	}
+	d := rgdNotActive(rgd, nil)
+	if len(d.Details) == 0 {
+		// No condition says why: say what compiling it here finds.
+		if _, err := graph.Compile(rgd, graph.Options{Resolver: c.resolver, AllowUnknownKinds: true}); err != nil {
+			d.Details = append(d.Details, err.Error())
+		}
+	}
+	return d
+}
+
+// rgdNotActive explains an RGD that is not Active from its conditions, or
+// from graphErr, what compiling it gave, when none says why.
+func rgdNotActive(rgd *v1alpha1.ResourceGraphDefinition, graphErr error) *Diagnosis {
+	d := &Diagnosis{Cause: fmt.Sprintf("ResourceGraphDefinition %s is not Active (state %q)", rgd.Name, orDash(string(rgd.Status.State)))}
+	d.Advice = "fix the RGD (kubectl kro validate -f rgd.yaml shows every error); instances resume once it is Active"
+	for _, cond := range rgd.Status.Conditions {
+		if cond.Type != v1alpha1.ConditionReady && cond.Status != metav1.ConditionTrue {
+			d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+			if cond.Type == v1alpha1.ConditionGraphAccepted && graph.MissingKind(cond.Message) {
+				d.Advice = "install the CRD of the kind named above (kro-agent compiles the RGD again when a CRD of its group comes), or change the RGD not to use it; instances resume once it is Active"
+			}
+			if cond.Type == v1alpha1.ConditionKindReady && cond.Reason == v1alpha1.ReasonBreakingChange {
+				d.Advice = fmt.Sprintf("undo the change of the schema, or make it one stored instances keep working with (a new field with a default); if they may break, kubectl annotate rgd %s %s=true applies it; instances resume once it is Active",
+					rgd.Name, v1alpha1.AnnotationAllowBreakingChanges)
+			}
+		}
+	}
+	if graphErr != nil && len(d.Details) == 0 {
+		d.Details = append(d.Details, graphErr.Error())
+	}
+	return d
+}
+
 // diagnose finds the first root cause, in order of precedence.
 func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	inst := s.instance
 	instRef := s.mapping.GroupVersionKind.Kind + "/" + inst.GetName()
 	if s.rgd.Status.State != v1alpha1.StateActive {
-		d := &Diagnosis{Cause: fmt.Sprintf("ResourceGraphDefinition %s is not Active (state %q)", s.rgd.Name, orDash(string(s.rgd.Status.State)))}
-		d.Advice = "fix the RGD (kubectl kro validate -f rgd.yaml shows every error); instances resume once it is Active"
-		for _, cond := range s.rgd.Status.Conditions {
-			if cond.Type != v1alpha1.ConditionReady && cond.Status != metav1.ConditionTrue {
-				d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
-				if cond.Type == v1alpha1.ConditionGraphAccepted && graph.MissingKind(cond.Message) {
-					d.Advice = "install the CRD of the kind named above (kro-agent compiles the RGD again when a CRD of its group comes), or change the RGD not to use it; instances resume once it is Active"
-				}
-			}
+		// Instances of an RGD whose latest change was refused are still
+		// reconciled with the graph of the generation before.
+		if ready := findCondition(inst, v1alpha1.ConditionReady); ready != nil && ready.Status == metav1.ConditionTrue &&
+			ready.ObservedGeneration == inst.GetGeneration() && inst.GetDeletionTimestamp() == nil {
+			return &Diagnosis{Ready: true, Cause: fmt.Sprintf("%s is Ready, though ResourceGraphDefinition %s is not Active (kubectl kro why-not-ready rgd %s says why)", instRef, s.rgd.Name, s.rgd.Name)}
 		}
-		if s.graphErr != nil && len(d.Details) == 0 {
-			d.Details = append(d.Details, s.graphErr.Error())
-		}
-		return d
+		return rgdNotActive(s.rgd, s.graphErr)
 	}
 	if inst.GetDeletionTimestamp() != nil {
 		d := &Diagnosis{Cause: instRef + " is being deleted"}
@@ -275,7 +332,7 @@ func eventTime(e corev1.Event) metav1.Time {
 	return e.CreationTimestamp
 }
 
-func printDiagnosis(w io.Writer, s *subject, d *Diagnosis, p palette) {
+func printDiagnosis(w io.Writer, d *Diagnosis, p palette) {
 	if d.Ready {
 		fmt.Fprintf(w, "%s\n", p.verdict(VerdictReady)+": "+d.Cause)
 		return

@@ -481,6 +481,15 @@ func TestPlugin(t *testing.T) {
 			if !strings.Contains(tree, "does not compile") {
 				t.Errorf("tree does not say the RGD is invalid:\n%s", tree)
 			}
+			// The RGD itself is a subject of the commands that explain.
+			out, err := kro(t, cfg, nil, "why-not-ready", "rgd", "blocked")
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "Root cause: ResourceGraphDefinition blocked is not Active") || !strings.Contains(out, "undefined field 'nope'") {
+				t.Errorf("why-not-ready rgd blocked: %v\n%s", err, out)
+			}
+			out, err = kro(t, cfg, nil, "explain-conditions", "resourcegraphdefinition/blocked")
+			if err != nil || !strings.Contains(out, "GraphAccepted=False") || strings.Contains(out, "Blocked/") {
+				t.Errorf("explain-conditions of an RGD: %v\n%s", err, out)
+			}
 			return ctx
 		}).
 		Assess("dry-run previews without writing", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -548,6 +557,16 @@ func TestPlugin(t *testing.T) {
 			one, err := kro(t, cfg, nil, "status", "workerpool/pool", "-n", ns)
 			if err != nil || !strings.Contains(one, "pool") || strings.Contains(one, "WebApp") {
 				t.Errorf("status of one instance as KIND/NAME: %v\n%s", err, one)
+			}
+			ofRGD, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns)
+			if err != nil || !strings.Contains(ofRGD, "pool") || strings.Contains(ofRGD, "WebApp") {
+				t.Errorf("status of one RGD's instances: %v\n%s", err, ofRGD)
+			}
+			if _, err := kro(t, cfg, nil, "tree", "rgd", "webapp"); err == nil || !strings.Contains(err.Error(), "ResourceGraphDefinition webapp is not an instance: it serves WebApp") {
+				t.Errorf("tree of an RGD: want an error naming the kind it serves, got %v", err)
+			}
+			if out, err := kro(t, cfg, nil, "why-not-ready", "rgd/webapp"); err != nil || !strings.Contains(out, "ResourceGraphDefinition webapp is Active") {
+				t.Errorf("why-not-ready of an Active RGD: %v\n%s", err, out)
 			}
 			return ctx
 		}).

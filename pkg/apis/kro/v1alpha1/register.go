@@ -9,6 +9,9 @@ import (
 // GroupVersion is the API group and version of every type in this package.
 var GroupVersion = schema.GroupVersion{Group: "kro.run", Version: "v1alpha1"}
 
+// ResourceGraphDefinitionGroupKind names RGDs at any version.
+var ResourceGraphDefinitionGroupKind = schema.GroupKind{Group: GroupVersion.Group, Kind: "ResourceGraphDefinition"}
+
 // SchemeBuilder registers this package's types with a runtime.Scheme.
 var (
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
