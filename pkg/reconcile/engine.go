@@ -52,9 +52,11 @@ type served struct {
 	rgdUID  string
 	// rgd is kept to compile the graph again against remote clusters.
 	rgd *v1alpha1.ResourceGraphDefinition
-	// graph is nil while the kind is held (Hold): its RGD has no valid
-	// graph, and only the instances' status is reconciled.
-	graph *graph.Graph
+	// graph is nil while the kind is held (Hold): its RGD has no graph
+	// to serve, and only the instances' status is reconciled; heldFor is
+	// the RGD condition that says why.
+	graph   *graph.Graph
+	heldFor string
 	// set is the instance condition set: built-in plus the RGD's custom
 	// conditions that count toward Ready.
 	set      conditions.Set
@@ -237,11 +239,13 @@ func (e *Engine) enqueueAllLocked(gvk schema.GroupVersionKind, s *served) {
 }
 
 // Hold keeps watching the instances of the kind an RGD serves, or served
-// before the agent started, while the RGD has no valid graph, and
-// reconciles only their status: it says why nothing else is done for them,
-// and a deletion waiting on the RGD shows as DELETING. Their resources are
-// left as they are. Serve with a valid graph resumes them.
-func (e *Engine) Hold(rgd *v1alpha1.ResourceGraphDefinition, gvr schema.GroupVersionResource, kind string) error {
+// before the agent started, while the RGD has no graph to serve them with,
+// and reconciles only their status: it says why nothing else is done for
+// them, and a deletion waiting on the RGD shows as DELETING. Their
+// resources are left as they are. Serve with a valid graph resumes them.
+// heldFor is the RGD's condition that says why: GraphAccepted for a graph
+// that is invalid, KindReady for a change of its kind that was refused.
+func (e *Engine) Hold(rgd *v1alpha1.ResourceGraphDefinition, gvr schema.GroupVersionResource, kind, heldFor string) error {
 	defer e.kindsChanged()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -252,7 +256,7 @@ func (e *Engine) Hold(rgd *v1alpha1.ResourceGraphDefinition, gvr schema.GroupVer
 	if old, ok := e.byRGD[rgd.Name]; ok && old != gvk {
 		e.stopLocked(rgd.Name)
 	}
-	if s := e.kinds[gvk]; s != nil && s.graph == nil && s.rgdUID == string(rgd.UID) {
+	if s := e.kinds[gvk]; s != nil && s.graph == nil && s.rgdUID == string(rgd.UID) && s.heldFor == heldFor {
 		// Held already: an RGD missing a kind is checked again every few
 		// seconds, and its instances' status says the same each time.
 		return nil
@@ -260,7 +264,7 @@ func (e *Engine) Hold(rgd *v1alpha1.ResourceGraphDefinition, gvr schema.GroupVer
 	s := e.kindLocked(gvk, gvr)
 	// The condition set stays that of the last graph served, so custom
 	// conditions are neither dropped nor counted anew.
-	s.rgdName, s.rgdUID, s.rgd, s.graph = rgd.Name, string(rgd.UID), rgd.DeepCopy(), nil
+	s.rgdName, s.rgdUID, s.rgd, s.graph, s.heldFor = rgd.Name, string(rgd.UID), rgd.DeepCopy(), nil, heldFor
 	e.byRGD[rgd.Name] = gvk
 	e.enqueueAllLocked(gvk, s)
 	return nil
@@ -318,6 +322,23 @@ func (e *Engine) stopLocked(rgdName string) {
 	}
 	delete(e.kinds, gvk)
 	delete(e.byRGD, rgdName)
+}
+
+// ServedGeneration is the generation of the RGD whose graph its instances
+// are reconciled with, if they are (not held): an earlier one while the
+// RGD's latest change cannot be applied.
+func (e *Engine) ServedGeneration(rgdName string) (int64, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	gvk, ok := e.byRGD[rgdName]
+	if !ok {
+		return 0, false
+	}
+	s := e.kinds[gvk]
+	if s == nil || s.graph == nil {
+		return 0, false
+	}
+	return s.rgd.Generation, true
 }
 
 // Serving returns the kind an RGD is served as, if it is.

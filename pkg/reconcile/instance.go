@@ -124,7 +124,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		// Held: without a valid graph nothing can be applied, or deleted
 		// in order; the status says so, and the rest stays as it is.
 		deleting := inst.GetDeletionTimestamp() != nil
-		status.MarkGraphNotAccepted(s.rgdName, deleting)
+		status.MarkHeld(s.rgdName, s.heldFor, deleting)
 		status.ComputeState(deleting, false)
 		return result{}, r.writeStatus(ctx, status, nil)
 	}

@@ -254,7 +254,7 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	if err != nil {
 		status.MarkGraphInvalid(gen, err)
 		status.MarkNotServing(gen, "the graph is invalid: existing instances say so in their status, and their resources are left as they are")
-		if err := r.hold(ctx, rgd); err != nil {
+		if err := r.hold(ctx, rgd, v1alpha1.ConditionGraphAccepted); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: retry}, nil
@@ -268,18 +268,28 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	crd, err := r.applyCRD(ctx, rgd, g, current)
 	if err != nil {
 		var breaking *breakingError
-		if errors.As(err, &breaking) {
+		isBreaking := errors.As(err, &breaking)
+		if isBreaking {
 			status.MarkKindFailed(gen, v1alpha1.ReasonBreakingChange, err)
 			err = nil // tried again on the RGD's next change
 		} else {
 			status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
 		}
-		if _, ok := r.Engine.Serving(rgd.Name); !ok {
-			// Instances served from an earlier generation keep being
-			// served; with none, say why nothing is.
-			status.MarkNotServing(gen, "the kind is not served: its CustomResourceDefinition is not ready (see KindReady)")
+		// Instances served from an earlier generation keep being served.
+		if served, ok := r.Engine.ServedGeneration(rgd.Name); ok {
+			status.MarkServingEarlier(gen, served, g.Instance)
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, err
+		if !isBreaking {
+			status.MarkNotServing(gen, "the kind is not served: its CustomResourceDefinition is not ready (see KindReady)")
+			return ctrl.Result{}, err
+		}
+		// The CRD serves instances made with a graph this agent has not
+		// seen (it started after that generation): they are held until
+		// the change is allowed or undone, their status saying so, rather
+		// than left claiming what nobody reconciles any more.
+		status.MarkNotServing(gen, fmt.Sprintf("instances are held: generation %d is not applied (see KindReady), and the graph of the generation they were made with is not known since kro-agent started", gen))
+		return ctrl.Result{}, r.hold(ctx, rgd, v1alpha1.ConditionKindReady)
 	}
 	if !established(crd) {
 		status.MarkKindPending(gen, crd.Name)
@@ -296,11 +306,12 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	return ctrl.Result{}, nil
 }
 
-// hold keeps the instances of an RGD without a valid graph watched, so
-// that their status says why nothing is done for them, if its kind is
-// served by the CRD generated for an earlier generation. Without such a
-// CRD there are no instances, and nothing to hold.
-func (r *RGDReconciler) hold(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) error {
+// hold keeps the instances of an RGD without a graph to serve watched, so
+// that their status says why nothing is done for them (heldFor names the
+// RGD's condition that tells), if its kind is served by the CRD generated
+// for an earlier generation. Without such a CRD there are no instances,
+// and nothing to hold.
+func (r *RGDReconciler) hold(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, heldFor string) error {
 	crds, err := r.ownedCRDs(ctx, rgd.Name)
 	if err != nil {
 		return err
@@ -308,7 +319,7 @@ func (r *RGDReconciler) hold(ctx context.Context, rgd *v1alpha1.ResourceGraphDef
 	for i := range crds {
 		gvk, ok := servedKind(&crds[i])
 		if ok && rgd.Spec.Schema != nil && gvk.Kind == rgd.Spec.Schema.Kind {
-			if err := r.Engine.Hold(rgd, gvk.GroupVersion().WithResource(crds[i].Spec.Names.Plural), gvk.Kind); err != nil {
+			if err := r.Engine.Hold(rgd, gvk.GroupVersion().WithResource(crds[i].Spec.Names.Plural), gvk.Kind, heldFor); err != nil {
 				return fmt.Errorf("holding the %s instances of ResourceGraphDefinition %s: %w", gvk.Kind, rgd.Name, err)
 			}
 			return nil

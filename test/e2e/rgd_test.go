@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/plugin"
 )
 
 func noteRGD(name, kind, extraSpec, cmData string) string {
@@ -163,12 +165,46 @@ func TestRGDLifecycle(t *testing.T) {
 			if _, ok := specSchema["required"]; ok {
 				t.Errorf("the refused schema reached the CRD: %v", specSchema["required"])
 			}
+			// Meanwhile the instances are served with the graph of the
+			// generation before, and the RGD says so.
+			eventually(t, 10*time.Second, "ControllerReady to name the generation served", func() (bool, string) {
+				cond := rgdCondition(t, c, "notes", "ControllerReady")
+				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes")
+				return cond != nil && cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == rgd.GetGeneration() &&
+					strings.Contains(cond.Message, fmt.Sprintf("with the graph of generation %d: generation %d is not applied", rgd.GetGeneration()-1, rgd.GetGeneration())), fmt.Sprint(cond)
+			})
+			before := c.mustGet(t, "v1", "ConfigMap", ns, "n3-note")
+			c.delete(t, "v1", "ConfigMap", ns, "n3-note")
+			eventually(t, 10*time.Second, "the ConfigMap repaired with the earlier graph", func() (bool, string) {
+				cm, err := c.get(t, "v1", "ConfigMap", ns, "n3-note")
+				return err == nil && cm.GetUID() != before.GetUID(), fmt.Sprint(err)
+			})
+			if out, err := kro(t, cfg, nil, "why-not-ready", "note", "n3", "-n", ns); err != nil || !strings.Contains(out, "is Ready, though ResourceGraphDefinition notes is not Active") {
+				t.Errorf("why-not-ready of an instance served with the earlier graph: %v\n%s", err, out)
+			}
+			// A restarted agent does not know that graph: the instances are
+			// held, and say so, rather than claim ACTIVE unattended.
+			stopAgentNow(t)
+			startAgent(t, cfg)
+			held := c.waitState(t, "kro.run/v1alpha1", "Note", ns, "n3", v1alpha1.InstanceFailed)
+			if cond := condition(held, v1alpha1.ConditionGraphResolved); cond == nil || cond.Reason != v1alpha1.ReasonGraphNotAccepted || !strings.Contains(cond.Message, "its KindReady condition says why") {
+				t.Errorf("GraphResolved of a held instance = %+v", cond)
+			}
+			eventually(t, 10*time.Second, "ControllerReady to say the instances are held", func() (bool, string) {
+				cond := rgdCondition(t, c, "notes", "ControllerReady")
+				return cond != nil && cond.Status == metav1.ConditionUnknown && strings.Contains(cond.Message, "instances are held"), fmt.Sprint(cond)
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "rgd", "notes")
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "spec.owner is newly required") || !strings.Contains(out, "kubectl annotate rgd notes kro.run/allow-breaking-changes=true") {
+				t.Errorf("why-not-ready rgd notes: %v\n%s", err, out)
+			}
 			c.apply(t, strings.Replace(noteRGD("notes", "Note", ", owner: \"string | required=true\"", `"${schema.spec.text}"`),
 				"metadata: {name: notes}", "metadata: {name: notes, annotations: {kro.run/allow-breaking-changes: \"true\"}}", 1))
 			eventually(t, 10*time.Second, "the annotated change to be applied", func() (bool, string) {
 				cond := rgdCondition(t, c, "notes", "KindReady")
 				return cond != nil && cond.Status == metav1.ConditionTrue, fmt.Sprint(cond)
 			})
+			c.waitState(t, "kro.run/v1alpha1", "Note", ns, "n3", v1alpha1.InstanceActive)
 			return ctx
 		}).
 		Assess("deleting the RGD stops serving and leaves CRD and instances", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

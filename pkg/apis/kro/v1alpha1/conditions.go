@@ -95,6 +95,14 @@ func (s *ResourceGraphDefinitionStatus) MarkServing(generation int64, gvk fmt.St
 	}
 }
 
+// MarkServingEarlier records instances reconciled with the graph of an
+// earlier generation, because this one's kind could not be applied.
+func (s *ResourceGraphDefinitionStatus) MarkServingEarlier(generation, served int64, gvk fmt.Stringer) {
+	s.manage(generation).MarkTrue(ConditionControllerReady, ReasonServing,
+		"serving instances of %s with the graph of generation %d: generation %d is not applied (see KindReady)", gvk, served, generation)
+	s.State = StateInactive
+}
+
 // MarkNotServing records that instances are not reconciled, and why.
 func (s *ResourceGraphDefinitionStatus) MarkNotServing(generation int64, why string) {
 	s.manage(generation).MarkUnknown(ConditionControllerReady, ReasonNotServing, "%s", why)

@@ -122,11 +122,17 @@ func (s *InstanceStatus) MarkGraphUnresolved(err error) {
 	s.manager.MarkFalse(ConditionGraphResolved, ReasonResolveFailed, "%v", err)
 }
 
-// MarkGraphNotAccepted records that the instance's RGD has no valid graph
-// (its GraphAccepted condition is False): nothing is applied, repaired,
-// pruned or deleted for the instance until it has one again.
-func (s *InstanceStatus) MarkGraphNotAccepted(rgdName string, deleting bool) {
+// MarkHeld records that the instance's RGD has no graph the agent can
+// serve: nothing is applied, repaired, pruned or deleted for the instance
+// until it has one again. heldFor is the RGD's condition that says why:
+// GraphAccepted, False for a graph that is invalid, or KindReady, False
+// for a change of the kind refused as breaking while the graph the
+// instance was made with is not known (the agent started since).
+func (s *InstanceStatus) MarkHeld(rgdName, heldFor string, deleting bool) {
 	msg := "ResourceGraphDefinition %s is not accepted (its GraphAccepted condition says why): kro-agent applies, repairs and prunes nothing for this instance until it is, and leaves its resources as they are"
+	if heldFor == ConditionKindReady {
+		msg = "ResourceGraphDefinition %s has a change kro-agent does not apply (its KindReady condition says why), and the graph this instance was made with is not known since kro-agent started: kro-agent applies, repairs and prunes nothing for this instance until the change is applied or undone, and leaves its resources as they are"
+	}
 	if deleting {
 		msg += "; the deletion waits until then, or until the ResourceGraphDefinition is deleted (which leaves the resources in place)"
 	}
