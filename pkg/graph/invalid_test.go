@@ -314,6 +314,11 @@ func TestInvalidRGDs(t *testing.T) {
     forEach: [{cm: "${schema.spec.items}"}]
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${cm}"}}`,
 			"spec.resources[cms].forEach[0][cm]", `clashes with a resource id`},
+		{"forEach iterator YAML reads as a boolean", "", `
+  - id: cms
+    forEach: [{n: "${schema.spec.items}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${n}"}}`,
+			"spec.resources[cms].forEach[0][false]", `if it was written n, no or off, YAML read it as the boolean false: quote it ("n": ...)`},
 		{"forEach entry with two iterators", "", `
   - id: cms
     forEach: [{a: "${schema.spec.items}", b: "${schema.spec.items}"}]

@@ -98,6 +98,11 @@ func (c *compiler) compileForEach(n *Node, dims []v1alpha1.ForEachDimension, pat
 			case !iteratorPattern.MatchString(name):
 				c.errs = append(c.errs, field.Invalid(np, name, "iterator names are lowerCamelCase identifiers"))
 				continue
+			case name == "true" || name == "false":
+				// YAML 1.1, as kubectl reads manifests, turns these keys
+				// into booleans: an iterator written n arrives as false.
+				c.errs = append(c.errs, field.Invalid(np, name, yamlBoolKey(name)))
+				continue
 			case c.byID[name] != nil || slices.Contains(reservedIDs, name) || slices.Contains(celReservedWords, name):
 				c.errs = append(c.errs, field.Invalid(np, name, "iterator name clashes with a resource id or a reserved word"))
 				continue
@@ -484,4 +489,14 @@ func schemaAt(s *spec.Schema, p expr.Path) (target *spec.Schema, known bool) {
 		return nil, false
 	}
 	return s, true
+}
+
+// yamlBoolKey explains an iterator named true or false, which is what YAML
+// 1.1 makes of a key like n or y.
+func yamlBoolKey(name string) string {
+	written, short := "y, yes or on", "y"
+	if name == "false" {
+		written, short = "n, no or off", "n"
+	}
+	return fmt.Sprintf("iterator name %s is a reserved word; if it was written %s, YAML read it as the boolean %s: quote it (\"%s\": ...) or choose a longer name", name, written, name, short)
 }
