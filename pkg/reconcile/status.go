@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,17 +67,7 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 	if equality.Semantic.DeepEqual(normalize(old), normalize(next)) {
 		return nil
 	}
-	// A merge patch of the whole status; fields that are gone are nulled.
-	patch := map[string]any{}
-	for k, v := range next {
-		patch[k] = v
-	}
-	for k := range old {
-		if _, ok := next[k]; !ok {
-			patch[k] = nil
-		}
-	}
-	body, err := json.Marshal(map[string]any{"status": patch})
+	body, err := statusPatch(old, next)
 	if err != nil {
 		return err
 	}
@@ -92,6 +83,29 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 	r.inst.Object["status"] = next
 	r.inst.SetResourceVersion(out.GetResourceVersion())
 	return nil
+}
+
+// statusPatch is the merge patch from the status old to next: fields that
+// are gone are nulled, also within objects (a merge patch merges them, and
+// a projected field omitted because its inputs are gone would otherwise
+// keep its last value).
+func statusPatch(old, next map[string]any) ([]byte, error) {
+	if old == nil {
+		old = map[string]any{}
+	}
+	from, err := json.Marshal(old)
+	if err != nil {
+		return nil, err
+	}
+	to, err := json.Marshal(next)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := jsonpatch.CreateMergePatch(from, to)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]json.RawMessage{"status": patch})
 }
 
 // normalize round-trips through JSON so that int and int64, typed and

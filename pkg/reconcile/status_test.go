@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -63,5 +65,25 @@ func TestStatusMemoReadKeepsEchoesOut(t *testing.T) {
 	}
 	if !<-echoed {
 		t.Error("the echo, once let in, was not recognised")
+	}
+}
+
+func TestStatusPatchNullsWhatIsGoneAtEveryLevel(t *testing.T) {
+	old := map[string]any{"state": "ACTIVE", "gone": "x", "first": map[string]any{"name": "s-dune", "count": 1}, "all": []any{"a", "b"}}
+	next := map[string]any{"state": "ACTIVE", "first": map[string]any{"count": 0}, "all": []any{"a"}}
+	got, err := statusPatch(old, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patch map[string]any
+	if err := json.Unmarshal(got, &patch); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"status": map[string]any{"gone": nil, "first": map[string]any{"name": nil, "count": 0.0}, "all": []any{"a"}}}
+	if !reflect.DeepEqual(patch, want) {
+		t.Errorf("patch = %s, want %v", got, want)
+	}
+	if got, err := statusPatch(nil, map[string]any{"state": "IN_PROGRESS"}); err != nil || string(got) != `{"status":{"state":"IN_PROGRESS"}}` {
+		t.Errorf("patch of a first status = %s, %v", got, err)
 	}
 }

@@ -975,3 +975,49 @@ spec:
 		Feature()
 	testenv.Test(t, f)
 }
+
+// shelfRGD projects fields of the first item of a collection into an
+// object of the status: with no items, they have no inputs.
+const shelfRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: shelf}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Shelf
+    spec: {books: "[]string"}
+    status:
+      first: {name: "${books[0].metadata.name}", count: "${size(books)}"}
+  resources:
+  - id: books
+    forEach: [{book: "${schema.spec.books}"}]
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-${book}"}
+`
+
+func TestStatusFieldsWhoseInputsAreGoneAreRemoved(t *testing.T) {
+	const ns = "status-gone"
+	f := features.New("a projected field within a status object goes when its inputs go").
+		Assess("the first book's name goes with the last book", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, shelfRGD)
+			c.waitRGDActive(t, "shelf")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Shelf, metadata: {name: s, namespace: %s}, spec: {books: [dune]}}", ns))
+			inst := c.waitState(t, "kro.run/v1alpha1", "Shelf", ns, "s", v1alpha1.InstanceActive)
+			if got, _, _ := unstructured.NestedString(inst.Object, "status", "first", "name"); got != "s-dune" {
+				t.Fatalf("status.first.name = %q, want s-dune", got)
+			}
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Shelf, metadata: {name: s, namespace: %s}, spec: {books: []}}", ns))
+			eventually(t, 10*time.Second, "status.first to say there are no books", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Shelf", ns, "s")
+				first, _, _ := unstructured.NestedMap(inst.Object, "status", "first")
+				return fmt.Sprint(first) == "map[count:0]", fmt.Sprint(first)
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
