@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // builtinKinds are the group, version and kind of every built-in kind in
@@ -59,35 +61,13 @@ func Suggestion(gvk schema.GroupVersionKind) string {
 	if len(sameKind) > 0 {
 		return fmt.Sprintf("Kubernetes serves %s as %s", gvk.Kind, strings.Join(sameKind, " or "))
 	}
-	best, bestDistance := schema.GroupVersionKind{}, 3 // at most two edits away
-	for _, b := range all {
-		if d := editDistance(strings.ToLower(b.Kind), strings.ToLower(gvk.Kind)); d < bestDistance {
-			best, bestDistance = b, d
-		}
+	names := make([]string, len(all))
+	for i, b := range all {
+		names[i] = b.Kind
 	}
-	if bestDistance < 3 {
+	if kind, ok := spelling.Closest(gvk.Kind, names); ok {
+		best := all[slices.Index(names, kind)]
 		return fmt.Sprintf("did you mean %s, apiVersion %s?", best.Kind, best.GroupVersion())
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
