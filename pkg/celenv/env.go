@@ -6,20 +6,27 @@
 package celenv
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	celcommon "github.com/google/cel-go/common"
+	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/parser"
 	"k8s.io/apimachinery/pkg/util/version"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kro-agent/kro-agent/pkg/cellib"
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // Var is a name in scope for expressions.
@@ -99,7 +106,7 @@ func declTypeOf(v Var) *apiservercel.DeclType {
 func (e *Env) Compile(src string) (*cel.Ast, error) {
 	ast, iss := e.env.Compile(src)
 	if iss.Err() != nil {
-		return nil, explainIssues(iss.Err())
+		return nil, e.explainIssues(src, iss)
 	}
 	return ast, nil
 }
@@ -109,15 +116,75 @@ func (e *Env) Compile(src string) (*cel.Ast, error) {
 // say what to do.
 var collectionSelection = regexp.MustCompile(`type 'list\(__(\w+)__\)' does not support field selection`)
 
+// undefinedField is cel-go's words for a field an object type lacks.
+var undefinedField = regexp.MustCompile(`^undefined field '([^']+)'$`)
+
+// maxFieldsListed bounds the fields an error lists when none is spelt
+// like the one selected.
+const maxFieldsListed = 12
+
 // explainIssues rewords what the checker says in terms of the types this
-// package names, keeping the position and the caret lines.
-func explainIssues(err error) error {
-	msg := err.Error()
-	if !collectionSelection.MatchString(msg) {
-		return err
+// package names and, for a field an object does not have, says which it
+// has; positions and caret lines are kept.
+func (e *Env) explainIssues(src string, iss *cel.Issues) error {
+	errs := iss.Errors()
+	if len(errs) == 0 {
+		return iss.Err()
 	}
-	return errors.New(collectionSelection.ReplaceAllString(msg,
-		"${1} is a collection (forEach), a list of its objects: select one (${1}[0]) or use a macro such as ${1}.all(x, ...) or ${1}.map(x, ...)"))
+	sorted := slices.Clone(errs)
+	slices.SortStableFunc(sorted, func(a, b *celcommon.Error) int {
+		return cmp.Or(cmp.Compare(a.Location.Line(), b.Location.Line()), cmp.Compare(a.Location.Column(), b.Location.Column()))
+	})
+	source := celcommon.NewTextSource(src)
+	lines := make([]string, 0, len(sorted))
+	for _, ce := range sorted {
+		reworded := *ce
+		reworded.Message = collectionSelection.ReplaceAllString(ce.Message,
+			"${1} is a collection (forEach), a list of its objects: select one (${1}[0]) or use a macro such as ${1}.all(x, ...) or ${1}.map(x, ...)")
+		if m := undefinedField.FindStringSubmatch(ce.Message); m != nil {
+			if hint := e.fieldHint(src, ce.ExprID, m[1]); hint != "" {
+				reworded.Message += ": " + hint
+			}
+		}
+		lines = append(lines, reworded.ToDisplayString(source))
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// fieldHint says which fields the object has that the selection with
+// expression id in src reads field of: the one most like field, or all of
+// them when they are few. It is "" when the object's type is not known on
+// its own (it is bound by a macro, say).
+func (e *Env) fieldHint(src string, id int64, field string) string {
+	parsed, iss := e.env.Parse(src)
+	if iss.Err() != nil {
+		return ""
+	}
+	native := parsed.NativeRep()
+	found := celast.MatchDescendants(celast.NavigateAST(native), func(x celast.NavigableExpr) bool { return x.ID() == id })
+	if len(found) != 1 || found[0].Kind() != celast.SelectKind {
+		return ""
+	}
+	operand, err := parser.Unparse(found[0].AsSelect().Operand(), native.SourceInfo())
+	if err != nil {
+		return ""
+	}
+	checked, iss := e.env.Compile(operand)
+	if iss.Err() != nil {
+		return ""
+	}
+	object, ok := e.provider.FindDeclType(checked.OutputType().TypeName())
+	if !ok || !object.IsObject() || len(object.Fields) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(object.Fields))
+	if best, ok := spelling.Closest(field, names); ok {
+		return fmt.Sprintf("did you mean %s.%s?", operand, best)
+	}
+	if len(names) > maxFieldsListed {
+		return ""
+	}
+	return fmt.Sprintf("%s has %s", operand, strings.Join(names, ", "))
 }
 
 // Program turns a checked AST into an evaluable program, with the API

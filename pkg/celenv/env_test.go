@@ -1,6 +1,7 @@
 package celenv
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -103,6 +104,31 @@ func TestSchemaOf(t *testing.T) {
 		}
 		if s.Type != want {
 			t.Errorf("SchemaOf(%s) type = %q, want %q", expr, s.Type, want)
+		}
+	}
+}
+
+func TestUndefinedFieldsSayWhatTheObjectHas(t *testing.T) {
+	scalar := func(typ string) spec.Schema { return spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{typ}}} }
+	app := objectSchema(map[string]spec.Schema{
+		"spec": *objectSchema(map[string]spec.Schema{"replicas": scalar("integer"), "image": scalar("string"), "name": scalar("string")}),
+	})
+	env, err := New(Var{Name: "schema", Schema: app}, Var{Name: "items", Schema: app, List: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"schema.spec.replica", "undefined field 'replica': did you mean schema.spec.replicas?"},
+		{"schema.spec.Image", "undefined field 'Image': did you mean schema.spec.image?"},
+		{"schema.spec.zzzzz", "undefined field 'zzzzz': schema.spec has image, name, replicas"},
+		// An operand bound by a macro has no type on its own: no hint.
+		{"items.map(i, i.spec.replica)", "undefined field 'replica'\n"},
+		// Each of two errors gets its own, in the order of the source.
+		{"schema.spec.nme + schema.spec.imag", "undefined field 'nme': did you mean schema.spec.name?\n | schema.spec.nme + schema.spec.imag\n | ...........^\nERROR: <input>:1:30: undefined field 'imag': did you mean schema.spec.image?"},
+	} {
+		_, err := env.Compile(tc.src)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Compile(%q) = %v, want it to contain %q", tc.src, err, tc.want)
 		}
 	}
 }
