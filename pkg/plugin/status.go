@@ -130,7 +130,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	if o.allNamespaces {
 		ns = metav1.NamespaceAll
 	}
-	kinds, one, err := c.statusKinds(ctx, args)
+	kinds, asked, err := c.statusKinds(ctx, args)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		var items []unstructured.Unstructured
 		err := c.withMapping(k, func(mapping *meta.RESTMapping) error {
 			m = mapping
-			if one.kind {
+			if asked.kind {
 				// Asked for by name, a kind no RGD serves has no
 				// instances; its objects would be listed as if they were.
 				if _, err := c.rgdServing(ctx, mapping.GroupVersionKind); err != nil {
@@ -148,8 +148,8 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 				}
 			}
 			ri := c.resourceIn(mapping, ns)
-			if one.instance != "" {
-				u, err := ri.Get(ctx, one.instance, metav1.GetOptions{})
+			if asked.instance != "" {
+				u, err := ri.Get(ctx, asked.instance, metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
@@ -164,10 +164,10 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			return nil
 		})
 		if err != nil {
-			if one.rgd != "" {
-				return nil, fmt.Errorf("ResourceGraphDefinition %s: %w", one.rgd, err)
+			if asked.rgd != "" {
+				return nil, fmt.Errorf("ResourceGraphDefinition %s: %w", asked.rgd, err)
 			}
-			if one.kind || m != nil {
+			if asked.kind || m != nil {
 				return nil, err
 			}
 			continue // a kind the server does not serve (any more)

@@ -219,7 +219,13 @@ func TestRGDLifecycle(t *testing.T) {
 				return err != nil, "still there"
 			})
 			c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "notes.kro.run")
-			c.mustGet(t, "kro.run/v1alpha1", "Note", ns, "n2")
+			// The RGD is gone from the API server at once; the agent stops
+			// serving when it has seen that, and says so by releasing.
+			eventually(t, 10*time.Second, "n2 to be released", func() (bool, string) {
+				n2 := c.mustGet(t, "kro.run/v1alpha1", "Note", ns, "n2")
+				cond := condition(n2, v1alpha1.ConditionInstanceManaged)
+				return len(n2.GetFinalizers()) == 0 && cond != nil && cond.Reason == v1alpha1.ReasonReleased, fmt.Sprint(n2.GetFinalizers(), cond)
+			})
 			c.delete(t, "v1", "ConfigMap", ns, "n2-note")
 			never(t, 2*time.Second, "an instance of a deleted RGD was reconciled", func() bool {
 				_, err := c.get(t, "v1", "ConfigMap", ns, "n2-note")
