@@ -277,7 +277,12 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 		}
 		// Instances served from an earlier generation keep being served.
 		if served, ok := r.Engine.ServedGeneration(rgd.Name); ok {
-			status.MarkServingEarlier(gen, served, g.Instance)
+			if served == gen {
+				// Served already, and the CRD failed on a later pass.
+				status.MarkServing(gen, g.Instance)
+			} else {
+				status.MarkServingEarlier(gen, served, g.Instance)
+			}
 			return ctrl.Result{}, err
 		}
 		if !isBreaking {
