@@ -119,6 +119,10 @@ var collectionSelection = regexp.MustCompile(`type 'list\(__(\w+)__\)' does not 
 // undefinedField is cel-go's words for a field an object type lacks.
 var undefinedField = regexp.MustCompile(`^undefined field '([^']+)'$`)
 
+// yamlBooleans are the words YAML 1.1, as kubectl reads manifests, turns
+// into booleans, also as keys: a schema field written on becomes true.
+var yamlBooleans = map[string]string{"y": "true", "yes": "true", "on": "true", "n": "false", "no": "false", "off": "false"}
+
 // maxFieldsListed bounds the fields an error lists when none is spelt
 // like the one selected.
 const maxFieldsListed = 12
@@ -178,6 +182,9 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 		return ""
 	}
 	names := slices.Sorted(maps.Keys(object.Fields))
+	if b, ok := yamlBooleans[strings.ToLower(field)]; ok && slices.ContainsFunc(names, func(n string) bool { return n == b || n == "__"+b+"__" }) {
+		return fmt.Sprintf("%s has a field %s instead: YAML reads the key %s as the boolean %s, quote it (\"%s\": ...) where the schema declares it", operand, b, field, b, field)
+	}
 	if best, ok := spelling.Closest(field, names); ok {
 		return fmt.Sprintf("did you mean %s.%s?", operand, best)
 	}

@@ -112,6 +112,8 @@ func TestUndefinedFieldsSayWhatTheObjectHas(t *testing.T) {
 	scalar := func(typ string) spec.Schema { return spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{typ}}} }
 	app := objectSchema(map[string]spec.Schema{
 		"spec": *objectSchema(map[string]spec.Schema{"replicas": scalar("integer"), "image": scalar("string"), "name": scalar("string")}),
+		// What YAML makes of a key written on.
+		"flags": *objectSchema(map[string]spec.Schema{"true": scalar("boolean")}),
 	})
 	env, err := New(Var{Name: "schema", Schema: app}, Var{Name: "items", Schema: app, List: true})
 	if err != nil {
@@ -121,6 +123,7 @@ func TestUndefinedFieldsSayWhatTheObjectHas(t *testing.T) {
 		{"schema.spec.replica", "undefined field 'replica': did you mean schema.spec.replicas?"},
 		{"schema.spec.Image", "undefined field 'Image': did you mean schema.spec.image?"},
 		{"schema.spec.zzzzz", "undefined field 'zzzzz': schema.spec has image, name, replicas"},
+		{"schema.flags.on", `undefined field 'on': schema.flags has a field true instead: YAML reads the key on as the boolean true, quote it ("on": ...)`},
 		// An operand bound by a macro has no type on its own: no hint.
 		{"items.map(i, i.spec.replica)", "undefined field 'replica'\n"},
 		// Each of two errors gets its own, in the order of the source.
