@@ -199,13 +199,15 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 		if n.Kind != nil {
 			kind = n.Kind.GVK.Kind
 		}
-		skip := false
-		for _, d := range n.Dependencies {
-			skip = skip || excluded[d]
+		skipped := ""
+		if dep := skippedDependency(n, excluded); dep != "" {
+			skipped = dependsOnSkipped(dep)
+		} else if why, err := resolve.Excluded(n, scope); err == nil && why != "" {
+			skipped = "includeWhen " + why + " is false"
 		}
-		if inc, err := resolve.Included(n, scope); skip || (err == nil && !inc) {
+		if skipped != "" {
 			excluded[n.ID] = true
-			plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: ActionSkipped, Reason: "includeWhen is false (or a dependency is skipped)"})
+			plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: ActionSkipped, Reason: skipped})
 			continue
 		}
 		if n.External != nil {

@@ -112,6 +112,7 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		}
 	}
 	depth := map[string]int{}
+	skipped := map[string]bool{}
 	for _, n := range s.graph.Nodes {
 		d := 1
 		if len(n.Dependencies) > 0 {
@@ -132,7 +133,14 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		case forbidden[n.ID]:
 			t.Rows = append(t.Rows, Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown, Reason: "you may not list " + kind})
 		case len(members[n.ID]) == 0:
-			t.Rows = append(t.Rows, absentRow(n, scope, d, kind, inst.GetNamespace()))
+			row := Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictSkipped}
+			if dep := skippedDependency(n, skipped); dep != "" {
+				row.Reason = dependsOnSkipped(dep)
+			} else {
+				row = absentRow(n, scope, d, kind, inst.GetNamespace())
+			}
+			skipped[n.ID] = row.Ready == VerdictSkipped
+			t.Rows = append(t.Rows, row)
 		default:
 			rows := make([]Row, 0, len(members[n.ID]))
 			for _, u := range members[n.ID] {
@@ -255,6 +263,20 @@ func objectRow(n *graph.Node, u *unstructured.Unstructured, scope *resolve.Scope
 		}
 	}
 	return row
+}
+
+// skippedDependency is the first of n's dependencies that is skipped, or
+// "": a node depending on one is skipped with it, as the agent skips it.
+func skippedDependency(n *graph.Node, skipped map[string]bool) string {
+	if i := slices.IndexFunc(n.Dependencies, func(d string) bool { return skipped[d] }); i >= 0 {
+		return n.Dependencies[i]
+	}
+	return ""
+}
+
+// dependsOnSkipped says why a node is skipped along with dep.
+func dependsOnSkipped(dep string) string {
+	return "it depends on " + dep + ", which is skipped"
 }
 
 // absentRow explains a node with no object: skipped by includeWhen, or

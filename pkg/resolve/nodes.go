@@ -17,16 +17,23 @@ const DefaultMaxCollectionSize = 1000
 
 // Included evaluates the node's includeWhen: all must be true.
 func Included(n *graph.Node, s *Scope) (bool, error) {
+	why, err := Excluded(n, s)
+	return why == "" && err == nil, err
+}
+
+// Excluded is the first of n's includeWhen expressions that is not true,
+// as ${...}, or "" when every one is.
+func Excluded(n *graph.Node, s *Scope) (string, error) {
 	for _, e := range n.IncludeWhen {
 		v, err := Eval(e, s)
 		if err != nil {
-			return false, fmt.Errorf("includeWhen ${%s}: %w", e.Source, err)
+			return "", fmt.Errorf("includeWhen ${%s}: %w", e.Source, err)
 		}
 		if b, ok := v.(bool); !ok || !b {
-			return false, nil
+			return "${" + e.Source + "}", nil
 		}
 	}
-	return true, nil
+	return "", nil
 }
 
 // Item is one member of a collection: its iterator values.

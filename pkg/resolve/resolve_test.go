@@ -82,6 +82,12 @@ func TestRenderWebApp(t *testing.T) {
 	if inc, err := Included(g.Node("ingress"), s); err != nil || inc {
 		t.Errorf("ingress included = %v, %v; want false", inc, err)
 	}
+	if why, err := Excluded(g.Node("ingress"), s); err != nil || why != "${schema.spec.ingress.enabled}" {
+		t.Errorf("ingress excluded by %q, %v; want its includeWhen named", why, err)
+	}
+	if why, err := Excluded(g.Node("deployment"), s); err != nil || why != "" {
+		t.Errorf("deployment excluded by %q, %v; want included", why, err)
+	}
 }
 
 func TestReadyExplainsWhy(t *testing.T) {

@@ -223,6 +223,22 @@ spec:
             - {name: run, image: busybox, env: [{name: MODE, value: "${schema.spec.mode}"}]}
 `
 
+// skipChainRGD's second ConfigMap depends on the first, which includeWhen
+// leaves out unless spec.enabled: the second goes with it.
+const skipChainRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: chain}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Chain, spec: {enabled: "boolean | default=false"}}
+  resources:
+  - id: first
+    includeWhen: ["${schema.spec.enabled}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-first"}}
+  - id: second
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${first.metadata.name}-second"}}
+`
+
 func TestPlugin(t *testing.T) {
 	const ns = "plugin"
 	f := features.New("kubectl kro explains instances").
@@ -500,7 +516,7 @@ func TestPlugin(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			for _, want := range []string{"config: ConfigMap plugin/preview-config CREATE", "deployment: Deployment plugin/preview CREATE", "service: Service plugin/preview CREATE", "ingress: Ingress SKIPPED", "+  replicas: 1"} {
+			for _, want := range []string{"config: ConfigMap plugin/preview-config CREATE", "deployment: Deployment plugin/preview CREATE", "service: Service plugin/preview CREATE", "ingress: Ingress SKIPPED\n  includeWhen ${schema.spec.ingress.enabled} is false", "+  replicas: 1"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("dry-run lacks %q:\n%s", want, out)
 				}
@@ -531,6 +547,26 @@ func TestPlugin(t *testing.T) {
 			out, err = kro(t, cfg, nil, "dry-run", "-f", file, "-o", "yaml")
 			if err != nil || !strings.Contains(out, "ip: '<pending: ${svc.spec.clusterIP}>'") {
 				t.Errorf("%v\n%s", err, out)
+			}
+			return ctx
+		}).
+		Assess("a resource depending on a skipped one is skipped with it, and says so", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, skipChainRGD)
+			c.waitRGDActive(t, "chain")
+			inst := fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Chain, metadata: {name: dark, namespace: %s}}", ns)
+			file := t.TempDir() + "/dark.yaml"
+			writeFile(t, file, inst)
+			preview, err := kro(t, cfg, nil, "dry-run", "-f", file)
+			if err != nil || !strings.Contains(preview, "first: ConfigMap SKIPPED\n  includeWhen ${schema.spec.enabled} is false") ||
+				!strings.Contains(preview, "second: ConfigMap SKIPPED\n  it depends on first, which is skipped") {
+				t.Errorf("dry-run of a chain left out: %v\n%s", err, preview)
+			}
+			c.apply(t, inst)
+			c.waitState(t, "kro.run/v1alpha1", "Chain", ns, "dark", v1alpha1.InstanceActive)
+			tree, err := kro(t, cfg, nil, "tree", "chain", "dark", "-n", ns)
+			if err != nil || !regexp.MustCompile(`second +ConfigMap +- +Skipped +- +it depends on first, which is skipped`).MatchString(tree) {
+				t.Errorf("tree of a chain left out: %v\n%s", err, tree)
 			}
 			return ctx
 		}).
