@@ -84,6 +84,13 @@ func (o *whyOptions) run(ctx context.Context, kind, name string) error {
 	return nil
 }
 
+// What to do about conditions the agent has not written, of an instance or
+// an RGD.
+const (
+	adviceUnprocessed = "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"
+	adviceStale       = "kro-agent has not processed the latest change: check that it is running and not failing"
+)
+
 // diagnoseRGD says why an RGD is not Active, for why-not-ready given the
 // RGD itself.
 func (c *cluster) diagnoseRGD(rgd *v1alpha1.ResourceGraphDefinition) *Diagnosis {
@@ -92,11 +99,11 @@ func (c *cluster) diagnoseRGD(rgd *v1alpha1.ResourceGraphDefinition) *Diagnosis 
 	switch {
 	case len(rgd.Status.Conditions) == 0:
 		return &Diagnosis{Cause: ref + " has no conditions: kro-agent has not processed it",
-			Advice: "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"}
+			Advice: adviceUnprocessed}
 	case ready != nil && ready.ObservedGeneration < rgd.Generation:
 		return &Diagnosis{Cause: fmt.Sprintf("%s's conditions are stale: they describe generation %d, the RGD is at %d", ref, ready.ObservedGeneration, rgd.Generation),
 			Details: []string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)},
-			Advice:  "kro-agent has not processed the latest change: check that it is running and not failing"}
+			Advice:  adviceStale}
 	case rgd.Status.State == v1alpha1.StateActive:
 		kind := rgdKind(rgd).Kind
 		return &Diagnosis{Ready: true, Cause: fmt.Sprintf("%s is Active: it serves %s (kubectl kro status rgd %s lists its instances)", ref, kind, rgd.Name)}
@@ -168,11 +175,11 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	switch {
 	case len(conds) == 0:
 		return &Diagnosis{Cause: instRef + " has no conditions: kro-agent has not processed it",
-			Advice: "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"}
+			Advice: adviceUnprocessed}
 	case ready != nil && ready.ObservedGeneration < inst.GetGeneration():
 		return &Diagnosis{Cause: fmt.Sprintf("%s's conditions are stale: they describe generation %d, the instance is at %d", instRef, ready.ObservedGeneration, inst.GetGeneration()),
 			Details: []string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)},
-			Advice:  "kro-agent has not processed the latest change: check that it is running and not failing"}
+			Advice:  adviceStale}
 	}
 	if d := placementDiagnosis(s, instRef); d != nil {
 		return d
