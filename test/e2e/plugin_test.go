@@ -228,9 +228,9 @@ spec:
 const skipChainRGD = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
-metadata: {name: chain}
+metadata: {name: skipchain}
 spec:
-  schema: {apiVersion: v1alpha1, kind: Chain, spec: {enabled: "boolean | default=false"}}
+  schema: {apiVersion: v1alpha1, kind: SkipChain, spec: {enabled: "boolean | default=false"}}
   resources:
   - id: first
     includeWhen: ["${schema.spec.enabled}"]
@@ -553,8 +553,8 @@ func TestPlugin(t *testing.T) {
 		Assess("a resource depending on a skipped one is skipped with it, and says so", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, skipChainRGD)
-			c.waitRGDActive(t, "chain")
-			inst := fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Chain, metadata: {name: dark, namespace: %s}}", ns)
+			c.waitRGDActive(t, "skipchain")
+			inst := fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: SkipChain, metadata: {name: dark, namespace: %s}}", ns)
 			file := t.TempDir() + "/dark.yaml"
 			writeFile(t, file, inst)
 			preview, err := kro(t, cfg, nil, "dry-run", "-f", file)
@@ -563,8 +563,8 @@ func TestPlugin(t *testing.T) {
 				t.Errorf("dry-run of a chain left out: %v\n%s", err, preview)
 			}
 			c.apply(t, inst)
-			c.waitState(t, "kro.run/v1alpha1", "Chain", ns, "dark", v1alpha1.InstanceActive)
-			tree, err := kro(t, cfg, nil, "tree", "chain", "dark", "-n", ns)
+			c.waitState(t, "kro.run/v1alpha1", "SkipChain", ns, "dark", v1alpha1.InstanceActive)
+			tree, err := kro(t, cfg, nil, "tree", "skipchain", "dark", "-n", ns)
 			if err != nil || !regexp.MustCompile(`second +ConfigMap +- +Skipped +- +it depends on first, which is skipped`).MatchString(tree) {
 				t.Errorf("tree of a chain left out: %v\n%s", err, tree)
 			}
