@@ -339,8 +339,12 @@ func (c *clients) waitRGDActive(t testing.TB, name string) {
 		if err != nil {
 			return false, err.Error()
 		}
+		// Active for the generation applied: an update the agent refuses
+		// leaves the state of the one before until it has looked.
 		state, _, _ := unstructured.NestedString(u.Object, "status", "state")
-		return state == string(v1alpha1.StateActive), conditionSummary(u)
+		ready := condition(u, v1alpha1.ConditionReady)
+		current := ready != nil && ready.ObservedGeneration == u.GetGeneration()
+		return state == string(v1alpha1.StateActive) && current, conditionSummary(u)
 	})
 }
 
