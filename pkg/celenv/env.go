@@ -120,8 +120,35 @@ var collectionSelection = regexp.MustCompile(`type 'list\(__(\w+)__\)' does not 
 var undefinedField = regexp.MustCompile(`^undefined field '([^']+)'$`)
 
 // yamlBooleans are the words YAML 1.1, as kubectl reads manifests, turns
-// into booleans, also as keys: a schema field written on becomes true.
-var yamlBooleans = map[string]string{"y": "true", "yes": "true", "on": "true", "n": "false", "no": "false", "off": "false"}
+// into booleans, also as keys (a schema field written on becomes true),
+// the shortest of each first.
+var yamlBooleans = []struct{ word, boolean string }{
+	{"y", "true"}, {"yes", "true"}, {"on", "true"},
+	{"n", "false"}, {"no", "false"}, {"off", "false"},
+}
+
+// YAMLBoolean is the boolean, "true" or "false", YAML makes of word, in
+// any case, if it makes one.
+func YAMLBoolean(word string) (string, bool) {
+	for _, b := range yamlBooleans {
+		if strings.EqualFold(b.word, word) {
+			return b.boolean, true
+		}
+	}
+	return "", false
+}
+
+// YAMLBooleanWords are the words YAML reads as the boolean b ("true" or
+// "false"), the shortest first.
+func YAMLBooleanWords(b string) []string {
+	var words []string
+	for _, w := range yamlBooleans {
+		if w.boolean == b {
+			words = append(words, w.word)
+		}
+	}
+	return words
+}
 
 // maxFieldsListed bounds the fields an error lists when none is spelt
 // like the one selected.
@@ -182,7 +209,7 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 		return ""
 	}
 	names := slices.Sorted(maps.Keys(object.Fields))
-	if b, ok := yamlBooleans[strings.ToLower(field)]; ok && slices.ContainsFunc(names, func(n string) bool { return n == b || n == "__"+b+"__" }) {
+	if b, ok := YAMLBoolean(field); ok && slices.ContainsFunc(names, func(n string) bool { return n == b || n == "__"+b+"__" }) {
 		return fmt.Sprintf("%s has a field %s instead: YAML reads the key %s as the boolean %s, quote it (\"%s\": ...) where the schema declares it", operand, b, field, b, field)
 	}
 	if best, ok := spelling.Closest(field, names); ok {

@@ -494,9 +494,8 @@ func schemaAt(s *spec.Schema, p expr.Path) (target *spec.Schema, known bool) {
 // yamlBoolKey explains an iterator named true or false, which is what YAML
 // 1.1 makes of a key like n or y.
 func yamlBoolKey(name string) string {
-	written, short := "y, yes or on", "y"
-	if name == "false" {
-		written, short = "n, no or off", "n"
-	}
+	words := celenv.YAMLBooleanWords(name)
+	written := strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+	short := words[0]
 	return fmt.Sprintf("iterator name %s is a reserved word; if it was written %s, YAML read it as the boolean %s: quote it (\"%s\": ...) or choose a longer name", name, written, name, short)
 }
