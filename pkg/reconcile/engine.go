@@ -382,13 +382,13 @@ func (e *Engine) enqueueInstance(gvk schema.GroupVersionKind, obj any) {
 // routeManaged returns the handler of a cluster's managed informers: it
 // sends an event on a managed object to the instance that owns it, found
 // through the labels the agent put on it.
-func (e *Engine) routeManaged(cluster string) func(schema.GroupVersionResource, any, bool) {
-	return func(gvr schema.GroupVersionResource, obj any, deleted bool) {
-		e.managedEvent(cluster, gvr, obj, deleted)
+func (e *Engine) routeManaged(cluster string) managedHandler {
+	return func(gvr schema.GroupVersionResource, before, obj any, deleted bool) {
+		e.managedEvent(cluster, gvr, before, obj, deleted)
 	}
 }
 
-func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, obj any, deleted bool) {
+func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, before, obj any, deleted bool) {
 	m, ok := heldMeta(obj)
 	if !ok {
 		return
@@ -397,10 +397,26 @@ func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, o
 	if echo := e.applied.observed(ref, deleted, m.ResourceVersion); echo {
 		return
 	}
-	labels := m.Labels
+	owner, ok := e.owner(gvr, m.Labels)
+	if ok {
+		e.queue.Add(owner)
+	}
+	// An edit of the labels naming the owner (only the agent's own
+	// identity may make one, SPEC §6) would send this and every later
+	// event to the instance they name now, if any: the owner they named is
+	// told, so that it puts them back.
+	if b, found := heldMeta(before); found {
+		if was, named := e.owner(gvr, b.Labels); named && (!ok || was != owner) {
+			e.queue.Add(was)
+		}
+	}
+}
+
+// owner is the instance a managed object's labels name.
+func (e *Engine) owner(gvr schema.GroupVersionResource, labels map[string]string) (InstanceKey, bool) {
 	name, namespace := labels[v1alpha1.LabelInstanceName], labels[v1alpha1.LabelInstanceNamespace]
 	if name == "" {
-		return
+		return InstanceKey{}, false
 	}
 	gvk, ok := e.Serving(labels[v1alpha1.LabelRGDName])
 	if s := e.kind(gvk); ok && s != nil && s.gvr == gvr {
@@ -411,9 +427,9 @@ func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, o
 		gvk, ok = e.instanceKind(namespace, name, types.UID(labels[v1alpha1.LabelInstanceID]))
 	}
 	if !ok {
-		return
+		return InstanceKey{}, false
 	}
-	e.queue.Add(InstanceKey{GVK: gvk, Namespace: namespace, Name: name})
+	return InstanceKey{GVK: gvk, Namespace: namespace, Name: name}, true
 }
 
 // instanceKind finds the kind of the instance namespace/name with uid among

@@ -79,7 +79,7 @@ func (t *target) String() string {
 }
 
 // newRemoteTarget connects to a registered cluster.
-func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(cluster string) func(schema.GroupVersionResource, any, bool), enqueue func(InstanceKey)) (*target, error) {
+func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(cluster string) managedHandler, enqueue func(InstanceKey)) (*target, error) {
 	client, err := dynamic.NewForConfig(e.Config)
 	if err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ type watched struct {
 // once that version's informer has listed the objects, which it holds too.
 type managedInformers struct {
 	client  *heldClient
-	onEvent func(gvr schema.GroupVersionResource, obj any, deleted bool)
+	onEvent managedHandler
 
 	mu    sync.Mutex
 	byGVR map[schema.GroupVersionResource]*watched
@@ -45,7 +45,12 @@ type managedInformers struct {
 	managed map[schema.GroupVersionResource]int
 }
 
-func newManagedInformers(client *heldClient, onEvent func(schema.GroupVersionResource, any, bool)) *managedInformers {
+// managedHandler is told of every event on a managed object: obj is the
+// object as it is now (or as it was last seen, when deleted); before is,
+// for an update, the object as it was.
+type managedHandler func(gvr schema.GroupVersionResource, before, obj any, deleted bool)
+
+func newManagedInformers(client *heldClient, onEvent managedHandler) *managedInformers {
 	return &managedInformers{client: client, onEvent: onEvent,
 		byGVR:   map[schema.GroupVersionResource]*watched{},
 		graphs:  map[string]sets.Set[schema.GroupVersionResource]{},
@@ -108,10 +113,10 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 		&heldObject{}, 0, cache.Indexers{indexInstance: byInstanceID})
 	x := &watched{informer: inf, stop: make(chan struct{})}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { w.onEvent(gvr, obj, false) },
-		UpdateFunc: func(_, obj any) { w.onEvent(gvr, obj, false) },
+		AddFunc:    func(obj any) { w.onEvent(gvr, nil, obj, false) },
+		UpdateFunc: func(before, obj any) { w.onEvent(gvr, before, obj, false) },
 		DeleteFunc: func(obj any) {
-			w.onEvent(gvr, obj, true)
+			w.onEvent(gvr, nil, obj, true)
 			w.retire(gvr, x)
 		},
 	})

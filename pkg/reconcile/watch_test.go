@@ -51,7 +51,7 @@ func unreachableInformers(t *testing.T) *managedInformers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newManagedInformers(client, func(schema.GroupVersionResource, any, bool) {})
+	w := newManagedInformers(client, func(schema.GroupVersionResource, any, any, bool) {})
 	t.Cleanup(w.stopAll)
 	return w
 }

@@ -130,6 +130,28 @@ func TestWebAppLifecycle(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("labels naming the owner, edited, are put back", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// Only the agent's identity may edit them (the guard policy);
+			// the test's client has it. Each edit sends the object's
+			// events to an instance that does not exist.
+			for label, value := range map[string]string{
+				v1alpha1.LabelInstanceName:      "elsewhere",
+				v1alpha1.LabelInstanceNamespace: "default",
+				v1alpha1.LabelRGDName:           "another",
+			} {
+				patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, label, value)
+				if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-config", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "someone"}); err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]string{v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: ns, v1alpha1.LabelRGDName: "webapp"}[label]
+				eventually(t, 10*time.Second, label+" to be put back", func() (bool, string) {
+					got := c.mustGet(t, "v1", "ConfigMap", ns, "shop-config").GetLabels()[label]
+					return got == want, got
+				})
+			}
+			return ctx
+		}).
 		Assess("a spec update reaches the resources", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, webapp(ns, "shop", ", replicas: 3, image: \"nginx:1.28\""))
