@@ -178,3 +178,26 @@ func CRDConflict(crd string, labels map[string]string, rgd string, rgdExists fun
 	}
 	return nil
 }
+
+// Whose says whose an existing object is, by its labels, to an instance
+// that expected to manage it, or "" when it is the instance's: kro-agent
+// never writes over such an object (it would take it over).
+func Whose(labels map[string]string, inst Instance) string {
+	id := labels[v1alpha1.LabelInstanceID]
+	name, namespace := labels[v1alpha1.LabelInstanceName], labels[v1alpha1.LabelInstanceNamespace]
+	switch {
+	case id == inst.UID:
+		return ""
+	case id == "":
+		return fmt.Sprintf("was not created by kro-agent (it has no %s label)", v1alpha1.LabelInstanceID)
+	case name == inst.Name && namespace == inst.Namespace:
+		return fmt.Sprintf("was created for an earlier instance of this name (%s %s; this one's is %s)", v1alpha1.LabelInstanceID, id, inst.UID)
+	case name != "":
+		owner := name
+		if namespace != "" {
+			owner = namespace + "/" + name
+		}
+		return fmt.Sprintf("belongs to another instance, %s (%s %s)", owner, v1alpha1.LabelInstanceID, id)
+	}
+	return fmt.Sprintf("belongs to another instance (%s %s)", v1alpha1.LabelInstanceID, id)
+}

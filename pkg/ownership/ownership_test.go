@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
 
 var inst = Instance{
@@ -90,6 +92,28 @@ func TestCRDConflict(t *testing.T) {
 			t.Errorf("%s: %v, want no conflict", tc.name, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestWhose(t *testing.T) {
+	shop := Instance{Name: "shop", Namespace: "prod", UID: "u-1"}
+	for _, tc := range []struct {
+		labels map[string]string
+		want   string
+	}{
+		{map[string]string{v1alpha1.LabelInstanceID: "u-1"}, ""},
+		{map[string]string{"app": "x"}, "was not created by kro-agent (it has no kro.run/instance-id label)"},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-0", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod"},
+			"was created for an earlier instance of this name (kro.run/instance-id u-0; this one's is u-1)"},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-2", v1alpha1.LabelInstanceName: "cart", v1alpha1.LabelInstanceNamespace: "prod"},
+			"belongs to another instance, prod/cart (kro.run/instance-id u-2)"},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-3", v1alpha1.LabelInstanceName: "global"},
+			"belongs to another instance, global (kro.run/instance-id u-3)"},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-4"}, "belongs to another instance (kro.run/instance-id u-4)"},
+	} {
+		if got := Whose(tc.labels, shop); got != tc.want {
+			t.Errorf("Whose(%v) = %q, want %q", tc.labels, got, tc.want)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -32,6 +33,9 @@ const (
 	// VerdictDeleting is an object on its way out: kro-agent waits for it
 	// to be gone and creates it again.
 	VerdictDeleting = "Deleting"
+	// VerdictConflict is an object the graph expects that exists and is
+	// not the instance's: kro-agent does not take it over.
+	VerdictConflict = "Conflict"
 	VerdictExternal = "External"
 	VerdictUnknown  = "Unknown"
 )
@@ -45,7 +49,7 @@ type Row struct {
 	Name      string `json:"name,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	// Ready is the readyWhen verdict (or existence): Ready, NotReady,
-	// Deleting, Skipped, Missing, External or Unknown.
+	// Deleting, Skipped, Missing, Conflict, External or Unknown.
 	Ready string `json:"ready"`
 	// Health is kstatus's generic verdict (Current, InProgress, Failed, ...).
 	Health string `json:"health,omitempty"`
@@ -152,7 +156,40 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			t.Rows = append(t.Rows, rows...)
 		}
 	}
+	where.markConflicts(ctx, t.Rows, s)
 	return t, nil
+}
+
+// conflictLookups bounds the GETs markConflicts makes: a collection whose
+// items are all being created has as many missing rows.
+const conflictLookups = 8
+
+// markConflicts looks up the first missing objects the graph names: one
+// that exists is someone else's (the instance's carry its label), and
+// saying "does not exist" of it would hide what blocks the instance.
+func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
+	inst := ownership.Instance{Name: s.instance.GetName(), Namespace: s.instance.GetNamespace(), UID: string(s.instance.GetUID())}
+	looked := 0
+	for i := range rows {
+		r := &rows[i]
+		if r.Ready != VerdictMissing || r.Name == "" {
+			continue
+		}
+		n := s.graph.Node(r.NodeID)
+		if n == nil || n.Kind == nil || n.Kind.Resource == "" {
+			continue
+		}
+		if looked++; looked > conflictLookups {
+			return
+		}
+		u, err := c.dyn.Resource(n.Kind.GVR()).Namespace(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if whose := ownership.Whose(u.GetLabels(), inst); whose != "" {
+			r.Ready, r.Reason, r.Created, r.object = VerdictConflict, "exists and "+whose, ptrTime(u.GetCreationTimestamp()), u
+		}
+	}
 }
 
 // fetchMembers lists, with a bounded worker pool, every kind of the graph by

@@ -39,7 +39,7 @@ func (p palette) verdict(v string) string {
 	switch v {
 	case VerdictReady, "True", "Current", "ACTIVE", "Active":
 		code = "32"
-	case VerdictNotReady, VerdictMissing, "False", "Failed", "FAILED", "ERROR", "Inactive":
+	case VerdictNotReady, VerdictMissing, VerdictConflict, "False", "Failed", "FAILED", "ERROR", "Inactive":
 		code = "31"
 	case VerdictSkipped, VerdictExternal:
 		code = "36"

@@ -130,7 +130,7 @@ func dotColor(verdict string) string {
 	switch verdict {
 	case VerdictReady:
 		return "palegreen"
-	case VerdictNotReady, VerdictMissing:
+	case VerdictNotReady, VerdictMissing, VerdictConflict:
 		return "lightcoral"
 	case VerdictSkipped, VerdictExternal:
 		return "lightblue"

@@ -199,12 +199,15 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		if r.Ready == VerdictExternal && r.blocking != "" {
 			return externalDiagnosis(ctx, r, s, where)
 		}
-		if r.Ready != VerdictNotReady && r.Ready != VerdictMissing && r.Ready != VerdictDeleting {
+		if r.Ready != VerdictNotReady && r.Ready != VerdictMissing && r.Ready != VerdictDeleting && r.Ready != VerdictConflict {
 			continue
 		}
 		verdict := strings.ToLower(r.Ready)
-		if r.Ready == VerdictDeleting {
+		switch r.Ready {
+		case VerdictDeleting:
 			verdict = "being deleted"
+		case VerdictConflict:
+			verdict = "someone else's"
 		}
 		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) is %s", r.node(), strings.TrimSpace(r.Kind+" "+r.Name), verdict)}
 		if r.Reason != "" {
@@ -223,6 +226,12 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		}
 		if r.Ready == VerdictDeleting {
 			d.Advice = "kro-agent creates it again once it is gone, and its dependents wait for that; if it stays, whoever owns its finalizers has not released them: look at that controller, and remove a finalizer only if nothing will"
+		}
+		if r.Ready == VerdictConflict {
+			if cond, _ := creationBlocked(inst); cond != nil {
+				d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+			}
+			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own), or have resource %s render another name", r.NodeID)
 		}
 		if r.Ready == VerdictMissing {
 			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"

@@ -403,10 +403,13 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		r.fail(err)
 		return nil, false
 	}
-	if live != nil && live.GetLabels()[v1alpha1.LabelInstanceID] != string(r.inst.GetUID()) {
-		// Never take over an object another owner made: apply would.
-		r.fail(fmt.Errorf("%s %s/%s already exists in %s and is not managed by this instance", n.Kind.GVK.Kind, u.GetNamespace(), u.GetName(), r.t))
-		return nil, false
+	if live != nil {
+		if whose := ownership.Whose(live.GetLabels(), r.id); whose != "" {
+			// Never take over an object another owner made: apply would.
+			r.fail(fmt.Errorf("%s %s already exists in %s and %s: kro-agent leaves it as it is; delete it, or have resource %s render another name",
+				n.Kind.GVK.Kind, objectName(u.GetNamespace(), u.GetName()), r.t, whose, n.ID))
+			return nil, false
+		}
 	}
 	if live != nil && live.GetDeletionTimestamp() != nil {
 		// Applying would change an object on its way out, and what

@@ -239,6 +239,19 @@ spec:
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${first.metadata.name}-second"}}
 `
 
+// singletonRGD renders a ConfigMap of a fixed name: a second instance in a
+// namespace finds the first one's there.
+const singletonRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: singleton}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Singleton, spec: {}}
+  resources:
+  - id: settings
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: team-settings}}
+`
+
 func TestPlugin(t *testing.T) {
 	const ns = "plugin"
 	f := features.New("kubectl kro explains instances").
@@ -332,20 +345,47 @@ func TestPlugin(t *testing.T) {
 				t.Errorf("exit: %v, want not ready", err)
 			}
 			for _, want := range []string{
-				"Root cause: resource config (ConfigMap clash-config) is missing",
-				"ResourcesReady=False (ApplyFailed): applying ConfigMap clash-config (resource config)",
-				"ConfigMap clash-config already exists and was not created by kro-agent",
-				"the API server refuses kro-agent's apply",
+				"Root cause: resource config (ConfigMap clash-config) is someone else's",
+				"exists and was not created by kro-agent (it has no kro.run/instance-id label)",
+				"delete it if nothing needs it (kro-agent then creates its own), or have resource config render another name",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
 				}
 			}
 			tree, err := kro(t, cfg, nil, "tree", "webapp/clash", "-n", ns)
-			if err != nil || !strings.Contains(tree, "ConfigMap/clash-config") || !strings.Contains(tree, "not created yet: waiting for its dependencies") {
+			if err != nil || !regexp.MustCompile(`config +ConfigMap/clash-config +\S+ +Conflict +- +exists and was not created by kro-agent`).MatchString(tree) ||
+				!strings.Contains(tree, "not created yet: waiting for its dependencies") {
 				t.Errorf("tree of the blocked instance: %v\n%s", err, tree)
 			}
 			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
+			return ctx
+		}).
+		Assess("an object another instance owns is named with its owner", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, singletonRGD)
+			c.waitRGDActive(t, "singleton")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Singleton, metadata: {name: first, namespace: %s}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Singleton", ns, "first", v1alpha1.InstanceActive)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Singleton, metadata: {name: second, namespace: %s}}", ns))
+			first := c.mustGet(t, "kro.run/v1alpha1", "Singleton", ns, "first")
+			owner := fmt.Sprintf("belongs to another instance, %s/first (kro.run/instance-id %s)", ns, first.GetUID())
+			eventually(t, 20*time.Second, "the apply to be refused, naming the owner", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Singleton", ns, "second")
+				cond := condition(inst, v1alpha1.ConditionResourcesReady)
+				return cond != nil && strings.Contains(cond.Message, "ConfigMap "+ns+"/team-settings already exists in the local cluster and "+owner), conditionSummary(inst)
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "singleton", "second", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "Root cause: resource settings (ConfigMap team-settings) is someone else's\n  exists and "+owner) {
+				t.Errorf("why-not-ready of the second instance: %v\n%s", err, out)
+			}
+			tree, err := kro(t, cfg, nil, "tree", "singleton", "first", "-n", ns)
+			if err != nil || !regexp.MustCompile(`settings +ConfigMap/team-settings +\S+ +Ready`).MatchString(tree) {
+				t.Errorf("tree of the owner: %v\n%s", err, tree)
+			}
+			for _, name := range []string{"second", "first"} {
+				c.delete(t, "kro.run/v1alpha1", "Singleton", ns, name)
+			}
 			return ctx
 		}).
 		Assess("a change of an immutable field: the refusal is short and why-not-ready says what to do", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
