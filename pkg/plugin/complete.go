@@ -8,9 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// completeInstances completes KIND (the kinds RGDs serve) and then NAME (the
-// instances of that kind in the namespace), or the NAME of KIND/NAME.
-func completeInstances(o *Options) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+// completeInstances completes KIND (the kinds RGDs serve, and rgd when
+// the command also takes an RGD) and then NAME (the objects of that kind in
+// the namespace), or the NAME of KIND/NAME.
+func completeInstances(o *Options, takesRGD bool) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 	return func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
 		ctx := cmd.Context()
 		if ctx == nil {
@@ -36,6 +37,9 @@ func completeInstances(o *Options) func(*cobra.Command, []string, string) ([]str
 				if k := strings.ToLower(rgdKind(&r).Kind); strings.HasPrefix(k, prefix) {
 					out = append(out, k)
 				}
+			}
+			if takesRGD && strings.HasPrefix("rgd", prefix) {
+				out = append(out, "rgd")
 			}
 		case len(args) == 1 && !strings.Contains(args[0], "/"):
 			out = instanceNames(ctx, c, args[0], prefix)

@@ -43,6 +43,10 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 			cobra.CommandDisplayNameAnnotation: "kubectl kro",
 		},
 	}
+	// Help, usage and shell completion are written where the commands write.
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
 	o.Config.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newValidateCommand(o), newTreeCommand(o), newExplainCommand(o), newWhyNotReadyCommand(o), newStatusCommand(o), newDryRunCommand(o))
 	return cmd
@@ -59,7 +63,7 @@ func instanceCommand(o *Options, use, short, long string, formats []string, outp
 			_, _, err := instanceArgs(args)
 			return err
 		},
-		ValidArgsFunction: completeInstances(o),
+		ValidArgsFunction: completeInstances(o, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, err := instanceArgs(args)
 			if err != nil {

@@ -58,7 +58,7 @@ redraws the table whenever it changes.`,
 			_, err := statusArgs(args)
 			return err
 		},
-		ValidArgsFunction: completeInstances(parent),
+		ValidArgsFunction: completeInstances(parent, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args, err := statusArgs(args)
 			if err != nil {

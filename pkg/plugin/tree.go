@@ -29,6 +29,8 @@ and nested under the resource each depends on: node id, kind and name, namespace
 labels kro-agent sets, with one LIST per kind in the graph. A resource that is itself an
 instance of an RGD shows what it manages under it. For an instance placed on a workload
 cluster by region, they are found there, through the Cluster's kubeconfig.`, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
+	// An RGD is not an instance: it has no tree.
+	cmd.ValidArgsFunction = completeInstances(parent, false)
 	cmd.Example = `  kubectl kro tree webapp demo
   kubectl kro tree webapp demo -o yaml
   kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg`

@@ -43,13 +43,17 @@ type whyOptions struct {
 
 func newWhyNotReadyCommand(parent *Options) *cobra.Command {
 	o := &whyOptions{Options: parent}
-	return instanceCommand(parent, "why-not-ready (KIND NAME | KIND/NAME)",
+	cmd := instanceCommand(parent, "why-not-ready (KIND NAME | KIND/NAME)",
 		"Find the root cause that keeps an instance from being Ready",
 		`why-not-ready walks from the RGD through the instance to the earliest resource, in
 topological order, that blocks readiness, and prints the root cause: the RGD not Active,
 the instance suspended, conditions stale (agent not running or behind), or the blocking
 resource with its failing readyWhen, the values it read, its health and its recent events.
-Exits 0 when the instance is Ready and 1 otherwise, for scripts.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+Given an RGD (rgd NAME), it says why the RGD is not Active. Exits 0 when the instance
+is Ready (the RGD Active) and 1 otherwise, for scripts.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+	cmd.Example = `  kubectl kro why-not-ready webapp demo
+  kubectl kro why-not-ready rgd webapp`
+	return cmd
 }
 
 func (o *whyOptions) run(ctx context.Context, kind, name string) error {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -607,6 +608,33 @@ func TestPlugin(t *testing.T) {
 			tree, err := kro(t, cfg, nil, "tree", "skipchain", "dark", "-n", ns)
 			if err != nil || !regexp.MustCompile(`second +ConfigMap +- +Skipped +- +it depends on first, which is skipped`).MatchString(tree) {
 				t.Errorf("tree of a chain left out: %v\n%s", err, tree)
+			}
+			return ctx
+		}).
+		Assess("shell completion offers the kinds, rgd where an RGD is taken, and names", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			complete := func(args ...string) []string {
+				// What the shell asks: the word being completed comes last.
+				flags := kroFlags(cfg)
+				var out bytes.Buffer
+				cmd := plugin.NewRootCommandWithFlags(flags, genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
+				cmd.SetArgs(append([]string{"__complete", "--kubeconfig", *flags.KubeConfig, "-n", ns}, args...))
+				if err := cmd.ExecuteContext(ctx); err != nil {
+					t.Fatalf("completing %v: %v", args, err)
+				}
+				// The last line is cobra's directive (:4, no file completion).
+				return strings.Split(strings.TrimSpace(out.String()), "\n")
+			}
+			if got := complete("why-not-ready", ""); !slices.Contains(got, "webapp") || !slices.Contains(got, "rgd") {
+				t.Errorf("why-not-ready KIND offers %v, want the served kinds and rgd", got)
+			}
+			if got := complete("tree", ""); !slices.Contains(got, "webapp") || slices.Contains(got, "rgd") {
+				t.Errorf("tree KIND offers %v, want the served kinds and not rgd (it has no tree)", got)
+			}
+			if got := complete("explain-conditions", "rgd", "web"); !slices.Contains(got, "webapp") {
+				t.Errorf("explain-conditions rgd NAME offers %v, want webapp", got)
+			}
+			if got := complete("tree", "webapp/re"); !slices.Contains(got, "webapp/ready") {
+				t.Errorf("tree KIND/NAME offers %v, want webapp/ready", got)
 			}
 			return ctx
 		}).
