@@ -58,6 +58,11 @@ type Row struct {
 	Created *metav1.Time `json:"created,omitempty"`
 
 	object *unstructured.Unstructured
+	// place orders the rows as the text tree nests them: the positions,
+	// in topological order, of the node's ancestors (each nested under its
+	// last dependency) and of the node, then -1 and the item's index for
+	// one item of a collection.
+	place []int
 	// blocking says, for an externalRef the instance waits for, why:
 	// "does not exist", "cannot be read" or "is not ready".
 	blocking string
@@ -116,14 +121,18 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		}
 	}
 	depth := map[string]int{}
+	place := map[string][]int{}
 	skipped := map[string]bool{}
-	for _, n := range s.graph.Nodes {
+	for i, n := range s.graph.Nodes {
 		d := 1
+		var parentPlace []int
 		if len(n.Dependencies) > 0 {
 			parent := n.Dependencies[len(n.Dependencies)-1]
 			d = depth[parent] + 1
+			parentPlace = place[parent]
 		}
 		depth[n.ID] = d
+		place[n.ID] = append(slices.Clone(parentPlace), i)
 		for _, dep := range n.Dependencies {
 			t.edges = append(t.edges, [2]string{dep, n.ID})
 		}
@@ -156,8 +165,25 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			t.Rows = append(t.Rows, rows...)
 		}
 	}
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		r.place = place[r.NodeID]
+		if r.Index != nil {
+			r.place = append(slices.Clone(r.place), -1, *r.Index)
+		}
+	}
 	where.markConflicts(ctx, t.Rows, s)
 	return t, nil
+}
+
+// nested returns the rows in the order the text tree prints them: each
+// under the resource it depends on last, siblings in topological order.
+// Rows stay in topological order everywhere else, as why-not-ready looks
+// for the first blocker in that order.
+func (t *Tree) nested() []Row {
+	rows := slices.Clone(t.Rows)
+	slices.SortStableFunc(rows, func(a, b Row) int { return slices.Compare(a.place, b.place) })
+	return rows
 }
 
 // conflictLookups bounds the GETs markConflicts makes: a collection whose

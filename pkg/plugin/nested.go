@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +22,11 @@ func isInstance(u *unstructured.Unstructured) bool {
 	l := u.GetLabels()
 	return l[v1alpha1.LabelApplySetID] != "" && l[v1alpha1.LabelRGDName] != ""
 }
+
+// nestedPlace marks, in a row's place, the rows of a nested instance's
+// own tree: after the instance's row (and any collection item's, -1),
+// before the resources of the outer graph that depend on it (0 and up).
+const nestedPlace = -2
 
 // expandNested puts each nested instance's own tree under its row. The
 // rows' node ids become paths from the top instance (database/config),
@@ -59,6 +65,8 @@ func (c *cluster) expandNested(ctx context.Context, t *Tree, level int) {
 			}
 			sr.NodeID = prefix + "/" + sr.NodeID
 			sr.Depth += r.Depth
+			// Under the nested instance's row, before what depends on it.
+			sr.place = append(append(slices.Clone(r.place), nestedPlace), sr.place...)
 			rows = append(rows, sr)
 		}
 	}

@@ -72,7 +72,7 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 	fmt.Fprintln(tw, "NODE\tKIND/NAME\tNAMESPACE\tREADY\tHEALTH\tREASON\tAGE")
 	in := t.Instance
 	fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", p.bold("(instance)"), in.Kind, in.Name, orDash(in.Namespace), p.verdict(in.Ready), "-", orDash(oneLine(in.Reason)), age(in.Created, now))
-	for _, r := range t.Rows {
+	for _, r := range t.nested() {
 		node := strings.Repeat("  ", r.Depth-1) + "└─ " + nodeName(r.NodeID)
 		if r.Index != nil {
 			node += fmt.Sprintf("[%d]", *r.Index)

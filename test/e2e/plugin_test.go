@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -251,6 +252,23 @@ spec:
   resources:
   - id: settings
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: team-settings}}
+`
+
+// forkRGD has two resources depending on nothing, and a third depending
+// on the first: the tree nests it under the first, above the second.
+const forkRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: fork}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Fork, spec: {}}
+  resources:
+  - id: left
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-left"}}
+  - id: right
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-right"}}
+  - id: leaf
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${left.metadata.name}-leaf"}}
 `
 
 func TestPlugin(t *testing.T) {
@@ -635,6 +653,26 @@ func TestPlugin(t *testing.T) {
 			}
 			if got := complete("tree", "webapp/re"); !slices.Contains(got, "webapp/ready") {
 				t.Errorf("tree KIND/NAME offers %v, want webapp/ready", got)
+			}
+			return ctx
+		}).
+		Assess("tree nests each resource under the one it depends on", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, forkRGD)
+			c.waitRGDActive(t, "fork")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Fork, metadata: {name: split, namespace: %s}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Fork", ns, "split", v1alpha1.InstanceActive)
+			tree, err := kro(t, cfg, nil, "tree", "fork", "split", "-n", ns)
+			if err != nil || !regexp.MustCompile(`(?m)^└─ left .*\n  └─ leaf .*\n└─ right `).MatchString(tree) {
+				t.Errorf("tree of a fork: %v\n%s", err, tree)
+			}
+			// -o json keeps the topological order why-not-ready walks.
+			out, err := kro(t, cfg, nil, "tree", "fork", "split", "-n", ns, "-o", "json")
+			var got struct {
+				Resources []struct{ NodeID string } `json:"resources"`
+			}
+			if err != nil || json.Unmarshal([]byte(out), &got) != nil || len(got.Resources) != 3 || got.Resources[1].NodeID != "right" {
+				t.Errorf("tree -o json of a fork: %v\n%s", err, out)
 			}
 			return ctx
 		}).
