@@ -292,8 +292,15 @@ func (c *compiler) templateKind(n *Node, path *field.Path) *kinds.Info {
 	if meta == nil {
 		c.errs = append(c.errs, field.Required(path.Child("metadata"), "a template needs metadata with a name"))
 	} else {
-		if name, _ := meta["name"].(string); name == "" {
+		switch name := meta["name"].(type) {
+		case string:
+			if name == "" {
+				c.errs = append(c.errs, field.Required(path.Child("metadata", "name"), "a template needs a name (it may use expressions)"))
+			}
+		case nil:
 			c.errs = append(c.errs, field.Required(path.Child("metadata", "name"), "a template needs a name (it may use expressions)"))
+		default:
+			c.errs = append(c.errs, field.Invalid(path.Child("metadata", "name"), literalShown(name), literalMismatch(name, spec.StringProperty())))
 		}
 		if labels, ok := meta["labels"].(map[string]any); ok {
 			for _, k := range slices.Sorted(maps.Keys(labels)) {
@@ -406,6 +413,11 @@ func (c *compiler) resolve(gvk schema.GroupVersionKind, path *field.Path) *kinds
 	}
 	if errors.Is(err, kinds.ErrNotFound) && c.opts.AllowUnknownKinds && hint == "" {
 		return &kinds.Info{GVK: gvk, Namespaced: true}
+	}
+	if errors.Is(err, kinds.ErrNotFound) && hint == "" {
+		// A kind of a custom group: a version or a spelling the cluster
+		// serves is still likelier than a CRD not installed.
+		hint = kinds.Suggest(c.opts.Resolver, gvk)
 	}
 	var uninstalled *kinds.UninstalledError
 	switch {

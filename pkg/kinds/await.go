@@ -39,6 +39,9 @@ type awaiting struct {
 	start  time.Time
 }
 
+// Suggest implements Suggester.
+func (a awaiting) Suggest(gvk schema.GroupVersionKind) string { return Suggest(a.r, gvk) }
+
 // Resolve implements Resolver.
 func (a awaiting) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	for {

@@ -182,6 +182,9 @@ type installed struct {
 	crds *CRDs
 }
 
+// Suggest implements Suggester.
+func (k installed) Suggest(gvk schema.GroupVersionKind) string { return Suggest(k.next, gvk) }
+
 // Resolve implements Resolver.
 func (k installed) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	info, err := k.next.Resolve(gvk)

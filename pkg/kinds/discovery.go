@@ -3,6 +3,7 @@ package kinds
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -12,6 +13,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/openapi"
+
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // Discovery resolves kinds served by a cluster: its resource lists and its
@@ -119,4 +122,55 @@ func (d *Discovery) resolve(gvk schema.GroupVersionKind) (*Info, error) {
 		return info, nil
 	}
 	return nil, fmt.Errorf("%s: the cluster serves %s but not kind %s: %w", gvkString(gvk), gvk.GroupVersion(), gvk.Kind, ErrNotFound)
+}
+
+// Suggest implements Suggester for a kind the cluster does not serve: the
+// same kind at the versions the cluster serves its group at (an API moved
+// on from v1alpha1), a kind of the group spelt nearly alike, or a group
+// the cluster serves spelt nearly alike.
+func (d *Discovery) Suggest(gvk schema.GroupVersionKind) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	groups, err := d.client.ServerGroups()
+	if err != nil {
+		return ""
+	}
+	var others []string
+	for _, g := range groups.Groups {
+		if g.Name != gvk.Group {
+			others = append(others, g.Name)
+			continue
+		}
+		var sameKind, names []string
+		var served []schema.GroupVersionKind
+		// The preferred version first: of equally close kinds, its wins.
+		for _, v := range g.Versions {
+			list, err := d.client.ServerResourcesForGroupVersion(v.GroupVersion)
+			if err != nil {
+				continue
+			}
+			for _, r := range list.APIResources {
+				if strings.Contains(r.Name, "/") {
+					continue
+				}
+				if r.Kind == gvk.Kind {
+					sameKind = append(sameKind, "apiVersion "+v.GroupVersion)
+				}
+				served = append(served, schema.FromAPIVersionAndKind(v.GroupVersion, r.Kind))
+				names = append(names, r.Kind)
+			}
+		}
+		if len(sameKind) > 0 {
+			return fmt.Sprintf("the cluster serves %s as %s", gvk.Kind, strings.Join(sameKind, " or "))
+		}
+		if kind, ok := spelling.Closest(gvk.Kind, names); ok {
+			best := served[slices.Index(names, kind)]
+			return fmt.Sprintf("did you mean %s, apiVersion %s?", best.Kind, best.GroupVersion())
+		}
+		return ""
+	}
+	if group, ok := spelling.Closest(gvk.Group, others); ok && gvk.Group != "" {
+		return fmt.Sprintf("the cluster serves no group %s: did you mean %s?", gvk.Group, group)
+	}
+	return ""
 }

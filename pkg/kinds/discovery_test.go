@@ -85,3 +85,30 @@ func TestDiscoveryTellsUnpublishedFromDeleted(t *testing.T) {
 		t.Errorf("a kind deleted since discovery was cached: %v, want not found", err)
 	}
 }
+
+// A kind the cluster does not serve is matched against what discovery
+// lists: the same kind at another version, a kind of the group spelt
+// nearly alike, or a group spelt nearly alike.
+func TestDiscoverySuggestsWhatTheClusterServes(t *testing.T) {
+	var served atomic.Bool
+	served.Store(true)
+	srv := discoveryServer(t, &served)
+	d := NewDiscovery(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})))
+	for _, tc := range []struct {
+		gvk  schema.GroupVersionKind
+		want string
+	}{
+		{schema.GroupVersionKind{Group: "example.net", Version: "v1alpha1", Kind: "Gizmo"}, "the cluster serves Gizmo as apiVersion example.net/v1"},
+		{schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gismo"}, "did you mean Gizmo, apiVersion example.net/v1?"},
+		{schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Widget"}, ""},
+		{schema.GroupVersionKind{Group: "exmaple.net", Version: "v1", Kind: "Gizmo"}, "the cluster serves no group exmaple.net: did you mean example.net?"},
+		{schema.GroupVersionKind{Group: "other.org", Version: "v1", Kind: "Gizmo"}, ""},
+	} {
+		if _, err := d.Resolve(tc.gvk); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%v resolves: %v", tc.gvk, err)
+		}
+		if got := Suggest(Chain{d}, tc.gvk); got != tc.want {
+			t.Errorf("Suggest(%v) = %q, want %q", tc.gvk, got, tc.want)
+		}
+	}
+}

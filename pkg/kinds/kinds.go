@@ -66,8 +66,33 @@ type Resolver interface {
 	Resolve(gvk schema.GroupVersionKind) (*Info, error)
 }
 
+// A Suggester is a Resolver that can say which kind it knows a kind it
+// does not know was probably meant to be, for the error that refuses it.
+type Suggester interface {
+	// Suggest is "" when nothing comes close.
+	Suggest(gvk schema.GroupVersionKind) string
+}
+
+// Suggest asks r, when it is a Suggester, what gvk was meant to be.
+func Suggest(r Resolver, gvk schema.GroupVersionKind) string {
+	if s, ok := r.(Suggester); ok {
+		return s.Suggest(gvk)
+	}
+	return ""
+}
+
 // Chain tries resolvers in order; the first that knows the kind answers.
 type Chain []Resolver
+
+// Suggest implements Suggester: the first suggestion of its resolvers.
+func (c Chain) Suggest(gvk schema.GroupVersionKind) string {
+	for _, r := range c {
+		if s := Suggest(r, gvk); s != "" {
+			return s
+		}
+	}
+	return ""
+}
 
 // Resolve implements Resolver.
 func (c Chain) Resolve(gvk schema.GroupVersionKind) (*Info, error) {

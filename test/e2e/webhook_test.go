@@ -126,6 +126,30 @@ func TestWebhooks(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("a custom kind at a version or spelling the cluster does not serve is denied naming the one it serves", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: misnamed}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Misnamed, spec: {}}
+  resources:
+  - id: moved
+    template: {apiVersion: kro.run/v1, kind: ResourceGraphDefinition, metadata: {name: x}}
+  - id: misspelt
+    template: {apiVersion: kro.run/v1alpha1, kind: ResourceGraphDefiniton, metadata: {name: other}}
+`
+			out, err := kubectl(t, cfg, rgd, "apply", "-f", "-")
+			for _, want := range []string{
+				`spec.resources[moved].template.kind: Not found: "kro.run/v1 ResourceGraphDefinition (the cluster serves ResourceGraphDefinition as apiVersion kro.run/v1alpha1)"`,
+				`spec.resources[misspelt].template.kind: Not found: "kro.run/v1alpha1 ResourceGraphDefiniton (did you mean ResourceGraphDefinition, apiVersion kro.run/v1alpha1?)"`,
+			} {
+				if err == nil || !strings.Contains(out, want) {
+					t.Errorf("denial lacks %q: %v\n%s", want, err, out)
+				}
+			}
+			return ctx
+		}).
 		Assess("a schema the API server would refuse is denied at its RGD field", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			// Only the API server's validation of the generated CRD finds
 			// this: the agent asks it with a dry-run apply.
