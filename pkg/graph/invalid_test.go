@@ -319,6 +319,33 @@ func TestInvalidRGDs(t *testing.T) {
     forEach: [{n: "${schema.spec.items}"}]
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${n}"}}`,
 			"spec.resources[cms].forEach[0][false]", `if it was written n, no or off, YAML read it as the boolean false: quote it ("n": ...)`},
+		{"template name YAML reads as a boolean", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: no}}`,
+			"spec.resources[cm].template.metadata.name", `the field expects a string, not the boolean false (YAML reads an unquoted n, no, off or false as one): quote it`},
+		{"label value YAML reads as a boolean", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: a, labels: {beta: on}}}`,
+			"spec.resources[cm].template.metadata.labels.beta", `not the boolean true (YAML reads an unquoted y, yes, on or true as one): quote it`},
+		{"number where a string is expected", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {port: 8080}}`,
+			"spec.resources[cm].template.data.port", `the field expects a string, not the number 8080: quote it`},
+		{"quoted number where an integer is expected", "", `
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: a}
+      spec:
+        replicas: "2"
+        selector: {matchLabels: {app: a}}
+        template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: nginx}]}}`,
+			"spec.resources[deploy].template.spec.replicas", `the field expects an integer, not the string "2": write it without quotes`},
+		{"list where an object is expected", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: [x]}`,
+			"spec.resources[cm].template.data", `the field expects an object, not a list`},
 		{"forEach entry with two iterators", "", `
   - id: cms
     forEach: [{a: "${schema.spec.items}", b: "${schema.spec.items}"}]
@@ -414,5 +441,50 @@ spec:
 	}
 	if err := compile("apps/v1", "Deploymnet"); err == nil || !strings.Contains(err.Error(), "did you mean Deployment, apiVersion apps/v1?") {
 		t.Errorf("a misspelt built-in kind: %v", err)
+	}
+}
+
+// Literals of every type the schema allows pass, and so do values of the
+// fields it leaves open: int-or-string ports, quantities, a number where
+// one is expected, strings holding expressions.
+func TestLiteralsOfTheRightTypeAreAccepted(t *testing.T) {
+	doc := `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: literals}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Literals, spec: {replicas: integer}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: a, labels: {tier: "on"}}
+      spec:
+        replicas: ${schema.spec.replicas}
+        paused: false
+        progressDeadlineSeconds: 600
+        selector: {matchLabels: {app: a}}
+        template:
+          metadata: {labels: {app: a}}
+          spec:
+            terminationGracePeriodSeconds: 30
+            containers:
+            - name: c
+              image: nginx
+              args: ["--port", "8080"]
+              ports: [{containerPort: 8080}]
+              resources: {limits: {cpu: 1, memory: 1Gi}, requests: {cpu: 250m}}
+  - id: svc
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: a}
+      spec:
+        ports: [{port: 80, targetPort: 8080}, {port: 81, targetPort: http}]
+        selector: {app: a}
+`
+	if _, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t)}); err != nil {
+		t.Fatalf("refused: %v", err)
 	}
 }

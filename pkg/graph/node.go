@@ -52,6 +52,7 @@ func (c *compiler) compileNode(n *Node) {
 			}
 		}
 		c.checkIteratorsInName(n, p)
+		c.checkLiterals(n.Template, nil, n.schemaOf(), p.Child("template"))
 	case n.External != nil:
 		c.compileExternal(n, p.Child("externalRef"), addDeps)
 	}

@@ -1,0 +1,153 @@
+package graph
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kro-agent/kro-agent/pkg/celenv"
+	"github.com/kro-agent/kro-agent/pkg/expr"
+)
+
+// checkLiterals reports the literal values of a template that its kind's
+// schema types otherwise. The API server refuses such an object at every
+// apply, and most are YAML's doing rather than the author's: an unquoted
+// on, yes or no read as a boolean, 8080 as a number where a string is
+// expected. Expressions are checked where they are compiled; fields the
+// schema leaves open (int-or-string, preserve-unknown-fields) are not.
+func (c *compiler) checkLiterals(v any, p expr.Path, s *spec.Schema, base *field.Path) {
+	if s == nil || v == nil || isFreeForm(s) {
+		return
+	}
+	if msg := literalMismatch(v, s); msg != "" {
+		c.errs = append(c.errs, field.Invalid(p.FieldPath(base), literalShown(v), msg))
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			child := p.Child(k)
+			if isTemplateName(child) {
+				continue // checked with the rest of the metadata
+			}
+			if cs, known := schemaAt(s, expr.Path{{Key: k}}); known {
+				c.checkLiterals(x[k], child, cs, base)
+			}
+		}
+	case []any:
+		if s.Items == nil || s.Items.Schema == nil {
+			return
+		}
+		for i, item := range x {
+			c.checkLiterals(item, p.Index(i), s.Items.Schema, base)
+		}
+	}
+}
+
+// isTemplateName tells the path of a template's metadata.name.
+func isTemplateName(p expr.Path) bool {
+	return len(p) == 2 && p[0].Key == "metadata" && p[1].Key == "name" && !p[0].IsIndex && !p[1].IsIndex
+}
+
+// literalMismatch says how v is not of the type s declares, or "".
+func literalMismatch(v any, s *spec.Schema) string {
+	if len(s.Type) != 1 {
+		return ""
+	}
+	want := s.Type[0]
+	switch x := v.(type) {
+	case string:
+		switch {
+		case want == "string" || strings.Contains(x, "${"):
+			return ""
+		case want == "boolean" && (x == "true" || x == "false"),
+			want == "integer" && isInteger(x),
+			want == "number" && isNumber(x):
+			return fmt.Sprintf("the field expects %s, not the string %q: write it without quotes", typeWanted(want), x)
+		}
+	case bool:
+		if want == "boolean" {
+			return ""
+		}
+		b := strconv.FormatBool(x)
+		words := celenv.YAMLBooleanWords(b)
+		msg := fmt.Sprintf("the field expects %s, not the boolean %s", typeWanted(want), b)
+		if want == "string" {
+			msg += fmt.Sprintf(" (YAML reads an unquoted %s or %s as one): quote it", strings.Join(words, ", "), b)
+		}
+		return msg
+	case int64, float64:
+		if want == "number" || want == "integer" && isIntegral(x) {
+			return ""
+		}
+		msg := fmt.Sprintf("the field expects %s, not the number %v", typeWanted(want), x)
+		if want == "string" {
+			msg += ": quote it"
+		}
+		return msg
+	case map[string]any:
+		if want == "object" {
+			return ""
+		}
+	case []any:
+		if want == "array" {
+			return ""
+		}
+	default:
+		return ""
+	}
+	return fmt.Sprintf("the field expects %s, not %s", typeWanted(want), typeGiven(v))
+}
+
+// typeWanted names an OpenAPI type with its article.
+func typeWanted(t string) string {
+	switch t {
+	case "integer", "object", "array":
+		return "an " + t
+	}
+	return "a " + t
+}
+
+// typeGiven names the type of a template value.
+func typeGiven(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// literalShown is how a literal reads in the error: scalars as written,
+// objects and lists by their type (their contents would say nothing).
+func literalShown(v any) any {
+	switch v.(type) {
+	case map[string]any, []any:
+		return typeGiven(v)
+	}
+	return v
+}
+
+func isIntegral(n any) bool {
+	f, ok := n.(float64)
+	return !ok || f == math.Trunc(f)
+}
+
+func isInteger(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
