@@ -21,17 +21,19 @@ import (
 // this instance's that the graph no longer produces: an includeWhen turned
 // false, a collection that shrank, a resource removed from the RGD.
 func (r *run) prune(ctx context.Context) error {
-	for _, objs := range r.t.managed.members(r.inst.GetUID()) {
+	for node, objs := range r.t.managed.members(r.inst.GetUID()) {
 		for _, m := range objs {
 			ref := r.t.ref(m)
 			if r.desired[ref.anyVersion()] || m.terminating {
 				continue
 			}
-			kind := r.t.kindOf(m.gvr)
+			// Namespace and node tell apart the objects one resource left
+			// behind as it moved (to another namespace, or another kind).
+			what := fmt.Sprintf("%s %s (resource %s) in %s", r.t.kindOf(m.gvr), objectName(m.namespace, m.name), node, r.t)
 			if err := r.t.deleteObject(ctx, ref, m.uid); err != nil {
-				return fmt.Errorf("pruning %s %s: %w", kind, m.name, err)
+				return fmt.Errorf("pruning %s: %w", what, err)
 			}
-			r.e.event(r.inst, "Normal", "Pruned", fmt.Sprintf("deleted %s %s, which the graph no longer produces", kind, m.name))
+			r.e.event(r.inst, "Normal", "Pruned", "deleted "+what+", which the graph no longer produces")
 		}
 	}
 	return nil
