@@ -67,12 +67,26 @@ func baseEnvSet() (*environment.EnvSet, error) {
 		base, baseErr = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(
 			environment.VersionedOptions{
 				IntroducedVersion: version.MajorMinor(1, 0),
-				EnvOptions:        []cel.EnvOption{ext.Math(), ext.Encoders(), cellib.Library()},
+				EnvOptions:        []cel.EnvOption{ext.Math(), ext.Encoders(), cellib.Library(), cel.ASTValidators(mixedLiterals{})},
 				DeclTypes:         libraryTypes,
 			})
 	})
 	return base, baseErr
 }
+
+// mixedLiterals takes the place of the API server's check that a list or
+// map literal holds one type. kro's environment has no such check, and RGDs
+// written for it build objects with literals that mix types
+// ({"name": p.name, "containerPort": p.port}). Such a literal is typed
+// map(string, dyn), and the API server checks the fields it fills when the
+// object is applied.
+type mixedLiterals struct{}
+
+// Name is the name of the check it replaces: a validator of the same name
+// takes the place of the one configured before.
+func (mixedLiterals) Name() string { return cel.ValidateHomogeneousAggregateLiterals().Name() }
+
+func (mixedLiterals) Validate(*cel.Env, cel.ValidatorConfig, *celast.AST, *cel.Issues) {}
 
 // New returns an environment declaring vars.
 func New(vars ...Var) (*Env, error) {

@@ -152,7 +152,7 @@ func TestNewConditionLiteralsAreChecked(t *testing.T) {
 		{`runtime.newCondition({type: 'Up', status: 'Yes'})`, "status must be 'True', 'False' or 'Unknown', not Yes"},
 		{`runtime.newCondition({type: 'Up', status: 'True', severity: 'Info'})`, `a condition has no field "severity"`},
 		{`runtime.newCondition({type: 'Up', status: 'True', type: 'Down'})`, "type is given twice"},
-		{`runtime.newCondition({type: 'Up', status: 'True', message: 1})`, "expected type 'string' but found 'int'"},
+		{`runtime.newCondition({type: 'Up', status: 'True', message: 1})`, "runtime.newCondition: message must be a string, not 1"},
 	} {
 		if _, err := env.Compile(tc.src); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.src, err, tc.want)

@@ -96,6 +96,9 @@ func expandNewCondition(eh parser.ExprHelper, target ast.Expr, args []ast.Expr) 
 		}
 		seen[name] = true
 		value := entry.Value()
+		if value.Kind() == ast.LiteralKind && value.AsLiteral().Type() != types.StringType {
+			return nil, eh.NewError(value.ID(), fmt.Sprintf("runtime.newCondition: %s must be a string, not %v", name, value.AsLiteral()))
+		}
 		if name == "status" && value.Kind() == ast.LiteralKind {
 			if s, ok := value.AsLiteral().(types.String); !ok || !slices.Contains(ConditionStatuses, string(s)) {
 				return nil, eh.NewError(value.ID(), fmt.Sprintf("runtime.newCondition: status must be 'True', 'False' or 'Unknown', not %v", value.AsLiteral()))

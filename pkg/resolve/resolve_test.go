@@ -492,3 +492,45 @@ spec:
 		t.Errorf("status = %v, %v", st, err)
 	}
 }
+
+// Literals mixing types compile, as in kro's environment, and render as
+// written: a container port built from a name and a number.
+func TestRenderMixedLiterals(t *testing.T) {
+	g := compileRGD(t, `
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    types:
+      Port: {name: string, port: integer}
+    spec:
+      ports: "[]Port"
+  resources:
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: app}
+        spec:
+          selector: {matchLabels: {app: app}}
+          template:
+            metadata: {labels: {app: app}}
+            spec:
+              containers:
+                - name: app
+                  image: nginx
+                  ports: '${schema.spec.ports.map(p, {"name": p.name, "containerPort": p.port})}'
+                  args: '${["--verbose", 2].map(a, string(a))}'
+`)
+	d, err := Render(g.Node("deployment"), NewScope(g, obj(t, `{metadata: {name: x, namespace: default}, spec: {ports: [{name: http, port: 8080}]}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	if want := []any{map[string]any{"name": "http", "containerPort": int64(8080)}}; !reflect.DeepEqual(c["ports"], want) {
+		t.Errorf("ports = %#v, want %#v", c["ports"], want)
+	}
+	if want := []any{"--verbose", "2"}; !reflect.DeepEqual(c["args"], want) {
+		t.Errorf("args = %#v, want %#v", c["args"], want)
+	}
+}
