@@ -1,8 +1,9 @@
 // Package celenv builds the CEL environment in which every RGD expression is
 // compiled and type-checked: the API server's own base environment (the
 // Kubernetes CEL libraries and the cel-go extensions it enables) plus the
-// math and encoder extensions and the functions upstream kro adds (package
-// cellib), with one variable per name in scope, typed from OpenAPI schemas.
+// math, encoder and bindings (cel.bind) extensions and the functions
+// upstream kro adds (package cellib), with one variable per name in scope,
+// typed from OpenAPI schemas.
 package celenv
 
 import (
@@ -67,7 +68,7 @@ func baseEnvSet() (*environment.EnvSet, error) {
 		base, baseErr = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(
 			environment.VersionedOptions{
 				IntroducedVersion: version.MajorMinor(1, 0),
-				EnvOptions:        []cel.EnvOption{ext.Math(), ext.Encoders(), cellib.Library(), cel.ASTValidators(mixedLiterals{})},
+				EnvOptions:        []cel.EnvOption{ext.Math(), ext.Encoders(), ext.Bindings(), cellib.Library(), cel.ASTValidators(mixedLiterals{})},
 				DeclTypes:         libraryTypes,
 			})
 	})

@@ -67,6 +67,10 @@ func TestFunctions(t *testing.T) {
 		{`random.seededInt(0, 1, "x")`, int64(0)},
 		{`random.seededInt(-9223372036854775807 - 1, 9223372036854775807, "wide")`, int64(-8450261383382865265)},
 
+		// In kro's environment too: cel.bind and the latest strings extension.
+		{`"héllo".reverse()`, "olléh"},
+		{`cel.bind(n, schema.labels.team, n + n)`, "aa"},
+
 		// Whole numbers come back as ints, so they add to ints.
 		{`json.unmarshal('{"replicas": 2}').replicas + 1`, int64(3)},
 		{`json.unmarshal('{"a": [1.5, "x", null, true]}').a`, []any{1.5, "x", nil, true}},
