@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -152,6 +153,11 @@ func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time)
 	var conds []ExplainedCondition
 	if rgd == nil {
 		s, err := c.load(ctx, kind, name)
+		var released *releasedError
+		if errors.As(err, &released) {
+			// No RGD to explain: the instance's conditions say it was released.
+			return explainConditions(released.kind+"/"+name, released.instance, nil, now), nil
+		}
 		if err != nil {
 			return nil, err
 		}

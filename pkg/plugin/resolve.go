@@ -160,6 +160,18 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 	return c.subjectOf(ctx, inst, mapping)
 }
 
+// releasedError is an instance whose RGD was deleted: kro-agent released
+// it, and it has no graph to show; its own conditions say so.
+type releasedError struct {
+	instance  *unstructured.Unstructured
+	kind, rgd string
+}
+
+func (e *releasedError) Error() string {
+	return fmt.Sprintf("%s %s belongs to ResourceGraphDefinition %s, which was deleted: kro-agent no longer manages it, and its resources were left in place",
+		e.kind, e.instance.GetName(), e.rgd)
+}
+
 // subjectOf finds the RGD of the instance inst, of kind mapping, and
 // compiles its graph.
 func (c *cluster) subjectOf(ctx context.Context, inst *unstructured.Unstructured, mapping *meta.RESTMapping) (*subject, error) {
@@ -176,7 +188,7 @@ func (c *cluster) subjectOf(ctx context.Context, inst *unstructured.Unstructured
 	if rgdName := labels[v1alpha1.LabelRGDName]; rgdName != "" {
 		s.rgd, err = c.getRGD(ctx, rgdName)
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s, which was deleted: kro-agent no longer manages it, and its resources were left in place", gvk.Kind, name, rgdName)
+			return nil, &releasedError{instance: inst, kind: gvk.Kind, rgd: rgdName}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s: %w", gvk.Kind, name, rgdName, err)

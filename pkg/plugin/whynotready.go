@@ -70,10 +70,15 @@ func (o *whyOptions) run(ctx context.Context, kind, name string) error {
 		d = c.diagnoseRGD(rgd)
 	} else {
 		s, err := c.load(ctx, kind, name)
-		if err != nil {
+		var released *releasedError
+		switch {
+		case errors.As(err, &released):
+			d = diagnoseReleased(released)
+		case err != nil:
 			return err
+		default:
+			d = c.diagnose(ctx, s)
 		}
-		d = c.diagnose(ctx, s)
 	}
 	if o.output != "" {
 		if err := printObject(o.Streams.Out, o.output, d); err != nil {
@@ -86,6 +91,17 @@ func (o *whyOptions) run(ctx context.Context, kind, name string) error {
 		return ErrNotReady
 	}
 	return nil
+}
+
+// diagnoseReleased explains an instance whose RGD was deleted: nothing
+// will make it Ready but the RGD coming back.
+func diagnoseReleased(e *releasedError) *Diagnosis {
+	inst := e.instance
+	return &Diagnosis{
+		Cause: e.Error(),
+		Advice: fmt.Sprintf("apply ResourceGraphDefinition %s (or another for %s) again and kro-agent takes it back; deleting it now leaves its resources, which carry the label %s=%s",
+			e.rgd, e.kind, v1alpha1.LabelInstanceID, inst.GetUID()),
+	}
 }
 
 // What to do about conditions the agent has not written, of an instance or

@@ -575,6 +575,18 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			if err != nil || len(events.Items) != 1 || !strings.Contains(fmt.Sprint(events.Items[0].Object["note"]), "ResourceGraphDefinition memos was deleted") {
 				t.Errorf("the Released event: %v %v", err, events)
 			}
+			// kubectl kro explains the instance without its RGD.
+			m1 := c.mustGet(t, "kro.run/v1alpha1", "Memo", ns, "m1")
+			out, err := kro(t, cfg, nil, "why-not-ready", "memo", "m1", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "Root cause: Memo m1 belongs to ResourceGraphDefinition memos, which was deleted") ||
+				!strings.Contains(out, "apply ResourceGraphDefinition memos (or another for Memo) again and kro-agent takes it back") ||
+				!strings.Contains(out, "kro.run/instance-id="+string(m1.GetUID())) {
+				t.Errorf("why-not-ready of a released instance: %v\n%s", err, out)
+			}
+			out, err = kro(t, cfg, nil, "explain-conditions", "memo", "m1", "-n", ns)
+			if err != nil || !strings.Contains(out, "Ready=False  reason Released") || strings.Contains(out, "ResourceGraphDefinition/") {
+				t.Errorf("explain-conditions of a released instance: %v\n%s", err, out)
+			}
 			c.delete(t, "kro.run/v1alpha1", "Memo", ns, "m1")
 			eventually(t, 10*time.Second, "m1 to be deleted", gone(c, "m1"))
 			c.mustGet(t, "v1", "ConfigMap", ns, "m1-note")
