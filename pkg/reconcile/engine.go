@@ -405,11 +405,22 @@ func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, b
 	// identity may make one, SPEC §6) would send this and every later
 	// event to the instance they name now, if any: the owner they named is
 	// told, so that it puts them back.
-	if b, found := heldMeta(before); found {
+	if b, found := heldMeta(before); found && !sameOwnerLabels(b.Labels, m.Labels) {
 		if was, named := e.owner(gvr, b.Labels); named && (!ok || was != owner) {
 			e.queue.Add(was)
 		}
 	}
+}
+
+// sameOwnerLabels tells whether two versions of an object name the same
+// owner: nearly every update, which then costs no second lookup.
+func sameOwnerLabels(a, b map[string]string) bool {
+	for _, k := range []string{v1alpha1.LabelInstanceName, v1alpha1.LabelInstanceNamespace, v1alpha1.LabelRGDName, v1alpha1.LabelInstanceID} {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // owner is the instance a managed object's labels name.
