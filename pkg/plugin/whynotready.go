@@ -104,6 +104,11 @@ func diagnoseReleased(e *releasedError) *Diagnosis {
 	}
 }
 
+// conditionLine is one condition as a diagnosis shows it among its details.
+func conditionLine(c metav1.Condition) string {
+	return fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
+}
+
 // What to do about conditions the agent has not written, of an instance or
 // an RGD.
 const (
@@ -145,7 +150,7 @@ func rgdNotActive(rgd *v1alpha1.ResourceGraphDefinition, graphErr error) *Diagno
 	d.Advice = "fix the RGD (kubectl kro validate -f rgd.yaml shows every error); instances resume once it is Active"
 	for _, cond := range rgd.Status.Conditions {
 		if cond.Type != v1alpha1.ConditionReady && cond.Status != metav1.ConditionTrue {
-			d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+			d.Details = append(d.Details, conditionLine(cond))
 			if cond.Type == v1alpha1.ConditionGraphAccepted && graph.MissingKind(cond.Message) {
 				d.Advice = "install the CRD of the kind named above (kro-agent compiles the RGD again when a CRD of its group comes), or change the RGD not to use it; instances resume once it is Active"
 			}
@@ -177,7 +182,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	if inst.GetDeletionTimestamp() != nil {
 		d := &Diagnosis{Cause: instRef + " is being deleted"}
 		if cond := findCondition(inst, v1alpha1.ConditionResourcesReady); cond != nil {
-			d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+			d.Details = append(d.Details, conditionLine(*cond))
 		}
 		d.Events = c.recentEvents(ctx, inst)
 		d.Advice = fmt.Sprintf("kro-agent deletes its resources in reverse dependency order, then removes the finalizer %s; kubectl kro tree %s %s%s shows what is left",
@@ -207,7 +212,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	if cond := findCondition(inst, v1alpha1.ConditionGraphResolved); cond != nil && cond.Reason == v1alpha1.ReasonFieldUnset {
 		return &Diagnosis{
 			Cause:   instRef + " does not set a field its resources are rendered from",
-			Details: []string{fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message)},
+			Details: []string{conditionLine(*cond)},
 			Advice: fmt.Sprintf("set the field on the instance (kubectl edit %s %s%s), or give it a default in ResourceGraphDefinition %s's schema (| default=...); kro-agent goes on as soon as it is there",
 				strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace()), s.rgd.Name),
 		}
@@ -249,7 +254,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		}
 		if r.Ready == VerdictConflict {
 			if cond, _ := creationBlocked(inst); cond != nil {
-				d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+				d.Details = append(d.Details, conditionLine(*cond))
 			}
 			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own), or have resource %s render another name", r.NodeID)
 		}
@@ -257,7 +262,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
 			// The agent says on the instance why it could not create it.
 			if cond, advice := creationBlocked(inst); cond != nil {
-				d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+				d.Details = append(d.Details, conditionLine(*cond))
 				d.Events = c.recentEvents(ctx, inst)
 				d.Advice = advice
 			}
@@ -270,7 +275,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	d := &Diagnosis{Cause: instRef + " is not Ready"}
 	for _, cond := range conds {
 		if cond.Status != metav1.ConditionTrue {
-			d.Details = append(d.Details, fmt.Sprintf("%s=%s (%s): %s", cond.Type, cond.Status, cond.Reason, cond.Message))
+			d.Details = append(d.Details, conditionLine(cond))
 		}
 	}
 	d.Events = c.recentEvents(ctx, inst)
