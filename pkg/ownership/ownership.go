@@ -15,6 +15,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/version"
@@ -193,11 +194,7 @@ func Whose(labels map[string]string, inst Instance) string {
 	case name == inst.Name && namespace == inst.Namespace:
 		return fmt.Sprintf("was created for an earlier instance of this name (%s %s; this one's is %s)", v1alpha1.LabelInstanceID, id, inst.UID)
 	case name != "":
-		owner := name
-		if namespace != "" {
-			owner = namespace + "/" + name
-		}
-		return fmt.Sprintf("belongs to another instance, %s (%s %s)", owner, v1alpha1.LabelInstanceID, id)
+		return fmt.Sprintf("belongs to another instance, %s (%s %s)", cache.NewObjectName(namespace, name), v1alpha1.LabelInstanceID, id)
 	}
 	return fmt.Sprintf("belongs to another instance (%s %s)", v1alpha1.LabelInstanceID, id)
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -287,7 +288,7 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 			scope.Observe(n, observed[0])
 		}
 	}
-	instance := mapping.GroupVersionKind.Kind + " " + objectName(defaulted.GetNamespace(), defaulted.GetName())
+	instance := mapping.GroupVersionKind.Kind + " " + cache.NewObjectName(defaulted.GetNamespace(), defaulted.GetName()).String()
 	for i := range plan {
 		plan[i].Instance = instance
 	}
@@ -413,7 +414,7 @@ func printPlan(w io.Writer, plan []PlannedResource) {
 		}
 		name := p.Kind
 		if p.Name != "" {
-			name += " " + objectName(p.Namespace, p.Name)
+			name += " " + cache.NewObjectName(p.Namespace, p.Name).String()
 		}
 		if p.Cluster != "" {
 			name += " in cluster " + p.Cluster

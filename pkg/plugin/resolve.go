@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -220,7 +221,7 @@ func managedBy(labels map[string]string, rgd *v1alpha1.ResourceGraphDefinition) 
 	}
 	kind := rgdKind(rgd).Kind
 	return fmt.Sprintf("resource %s of %s %s (kubectl kro tree %s %s%s shows it)",
-		node, kind, objectName(ns, name), strings.ToLower(kind), name, namespaceFlag(ns))
+		node, kind, cache.NewObjectName(ns, name).String(), strings.ToLower(kind), name, namespaceFlag(ns))
 }
 
 // withMapping calls use with kind's mapping. Discovery is cached on disk

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -297,7 +298,7 @@ func immutableChange(inst *unstructured.Unstructured) bool {
 // externalRef reads: someone else's, which kro-agent never creates or
 // changes.
 func externalDiagnosis(ctx context.Context, r *Row, s *subject, where *cluster) *Diagnosis {
-	d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("external resource %s (%s) %s", r.node(), strings.TrimSpace(r.Kind+" "+objectName(r.Namespace, r.Name)), r.blocking)}
+	d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("external resource %s (%s) %s", r.node(), strings.TrimSpace(r.Kind+" "+cache.NewObjectName(r.Namespace, r.Name).String()), r.blocking)}
 	if s.placement != nil {
 		d.Cause += " in cluster " + s.placement.Cluster
 	}
@@ -327,11 +328,6 @@ func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string
 		return c, "the instance's values do not make valid resources (the condition above says why: a template that fails on them, or two resources given one name); fix the instance's spec or the RGD"
 	}
 	return nil, ""
-}
-
-// objectName is namespace/name, or name for a cluster-scoped object.
-func objectName(namespace, name string) string {
-	return strings.TrimPrefix(namespace+"/", "/") + name
 }
 
 // recentEvents returns the last few Events about an object.

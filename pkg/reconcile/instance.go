@@ -407,7 +407,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		if whose := ownership.Whose(live.GetLabels(), r.id); whose != "" {
 			// Never take over an object another owner made: apply would.
 			r.fail(fmt.Errorf("%s %s already exists in %s and %s: kro-agent leaves it as it is; delete it, or have resource %s render another name",
-				n.Kind.GVK.Kind, objectName(u.GetNamespace(), u.GetName()), r.t, whose, n.ID))
+				n.Kind.GVK.Kind, cache.NewObjectName(u.GetNamespace(), u.GetName()).String(), r.t, whose, n.ID))
 			return nil, false
 		}
 	}
@@ -458,7 +458,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 // beingDeleted says which managed object someone else is deleting and what
 // holds it, so the user knows whose finalizer to look at.
 func beingDeleted(n *graph.Node, live *unstructured.Unstructured, t *target) string {
-	return fmt.Sprintf("%s %s (resource %s) in %s is being deleted", n.Kind.GVK.Kind, objectName(live.GetNamespace(), live.GetName()), n.ID, t) +
+	return fmt.Sprintf("%s %s (resource %s) in %s is being deleted", n.Kind.GVK.Kind, cache.NewObjectName(live.GetNamespace(), live.GetName()).String(), n.ID, t) +
 		heldBy(live.GetFinalizers()) + "; it is created again once it is gone, and the resources that depend on it wait for that"
 }
 
@@ -511,7 +511,7 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 			items = append(items, typed)
 			if v := resolve.Ready(n, typed, r.scope); !v.Ready && ready {
 				ready = false
-				r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, objectName(item.GetNamespace(), item.GetName()), v.Reason))
+				r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, cache.NewObjectName(item.GetNamespace(), item.GetName()).String(), v.Reason))
 			}
 		}
 		r.scope.Observe(n, items)
@@ -520,11 +520,11 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	}
 	obj, err := client.Get(ctx, target.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		r.waitExternal(n, fmt.Sprintf("%s: external %s %s does not exist yet", n.ID, n.Kind.GVK.Kind, objectName(target.Namespace, target.Name)))
+		r.waitExternal(n, fmt.Sprintf("%s: external %s %s does not exist yet", n.ID, n.Kind.GVK.Kind, cache.NewObjectName(target.Namespace, target.Name).String()))
 		return
 	}
 	if err != nil {
-		r.waitExternal(n, fmt.Sprintf("%s: reading external %s %s: %v", n.ID, n.Kind.GVK.Kind, objectName(target.Namespace, target.Name), err))
+		r.waitExternal(n, fmt.Sprintf("%s: reading external %s %s: %v", n.ID, n.Kind.GVK.Kind, cache.NewObjectName(target.Namespace, target.Name).String(), err))
 		return
 	}
 	observed := resolve.Typed(n, obj.Object)
@@ -534,14 +534,6 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	if !v.Ready {
 		r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, target.Name, v.Reason))
 	}
-}
-
-// objectName is namespace/name, or name for a cluster-scoped object.
-func objectName(namespace, name string) string {
-	if namespace != "" {
-		return namespace + "/" + name
-	}
-	return name
 }
 
 func (r *run) waitExternal(n *graph.Node, msg string) {

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -29,7 +30,7 @@ func (r *run) prune(ctx context.Context) error {
 			}
 			// Namespace and node tell apart the objects one resource left
 			// behind as it moved (to another namespace, or another kind).
-			what := fmt.Sprintf("%s %s (resource %s) in %s", r.t.kindOf(m.gvr), objectName(m.namespace, m.name), node, r.t)
+			what := fmt.Sprintf("%s %s (resource %s) in %s", r.t.kindOf(m.gvr), cache.NewObjectName(m.namespace, m.name).String(), node, r.t)
 			if err := r.t.deleteObject(ctx, ref, m.uid); err != nil {
 				return fmt.Errorf("pruning %s: %w", what, err)
 			}
