@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -267,6 +268,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 				d.Events = c.recentEvents(ctx, inst)
 				d.Advice = advice
 			}
+			if advice := where.namespaceUnavailable(ctx, r); advice != "" {
+				d.Advice = advice
+			}
 		}
 		return d
 	}
@@ -328,6 +332,26 @@ func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string
 		return c, "the instance's values do not make valid resources (the condition above says why: a template that fails on them, or two resources given one name); fix the instance's spec or the RGD"
 	}
 	return nil, ""
+}
+
+// namespaceUnavailable says what to do about a missing object whose
+// namespace does not exist or is being deleted: nothing can be created in
+// it until it is there.
+func (c *cluster) namespaceUnavailable(ctx context.Context, r *Row) string {
+	if r.Namespace == "" {
+		return ""
+	}
+	ns, err := c.dyn.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).Get(ctx, r.Namespace, metav1.GetOptions{})
+	what := strings.TrimSpace(r.Kind + " " + r.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("namespace %s does not exist: create it (kubectl create namespace %s), or have the instance name one that does; kro-agent creates %s within seconds of the namespace's creation",
+			r.Namespace, r.Namespace, what)
+	case err == nil && ns.GetDeletionTimestamp() != nil:
+		return fmt.Sprintf("namespace %s is being deleted, and nothing can be created in it: kro-agent creates %s again once the namespace is gone and created again, or have the instance name another namespace",
+			r.Namespace, what)
+	}
+	return ""
 }
 
 // recentEvents returns the last few Events about an object.

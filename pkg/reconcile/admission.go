@@ -9,13 +9,10 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 )
 
 // admissionResources decide, beyond the API server's built-in checks,
@@ -73,47 +70,10 @@ func (a *admissionWatch) start() {
 	a.stop = cancel
 	a.mu.Unlock()
 	for _, gvr := range admissionResources {
-		a.watch(ctx, gvr)
+		// That something changed is all that is read.
+		watchNames(ctx, a.client, gvr, false, func(string) { a.changed() }, a.log,
+			"instances whose writes it refuses are retried with backoff only")
 	}
-}
-
-func (a *admissionWatch) watch(ctx context.Context, gvr schema.GroupVersionResource) {
-	inf := metadatainformer.NewFilteredMetadataInformer(a.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-	// That something changed is all that is read.
-	_ = inf.SetTransform(func(obj any) (any, error) {
-		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-			m.ObjectMeta = metav1.ObjectMeta{Name: m.Name, ResourceVersion: m.ResourceVersion}
-		}
-		return obj, nil
-	})
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(_ any, initial bool) {
-			if !initial {
-				a.changed()
-			}
-		},
-		UpdateFunc: func(any, any) { a.changed() },
-		DeleteFunc: func(any) { a.changed() },
-	})
-	ctx, stopThis := context.WithCancel(ctx)
-	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		switch {
-		case apierrors.IsForbidden(err):
-			// Without the permission the refused instances are retried
-			// with the backoff alone; asking again would only fail again.
-			a.log.Info("not following admission configuration, which the agent may not list and watch: instances whose writes it refuses are retried with backoff only",
-				"resource", gvr.GroupResource().String(), "error", err.Error())
-			stopThis()
-			return
-		case apierrors.IsNotFound(err):
-			// An older cluster does not serve every one of them.
-			a.log.V(1).Info("the cluster does not serve this admission resource", "resource", gvr.String())
-			stopThis()
-			return
-		}
-		cache.DefaultWatchErrorHandler(ctx, r, err)
-	})
-	go inf.RunWithContext(ctx)
 }
 
 // stopWatching ends the watches.

@@ -157,6 +157,9 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	if e.local.admission, err = newAdmissionWatch(opts.Config, e.retryRefused, opts.Log); err != nil {
 		return nil, err
 	}
+	if e.local.namespaceWatch, err = newNamespaceWatch(opts.Config, e.enqueue, opts.Log); err != nil {
+		return nil, err
+	}
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""))
 	if opts.Clusters != nil {
 		opts.Clusters.Watch(e.clusterChanged)
@@ -175,6 +178,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Unlock()
 	defer e.stopInformers()
 	e.local.admission.start()
+	e.local.namespaceWatch.start()
 	go wait.Until(e.dropUnusedClusters, e.opts.UnusedClusterTimeout/2, ctx.Done())
 	// Reconciles in flight when the agent is asked to stop run to the end
 	// on a context the stop does not cancel; a write cut in half would

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -66,6 +67,9 @@ type run struct {
 
 	// externalsRead are the externalRefs read this time, by node id.
 	externalsRead []string
+	// namespacesAwaited are the namespaces resources could not be applied
+	// in because they do not exist or are being deleted.
+	namespacesAwaited sets.Set[string]
 
 	// recorded are the kinds the instance's ApplySet annotation lists that
 	// its graph does not produce (recordedKinds).
@@ -133,6 +137,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	if inst.GetDeletionTimestamp() != nil {
 		res, err := r.delete(ctx, status)
 		r.t.admission.note(key, err)
+		r.t.namespaceWatch.note(key, nil)
 		return res, err
 	}
 	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
@@ -195,6 +200,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	}
 	status.ComputeState(false, r.applyErr != nil)
 	r.t.admission.note(r.key, r.applyErr)
+	r.t.namespaceWatch.note(r.key, r.namespacesAwaited)
 	if err := r.writeStatus(ctx, status, projected); err != nil {
 		return result{}, err
 	}
@@ -437,6 +443,15 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 			r.deleting = fmt.Sprintf("namespace %s is being deleted, with this instance: %s %s (resource %s) is not created again in it", u.GetNamespace(), n.Kind.GVK.Kind, u.GetName(), n.ID)
 		}
 		return nil, false
+	}
+	if unavailable, ok := asNamespaceUnavailable(err, u.GetNamespace()); ok {
+		// Tried again when the namespace comes or goes, not at the next
+		// retry of the backoff.
+		if r.namespacesAwaited == nil {
+			r.namespacesAwaited = sets.New[string]()
+		}
+		r.namespacesAwaited.Insert(unavailable.namespace)
+		err = unavailable
 	}
 	var contested *contestedError
 	if errors.As(err, &contested) {

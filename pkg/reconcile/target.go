@@ -48,6 +48,9 @@ type target struct {
 	// admission follows the cluster's admission configuration, to retry
 	// the instances whose writes it refused once it changes.
 	admission *admissionWatch
+	// namespaceWatch follows the cluster's namespaces, to retry the
+	// instances that wait for one as soon as it is created or gone.
+	namespaceWatch *namespaceWatch
 
 	// Remote targets only: graphs are type-checked again against the
 	// cluster's own kinds, and namespaces are created as needed.
@@ -197,6 +200,7 @@ func (t *target) stopInformers() {
 		t.stopCRDs()
 	}
 	t.admission.stopWatching()
+	t.namespaceWatch.stopWatching()
 }
 
 // ref names a member of an instance in this cluster.
@@ -347,7 +351,12 @@ func (e *Engine) remoteTarget(entry clusters.Entry) (*target, error) {
 		t.stopInformers()
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}
+	if t.namespaceWatch, err = newNamespaceWatch(entry.Config, e.enqueue, e.opts.Log.WithValues("cluster", entry.Name)); err != nil {
+		t.stopInformers()
+		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
+	}
 	t.admission.start()
+	t.namespaceWatch.start()
 	e.remote[entry.Name] = t
 	return t, nil
 }

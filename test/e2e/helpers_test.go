@@ -591,23 +591,37 @@ func clientRequests(t testing.TB, host, code string) float64 {
 // a missing one is a test that measures nothing.
 func reconcileErrors(t testing.TB, controller string) float64 {
 	t.Helper()
+	return counter(t, "controller_runtime_reconcile_errors_total", "controller", controller)
+}
+
+// instanceReconcileErrors counts the in-process agent's instance
+// reconciles that returned an error.
+func instanceReconcileErrors(t testing.TB) float64 {
+	t.Helper()
+	return counter(t, "kro_agent_instance_reconcile_total", "result", "error")
+}
+
+// counter is the value of a counter's series with the label given, from
+// the process-wide registry the in-process agent counts in.
+func counter(t testing.TB, name, label, value string) float64 {
+	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_errors_total" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controller {
+				if l.GetName() == label && l.GetValue() == value {
 					return m.GetCounter().GetValue()
 				}
 			}
 		}
 	}
-	t.Fatalf("controller_runtime_reconcile_errors_total has no series for controller %q", controller)
+	t.Fatalf("%s has no series with %s=%q", name, label, value)
 	return 0
 }
 

@@ -1,0 +1,65 @@
+package reconcile
+
+import (
+	"context"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// watchNames follows the names of a resource's objects by metadata until
+// ctx ends: changed is told the name of each object created (after the
+// first list, unless initial), updated or deleted. Nothing but the name
+// is kept. Without list and watch on the resource, or on a cluster that
+// does not serve it, the watch stops and says so in the log: what it was
+// for then waits for the backoff alone (lost, for what).
+func watchNames(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, initial bool, changed func(name string), log logr.Logger, lost string) {
+	inf := metadatainformer.NewFilteredMetadataInformer(client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	_ = inf.SetTransform(func(obj any) (any, error) {
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			m.ObjectMeta = metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name, ResourceVersion: m.ResourceVersion}
+		}
+		return obj, nil
+	})
+	name := func(obj any) string {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			return m.Name
+		}
+		return ""
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInitial bool) {
+			if initial || !isInitial {
+				changed(name(obj))
+			}
+		},
+		UpdateFunc: func(_, obj any) { changed(name(obj)) },
+		DeleteFunc: func(obj any) { changed(name(obj)) },
+	})
+	ctx, stopThis := context.WithCancel(ctx)
+	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		switch {
+		case apierrors.IsForbidden(err):
+			// Asking again would only fail again.
+			log.Info("not following "+gvr.GroupResource().String()+", which the agent may not list and watch: "+lost,
+				"error", err.Error())
+			stopThis()
+			return
+		case apierrors.IsNotFound(err):
+			// An older cluster does not serve every resource.
+			log.V(1).Info("the cluster does not serve this resource", "resource", gvr.String())
+			stopThis()
+			return
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
+	go inf.RunWithContext(ctx)
+}

@@ -1,0 +1,130 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+)
+
+// namespaceWatch follows a cluster's namespaces by name, so that an
+// instance with a resource that could not be applied for want of its
+// namespace (not created yet, or being deleted) is tried again as soon as
+// the namespace is created or gone, not at its next retry: after a few
+// refusals the work queue's backoff waits minutes.
+type namespaceWatch struct {
+	client metadata.Interface
+	// retry is told the instances to try again.
+	retry func(InstanceKey)
+	log   logr.Logger
+
+	mu sync.Mutex
+	// waiting are the namespaces each instance's last run waited for.
+	waiting map[InstanceKey]sets.Set[string]
+	stop    context.CancelFunc
+}
+
+func newNamespaceWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logger) (*namespaceWatch, error) {
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the namespaces' client: %w", err)
+	}
+	return &namespaceWatch{client: client, retry: retry, log: log, waiting: map[InstanceKey]sets.Set[string]{}}, nil
+}
+
+// start watches the cluster's namespaces until stopWatching is called.
+// The first list counts: a namespace created between a refused apply and
+// the watch's start is still noticed.
+func (w *namespaceWatch) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	w.mu.Lock()
+	w.stop = cancel
+	w.mu.Unlock()
+	watchNames(ctx, w.client, corev1.SchemeGroupVersion.WithResource("namespaces"), true, w.changed, w.log,
+		"instances waiting for a namespace are retried with backoff only")
+}
+
+// stopWatching ends the watch.
+func (w *namespaceWatch) stopWatching() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stop != nil {
+		w.stop()
+	}
+}
+
+// note records the namespaces an instance's run waited for; none forgets
+// the instance.
+func (w *namespaceWatch) note(key InstanceKey, namespaces sets.Set[string]) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if namespaces.Len() == 0 {
+		delete(w.waiting, key)
+		return
+	}
+	w.waiting[key] = namespaces
+}
+
+// changed tries again the instances waiting for a namespace that was
+// created, changed (its deletion began) or deleted.
+func (w *namespaceWatch) changed(name string) {
+	w.mu.Lock()
+	var keys []InstanceKey
+	for key, namespaces := range w.waiting {
+		if namespaces.Has(name) {
+			keys = append(keys, key)
+			delete(w.waiting, key)
+		}
+	}
+	w.mu.Unlock()
+	for _, key := range keys {
+		w.retry(key)
+	}
+}
+
+// namespaceUnavailable is an apply refused because the object's namespace
+// does not exist or is being deleted.
+type namespaceUnavailable struct {
+	namespace   string
+	terminating bool
+	err         error
+}
+
+func (e *namespaceUnavailable) Error() string {
+	if e.terminating {
+		return fmt.Sprintf("namespace %s is being deleted: it is applied again once the namespace is created again", e.namespace)
+	}
+	return fmt.Sprintf("namespace %s does not exist: it is applied as soon as the namespace is created", e.namespace)
+}
+
+func (e *namespaceUnavailable) Unwrap() error { return e.err }
+
+// asNamespaceUnavailable tells an apply in namespace refused for want of
+// it.
+func asNamespaceUnavailable(err error, namespace string) (*namespaceUnavailable, bool) {
+	var status apierrors.APIStatus
+	if namespace == "" || !errors.As(err, &status) {
+		return nil, false
+	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return &namespaceUnavailable{namespace: namespace, terminating: true, err: err}, true
+	}
+	d := status.Status().Details
+	if apierrors.IsNotFound(err) && d != nil && d.Kind == "namespaces" && d.Name == namespace {
+		return &namespaceUnavailable{namespace: namespace, err: err}, true
+	}
+	return nil, false
+}

@@ -1,0 +1,93 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/rest"
+)
+
+// A namespace that comes or goes retries the instances whose last run
+// waited for it, once each; the others, and an instance whose later run
+// no longer waited, are left alone.
+func TestNamespaceChangesRetryWaitingInstances(t *testing.T) {
+	var retried []string
+	w, err := newNamespaceWatch(&rest.Config{Host: "https://127.0.0.1:1"}, func(k InstanceKey) { retried = append(retried, k.Name) }, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(name string) InstanceKey {
+		return InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Elsewhere"}, Namespace: "ns", Name: name}
+	}
+	w.note(key("away"), sets.New("later"))
+	w.note(key("both"), sets.New("later", "other"))
+	w.note(key("moved"), sets.New("later"))
+	w.note(key("moved"), nil)
+
+	w.changed("unrelated")
+	if len(retried) != 0 {
+		t.Fatalf("another namespace retried %v", retried)
+	}
+	w.changed("later")
+	slices.Sort(retried)
+	if !slices.Equal(retried, []string{"away", "both"}) {
+		t.Fatalf("namespace later retried %v, want away and both", retried)
+	}
+	retried = nil
+	w.changed("other")
+	w.changed("later")
+	if len(retried) != 0 {
+		t.Fatalf("instances retried again before their next run: %v", retried)
+	}
+}
+
+func TestNamespaceUnavailable(t *testing.T) {
+	configmaps := schema.GroupResource{Resource: "configmaps"}
+	missing := apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "later")
+	terminating := apierrors.NewForbidden(configmaps, "note", errors.New("unable to create new content in namespace gone because it is being terminated"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: "gone", Field: "metadata.namespace"}}
+	for _, tc := range []struct {
+		name      string
+		err       error
+		namespace string
+		want      string
+	}{
+		{"missing", fmt.Errorf("applying: %w", missing), "later", "namespace later does not exist: it is applied as soon as the namespace is created"},
+		{"terminating", terminating, "gone", "namespace gone is being deleted: it is applied again once the namespace is created again"},
+		{"another namespace missing", missing, "elsewhere", ""},
+		{"the object missing", apierrors.NewNotFound(configmaps, "later"), "later", ""},
+		{"cluster-scoped", missing, "", ""},
+		{"refused otherwise", apierrors.NewForbidden(configmaps, "note", errors.New("denied")), "later", ""},
+		{"not from the server", errors.New("connection refused"), "later", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := asNamespaceUnavailable(tc.err, tc.namespace)
+			if tc.want == "" {
+				if ok {
+					t.Fatalf("taken for a namespace unavailable: %v", got)
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("not taken for a namespace unavailable")
+			}
+			if got.Error() != tc.want {
+				t.Errorf("error %q, want %q", got, tc.want)
+			}
+			if !errors.Is(got, tc.err) && !errors.Is(got, errors.Unwrap(tc.err)) {
+				t.Errorf("the API server's error is not kept: %v", got)
+			}
+			if !refusedByServer(got) {
+				t.Error("no longer an answer of the API server")
+			}
+		})
+	}
+}
