@@ -258,7 +258,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			if cond, _ := creationBlocked(inst); cond != nil {
 				d.Details = append(d.Details, conditionLine(*cond))
 			}
-			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own), or have resource %s render another name", r.NodeID)
+			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource %s render another name", r.NodeID)
 		}
 		if r.Ready == VerdictMissing {
 			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"

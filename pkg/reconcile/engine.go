@@ -160,6 +160,9 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	if e.local.namespaceWatch, err = newNamespaceWatch(opts.Config, e.enqueue, opts.Log); err != nil {
 		return nil, err
 	}
+	if e.local.holders, err = newHolderWatches(opts.Config, e.enqueue); err != nil {
+		return nil, err
+	}
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""))
 	if opts.Clusters != nil {
 		opts.Clusters.Watch(e.clusterChanged)

@@ -70,6 +70,9 @@ type run struct {
 	// namespacesAwaited are the namespaces resources could not be applied
 	// in because they do not exist or are being deleted.
 	namespacesAwaited sets.Set[string]
+	// othersObjects are the objects of other owners that hold names the
+	// graph renders, which the instance waits to be deleted.
+	othersObjects sets.Set[objectRef]
 
 	// recorded are the kinds the instance's ApplySet annotation lists that
 	// its graph does not produce (recordedKinds).
@@ -138,6 +141,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		res, err := r.delete(ctx, status)
 		r.t.admission.note(key, err)
 		r.t.namespaceWatch.note(key, nil)
+		r.t.holders.note(key, nil)
 		return res, err
 	}
 	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
@@ -201,6 +205,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	status.ComputeState(false, r.applyErr != nil)
 	r.t.admission.note(r.key, r.applyErr)
 	r.t.namespaceWatch.note(r.key, r.namespacesAwaited)
+	r.t.holders.note(r.key, r.othersObjects)
 	if err := r.writeStatus(ctx, status, projected); err != nil {
 		return result{}, err
 	}
@@ -412,8 +417,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 	if live != nil {
 		if whose := ownership.Whose(live.GetLabels(), r.id); whose != "" {
 			// Never take over an object another owner made: apply would.
-			r.fail(fmt.Errorf("%s %s already exists in %s and %s: kro-agent leaves it as it is; delete it, or have resource %s render another name",
-				n.Kind.GVK.Kind, cache.NewObjectName(u.GetNamespace(), u.GetName()).String(), r.t, whose, n.ID))
+			r.fail(r.heldByOther(n, ref, whose))
 			return nil, false
 		}
 	}
@@ -428,6 +432,14 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		return nil, false
 	}
 	out, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
+	if apierrors.IsForbidden(err) && live == nil {
+		// The informers hold only objects with the agent's labels: one of
+		// the same name without them is found when the API server refuses
+		// to let the apply take it over (SPEC §6).
+		if whose := r.holder(ctx, ref); whose != "" {
+			err = r.heldByOther(n, ref, whose)
+		}
+	}
 	if kinds.NotServed(err) {
 		// An apply creates what is missing: a 404 means the kind is.
 		err = fmt.Errorf("the API server does not serve %s in %s (was its CRD uninstalled?)", n.Kind.Resource, n.Kind.GVK.GroupVersion())
@@ -468,6 +480,28 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		return nil, false
 	}
 	return out, true
+}
+
+// heldByOther is the refusal to apply an object whose name another
+// owner's object holds (whose says whose): the instance waits for that
+// object to be deleted.
+func (r *run) heldByOther(n *graph.Node, ref objectRef, whose string) error {
+	if r.othersObjects == nil {
+		r.othersObjects = sets.New[objectRef]()
+	}
+	r.othersObjects.Insert(ref)
+	return fmt.Errorf("%s %s already exists in %s and %s: kro-agent leaves it as it is; delete it, or have resource %s render another name",
+		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t, whose, n.ID)
+}
+
+// holder says whose an object is that exists but is not among the
+// agent's, or "" when it is not found (or is, after all, this instance's).
+func (r *run) holder(ctx context.Context, ref objectRef) string {
+	live, err := r.t.client.Resource(ref.GVR).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return ownership.Whose(live.GetLabels(), r.id)
 }
 
 // beingDeleted says which managed object someone else is deleting and what

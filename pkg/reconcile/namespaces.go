@@ -25,10 +25,11 @@ type namespaceWatch struct {
 	retry func(InstanceKey)
 	log   logr.Logger
 
-	mu sync.Mutex
 	// waiting are the namespaces each instance's last run waited for.
-	waiting map[InstanceKey]sets.Set[string]
-	stop    context.CancelFunc
+	waiting waiters[string]
+
+	mu   sync.Mutex
+	stop context.CancelFunc
 }
 
 func newNamespaceWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logger) (*namespaceWatch, error) {
@@ -36,7 +37,7 @@ func newNamespaceWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logge
 	if err != nil {
 		return nil, fmt.Errorf("creating the namespaces' client: %w", err)
 	}
-	return &namespaceWatch{client: client, retry: retry, log: log, waiting: map[InstanceKey]sets.Set[string]{}}, nil
+	return &namespaceWatch{client: client, retry: retry, log: log}, nil
 }
 
 // start watches the cluster's namespaces until stopWatching is called.
@@ -69,28 +70,13 @@ func (w *namespaceWatch) note(key InstanceKey, namespaces sets.Set[string]) {
 	if w == nil {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if namespaces.Len() == 0 {
-		delete(w.waiting, key)
-		return
-	}
-	w.waiting[key] = namespaces
+	w.waiting.note(key, namespaces)
 }
 
 // changed tries again the instances waiting for a namespace that was
 // created, changed (its deletion began) or deleted.
 func (w *namespaceWatch) changed(name string) {
-	w.mu.Lock()
-	var keys []InstanceKey
-	for key, namespaces := range w.waiting {
-		if namespaces.Has(name) {
-			keys = append(keys, key)
-			delete(w.waiting, key)
-		}
-	}
-	w.mu.Unlock()
-	for _, key := range keys {
+	for _, key := range w.waiting.release(name) {
 		w.retry(key)
 	}
 }

@@ -51,6 +51,9 @@ type target struct {
 	// namespaceWatch follows the cluster's namespaces, to retry the
 	// instances that wait for one as soon as it is created or gone.
 	namespaceWatch *namespaceWatch
+	// holders follow the objects of other owners that instances wait to
+	// be deleted, to retry them then.
+	holders *holderWatches
 
 	// Remote targets only: graphs are type-checked again against the
 	// cluster's own kinds, and namespaces are created as needed.
@@ -201,6 +204,7 @@ func (t *target) stopInformers() {
 	}
 	t.admission.stopWatching()
 	t.namespaceWatch.stopWatching()
+	t.holders.stopAll()
 }
 
 // ref names a member of an instance in this cluster.
@@ -352,6 +356,10 @@ func (e *Engine) remoteTarget(entry clusters.Entry) (*target, error) {
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}
 	if t.namespaceWatch, err = newNamespaceWatch(entry.Config, e.enqueue, e.opts.Log.WithValues("cluster", entry.Name)); err != nil {
+		t.stopInformers()
+		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
+	}
+	if t.holders, err = newHolderWatches(entry.Config, e.enqueue); err != nil {
 		t.stopInformers()
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}

@@ -74,9 +74,15 @@ func applyRefusingPolicy(t *testing.T, c *clients, name, ns, key string) {
 
 // refuseRepeatedly has the agent try an instance the API server refuses n
 // more times, changing its spec with patch(i) and waiting each time for
-// the refusal of the new generation. Each refusal doubles the work queue's
-// wait before its next retry: after 14 it is more than a minute.
-func refuseRepeatedly(t *testing.T, c *clients, kind, ns, name string, n int, patch func(i int) string) {
+// the refusal of the new generation, whose condition says refusal. Each
+// refusal doubles the work queue's wait before its next retry: after 14 it
+// is more than a minute. The work queue keeps the earliest retry it was
+// asked for, though: one an early refusal scheduled seconds later. Once
+// that has come and been refused, the instance's next retry is minutes
+// away, and what brings it back sooner is what the test is about. It
+// comes within 30 s, unless it came in the second before the count of
+// refusals is read.
+func refuseRepeatedly(t *testing.T, c *clients, kind, ns, name string, n int, refusal string, patch func(i int) string) {
 	t.Helper()
 	ri := c.resource(t, "kro.run/v1alpha1", kind).Namespace(ns)
 	for i := range n {
@@ -92,8 +98,13 @@ func refuseRepeatedly(t *testing.T, c *clients, kind, ns, name string, n int, pa
 			}
 			cond := condition(u, v1alpha1.ConditionResourcesReady)
 			return cond != nil && cond.ObservedGeneration == generation && cond.Reason == v1alpha1.ReasonApplyFailed &&
-				strings.Contains(cond.Message, "is refused by policy"), conditionSummary(u)
+				strings.Contains(cond.Message, refusal), conditionSummary(u)
 		})
+	}
+	time.Sleep(time.Second)
+	refused := instanceReconcileErrors(t)
+	for deadline := time.Now().Add(30 * time.Second); instanceReconcileErrors(t) == refused && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -136,7 +147,7 @@ func TestRefusedInstanceIsRetriedWhenAdmissionChanges(t *testing.T) {
 			applyRefusingPolicy(t, c, "refuse-moods", ns, "mood")
 
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: sulky, namespace: %s}, spec: {mood: refused}}", ns))
-			refuseRepeatedly(t, c, "Mood", ns, "sulky", 14, func(i int) string {
+			refuseRepeatedly(t, c, "Mood", ns, "sulky", 14, "is refused by policy", func(i int) string {
 				return fmt.Sprintf(`{"spec":{"mood":"refused-%d"}}`, i)
 			})
 			c.delete(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", "refuse-moods")
@@ -145,6 +156,39 @@ func TestRefusedInstanceIsRetriedWhenAdmissionChanges(t *testing.T) {
 				t.Errorf("ConfigMap data: %v", cm.Object["data"])
 			}
 			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "sulky")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// An instance refused because another owner's object holds a name its
+// graph renders is tried again as soon as that object is deleted, however
+// many times it was refused before: what why-not-ready advises (delete it
+// if nothing needs it) takes effect at once.
+func TestNameIsTakenOnceItsHolderIsDeleted(t *testing.T) {
+	const ns = "heldnames"
+	f := features.New("a name another owner's object holds").
+		Assess("is taken within seconds of that object's deletion", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, moodRGD)
+			c.waitRGDActive(t, "mood")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: taken, namespace: %s}, data: {owner: bob}}", ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: taken, namespace: %s}, spec: {mood: patient}}", ns))
+			refuseRepeatedly(t, c, "Mood", ns, "taken", 14, "ConfigMap "+ns+"/taken already exists in the local cluster and was not created by kro-agent", func(i int) string {
+				return fmt.Sprintf(`{"spec":{"mood":"patient-%d"}}`, i)
+			})
+			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "taken"); cm.Object["data"].(map[string]any)["owner"] != "bob" {
+				t.Fatalf("bob's ConfigMap was changed: %v", cm.Object["data"])
+			}
+			c.delete(t, "v1", "ConfigMap", ns, "taken")
+			c.activeSoonAfter(t, "Mood", ns, "taken", time.Now(), "the ConfigMap holding its name was deleted")
+			cm := c.mustGet(t, "v1", "ConfigMap", ns, "taken")
+			if cm.Object["data"].(map[string]any)["mood"] != "patient-13" || cm.GetLabels()[v1alpha1.LabelInstanceName] != "taken" {
+				t.Errorf("the instance's ConfigMap: labels %v, data %v", cm.GetLabels(), cm.Object["data"])
+			}
+			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "taken")
 			return ctx
 		}).
 		Feature()

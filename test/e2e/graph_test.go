@@ -365,7 +365,7 @@ func TestCollections(t *testing.T) {
 				return got == "[jobs-billing-eu#0/3 jobs-zeta-eu#2/3]", got
 			})
 			inst := c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceError)
-			if msg := condition(inst, "ResourcesReady").Message; !strings.Contains(msg, "Deployment jobs-audit-eu already exists and was not created by kro-agent") {
+			if msg := condition(inst, "ResourcesReady").Message; !strings.Contains(msg, "Deployment "+ns+"/jobs-audit-eu already exists in the local cluster and was not created by kro-agent") {
 				t.Errorf("ResourcesReady message %q does not name the Deployment in the way", msg)
 			}
 			if _, found, _ := unstructured.NestedInt64(inst.Object, "status", "workers"); found {

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -102,41 +101,17 @@ spec:
 			c.waitRGDActive(t, "elsewhere")
 			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Elsewhere", ns)
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Elsewhere, metadata: {name: away, namespace: %s}, spec: {target: not-yet}}", ns))
-			ri := c.resource(t, "kro.run/v1alpha1", "Elsewhere").Namespace(ns)
-			for i := range 14 {
-				target := fmt.Sprintf("not-yet-%d", i)
-				u, err := ri.Patch(context.Background(), "away", types.MergePatchType, []byte(`{"spec":{"target":"`+target+`"}}`), metav1.PatchOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				generation := u.GetGeneration()
-				want := "applying ConfigMap away (resource note) in the local cluster: namespace " + target + " does not exist: it is applied as soon as the namespace is created"
-				eventually(t, 10*time.Second, fmt.Sprintf("generation %d to wait for namespace %s", generation, target), func() (bool, string) {
-					u, err := c.get(t, "kro.run/v1alpha1", "Elsewhere", ns, "away")
-					if err != nil {
-						return false, err.Error()
-					}
-					cond := condition(u, v1alpha1.ConditionResourcesReady)
-					return cond != nil && cond.ObservedGeneration == generation && cond.Reason == v1alpha1.ReasonApplyFailed &&
-						cond.Message == want, conditionSummary(u)
-				})
+			refuseRepeatedly(t, c, "Elsewhere", ns, "away", 14, "does not exist: it is applied as soon as the namespace is created", func(i int) string {
+				return fmt.Sprintf(`{"spec":{"target":"not-yet-%d"}}`, i)
+			})
+			u := c.mustGet(t, "kro.run/v1alpha1", "Elsewhere", ns, "away")
+			if want := "applying ConfigMap away (resource note) in the local cluster: namespace not-yet-13 does not exist: it is applied as soon as the namespace is created"; condition(u, v1alpha1.ConditionResourcesReady).Message != want {
+				t.Errorf("the refusal says %q, want %q", condition(u, v1alpha1.ConditionResourcesReady).Message, want)
 			}
 			out, err := kro(t, cfg, nil, "why-not-ready", "elsewhere", "away", "-n", ns)
 			if !strings.Contains(out, "Root cause: resource note (ConfigMap away) is missing") ||
 				!strings.Contains(out, "What to do: namespace not-yet-13 does not exist: create it (kubectl create namespace not-yet-13), or have the instance name one that does; kro-agent creates ConfigMap away within seconds of the namespace's creation") {
 				t.Errorf("why-not-ready of a resource whose namespace does not exist (err %v):\n%s", err, out)
-			}
-			// The work queue keeps the earliest retry it was asked for: one
-			// an early refusal scheduled, seconds from now. Once it has come
-			// and been refused, the instance's next retry is 1000 s away and
-			// only the namespace's creation brings it back sooner. It comes
-			// within 30 s, unless it came before the count is read (the
-			// second of each patch's runs, for the ApplySet annotation the
-			// first wrote, ends within a second).
-			time.Sleep(time.Second)
-			refused := instanceReconcileErrors(t)
-			for deadline := time.Now().Add(30 * time.Second); instanceReconcileErrors(t) == refused && time.Now().Before(deadline); {
-				time.Sleep(100 * time.Millisecond)
 			}
 			c.apply(t, "{apiVersion: v1, kind: Namespace, metadata: {name: not-yet-13}}")
 			t.Cleanup(func() { c.delete(t, "v1", "Namespace", "", "not-yet-13") })

@@ -291,7 +291,7 @@ func TestPlacement(t *testing.T) {
 			eventually(t, 30*time.Second, "the instance to report the refused apply", func() (bool, string) {
 				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t1")
 				cond := condition(inst, v1alpha1.ConditionResourcesReady)
-				return cond != nil && strings.Contains(cond.Message, "ConfigMap t1-config already exists and was not created by kro-agent"), conditionSummary(inst)
+				return cond != nil && strings.Contains(cond.Message, "ConfigMap placed/t1-config already exists in cluster eu-west-1 and was not created by kro-agent"), conditionSummary(inst)
 			})
 			if cm := w.mustGet(t, "v1", "ConfigMap", "placed", "t1-config"); len(cm.GetLabels()) != 0 {
 				t.Errorf("bob's ConfigMap on the workload cluster was labelled: %v", cm.GetLabels())
@@ -325,7 +325,7 @@ func TestPlacement(t *testing.T) {
 			applyRefusingPolicy(t, w, "refuse-moods", "placed", "mood")
 			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: Mood,
   metadata: {name: r1, namespace: placed, labels: {agent.kro.run/region: eu-west}}, spec: {mood: refused}}`)
-			refuseRepeatedly(t, c, "Mood", "placed", "r1", 14, func(i int) string {
+			refuseRepeatedly(t, c, "Mood", "placed", "r1", 14, "is refused by policy", func(i int) string {
 				return fmt.Sprintf(`{"spec":{"mood":"refused-%d"}}`, i)
 			})
 			w.delete(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", "refuse-moods")

@@ -366,7 +366,7 @@ func TestPlugin(t *testing.T) {
 			for _, want := range []string{
 				"Root cause: resource config (ConfigMap clash-config) is someone else's",
 				"exists and was not created by kro-agent (it has no kro.run/instance-id label)",
-				"delete it if nothing needs it (kro-agent then creates its own), or have resource config render another name",
+				"delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource config render another name",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("why-not-ready lacks %q:\n%s", want, out)

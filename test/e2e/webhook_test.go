@@ -265,7 +265,7 @@ spec:
 				inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "taken")
 				cond := condition(inst, v1alpha1.ConditionResourcesReady)
 				return cond != nil && cond.Reason == v1alpha1.ReasonApplyFailed &&
-					strings.Contains(cond.Message, "ConfigMap taken-config already exists and was not created by kro-agent"), conditionSummary(inst)
+					strings.Contains(cond.Message, "ConfigMap "+ns+"/taken-config already exists in the local cluster and was not created by kro-agent (it has no kro.run/instance-id label): kro-agent leaves it as it is"), conditionSummary(inst)
 			})
 			cm := c.mustGet(t, "v1", "ConfigMap", ns, "taken-config")
 			if len(cm.GetLabels()) != 0 || cm.Object["data"].(map[string]any)["owner"] != "bob" {

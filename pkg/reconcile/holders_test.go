@@ -1,0 +1,69 @@
+package reconcile
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	metadatafake "k8s.io/client-go/metadata/fake"
+)
+
+// An instance refused for another owner's object is tried again when the
+// object is deleted, or at once when it was deleted before the watch
+// began; the watch ends when no instance waits for the object.
+func TestHolderDeletionRetriesTheInstance(t *testing.T) {
+	configmaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	scheme := runtime.NewScheme()
+	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, &metav1.PartialObjectMetadata{})
+	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMapList"}, &metav1.PartialObjectMetadataList{})
+	bobs := &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "taken"},
+	}
+	client := metadatafake.NewSimpleMetadataClient(scheme, bobs)
+	retried := make(chan string, 4)
+	w := &holderWatches{client: client, retry: func(k InstanceKey) { retried <- k.Name }, watches: map[objectRef]context.CancelFunc{}}
+	defer w.stopAll()
+	key := func(name string) InstanceKey {
+		return InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: name}
+	}
+	taken := objectRef{GVR: configmaps, Namespace: "ns", Name: "taken"}
+	// The fake client does not select by field: the object deleted
+	// early is in a namespace of its own.
+	gone := objectRef{GVR: configmaps, Namespace: "elsewhere", Name: "gone"}
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got := <-retried:
+			if got != want {
+				t.Fatalf("retried %s, want %s", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s was not retried", want)
+		}
+	}
+
+	w.note(key("late"), sets.New(gone))
+	expect("late")
+	w.note(key("patient"), sets.New(taken))
+	select {
+	case got := <-retried:
+		t.Fatalf("%s retried while the object it waits for exists", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := client.Resource(configmaps).Namespace("ns").Delete(context.Background(), "taken", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("patient")
+	w.note(key("patient"), nil)
+	w.note(key("late"), nil)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.watches) != 0 {
+		t.Errorf("still watching %v with no instance waiting", w.watches)
+	}
+}

@@ -1,0 +1,70 @@
+package reconcile
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// waiters records what each instance's last run waited for that no event
+// of its own brings back (a namespace to be created, another owner's
+// object to go), so that the instances waiting for a thing are tried
+// again when it happens rather than at their next retry: after a few
+// refusals the work queue's backoff waits minutes.
+type waiters[T comparable] struct {
+	mu sync.Mutex
+	by map[InstanceKey]sets.Set[T]
+}
+
+// note records what an instance's run waited for; nothing forgets the
+// instance.
+func (w *waiters[T]) note(key InstanceKey, things sets.Set[T]) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if things.Len() == 0 {
+		delete(w.by, key)
+		return
+	}
+	if w.by == nil {
+		w.by = map[InstanceKey]sets.Set[T]{}
+	}
+	w.by[key] = things
+}
+
+// release returns the instances that wait for thing, and forgets them
+// until their next run waits again.
+func (w *waiters[T]) release(thing T) []InstanceKey {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var keys []InstanceKey
+	for key, things := range w.by {
+		if things.Has(thing) {
+			keys = append(keys, key)
+			delete(w.by, key)
+		}
+	}
+	return keys
+}
+
+// waitedFor tells whether an instance waits for thing.
+func (w *waiters[T]) waitedFor(thing T) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, things := range w.by {
+		if things.Has(thing) {
+			return true
+		}
+	}
+	return false
+}
+
+// all returns everything some instance waits for.
+func (w *waiters[T]) all() sets.Set[T] {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	all := sets.New[T]()
+	for _, things := range w.by {
+		all = all.Union(things)
+	}
+	return all
+}
