@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -45,11 +44,12 @@ type admissionWatch struct {
 	retry func(InstanceKey)
 	log   logr.Logger
 
+	watching
+
 	mu sync.Mutex
 	// refused are the instances whose last run had a write refused here
 	// since the configuration last changed.
 	refused sets.Set[InstanceKey]
-	stop    context.CancelFunc
 }
 
 func newAdmissionWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logger) (*admissionWatch, error) {
@@ -65,10 +65,7 @@ func newAdmissionWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logge
 // discovery answer missing a group for a moment (a cluster under load)
 // would otherwise leave it unwatched for good.
 func (a *admissionWatch) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	a.mu.Lock()
-	a.stop = cancel
-	a.mu.Unlock()
+	ctx := a.begin()
 	for _, gvr := range admissionResources {
 		// That something changed is all that is read.
 		watchNames(ctx, a.client, gvr, false, func(string) { a.changed() }, a.log,
@@ -78,13 +75,8 @@ func (a *admissionWatch) start() {
 
 // stopWatching ends the watches.
 func (a *admissionWatch) stopWatching() {
-	if a == nil {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.stop != nil {
-		a.stop()
+	if a != nil {
+		a.end()
 	}
 }
 

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"sync"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,4 +63,28 @@ func watchNames(ctx context.Context, client metadata.Interface, gvr schema.Group
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 	})
 	go inf.RunWithContext(ctx)
+}
+
+// watching holds what ends the watches a follower of the cluster started.
+type watching struct {
+	mu   sync.Mutex
+	stop context.CancelFunc
+}
+
+// begin returns the context the watches run in until end.
+func (w *watching) begin() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stop = cancel
+	return ctx
+}
+
+// end stops the watches.
+func (w *watching) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stop != nil {
+		w.stop()
+	}
 }

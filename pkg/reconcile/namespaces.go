@@ -1,10 +1,8 @@
 package reconcile
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -27,9 +25,7 @@ type namespaceWatch struct {
 
 	// waiting are the namespaces each instance's last run waited for.
 	waiting waiters[string]
-
-	mu   sync.Mutex
-	stop context.CancelFunc
+	watching
 }
 
 func newNamespaceWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logger) (*namespaceWatch, error) {
@@ -44,23 +40,14 @@ func newNamespaceWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logge
 // The first list counts: a namespace created between a refused apply and
 // the watch's start is still noticed.
 func (w *namespaceWatch) start() {
-	ctx, cancel := context.WithCancel(context.Background())
-	w.mu.Lock()
-	w.stop = cancel
-	w.mu.Unlock()
-	watchNames(ctx, w.client, corev1.SchemeGroupVersion.WithResource("namespaces"), true, w.changed, w.log,
+	watchNames(w.begin(), w.client, corev1.SchemeGroupVersion.WithResource("namespaces"), true, w.changed, w.log,
 		"instances waiting for a namespace are retried with backoff only")
 }
 
 // stopWatching ends the watch.
 func (w *namespaceWatch) stopWatching() {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stop != nil {
-		w.stop()
+	if w != nil {
+		w.end()
 	}
 }
 
