@@ -325,6 +325,8 @@ func (e *Engine) stopLocked(rgdName string) {
 	}
 	for _, t := range e.targets() {
 		t.externals.forgetKind(gvk)
+		t.namespaceWatch.forgetKind(gvk)
+		t.holders.forgetKind(gvk)
 		t.managed.forget(rgdName)
 	}
 	delete(e.kinds, gvk)

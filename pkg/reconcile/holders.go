@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -54,6 +55,24 @@ func (w *holderWatches) note(key InstanceKey, refs sets.Set[objectRef]) {
 	if refs.Len() == 0 && len(w.watches) == 0 {
 		return
 	}
+	w.watchWaitedForLocked()
+}
+
+// forgetKind forgets the instances of a kind the agent no longer serves,
+// and stops watching what they alone waited for.
+func (w *holderWatches) forgetKind(gvk schema.GroupVersionKind) {
+	if w == nil {
+		return
+	}
+	w.waiting.forgetKind(gvk)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.watchWaitedForLocked()
+}
+
+// watchWaitedForLocked watches each object some instance waits for, and
+// no other.
+func (w *holderWatches) watchWaitedForLocked() {
 	wanted := w.waiting.all()
 	for ref := range wanted {
 		if _, ok := w.watches[ref]; !ok {

@@ -24,7 +24,9 @@ func TestHolderDeletionRetriesTheInstance(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "taken"},
 	}
-	client := metadatafake.NewSimpleMetadataClient(scheme, bobs)
+	kept := bobs.DeepCopy()
+	kept.Namespace, kept.Name = "third", "kept"
+	client := metadatafake.NewSimpleMetadataClient(scheme, bobs, kept)
 	retried := make(chan string, 4)
 	w := &holderWatches{client: client, retry: func(k InstanceKey) { retried <- k.Name }, watches: map[objectRef]context.CancelFunc{}}
 	defer w.stopAll()
@@ -61,6 +63,10 @@ func TestHolderDeletionRetriesTheInstance(t *testing.T) {
 	expect("patient")
 	w.note(key("patient"), nil)
 	w.note(key("late"), nil)
+	// Instances of a kind the agent stops serving wait no more.
+	other := InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Gone"}, Namespace: "ns", Name: "orphan"}
+	w.note(other, sets.New(objectRef{GVR: configmaps, Namespace: "third", Name: "kept"}))
+	w.forgetKind(other.GVK)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.watches) != 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -58,6 +59,13 @@ func (w *namespaceWatch) note(key InstanceKey, namespaces sets.Set[string]) {
 		return
 	}
 	w.waiting.note(key, namespaces)
+}
+
+// forgetKind forgets the instances of a kind the agent no longer serves.
+func (w *namespaceWatch) forgetKind(gvk schema.GroupVersionKind) {
+	if w != nil {
+		w.waiting.forgetKind(gvk)
+	}
 }
 
 // changed tries again the instances waiting for a namespace that was

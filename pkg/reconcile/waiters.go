@@ -3,6 +3,7 @@ package reconcile
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -67,4 +68,15 @@ func (w *waiters[T]) all() sets.Set[T] {
 		all = all.Union(things)
 	}
 	return all
+}
+
+// forgetKind forgets the instances of a kind the agent no longer serves.
+func (w *waiters[T]) forgetKind(gvk schema.GroupVersionKind) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key := range w.by {
+		if key.GVK == gvk {
+			delete(w.by, key)
+		}
+	}
 }
