@@ -154,13 +154,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		return nil, err
 	}
 	e.local = &target{client: opts.Dynamic, mapper: opts.Mapper, externals: externals}
-	if e.local.admission, err = newAdmissionWatch(opts.Config, e.retryRefused, opts.Log); err != nil {
-		return nil, err
-	}
-	if e.local.namespaceWatch, err = newNamespaceWatch(opts.Config, e.enqueue, opts.Log); err != nil {
-		return nil, err
-	}
-	if e.local.holders, err = newHolderWatches(opts.Config, e.enqueue); err != nil {
+	if err := e.local.follow(opts.Config, e, opts.Log); err != nil {
 		return nil, err
 	}
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""))
@@ -180,8 +174,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.ctx = ctx
 	e.mu.Unlock()
 	defer e.stopInformers()
-	e.local.admission.start()
-	e.local.namespaceWatch.start()
+	e.local.startFollowing()
 	go wait.Until(e.dropUnusedClusters, e.opts.UnusedClusterTimeout/2, ctx.Done())
 	// Reconciles in flight when the agent is asked to stop run to the end
 	// on a context the stop does not cancel; a write cut in half would

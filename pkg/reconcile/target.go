@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -195,6 +197,28 @@ func (t *target) crdGone(gr schema.GroupResource) bool {
 	return t.crds != nil && t.crds.Gone(gr)
 }
 
+// follow prepares what follows the cluster for the instances that wait on
+// it: its admission configuration, its namespaces, and other owners'
+// objects holding names their graphs render.
+func (t *target) follow(cfg *rest.Config, e *Engine, log logr.Logger) error {
+	var err error
+	if t.admission, err = newAdmissionWatch(cfg, e.retryRefused, log); err != nil {
+		return err
+	}
+	if t.namespaceWatch, err = newNamespaceWatch(cfg, e.enqueue, log); err != nil {
+		return err
+	}
+	t.holders, err = newHolderWatches(cfg, e.enqueue)
+	return err
+}
+
+// startFollowing starts the watches of the admission configuration and
+// the namespaces; other owners' objects are watched while waited for.
+func (t *target) startFollowing() {
+	t.admission.start()
+	t.namespaceWatch.start()
+}
+
 // stopInformers stops watching the cluster.
 func (t *target) stopInformers() {
 	t.managed.stopAll()
@@ -351,20 +375,11 @@ func (e *Engine) remoteTarget(entry clusters.Entry) (*target, error) {
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}
 	t.followCRDs(func(rgds sets.Set[string]) { e.requeuePlaced(entry.Name, rgds) })
-	if t.admission, err = newAdmissionWatch(entry.Config, e.retryRefused, e.opts.Log.WithValues("cluster", entry.Name)); err != nil {
+	if err := t.follow(entry.Config, e, e.opts.Log.WithValues("cluster", entry.Name)); err != nil {
 		t.stopInformers()
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
 	}
-	if t.namespaceWatch, err = newNamespaceWatch(entry.Config, e.enqueue, e.opts.Log.WithValues("cluster", entry.Name)); err != nil {
-		t.stopInformers()
-		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
-	}
-	if t.holders, err = newHolderWatches(entry.Config, e.enqueue); err != nil {
-		t.stopInformers()
-		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)
-	}
-	t.admission.start()
-	t.namespaceWatch.start()
+	t.startFollowing()
 	e.remote[entry.Name] = t
 	return t, nil
 }
