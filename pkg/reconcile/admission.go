@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 )
 
 // admissionResources decide, beyond the API server's built-in checks,
@@ -52,12 +50,8 @@ type admissionWatch struct {
 	refused sets.Set[InstanceKey]
 }
 
-func newAdmissionWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logger) (*admissionWatch, error) {
-	client, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("creating the admission configuration's client: %w", err)
-	}
-	return &admissionWatch{client: client, retry: retry, log: log, refused: sets.New[InstanceKey]()}, nil
+func newAdmissionWatch(client metadata.Interface, retry func(InstanceKey), log logr.Logger) *admissionWatch {
+	return &admissionWatch{client: client, retry: retry, log: log, refused: sets.New[InstanceKey]()}
 }
 
 // start watches each admission resource the cluster serves until

@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -24,10 +25,8 @@ import (
 // answer, nor those admitted since.
 func TestAdmissionChangesRetryRefusedInstances(t *testing.T) {
 	var retried []string
-	a, err := newAdmissionWatch(&rest.Config{Host: "https://127.0.0.1:1"}, func(k InstanceKey) { retried = append(retried, k.Name) }, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Nothing here is watched: no client.
+	a := newAdmissionWatch(nil, func(k InstanceKey) { retried = append(retried, k.Name) }, logr.Discard())
 	key := func(name string) InstanceKey {
 		return InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: name}
 	}
@@ -79,10 +78,11 @@ func TestAdmissionWatchStopsWhenForbiddenOrNotServed(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(status)
 	}))
 	defer srv.Close()
-	a, err := newAdmissionWatch(&rest.Config{Host: srv.URL}, func(InstanceKey) {}, logr.Discard())
+	client, err := metadata.NewForConfig(&rest.Config{Host: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := newAdmissionWatch(client, func(InstanceKey) {}, logr.Discard())
 	a.start()
 	defer a.stopWatching()
 	// The reflector tries again 0.8 to 1.6 s after a failed list.

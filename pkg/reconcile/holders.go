@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -34,12 +32,8 @@ type holderWatches struct {
 	watches map[objectRef]context.CancelFunc
 }
 
-func newHolderWatches(cfg *rest.Config, retry func(InstanceKey)) (*holderWatches, error) {
-	client, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("creating the client of other owners' objects: %w", err)
-	}
-	return &holderWatches{client: client, retry: retry, watches: map[objectRef]context.CancelFunc{}}, nil
+func newHolderWatches(client metadata.Interface, retry func(InstanceKey)) *holderWatches {
+	return &holderWatches{client: client, retry: retry, watches: map[objectRef]context.CancelFunc{}}
 }
 
 // note records the objects of other owners an instance's run was refused

@@ -28,7 +28,7 @@ func TestHolderDeletionRetriesTheInstance(t *testing.T) {
 	kept.Namespace, kept.Name = "third", "kept"
 	client := metadatafake.NewSimpleMetadataClient(scheme, bobs, kept)
 	retried := make(chan string, 4)
-	w := &holderWatches{client: client, retry: func(k InstanceKey) { retried <- k.Name }, watches: map[objectRef]context.CancelFunc{}}
+	w := newHolderWatches(client, func(k InstanceKey) { retried <- k.Name })
 	defer w.stopAll()
 	key := func(name string) InstanceKey {
 		return InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: name}

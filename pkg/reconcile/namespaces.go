@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 )
 
 // namespaceWatch follows a cluster's namespaces by name, so that an
@@ -29,12 +28,8 @@ type namespaceWatch struct {
 	watching
 }
 
-func newNamespaceWatch(cfg *rest.Config, retry func(InstanceKey), log logr.Logger) (*namespaceWatch, error) {
-	client, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("creating the namespaces' client: %w", err)
-	}
-	return &namespaceWatch{client: client, retry: retry, log: log}, nil
+func newNamespaceWatch(client metadata.Interface, retry func(InstanceKey), log logr.Logger) *namespaceWatch {
+	return &namespaceWatch{client: client, retry: retry, log: log}
 }
 
 // start watches the cluster's namespaces until stopWatching is called.

@@ -201,15 +201,15 @@ func (t *target) crdGone(gr schema.GroupResource) bool {
 // it: its admission configuration, its namespaces, and other owners'
 // objects holding names their graphs render.
 func (t *target) follow(cfg *rest.Config, e *Engine, log logr.Logger) error {
-	var err error
-	if t.admission, err = newAdmissionWatch(cfg, e.retryRefused, log); err != nil {
-		return err
+	// The three follow metadata alone, with one client.
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating the metadata client: %w", err)
 	}
-	if t.namespaceWatch, err = newNamespaceWatch(cfg, e.enqueue, log); err != nil {
-		return err
-	}
-	t.holders, err = newHolderWatches(cfg, e.enqueue)
-	return err
+	t.admission = newAdmissionWatch(client, e.retryRefused, log)
+	t.namespaceWatch = newNamespaceWatch(client, e.enqueue, log)
+	t.holders = newHolderWatches(client, e.enqueue)
+	return nil
 }
 
 // startFollowing starts the watches of the admission configuration and
