@@ -47,10 +47,14 @@ type PlannedResource struct {
 	Action    string `json:"action"`
 	// Cluster is the registered workload cluster the object is planned
 	// on, "" for the current cluster.
-	Cluster string         `json:"cluster,omitempty"`
-	Reason  string         `json:"reason,omitempty"`
-	Diff    string         `json:"diff,omitempty"`
-	Object  map[string]any `json:"object,omitempty"`
+	Cluster string `json:"cluster,omitempty"`
+	// GenerateName is the instance's metadata.generateName when the API
+	// server named it for the preview: a create gets another name, and
+	// names rendered from it change with it.
+	GenerateName string         `json:"generateName,omitempty"`
+	Reason       string         `json:"reason,omitempty"`
+	Diff         string         `json:"diff,omitempty"`
+	Object       map[string]any `json:"object,omitempty"`
 }
 
 type dryRunOptions struct {
@@ -100,7 +104,7 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	for _, inst := range instances {
 		p, err := c.dryRun(ctx, inst)
 		if err != nil && len(instances) > 1 {
-			err = fmt.Errorf("%s %s: %w", inst.GetKind(), inst.GetName(), err)
+			err = fmt.Errorf("%s %s: %w", inst.GetKind(), displayName(inst), err)
 		}
 		if err != nil {
 			return err
@@ -146,6 +150,9 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	if gvk.GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind {
 		return nil, fmt.Errorf("ResourceGraphDefinition %s is not an instance: dry-run previews instances of one, kubectl kro validate -f checks the RGD itself", inst.GetName())
 	}
+	if inst.GetName() == "" && inst.GetGenerateName() == "" {
+		return nil, fmt.Errorf("%s has neither metadata.name nor metadata.generateName: give it a name", gvk.Kind)
+	}
 	rgd, err := c.rgdServing(ctx, gvk)
 	if err != nil {
 		return nil, err
@@ -163,6 +170,12 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 			inst.SetNamespace(c.namespace)
 		}
 		ri := c.resourceIn(m, inst.GetNamespace())
+		if inst.GetName() == "" {
+			// As kubectl create does with generateName: the API server
+			// names the instance, and nothing of that name exists yet.
+			defaulted, err = ri.Create(ctx, inst, metav1.CreateOptions{FieldManager: "kubectl-kro", DryRun: []string{metav1.DryRunAll}})
+			return err
+		}
 		if defaulted, err = ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
 			return err
 		}
@@ -291,6 +304,9 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	instance := mapping.GroupVersionKind.Kind + " " + cache.NewObjectName(defaulted.GetNamespace(), defaulted.GetName()).String()
 	for i := range plan {
 		plan[i].Instance = instance
+		if inst.GetName() == "" {
+			plan[i].GenerateName = inst.GetGenerateName()
+		}
 	}
 	return plan, nil
 }
@@ -409,7 +425,11 @@ func printPlan(w io.Writer, plan []PlannedResource) {
 	// Each instance's plan is headed by its name when there are several.
 	several := slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Instance != plan[0].Instance })
 	for i, p := range plan {
-		if several && (i == 0 || p.Instance != plan[i-1].Instance) {
+		first := i == 0 || p.Instance != plan[i-1].Instance
+		switch {
+		case first && p.GenerateName != "":
+			fmt.Fprintf(w, "%s (named by the API server from generateName %q for this preview; a create gets another name):\n", p.Instance, p.GenerateName)
+		case first && several:
 			fmt.Fprintf(w, "%s:\n", p.Instance)
 		}
 		name := p.Kind
@@ -429,4 +449,13 @@ func printPlan(w io.Writer, plan []PlannedResource) {
 			}
 		}
 	}
+}
+
+// displayName names an instance of a file in messages: by its name, or by
+// the prefix the API server would name it from.
+func displayName(inst *unstructured.Unstructured) string {
+	if inst.GetName() == "" && inst.GetGenerateName() != "" {
+		return inst.GetGenerateName() + "* (generateName)"
+	}
+	return inst.GetName()
 }

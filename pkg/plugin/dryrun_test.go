@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -43,6 +44,19 @@ func TestUncheckedObjectsSayWhatTheInstanceDecides(t *testing.T) {
 func TestDryRunOfAnRGDPointsToValidate(t *testing.T) {
 	want := "ResourceGraphDefinition webapp is not an instance: dry-run previews instances of one, kubectl kro validate -f checks the RGD itself"
 	if err := runWithoutCluster("dry-run", "-f", "../../examples/webapp/rgd.yaml"); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// An instance without a name is refused before anything is asked of the
+// cluster, naming the fields that would give it one.
+func TestDryRunOfANamelessInstance(t *testing.T) {
+	file := t.TempDir() + "/nameless.yaml"
+	if err := os.WriteFile(file, []byte("{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {namespace: default}, spec: {name: x}}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "WebApp has neither metadata.name nor metadata.generateName: give it a name"
+	if err := runWithoutCluster("dry-run", "-f", file); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
 }

@@ -599,6 +599,14 @@ func TestPlugin(t *testing.T) {
 				!strings.Contains(out, "deployment: Deployment plugin/ready UPDATE") || !strings.Contains(out, "deployment: Deployment plugin/second CREATE") {
 				t.Errorf("dry-run of two instances: %v\n%s", err, out)
 			}
+			// An instance named by the API server (generateName) is
+			// previewed under the name a dry-run create gives it.
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {generateName: gen-, namespace: %s}, spec: {name: generated}}", ns))
+			out, err = kro(t, cfg, nil, "dry-run", "-f", file)
+			if err != nil || !regexp.MustCompile(`^WebApp plugin/gen-\w{5} \(named by the API server from generateName "gen-" for this preview; a create gets another name\):\n`).MatchString(out) ||
+				!strings.Contains(out, "deployment: Deployment plugin/generated CREATE") || !regexp.MustCompile(`kro.run/instance-name: gen-\w{5}\n`).MatchString(out) {
+				t.Errorf("dry-run of an instance with generateName: %v\n%s", err, out)
+			}
 			// A value that waits on another resource's status is pending.
 			c.apply(t, pendingRGD)
 			c.waitRGDActive(t, "pending")
