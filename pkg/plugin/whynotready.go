@@ -21,6 +21,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/quota"
 )
 
 // ErrNotReady makes why-not-ready exit 1 after printing its diagnosis.
@@ -267,6 +268,10 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 				d.Details = append(d.Details, conditionLine(*cond))
 				d.Events = c.recentEvents(ctx, inst)
 				d.Advice = advice
+				if name, ok := quota.RefusedBy(cond.Message); ok && r.Namespace != "" {
+					d.Advice = fmt.Sprintf("ResourceQuota %s in namespace %s has no room for %s: raise its limits (kubectl edit resourcequota %s -n %s), or delete what it counts that nothing needs; kro-agent creates it within seconds of the quota's change",
+						name, r.Namespace, strings.TrimSpace(r.Kind+" "+r.Name), name, r.Namespace)
+				}
 			}
 			if advice := where.namespaceUnavailable(ctx, r); advice != "" {
 				d.Advice = advice

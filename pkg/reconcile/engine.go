@@ -320,6 +320,7 @@ func (e *Engine) stopLocked(rgdName string) {
 		t.externals.forgetKind(gvk)
 		t.namespaceWatch.forgetKind(gvk)
 		t.holders.forgetKind(gvk)
+		t.quotas.forgetKind(gvk)
 		t.managed.forget(rgdName)
 	}
 	delete(e.kinds, gvk)

@@ -73,6 +73,9 @@ type run struct {
 	// othersObjects are the objects of other owners that hold names the
 	// graph renders, which the instance waits to be deleted.
 	othersObjects sets.Set[objectRef]
+	// quotasAwaited are the ResourceQuotas that refused writes for want of
+	// room, which the instance waits to change.
+	quotasAwaited sets.Set[objectRef]
 
 	// recorded are the kinds the instance's ApplySet annotation lists that
 	// its graph does not produce (recordedKinds).
@@ -142,6 +145,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		r.t.admission.note(key, err)
 		r.t.namespaceWatch.note(key, nil)
 		r.t.holders.note(key, nil)
+		r.t.quotas.note(key, nil)
 		return res, err
 	}
 	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
@@ -206,6 +210,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	r.t.admission.note(r.key, r.applyErr)
 	r.t.namespaceWatch.note(r.key, r.namespacesAwaited)
 	r.t.holders.note(r.key, r.othersObjects)
+	r.t.quotas.note(r.key, r.quotasAwaited)
 	if err := r.writeStatus(ctx, status, projected); err != nil {
 		return result{}, err
 	}
@@ -432,7 +437,15 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		return nil, false
 	}
 	out, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
-	if apierrors.IsForbidden(err) && live == nil {
+	if refusal, ok := asQuotaRefusal(err, r.t.cluster, u.GetNamespace()); ok {
+		// Tried again when the quota changes, not at the next retry of
+		// the backoff.
+		if r.quotasAwaited == nil {
+			r.quotasAwaited = sets.New[objectRef]()
+		}
+		r.quotasAwaited.Insert(refusal.quota)
+		err = refusal
+	} else if apierrors.IsForbidden(err) && live == nil {
 		// The informers hold only objects with the agent's labels: one of
 		// the same name without them is found when the API server refuses
 		// to let the apply take it over (SPEC §6).

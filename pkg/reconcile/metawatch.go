@@ -46,23 +46,30 @@ func watchNames(ctx context.Context, client metadata.Interface, gvr schema.Group
 		DeleteFunc: func(obj any) { changed(name(obj)) },
 	})
 	ctx, stopThis := context.WithCancel(ctx)
+	stopWhenRefused(inf, gvr, stopThis, log, lost)
+	go inf.RunWithContext(ctx)
+}
+
+// stopWhenRefused makes an informer of gvr stop (stop) when the API server
+// refuses to let the agent list and watch it, or does not serve it, and
+// say so in the log: asking again would only fail again, and what it was
+// for then waits for the backoff alone (lost, for what).
+func stopWhenRefused(inf cache.SharedIndexInformer, gvr schema.GroupVersionResource, stop context.CancelFunc, log logr.Logger, lost string) {
 	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		switch {
 		case apierrors.IsForbidden(err):
-			// Asking again would only fail again.
 			log.Info("not following "+gvr.GroupResource().String()+", which the agent may not list and watch: "+lost,
 				"error", err.Error())
-			stopThis()
+			stop()
 			return
 		case apierrors.IsNotFound(err):
 			// An older cluster does not serve every resource.
 			log.V(1).Info("the cluster does not serve this resource", "resource", gvr.String())
-			stopThis()
+			stop()
 			return
 		}
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 	})
-	go inf.RunWithContext(ctx)
 }
 
 // watching holds what ends the watches a follower of the cluster started.

@@ -55,7 +55,10 @@ type target struct {
 	namespaceWatch *namespaceWatch
 	// holders follow the objects of other owners that instances wait to
 	// be deleted, to retry them then.
-	holders *holderWatches
+	holders *objectWatches
+	// quotas follow the ResourceQuotas that refused instances' writes, to
+	// retry them when one changes.
+	quotas *objectWatches
 
 	// Remote targets only: graphs are type-checked again against the
 	// cluster's own kinds, and namespaces are created as needed.
@@ -198,22 +201,24 @@ func (t *target) crdGone(gr schema.GroupResource) bool {
 }
 
 // follow prepares what follows the cluster for the instances that wait on
-// it: its admission configuration, its namespaces, and other owners'
-// objects holding names their graphs render.
+// it: its admission configuration, its namespaces, other owners' objects
+// holding names their graphs render, and quotas that refused them.
 func (t *target) follow(cfg *rest.Config, e *Engine, log logr.Logger) error {
-	// The three follow metadata alone, with one client.
+	// All follow metadata alone, with one client.
 	client, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("creating the metadata client: %w", err)
 	}
 	t.admission = newAdmissionWatch(client, e.retryRefused, log)
 	t.namespaceWatch = newNamespaceWatch(client, e.enqueue, log)
-	t.holders = newHolderWatches(client, e.enqueue)
+	t.holders = newHolderWatches(client, e.enqueue, log)
+	t.quotas = newQuotaWatches(client, e.enqueue, log)
 	return nil
 }
 
 // startFollowing starts the watches of the admission configuration and
-// the namespaces; other owners' objects are watched while waited for.
+// the namespaces; other owners' objects and quotas are watched while
+// waited on.
 func (t *target) startFollowing() {
 	t.admission.start()
 	t.namespaceWatch.start()
@@ -229,6 +234,7 @@ func (t *target) stopInformers() {
 	t.admission.stopWatching()
 	t.namespaceWatch.stopWatching()
 	t.holders.stopAll()
+	t.quotas.stopAll()
 }
 
 // ref names a member of an instance in this cluster.

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
@@ -189,6 +190,50 @@ func TestNameIsTakenOnceItsHolderIsDeleted(t *testing.T) {
 				t.Errorf("the instance's ConfigMap: labels %v, data %v", cm.GetLabels(), cm.Object["data"])
 			}
 			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "taken")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+func TestQuotaRefusalIsRetriedWhenTheQuotaChanges(t *testing.T) {
+	const ns = "quotas"
+	f := features.New("a write a ResourceQuota has no room for").
+		Assess("says which quota, and is applied within seconds of the quota's change", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, moodRGD)
+			c.waitRGDActive(t, "mood")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			// No room for any ConfigMap (each namespace has one already,
+			// kube-root-ca.crt), counted before the instance comes.
+			quota := func(hard string) string {
+				return fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: room, namespace: %s}, spec: {hard: {count/configmaps: "%s"}}}`, ns, hard)
+			}
+			c.apply(t, quota("0"))
+			eventually(t, 30*time.Second, "the quota controller to count the quota's usage", func() (bool, string) {
+				q := c.mustGet(t, "v1", "ResourceQuota", ns, "room")
+				hard, _, _ := unstructured.NestedString(q.Object, "status", "hard", "count/configmaps")
+				_, counted, _ := unstructured.NestedString(q.Object, "status", "used", "count/configmaps")
+				return hard == "0" && counted, fmt.Sprint(q.Object["status"])
+			})
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: cramped, namespace: %s}, spec: {mood: waiting}}", ns))
+			refuseRepeatedly(t, c, "Mood", ns, "cramped", 14, "exceeded quota: room", func(i int) string {
+				return fmt.Sprintf(`{"spec":{"mood":"waiting-%d"}}`, i)
+			})
+			u := c.mustGet(t, "kro.run/v1alpha1", "Mood", ns, "cramped")
+			if msg := condition(u, v1alpha1.ConditionResourcesReady).Message; !strings.HasSuffix(msg, "; it is applied as soon as ResourceQuota "+ns+"/room allows it") {
+				t.Errorf("the refusal says %q; want it to name the quota it waits on", msg)
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "mood", "cramped", "-n", ns)
+			if !strings.Contains(out, "What to do: ResourceQuota room in namespace "+ns+" has no room for ConfigMap cramped: raise its limits (kubectl edit resourcequota room -n "+ns+")") {
+				t.Errorf("why-not-ready of a resource a quota refuses (err %v):\n%s", err, out)
+			}
+			c.apply(t, quota("10"))
+			c.activeSoonAfter(t, "Mood", ns, "cramped", time.Now(), "its quota was raised")
+			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "cramped"); cm.Object["data"].(map[string]any)["mood"] != "waiting-13" {
+				t.Errorf("ConfigMap data: %v", cm.Object["data"])
+			}
+			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "cramped")
 			return ctx
 		}).
 		Feature()

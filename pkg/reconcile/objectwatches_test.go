@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,7 +29,7 @@ func TestHolderDeletionRetriesTheInstance(t *testing.T) {
 	kept.Namespace, kept.Name = "third", "kept"
 	client := metadatafake.NewSimpleMetadataClient(scheme, bobs, kept)
 	retried := make(chan string, 4)
-	w := newHolderWatches(client, func(k InstanceKey) { retried <- k.Name })
+	w := newHolderWatches(client, func(k InstanceKey) { retried <- k.Name }, logr.Discard())
 	defer w.stopAll()
 	key := func(name string) InstanceKey {
 		return InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: name}
@@ -67,6 +68,69 @@ func TestHolderDeletionRetriesTheInstance(t *testing.T) {
 	other := InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Gone"}, Namespace: "ns", Name: "orphan"}
 	w.note(other, sets.New(objectRef{GVR: configmaps, Namespace: "third", Name: "kept"}))
 	w.forgetKind(other.GVK)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.watches) != 0 {
+		t.Errorf("still watching %v with no instance waiting", w.watches)
+	}
+}
+
+// An instance refused by a ResourceQuota is tried again once when the
+// watch begins (the quota may have changed since the refusal) and then at
+// each change of the quota, for as long as it waits; the watch outlives a
+// change, so a refusal again waits on the next one.
+func TestQuotaChangesRetryTheInstance(t *testing.T) {
+	quotas := schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
+	scheme := runtime.NewScheme()
+	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, &metav1.PartialObjectMetadata{})
+	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuotaList"}, &metav1.PartialObjectMetadataList{})
+	q := &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "team"},
+	}
+	client := metadatafake.NewSimpleMetadataClient(scheme, q)
+	retried := make(chan string, 4)
+	w := newQuotaWatches(client, func(k InstanceKey) { retried <- k.Name }, logr.Discard())
+	defer w.stopAll()
+	key := InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: "cramped"}
+	team := objectRef{GVR: quotas, Namespace: "ns", Name: "team"}
+	expect := func(why string) {
+		t.Helper()
+		select {
+		case <-retried:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("not retried %s", why)
+		}
+	}
+	quiet := func(why string) {
+		t.Helper()
+		select {
+		case got := <-retried:
+			t.Fatalf("%s retried %s", got, why)
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	change := func(label string) {
+		t.Helper()
+		q.Labels = map[string]string{"changed": label}
+		if _, err := client.Resource(quotas).Namespace("ns").(metadatafake.MetadataClient).UpdateFake(q, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	w.note(key, sets.New(team))
+	expect("when the watch began")
+	quiet("with no change of the quota")
+	// Refused again: waits on the next change, which the same watch sees.
+	w.note(key, sets.New(team))
+	quiet("with no change since")
+	change("1")
+	expect("when the quota changed")
+	w.note(key, sets.New(team))
+	change("2")
+	expect("when the quota changed again")
+	// Applied at last: the watch ends.
+	w.note(key, nil)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.watches) != 0 {

@@ -1,0 +1,165 @@
+package reconcile
+
+import (
+	"context"
+	"sync"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// objectWatches follow, each by name, objects that instances wait on and
+// whose changes no event of the instances' own brings: the agent tries
+// an instance again as soon as what it waits for happens, not at its next
+// retry, since after a few refusals the work queue's backoff waits
+// minutes. Such an object is often not in the managed informers, which
+// hold only objects with the agent's labels; the watch of one object by
+// name costs one connection, kept while an instance waits on it.
+type objectWatches struct {
+	client metadata.Interface
+	// retry is told the instances to try again.
+	retry func(InstanceKey)
+	log   logr.Logger
+	// lost says, for the log, what waits for the backoff alone when the
+	// agent may not watch such objects.
+	lost string
+	// onChange tries the instances again whenever the object changes;
+	// otherwise only once it is deleted.
+	onChange bool
+	// waiting are the objects each instance's last run waited on.
+	waiting waiters[objectRef]
+
+	mu      sync.Mutex
+	watches map[objectRef]context.CancelFunc
+}
+
+// newHolderWatches follows the objects of other owners that hold names an
+// instance's graph renders. The agent does not take them over, and tries
+// the instance again when one is deleted (what kubectl kro why-not-ready
+// advises).
+func newHolderWatches(client metadata.Interface, retry func(InstanceKey), log logr.Logger) *objectWatches {
+	return &objectWatches{client: client, retry: retry, log: log, watches: map[objectRef]context.CancelFunc{},
+		lost: "instances waiting for another owner's object to be deleted are retried with backoff only"}
+}
+
+// newQuotaWatches follows the ResourceQuotas that refused an instance's
+// writes, and tries the instance again whenever one changes: its limits
+// raised, its usage lowered (the quota controller writes it to the
+// quota's status), or the quota deleted.
+func newQuotaWatches(client metadata.Interface, retry func(InstanceKey), log logr.Logger) *objectWatches {
+	return &objectWatches{client: client, retry: retry, log: log, onChange: true, watches: map[objectRef]context.CancelFunc{},
+		lost: "instances waiting for room in a ResourceQuota are retried with backoff only"}
+}
+
+// note records the objects an instance's run waited on (none forgets the
+// instance), and watches each object some instance waits on.
+func (w *objectWatches) note(key InstanceKey, refs sets.Set[objectRef]) {
+	if w == nil {
+		return
+	}
+	w.waiting.note(key, refs)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if refs.Len() == 0 && len(w.watches) == 0 {
+		return
+	}
+	w.watchWaitedForLocked()
+}
+
+// forgetKind forgets the instances of a kind the agent no longer serves,
+// and stops watching what they alone waited on.
+func (w *objectWatches) forgetKind(gvk schema.GroupVersionKind) {
+	if w == nil {
+		return
+	}
+	w.waiting.forgetKind(gvk)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.watchWaitedForLocked()
+}
+
+// watchWaitedForLocked watches each object some instance waits on, and
+// no other.
+func (w *objectWatches) watchWaitedForLocked() {
+	wanted := w.waiting.all()
+	for ref := range wanted {
+		if _, ok := w.watches[ref]; !ok {
+			w.watches[ref] = w.watch(ref)
+		}
+	}
+	for ref, stop := range w.watches {
+		if !wanted.Has(ref) {
+			stop()
+			delete(w.watches, ref)
+		}
+	}
+}
+
+// watch follows one object by name until the returned function is called.
+func (w *objectWatches) watch(ref objectRef) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	byName := fields.OneTermEqualSelector("metadata.name", ref.Name).String()
+	inf := metadatainformer.NewFilteredMetadataInformer(w.client, ref.GVR, ref.Namespace, 0, cache.Indexers{},
+		func(o *metav1.ListOptions) { o.FieldSelector = byName }).Informer()
+	handler := cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { w.gone(ref) }}
+	if w.onChange {
+		handler.UpdateFunc = func(any, any) { w.changed(ref) }
+	}
+	_, _ = inf.AddEventHandler(handler)
+	stopWhenRefused(inf, ref.GVR, cancel, w.log, w.lost)
+	go inf.RunWithContext(ctx)
+	go func() {
+		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			return
+		}
+		switch {
+		case len(inf.GetStore().ListKeys()) == 0:
+			// Deleted between the refusal and the watch's first list.
+			w.gone(ref)
+		case w.onChange:
+			// It may have changed in that time too: one more try tells,
+			// and the watch, already there, does not start this again.
+			w.changed(ref)
+		}
+	}()
+	return cancel
+}
+
+// changed tries again the instances waiting on an object that changed.
+// The watch stays: an instance refused again waits on the next change.
+func (w *objectWatches) changed(ref objectRef) {
+	for _, key := range w.waiting.release(ref) {
+		w.retry(key)
+	}
+}
+
+// gone tries again the instances waiting on an object that was deleted,
+// and stops watching it unless an instance waits on it again.
+func (w *objectWatches) gone(ref objectRef) {
+	w.changed(ref)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if stop, ok := w.watches[ref]; ok && !w.waiting.waitedFor(ref) {
+		stop()
+		delete(w.watches, ref)
+	}
+}
+
+// stopAll ends every watch.
+func (w *objectWatches) stopAll() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ref, stop := range w.watches {
+		stop()
+		delete(w.watches, ref)
+	}
+}
