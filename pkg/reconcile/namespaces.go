@@ -66,7 +66,7 @@ func (w *namespaceWatch) forgetKind(gvk schema.GroupVersionKind) {
 // changed tries again the instances waiting for a namespace that was
 // created, changed (its deletion began) or deleted.
 func (w *namespaceWatch) changed(name string) {
-	for _, key := range w.waiting.release(name) {
+	for _, key := range w.waiting.waitingFor(name) {
 		w.retry(key)
 	}
 }

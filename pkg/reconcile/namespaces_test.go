@@ -15,8 +15,11 @@ import (
 )
 
 // A namespace that comes or goes retries the instances whose last run
-// waited for it, once each; the others, and an instance whose later run
-// no longer waited, are left alone.
+// waited for it; the others, and an instance whose later run no longer
+// waited, are left alone. Each change retries them until their next run
+// says what it waited for: a change while a retry runs (which may have
+// been refused before it) is not lost, and the work queue runs an
+// instance once however often it is told meanwhile.
 func TestNamespaceChangesRetryWaitingInstances(t *testing.T) {
 	var retried []string
 	// Nothing here is watched: no client.
@@ -41,8 +44,16 @@ func TestNamespaceChangesRetryWaitingInstances(t *testing.T) {
 	retried = nil
 	w.changed("other")
 	w.changed("later")
+	slices.Sort(retried)
+	if !slices.Equal(retried, []string{"away", "both", "both"}) {
+		t.Fatalf("changes before their next run retried %v, want away and both, both twice", retried)
+	}
+	retried = nil
+	w.note(key("away"), nil)
+	w.note(key("both"), nil)
+	w.changed("later")
 	if len(retried) != 0 {
-		t.Fatalf("instances retried again before their next run: %v", retried)
+		t.Fatalf("instances whose last run waited for nothing retried: %v", retried)
 	}
 }
 

@@ -107,7 +107,7 @@ func (w *objectWatches) watch(ref objectRef) context.CancelFunc {
 	byName := fields.OneTermEqualSelector("metadata.name", ref.Name).String()
 	inf := metadatainformer.NewFilteredMetadataInformer(w.client, ref.GVR, ref.Namespace, 0, cache.Indexers{},
 		func(o *metav1.ListOptions) { o.FieldSelector = byName }).Informer()
-	handler := cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { w.gone(ref) }}
+	handler := cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { w.changed(ref) }}
 	if w.onChange {
 		handler.UpdateFunc = func(any, any) { w.changed(ref) }
 	}
@@ -118,13 +118,10 @@ func (w *objectWatches) watch(ref objectRef) context.CancelFunc {
 		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 			return
 		}
-		switch {
-		case len(inf.GetStore().ListKeys()) == 0:
-			// Deleted between the refusal and the watch's first list.
-			w.gone(ref)
-		case w.onChange:
-			// It may have changed in that time too: one more try tells,
-			// and the watch, already there, does not start this again.
+		// Deleted between the refusal and the watch's first list, or,
+		// where any change counts, perhaps changed: one more try tells,
+		// and the watch, already there, does not start this again.
+		if len(inf.GetStore().ListKeys()) == 0 || w.onChange {
 			w.changed(ref)
 		}
 	}()
@@ -132,22 +129,11 @@ func (w *objectWatches) watch(ref objectRef) context.CancelFunc {
 }
 
 // changed tries again the instances waiting on an object that changed.
-// The watch stays: an instance refused again waits on the next change.
+// The watch stays until their next runs say they wait on it no more: one
+// refused again waits on the next change.
 func (w *objectWatches) changed(ref objectRef) {
-	for _, key := range w.waiting.release(ref) {
+	for _, key := range w.waiting.waitingFor(ref) {
 		w.retry(key)
-	}
-}
-
-// gone tries again the instances waiting on an object that was deleted,
-// and stops watching it unless an instance waits on it again.
-func (w *objectWatches) gone(ref objectRef) {
-	w.changed(ref)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if stop, ok := w.watches[ref]; ok && !w.waiting.waitedFor(ref) {
-		stop()
-		delete(w.watches, ref)
 	}
 }
 

@@ -18,16 +18,7 @@ import (
 // began; the watch ends when no instance waits for the object.
 func TestHolderDeletionRetriesTheInstance(t *testing.T) {
 	configmaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	scheme := runtime.NewScheme()
-	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, &metav1.PartialObjectMetadata{})
-	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMapList"}, &metav1.PartialObjectMetadataList{})
-	bobs := &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "taken"},
-	}
-	kept := bobs.DeepCopy()
-	kept.Namespace, kept.Name = "third", "kept"
-	client := metadatafake.NewSimpleMetadataClient(scheme, bobs, kept)
+	client := fakeMetadata("ConfigMap", partialObject("ConfigMap", "ns", "taken"), partialObject("ConfigMap", "third", "kept"))
 	retried := make(chan string, 4)
 	w := newHolderWatches(client, func(k InstanceKey) { retried <- k.Name }, logr.Discard())
 	defer w.stopAll()
@@ -77,18 +68,13 @@ func TestHolderDeletionRetriesTheInstance(t *testing.T) {
 
 // An instance refused by a ResourceQuota is tried again once when the
 // watch begins (the quota may have changed since the refusal) and then at
-// each change of the quota, for as long as it waits; the watch outlives a
-// change, so a refusal again waits on the next one.
+// each change of the quota, for as long as it waits, also before its
+// retry has run; the watch outlives a change, so a refusal again waits on
+// the next one.
 func TestQuotaChangesRetryTheInstance(t *testing.T) {
 	quotas := schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
-	scheme := runtime.NewScheme()
-	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuota"}, &metav1.PartialObjectMetadata{})
-	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: "ResourceQuotaList"}, &metav1.PartialObjectMetadataList{})
-	q := &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "team"},
-	}
-	client := metadatafake.NewSimpleMetadataClient(scheme, q)
+	q := partialObject("ResourceQuota", "ns", "team")
+	client := fakeMetadata("ResourceQuota", q)
 	retried := make(chan string, 4)
 	w := newQuotaWatches(client, func(k InstanceKey) { retried <- k.Name }, logr.Discard())
 	defer w.stopAll()
@@ -126,14 +112,35 @@ func TestQuotaChangesRetryTheInstance(t *testing.T) {
 	quiet("with no change since")
 	change("1")
 	expect("when the quota changed")
-	w.note(key, sets.New(team))
+	// Changed again before the retry's run said what it waited on (a
+	// limit raised, then counted by the quota controller): that run may
+	// have been refused before this change, so it is retried again.
 	change("2")
-	expect("when the quota changed again")
+	expect("when the quota changed again before the retry ran")
+	w.note(key, sets.New(team))
+	change("3")
+	expect("when the quota changed after the retry was refused")
 	// Applied at last: the watch ends.
 	w.note(key, nil)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.watches) != 0 {
 		t.Errorf("still watching %v with no instance waiting", w.watches)
+	}
+}
+
+// fakeMetadata is a metadata client holding objects of one core kind.
+func fakeMetadata(kind string, objects ...runtime.Object) *metadatafake.FakeMetadataClient {
+	scheme := runtime.NewScheme()
+	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: kind}, &metav1.PartialObjectMetadata{})
+	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: kind + "List"}, &metav1.PartialObjectMetadataList{})
+	return metadatafake.NewSimpleMetadataClient(scheme, objects...)
+}
+
+// partialObject is the metadata of a core object.
+func partialObject(kind, namespace, name string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: kind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 	}
 }

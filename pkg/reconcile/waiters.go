@@ -32,31 +32,21 @@ func (w *waiters[T]) note(key InstanceKey, things sets.Set[T]) {
 	w.by[key] = things
 }
 
-// release returns the instances that wait for thing, and forgets them
-// until their next run waits again.
-func (w *waiters[T]) release(thing T) []InstanceKey {
+// waitingFor returns the instances that wait for thing. They are not
+// forgotten until their next run says what it waited for: a second change
+// while an instance's retry runs (a quota's limit raised, then counted)
+// must bring it back again, since that run may have been refused before
+// the change.
+func (w *waiters[T]) waitingFor(thing T) []InstanceKey {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var keys []InstanceKey
 	for key, things := range w.by {
 		if things.Has(thing) {
 			keys = append(keys, key)
-			delete(w.by, key)
 		}
 	}
 	return keys
-}
-
-// waitedFor tells whether an instance waits for thing.
-func (w *waiters[T]) waitedFor(thing T) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, things := range w.by {
-		if things.Has(thing) {
-			return true
-		}
-	}
-	return false
 }
 
 // all returns everything some instance waits for.
