@@ -45,8 +45,7 @@ type admissionWatch struct {
 	watching
 
 	mu sync.Mutex
-	// refused are the instances whose last run had a write refused here
-	// since the configuration last changed.
+	// refused are the instances whose last run had a write refused here.
 	refused sets.Set[InstanceKey]
 }
 
@@ -89,15 +88,15 @@ func (a *admissionWatch) note(key InstanceKey, err error) {
 	}
 }
 
-// changed tries again every instance refused since the last change. Each
-// is recorded anew if it is refused again, so instances deleted meanwhile
-// are not kept.
+// changed tries again every instance whose last run was refused. Each is
+// kept until its next run says whether it was refused again: a second
+// change while a retry runs (a binding deleted after its policy) must
+// bring it back again, since that run may have been refused before.
 func (a *admissionWatch) changed() {
 	a.mu.Lock()
-	keys := a.refused
-	a.refused = sets.New[InstanceKey]()
+	keys := a.refused.UnsortedList()
 	a.mu.Unlock()
-	for key := range keys {
+	for _, key := range keys {
 		a.retry(key)
 	}
 }

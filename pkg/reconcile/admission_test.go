@@ -21,8 +21,9 @@ import (
 )
 
 // A change of admission configuration retries the instances whose last
-// run had a write the API server refused, once each: not those it did not
-// answer, nor those admitted since.
+// run had a write the API server refused: not those it did not answer,
+// nor those admitted since. Each change retries them until their next run
+// says how it ended, so a change while a retry runs is not lost.
 func TestAdmissionChangesRetryRefusedInstances(t *testing.T) {
 	var retried []string
 	// Nothing here is watched: no client.
@@ -45,8 +46,14 @@ func TestAdmissionChangesRetryRefusedInstances(t *testing.T) {
 	}
 	retried = nil
 	a.changed()
+	if !slices.Equal(retried, []string{"sulky"}) {
+		t.Errorf("a second change before sulky's next run retried %v, want [sulky]", retried)
+	}
+	retried = nil
+	a.note(key("sulky"), nil)
+	a.changed()
 	if len(retried) != 0 {
-		t.Errorf("a second change retried %v again before another refusal", retried)
+		t.Errorf("a change after sulky was admitted retried %v", retried)
 	}
 	var none *admissionWatch
 	none.note(key("sulky"), denied) // a target without the watch

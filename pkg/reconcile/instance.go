@@ -97,8 +97,15 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	held, written, err := e.statuses.read(func() (*heldObject, error) {
 		return heldAt(s.informer.informer.GetStore(), cache.NewObjectName(key.Namespace, key.Name).String())
 	})
-	if err != nil || held == nil {
+	if err != nil {
 		return result{}, err
+	}
+	if held == nil {
+		// Gone: nothing it waited for would end its waits.
+		for _, t := range e.targets() {
+			t.noteWaits(key, nil, nil, nil, nil)
+		}
+		return result{}, nil
 	}
 	inst, err := held.object()
 	if err != nil {
@@ -142,10 +149,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	r.recorded = r.recordedKinds()
 	if inst.GetDeletionTimestamp() != nil {
 		res, err := r.delete(ctx, status)
-		r.t.admission.note(key, err)
-		r.t.namespaceWatch.note(key, nil)
-		r.t.holders.note(key, nil)
-		r.t.quotas.note(key, nil)
+		r.t.noteWaits(key, err, nil, nil, nil)
 		return res, err
 	}
 	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
@@ -207,10 +211,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		status.MarkGraphUnresolved(fmt.Errorf("projecting status: %w", projErr))
 	}
 	status.ComputeState(false, r.applyErr != nil)
-	r.t.admission.note(r.key, r.applyErr)
-	r.t.namespaceWatch.note(r.key, r.namespacesAwaited)
-	r.t.holders.note(r.key, r.othersObjects)
-	r.t.quotas.note(r.key, r.quotasAwaited)
+	r.t.noteWaits(r.key, r.applyErr, r.namespacesAwaited, r.othersObjects, r.quotasAwaited)
 	if err := r.writeStatus(ctx, status, projected); err != nil {
 		return result{}, err
 	}

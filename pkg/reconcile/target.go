@@ -224,6 +224,18 @@ func (t *target) startFollowing() {
 	t.namespaceWatch.start()
 }
 
+// noteWaits records what a run of an instance in this cluster ended
+// waiting for, each where it is followed: a write the API server refused
+// (refused), namespaces, other owners' objects (holders) and quotas. What
+// it no longer waits for is forgotten, and so is an instance that no
+// longer exists (all nil).
+func (t *target) noteWaits(key InstanceKey, refused error, namespaces sets.Set[string], holders, quotas sets.Set[objectRef]) {
+	t.admission.note(key, refused)
+	t.namespaceWatch.note(key, namespaces)
+	t.holders.note(key, holders)
+	t.quotas.note(key, quotas)
+}
+
 // stopInformers stops watching the cluster.
 func (t *target) stopInformers() {
 	t.managed.stopAll()
