@@ -441,10 +441,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 	if refusal, ok := asQuotaRefusal(err, r.t.cluster, u.GetNamespace()); ok {
 		// Tried again when the quota changes, not at the next retry of
 		// the backoff.
-		if r.quotasAwaited == nil {
-			r.quotasAwaited = sets.New[objectRef]()
-		}
-		r.quotasAwaited.Insert(refusal.quota)
+		r.quotasAwaited = waitAlso(r.quotasAwaited, refusal.quota)
 		err = refusal
 	} else if apierrors.IsForbidden(err) && live == nil {
 		// The informers hold only objects with the agent's labels: one of
@@ -473,10 +470,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 	if unavailable, ok := asNamespaceUnavailable(err, u.GetNamespace()); ok {
 		// Tried again when the namespace comes or goes, not at the next
 		// retry of the backoff.
-		if r.namespacesAwaited == nil {
-			r.namespacesAwaited = sets.New[string]()
-		}
-		r.namespacesAwaited.Insert(unavailable.namespace)
+		r.namespacesAwaited = waitAlso(r.namespacesAwaited, unavailable.namespace)
 		err = unavailable
 	}
 	var contested *contestedError
@@ -500,10 +494,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 // owner's object holds (whose says whose): the instance waits for that
 // object to be deleted.
 func (r *run) heldByOther(n *graph.Node, ref objectRef, whose string) error {
-	if r.othersObjects == nil {
-		r.othersObjects = sets.New[objectRef]()
-	}
-	r.othersObjects.Insert(ref)
+	r.othersObjects = waitAlso(r.othersObjects, ref)
 	return fmt.Errorf("%s %s already exists in %s and %s: kro-agent leaves it as it is; delete it, or have resource %s render another name",
 		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t, whose, n.ID)
 }

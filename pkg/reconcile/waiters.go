@@ -70,3 +70,12 @@ func (w *waiters[T]) forgetKind(gvk schema.GroupVersionKind) {
 		}
 	}
 }
+
+// waitAlso adds thing to what a run waits for, making the set on first
+// use: most runs wait for nothing and allocate nothing.
+func waitAlso[T comparable](things sets.Set[T], thing T) sets.Set[T] {
+	if things == nil {
+		things = sets.New[T]()
+	}
+	return things.Insert(thing)
+}
