@@ -252,6 +252,17 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			d.Advice = fmt.Sprintf("it is an instance of ResourceGraphDefinition %s in turn: kubectl kro why-not-ready %s %s%s follows it; its dependents wait for it",
 				r.object.GetLabels()[v1alpha1.LabelRGDName], strings.ToLower(r.Kind), r.Name, namespaceFlag(r.Namespace))
 		}
+		if r.Ready == VerdictNotReady && r.object != nil {
+			// The object's own account of what it waits for: a
+			// Deployment whose Pods a ResourceQuota refuses says so
+			// only in its ReplicaFailure condition.
+			for _, cond := range troubled(conditionsOf(r.object)) {
+				d.Details = append(d.Details, conditionLine(cond))
+				if refusal, ok := quota.RefusedBy(cond.Message); ok && r.Namespace != "" && !isInstance(r.object) {
+					d.Advice = quotaAdvice(refusal, r, true)
+				}
+			}
+		}
 		if r.Ready == VerdictDeleting {
 			d.Advice = "kro-agent creates it again once it is gone, and its dependents wait for that; if it stays, whoever owns its finalizers has not released them: look at that controller, and remove a finalizer only if nothing will"
 		}
@@ -268,9 +279,8 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 				d.Details = append(d.Details, conditionLine(*cond))
 				d.Events = c.recentEvents(ctx, inst)
 				d.Advice = advice
-				if name, ok := quota.RefusedBy(cond.Message); ok && r.Namespace != "" {
-					d.Advice = fmt.Sprintf("ResourceQuota %s in namespace %s has no room for %s: raise its limits (kubectl edit resourcequota %s -n %s), or delete what it counts that nothing needs; kro-agent creates it within seconds of the quota's change",
-						name, r.Namespace, strings.TrimSpace(r.Kind+" "+r.Name), name, r.Namespace)
+				if refusal, ok := quota.RefusedBy(cond.Message); ok && r.Namespace != "" {
+					d.Advice = quotaAdvice(refusal, r, false)
 				}
 			}
 			if advice := where.namespaceUnavailable(ctx, r); advice != "" {
@@ -294,6 +304,39 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		d.Advice = "the change needs a field the API server lets no one change once the object exists (a Job's template, a Service's clusterIP, a selector): undo it on the instance, or delete the object the message names and kro-agent creates it again with the new values"
 	}
 	return d
+}
+
+// quotaAdvice says what lets a ResourceQuota admit what it refused:
+// resource r itself, or, made is set, what r's controller makes for it (a
+// Deployment's Pods), which that controller makes again at its next try.
+func quotaAdvice(refusal quota.Refusal, r *Row, made bool) string {
+	what := strings.TrimSpace(r.Kind + " " + r.Name)
+	edit := fmt.Sprintf("kubectl edit resourcequota %s -n %s", refusal.Quota, r.Namespace)
+	refused, then := what, "kro-agent creates it within seconds of "
+	if made {
+		refused, then = "what "+what+" makes", "its controller makes it again at its next try after "
+	}
+	if refusal.Unspecified {
+		return fmt.Sprintf("ResourceQuota %s in namespace %s limits what %s does not specify (above): set those requests and limits in resource %s's template, or take them out of the quota's hard limits (%s); %seither change",
+			refusal.Quota, r.Namespace, refused, r.NodeID, edit, then)
+	}
+	return fmt.Sprintf("ResourceQuota %s in namespace %s has no room for %s: raise its limits (%s), or delete what it counts that nothing needs; %sthe quota's change",
+		refusal.Quota, r.Namespace, refused, edit, then)
+}
+
+// troubled picks the conditions that say what keeps an object from being
+// ready, as kubectl describe would show them: those not True, and those
+// True whose type names a failure (a Deployment's ReplicaFailure, a Job's
+// Failed, kstatus's Stalled).
+func troubled(conds []metav1.Condition) []metav1.Condition {
+	var out []metav1.Condition
+	for _, c := range conds {
+		failure := strings.Contains(c.Type, "Fail") || c.Type == "Stalled" || c.Type == "Degraded"
+		if (c.Status != metav1.ConditionTrue) != failure {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // immutableChange tells an apply refused because it changes an immutable

@@ -10,8 +10,9 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/quota"
 )
 
-// quotaRefusal is a write a ResourceQuota has no room for (or cannot
-// admit before the quota controller has counted its usage).
+// quotaRefusal is a write a ResourceQuota has no room for, cannot admit
+// before the quota controller has counted its usage, or refuses for what
+// the object does not specify.
 type quotaRefusal struct {
 	quota objectRef
 	err   error
@@ -29,10 +30,10 @@ func asQuotaRefusal(err error, cluster, namespace string) (*quotaRefusal, bool) 
 	if namespace == "" || !apierrors.IsForbidden(err) {
 		return nil, false
 	}
-	name, ok := quota.RefusedBy(err.Error())
+	refusal, ok := quota.RefusedBy(err.Error())
 	if !ok {
 		return nil, false
 	}
-	ref := objectRef{Cluster: cluster, GVR: corev1.SchemeGroupVersion.WithResource("resourcequotas"), Namespace: namespace, Name: name}
+	ref := objectRef{Cluster: cluster, GVR: corev1.SchemeGroupVersion.WithResource("resourcequotas"), Namespace: namespace, Name: refusal.Quota}
 	return &quotaRefusal{quota: ref, err: err}, true
 }

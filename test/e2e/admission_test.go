@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/plugin"
 )
 
 // refusingPolicy is a ValidatingAdmissionPolicy and its binding, both
@@ -234,6 +236,116 @@ func TestQuotaRefusalIsRetriedWhenTheQuotaChanges(t *testing.T) {
 				t.Errorf("ConfigMap data: %v", cm.Object["data"])
 			}
 			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "cramped")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// A Pod refused because it does not specify what a ResourceQuota limits
+// waits on that quota like one the quota has no room for: taking the limit
+// out of the quota lets it be created within seconds.
+func TestPodRefusedForUnspecifiedLimitsIsRetriedWhenTheQuotaChanges(t *testing.T) {
+	const ns = "podquotas"
+	f := features.New("a Pod that does not specify what a ResourceQuota limits").
+		Assess("says which quota and what to set, and is applied within seconds of the quota's change", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, sleeperRGD)
+			c.waitRGDActive(t, "sleeper")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Sleeper", ns)
+			quota := func(hard string) string {
+				return fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: compute, namespace: %s}, spec: {hard: {%s}}}`, ns, hard)
+			}
+			c.apply(t, quota(`limits.cpu: "2", pods: "10"`))
+			eventually(t, 30*time.Second, "the quota controller to count the quota's usage", func() (bool, string) {
+				q := c.mustGet(t, "v1", "ResourceQuota", ns, "compute")
+				_, counted, _ := unstructured.NestedString(q.Object, "status", "used", "limits.cpu")
+				return counted, fmt.Sprint(q.Object["status"])
+			})
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Sleeper, metadata: {name: unbounded, namespace: %s}, spec: {note: waiting}}", ns))
+			refuseRepeatedly(t, c, "Sleeper", ns, "unbounded", 14, "failed quota: compute: must specify limits.cpu for: app", func(i int) string {
+				return fmt.Sprintf(`{"spec":{"note":"waiting-%d"}}`, i)
+			})
+			u := c.mustGet(t, "kro.run/v1alpha1", "Sleeper", ns, "unbounded")
+			if msg := condition(u, v1alpha1.ConditionResourcesReady).Message; !strings.HasSuffix(msg, "; it is applied as soon as ResourceQuota "+ns+"/compute allows it") {
+				t.Errorf("the refusal says %q; want it to name the quota it waits on", msg)
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "sleeper", "unbounded", "-n", ns)
+			if !strings.Contains(out, "What to do: ResourceQuota compute in namespace "+ns+" limits what Pod unbounded does not specify (above): set those requests and limits in resource pod's template, or take them out of the quota's hard limits (kubectl edit resourcequota compute -n "+ns+")") {
+				t.Errorf("why-not-ready of a Pod a quota refuses for what it does not specify (err %v):\n%s", err, out)
+			}
+			c.apply(t, quota(`pods: "10"`))
+			c.activeSoonAfter(t, "Sleeper", ns, "unbounded", time.Now(), "the quota stopped limiting what it does not specify")
+			if pod := c.mustGet(t, "v1", "Pod", ns, "unbounded"); pod.GetAnnotations()["note"] != "waiting-13" {
+				t.Errorf("Pod annotations: %v", pod.GetAnnotations())
+			}
+			c.delete(t, "kro.run/v1alpha1", "Sleeper", ns, "unbounded")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+const sleeperRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: sleeper}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Sleeper
+    spec: {note: string}
+  resources:
+    - id: pod
+      template:
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: "${schema.metadata.name}"
+          annotations: {note: "${schema.spec.note}"}
+        spec:
+          containers:
+            - {name: app, image: busybox}
+`
+
+// A Deployment whose Pods a ResourceQuota refuses is applied, but never
+// available: the refusal is in its ReplicaFailure condition, which
+// why-not-ready shows with the quota to raise.
+func TestWhyNotReadyNamesTheQuotaRefusingADeploymentsPods(t *testing.T) {
+	const ns = "podroom"
+	f := features.New("a Deployment whose Pods a ResourceQuota refuses").
+		Assess("why-not-ready shows the refusal and the quota to raise", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			c.waitRGDActive(t, "webapp")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "WebApp", ns)
+			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: room, namespace: %s}, spec: {hard: {pods: "0"}}}`, ns))
+			eventually(t, 30*time.Second, "the quota controller to count the quota's usage", func() (bool, string) {
+				q := c.mustGet(t, "v1", "ResourceQuota", ns, "room")
+				_, counted, _ := unstructured.NestedString(q.Object, "status", "used", "pods")
+				return counted, fmt.Sprint(q.Object["status"])
+			})
+			c.apply(t, webapp(ns, "crowded", ", replicas: 1"))
+			var out string
+			var err error
+			eventually(t, 30*time.Second, "why-not-ready to show the Deployment's ReplicaFailure", func() (bool, string) {
+				out, err = kro(t, cfg, nil, "why-not-ready", "webapp", "crowded", "-n", ns)
+				return strings.Contains(out, "ReplicaFailure=True"), out
+			})
+			if !errors.Is(err, plugin.ErrNotReady) {
+				t.Errorf("exit: %v, want not ready", err)
+			}
+			for _, want := range []string{
+				"Root cause: resource deployment (Deployment crowded) is notready",
+				"ReplicaFailure=True (FailedCreate): pods \"crowded-",
+				"is forbidden: exceeded quota: room, requested: pods=1, used: pods=0, limited: pods=0",
+				"What to do: ResourceQuota room in namespace " + ns + " has no room for what Deployment crowded makes: raise its limits (kubectl edit resourcequota room -n " + ns + ")",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
+				}
+			}
+			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "crowded")
 			return ctx
 		}).
 		Feature()
