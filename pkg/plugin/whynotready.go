@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -258,8 +259,8 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			// only in its ReplicaFailure condition.
 			for _, cond := range troubled(conditionsOf(r.object)) {
 				d.Details = append(d.Details, conditionLine(cond))
-				if refusal, ok := quota.RefusedBy(cond.Message); ok && r.Namespace != "" && !isInstance(r.object) {
-					d.Advice = quotaAdvice(refusal, r, true)
+				if advice := admissionAdvice(cond.Message, r, true); advice != "" && !isInstance(r.object) {
+					d.Advice = advice
 				}
 			}
 		}
@@ -279,8 +280,8 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 				d.Details = append(d.Details, conditionLine(*cond))
 				d.Events = c.recentEvents(ctx, inst)
 				d.Advice = advice
-				if refusal, ok := quota.RefusedBy(cond.Message); ok && r.Namespace != "" {
-					d.Advice = quotaAdvice(refusal, r, false)
+				if advice := admissionAdvice(cond.Message, r, false); advice != "" {
+					d.Advice = advice
 				}
 			}
 			if advice := where.namespaceUnavailable(ctx, r); advice != "" {
@@ -306,16 +307,33 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	return d
 }
 
-// quotaAdvice says what lets a ResourceQuota admit what it refused:
-// resource r itself, or, made is set, what r's controller makes for it (a
+// podSecurityRefusal matches the Pod Security admission's refusal of a
+// Pod, with the level the namespace enforces.
+var podSecurityRefusal = regexp.MustCompile(`violates PodSecurity "([a-z]+):[^"]*"`)
+
+// admissionAdvice says what lets the API server admit what message (an
+// apply's refusal, or a condition quoting one) says it refused: resource r
+// itself, or, made is set, what r's controller makes for it (a
 // Deployment's Pods), which that controller makes again at its next try.
-func quotaAdvice(refusal quota.Refusal, r *Row, made bool) string {
+// It is empty for a refusal it does not know.
+func admissionAdvice(message string, r *Row, made bool) string {
+	if r.Namespace == "" {
+		return ""
+	}
 	what := strings.TrimSpace(r.Kind + " " + r.Name)
-	edit := fmt.Sprintf("kubectl edit resourcequota %s -n %s", refusal.Quota, r.Namespace)
 	refused, then := what, "kro-agent creates it within seconds of "
 	if made {
 		refused, then = "what "+what+" makes", "its controller makes it again at its next try after "
 	}
+	if m := podSecurityRefusal.FindStringSubmatch(message); m != nil {
+		return fmt.Sprintf("namespace %s enforces the %s Pod Security Standard (its label pod-security.kubernetes.io/enforce), which %s does not meet: set in resource %s's template what the message asks; %sthe template's change",
+			r.Namespace, m[1], refused, r.NodeID, then)
+	}
+	refusal, ok := quota.RefusedBy(message)
+	if !ok {
+		return ""
+	}
+	edit := fmt.Sprintf("kubectl edit resourcequota %s -n %s", refusal.Quota, r.Namespace)
 	if refusal.Unspecified {
 		return fmt.Sprintf("ResourceQuota %s in namespace %s limits what %s does not specify (above): set those requests and limits in resource %s's template, or take them out of the quota's hard limits (%s); %seither change",
 			refusal.Quota, r.Namespace, refused, r.NodeID, edit, then)

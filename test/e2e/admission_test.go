@@ -308,46 +308,67 @@ spec:
             - {name: app, image: busybox}
 `
 
-// A Deployment whose Pods a ResourceQuota refuses is applied, but never
-// available: the refusal is in its ReplicaFailure condition, which
-// why-not-ready shows with the quota to raise.
-func TestWhyNotReadyNamesTheQuotaRefusingADeploymentsPods(t *testing.T) {
-	const ns = "podroom"
-	f := features.New("a Deployment whose Pods a ResourceQuota refuses").
-		Assess("why-not-ready shows the refusal and the quota to raise", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentIn(t, cfg, ns)
-			c.apply(t, example(t, "webapp", "rgd.yaml"))
-			c.waitRGDActive(t, "webapp")
-			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "WebApp", ns)
+// A Deployment whose Pods admission refuses (a ResourceQuota, Pod
+// Security) is applied, but never available: the refusal is in its
+// ReplicaFailure condition, which why-not-ready shows with what to change.
+func TestWhyNotReadyNamesWhatRefusesADeploymentsPods(t *testing.T) {
+	f := features.New("a Deployment whose Pods admission refuses")
+	for _, tc := range []struct {
+		ns, what string
+		// admit sets the namespace up to refuse the Pods.
+		admit func(t *testing.T, c *clients, ns string)
+		want  []string
+	}{{
+		ns: "podroom", what: "a ResourceQuota",
+		admit: func(t *testing.T, c *clients, ns string) {
 			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: room, namespace: %s}, spec: {hard: {pods: "0"}}}`, ns))
 			eventually(t, 30*time.Second, "the quota controller to count the quota's usage", func() (bool, string) {
 				q := c.mustGet(t, "v1", "ResourceQuota", ns, "room")
 				_, counted, _ := unstructured.NestedString(q.Object, "status", "used", "pods")
 				return counted, fmt.Sprint(q.Object["status"])
 			})
-			c.apply(t, webapp(ns, "crowded", ", replicas: 1"))
+		},
+		want: []string{
+			"is forbidden: exceeded quota: room, requested: pods=1, used: pods=0, limited: pods=0",
+			"What to do: ResourceQuota room in namespace podroom has no room for what Deployment crowded makes: raise its limits (kubectl edit resourcequota room -n podroom)",
+		},
+	}, {
+		ns: "podsecurity", what: "Pod Security",
+		admit: func(t *testing.T, c *clients, ns string) {
+			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}}`, ns))
+		},
+		want: []string{
+			`is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`,
+			"What to do: namespace podsecurity enforces the restricted Pod Security Standard (its label pod-security.kubernetes.io/enforce), which what Deployment crowded makes does not meet: set in resource deployment's template what the message asks",
+		},
+	}} {
+		f = f.Assess("why-not-ready shows the refusal and what to change: "+tc.what, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, tc.ns)
+			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			c.waitRGDActive(t, "webapp")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "WebApp", tc.ns)
+			tc.admit(t, c, tc.ns)
+			c.apply(t, webapp(tc.ns, "crowded", ", replicas: 1"))
 			var out string
 			var err error
 			eventually(t, 30*time.Second, "why-not-ready to show the Deployment's ReplicaFailure", func() (bool, string) {
-				out, err = kro(t, cfg, nil, "why-not-ready", "webapp", "crowded", "-n", ns)
+				out, err = kro(t, cfg, nil, "why-not-ready", "webapp", "crowded", "-n", tc.ns)
 				return strings.Contains(out, "ReplicaFailure=True"), out
 			})
 			if !errors.Is(err, plugin.ErrNotReady) {
 				t.Errorf("exit: %v, want not ready", err)
 			}
-			for _, want := range []string{
+			for _, want := range append([]string{
 				"Root cause: resource deployment (Deployment crowded) is notready",
 				"ReplicaFailure=True (FailedCreate): pods \"crowded-",
-				"is forbidden: exceeded quota: room, requested: pods=1, used: pods=0, limited: pods=0",
-				"What to do: ResourceQuota room in namespace " + ns + " has no room for what Deployment crowded makes: raise its limits (kubectl edit resourcequota room -n " + ns + ")",
-			} {
+			}, tc.want...) {
 				if !strings.Contains(out, want) {
 					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
 				}
 			}
-			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "crowded")
+			c.delete(t, "kro.run/v1alpha1", "WebApp", tc.ns, "crowded")
 			return ctx
-		}).
-		Feature()
-	testenv.Test(t, f)
+		})
+	}
+	testenv.Test(t, f.Feature())
 }
