@@ -21,7 +21,8 @@ func TestRefusedBy(t *testing.T) {
 		}
 	}
 	for _, message := range []string{
-		// No quota named: no change of one quota lifts them.
+		// Neither no room nor an unspecified request: no change of a
+		// quota's limits is known to lift them.
 		`configmaps "a" is forbidden: insufficient quota to consume: count/configmaps`,
 		`pods "p" is forbidden: failed quota: compute: error on matching scope`,
 		`configmaps "a" already exists`,
