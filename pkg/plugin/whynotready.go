@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/podsecurity"
 	"github.com/kro-agent/kro-agent/pkg/quota"
 )
 
@@ -307,10 +307,6 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	return d
 }
 
-// podSecurityRefusal matches the Pod Security admission's refusal of a
-// Pod, with the level the namespace enforces.
-var podSecurityRefusal = regexp.MustCompile(`violates PodSecurity "([a-z]+):[^"]*"`)
-
 // admissionAdvice says what lets the API server admit what message (an
 // apply's refusal, or a condition quoting one) says it refused: resource r
 // itself, or, made is set, what r's controller makes for it (a
@@ -325,9 +321,9 @@ func admissionAdvice(message string, r *Row, made bool) string {
 	if made {
 		refused, then = "what "+what+" makes", "its controller makes it again at its next try after "
 	}
-	if m := podSecurityRefusal.FindStringSubmatch(message); m != nil {
-		return fmt.Sprintf("namespace %s enforces the %s Pod Security Standard (its label pod-security.kubernetes.io/enforce), which %s does not meet: set in resource %s's template what the message asks; %sthe template's change",
-			r.Namespace, m[1], refused, r.NodeID, then)
+	if level, ok := podsecurity.RefusedAt(message); ok {
+		return fmt.Sprintf("namespace %s enforces the %s Pod Security Standard (its label %s), which %s does not meet: set in resource %s's template what the message asks, or, if the namespace is meant to run such Pods, have its label name a level they meet; %seither change",
+			r.Namespace, level, podsecurity.EnforceLabel, refused, r.NodeID, then)
 	}
 	refusal, ok := quota.RefusedBy(message)
 	if !ok {

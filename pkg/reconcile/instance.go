@@ -443,6 +443,10 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		// the backoff.
 		r.quotasAwaited = waitAlso(r.quotasAwaited, refusal.quota)
 		err = refusal
+	} else if refusal, ok := asPodSecurityRefusal(err, u.GetNamespace()); ok {
+		// Tried again when the namespace's labels change.
+		r.namespacesAwaited = waitAlso(r.namespacesAwaited, refusal.namespace)
+		err = refusal
 	} else if apierrors.IsForbidden(err) && live == nil {
 		// The informers hold only objects with the agent's labels: one of
 		// the same name without them is found when the API server refuses

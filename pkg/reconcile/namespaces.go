@@ -10,13 +10,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
+
+	"github.com/kro-agent/kro-agent/pkg/podsecurity"
 )
 
 // namespaceWatch follows a cluster's namespaces by name, so that an
 // instance with a resource that could not be applied for want of its
 // namespace (not created yet, or being deleted) is tried again as soon as
-// the namespace is created or gone, not at its next retry: after a few
-// refusals the work queue's backoff waits minutes.
+// the namespace is created or gone, and one with a Pod refused for the
+// namespace's Pod Security level as soon as the namespace changes, not at
+// its next retry: after a few refusals the work queue's backoff waits
+// minutes.
 type namespaceWatch struct {
 	client metadata.Interface
 	// retry is told the instances to try again.
@@ -64,7 +68,8 @@ func (w *namespaceWatch) forgetKind(gvk schema.GroupVersionKind) {
 }
 
 // changed tries again the instances waiting for a namespace that was
-// created, changed (its deletion began) or deleted.
+// created, changed (its deletion began, or its labels changed) or
+// deleted.
 func (w *namespaceWatch) changed(name string) {
 	for _, key := range w.waiting.waitingFor(name) {
 		w.retry(key)
@@ -87,6 +92,33 @@ func (e *namespaceUnavailable) Error() string {
 }
 
 func (e *namespaceUnavailable) Unwrap() error { return e.err }
+
+// podSecurityRefusal is a Pod refused for not meeting the Pod Security
+// level its namespace enforces: a change of the namespace's labels may
+// lift it, so the instance waits on the namespace as for one that does
+// not exist.
+type podSecurityRefusal struct {
+	namespace string
+	err       error
+}
+
+func (e *podSecurityRefusal) Error() string {
+	return fmt.Sprintf("%v; it is applied as soon as the template, or the label %s of namespace %s, allows it", e.err, podsecurity.EnforceLabel, e.namespace)
+}
+
+func (e *podSecurityRefusal) Unwrap() error { return e.err }
+
+// asPodSecurityRefusal tells an apply in namespace refused by Pod
+// Security admission.
+func asPodSecurityRefusal(err error, namespace string) (*podSecurityRefusal, bool) {
+	if namespace == "" || !apierrors.IsForbidden(err) {
+		return nil, false
+	}
+	if _, ok := podsecurity.RefusedAt(err.Error()); !ok {
+		return nil, false
+	}
+	return &podSecurityRefusal{namespace: namespace, err: err}, true
+}
 
 // asNamespaceUnavailable tells an apply in namespace refused for want of
 // it.

@@ -242,48 +242,74 @@ func TestQuotaRefusalIsRetriedWhenTheQuotaChanges(t *testing.T) {
 	testenv.Test(t, f)
 }
 
-// A Pod refused because it does not specify what a ResourceQuota limits
-// waits on that quota like one the quota has no room for: taking the limit
-// out of the quota lets it be created within seconds.
-func TestPodRefusedForUnspecifiedLimitsIsRetriedWhenTheQuotaChanges(t *testing.T) {
-	const ns = "podquotas"
-	f := features.New("a Pod that does not specify what a ResourceQuota limits").
-		Assess("says which quota and what to set, and is applied within seconds of the quota's change", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentIn(t, cfg, ns)
-			c.apply(t, sleeperRGD)
-			c.waitRGDActive(t, "sleeper")
-			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Sleeper", ns)
-			quota := func(hard string) string {
-				return fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: compute, namespace: %s}, spec: {hard: {%s}}}`, ns, hard)
-			}
-			c.apply(t, quota(`limits.cpu: "2", pods: "10"`))
+// A Pod that admission refuses for what the namespace asks of Pods (the
+// requests a ResourceQuota limits, its Pod Security level) waits on what
+// refused it: changing that lets it be created within seconds, however
+// many times it was refused before.
+func TestRefusedPodIsRetriedWhenWhatRefusedItChanges(t *testing.T) {
+	f := features.New("a Pod admission refuses for what its namespace asks of Pods")
+	for _, tc := range []struct {
+		ns, what string
+		// refuse sets the namespace up to refuse the Pod; admit changes
+		// it to let the Pod in.
+		refuse, admit            func(t *testing.T, c *clients, ns string)
+		refusal, waitsOn, advice string
+	}{{
+		ns: "podquotas", what: "a ResourceQuota limiting what it does not specify",
+		refuse: func(t *testing.T, c *clients, ns string) {
+			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: compute, namespace: %s}, spec: {hard: {limits.cpu: "2", pods: "10"}}}`, ns))
 			eventually(t, 30*time.Second, "the quota controller to count the quota's usage", func() (bool, string) {
 				q := c.mustGet(t, "v1", "ResourceQuota", ns, "compute")
 				_, counted, _ := unstructured.NestedString(q.Object, "status", "used", "limits.cpu")
 				return counted, fmt.Sprint(q.Object["status"])
 			})
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Sleeper, metadata: {name: unbounded, namespace: %s}, spec: {note: waiting}}", ns))
-			refuseRepeatedly(t, c, "Sleeper", ns, "unbounded", 14, "failed quota: compute: must specify limits.cpu for: app", func(i int) string {
+		},
+		admit: func(t *testing.T, c *clients, ns string) {
+			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: compute, namespace: %s}, spec: {hard: {pods: "10"}}}`, ns))
+		},
+		refusal: "failed quota: compute: must specify limits.cpu for: app",
+		waitsOn: "; it is applied as soon as ResourceQuota podquotas/compute allows it",
+		advice:  "What to do: ResourceQuota compute in namespace podquotas limits what Pod unbounded does not specify (above): set those requests and limits in resource pod's template, or take them out of the quota's hard limits (kubectl edit resourcequota compute -n podquotas)",
+	}, {
+		ns: "podlevels", what: "its namespace's Pod Security level",
+		refuse: func(t *testing.T, c *clients, ns string) {
+			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: restricted}}}`, ns))
+		},
+		admit: func(t *testing.T, c *clients, ns string) {
+			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: Namespace, metadata: {name: %s, labels: {pod-security.kubernetes.io/enforce: baseline}}}`, ns))
+		},
+		refusal: `violates PodSecurity "restricted:latest"`,
+		waitsOn: "; it is applied as soon as the template, or the label pod-security.kubernetes.io/enforce of namespace podlevels, allows it",
+		advice:  "What to do: namespace podlevels enforces the restricted Pod Security Standard (its label pod-security.kubernetes.io/enforce), which Pod unbounded does not meet: set in resource pod's template what the message asks",
+	}} {
+		f = f.Assess("says what refused it, and is applied within seconds of its change: "+tc.what, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, tc.ns)
+			c.apply(t, sleeperRGD)
+			c.waitRGDActive(t, "sleeper")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Sleeper", tc.ns)
+			tc.refuse(t, c, tc.ns)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Sleeper, metadata: {name: unbounded, namespace: %s}, spec: {note: waiting}}", tc.ns))
+			refuseRepeatedly(t, c, "Sleeper", tc.ns, "unbounded", 14, tc.refusal, func(i int) string {
 				return fmt.Sprintf(`{"spec":{"note":"waiting-%d"}}`, i)
 			})
-			u := c.mustGet(t, "kro.run/v1alpha1", "Sleeper", ns, "unbounded")
-			if msg := condition(u, v1alpha1.ConditionResourcesReady).Message; !strings.HasSuffix(msg, "; it is applied as soon as ResourceQuota "+ns+"/compute allows it") {
-				t.Errorf("the refusal says %q; want it to name the quota it waits on", msg)
+			u := c.mustGet(t, "kro.run/v1alpha1", "Sleeper", tc.ns, "unbounded")
+			if msg := condition(u, v1alpha1.ConditionResourcesReady).Message; !strings.HasSuffix(msg, tc.waitsOn) {
+				t.Errorf("the refusal says %q; want it to end %q", msg, tc.waitsOn)
 			}
-			out, err := kro(t, cfg, nil, "why-not-ready", "sleeper", "unbounded", "-n", ns)
-			if !strings.Contains(out, "What to do: ResourceQuota compute in namespace "+ns+" limits what Pod unbounded does not specify (above): set those requests and limits in resource pod's template, or take them out of the quota's hard limits (kubectl edit resourcequota compute -n "+ns+")") {
-				t.Errorf("why-not-ready of a Pod a quota refuses for what it does not specify (err %v):\n%s", err, out)
+			out, err := kro(t, cfg, nil, "why-not-ready", "sleeper", "unbounded", "-n", tc.ns)
+			if !strings.Contains(out, tc.advice) {
+				t.Errorf("why-not-ready of the refused Pod (err %v) lacks %q:\n%s", err, tc.advice, out)
 			}
-			c.apply(t, quota(`pods: "10"`))
-			c.activeSoonAfter(t, "Sleeper", ns, "unbounded", time.Now(), "the quota stopped limiting what it does not specify")
-			if pod := c.mustGet(t, "v1", "Pod", ns, "unbounded"); pod.GetAnnotations()["note"] != "waiting-13" {
+			tc.admit(t, c, tc.ns)
+			c.activeSoonAfter(t, "Sleeper", tc.ns, "unbounded", time.Now(), "what refused it changed")
+			if pod := c.mustGet(t, "v1", "Pod", tc.ns, "unbounded"); pod.GetAnnotations()["note"] != "waiting-13" {
 				t.Errorf("Pod annotations: %v", pod.GetAnnotations())
 			}
-			c.delete(t, "kro.run/v1alpha1", "Sleeper", ns, "unbounded")
+			c.delete(t, "kro.run/v1alpha1", "Sleeper", tc.ns, "unbounded")
 			return ctx
-		}).
-		Feature()
-	testenv.Test(t, f)
+		})
+	}
+	testenv.Test(t, f.Feature())
 }
 
 const sleeperRGD = `
