@@ -21,6 +21,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/limitrange"
 	"github.com/kro-agent/kro-agent/pkg/podsecurity"
 	"github.com/kro-agent/kro-agent/pkg/quota"
 )
@@ -324,6 +325,10 @@ func admissionAdvice(message string, r *Row, made bool) string {
 	if level, ok := podsecurity.RefusedAt(message); ok {
 		return fmt.Sprintf("namespace %s enforces the %s Pod Security Standard (its label %s), which %s does not meet: set in resource %s's template what the message asks, or, if the namespace is meant to run such Pods, have its label name a level they meet; %seither change",
 			r.Namespace, level, podsecurity.EnforceLabel, refused, r.NodeID, then)
+	}
+	if limitrange.Refused(message) {
+		return fmt.Sprintf("a LimitRange of namespace %s does not allow what %s asks for (kubectl describe limitrange -n %s shows them): change the values in resource %s's template (or the instance's fields they come from), or the LimitRange; %seither change",
+			r.Namespace, refused, r.Namespace, r.NodeID, then)
 	}
 	refusal, ok := quota.RefusedBy(message)
 	if !ok {

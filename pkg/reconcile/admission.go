@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
 )
 
 // admissionResources decide, beyond the API server's built-in checks,
@@ -61,7 +62,7 @@ func (a *admissionWatch) start() {
 	ctx := a.begin()
 	for _, gvr := range admissionResources {
 		// That something changed is all that is read.
-		watchNames(ctx, a.client, gvr, false, func(string) { a.changed() }, a.log,
+		watchNames(ctx, a.client, gvr, false, func(cache.ObjectName) { a.changed() }, a.log,
 			"instances whose writes it refuses are retried with backoff only")
 	}
 }

@@ -443,8 +443,8 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		// the backoff.
 		r.quotasAwaited = waitAlso(r.quotasAwaited, refusal.quota)
 		err = refusal
-	} else if refusal, ok := asPodSecurityRefusal(err, u.GetNamespace()); ok {
-		// Tried again when the namespace's labels change.
+	} else if refusal, ok := asNamespacePolicyRefusal(err, u.GetNamespace()); ok {
+		// Tried again when the namespace or its LimitRanges change.
 		r.namespacesAwaited = waitAlso(r.namespacesAwaited, refusal.namespace)
 		err = refusal
 	} else if apierrors.IsForbidden(err) && live == nil {

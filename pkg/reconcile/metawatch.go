@@ -14,12 +14,12 @@ import (
 )
 
 // watchNames follows the names of a resource's objects by metadata until
-// ctx ends: changed is told the name of each object created (after the
-// first list, unless initial), updated or deleted. Nothing but the name
+// ctx ends: changed is told the namespace and name of each object created
+// (after the first list, unless initial), updated or deleted. Nothing but the name
 // is kept. Without list and watch on the resource, or on a cluster that
 // does not serve it, the watch stops and says so in the log: what it was
 // for then waits for the backoff alone (lost, for what).
-func watchNames(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, initial bool, changed func(name string), log logr.Logger, lost string) {
+func watchNames(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, initial bool, changed func(cache.ObjectName), log logr.Logger, lost string) {
 	inf := metadatainformer.NewFilteredMetadataInformer(client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 	_ = inf.SetTransform(func(obj any) (any, error) {
 		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
@@ -27,14 +27,14 @@ func watchNames(ctx context.Context, client metadata.Interface, gvr schema.Group
 		}
 		return obj, nil
 	})
-	name := func(obj any) string {
+	name := func(obj any) cache.ObjectName {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
 		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-			return m.Name
+			return cache.NewObjectName(m.Namespace, m.Name)
 		}
-		return ""
+		return cache.ObjectName{}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInitial bool) {

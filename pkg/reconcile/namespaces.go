@@ -10,17 +10,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/kro-agent/kro-agent/pkg/limitrange"
 	"github.com/kro-agent/kro-agent/pkg/podsecurity"
 )
 
-// namespaceWatch follows a cluster's namespaces by name, so that an
-// instance with a resource that could not be applied for want of its
-// namespace (not created yet, or being deleted) is tried again as soon as
-// the namespace is created or gone, and one with a Pod refused for the
-// namespace's Pod Security level as soon as the namespace changes, not at
-// its next retry: after a few refusals the work queue's backoff waits
-// minutes.
+// namespaceWatch follows a cluster's namespaces and LimitRanges by name,
+// so that an instance with a resource that could not be applied for want
+// of its namespace (not created yet, or being deleted) is tried again as
+// soon as the namespace is created or gone, and one refused for what the
+// namespace asks of Pods (its Pod Security level, its LimitRanges) as soon
+// as the namespace or one of its LimitRanges changes, not at its next
+// retry: after a few refusals the work queue's backoff waits minutes.
 type namespaceWatch struct {
 	client metadata.Interface
 	// retry is told the instances to try again.
@@ -36,12 +38,18 @@ func newNamespaceWatch(client metadata.Interface, retry func(InstanceKey), log l
 	return &namespaceWatch{client: client, retry: retry, log: log}
 }
 
-// start watches the cluster's namespaces until stopWatching is called.
-// The first list counts: a namespace created between a refused apply and
-// the watch's start is still noticed.
+// start watches the cluster's namespaces, and its LimitRanges, until
+// stopWatching is called. The first list of namespaces counts: a
+// namespace created between a refused apply and the watch's start is
+// still noticed.
 func (w *namespaceWatch) start() {
-	watchNames(w.begin(), w.client, corev1.SchemeGroupVersion.WithResource("namespaces"), true, w.changed, w.log,
+	ctx := w.begin()
+	watchNames(ctx, w.client, corev1.SchemeGroupVersion.WithResource("namespaces"), true,
+		func(ns cache.ObjectName) { w.changed(ns.Name) }, w.log,
 		"instances waiting for a namespace are retried with backoff only")
+	watchNames(ctx, w.client, corev1.SchemeGroupVersion.WithResource("limitranges"), false,
+		func(lr cache.ObjectName) { w.changed(lr.Namespace) }, w.log,
+		"instances a LimitRange refused are retried with backoff only")
 }
 
 // stopWatching ends the watch.
@@ -69,7 +77,7 @@ func (w *namespaceWatch) forgetKind(gvk schema.GroupVersionKind) {
 
 // changed tries again the instances waiting for a namespace that was
 // created, changed (its deletion began, or its labels changed) or
-// deleted.
+// deleted, or one of whose LimitRanges changed.
 func (w *namespaceWatch) changed(name string) {
 	for _, key := range w.waiting.waitingFor(name) {
 		w.retry(key)
@@ -93,31 +101,40 @@ func (e *namespaceUnavailable) Error() string {
 
 func (e *namespaceUnavailable) Unwrap() error { return e.err }
 
-// podSecurityRefusal is a Pod refused for not meeting the Pod Security
-// level its namespace enforces: a change of the namespace's labels may
-// lift it, so the instance waits on the namespace as for one that does
-// not exist.
-type podSecurityRefusal struct {
+// namespacePolicyRefusal is a write refused for what its namespace asks
+// of such objects: a Pod below the Pod Security level the namespace's
+// label enforces, a Pod or claim outside what the namespace's LimitRanges
+// allow. A change of the namespace or of its LimitRanges may lift it, so
+// the instance waits on the namespace as for one that does not exist.
+type namespacePolicyRefusal struct {
 	namespace string
-	err       error
+	// policy names what of the namespace refused the write.
+	policy string
+	err    error
 }
 
-func (e *podSecurityRefusal) Error() string {
-	return fmt.Sprintf("%v; it is applied as soon as the template, or the label %s of namespace %s, allows it", e.err, podsecurity.EnforceLabel, e.namespace)
+func (e *namespacePolicyRefusal) Error() string {
+	return fmt.Sprintf("%v; it is applied as soon as the template, or %s, allows it", e.err, e.policy)
 }
 
-func (e *podSecurityRefusal) Unwrap() error { return e.err }
+func (e *namespacePolicyRefusal) Unwrap() error { return e.err }
 
-// asPodSecurityRefusal tells an apply in namespace refused by Pod
-// Security admission.
-func asPodSecurityRefusal(err error, namespace string) (*podSecurityRefusal, bool) {
+// asNamespacePolicyRefusal tells an apply in namespace refused by Pod
+// Security admission or a LimitRange.
+func asNamespacePolicyRefusal(err error, namespace string) (*namespacePolicyRefusal, bool) {
 	if namespace == "" || !apierrors.IsForbidden(err) {
 		return nil, false
 	}
-	if _, ok := podsecurity.RefusedAt(err.Error()); !ok {
-		return nil, false
+	refusal := &namespacePolicyRefusal{namespace: namespace, err: err}
+	if _, ok := podsecurity.RefusedAt(err.Error()); ok {
+		refusal.policy = fmt.Sprintf("the label %s of namespace %s", podsecurity.EnforceLabel, namespace)
+		return refusal, true
 	}
-	return &podSecurityRefusal{namespace: namespace, err: err}, true
+	if limitrange.Refused(err.Error()) {
+		refusal.policy = "the LimitRanges of namespace " + namespace
+		return refusal, true
+	}
+	return nil, false
 }
 
 // asNamespaceUnavailable tells an apply in namespace refused for want of

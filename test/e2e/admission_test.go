@@ -243,9 +243,9 @@ func TestQuotaRefusalIsRetriedWhenTheQuotaChanges(t *testing.T) {
 }
 
 // A Pod that admission refuses for what the namespace asks of Pods (the
-// requests a ResourceQuota limits, its Pod Security level) waits on what
-// refused it: changing that lets it be created within seconds, however
-// many times it was refused before.
+// requests a ResourceQuota limits, its Pod Security level, its
+// LimitRanges) waits on what refused it: changing that lets it be created
+// within seconds, however many times it was refused before.
 func TestRefusedPodIsRetriedWhenWhatRefusedItChanges(t *testing.T) {
 	f := features.New("a Pod admission refuses for what its namespace asks of Pods")
 	for _, tc := range []struct {
@@ -281,6 +281,17 @@ func TestRefusedPodIsRetriedWhenWhatRefusedItChanges(t *testing.T) {
 		refusal: `violates PodSecurity "restricted:latest"`,
 		waitsOn: "; it is applied as soon as the template, or the label pod-security.kubernetes.io/enforce of namespace podlevels, allows it",
 		advice:  "What to do: namespace podlevels enforces the restricted Pod Security Standard (its label pod-security.kubernetes.io/enforce), which Pod unbounded does not meet: set in resource pod's template what the message asks",
+	}, {
+		ns: "podlimits", what: "a LimitRange of its namespace",
+		refuse: func(t *testing.T, c *clients, ns string) {
+			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: LimitRange, metadata: {name: small, namespace: %s}, spec: {limits: [{type: Pod, max: {cpu: 100m}}]}}`, ns))
+		},
+		admit: func(t *testing.T, c *clients, ns string) {
+			c.delete(t, "v1", "LimitRange", ns, "small")
+		},
+		refusal: "maximum cpu usage per Pod is 100m.  No limit is specified",
+		waitsOn: "; it is applied as soon as the template, or the LimitRanges of namespace podlimits, allows it",
+		advice:  "What to do: a LimitRange of namespace podlimits does not allow what Pod unbounded asks for (kubectl describe limitrange -n podlimits shows them): change the values in resource pod's template (or the instance's fields they come from), or the LimitRange",
 	}} {
 		f = f.Assess("says what refused it, and is applied within seconds of its change: "+tc.what, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := agentIn(t, cfg, tc.ns)
