@@ -15,10 +15,11 @@ import (
 
 // watchNames follows the names of a resource's objects by metadata until
 // ctx ends: changed is told the namespace and name of each object created
-// (after the first list, unless initial), updated or deleted. Nothing but the name
-// is kept. Without list and watch on the resource, or on a cluster that
-// does not serve it, the watch stops and says so in the log: what it was
-// for then waits for the backoff alone (lost, for what).
+// (after the first list, unless initial), updated or deleted. Nothing but
+// the namespace and name is kept. Without list and watch on the resource,
+// or on a cluster that does not serve it, the watch stops and says so in
+// the log: what it was for then waits for the backoff alone (lost, for
+// what).
 func watchNames(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, initial bool, changed func(cache.ObjectName), log logr.Logger, lost string) {
 	inf := metadatainformer.NewFilteredMetadataInformer(client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 	_ = inf.SetTransform(func(obj any) (any, error) {
