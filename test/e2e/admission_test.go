@@ -198,6 +198,28 @@ func TestNameIsTakenOnceItsHolderIsDeleted(t *testing.T) {
 	testenv.Test(t, f)
 }
 
+// quotaManifest is a ResourceQuota named name in ns with the hard limits
+// hard ("resource: quantity, ...").
+func quotaManifest(ns, name, hard string) string {
+	return fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: %s, namespace: %s}, spec: {hard: {%s}}}`, name, ns, hard)
+}
+
+// applyCountedQuota applies a ResourceQuota and waits for the quota
+// controller to count its limit and usage of resource: until then the API
+// server refuses what the quota counts for its unknown usage, not for the
+// limit a test means.
+func applyCountedQuota(t *testing.T, c *clients, ns, name, hard, resource string) {
+	t.Helper()
+	c.apply(t, quotaManifest(ns, name, hard))
+	eventually(t, 30*time.Second, "the quota controller to count the quota's usage of "+resource, func() (bool, string) {
+		q := c.mustGet(t, "v1", "ResourceQuota", ns, name)
+		want, _, _ := unstructured.NestedString(q.Object, "spec", "hard", resource)
+		limit, _, _ := unstructured.NestedString(q.Object, "status", "hard", resource)
+		_, counted, _ := unstructured.NestedString(q.Object, "status", "used", resource)
+		return limit == want && counted, fmt.Sprint(q.Object["status"])
+	})
+}
+
 func TestQuotaRefusalIsRetriedWhenTheQuotaChanges(t *testing.T) {
 	const ns = "quotas"
 	f := features.New("a write a ResourceQuota has no room for").
@@ -208,16 +230,7 @@ func TestQuotaRefusalIsRetriedWhenTheQuotaChanges(t *testing.T) {
 			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
 			// No room for any ConfigMap (each namespace has one already,
 			// kube-root-ca.crt), counted before the instance comes.
-			quota := func(hard string) string {
-				return fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: room, namespace: %s}, spec: {hard: {count/configmaps: "%s"}}}`, ns, hard)
-			}
-			c.apply(t, quota("0"))
-			eventually(t, 30*time.Second, "the quota controller to count the quota's usage", func() (bool, string) {
-				q := c.mustGet(t, "v1", "ResourceQuota", ns, "room")
-				hard, _, _ := unstructured.NestedString(q.Object, "status", "hard", "count/configmaps")
-				_, counted, _ := unstructured.NestedString(q.Object, "status", "used", "count/configmaps")
-				return hard == "0" && counted, fmt.Sprint(q.Object["status"])
-			})
+			applyCountedQuota(t, c, ns, "room", `count/configmaps: "0"`, "count/configmaps")
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: cramped, namespace: %s}, spec: {mood: waiting}}", ns))
 			refuseRepeatedly(t, c, "Mood", ns, "cramped", 14, "exceeded quota: room", func(i int) string {
 				return fmt.Sprintf(`{"spec":{"mood":"waiting-%d"}}`, i)
@@ -230,7 +243,7 @@ func TestQuotaRefusalIsRetriedWhenTheQuotaChanges(t *testing.T) {
 			if !strings.Contains(out, "What to do: ResourceQuota room in namespace "+ns+" has no room for ConfigMap cramped: raise its limits (kubectl edit resourcequota room -n "+ns+")") {
 				t.Errorf("why-not-ready of a resource a quota refuses (err %v):\n%s", err, out)
 			}
-			c.apply(t, quota("10"))
+			c.apply(t, quotaManifest(ns, "room", `count/configmaps: "10"`))
 			c.activeSoonAfter(t, "Mood", ns, "cramped", time.Now(), "its quota was raised")
 			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "cramped"); cm.Object["data"].(map[string]any)["mood"] != "waiting-13" {
 				t.Errorf("ConfigMap data: %v", cm.Object["data"])
@@ -257,15 +270,10 @@ func TestRefusedPodIsRetriedWhenWhatRefusedItChanges(t *testing.T) {
 	}{{
 		ns: "podquotas", what: "a ResourceQuota limiting what it does not specify",
 		refuse: func(t *testing.T, c *clients, ns string) {
-			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: compute, namespace: %s}, spec: {hard: {limits.cpu: "2", pods: "10"}}}`, ns))
-			eventually(t, 30*time.Second, "the quota controller to count the quota's usage", func() (bool, string) {
-				q := c.mustGet(t, "v1", "ResourceQuota", ns, "compute")
-				_, counted, _ := unstructured.NestedString(q.Object, "status", "used", "limits.cpu")
-				return counted, fmt.Sprint(q.Object["status"])
-			})
+			applyCountedQuota(t, c, ns, "compute", `limits.cpu: "2", pods: "10"`, "limits.cpu")
 		},
 		admit: func(t *testing.T, c *clients, ns string) {
-			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: compute, namespace: %s}, spec: {hard: {pods: "10"}}}`, ns))
+			c.apply(t, quotaManifest(ns, "compute", `pods: "10"`))
 		},
 		refusal: "failed quota: compute: must specify limits.cpu for: app",
 		waitsOn: "; it is applied as soon as ResourceQuota podquotas/compute allows it",
@@ -358,12 +366,7 @@ func TestWhyNotReadyNamesWhatRefusesADeploymentsPods(t *testing.T) {
 	}{{
 		ns: "podroom", what: "a ResourceQuota",
 		admit: func(t *testing.T, c *clients, ns string) {
-			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: ResourceQuota, metadata: {name: room, namespace: %s}, spec: {hard: {pods: "0"}}}`, ns))
-			eventually(t, 30*time.Second, "the quota controller to count the quota's usage", func() (bool, string) {
-				q := c.mustGet(t, "v1", "ResourceQuota", ns, "room")
-				_, counted, _ := unstructured.NestedString(q.Object, "status", "used", "pods")
-				return counted, fmt.Sprint(q.Object["status"])
-			})
+			applyCountedQuota(t, c, ns, "room", `pods: "0"`, "pods")
 		},
 		want: []string{
 			"is forbidden: exceeded quota: room, requested: pods=1, used: pods=0, limited: pods=0",
