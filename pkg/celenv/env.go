@@ -19,6 +19,8 @@ import (
 	"github.com/google/cel-go/cel"
 	celcommon "github.com/google/cel-go/common"
 	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
+	celtypes "github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/parser"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -199,8 +201,8 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 
 // fieldHint says which fields the object has that the selection with
 // expression id in src reads field of: the one most like field, or all of
-// them when they are few. It is "" when the object's type is not known on
-// its own (it is bound by a macro, say).
+// them when they are few. It is "" when the object's type is not known (a
+// dyn value, or one the checker could not type for another error).
 func (e *Env) fieldHint(src string, id int64, field string) string {
 	parsed, iss := e.env.Parse(src)
 	if iss.Err() != nil {
@@ -208,14 +210,27 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 	}
 	native := parsed.NativeRep()
 	found := celast.MatchDescendants(celast.NavigateAST(native), func(x celast.NavigableExpr) bool { return x.ID() == id })
-	if len(found) != 1 || found[0].Kind() != celast.SelectKind {
+	if len(found) != 1 {
 		return ""
 	}
-	operand, err := parser.Unparse(found[0].AsSelect().Operand(), native.SourceInfo())
+	var selected celast.Expr
+	switch x := found[0]; {
+	case x.Kind() == celast.SelectKind:
+		selected = x.AsSelect().Operand()
+	case x.Kind() == celast.CallKind && x.AsCall().FunctionName() == operators.OptSelect && len(x.AsCall().Args()) == 2:
+		selected = x.AsCall().Args()[0] // o.?field
+	default:
+		return ""
+	}
+	operand, err := parser.Unparse(selected, native.SourceInfo())
 	if err != nil {
 		return ""
 	}
-	checked, iss := e.env.Compile(operand)
+	scope, ok := macroScope(e.env, found[0], native.SourceInfo())
+	if !ok {
+		return ""
+	}
+	checked, iss := scope.Compile(operand)
 	if iss.Err() != nil {
 		return ""
 	}
@@ -234,6 +249,88 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s has %s", operand, strings.Join(names, ", "))
+}
+
+// macroScope returns env with the variables that the macros enclosing x
+// bind declared with the types the checker gives them: items.map(i, ...)
+// binds i to an element of items, cel.bind(v, init, ...) binds v to init.
+// It is false when a range or an init cannot be typed.
+func macroScope(env *cel.Env, x celast.NavigableExpr, info *celast.SourceInfo) (*cel.Env, bool) {
+	// The comprehensions whose loop or result x is in, innermost first:
+	// their range and init are outside the scope of their variables.
+	var enclosing []celast.ComprehensionExpr
+	for child := x; ; {
+		parent, ok := child.Parent()
+		if !ok {
+			break
+		}
+		if c := parent.AsComprehension(); parent.Kind() == celast.ComprehensionKind && child.ID() != c.IterRange().ID() && child.ID() != c.AccuInit().ID() {
+			enclosing = append(enclosing, c)
+		}
+		child = parent
+	}
+	typeOf := func(env *cel.Env, e celast.Expr) (*cel.Type, bool) {
+		src, err := parser.Unparse(e, info)
+		if err != nil {
+			return nil, false
+		}
+		checked, iss := env.Compile(src)
+		if iss.Err() != nil {
+			return nil, false
+		}
+		return checked.OutputType(), true
+	}
+	for _, c := range slices.Backward(enclosing) {
+		rangeType, ok := typeOf(env, c.IterRange())
+		if !ok {
+			return nil, false
+		}
+		vars := iterationVars(c, rangeType)
+		// The accumulator of a macro that iterates is hidden (@result);
+		// cel.bind's is the name it binds.
+		if accu := c.AccuVar(); isIdentifier(accu) {
+			accuType, ok := typeOf(env, c.AccuInit())
+			if !ok {
+				return nil, false
+			}
+			vars = append(vars, cel.Variable(accu, accuType))
+		}
+		var err error
+		if env, err = env.Extend(vars...); err != nil {
+			return nil, false
+		}
+	}
+	return env, true
+}
+
+// isIdentifier tells a name an expression can write from the ones macros
+// make up for themselves (@result, #unused).
+func isIdentifier(name string) bool {
+	return name != "" && !strings.HasPrefix(name, "@") && !strings.HasPrefix(name, "#") && name != "__result__"
+}
+
+// iterationVars declares the variables of comprehension c over a range
+// of type t: for one variable, a list's element or a map's key; for two,
+// a list's index and element or a map's key and value. Over a dyn range
+// they are dyn.
+func iterationVars(c celast.ComprehensionExpr, t *cel.Type) []cel.EnvOption {
+	first, second := cel.DynType, cel.DynType
+	switch params := t.Parameters(); {
+	case t.Kind() == celtypes.ListKind && len(params) == 1 && c.HasIterVar2():
+		first, second = cel.IntType, params[0]
+	case t.Kind() == celtypes.ListKind && len(params) == 1:
+		first = params[0]
+	case t.Kind() == celtypes.MapKind && len(params) == 2:
+		first, second = params[0], params[1]
+	}
+	var vars []cel.EnvOption
+	if isIdentifier(c.IterVar()) {
+		vars = append(vars, cel.Variable(c.IterVar(), first))
+	}
+	if c.HasIterVar2() {
+		vars = append(vars, cel.Variable(c.IterVar2(), second))
+	}
+	return vars
 }
 
 // Program turns a checked AST into an evaluable program, with the API

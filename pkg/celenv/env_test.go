@@ -124,8 +124,17 @@ func TestUndefinedFieldsSayWhatTheObjectHas(t *testing.T) {
 		{"schema.spec.Image", "undefined field 'Image': did you mean schema.spec.image?"},
 		{"schema.spec.zzzzz", "undefined field 'zzzzz': schema.spec has image, name, replicas"},
 		{"schema.flags.on", `undefined field 'on': schema.flags has a field true instead: YAML reads the key on as the boolean true, quote it ("on": ...)`},
-		// An operand bound by a macro has no type on its own: no hint.
-		{"items.map(i, i.spec.replica)", "undefined field 'replica'\n"},
+		// Operands bound by macros are typed as the checker types them.
+		{"items.map(i, i.spec.replica)", "undefined field 'replica': did you mean i.spec.replicas?"},
+		{"items.map(i, items.filter(j, j.spec.nme == i.spec.name))", "undefined field 'nme': did you mean j.spec.name?"},
+		{"items.all(n, i, n > 0 && i.spec.replica > 0)", "undefined field 'replica': did you mean i.spec.replicas?"},
+		{"{'a': schema.spec}.exists(k, v, k == v.nme)", "undefined field 'nme': did you mean v.name?"},
+		{"cel.bind(s, schema.spec, s.imag)", "undefined field 'imag': did you mean s.image?"},
+		{"cel.bind(s, items, s.map(i, i.spec.imag))", "undefined field 'imag': did you mean i.spec.image?"},
+		{"schema.spec.?replica.orValue(1)", "undefined field 'replica': did you mean schema.spec.replicas?"},
+		{"items.all(i, i.spec.?imag.hasValue())", "undefined field 'imag': did you mean i.spec.image?"},
+		// A range that does not compile types nothing: cel-go's words alone.
+		{"item.map(i, i.spec.replica)", "undeclared reference to 'item'"},
 		// Each of two errors gets its own, in the order of the source.
 		{"schema.spec.nme + schema.spec.imag", "undefined field 'nme': did you mean schema.spec.name?\n | schema.spec.nme + schema.spec.imag\n | ...........^\nERROR: <input>:1:30: undefined field 'imag': did you mean schema.spec.image?"},
 	} {
