@@ -213,12 +213,15 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 	if len(found) != 1 {
 		return ""
 	}
+	// selected is the object a field is read of, with the operator that
+	// reads it: o.field, or o.?field.
 	var selected celast.Expr
+	op := "."
 	switch x := found[0]; {
 	case x.Kind() == celast.SelectKind:
 		selected = x.AsSelect().Operand()
 	case x.Kind() == celast.CallKind && x.AsCall().FunctionName() == operators.OptSelect && len(x.AsCall().Args()) == 2:
-		selected = x.AsCall().Args()[0] // o.?field
+		selected, op = x.AsCall().Args()[0], ".?"
 	default:
 		return ""
 	}
@@ -243,7 +246,7 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 		return fmt.Sprintf("%s has a field %s instead: YAML reads the key %s as the boolean %s, quote it (\"%s\": ...) where the schema declares it", operand, b, field, b, field)
 	}
 	if best, ok := spelling.Closest(field, names); ok {
-		return fmt.Sprintf("did you mean %s.%s?", operand, best)
+		return fmt.Sprintf("did you mean %s%s%s?", operand, op, best)
 	}
 	if len(names) > maxFieldsListed {
 		return ""

@@ -131,8 +131,8 @@ func TestUndefinedFieldsSayWhatTheObjectHas(t *testing.T) {
 		{"{'a': schema.spec}.exists(k, v, k == v.nme)", "undefined field 'nme': did you mean v.name?"},
 		{"cel.bind(s, schema.spec, s.imag)", "undefined field 'imag': did you mean s.image?"},
 		{"cel.bind(s, items, s.map(i, i.spec.imag))", "undefined field 'imag': did you mean i.spec.image?"},
-		{"schema.spec.?replica.orValue(1)", "undefined field 'replica': did you mean schema.spec.replicas?"},
-		{"items.all(i, i.spec.?imag.hasValue())", "undefined field 'imag': did you mean i.spec.image?"},
+		{"schema.spec.?replica.orValue(1)", "undefined field 'replica': did you mean schema.spec.?replicas?"},
+		{"items.all(i, i.spec.?imag.hasValue())", "undefined field 'imag': did you mean i.spec.?image?"},
 		// A range that does not compile types nothing: cel-go's words alone.
 		{"item.map(i, i.spec.replica)", "undeclared reference to 'item'"},
 		// Each of two errors gets its own, in the order of the source.
