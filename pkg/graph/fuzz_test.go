@@ -35,6 +35,8 @@ func FuzzCompile(f *testing.F) {
 		`spec: {schema: {apiVersion: v1alpha1, kind: A, spec: {a: "[]string"}, status: {first: "${cm.data.?x.orValue('')}"}}, resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.a[0]}"}, data: {x: "${schema.spec.a.join(',')}"}}, readyWhen: ["${cm.data.x != ''}"], includeWhen: ["${size(schema.spec.a) > 0}"]}]}`,
 		`spec: {schema: {apiVersion: v1alpha1, kind: A, types: {P: {port: integer}}, spec: {p: P, m: "map[string]P"}}, resources: [{id: svc, template: {apiVersion: v1, kind: Service, metadata: {name: x}, spec: {ports: [{port: "${schema.spec.p.port}"}]}}}, {id: ext, externalRef: {apiVersion: v1, kind: Secret, metadata: {name: "${svc.metadata.name}"}}}]}`,
 		`spec: {schema: {apiVersion: v1alpha1, kind: A, status: {conditions: [{type: Up, status: "${a.status.?readyReplicas.orValue(0) > 0}", message: "${'x'}", polarity: Negative}]}}, resources: [{id: a, template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: "${b.metadata.name}"}}}, {id: b, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}}]}`,
+		// An undefined field under macros: its hint types what they bind.
+		`spec: {schema: {apiVersion: v1alpha1, kind: A, spec: {n: "integer | default=2"}, status: {names: "${cms.map(c, cel.bind(m, c.metadata, m.nme)).size()}"}}, resources: [{id: cms, forEach: [{i: "${lists.range(schema.spec.n)}"}], template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "c-${string(i)}"}}}]}`,
 	} {
 		f.Add([]byte(doc))
 	}
