@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -37,8 +38,10 @@ type statusOptions struct {
 	*Options
 	output, color string
 	allNamespaces bool
-	watch         bool
-	interval      time.Duration
+	// selector is a label query the listed instances must match.
+	selector string
+	watch    bool
+	interval time.Duration
 }
 
 func newStatusCommand(parent *Options) *cobra.Command {
@@ -48,11 +51,12 @@ func newStatusCommand(parent *Options) *cobra.Command {
 		Short: "One line per instance: state, Ready, reason and age",
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
-are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance. --watch
-redraws the table whenever it changes.`,
+are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; --selector
+keeps the instances whose labels match. --watch redraws the table whenever it changes.`,
 		Example: `  kubectl kro status -A
   kubectl kro status webapp
   kubectl kro status rgd webapp
+  kubectl kro status webapp -l team=payments -A
   kubectl kro status webapp demo --watch`,
 		Args: func(_ *cobra.Command, args []string) error {
 			_, err := statusArgs(args)
@@ -64,11 +68,15 @@ redraws the table whenever it changes.`,
 			if err != nil {
 				return err
 			}
+			if _, err := labels.Parse(o.selector); err != nil {
+				return fmt.Errorf("--selector %q: %w", o.selector, err)
+			}
 			return o.run(cmd.Context(), args)
 		},
 	}
 	addOutputFlag(cmd, &o.output, "", "json", "yaml")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "redraw when anything changes")
 	cmd.Flags().DurationVar(&o.interval, "watch-interval", time.Second, "how often --watch looks for changes")
 	addColorFlag(cmd, &o.color)
@@ -134,6 +142,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	if err != nil {
 		return nil, err
 	}
+	if asked.instance != "" && o.selector != "" {
+		return nil, fmt.Errorf("an instance's NAME and --selector cannot be given together: the selector picks the instances of %s", args[0])
+	}
 	var rows []InstanceStatusRow
 	for _, k := range kinds {
 		var m *meta.RESTMapping
@@ -156,7 +167,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 				items = []unstructured.Unstructured{*u}
 				return nil
 			}
-			list, err := ri.List(ctx, metav1.ListOptions{})
+			list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: o.selector})
 			if err != nil {
 				return err
 			}

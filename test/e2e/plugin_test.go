@@ -712,6 +712,24 @@ func TestPlugin(t *testing.T) {
 			if err != nil || !strings.Contains(ofRGD, "pool") || strings.Contains(ofRGD, "WebApp") {
 				t.Errorf("status of one RGD's instances: %v\n%s", err, ofRGD)
 			}
+			// -l keeps the instances whose labels match, as kubectl get -l.
+			c := newClients(t, cfg)
+			if _, err := c.resource(t, "kro.run/v1alpha1", "WorkerPool").Namespace(ns).Patch(ctx, "pool", types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"platform"}}}`), metav1.PatchOptions{FieldManager: "someone"}); err != nil {
+				t.Fatal(err)
+			}
+			labelled, err := kro(t, cfg, nil, "status", "-n", ns, "-l", "team=platform")
+			if err != nil || !strings.Contains(labelled, "pool") || strings.Contains(labelled, "WebApp") {
+				t.Errorf("status -l team=platform: %v\n%s", err, labelled)
+			}
+			if none, err := kro(t, cfg, nil, "status", "webapp", "-n", ns, "-l", "team=platform"); err != nil || !strings.Contains(none, "No instances found.") {
+				t.Errorf("status of a kind none of whose instances match -l: %v\n%s", err, none)
+			}
+			if _, err := kro(t, cfg, nil, "status", "workerpool/pool", "-n", ns, "-l", "team=platform"); err == nil || !strings.Contains(err.Error(), "NAME and --selector cannot be given together") {
+				t.Errorf("status of one instance with -l: want an error, got %v", err)
+			}
+			if _, err := kro(t, cfg, nil, "status", "-n", ns, "-l", "team in (platform"); err == nil || !strings.Contains(err.Error(), `--selector "team in (platform"`) {
+				t.Errorf("status with a selector that does not parse: want an error naming it, got %v", err)
+			}
 			if _, err := kro(t, cfg, nil, "tree", "rgd", "webapp"); err == nil || !strings.Contains(err.Error(), "ResourceGraphDefinition webapp is not an instance: it serves WebApp") {
 				t.Errorf("tree of an RGD: want an error naming the kind it serves, got %v", err)
 			}
