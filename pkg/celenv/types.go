@@ -2,6 +2,9 @@ package celenv
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/google/cel-go/common/types"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -201,3 +204,102 @@ func SchemaOf(t *types.Type) (*extv1.JSONSchemaProps, error) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// HoldsDyn reports whether values of type t are typed only at run time, in
+// whole or in part: dyn, or a list, map or optional holding dyn.
+func HoldsDyn(t *types.Type) bool {
+	if t == nil || t.Kind() == types.DynKind || t.Kind() == types.AnyKind {
+		return true
+	}
+	return slices.ContainsFunc(t.Parameters(), HoldsDyn)
+}
+
+// ValueFits checks a value computed at run time (JSON-like, as
+// cellib.Native makes it) against the type of the field it is written
+// into, for expressions whose type was left to run time (dyn): a string
+// where a number goes, an object where a list goes, is refused here with
+// the value and the types, rather than by the API server in the words of
+// its decoder. Integers and doubles both pass for a number (the API server
+// judges fractions), and null passes (it unsets the field). Object fields
+// the type does not declare are left to the API server too.
+func ValueFits(want *apiservercel.DeclType, v any) error {
+	return valueFits(want, v, "", 0)
+}
+
+// valueFits is ValueFits of the part of a value at the path at.
+func valueFits(want *apiservercel.DeclType, v any, at string, depth int) error {
+	if want == nil || v == nil || depth > maxDepth {
+		return nil
+	}
+	fits := true
+	switch want.CelType().Kind() {
+	case types.IntKind, types.UintKind, types.DoubleKind:
+		switch v.(type) {
+		case int64, float64:
+		default:
+			fits = false
+		}
+	case types.StringKind, types.BytesKind, types.TimestampKind, types.DurationKind:
+		_, fits = v.(string)
+	case types.BoolKind:
+		_, fits = v.(bool)
+	case types.ListKind:
+		list, ok := v.([]any)
+		fits = ok
+		for i, item := range list {
+			if err := valueFits(want.ElemType, item, fmt.Sprintf("%s[%d]", at, i), depth+1); err != nil {
+				return err
+			}
+		}
+	case types.MapKind, types.StructKind:
+		obj, ok := v.(map[string]any)
+		fits = ok
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			elem := want.ElemType
+			if want.IsObject() {
+				f, declared := want.Fields[k]
+				if !declared {
+					continue
+				}
+				elem = f.Type
+			}
+			if err := valueFits(elem, obj[k], at+"."+k, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	if fits {
+		return nil
+	}
+	expects := TypeName(want)
+	if want.IsObject() {
+		expects = "an object"
+	}
+	if at == "" {
+		return fmt.Errorf("is %s, but the field expects %s", describeValue(v), expects)
+	}
+	return fmt.Errorf("holds %s at %s, where %s is expected", describeValue(v), strings.TrimPrefix(at, "."), expects)
+}
+
+// describeValue says what a JSON-like value is, for errors: a scalar with
+// its type, a list or an object by what it is.
+func describeValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		if r := []rune(v); len(r) > 40 {
+			v = string(r[:37]) + "..."
+		}
+		return fmt.Sprintf("%q (a string)", v)
+	case int64:
+		return fmt.Sprintf("%d (an int)", v)
+	case float64:
+		return fmt.Sprintf("%v (a double)", v)
+	case bool:
+		return fmt.Sprintf("%t (a bool)", v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%v", v)
+}

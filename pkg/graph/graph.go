@@ -13,6 +13,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -161,6 +162,11 @@ type Field struct {
 	// Schema is the OpenAPI schema of the field (status fields only: the
 	// inferred type written into the CRD).
 	Schema *extv1.JSONSchemaProps
+	// Expects is the type of the template field a standalone expression
+	// writes into, kept when the expression's own type leaves some of
+	// its value to run time (dyn), so that the value can be checked
+	// before it is applied (celenv.ValueFits).
+	Expects *apiservercel.DeclType
 }
 
 // Standalone reports whether the field's whole value is one expression.

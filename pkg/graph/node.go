@@ -305,6 +305,9 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 					celenv.TypeString(out.Exprs[0].Type), celenv.TypeName(want))))
 				return nil
 			}
+			if celenv.HoldsDyn(out.Exprs[0].Type) {
+				out.Expects = want
+			}
 		}
 		return out
 	}

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -120,5 +121,83 @@ spec:
 `)
 	if err == nil {
 		t.Error("a field of a string was read without error")
+	}
+}
+
+// A free-form value written into a typed field is checked when it is
+// computed: the error names the field, the expression, the value and the
+// type the field takes, where the API server would say only "expected
+// string, got &value.valueUnstructured{Value:5}".
+func TestFreeFormValuesAreCheckedAgainstTheirFields(t *testing.T) {
+	g := compileRGD(t, `
+spec:
+  schema: {apiVersion: v1alpha1, kind: Values, spec: {cfg: object}}
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: x}
+      data: {count: "${schema.spec.cfg.count}"}
+  - id: svc
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: x}
+      spec:
+        ports: ${schema.spec.cfg.ports}
+        selector: ${schema.spec.cfg.labels}
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: x}
+      spec:
+        replicas: ${schema.spec.cfg.replicas}
+        selector: {matchLabels: {app: x}}
+        template:
+          metadata: {labels: {app: x}}
+          spec:
+            containers:
+            - name: c
+              image: "${schema.spec.cfg.image}:1"
+              resources: {limits: {cpu: "${schema.spec.cfg.cpu}"}}
+              ports: [{containerPort: 80, protocol: "${schema.spec.cfg.protocol}"}]
+            activeDeadlineSeconds: ${schema.spec.cfg.deadline}
+`)
+	render := func(id, cfg string) error {
+		s := NewScope(g, obj(t, `{metadata: {name: v, namespace: default}, spec: {cfg: `+cfg+`}}`))
+		_, err := Render(g.Node(id), s)
+		return err
+	}
+	for _, tc := range []struct {
+		id, cfg, want string
+	}{
+		{"cm", `{count: "5"}`, ""},
+		{"cm", `{count: 5}`, `data.count: ${schema.spec.cfg.count} is 5 (an int), but the field expects string`},
+		{"deploy", `{replicas: 3, image: nginx, cpu: 1, protocol: TCP, deadline: 30}`, ""},
+		// A quantity is a number or a string, as the API server takes it.
+		{"deploy", `{replicas: 3, image: nginx, cpu: 500m, protocol: TCP, deadline: 30}`, ""},
+		{"deploy", `{replicas: 3, image: nginx, cpu: 1, protocol: TCP, deadline: "30"}`, `is "30" (a string), but the field expects int`},
+		{"deploy", `{replicas: 3, image: nginx, cpu: 1, protocol: 6, deadline: 30}`, `is 6 (an int), but the field expects string`},
+		// A double is a number; the API server judges fractions.
+		{"deploy", `{replicas: 3.0, image: nginx, cpu: 1, protocol: TCP, deadline: 30}`, ""},
+		{"deploy", `{replicas: "3", image: nginx, cpu: 1, protocol: TCP, deadline: 30}`, `spec.replicas: ${schema.spec.cfg.replicas} is "3" (a string), but the field expects int`},
+		// Embedded in text, a value must be a string, as before.
+		{"deploy", `{replicas: 1, image: 1, cpu: 1, protocol: TCP, deadline: 30}`, "gave int64, not a string"},
+		// targetPort is an int or a string; null unsets a field.
+		{"svc", `{ports: [{port: 80, targetPort: http}, {port: 81, targetPort: 8081}], labels: null}`, ""},
+		{"svc", `{ports: [{port: 80}, {port: "81"}]}`, `spec.ports: ${schema.spec.cfg.ports} holds "81" (a string) at [1].port, where int is expected`},
+		{"svc", `{ports: {port: 80}}`, `spec.ports: ${schema.spec.cfg.ports} is an object, but the field expects list(`},
+		{"svc", `{ports: [], labels: {app: true}}`, `spec.selector: ${schema.spec.cfg.labels} holds true (a bool) at app, where string is expected`},
+		{"svc", `{ports: [80]}`, `holds 80 (an int) at [0], where an object is expected`},
+	} {
+		err := render(tc.id, tc.cfg)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s with cfg %s: %v", tc.id, tc.cfg, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s with cfg %s: error %v, want it to contain %q", tc.id, tc.cfg, err, tc.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
@@ -27,7 +28,15 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 		if err != nil {
 			return nil, false, fmt.Errorf("%s: %w", f.Path, err)
 		}
-		return v, v != absent, nil
+		if v == absent {
+			return v, false, nil
+		}
+		// A value typed only now: refused here, naming the expression,
+		// rather than by the API server in its decoder's words.
+		if err := celenv.ValueFits(f.Expects, v); err != nil {
+			return nil, false, fmt.Errorf("%s: ${%s} %w", f.Path, f.Exprs[0].Source, err)
+		}
+		return v, true, nil
 	}
 	var b strings.Builder
 	i := 0

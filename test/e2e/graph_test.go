@@ -976,6 +976,57 @@ spec:
 	testenv.Test(t, f)
 }
 
+// A value of a free-form field of the instance written into a typed field
+// of a resource is checked when it is computed: the instance is FAILED with
+// the field, the expression, the value and the type the field takes, and
+// nothing is applied, until the instance is fixed.
+func TestFreeFormValueOfTheWrongTypeIsNamed(t *testing.T) {
+	const ns = "free-form-values"
+	const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: free-values}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: FreeValues
+    spec: {cfg: object}
+  resources:
+  - id: settings
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}"}
+      data: {count: "${schema.spec.cfg.count}"}
+`
+	instance := func(count string) string {
+		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: FreeValues, metadata: {name: app, namespace: %s}, spec: {cfg: {count: %s}}}", ns, count)
+	}
+	f := features.New("free-form values").
+		Assess("a number where a string goes is FAILED, naming both", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, rgd)
+			c.waitRGDActive(t, "free-values")
+			c.apply(t, instance("5"))
+			inst := c.waitState(t, "kro.run/v1alpha1", "FreeValues", ns, "app", v1alpha1.InstanceFailed)
+			want := "resource settings: data.count: ${schema.spec.cfg.count} is 5 (an int), but the field expects string"
+			if cond := condition(inst, "GraphResolved"); cond == nil || cond.Status != metav1.ConditionFalse || cond.Message != want {
+				t.Errorf("GraphResolved = %+v, want the message %q", cond, want)
+			}
+			if _, err := c.get(t, "v1", "ConfigMap", ns, "app"); !apierrors.IsNotFound(err) {
+				t.Errorf("the ConfigMap was applied with a value of the wrong type: %v", err)
+			}
+			c.apply(t, instance(`"5"`))
+			c.waitState(t, "kro.run/v1alpha1", "FreeValues", ns, "app", v1alpha1.InstanceActive)
+			if got, _, _ := unstructured.NestedString(c.mustGet(t, "v1", "ConfigMap", ns, "app").Object, "data", "count"); got != "5" {
+				t.Errorf("data.count = %q, want 5", got)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
 // shelfRGD projects fields of the first item of a collection into an
 // object of the status: with no items, they have no inputs.
 const shelfRGD = `
