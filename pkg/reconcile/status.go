@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"sync"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -64,10 +64,20 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 		return err
 	}
 	next[graph.StatusConditions] = conds["conditions"]
-	if equality.Semantic.DeepEqual(normalize(old), normalize(next)) {
+	// Compared as JSON, which sorts keys and writes int and int64, typed
+	// and untyped slices alike: most runs end here, with nothing to write.
+	from, err := json.Marshal(old)
+	if err != nil {
+		return err
+	}
+	to, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(from, to) {
 		return nil
 	}
-	body, err := statusPatch(old, next)
+	body, err := statusPatch(from, to)
 	if err != nil {
 		return err
 	}
@@ -85,31 +95,23 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 	return nil
 }
 
-// statusPatch is the merge patch from the status old to next: fields that
-// are gone are nulled, also within objects (a merge patch merges them, and
-// a projected field omitted because its inputs are gone would otherwise
-// keep its last value).
-func statusPatch(old, next map[string]any) ([]byte, error) {
-	if old == nil {
-		old = map[string]any{}
+// statusPatch is the merge patch from the status old to next, as JSON
+// ("null" for no status yet): fields that are gone are nulled, also within
+// objects (a merge patch merges them, and a projected field omitted
+// because its inputs are gone would otherwise keep its last value).
+func statusPatch(old, next []byte) ([]byte, error) {
+	if bytes.Equal(old, []byte("null")) {
+		old = []byte("{}")
 	}
-	from, err := json.Marshal(old)
-	if err != nil {
-		return nil, err
-	}
-	to, err := json.Marshal(next)
-	if err != nil {
-		return nil, err
-	}
-	patch, err := jsonpatch.CreateMergePatch(from, to)
+	patch, err := jsonpatch.CreateMergePatch(old, next)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(map[string]json.RawMessage{"status": patch})
 }
 
-// normalize round-trips through JSON so that int and int64, typed and
-// untyped slices compare equal.
+// normalize returns a plain copy of v, as a JSON decoder makes it: numbers
+// float64, slices untyped.
 func normalize(v any) any {
 	b, _ := json.Marshal(v)
 	var out any

@@ -71,7 +71,7 @@ func TestStatusMemoReadKeepsEchoesOut(t *testing.T) {
 func TestStatusPatchNullsWhatIsGoneAtEveryLevel(t *testing.T) {
 	old := map[string]any{"state": "ACTIVE", "gone": "x", "first": map[string]any{"name": "s-dune", "count": 1}, "all": []any{"a", "b"}}
 	next := map[string]any{"state": "ACTIVE", "first": map[string]any{"count": 0}, "all": []any{"a"}}
-	got, err := statusPatch(old, next)
+	got, err := statusPatch(asJSON(t, old), asJSON(t, next))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,16 @@ func TestStatusPatchNullsWhatIsGoneAtEveryLevel(t *testing.T) {
 	if !reflect.DeepEqual(patch, want) {
 		t.Errorf("patch = %s, want %v", got, want)
 	}
-	if got, err := statusPatch(nil, map[string]any{"state": "IN_PROGRESS"}); err != nil || string(got) != `{"status":{"state":"IN_PROGRESS"}}` {
+	if got, err := statusPatch(asJSON(t, map[string]any(nil)), asJSON(t, map[string]any{"state": "IN_PROGRESS"})); err != nil || string(got) != `{"status":{"state":"IN_PROGRESS"}}` {
 		t.Errorf("patch of a first status = %s, %v", got, err)
 	}
+}
+
+func asJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
