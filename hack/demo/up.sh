@@ -24,6 +24,12 @@ if [[ -f "$state/agent.pid" ]] && kill -0 "$(cat "$state/agent.pid")" 2>/dev/nul
   kill "$(cat "$state/agent.pid")"
   while kill -0 "$(cat "$state/agent.pid")" 2>/dev/null; do sleep 0.2; done
 fi
+# Readiness is asked of its health port: anything already answering there
+# (an agent started by hand) would pass for it.
+if curl -s -o /dev/null http://127.0.0.1:18081/readyz 2>/dev/null; then
+  echo "another process serves 127.0.0.1:18081, the demo agent's health port (a kro-agent started by hand?); stop it and run make demo again" >&2
+  exit 1
+fi
 nohup setsid bin/kro-agent --kubeconfig "$kubeconfig" \
   --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 \
   --webhook-bind-address=127.0.0.1:19443 --webhook-url=https://127.0.0.1:19443 \
