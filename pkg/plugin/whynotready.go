@@ -224,6 +224,15 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	}
 	tree, _ := c.buildTree(ctx, s)
 	where := c.members(s)
+	if r, cond := failsToRender(inst, tree); r != nil {
+		// Named by the agent: the earliest missing resource may be
+		// another, waiting on it or failing too, and the one that fails
+		// may still exist as it was last rendered.
+		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) cannot be rendered from %s's values", r.NodeID, r.Kind, instRef),
+			Details: []string{conditionLine(*cond)}, Events: c.recentEvents(ctx, inst)}
+		_, d.Advice = creationBlocked(inst)
+		return d
+	}
 	for i := range tree.Rows {
 		r := &tree.Rows[i]
 		if r.Ready == VerdictExternal && r.blocking != "" {
@@ -386,6 +395,26 @@ func externalDiagnosis(ctx context.Context, r *Row, s *subject, where *cluster) 
 		d.Advice = "kro-agent's role needs get, list and watch on its kind (see the README); the error above is what the API server answered"
 	}
 	return d
+}
+
+// failsToRender returns the resource the instance's GraphResolved
+// condition says its values do not render ("resource ID: ..."), with the
+// condition; nil when it names none of the tree's.
+func failsToRender(inst *unstructured.Unstructured, tree *Tree) (*Row, *metav1.Condition) {
+	cond := findCondition(inst, v1alpha1.ConditionGraphResolved)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonResolveFailed {
+		return nil, nil
+	}
+	id, _, ok := strings.Cut(strings.TrimPrefix(cond.Message, "resource "), ":")
+	if !ok || !strings.HasPrefix(cond.Message, "resource ") || tree == nil {
+		return nil, nil
+	}
+	for i := range tree.Rows {
+		if tree.Rows[i].NodeID == id {
+			return &tree.Rows[i], cond
+		}
+	}
+	return nil, nil
 }
 
 // creationBlocked returns the instance's condition that says why kro-agent

@@ -998,16 +998,21 @@ spec:
       kind: ConfigMap
       metadata: {name: "${schema.metadata.name}"}
       data: {count: "${schema.spec.cfg.count}"}
+  - id: named
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.cfg.name}"}
 `
-	instance := func(count string) string {
-		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: FreeValues, metadata: {name: app, namespace: %s}, spec: {cfg: {count: %s}}}", ns, count)
+	instance := func(count, name string) string {
+		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: FreeValues, metadata: {name: app, namespace: %s}, spec: {cfg: {count: %s, name: %s}}}", ns, count, name)
 	}
 	f := features.New("free-form values").
 		Assess("a number where a string goes is FAILED, naming both", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := agentIn(t, cfg, ns)
 			c.apply(t, rgd)
 			c.waitRGDActive(t, "free-values")
-			c.apply(t, instance("5"))
+			c.apply(t, instance("5", "first"))
 			inst := c.waitState(t, "kro.run/v1alpha1", "FreeValues", ns, "app", v1alpha1.InstanceFailed)
 			want := "resource settings: data.count: ${schema.spec.cfg.count} is 5 (an int), but the field expects string"
 			if cond := condition(inst, "GraphResolved"); cond == nil || cond.Status != metav1.ConditionFalse || cond.Message != want {
@@ -1016,10 +1021,23 @@ spec:
 			if _, err := c.get(t, "v1", "ConfigMap", ns, "app"); !apierrors.IsNotFound(err) {
 				t.Errorf("the ConfigMap was applied with a value of the wrong type: %v", err)
 			}
-			c.apply(t, instance(`"5"`))
+			c.apply(t, instance(`"5"`, "first"))
 			c.waitState(t, "kro.run/v1alpha1", "FreeValues", ns, "app", v1alpha1.InstanceActive)
 			if got, _, _ := unstructured.NestedString(c.mustGet(t, "v1", "ConfigMap", ns, "app").Object, "data", "count"); got != "5" {
 				t.Errorf("data.count = %q, want 5", got)
+			}
+			return ctx
+		}).
+		Assess("why-not-ready names the resource that fails, not the first one missing", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// settings exists as last rendered; named is renamed, so its
+			// new object is missing.
+			c.apply(t, instance("6", "second"))
+			c.waitState(t, "kro.run/v1alpha1", "FreeValues", ns, "app", v1alpha1.InstanceFailed)
+			out, err := kro(t, cfg, nil, "why-not-ready", "freevalues", "app", "-n", ns)
+			if err == nil || !strings.Contains(out, "Root cause: resource settings (ConfigMap) cannot be rendered from FreeValues/app's values") ||
+				!strings.Contains(out, "is 6 (an int), but the field expects string") || !strings.Contains(out, "fix the instance's spec or the RGD") {
+				t.Errorf("why-not-ready: %v\n%s", err, out)
 			}
 			return ctx
 		}).
