@@ -173,6 +173,15 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		}
 	}
 	where.markConflicts(ctx, t.Rows, s)
+	if id, _ := unrendered(inst); id != "" {
+		// What exists of it was rendered from earlier values: ready as
+		// it is, but not what the instance now asks.
+		for i := range t.Rows {
+			if r := &t.Rows[i]; r.NodeID == id && r.Reason == "" {
+				r.Reason = "not rendered from the instance's values (GraphResolved)"
+			}
+		}
+	}
 	return t, nil
 }
 

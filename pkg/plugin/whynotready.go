@@ -397,16 +397,30 @@ func externalDiagnosis(ctx context.Context, r *Row, s *subject, where *cluster) 
 	return d
 }
 
-// failsToRender returns the resource the instance's GraphResolved
-// condition says its values do not render ("resource ID: ..."), with the
-// condition; nil when it names none of the tree's.
-func failsToRender(inst *unstructured.Unstructured, tree *Tree) (*Row, *metav1.Condition) {
+// unrendered returns the node the instance's GraphResolved condition
+// says its values do not render ("resource ID: ..."), with the condition;
+// "" when the condition names none.
+func unrendered(inst *unstructured.Unstructured) (string, *metav1.Condition) {
 	cond := findCondition(inst, v1alpha1.ConditionGraphResolved)
 	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonResolveFailed {
-		return nil, nil
+		return "", nil
 	}
-	id, _, ok := strings.Cut(strings.TrimPrefix(cond.Message, "resource "), ":")
-	if !ok || !strings.HasPrefix(cond.Message, "resource ") || tree == nil {
+	rest, ok := strings.CutPrefix(cond.Message, "resource ")
+	if !ok {
+		return "", nil
+	}
+	id, _, ok := strings.Cut(rest, ":")
+	if !ok {
+		return "", nil
+	}
+	return id, cond
+}
+
+// failsToRender returns the row of the resource the instance's values do
+// not render, with the condition that says so; nil when there is none.
+func failsToRender(inst *unstructured.Unstructured, tree *Tree) (*Row, *metav1.Condition) {
+	id, cond := unrendered(inst)
+	if id == "" || tree == nil {
 		return nil, nil
 	}
 	for i := range tree.Rows {

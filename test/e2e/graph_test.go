@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -1038,6 +1039,11 @@ spec:
 			if err == nil || !strings.Contains(out, "Root cause: resource settings (ConfigMap) cannot be rendered from FreeValues/app's values") ||
 				!strings.Contains(out, "is 6 (an int), but the field expects string") || !strings.Contains(out, "fix the instance's spec or the RGD") {
 				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
+			// tree shows that the ConfigMap there is not what the values ask.
+			tree, err := kro(t, cfg, nil, "tree", "freevalues", "app", "-n", ns)
+			if err != nil || !regexp.MustCompile(`settings +ConfigMap/app .*not rendered from the instance's values \(GraphResolved\)`).MatchString(tree) {
+				t.Errorf("tree: %v\n%s", err, tree)
 			}
 			return ctx
 		}).
