@@ -124,12 +124,9 @@ spec:
 	}
 }
 
-// A free-form value written into a typed field is checked when it is
-// computed: the error names the field, the expression, the value and the
-// type the field takes, where the API server would say only "expected
-// string, got &value.valueUnstructured{Value:5}".
-func TestFreeFormValuesAreCheckedAgainstTheirFields(t *testing.T) {
-	g := compileRGD(t, `
+// freeFormIntoTypedRGD writes values of a free-form field of the instance
+// into typed fields of built-in kinds: scalars, lists of objects, maps.
+const freeFormIntoTypedRGD = `
 spec:
   schema: {apiVersion: v1alpha1, kind: Values, spec: {cfg: object}}
   resources:
@@ -164,7 +161,14 @@ spec:
               resources: {limits: {cpu: "${schema.spec.cfg.cpu}"}}
               ports: [{containerPort: 80, protocol: "${schema.spec.cfg.protocol}"}]
             activeDeadlineSeconds: ${schema.spec.cfg.deadline}
-`)
+`
+
+// A free-form value written into a typed field is checked when it is
+// computed: the error names the field, the expression, the value and the
+// type the field takes, where the API server would say only "expected
+// string, got &value.valueUnstructured{Value:5}".
+func TestFreeFormValuesAreCheckedAgainstTheirFields(t *testing.T) {
+	g := compileRGD(t, freeFormIntoTypedRGD)
 	render := func(id, cfg string) error {
 		s := NewScope(g, obj(t, `{metadata: {name: v, namespace: default}, spec: {cfg: `+cfg+`}}`))
 		_, err := Render(g.Node(id), s)

@@ -37,6 +37,9 @@ func FuzzResolve(f *testing.F) {
 		}
 		f.Add(asJSON, []byte(`{"metadata":{"name":"x"},"spec":{"replicas":2},"status":{"readyReplicas":2,"availableReplicas":2,"loadBalancer":{"ingress":[{"ip":"10.0.0.1"}]}},"data":{"k":"v"}}`))
 	}
+	// Free-form values into typed fields, checked as they are rendered.
+	graphs = append(graphs, compileRGD(f, freeFormIntoTypedRGD))
+	f.Add([]byte(`{"metadata":{"name":"v"},"spec":{"cfg":{"count":5,"replicas":"3","ports":[{"port":"80"},[]],"labels":{"a":{}},"cpu":1,"deadline":1.5}}}`), []byte(`{}`))
 	f.Add([]byte(`{"metadata":{"name":7,"labels":[]},"spec":{"name":null,"replicas":"three","queues":[1,{"a":[]}],"regions":{},"ingress":{"enabled":"yes"}}}`), []byte(`[]`))
 	f.Add([]byte(`{"spec":{"queues":["a","b"],"regions":["\xff"]}}`), []byte(`{"status":{"readyReplicas":1e300},"spec":{"replicas":-1}}`))
 	f.Fuzz(func(t *testing.T, instanceJSON, observedJSON []byte) {
