@@ -164,7 +164,7 @@ func (r *run) writeNamespaces(ctx context.Context, namespaces []string) error {
 		"annotations":     map[string]string{v1alpha1.AnnotationApplySetNamespaces: ownership.AdditionalNamespaces(r.id, namespaces)},
 	}})
 	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: ownership.FieldManager})
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, patchOptions)
 	countWrite("manage", err)
 	if err != nil {
 		return err

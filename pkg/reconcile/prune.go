@@ -15,7 +15,6 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
-	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // prune deletes, after a pass that applied every node, the objects labelled as
@@ -125,7 +124,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 // removeFinalizer lets the API server delete the instance.
 func (r *run) removeFinalizer(ctx context.Context) error {
 	_, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, finalizerRemoval(r.inst), metav1.PatchOptions{FieldManager: ownership.FieldManager})
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, finalizerRemoval(r.inst), patchOptions)
 	countWrite("finalizer", err)
 	if apierrors.IsNotFound(err) {
 		err = nil

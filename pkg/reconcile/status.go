@@ -82,7 +82,7 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 		return err
 	}
 	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: ownership.FieldManager}, "status")
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, patchOptions, "status")
 	countWrite("status", err)
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
@@ -179,7 +179,7 @@ func (r *run) manage(ctx context.Context) error {
 	}
 	body, _ := json.Marshal(map[string]any{"metadata": meta})
 	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
-		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: ownership.FieldManager})
+		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, patchOptions)
 	countWrite("manage", err)
 	if err != nil {
 		return fmt.Errorf("adding finalizer and labels: %w", err)
