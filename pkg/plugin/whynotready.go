@@ -398,18 +398,14 @@ func externalDiagnosis(ctx context.Context, r *Row, s *subject, where *cluster) 
 }
 
 // unrendered returns the node the instance's GraphResolved condition
-// says its values do not render ("resource ID: ..."), with the condition;
-// "" when the condition names none.
+// says its values do not render (a v1alpha1.ResourceError), with the
+// condition; "" when the condition names none.
 func unrendered(inst *unstructured.Unstructured) (string, *metav1.Condition) {
 	cond := findCondition(inst, v1alpha1.ConditionGraphResolved)
 	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonResolveFailed {
 		return "", nil
 	}
-	rest, ok := strings.CutPrefix(cond.Message, "resource ")
-	if !ok {
-		return "", nil
-	}
-	id, _, ok := strings.Cut(rest, ":")
+	id, ok := v1alpha1.ResourceNamed(cond.Message)
 	if !ok {
 		return "", nil
 	}

@@ -319,7 +319,7 @@ func (r *run) note(n *graph.Node, err error) bool {
 		}
 	default:
 		if r.failed == nil {
-			r.failed = fmt.Errorf("resource %s: %w", n.ID, err)
+			r.failed = &v1alpha1.ResourceError{ID: n.ID, Err: err}
 		}
 	}
 	return false

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,6 +121,29 @@ func (s *InstanceStatus) MarkInstanceFieldUnset(msg string) {
 // rendered as its spec stands (an expression fails on its values).
 func (s *InstanceStatus) MarkGraphUnresolved(err error) {
 	s.manager.MarkFalse(ConditionGraphResolved, ReasonResolveFailed, "%v", err)
+}
+
+// ResourceError is the error of one resource of an instance's graph, as
+// its conditions report it: "resource ID: what failed". kubectl kro reads
+// the resource back from the message (ResourceNamed).
+type ResourceError struct {
+	ID  string
+	Err error
+}
+
+func (e *ResourceError) Error() string { return "resource " + e.ID + ": " + e.Err.Error() }
+
+func (e *ResourceError) Unwrap() error { return e.Err }
+
+// ResourceNamed returns the resource a condition message made of a
+// ResourceError names.
+func ResourceNamed(message string) (string, bool) {
+	rest, ok := strings.CutPrefix(message, "resource ")
+	if !ok {
+		return "", false
+	}
+	id, _, ok := strings.Cut(rest, ": ")
+	return id, ok && id != ""
 }
 
 // MarkHeld records that the instance's RGD has no graph the agent can
