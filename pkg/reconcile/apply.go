@@ -203,11 +203,6 @@ func (c *appliedCache) forget(inst types.UID) {
 	delete(c.byInst, inst)
 }
 
-func digest(obj map[string]any) [32]byte {
-	b, _ := json.Marshal(obj)
-	return sha256.Sum256(b)
-}
-
 // apply makes live match desired with server-side apply, unless nothing
 // would change: the desired object is the one applied last time and the
 // live object is still the version that apply produced, or it visibly holds
@@ -261,7 +256,12 @@ func foldStringData(secret map[string]any) {
 }
 
 func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	d := digest(desired)
+	// The JSON applied is also what tells whether it changed.
+	body, err := json.Marshal(desired)
+	if err != nil {
+		return nil, err
+	}
+	d := sha256.Sum256(body)
 	last, known := e.applied.get(ref)
 	same := known && last.digest == d
 	switch {
@@ -293,10 +293,6 @@ func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, 
 		if c, wait := e.applied.repairWait(ref, now); wait > 0 {
 			return e.contested(ctx, t, inst, ref, d, last.stored, desired, live, c, wait)
 		}
-	}
-	body, err := json.Marshal(desired)
-	if err != nil {
-		return nil, err
 	}
 	out, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Patch(ctx, ref.Name, types.ApplyPatchType, body, applyOptions)
 	countWrite("apply", err)
