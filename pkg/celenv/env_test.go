@@ -144,3 +144,49 @@ func TestUndefinedFieldsSayWhatTheObjectHas(t *testing.T) {
 		}
 	}
 }
+
+// Strings are formatted as in kro's environment, which has cel-go's strings
+// extension at its latest version, not at the API server's version 2: the
+// same template renders the same text under either controller.
+func TestStringsAreFormattedAsKroFormatsThem(t *testing.T) {
+	env, err := New(Var{Name: "schema", Schema: objectSchema(map[string]spec.Schema{
+		"hosts": *arrayOf(&spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"string"}}}),
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{`"%s".format([schema.hosts])`, "[a.example, b.example]"},
+		{`"%s".format([{"k": "v"}])`, "{k: v}"},
+		{`"%s".format([[1, "a", 2.5]])`, "[1, a, 2.5]"},
+		{`"%d".format([2.0])`, "2"},
+		{`"%f".format([2])`, "2.000000"},
+		{`"%e".format([1234.5])`, "1.234500e+03"},
+		{`"%s".format([1e20])`, "100000000000000000000"},
+		{`"%s".format([double("Infinity")])`, "Infinity"},
+		{`"héllo".reverse()`, "olléh"},
+		{`"%s-%d".format(["web", 3])`, "web-3"},
+	} {
+		ast, err := env.Compile(tc.src)
+		if err != nil {
+			t.Errorf("%s: %v", tc.src, err)
+			continue
+		}
+		prg, err := env.Program(ast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := prg.Eval(map[string]any{"schema": map[string]any{"hosts": []any{"a.example", "b.example"}}})
+		if err != nil {
+			t.Errorf("%s: %v", tc.src, err)
+			continue
+		}
+		if got, _ := out.Value().(string); got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.src, out.Value(), tc.want)
+		}
+	}
+	// A clause its argument cannot take is still refused when compiled.
+	if _, err := env.Compile(`"%d".format(["x"])`); err == nil || !strings.Contains(err.Error(), "decimal clause can only be used on ints, uints, and doubles") {
+		t.Errorf(`"%%d".format(["x"]) compiled, or failed otherwise: %v`, err)
+	}
+}

@@ -1,32 +1,37 @@
 package cellib
 
 import (
-	"slices"
+	"fmt"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/ext"
 )
 
-// stringFunctions are those of cel-go's strings extension newer than the
-// version the API server's environment enables (2), which kro's has (it
-// takes the latest): s.reverse(). The extension is registered once per
-// environment, so a later version cannot be added beside it.
-func stringFunctions() []cel.EnvOption {
-	return []cel.EnvOption{
-		cel.Function("reverse",
-			cel.MemberOverload("string_reverse", []*cel.Type{cel.StringType}, cel.StringType,
-				cel.UnaryBinding(reverseString))),
-	}
-}
+// stringFormatValidator is the name of the check of format strings against
+// their arguments at compile time; the validator given under it takes the
+// place of the one configured before.
+const stringFormatValidator = "cel.validator.string_format"
 
-// reverseString reverses a string by code point, as the extension does.
-func reverseString(s ref.Val) ref.Val {
-	str, ok := s.(types.String)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(s)
+// stringFunctions are what kro's environment, which takes cel-go's strings
+// extension at its latest version, has beyond the version the API server's
+// environment enables (2): s.reverse(), and format() with the later
+// formatting rules ("%s" of a list gives [1, a], not [1, "a"]; "%d" takes a
+// whole double; "%e" gives 1.2e+03) and their compile-time check. The
+// extension is registered once per environment, so its later version cannot
+// be added beside the earlier; its functions and check are taken from an
+// environment of their own instead, and replace those of the same overload
+// and name (the signatures are the same in every version).
+func stringFunctions() []cel.EnvOption {
+	latest, err := cel.NewEnv(ext.Strings())
+	if err != nil {
+		panic(fmt.Sprintf("cel-go's strings extension: %v", err))
 	}
-	runes := []rune(string(str))
-	slices.Reverse(runes)
-	return types.String(runes)
+	functions := latest.Functions()
+	opts := []cel.EnvOption{cel.FunctionDecls(functions["format"], functions["reverse"])}
+	for _, v := range latest.Validators() {
+		if v.Name() == stringFormatValidator {
+			opts = append(opts, cel.ASTValidators(v))
+		}
+	}
+	return opts
 }
