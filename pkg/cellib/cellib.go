@@ -2,8 +2,9 @@
 // Kubernetes libraries, so that RGDs written for kro compile and evaluate the
 // same here: hash.*, json.*, random.seeded*, map merge and deepMerge, list
 // index mutation, omit(), the latest strings extension's reverse() and format(),
-// and the condition functions runtime.newCondition and runtime.condition. Each function is pure: the same arguments give the
-// same value on every reconcile, which keeps rendered objects stable and quiet.
+// and the condition functions runtime.newCondition and runtime.condition.
+// Each function is pure: the same arguments give the same value on every
+// reconcile, which keeps rendered objects stable and quiet.
 package cellib
 
 import (
