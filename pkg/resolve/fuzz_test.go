@@ -39,6 +39,9 @@ func FuzzResolve(f *testing.F) {
 	}
 	// Free-form values into typed fields, checked as they are rendered.
 	graphs = append(graphs, compileRGD(f, freeFormIntoTypedRGD))
+	// Free-form values formatted: cel-go's latest format() over whatever
+	// the instance holds.
+	graphs = append(graphs, compileRGD(f, formattedFreeFormRGD))
 	f.Add([]byte(`{"metadata":{"name":"v"},"spec":{"cfg":{"count":5,"replicas":"3","ports":[{"port":"80"},[]],"labels":{"a":{}},"cpu":1,"deadline":1.5}}}`), []byte(`{}`))
 	f.Add([]byte(`{"metadata":{"name":7,"labels":[]},"spec":{"name":null,"replicas":"three","queues":[1,{"a":[]}],"regions":{},"ingress":{"enabled":"yes"}}}`), []byte(`[]`))
 	f.Add([]byte(`{"spec":{"queues":["a","b"],"regions":["\xff"]}}`), []byte(`{"status":{"readyReplicas":1e300},"spec":{"replicas":-1}}`))
@@ -95,3 +98,20 @@ func resolveAll(g *graph.Graph, instance, observed map[string]any) {
 	_, _ = Status(g, s)
 	_ = Conditions(g, s)
 }
+
+const formattedFreeFormRGD = `
+spec:
+  schema: {apiVersion: v1alpha1, kind: Formatted, spec: {cfg: object}}
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: x}
+      data:
+        s: ${"%s".format([schema.spec.cfg])}
+        x: ${"%x".format([schema.spec.cfg.count])}
+        f: ${"%.3f".format([schema.spec.cfg.deadline])}
+        e: ${"%e".format([schema.spec.cfg.cpu])}
+        d: ${"%d-%s".format([schema.spec.cfg.replicas, schema.spec.cfg.ports])}
+`
