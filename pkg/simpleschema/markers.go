@@ -38,6 +38,9 @@ var knownMarkers = []string{
 	markerUniqueItems, markerValidation, markerImmutable, markerListType, markerListMapKey,
 }
 
+// textMarkers take values that may hold spaces, which must then be quoted.
+var textMarkers = []string{markerDescription, markerDefault, markerValidation, markerPattern}
+
 // splitField splits "type | k=v k2="v 2"" into the type expression and its
 // markers. A bare key (`required`) means "true". When only the markers are
 // wrong, the type is still returned, so the field keeps its type and one
@@ -63,6 +66,10 @@ func splitField(s string) (typ string, markers []marker, err error) {
 func parseMarkers(s string) ([]marker, error) {
 	var out []marker
 	seen := map[string]bool{}
+	// bare is the start of the last value written without quotes, -1 if
+	// the last marker had none: a word after it that is no marker is most
+	// likely the rest of that value.
+	bare := -1
 	i := 0
 	for {
 		for i < len(s) && isSpace(s[i]) {
@@ -80,8 +87,12 @@ func parseMarkers(s string) ([]marker, error) {
 			return nil, fmt.Errorf("expected a marker name at %q", s[start:])
 		}
 		if !slices.Contains(knownMarkers, key) {
+			if bare >= 0 && slices.Contains(textMarkers, out[len(out)-1].key) {
+				return nil, splitValueError(s, out[len(out)-1].key, bare, key)
+			}
 			return nil, fmt.Errorf("unknown marker %q (known markers: %s)", key, strings.Join(knownMarkers, ", "))
 		}
+		bare = -1
 		if seen[key] && key != markerListMapKey {
 			return nil, fmt.Errorf("marker %q is given twice", key)
 		}
@@ -122,9 +133,48 @@ func parseMarkers(s string) ([]marker, error) {
 				return nil, fmt.Errorf("marker %q: %w", key, err)
 			}
 			value = s[vstart:i]
+			bare = vstart
 		}
 		out = append(out, marker{key: key, value: value})
 	}
+}
+
+// splitValueError explains a word that is no marker after a value written
+// without quotes (`description=The name of the app`): such a value ends at
+// the first space, and the words after it were read as markers. It
+// suggests the value quoted, up to the next word that is a marker.
+func splitValueError(s, key string, valueStart int, word string) error {
+	end := len(s)
+	for _, f := range fieldsFrom(s, valueStart) {
+		name, _, _ := strings.Cut(s[f[0]:f[1]], "=")
+		if f[0] > valueStart && slices.Contains(knownMarkers, name) {
+			end = f[0]
+			break
+		}
+	}
+	value := strings.TrimSpace(s[valueStart:end])
+	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value)
+	return fmt.Errorf("unknown marker %q: a value written without quotes ends at the first space, so %q is not part of %s's value; to keep the spaces, quote it: %s=\"%s\"",
+		word, word, key, key, quoted)
+}
+
+// fieldsFrom returns the start and end of each white-space separated word
+// of s from i on.
+func fieldsFrom(s string, i int) [][2]int {
+	var out [][2]int
+	for i < len(s) {
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		start := i
+		for i < len(s) && !isSpace(s[i]) {
+			i++
+		}
+		if i > start {
+			out = append(out, [2]int{start, i})
+		}
+	}
+	return out
 }
 
 // scanBare returns the end of a bare value starting at i: the first white

@@ -86,6 +86,15 @@ func TestBuildErrors(t *testing.T) {
 	}{
 		{"unknown marker", `{a: "string | color=red"}`, ``, "spec.schema.spec.a", `unknown marker "color"`},
 		{"marker twice", `{a: "string | default=x default=y"}`, ``, "spec.schema.spec.a", `given twice`},
+		// A value with spaces, unquoted: the rest is quoted in the advice,
+		// up to the next marker.
+		{"unquoted value with spaces", `{a: "string | description=The name of the app required"}`, ``, "spec.schema.spec.a",
+			`unknown marker "name": a value written without quotes ends at the first space, so "name" is not part of description's value; to keep the spaces, quote it: description="The name of the app"`},
+		{"unquoted default with spaces", `{a: "string | default=IRSA role \"x\" for ACK"}`, ``, "spec.schema.spec.a",
+			`quote it: default="IRSA role \"x\" for ACK"`},
+		{"unquoted rule", `{a: "integer | validation=self > 0"}`, ``, "spec.schema.spec.a", `quote it: validation="self > 0"`},
+		// Not a value that can hold spaces: no advice to quote it.
+		{"word after a number", `{a: "integer | minimum=1 most"}`, ``, "spec.schema.spec.a", `unknown marker "most" (known markers:`},
 		{"unterminated quote", `{a: "string | description=\"oops"}`, ``, "spec.schema.spec.a", `unterminated`},
 		{"unknown type", `{a: strin}`, ``, "spec.schema.spec.a", `unknown type "strin"`},
 		{"unknown element type", `{a: "[]Widget"}`, `{Port: integer}`, "spec.schema.spec.a", `unknown type "Widget"`},
@@ -165,4 +174,16 @@ func FuzzBuild(f *testing.F) {
 			t.Fatalf("schema does not marshal: %v", err)
 		}
 	})
+}
+
+// The quoted value the advice suggests is read back whole.
+func TestQuotedValuesKeepTheirSpaces(t *testing.T) {
+	got, errs := build(t, `{a: "string | description=\"The name of the app\" default=\"IRSA role \\\"x\\\" for ACK\""}`, ``)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	want := `{"type":"object","default":{},"properties":{"a":{"description":"The name of the app","type":"string","default":"IRSA role \"x\" for ACK"}}}`
+	if got != want {
+		t.Errorf("schema\n got: %s\nwant: %s", got, want)
+	}
 }
