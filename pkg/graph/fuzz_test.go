@@ -37,6 +37,8 @@ func FuzzCompile(f *testing.F) {
 		`spec: {schema: {apiVersion: v1alpha1, kind: A, status: {conditions: [{type: Up, status: "${a.status.?readyReplicas.orValue(0) > 0}", message: "${'x'}", polarity: Negative}]}}, resources: [{id: a, template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: "${b.metadata.name}"}}}, {id: b, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}}]}`,
 		// An undefined field under macros: its hint types what they bind.
 		`spec: {schema: {apiVersion: v1alpha1, kind: A, spec: {n: "integer | default=2"}, status: {names: "${cms.map(c, cel.bind(m, c.metadata, m.nme)).size()}"}}, resources: [{id: cms, forEach: [{i: "${lists.range(schema.spec.n)}"}], template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "c-${string(i)}"}}}]}`,
+		// Format strings, checked against their arguments when compiled.
+		`spec: {schema: {apiVersion: v1alpha1, kind: A, spec: {count: "integer | default=2", f: "float", o: object}}, resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {a: "${'%d-%.2f-%e-%s-%x'.format([schema.spec.count, schema.spec.f, 1.5, schema.spec.o, 'ab'])}", b: "${'%o %b %X %%'.format([8, 5, b'z'])}"}}}]}`,
 	} {
 		f.Add([]byte(doc))
 	}
