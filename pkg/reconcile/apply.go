@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/takeover"
 )
 
 // applyOptions make the agent's server-side applies: its field manager,
@@ -299,6 +301,11 @@ func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, 
 	if err != nil {
 		return nil, err
 	}
+	if out, err = takeOverFromKro(ctx, t, ref, body, out); err != nil {
+		// Not recorded as applied: the next run applies again, and tries
+		// once more.
+		return nil, err
+	}
 	e.applied.recordApply(inst, ref, d, desired, out, live == nil, t.holds)
 	if restore && !sameWhere(live.Object, out.Object, desired) {
 		// Only a restoration that changed a field we set counts: a value
@@ -308,6 +315,27 @@ func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, 
 		e.applied.repaired(ref, now)
 	}
 	return out, nil
+}
+
+// takeOverFromKro hands the agent the fields upstream kro applied to out,
+// an object of an instance kro served before, and applies body again: the
+// fields kro set that the graph does not (its own labels, a key a template
+// dropped since) are then the agent's alone, and that apply removes them.
+// It writes only for such an object, once.
+func takeOverFromKro(ctx context.Context, t *target, ref objectRef, body []byte, out *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	patch, err := takeover.Patch(out, ownership.FieldManager)
+	if patch == nil || err != nil {
+		return out, err
+	}
+	res := t.client.Resource(ref.GVR).Namespace(ref.Namespace)
+	_, err = res.Patch(ctx, ref.Name, types.JSONPatchType, patch, patchOptions)
+	countWrite("takeover", err)
+	if err != nil {
+		return nil, fmt.Errorf("taking over the fields upstream kro applied (field manager %s): %w", takeover.KroFieldManager, err)
+	}
+	out, err = res.Patch(ctx, ref.Name, types.ApplyPatchType, body, applyOptions)
+	countWrite("apply", err)
+	return out, err
 }
 
 // recordApply records a successful apply. The result is kept as pending

@@ -907,3 +907,60 @@ spec:
 		Feature()
 	testenv.Test(t, f)
 }
+
+// TestFieldsUpstreamKroAppliedAreTakenOver: when kro-agent serves an
+// instance upstream kro served before, it keeps the objects and takes over
+// the fields kro's field manager applied to them. Server-side apply removes
+// a field its applier stops sending only when nobody else holds it, so
+// without the hand-over what kro set and the graph does not (its own
+// annotations and labels, a key a template dropped) would stay for good.
+func TestFieldsUpstreamKroAppliedAreTakenOver(t *testing.T) {
+	const ns = "from-kro"
+	instance := func(text string) string {
+		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: KroNote, metadata: {name: old, namespace: %s}, spec: {text: %s}}", ns, text)
+	}
+	f := features.New("objects upstream kro applied").
+		Assess("lose the fields kro set that the graph does not", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, noteRGD("kronotes", "KroNote", "", `"${schema.spec.text}"`))
+			c.waitRGDActive(t, "kronotes")
+			c.apply(t, instance("a"))
+			c.waitState(t, "kro.run/v1alpha1", "KroNote", ns, "old", v1alpha1.InstanceActive)
+			uid := c.mustGet(t, "v1", "ConfigMap", ns, "old-note").GetUID()
+
+			// As kro leaves an object: applied by its field manager, with
+			// an annotation of its own and a key of an earlier template.
+			stopAgentNow(t)
+			byKro := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": "old-note", "namespace": ns, "annotations": map[string]any{"internal.kro.run/apply-order": "0"}},
+				"data":     map[string]any{"text": "a", "dropped": "by the template since"},
+			}}
+			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Apply(ctx, "old-note", byKro,
+				metav1.ApplyOptions{FieldManager: "kro.run/applyset", Force: true}); err != nil {
+				t.Fatal(err)
+			}
+			c.apply(t, instance("b"))
+			startAgent(t, cfg)
+
+			eventually(t, 30*time.Second, "the fields kro applied to be gone", func() (bool, string) {
+				cm := c.mustGet(t, "v1", "ConfigMap", ns, "old-note")
+				data := fmt.Sprint(cm.Object["data"])
+				_, annotated := cm.GetAnnotations()["internal.kro.run/apply-order"]
+				return data == "map[text:b]" && !annotated, fmt.Sprintf("data %s, annotations %v", data, cm.GetAnnotations())
+			})
+			cm := c.mustGet(t, "v1", "ConfigMap", ns, "old-note")
+			if cm.GetUID() != uid {
+				t.Errorf("the ConfigMap was replaced (uid %s, was %s)", cm.GetUID(), uid)
+			}
+			for _, e := range cm.GetManagedFields() {
+				if e.Manager == "kro.run/applyset" {
+					t.Errorf("kro's field manager still holds %s", e.FieldsV1.Raw)
+				}
+			}
+			c.waitState(t, "kro.run/v1alpha1", "KroNote", ns, "old", v1alpha1.InstanceActive)
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
