@@ -2,6 +2,7 @@ package cellib
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/ext"
@@ -20,8 +21,9 @@ const stringFormatValidator = "cel.validator.string_format"
 // extension is registered once per environment, so its later version cannot
 // be added beside the earlier; its functions and check are taken from an
 // environment of their own instead, and replace those of the same overload
-// and name (the signatures are the same in every version).
-func stringFunctions() []cel.EnvOption {
+// and name (the signatures are the same in every version). They are built
+// once, for every environment this library is added to.
+var stringFunctions = sync.OnceValue(func() []cel.EnvOption {
 	latest, err := cel.NewEnv(ext.Strings())
 	if err != nil {
 		panic(fmt.Sprintf("cel-go's strings extension: %v", err))
@@ -34,4 +36,4 @@ func stringFunctions() []cel.EnvOption {
 		}
 	}
 	return opts
-}
+})
