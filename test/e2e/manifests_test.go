@@ -5,10 +5,13 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
@@ -54,6 +57,35 @@ func TestManifestsApplyServerSide(t *testing.T) {
 					t.Errorf("output lacks %s:\n%s", want, out.String())
 				}
 			}
+			return ctx
+		}).
+		Assess("the agent's aggregated role takes the roles written for kro's controller", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			root, err := localcluster.RepoRoot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rbac, err := os.ReadFile(filepath.Join(root, "manifests", "agent", "rbac.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := newClients(t, cfg)
+			var aggregated string
+			for _, doc := range strings.Split(string(rbac), "\n---\n") {
+				if strings.Contains(doc, "name: kro-agent-managed-resources") && strings.Contains(doc, "aggregationRule:") {
+					aggregated = doc
+				}
+			}
+			if aggregated == "" {
+				t.Fatal("manifests/agent/rbac.yaml has no ClusterRole kro-agent-managed-resources")
+			}
+			c.apply(t, aggregated)
+			// As kro's documentation has a platform team grant its
+			// controller a kind in aggregation mode.
+			c.apply(t, `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: "kro:controller:foos", labels: {rbac.kro.run/aggregate-to-controller: "true"}}, rules: [{apiGroups: [kro.run], resources: [foos], verbs: ["*"]}]}`)
+			eventually(t, 30*time.Second, "the role for kro's controller to be aggregated into kro-agent-managed-resources", func() (bool, string) {
+				rules := fmt.Sprint(c.mustGet(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "kro-agent-managed-resources").Object["rules"])
+				return strings.Contains(rules, "foos"), rules
+			})
 			return ctx
 		}).
 		Feature()
