@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -29,23 +30,11 @@ const KroFieldManager = "kro.run/applyset"
 // manager did.
 func Patch(obj metav1.Object, manager string) ([]byte, error) {
 	entries := obj.GetManagedFields()
-	kro := -1
-	for i, e := range entries {
-		if e.Manager == KroFieldManager && isApply(e) {
-			kro = i
-			break
-		}
-	}
+	kro := slices.IndexFunc(entries, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == KroFieldManager && isApply(e) })
 	if kro < 0 {
 		return nil, nil
 	}
-	ours := -1
-	for i, e := range entries {
-		if e.Manager == manager && isApply(e) {
-			ours = i
-			break
-		}
-	}
+	ours := slices.IndexFunc(entries, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == manager && isApply(e) })
 	if ours >= 0 && entries[ours].APIVersion != entries[kro].APIVersion {
 		// Field paths of two versions of a kind need not name the same
 		// fields, and a manager has one apply entry: left to kro.
@@ -56,7 +45,7 @@ func Patch(obj metav1.Object, manager string) ([]byte, error) {
 		switch i {
 		case kro:
 			if ours >= 0 {
-				continue // merged into ours below
+				continue // merged into ours
 			}
 			e.Manager = manager
 		case ours:
