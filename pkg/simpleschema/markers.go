@@ -144,37 +144,17 @@ func parseMarkers(s string) ([]marker, error) {
 // the first space, and the words after it were read as markers. It
 // suggests the value quoted, up to the next word that is a marker.
 func splitValueError(s, key string, valueStart int, word string) error {
-	end := len(s)
-	for _, f := range fieldsFrom(s, valueStart) {
-		name, _, _ := strings.Cut(s[f[0]:f[1]], "=")
-		if f[0] > valueStart && slices.Contains(knownMarkers, name) {
-			end = f[0]
+	words := strings.Fields(s[valueStart:])
+	end := len(words)
+	for i := 1; i < len(words); i++ {
+		if name, _, _ := strings.Cut(words[i], "="); slices.Contains(knownMarkers, name) {
+			end = i
 			break
 		}
 	}
-	value := strings.TrimSpace(s[valueStart:end])
-	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value)
+	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(strings.Join(words[:end], " "))
 	return fmt.Errorf("unknown marker %q: a value written without quotes ends at the first space, so %q is not part of %s's value; to keep the spaces, quote it: %s=\"%s\"",
 		word, word, key, key, quoted)
-}
-
-// fieldsFrom returns the start and end of each white-space separated word
-// of s from i on.
-func fieldsFrom(s string, i int) [][2]int {
-	var out [][2]int
-	for i < len(s) {
-		for i < len(s) && isSpace(s[i]) {
-			i++
-		}
-		start := i
-		for i < len(s) && !isSpace(s[i]) {
-			i++
-		}
-		if i > start {
-			out = append(out, [2]int{start, i})
-		}
-	}
-	return out
 }
 
 // scanBare returns the end of a bare value starting at i: the first white
