@@ -323,6 +323,9 @@ func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, 
 // dropped since) are then the agent's alone, and that apply removes them.
 // It writes only for such an object, once.
 func takeOverFromKro(ctx context.Context, t *target, ref objectRef, body []byte, out *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if !takeover.Held(out.Object) {
+		return out, nil
+	}
 	patch, err := takeover.Patch(out, ownership.FieldManager)
 	if patch == nil || err != nil {
 		return out, err

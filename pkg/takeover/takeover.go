@@ -21,6 +21,18 @@ import (
 // applies them server-side.
 const KroFieldManager = "kro.run/applyset"
 
+// Held reports whether KroFieldManager holds fields of obj, an object as
+// JSON decodes it, reading its managedFields without converting them: the
+// agent asks it of every apply's result, and nearly every answer is no.
+func Held(obj map[string]any) bool {
+	metadata, _ := obj["metadata"].(map[string]any)
+	entries, _ := metadata["managedFields"].([]any)
+	return slices.ContainsFunc(entries, func(e any) bool {
+		entry, _ := e.(map[string]any)
+		return entry["manager"] == KroFieldManager
+	})
+}
+
 // Patch returns a JSON patch that moves the fields KroFieldManager applied
 // to obj into manager's apply entry (which it becomes when manager has
 // none), leaving every other manager's entry as it is. It replaces the

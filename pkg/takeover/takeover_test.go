@@ -89,3 +89,19 @@ func TestNothingToTake(t *testing.T) {
 		}
 	}
 }
+
+// Held reads the managers off the object as the API server returns it.
+func TestHeld(t *testing.T) {
+	obj := &unstructured.Unstructured{}
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{entry("kro-agent", metav1.ManagedFieldsOperationApply, "v1", "", `{"f:data":{}}`)})
+	if Held(obj.Object) {
+		t.Error("Held without an entry of kro's")
+	}
+	obj.SetManagedFields(append(obj.GetManagedFields(), entry(KroFieldManager, metav1.ManagedFieldsOperationApply, "v1", "", `{"f:data":{}}`)))
+	if !Held(obj.Object) {
+		t.Error("not Held with an entry of kro's")
+	}
+	if Held(map[string]any{"metadata": "not an object"}) {
+		t.Error("Held for a malformed object")
+	}
+}
