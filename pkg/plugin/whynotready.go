@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/limitrange"
 	"github.com/kro-agent/kro-agent/pkg/podsecurity"
 	"github.com/kro-agent/kro-agent/pkg/quota"
+	"github.com/kro-agent/kro-agent/pkg/webhookcall"
 )
 
 // ErrNotReady makes why-not-ready exit 1 after printing its diagnosis.
@@ -323,13 +325,16 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 // Deployment's Pods), which that controller makes again at its next try.
 // It is empty for a refusal it does not know.
 func admissionAdvice(message string, r *Row, made bool) string {
-	if r.Namespace == "" {
-		return ""
-	}
 	what := strings.TrimSpace(r.Kind + " " + r.Name)
 	refused, then := what, "kro-agent creates it within seconds of "
 	if made {
 		refused, then = "what "+what+" makes", "its controller makes it again at its next try after "
+	}
+	if call, ok := webhookcall.Failed(message); ok {
+		return webhookAdvice(call, refused, then, made)
+	}
+	if r.Namespace == "" {
+		return ""
 	}
 	if level, ok := podsecurity.RefusedAt(message); ok {
 		return fmt.Sprintf("namespace %s enforces the %s Pod Security Standard (its label %s), which %s does not meet: set in resource %s's template what the message asks, or, if the namespace is meant to run such Pods, have its label name a level they meet; %seither change",
@@ -350,6 +355,23 @@ func admissionAdvice(message string, r *Row, made bool) string {
 	}
 	return fmt.Sprintf("ResourceQuota %s in namespace %s has no room for %s: raise its limits (%s), or delete what it counts that nothing needs; %sthe quota's change",
 		refusal.Quota, r.Namespace, refused, edit, then)
+}
+
+// webhookAdvice says what lets the API server admit what an admission
+// webhook it could not call refused (refused; then says what follows a
+// change, made whether r's controller rather than kro-agent makes it).
+func webhookAdvice(call webhookcall.Failure, refused, then string, made bool) string {
+	if call.Service != "" {
+		return fmt.Sprintf("admission webhook %q, served by Service %s in namespace %s, did not answer the API server, and its failure policy refuses what it cannot check, %s among it: bring its pods back (kubectl get endpointslices -n %s -l %s=%s shows its endpoints), or, if nothing needs it, delete it from its webhook configuration; %seither change",
+			call.Webhook, call.Service, call.Namespace, refused, call.Namespace, discoveryv1.LabelServiceName, call.Service, then)
+	}
+	// Configured with a URL: nothing in the cluster says when it answers.
+	retry := "kro-agent tries again within seconds of a change of the webhook configuration, and with backoff until then"
+	if made {
+		retry = "its controller makes it again at its next try"
+	}
+	return fmt.Sprintf("admission webhook %q did not answer the API server at %s, and its failure policy refuses what it cannot check, %s among it: make it answer, or, if nothing needs it, delete it from its webhook configuration; %s",
+		call.Webhook, call.URL, refused, retry)
 }
 
 // troubled picks the conditions that say what keeps an object from being
