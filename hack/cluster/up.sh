@@ -22,7 +22,11 @@ if kwokctl get clusters 2>/dev/null | grep -qx "$cluster_name"; then
 else
   echo "creating cluster $cluster_name (binaries from $bin)" >&2
   # The kubeconfig stays in the cluster's own directory: the user's
-  # ~/.kube/config and current context are not touched.
+  # ~/.kube/config and current context are not touched. Without kube-proxy
+  # on the host no ClusterIP is reachable: the API server calls the
+  # Services of admission webhooks and aggregated APIs at their endpoints
+  # (EndpointSlices) instead, as it does where kube-proxy is not on its
+  # network.
   kwokctl create cluster --name "$cluster_name" --runtime binary \
     --etcd-binary "$bin/etcd" \
     --kube-apiserver-binary "$bin/kube-apiserver" \
@@ -30,6 +34,7 @@ else
     --kube-scheduler-binary "$bin/kube-scheduler" \
     --kwok-controller-binary "$bin/kwok" \
     --kubeconfig "$KWOK_WORKDIR/clusters/$cluster_name/merged-kubeconfig.yaml" \
+    --extra-args kube-apiserver=enable-aggregator-routing=true \
     ${extra_args[@]+"${extra_args[@]}"} \
     --wait 2m >&2
   kwokctl scale node --name "$cluster_name" --replicas "$nodes" >&2

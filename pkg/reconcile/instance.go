@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -67,15 +66,9 @@ type run struct {
 
 	// externalsRead are the externalRefs read this time, by node id.
 	externalsRead []string
-	// namespacesAwaited are the namespaces resources could not be applied
-	// in because they do not exist or are being deleted.
-	namespacesAwaited sets.Set[string]
-	// othersObjects are the objects of other owners that hold names the
-	// graph renders, which the instance waits to be deleted.
-	othersObjects sets.Set[objectRef]
-	// quotasAwaited are the ResourceQuotas that refused writes for want of
-	// room, which the instance waits to change.
-	quotasAwaited sets.Set[objectRef]
+	// awaited is what the run ended waiting for that no event of the
+	// instance's own brings.
+	awaited waits
 
 	// recorded are the kinds the instance's ApplySet annotation lists that
 	// its graph does not produce (recordedKinds).
@@ -103,7 +96,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	if held == nil {
 		// Gone: nothing it waited for would end its waits.
 		for _, t := range e.targets() {
-			t.noteWaits(key, nil, nil, nil, nil)
+			t.noteWaits(key, nil, waits{})
 		}
 		return result{}, nil
 	}
@@ -149,7 +142,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	r.recorded = r.recordedKinds()
 	if inst.GetDeletionTimestamp() != nil {
 		res, err := r.delete(ctx, status)
-		r.t.noteWaits(key, err, nil, nil, nil)
+		r.t.noteWaits(key, err, waits{})
 		return res, err
 	}
 	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
@@ -211,7 +204,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		status.MarkGraphUnresolved(fmt.Errorf("projecting status: %w", projErr))
 	}
 	status.ComputeState(false, r.applyErr != nil)
-	r.t.noteWaits(r.key, r.applyErr, r.namespacesAwaited, r.othersObjects, r.quotasAwaited)
+	r.t.noteWaits(r.key, r.applyErr, r.awaited)
 	if err := r.writeStatus(ctx, status, projected); err != nil {
 		return result{}, err
 	}
@@ -441,11 +434,15 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 	if refusal, ok := asQuotaRefusal(err, r.t.cluster, u.GetNamespace()); ok {
 		// Tried again when the quota changes, not at the next retry of
 		// the backoff.
-		r.quotasAwaited = waitAlso(r.quotasAwaited, refusal.quota)
+		r.awaited.quotas = waitAlso(r.awaited.quotas, refusal.quota)
+		err = refusal
+	} else if refusal, ok := asWebhookRefusal(err, r.t.cluster); ok {
+		// Tried again when the webhook's Service has endpoints again.
+		r.awaited.webhookServices = waitAlso(r.awaited.webhookServices, refusal.service)
 		err = refusal
 	} else if refusal, ok := asNamespacePolicyRefusal(err, u.GetNamespace()); ok {
 		// Tried again when the namespace or its LimitRanges change.
-		r.namespacesAwaited = waitAlso(r.namespacesAwaited, refusal.namespace)
+		r.awaited.namespaces = waitAlso(r.awaited.namespaces, refusal.namespace)
 		err = refusal
 	} else if apierrors.IsForbidden(err) && live == nil {
 		// The informers hold only objects with the agent's labels: one of
@@ -474,7 +471,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 	if unavailable, ok := asNamespaceUnavailable(err, u.GetNamespace()); ok {
 		// Tried again when the namespace comes or goes, not at the next
 		// retry of the backoff.
-		r.namespacesAwaited = waitAlso(r.namespacesAwaited, unavailable.namespace)
+		r.awaited.namespaces = waitAlso(r.awaited.namespaces, unavailable.namespace)
 		err = unavailable
 	}
 	var contested *contestedError
@@ -498,7 +495,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 // owner's object holds (whose says whose): the instance waits for that
 // object to be deleted.
 func (r *run) heldByOther(n *graph.Node, ref objectRef, whose string) error {
-	r.othersObjects = waitAlso(r.othersObjects, ref)
+	r.awaited.holders = waitAlso(r.awaited.holders, ref)
 	return fmt.Errorf("%s %s already exists in %s and %s: kro-agent leaves it as it is; delete it, or have resource %s render another name",
 		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t, whose, n.ID)
 }

@@ -5,8 +5,10 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
@@ -29,9 +31,12 @@ type objectWatches struct {
 	// lost says, for the log, what waits for the backoff alone when the
 	// agent may not watch such objects.
 	lost string
-	// onChange tries the instances again whenever the object changes;
-	// otherwise only once it is deleted.
+	// onChange tries the instances again whenever the object changes (or
+	// one is created); otherwise only once it is deleted.
 	onChange bool
+	// selectFor narrows the watch of ref to the objects it follows; nil
+	// for the object named ref.Name.
+	selectFor func(ref objectRef, o *metav1.ListOptions)
 	// waiting are the objects each instance's last run waited on.
 	waiting waiters[objectRef]
 
@@ -55,6 +60,20 @@ func newHolderWatches(client metadata.Interface, retry func(InstanceKey), log lo
 func newQuotaWatches(client metadata.Interface, retry func(InstanceKey), log logr.Logger) *objectWatches {
 	return &objectWatches{client: client, retry: retry, log: log, onChange: true, watches: map[objectRef]context.CancelFunc{},
 		lost: "instances waiting for room in a ResourceQuota are retried with backoff only"}
+}
+
+// newWebhookServiceWatches follows the endpoints of the Services serving
+// admission webhooks the API server could not call, and tries the
+// instance again whenever they change: the webhook's pods ready again,
+// or its Service created. The objectRef names the Service; what is
+// watched is its EndpointSlices, by the label the EndpointSlice
+// controller gives them.
+func newWebhookServiceWatches(client metadata.Interface, retry func(InstanceKey), log logr.Logger) *objectWatches {
+	return &objectWatches{client: client, retry: retry, log: log, onChange: true, watches: map[objectRef]context.CancelFunc{},
+		selectFor: func(ref objectRef, o *metav1.ListOptions) {
+			o.LabelSelector = labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: ref.Name}).String()
+		},
+		lost: "instances waiting for an admission webhook to answer are retried with backoff only"}
 }
 
 // note records the objects an instance's run waited on (none forgets the
@@ -104,11 +123,21 @@ func (w *objectWatches) watchWaitedForLocked() {
 // watch follows one object by name until the returned function is called.
 func (w *objectWatches) watch(ref objectRef) context.CancelFunc {
 	ctx, cancel := context.WithCancel(context.Background())
-	byName := fields.OneTermEqualSelector("metadata.name", ref.Name).String()
+	selectFor := w.selectFor
+	if selectFor == nil {
+		selectFor = func(ref objectRef, o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
+		}
+	}
 	inf := metadatainformer.NewFilteredMetadataInformer(w.client, ref.GVR, ref.Namespace, 0, cache.Indexers{},
-		func(o *metav1.ListOptions) { o.FieldSelector = byName }).Informer()
-	handler := cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { w.changed(ref) }}
+		func(o *metav1.ListOptions) { selectFor(ref, o) }).Informer()
+	handler := cache.ResourceEventHandlerDetailedFuncs{DeleteFunc: func(any) { w.changed(ref) }}
 	if w.onChange {
+		handler.AddFunc = func(_ any, isInitial bool) {
+			if !isInitial {
+				w.changed(ref)
+			}
+		}
 		handler.UpdateFunc = func(any, any) { w.changed(ref) }
 	}
 	_, _ = inf.AddEventHandler(handler)

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 // An instance refused for another owner's object is tried again when the
@@ -142,5 +144,77 @@ func partialObject(kind, namespace, name string) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: kind},
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+	}
+}
+
+// An instance refused because a webhook's Service had no endpoints is
+// tried again once when the watch begins and then whenever an
+// EndpointSlice of that Service comes or changes.
+func TestWebhookServiceEndpointsRetryTheInstance(t *testing.T) {
+	slices := discoveryv1.SchemeGroupVersion.WithResource("endpointslices")
+	scheme := runtime.NewScheme()
+	scheme.AddKnownTypeWithName(discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"), &metav1.PartialObjectMetadata{})
+	scheme.AddKnownTypeWithName(discoveryv1.SchemeGroupVersion.WithKind("EndpointSliceList"), &metav1.PartialObjectMetadataList{})
+	client := metadatafake.NewSimpleMetadataClient(scheme)
+	slice := func(name, service string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "hooks", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: service}},
+		}
+	}
+	retried := make(chan string, 4)
+	w := newWebhookServiceWatches(client, func(k InstanceKey) { retried <- k.Name }, logr.Discard())
+	defer w.stopAll()
+	key := InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: "refused"}
+	expect := func(why string) {
+		t.Helper()
+		select {
+		case <-retried:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("not retried %s", why)
+		}
+	}
+	quiet := func(why string) {
+		t.Helper()
+		select {
+		case got := <-retried:
+			t.Fatalf("%s retried %s", got, why)
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	ri := client.Resource(slices).Namespace("hooks").(metadatafake.MetadataClient)
+
+	w.note(key, sets.New(objectRef{GVR: slices, Namespace: "hooks", Name: "hook"}))
+	expect("when the watch began")
+	quiet("with no endpoints")
+	// The fake client does not select by label: that the watch asks for
+	// the Service's slices alone is read from its request.
+	watched := false
+	for _, a := range client.Actions() {
+		if a, ok := a.(clienttesting.WatchAction); ok {
+			watched = true
+			if got, want := a.GetWatchRestrictions().Labels.String(), discoveryv1.LabelServiceName+"=hook"; got != want {
+				t.Errorf("watched EndpointSlices with label selector %q, want %q", got, want)
+			}
+		}
+	}
+	if !watched {
+		t.Error("EndpointSlices were not watched")
+	}
+	s := slice("hook-x1", "hook")
+	if _, err := ri.CreateFake(s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("when the Service's EndpointSlice was created")
+	s.Annotations = map[string]string{"changed": "1"}
+	if _, err := ri.UpdateFake(s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("when the Service's EndpointSlice changed")
+	w.note(key, nil)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.watches) != 0 {
+		t.Errorf("still watching %v with no instance waiting", w.watches)
 	}
 }

@@ -59,6 +59,10 @@ type target struct {
 	// quotas follow the ResourceQuotas that refused instances' writes, to
 	// retry them when one changes.
 	quotas *objectWatches
+	// webhookServices follow the endpoints of the Services of admission
+	// webhooks the API server could not call, to retry the instances they
+	// refused when those change.
+	webhookServices *objectWatches
 
 	// Remote targets only: graphs are type-checked again against the
 	// cluster's own kinds, and namespaces are created as needed.
@@ -202,7 +206,8 @@ func (t *target) crdGone(gr schema.GroupResource) bool {
 
 // follow prepares what follows the cluster for the instances that wait on
 // it: its admission configuration, its namespaces, other owners' objects
-// holding names their graphs render, and quotas that refused them.
+// holding names their graphs render, quotas that refused them, and the
+// Services of webhooks that did not answer.
 func (t *target) follow(cfg *rest.Config, e *Engine, log logr.Logger) error {
 	// All follow metadata alone, with one client.
 	client, err := metadata.NewForConfig(cfg)
@@ -213,6 +218,7 @@ func (t *target) follow(cfg *rest.Config, e *Engine, log logr.Logger) error {
 	t.namespaceWatch = newNamespaceWatch(client, e.enqueue, log)
 	t.holders = newHolderWatches(client, e.enqueue, log)
 	t.quotas = newQuotaWatches(client, e.enqueue, log)
+	t.webhookServices = newWebhookServiceWatches(client, e.enqueue, log)
 	return nil
 }
 
@@ -226,14 +232,14 @@ func (t *target) startFollowing() {
 
 // noteWaits records what a run of an instance in this cluster ended
 // waiting for, each where it is followed: a write the API server refused
-// (refused), namespaces, other owners' objects (holders) and quotas. What
-// it no longer waits for is forgotten, and so is an instance that no
-// longer exists (all nil).
-func (t *target) noteWaits(key InstanceKey, refused error, namespaces sets.Set[string], holders, quotas sets.Set[objectRef]) {
+// (refused) and what else it awaited. What it no longer waits for is
+// forgotten, and so is an instance that no longer exists (nil, waits{}).
+func (t *target) noteWaits(key InstanceKey, refused error, w waits) {
 	t.admission.note(key, refused)
-	t.namespaceWatch.note(key, namespaces)
-	t.holders.note(key, holders)
-	t.quotas.note(key, quotas)
+	t.namespaceWatch.note(key, w.namespaces)
+	t.holders.note(key, w.holders)
+	t.quotas.note(key, w.quotas)
+	t.webhookServices.note(key, w.webhookServices)
 }
 
 // stopInformers stops watching the cluster.
@@ -247,6 +253,7 @@ func (t *target) stopInformers() {
 	t.namespaceWatch.stopWatching()
 	t.holders.stopAll()
 	t.quotas.stopAll()
+	t.webhookServices.stopAll()
 }
 
 // ref names a member of an instance in this cluster.

@@ -7,6 +7,25 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
+// waits are what a run of an instance ended waiting for that no event of
+// the instance's own brings; its cluster's target follows each, and tries
+// the instance again when it happens.
+type waits struct {
+	// namespaces are those resources could not be applied in because they
+	// do not exist or are being deleted, or whose Pod Security level or
+	// LimitRanges refused them.
+	namespaces sets.Set[string]
+	// holders are other owners' objects holding names the graph renders,
+	// which the instance waits to be deleted.
+	holders sets.Set[objectRef]
+	// quotas are the ResourceQuotas that refused writes for want of room,
+	// which the instance waits to change.
+	quotas sets.Set[objectRef]
+	// webhookServices are the Services of admission webhooks the API
+	// server could not call, whose endpoints the instance waits to change.
+	webhookServices sets.Set[objectRef]
+}
+
 // waiters records what each instance's last run waited for that no event
 // of its own brings back (a namespace to be created, another owner's
 // object to go), so that the instances waiting for a thing are tried
