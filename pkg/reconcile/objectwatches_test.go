@@ -77,27 +77,12 @@ func TestQuotaChangesRetryTheInstance(t *testing.T) {
 	quotas := schema.GroupVersionResource{Version: "v1", Resource: "resourcequotas"}
 	q := partialObject("ResourceQuota", "ns", "team")
 	client := fakeMetadata("ResourceQuota", q)
-	retried := make(chan string, 4)
-	w := newQuotaWatches(client, func(k InstanceKey) { retried <- k.Name }, logr.Discard())
+	r := newRetries(t)
+	w := newQuotaWatches(client, r.retry, logr.Discard())
 	defer w.stopAll()
 	key := InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: "cramped"}
 	team := objectRef{GVR: quotas, Namespace: "ns", Name: "team"}
-	expect := func(why string) {
-		t.Helper()
-		select {
-		case <-retried:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("not retried %s", why)
-		}
-	}
-	quiet := func(why string) {
-		t.Helper()
-		select {
-		case got := <-retried:
-			t.Fatalf("%s retried %s", got, why)
-		case <-time.After(300 * time.Millisecond):
-		}
-	}
+	expect, quiet := r.expect, r.quiet
 	change := func(label string) {
 		t.Helper()
 		q.Labels = map[string]string{"changed": label}
@@ -128,6 +113,37 @@ func TestQuotaChangesRetryTheInstance(t *testing.T) {
 	defer w.mu.Unlock()
 	if len(w.watches) != 0 {
 		t.Errorf("still watching %v with no instance waiting", w.watches)
+	}
+}
+
+// retries records the instances an objectWatches tries again.
+type retries struct {
+	t       *testing.T
+	retried chan string
+}
+
+func newRetries(t *testing.T) *retries { return &retries{t: t, retried: make(chan string, 4)} }
+
+// retry is the objectWatches' retry.
+func (r *retries) retry(k InstanceKey) { r.retried <- k.Name }
+
+// expect fails the test unless an instance is tried again soon.
+func (r *retries) expect(why string) {
+	r.t.Helper()
+	select {
+	case <-r.retried:
+	case <-time.After(10 * time.Second):
+		r.t.Fatalf("not retried %s", why)
+	}
+}
+
+// quiet fails the test if an instance is tried again soon.
+func (r *retries) quiet(why string) {
+	r.t.Helper()
+	select {
+	case got := <-r.retried:
+		r.t.Fatalf("%s retried %s", got, why)
+	case <-time.After(300 * time.Millisecond):
 	}
 }
 
@@ -162,26 +178,11 @@ func TestWebhookServiceEndpointsRetryTheInstance(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: "hooks", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: service}},
 		}
 	}
-	retried := make(chan string, 4)
-	w := newWebhookServiceWatches(client, func(k InstanceKey) { retried <- k.Name }, logr.Discard())
+	r := newRetries(t)
+	w := newWebhookServiceWatches(client, r.retry, logr.Discard())
 	defer w.stopAll()
 	key := InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: "refused"}
-	expect := func(why string) {
-		t.Helper()
-		select {
-		case <-retried:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("not retried %s", why)
-		}
-	}
-	quiet := func(why string) {
-		t.Helper()
-		select {
-		case got := <-retried:
-			t.Fatalf("%s retried %s", got, why)
-		case <-time.After(300 * time.Millisecond):
-		}
-	}
+	expect, quiet := r.expect, r.quiet
 	ri := client.Resource(slices).Namespace("hooks").(metadatafake.MetadataClient)
 
 	w.note(key, sets.New(objectRef{GVR: slices, Namespace: "hooks", Name: "hook"}))
