@@ -317,10 +317,7 @@ func (e *Engine) stopLocked(rgdName string) {
 		e.instances.stop(s.gvr)
 	}
 	for _, t := range e.targets() {
-		t.externals.forgetKind(gvk)
-		t.namespaceWatch.forgetKind(gvk)
-		t.holders.forgetKind(gvk)
-		t.quotas.forgetKind(gvk)
+		t.forgetKind(gvk)
 		t.managed.forget(rgdName)
 	}
 	delete(e.kinds, gvk)

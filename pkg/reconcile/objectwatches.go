@@ -16,13 +16,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// objectWatches follow, each by name, objects that instances wait on and
-// whose changes no event of the instances' own brings: the agent tries
-// an instance again as soon as what it waits for happens, not at its next
-// retry, since after a few refusals the work queue's backoff waits
-// minutes. Such an object is often not in the managed informers, which
-// hold only objects with the agent's labels; the watch of one object by
-// name costs one connection, kept while an instance waits on it.
+// objectWatches follow, each by name (or as selectFor says), objects that
+// instances wait on and whose changes no event of the instances' own
+// brings: the agent tries an instance again as soon as what it waits for
+// happens, not at its next retry, since after a few refusals the work
+// queue's backoff waits minutes. Such an object is often not in the
+// managed informers, which hold only objects with the agent's labels; the
+// watch of one object costs one connection, kept while an instance waits
+// on it.
 type objectWatches struct {
 	client metadata.Interface
 	// retry is told the instances to try again.
@@ -120,7 +121,8 @@ func (w *objectWatches) watchWaitedForLocked() {
 	}
 }
 
-// watch follows one object by name until the returned function is called.
+// watch follows what ref names, one object by name unless selectFor says
+// otherwise, until the returned function is called.
 func (w *objectWatches) watch(ref objectRef) context.CancelFunc {
 	ctx, cancel := context.WithCancel(context.Background())
 	selectFor := w.selectFor

@@ -242,6 +242,17 @@ func (t *target) noteWaits(key InstanceKey, refused error, w waits) {
 	t.webhookServices.note(key, w.webhookServices)
 }
 
+// forgetKind forgets what the instances of a kind the agent no longer
+// serves read and waited for in this cluster, and stops watching what
+// they alone waited on.
+func (t *target) forgetKind(gvk schema.GroupVersionKind) {
+	t.externals.forgetKind(gvk)
+	t.namespaceWatch.forgetKind(gvk)
+	t.holders.forgetKind(gvk)
+	t.quotas.forgetKind(gvk)
+	t.webhookServices.forgetKind(gvk)
+}
+
 // stopInformers stops watching the cluster.
 func (t *target) stopInformers() {
 	t.managed.stopAll()
