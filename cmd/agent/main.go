@@ -33,6 +33,9 @@ func main() {
 	flag.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader through a Lease so several replicas can run")
 	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease (default: the agent's own, in a cluster)")
 	flag.IntVar(&o.MaxCollectionSize, "max-collection-size", 1000, "most items one forEach resource may expand to")
+	// Off by default: removing an API and every object of it stays a
+	// human decision (SPEC §3); the flag needs delete on CRDs in the role.
+	flag.BoolVar(&o.AllowCRDDeletion, "allow-crd-deletion", false, "delete the CRD of a deleted ResourceGraphDefinition, and every instance with it (their resources first, in reverse order); needs delete on customresourcedefinitions")
 	flag.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reconciles may finish on shutdown")
 	flag.DurationVar(&o.ClusterCheckInterval, "cluster-check-interval", time.Minute, "how often each registered workload Cluster is checked (kubeconfig, API server, discovery)")
 	flag.StringVar(&o.Webhooks.Addr, "webhook-bind-address", ":9443", "address of the admission webhooks; 0 disables them")

@@ -52,6 +52,9 @@ type Options struct {
 	LeaderElectionNamespace string
 	// MaxCollectionSize bounds forEach expansion per resource.
 	MaxCollectionSize int
+	// AllowCRDDeletion deletes the CRD of a deleted RGD with every
+	// instance, each one's resources first; otherwise they stay.
+	AllowCRDDeletion bool
 	// GracefulShutdown bounds how long in-flight reconciles may finish.
 	GracefulShutdown time.Duration
 	// ClusterCheckInterval is how often each registered workload Cluster
@@ -186,6 +189,8 @@ func Run(ctx context.Context, o Options) error {
 		CRDs:       crds,
 		Discovery:  disco,
 		Reconciled: registrar.rgdReconciled(),
+
+		AllowCRDDeletion: o.AllowCRDDeletion,
 	}
 	if err := rgds.SetupWithManager(mgr); err != nil {
 		return err

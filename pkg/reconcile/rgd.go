@@ -56,6 +56,11 @@ type RGDReconciler struct {
 	// tried again, besides when a CRD of the kind's group comes: a kind
 	// an aggregated API server serves has no CRD to watch.
 	RetryUnknownKinds time.Duration
+	// AllowCRDDeletion deletes the CRD of a deleted RGD, and with it every
+	// instance, each one's resources deleted in order first; RGDs carry
+	// the agent's finalizer meanwhile. Otherwise the CRD and instances
+	// stay (SPEC §3).
+	AllowCRDDeletion bool
 	// Reconciled, when set, is called with an RGD's name each time it has
 	// been reconciled, whatever the outcome: how the agent learns that it
 	// has been through every RGD once.
@@ -195,21 +200,31 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.Client.Get(ctx, req.NamespacedName, rgd); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Deleted: stop serving; the CRD and instances stay.
-			r.Engine.Stop(req.Name)
-			r.mu.Lock()
-			delete(r.compiled, req.Name)
-			delete(r.rechecked, req.Name)
-			delete(r.waiting, req.Name)
-			r.mu.Unlock()
+			r.forget(req.Name)
 			return ctrl.Result{}, r.releaseInstances(ctx, req.Name)
 		}
 		return ctrl.Result{}, err
 	}
 	if rgd.DeletionTimestamp != nil {
+		if r.AllowCRDDeletion && slices.Contains(rgd.Finalizers, v1alpha1.Finalizer) {
+			return r.deleteKind(ctx, rgd)
+		}
 		// Another tool's finalizer may keep it a while; its instances
 		// must not wait for that to be deletable.
 		r.Engine.Stop(rgd.Name)
-		return ctrl.Result{}, r.releaseInstances(ctx, rgd.Name)
+		if err := r.releaseInstances(ctx, rgd.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.letGo(ctx, rgd)
+	}
+	if r.AllowCRDDeletion {
+		if err := r.keepForDeletion(ctx, rgd); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else if err := r.letGo(ctx, rgd); err != nil {
+		// Left by an agent that deleted CRDs with their RGDs: this one
+		// leaves them, and would hold the RGD's deletion for nothing.
+		return ctrl.Result{}, err
 	}
 	status := rgd.Status.DeepCopy()
 	res, err := r.reconcile(ctx, rgd, status)
