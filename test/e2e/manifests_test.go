@@ -57,6 +57,29 @@ func TestManifestsApplyServerSide(t *testing.T) {
 					t.Errorf("output lacks %s:\n%s", want, out.String())
 				}
 			}
+
+			// An overlay of one's own with the crd-deletion component.
+			overlay := t.TempDir()
+			base, err := filepath.Rel(overlay, filepath.Join(root, "manifests"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kustomization := fmt.Sprintf("resources: [%s]\ncomponents: [%s]\n", base, filepath.Join(base, "components", "crd-deletion"))
+			if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out.Reset()
+			cmd = exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "--kubeconfig", cfg.KubeconfigFile(), "--cache-dir", kubeCacheDir,
+				"apply", "--dry-run=server", "-o", "yaml", "-k", overlay)
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("kubectl apply --dry-run=server -k with components/crd-deletion: %v\n%s", err, out.String())
+			}
+			for _, want := range []string{"- --allow-crd-deletion", "name: kro-agent-crd-deletion"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("with components/crd-deletion, the output lacks %q", want)
+				}
+			}
 			return ctx
 		}).
 		Assess("the agent's aggregated role takes the roles written for kro's controller", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
