@@ -117,7 +117,11 @@ func (r *RGDReconciler) deleteCRD(ctx context.Context, rgd *v1alpha1.ResourceGra
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		return nil
 	case err != nil:
-		return fmt.Errorf("deleting CustomResourceDefinition %s of the deleted ResourceGraphDefinition %s: %w", crd.Name, rgd.Name, err)
+		err = fmt.Errorf("deleting CustomResourceDefinition %s of the deleted ResourceGraphDefinition %s: %w", crd.Name, rgd.Name, err)
+		// kubectl describe shows why the RGD's deletion waits (its role
+		// lacking delete on CRDs, say).
+		r.event(rgd, "Warning", "DeletingKindFailed", "%v", err)
+		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("deleting the CRD of a deleted ResourceGraphDefinition, with every instance", "rgd", rgd.Name, "crd", crd.Name)
 	r.event(rgd, "Normal", "DeletingKind", "deleting CustomResourceDefinition %s and every %s with it (--allow-crd-deletion); each instance's resources are deleted in reverse order first", crd.Name, crd.Spec.Names.Kind)
