@@ -9,6 +9,7 @@
 package webhookcall
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 )
@@ -40,13 +41,11 @@ func Failed(message string) (Failure, bool) {
 	f := Failure{Webhook: m[1], URL: m[2]}
 	// The API server calls a webhook configured with a Service at
 	// https://NAME.NAMESPACE.svc:PORT/PATH, whatever address it then dials.
-	host, ok := strings.CutPrefix(m[2], "https://")
-	if !ok {
+	u, err := url.Parse(m[2])
+	if err != nil || u.Scheme != "https" {
 		return f, true
 	}
-	host, _, _ = strings.Cut(host, "/")
-	host, _, _ = strings.Cut(host, ":")
-	if labels := strings.Split(host, "."); len(labels) == 3 && labels[2] == "svc" && labels[0] != "" && labels[1] != "" {
+	if labels := strings.Split(u.Hostname(), "."); len(labels) == 3 && labels[2] == "svc" && labels[0] != "" && labels[1] != "" {
 		f.Service, f.Namespace = labels[0], labels[1]
 	}
 	return f, true

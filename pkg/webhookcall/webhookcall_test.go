@@ -20,6 +20,9 @@ func TestFailed(t *testing.T) {
 		// A webhook configured with a URL: no Service to follow.
 		{`Internal error occurred: failed calling webhook "u.example.com": failed to call webhook: Post "https://webhooks.example.com/validate?timeout=10s": dial tcp: lookup webhooks.example.com: no such host`,
 			Failure{Webhook: "u.example.com", URL: "https://webhooks.example.com/validate?timeout=10s"}},
+		// No port (the API server writes one, but a URL need not).
+		{`Internal error occurred: failed calling webhook "m.example.com": failed to call webhook: Post "https://hook.hooks.svc?timeout=5s": EOF`,
+			Failure{Webhook: "m.example.com", Namespace: "hooks", Service: "hook", URL: "https://hook.hooks.svc?timeout=5s"}},
 		{`Internal error occurred: failed calling webhook "u.example.com": failed to call webhook: Post "https://hook.hooks.svc.cluster.local:443/v": EOF`,
 			Failure{Webhook: "u.example.com", URL: "https://hook.hooks.svc.cluster.local:443/v"}},
 	} {
