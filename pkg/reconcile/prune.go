@@ -142,8 +142,17 @@ func (r *run) removeFinalizer(ctx context.Context) error {
 // changed since (by another tool, or by the agent adding its own back) is
 // not overwritten, the write fails with a conflict instead.
 func finalizerRemoval(inst metav1.Object) []byte {
-	finalizers := slices.DeleteFunc(slices.Clone(inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": inst.GetResourceVersion(), "finalizers": finalizers}})
+	return finalizersPatch(inst, slices.DeleteFunc(slices.Clone(inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer }))
+}
+
+// finalizerAddition is the merge patch that puts the agent's finalizer on
+// obj, conditional on the resourceVersion it was read at, as above.
+func finalizerAddition(obj metav1.Object) []byte {
+	return finalizersPatch(obj, append(slices.Clone(obj.GetFinalizers()), v1alpha1.Finalizer))
+}
+
+func finalizersPatch(obj metav1.Object, finalizers []string) []byte {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": obj.GetResourceVersion(), "finalizers": finalizers}})
 	return patch
 }
 

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -31,14 +30,7 @@ func (r *RGDReconciler) keepForDeletion(ctx context.Context, rgd *v1alpha1.Resou
 	if slices.Contains(rgd.Finalizers, v1alpha1.Finalizer) {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": rgd.ResourceVersion,
-		"finalizers":      append(slices.Clone(rgd.Finalizers), v1alpha1.Finalizer),
-	}})
-	if err != nil {
-		return err
-	}
-	err = r.Client.Patch(ctx, rgd, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(ownership.FieldManager))
+	err := r.Client.Patch(ctx, rgd, client.RawPatch(types.MergePatchType, finalizerAddition(rgd)), client.FieldOwner(ownership.FieldManager))
 	countWrite("finalizer", err)
 	if err != nil {
 		return fmt.Errorf("adding finalizer %s: %w", v1alpha1.Finalizer, err)
