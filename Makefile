@@ -39,9 +39,14 @@ image:
 	GOOS=linux GOARCH=amd64 $(GOBUILD) -o $(BIN)/linux-amd64/kro-agent ./cmd/agent
 	$(GO) run ./hack/image -binary $(BIN)/linux-amd64/kro-agent -tag kro-agent:$(VERSION) -o $(BIN)/kro-agent-image.tar
 
+# The end-to-end tests run one after another against one local cluster and
+# take about ten minutes together on two cores: go test's default limit of
+# ten minutes a package would cut them off.
+TEST_TIMEOUT ?= 30m
+
 ## test: lint, then every unit and end-to-end test (e2e tests start their own local cluster)
 test: lint cluster-binaries
-	$(GOTESTSUM) --format testname -- -tags e2e -count=1 ./...
+	$(GOTESTSUM) --format testname -- -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 ## unit: unit tests only, no cluster
 unit:
@@ -49,7 +54,7 @@ unit:
 
 ## e2e: end-to-end tests only
 e2e: cluster-binaries
-	$(GOTESTSUM) --format testname -- -tags e2e -count=1 ./test/...
+	$(GOTESTSUM) --format testname -- -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./test/...
 
 ## lint: gofmt, and go vet with and without the e2e tag (so `make unit` builds)
 lint:
