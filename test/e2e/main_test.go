@@ -27,8 +27,10 @@ var testenv env.Environment
 var kubeCacheDir string
 
 func TestMain(m *testing.M) {
-	// A name of its own, so a demo cluster left running is not touched.
-	name := fmt.Sprintf("kro-agent-e2e-%d", os.Getpid())
+	// A name of its own, so a demo cluster left running is not touched,
+	// nor the cluster of another test binary running beside this one.
+	const prefix = "kro-agent-e2e-"
+	name := fmt.Sprintf("%s%d", prefix, os.Getpid())
 	dir, err := os.MkdirTemp("", name+"-kube-cache-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -36,7 +38,7 @@ func TestMain(m *testing.M) {
 	}
 	kubeCacheDir = dir
 	testenv = env.NewWithConfig(envconf.New())
-	testenv.Setup(localcluster.Create(name), installCRDs)
+	testenv.Setup(localcluster.DeleteOrphans(prefix), localcluster.Create(name), installCRDs)
 	testenv.Finish(stopAgent, localcluster.Destroy(name))
 	code := testenv.Run(m)
 	_ = os.RemoveAll(dir)

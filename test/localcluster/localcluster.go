@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -95,6 +97,51 @@ func Destroy(name string) env.Func {
 		}
 		return ctx, Stop(ctx, name)
 	}
+}
+
+// DeleteOrphans is an e2e-framework setup step that deletes the clusters
+// named prefix followed by the pid of a test binary that is gone: one
+// killed, or cut off by go test's timeout, before its finish steps ran
+// leaves its control plane running, and the next run would share the
+// machine's two cores with it.
+func DeleteOrphans(prefix string) env.Func {
+	return func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
+		root, err := RepoRoot()
+		if err != nil {
+			return ctx, err
+		}
+		out, err := run(ctx, filepath.Join(root, "hack", "cluster", "list.sh"), nil)
+		if err != nil {
+			return ctx, fmt.Errorf("listing local clusters: %w", err)
+		}
+		for _, name := range orphans(strings.Fields(out), prefix, alive) {
+			if err := Stop(ctx, name); err != nil {
+				return ctx, fmt.Errorf("deleting cluster %s, left by a test binary that is gone: %w", name, err)
+			}
+		}
+		return ctx, nil
+	}
+}
+
+// orphans returns the clusters of names that are prefix followed by the
+// pid of a process that is not alive.
+func orphans(names []string, prefix string, alive func(pid int) bool) []string {
+	var out []string
+	for _, name := range names {
+		pid, err := strconv.Atoi(strings.TrimPrefix(name, prefix))
+		if !strings.HasPrefix(name, prefix) || err != nil || pid <= 0 || alive(pid) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// alive tells whether a process of that pid exists (signal 0 checks
+// without sending anything; EPERM means it exists as another user's).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func run(ctx context.Context, script string, extraEnv []string) (string, error) {
