@@ -78,8 +78,13 @@ type Throughput struct {
 	// QuietWrites over QuietSeconds after all were ACTIVE; -1: not measured.
 	QuietWrites  int     `json:"quietWrites"`
 	QuietSeconds float64 `json:"quietSeconds,omitempty"`
-	DriftP50ms   float64 `json:"driftP50ms,omitempty"`
-	DriftP99ms   float64 `json:"driftP99ms,omitempty"`
+	// QuietWritesLate are those of the second half of the quiet period:
+	// a controller that keeps writing has some there, one that only
+	// finishes what it was doing when everything turned ACTIVE has none.
+	// nil: not measured (results of before 25 November).
+	QuietWritesLate *int    `json:"quietWritesLate,omitempty"`
+	DriftP50ms      float64 `json:"driftP50ms,omitempty"`
+	DriftP99ms      float64 `json:"driftP99ms,omitempty"`
 }
 
 // Requests per instance on the way to ACTIVE.
@@ -245,7 +250,8 @@ func main() {
 // figures of the run that measured them.
 func medianRun(runs []Throughput) Throughput {
 	m := medianBySeconds(runs, func(t Throughput) float64 { return t.Seconds })
-	m.QuietWrites, m.QuietSeconds, m.DriftP50ms, m.DriftP99ms, m.RestRSSMB = runs[0].QuietWrites, runs[0].QuietSeconds, runs[0].DriftP50ms, runs[0].DriftP99ms, runs[0].RestRSSMB
+	m.QuietWrites, m.QuietSeconds, m.QuietWritesLate = runs[0].QuietWrites, runs[0].QuietSeconds, runs[0].QuietWritesLate
+	m.DriftP50ms, m.DriftP99ms, m.RestRSSMB = runs[0].DriftP50ms, runs[0].DriftP99ms, runs[0].RestRSSMB
 	return m
 }
 

@@ -147,13 +147,17 @@ func tables(res *Results, plotPath string) string {
 	}
 
 	fmt.Fprint(&w, "\n### Writes while nothing changes\n\n")
+	fmt.Fprint(&w, "Counted from the audit log from a second after the last instance turned ACTIVE, over the period; in parentheses those of its second half, where a controller that keeps writing has some and one that only finishes what it was doing has none.\n\n")
 	header("workload, N, period")
 	for _, t := range res.Throughput {
 		if t.QuietWrites < 0 || t.Controller != ctls[0] {
 			continue
 		}
 		row(fmt.Sprintf("%s, %d, %.0f s", t.Workload, t.N, t.QuietSeconds), t.Workload, t.N, func(t Throughput) (float64, string) {
-			return float64(t.QuietWrites), fmt.Sprint(t.QuietWrites)
+			if t.QuietWritesLate == nil || t.QuietWrites == 0 {
+				return float64(t.QuietWrites), fmt.Sprint(t.QuietWrites)
+			}
+			return float64(t.QuietWrites), fmt.Sprintf("%d (%d in the last %.0f s)", t.QuietWrites, *t.QuietWritesLate, t.QuietSeconds/2)
 		})
 	}
 

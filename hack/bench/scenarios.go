@@ -143,15 +143,23 @@ func (b *bench) throughput(ctx context.Context, ctl *controller, w workload, n i
 	out.PerInstance = perInstance(reqs, n)
 	log.Printf("  writes on the way to ACTIVE: %v; all created after %.1fs", reqs.ByVerb, out.CreatedSeconds)
 	if quiet {
+		from := end.Add(time.Second)
 		time.Sleep(b.quiet)
-		q, err := c.countRequests(ctl.UserAgent, end.Add(time.Second), time.Now())
+		to := time.Now()
+		q, err := c.countRequests(ctl.UserAgent, from, to)
+		if err != nil {
+			return out, err
+		}
+		late, err := c.countRequests(ctl.UserAgent, from.Add(to.Sub(from)/2), to)
 		if err != nil {
 			return out, err
 		}
 		out.QuietWrites = q.Writes + q.Events
 		out.QuietSeconds = b.quiet.Seconds()
+		lateWrites := late.Writes + late.Events
+		out.QuietWritesLate = &lateWrites
 		if out.QuietWrites > 0 {
-			log.Printf("  %d writes while nothing changed: %v", out.QuietWrites, q.ByVerb)
+			log.Printf("  %d writes while nothing changed, %d of them in its second half: %v", out.QuietWrites, lateWrites, q.ByVerb)
 		}
 	}
 	if first {
