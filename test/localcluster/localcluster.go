@@ -100,10 +100,10 @@ func Destroy(name string) env.Func {
 }
 
 // DeleteOrphans is an e2e-framework setup step that deletes the clusters
-// named prefix followed by the pid of a test binary that is gone: one
-// killed, or cut off by go test's timeout, before its finish steps ran
-// leaves its control plane running, and the next run would share the
-// machine's two cores with it.
+// named after a test binary that is gone (see orphans): one killed, or cut
+// off by go test's timeout, before its finish steps ran leaves its control
+// planes running, and the next run would share the machine's two cores
+// with them.
 func DeleteOrphans(prefix string) env.Func {
 	return func(ctx context.Context, _ *envconf.Config) (context.Context, error) {
 		root, err := RepoRoot()
@@ -124,12 +124,15 @@ func DeleteOrphans(prefix string) env.Func {
 }
 
 // orphans returns the clusters of names that are prefix followed by the
-// pid of a process that is not alive.
+// pid of a process that is not alive, and maybe a suffix after a dash (a
+// test's second cluster, kro-agent-e2e-PID-workload).
 func orphans(names []string, prefix string, alive func(pid int) bool) []string {
 	var out []string
 	for _, name := range names {
-		pid, err := strconv.Atoi(strings.TrimPrefix(name, prefix))
-		if !strings.HasPrefix(name, prefix) || err != nil || pid <= 0 || alive(pid) {
+		rest, ok := strings.CutPrefix(name, prefix)
+		digits, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(digits)
+		if !ok || err != nil || pid <= 0 || alive(pid) {
 			continue
 		}
 		out = append(out, name)
