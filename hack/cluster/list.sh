@@ -5,4 +5,4 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/env.sh"
 bin=$("$here/build.sh")
-"$bin/kwokctl" get clusters 2>/dev/null || true
+"$bin/kwokctl" get clusters

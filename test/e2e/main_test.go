@@ -26,11 +26,14 @@ var testenv env.Environment
 // it: its kinds, with their scopes, would be taken for the test cluster's.
 var kubeCacheDir string
 
+// clusterPrefix begins the names of the test binary's clusters, followed
+// by its pid: a demo cluster left running is not touched, nor the clusters
+// of another test binary running beside this one, and those of one that is
+// gone are found (localcluster.DeleteOrphans).
+const clusterPrefix = "kro-agent-e2e-"
+
 func TestMain(m *testing.M) {
-	// A name of its own, so a demo cluster left running is not touched,
-	// nor the cluster of another test binary running beside this one.
-	const prefix = "kro-agent-e2e-"
-	name := fmt.Sprintf("%s%d", prefix, os.Getpid())
+	name := fmt.Sprintf("%s%d", clusterPrefix, os.Getpid())
 	dir, err := os.MkdirTemp("", name+"-kube-cache-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -38,7 +41,7 @@ func TestMain(m *testing.M) {
 	}
 	kubeCacheDir = dir
 	testenv = env.NewWithConfig(envconf.New())
-	testenv.Setup(localcluster.DeleteOrphans(prefix), localcluster.Create(name), installCRDs)
+	testenv.Setup(localcluster.DeleteOrphans(clusterPrefix), localcluster.Create(name), installCRDs)
 	testenv.Finish(stopAgent, localcluster.Destroy(name))
 	code := testenv.Run(m)
 	_ = os.RemoveAll(dir)

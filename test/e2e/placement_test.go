@@ -140,7 +140,7 @@ func dryRunPlan(t *testing.T, cfg *envconf.Config, instance string) []plugin.Pla
 }
 
 func TestPlacement(t *testing.T) {
-	workloadName := fmt.Sprintf("kro-agent-e2e-%d-workload", os.Getpid())
+	workloadName := fmt.Sprintf("%s%d-workload", clusterPrefix, os.Getpid())
 	var workloadKubeconfig string
 	workload := func(t testing.TB) *clients {
 		return newClients(t, envconf.New().WithKubeconfigFile(workloadKubeconfig))
