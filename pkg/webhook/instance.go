@@ -2,15 +2,18 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/json"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
@@ -22,65 +25,106 @@ type RGDLookup func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1
 // InstanceLabeler puts the ownership labels, the ApplySet annotations and
 // the finalizer on instances at admission, so they are there from the
 // first write and the agent has nothing to add.
+//
+// Every instance create and update waits for it, so it reads only the
+// instance's metadata and answers with the JSON patch operations that
+// add what is missing, rather than decoding the whole instance, encoding
+// it again and diffing the two.
 type InstanceLabeler struct {
 	Lookup RGDLookup
 }
 
 var _ admission.Handler = (*InstanceLabeler)(nil)
 
+// instanceMetadata is the part of an instance the labeler reads.
+type instanceMetadata struct {
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace"`
+	Labels            map[string]string `json:"labels"`
+	Annotations       map[string]string `json:"annotations"`
+	Finalizers        []string          `json:"finalizers"`
+	DeletionTimestamp *metav1.Time      `json:"deletionTimestamp"`
+}
+
 // Handle implements admission.Handler.
 func (l *InstanceLabeler) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
-	inst := &unstructured.Unstructured{}
-	if err := json.Unmarshal(req.Object.Raw, &inst.Object); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the instance: %w", err))
+	var inst struct {
+		Metadata *instanceMetadata `json:"metadata"`
+	}
+	// Case-sensitive, as the API server reads objects.
+	if err := json.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, &inst); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the instance's metadata: %w", err))
 	}
 	gvk := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
 	def, ok := l.Lookup(ctx, gvk)
 	if !ok {
 		return admission.Allowed("not an instance of a served kind")
 	}
-	if inst.GetDeletionTimestamp() != nil {
+	meta := inst.Metadata
+	if meta == nil {
+		meta = &instanceMetadata{}
+	}
+	if meta.DeletionTimestamp != nil {
 		return admission.Allowed("")
 	}
-	ns := inst.GetNamespace()
+	ns := meta.Namespace
 	if ns == "" {
 		ns = req.Namespace
 	}
-	name := inst.GetName()
+	name := meta.Name
 	if name == "" {
 		name = req.Name
 	}
 	// The UID is not assigned yet on create; the agent fills that label in
 	// on its first reconcile.
 	id := ownership.Instance{GVK: gvk, Name: name, Namespace: ns}
-	labels := inst.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	for k, v := range ownership.InstanceLabels(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id) {
-		labels[k] = v
-	}
-	inst.SetLabels(labels)
-	annotations := inst.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	for k, v := range ownership.ApplySetAnnotations(id, ownership.TemplateGroupKinds(def), nil) {
-		// The agent keeps them current; a value already there is its.
-		if _, ok := annotations[k]; !ok {
-			annotations[k] = v
-		}
-	}
-	inst.SetAnnotations(annotations)
-	if !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
-		inst.SetFinalizers(append(inst.GetFinalizers(), v1alpha1.Finalizer))
-	}
-	mutated, err := json.Marshal(inst.Object)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, err)
-	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+	labels := ownership.InstanceLabels(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id)
+	annotations := ownership.ApplySetAnnotations(id, ownership.TemplateGroupKinds(def), nil)
+	return admission.Patched("", metadataPatch(inst.Metadata, labels, annotations)...)
 }
+
+// metadataPatch is the JSON patch that gives an instance's metadata (nil
+// when the object has none) the labels, replacing values it has, the
+// annotations where it has none of those keys (the agent keeps them
+// current: a value already there is its), and the agent's finalizer.
+func metadataPatch(meta *instanceMetadata, labels, annotations map[string]string) []jsonpatch.JsonPatchOperation {
+	finalizers := []string{v1alpha1.Finalizer}
+	if meta == nil {
+		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", "/metadata", map[string]any{
+			"labels": labels, "annotations": annotations, "finalizers": finalizers,
+		})}
+	}
+	ops := mapPatch(nil, "/metadata/labels", meta.Labels, labels, true)
+	ops = mapPatch(ops, "/metadata/annotations", meta.Annotations, annotations, false)
+	switch {
+	case slices.Contains(meta.Finalizers, v1alpha1.Finalizer):
+	case meta.Finalizers == nil:
+		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/finalizers", finalizers))
+	default:
+		ops = append(ops, jsonpatch.NewOperation("add", "/metadata/finalizers/-", v1alpha1.Finalizer))
+	}
+	return ops
+}
+
+// mapPatch appends the operations that put want's entries into the string
+// map at path, which holds have (nil: there is none), replacing the values
+// of keys it has when replace is set. "add" replaces an existing member
+// of an object (RFC 6902, 4.1).
+func mapPatch(ops []jsonpatch.JsonPatchOperation, path string, have, want map[string]string, replace bool) []jsonpatch.JsonPatchOperation {
+	if have == nil {
+		return append(ops, jsonpatch.NewOperation("add", path, want))
+	}
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if v, ok := have[k]; ok && (!replace || v == want[k]) {
+			continue
+		}
+		ops = append(ops, jsonpatch.NewOperation("add", path+"/"+pointerEscaper.Replace(k), want[k]))
+	}
+	return ops
+}
+
+// pointerEscaper escapes a key for a JSON pointer (RFC 6901, 3).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")

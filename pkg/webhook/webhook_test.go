@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -216,6 +217,96 @@ func TestInstanceLabels(t *testing.T) {
 	}
 }
 
+// TestInstancePatchApplied applies the instance webhook's patch as the API
+// server does, to instances whose metadata has every shape it can have, and
+// checks what comes out: the agent's labels (its values win), the ApplySet
+// annotations where absent, the finalizer once, and nothing else touched.
+func TestInstancePatchApplied(t *testing.T) {
+	h := testServer(t)
+	kind := metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
+	setID := ownership.ApplySetID(ownership.Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}, Name: "x", Namespace: "default"})
+	// A spec value a float64 cannot hold: only an untouched spec keeps it.
+	const spec = `"spec":{"replicas":9007199254740993,"note":"a/b~c"}`
+	for _, tc := range []struct {
+		name, metadata  string
+		wantFinalizers  []string
+		wantAnnotations map[string]string
+	}{
+		{name: "bare", metadata: `{"name":"x","namespace":"default"}`,
+			wantFinalizers: []string{v1alpha1.Finalizer}},
+		{name: "no metadata", metadata: ``,
+			wantFinalizers: []string{v1alpha1.Finalizer}},
+		{name: "null maps", metadata: `{"name":"x","namespace":"default","labels":null,"annotations":null,"finalizers":null}`,
+			wantFinalizers: []string{v1alpha1.Finalizer}},
+		{name: "empty maps", metadata: `{"name":"x","namespace":"default","labels":{},"annotations":{},"finalizers":[]}`,
+			wantFinalizers: []string{v1alpha1.Finalizer}},
+		{name: "the author's own", metadata: `{"name":"x","namespace":"default","labels":{"team":"a","a/b~c":"d","kro.run/owned":"false"},` +
+			`"annotations":{"note":"n","applyset.kubernetes.io/tooling":"kro/v0.0.1"},"finalizers":["example.com/keep"]}`,
+			wantFinalizers:  []string{"example.com/keep", v1alpha1.Finalizer},
+			wantAnnotations: map[string]string{"note": "n", "applyset.kubernetes.io/tooling": "kro/v0.0.1"}},
+		{name: "finalizer there", metadata: `{"name":"x","namespace":"default","finalizers":["kro.run/finalizer","example.com/keep"]}`,
+			wantFinalizers: []string{v1alpha1.Finalizer, "example.com/keep"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := `{"apiVersion":"kro.run/v1alpha1","kind":"WebApp",` + spec + `}`
+			if tc.metadata != "" {
+				doc = `{"apiVersion":"kro.run/v1alpha1","kind":"WebApp","metadata":` + tc.metadata + `,` + spec + `}`
+			}
+			resp := review(t, h, PathMutateInstance, kind, json.RawMessage(doc))
+			if !resp.Allowed || resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
+				t.Fatalf("no JSON patch: %+v", resp)
+			}
+			patch, err := jsonpatch.DecodePatch(resp.Patch)
+			if err != nil {
+				t.Fatalf("patch %s: %v", resp.Patch, err)
+			}
+			patched, err := patch.Apply([]byte(doc))
+			if err != nil {
+				t.Fatalf("applying %s to %s: %v", resp.Patch, doc, err)
+			}
+			if !strings.Contains(string(patched), spec) {
+				t.Errorf("the spec changed: %s", patched)
+			}
+			var got struct {
+				Metadata struct {
+					Labels      map[string]string `json:"labels"`
+					Annotations map[string]string `json:"annotations"`
+					Finalizers  []string          `json:"finalizers"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(patched, &got); err != nil {
+				t.Fatal(err)
+			}
+			m := got.Metadata
+			for k, v := range map[string]string{"kro.run/owned": "true", "kro.run/resource-graph-definition-name": "webapp",
+				"kro.run/resource-graph-definition-id": "rgd-uid", "applyset.kubernetes.io/id": setID} {
+				if m.Labels[k] != v {
+					t.Errorf("label %s = %q, want %q (patch: %s)", k, m.Labels[k], v, resp.Patch)
+				}
+			}
+			if strings.Contains(tc.metadata, `"team":"a"`) && (m.Labels["team"] != "a" || m.Labels["a/b~c"] != "d") {
+				t.Errorf("the author's labels changed: %v", m.Labels)
+			}
+			if !slices.Equal(m.Finalizers, tc.wantFinalizers) {
+				t.Errorf("finalizers = %v, want %v", m.Finalizers, tc.wantFinalizers)
+			}
+			if m.Annotations["applyset.kubernetes.io/contains-group-kinds"] != "ConfigMap,Deployment.apps" {
+				t.Errorf("annotations = %v (patch: %s)", m.Annotations, resp.Patch)
+			}
+			for k, v := range tc.wantAnnotations {
+				if m.Annotations[k] != v {
+					t.Errorf("annotation %s = %q, want %q: a value there is left alone", k, m.Annotations[k], v)
+				}
+			}
+			// Admitting the result again changes nothing.
+			again := review(t, h, PathMutateInstance, kind, json.RawMessage(patched))
+			if len(again.Patch) != 0 {
+				t.Errorf("a labelled instance got a patch again: %s", again.Patch)
+			}
+		})
+	}
+}
+
 // FuzzAdmissionDecoding posts arbitrary bodies: a malformed AdmissionReview
 // gets a 400-class answer (or a denial), never a panic or a 5xx.
 func FuzzAdmissionDecoding(f *testing.F) {
@@ -364,5 +455,21 @@ spec:
 	}}}).Handler()
 	if resp := review(t, h, PathValidateRGD, rgdKind, memos("memo-notes")); !resp.Allowed {
 		t.Errorf("the kind of a deleted RGD: denied: %s", resp.Result.Message)
+	}
+}
+
+// BenchmarkInstanceAdmission is the agent's share of every instance create:
+// the mutating webhook's handler, from the AdmissionReview to its answer.
+func BenchmarkInstanceAdmission(b *testing.B) {
+	h := testServer(b)
+	kind := metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
+	obj := map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
+		"metadata": map[string]any{"name": "x", "namespace": "default", "labels": map[string]any{"team": "a"}},
+		"spec":     map[string]any{"name": "web", "image": "nginx:1.27", "replicas": 3, "env": map[string]any{"A": "1", "B": "2"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if resp := review(b, h, PathMutateInstance, kind, obj); !resp.Allowed {
+			b.Fatal(resp.Result)
+		}
 	}
 }
