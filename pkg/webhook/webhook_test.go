@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -217,9 +217,10 @@ func TestInstanceLabels(t *testing.T) {
 	}
 }
 
-// TestInstancePatchApplied applies the instance webhook's patch as the API
-// server does, to instances whose metadata has every shape it can have, and
-// checks what comes out: the agent's labels (its values win), the ApplySet
+// TestInstancePatchApplied applies the instance webhook's patch with the
+// JSON patch library the API server applies it with (evanphx v4), to
+// instances whose metadata has every shape it can have, and checks what
+// comes out: the agent's labels (its values win), the ApplySet
 // annotations where absent, the finalizer once, and nothing else touched.
 func TestInstancePatchApplied(t *testing.T) {
 	h := testServer(t)

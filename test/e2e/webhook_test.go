@@ -230,6 +230,26 @@ spec:
 			if !contains(finalizers, v1alpha1.Finalizer) {
 				t.Errorf("create response lacks the finalizer: %v", finalizers)
 			}
+			// An instance with labels, annotations and a finalizer of its
+			// author's gets the agent's added one by one beside them. A
+			// dry run: the API server calls the webhook all the same.
+			own := toUnstructured(map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
+				"metadata": map[string]any{"name": "authored", "namespace": ns, "labels": map[string]any{"team": "a"},
+					"annotations": map[string]any{"note": "n"}, "finalizers": []any{"e2e.kro.run/hold"}},
+				"spec": map[string]any{"name": "authored"}})
+			out, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Create(ctx, own, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				t.Fatalf("dry-run create of an instance with metadata of its own: %v", err)
+			}
+			if l := out.GetLabels(); l["team"] != "a" || l[v1alpha1.LabelOwned] != "true" || l[v1alpha1.LabelApplySetID] == "" {
+				t.Errorf("labels of an instance with its own: %v", l)
+			}
+			if a := out.GetAnnotations(); a["note"] != "n" || a[v1alpha1.AnnotationApplySetGroupKinds] == "" || a[v1alpha1.AnnotationApplySetTooling] == "" {
+				t.Errorf("annotations of an instance with its own: %v", a)
+			}
+			if f := out.GetFinalizers(); !slices.Equal(f, []string{"e2e.kro.run/hold", v1alpha1.Finalizer}) {
+				t.Errorf("finalizers of an instance with its own: %v", f)
+			}
 			return ctx
 		}).
 		Assess("only the agent may change ownership labels on managed resources", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
