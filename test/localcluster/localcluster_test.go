@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"os"
 	"slices"
 	"testing"
 )
@@ -27,8 +28,8 @@ func TestOrphansAreTheClustersOfTestBinariesThatAreGone(t *testing.T) {
 }
 
 func TestAliveTellsThisProcessFromAFinishedOne(t *testing.T) {
-	if !alive(1) {
-		t.Error("pid 1 is not alive")
+	if !alive(os.Getpid()) {
+		t.Errorf("this process (pid %d) is not alive", os.Getpid())
 	}
 	// Beyond the kernel's pid_max (at most 2^22), so no process has it.
 	if alive(1 << 23) {
