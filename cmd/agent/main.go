@@ -44,7 +44,7 @@ func main() {
 	flag.StringVar(&o.Webhooks.CertSecret, "webhook-cert-secret", "kro-system/kro-agent-webhook-certs", "namespace/name of the Secret holding the webhook CA and certificate")
 	flag.DurationVar(&o.Webhooks.CertValidity, "webhook-cert-validity", 90*24*time.Hour, "validity of the serving certificate; renewed when a third is left")
 	flag.DurationVar(&o.Webhooks.CertCheck, "webhook-cert-check-interval", time.Hour, "how often the certificate's expiry is checked")
-	flag.DurationVar(&o.Webhooks.RegistrationCheck, "webhook-registration-check-interval", time.Minute, "how often the webhook configurations and guard policies are read back, and restored when deleted or changed")
+	flag.DurationVar(&o.Webhooks.RegistrationCheck, "webhook-registration-check-interval", 10*time.Minute, "how often the webhook configurations and guard policies are read back, and restored when deleted or changed, besides whenever the agent sees them change")
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -11,7 +11,7 @@ import (
 func validOptions() agent.Options {
 	return agent.Options{
 		Workers: 64, MaxCollectionSize: 1000, ClusterCheckInterval: time.Minute, GracefulShutdown: 30 * time.Second,
-		Webhooks: agent.WebhookOptions{CertValidity: 90 * 24 * time.Hour, CertCheck: time.Hour, RegistrationCheck: time.Minute},
+		Webhooks: agent.WebhookOptions{CertValidity: 90 * 24 * time.Hour, CertCheck: time.Hour, RegistrationCheck: 10 * time.Minute},
 	}
 }
 

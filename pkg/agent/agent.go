@@ -80,8 +80,8 @@ type WebhookOptions struct {
 	// CertCheck is how often the certificate's expiry is checked.
 	CertCheck time.Duration
 	// RegistrationCheck is how often the webhook configurations and guard
-	// policies are read back, and registered again if gone or changed;
-	// 1 minute when zero.
+	// policies are read back, and registered again if gone or changed,
+	// besides whenever the agent sees them change; 10 minutes when zero.
 	RegistrationCheck time.Duration
 }
 
@@ -172,7 +172,9 @@ func Run(ctx context.Context, o Options) error {
 		Workers:           o.Workers,
 		MaxCollectionSize: o.MaxCollectionSize,
 		OnKindsChanged:    registrar.kindsChanged(ctx),
-		Log:               o.Log.WithName("instances"),
+		// The engine follows the admission configuration already.
+		OnAdmissionChanged: registrar.admissionChanged(),
+		Log:                o.Log.WithName("instances"),
 	})
 	if err != nil {
 		return err

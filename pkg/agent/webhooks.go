@@ -35,6 +35,8 @@ type webhooks struct {
 	log       logr.Logger
 	// retry wakes retryRegistrations after a failed registration.
 	retry chan struct{}
+	// check wakes verifyRegistrations when something it registered changed.
+	check chan struct{}
 	// pass tells the registrar when the served kinds are complete.
 	pass firstPass
 }
@@ -157,20 +159,58 @@ func (w *webhooks) retryRegistrations(ctx context.Context) error {
 	}
 }
 
-// verifyRegistrations reads back what was registered every interval and
-// registers it again if someone deleted or changed it: a webhook
-// configuration or guard policy removed by hand would otherwise stay gone
-// until the agent restarts.
+// admissionChanged is told each change to the cluster's admission
+// configuration. One to what the agent registered wakes verifyRegistrations:
+// a webhook configuration or guard policy deleted by hand comes back at
+// once, not at the next periodic check.
+func (w *webhooks) admissionChanged() func(schema.GroupResource, string) {
+	if w == nil {
+		return nil
+	}
+	return func(gr schema.GroupResource, name string) {
+		if !w.registrar.Registers(gr, name) {
+			return
+		}
+		select {
+		case w.check <- struct{}{}:
+		default: // a check is already due
+		}
+	}
+}
+
+// verifyRegistrations reads back what was registered when it changes, and
+// every interval besides, and registers it again if someone deleted or
+// changed it: a webhook configuration or guard policy removed by hand
+// would otherwise stay gone until the agent restarts. The interval covers
+// an agent that may not watch admission configuration.
 func (w *webhooks) verifyRegistrations(ctx context.Context, interval time.Duration) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
+	// pause grows with each restoration in a row: someone who keeps
+	// undoing what the agent registers (another controller with its own
+	// idea of it) is answered ever more slowly, up to the interval,
+	// rather than in a tight loop of writes.
+	var pause time.Duration
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+		case <-w.check:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(pause):
+			}
 		}
-		w.registered(ctx, w.registrar.Verify(ctx))
+		restored, err := w.registrar.Verify(ctx)
+		w.registered(ctx, err)
+		switch {
+		case restored:
+			pause = min(max(2*pause, time.Second), interval)
+		case err == nil:
+			pause = 0
+		}
 	}
 }
 
@@ -206,7 +246,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		certOpts.DNSNames = []string{svcName + "." + svcNS + ".svc", svcName + "." + svcNS + ".svc.cluster.local"}
 	}
 	certs := webhook.NewCerts(kc, certOpts)
-	hooks := &webhooks{registrar: registrar, log: o.Log.WithName("webhooks"), retry: make(chan struct{}, 1)}
+	hooks := &webhooks{registrar: registrar, log: o.Log.WithName("webhooks"), retry: make(chan struct{}, 1), check: make(chan struct{}, 1)}
 	hooks.pass.complete = func() { hooks.registered(ctx, registrar.KindsComplete(ctx)) }
 	// The configurations are registered only once the server listens: a
 	// validating webhook that fails closed must not be called before.
@@ -279,9 +319,10 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	// kinds, and a standby restoring its own view would undo the leader's
 	// (and the leader, in turn, the standby's) at every check. A standby
 	// still registers the CA, at start and at each rotation, keeping the
-	// instance webhook's kinds as the leader left them.
+	// instance webhook's kinds as the leader left them. The leader's
+	// instance engine tells it of changes (admissionChanged).
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		hooks.verifyRegistrations(ctx, cmp.Or(w.RegistrationCheck, time.Minute))
+		hooks.verifyRegistrations(ctx, cmp.Or(w.RegistrationCheck, 10*time.Minute))
 		return nil
 	})); err != nil {
 		return nil, err

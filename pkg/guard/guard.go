@@ -32,6 +32,12 @@ func Policies(agentUser string) []Policy {
 	return []Policy{labelsPolicy(agentUser), noTakeoverPolicy(agentUser)}
 }
 
+// Guards tells whether name is that of one of the policies, and so of its
+// binding.
+func Guards(name string) bool {
+	return name == LabelsPolicyName || name == NoTakeoverPolicyName
+}
+
 // managedBy labels what the agent registers as its own.
 func managedBy() map[string]string {
 	return map[string]string{v1alpha1.LabelManagedBy: ownership.FieldManager}
@@ -54,13 +60,13 @@ func Identity(ctx context.Context, client kubernetes.Interface) (string, error) 
 	return review.Status.UserInfo.Username, nil
 }
 
-// Versions are the resourceVersions of the objects Ensure applied, by
-// kind and name: what Intact compares with.
-type Versions map[string]string
+// Versions are what Ensure left of each object, by kind and name: what
+// Intact compares with.
+type Versions map[string]owned.Version
 
 // Ensure writes both policies and their bindings for agentUser whole,
-// replacing whatever is there (package owned), and returns the
-// resourceVersions it left.
+// replacing whatever is there (package owned), and returns the versions
+// it left.
 func Ensure(ctx context.Context, client kubernetes.Interface, agentUser string) (Versions, error) {
 	policies := client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
 	bindings := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()

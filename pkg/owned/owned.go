@@ -2,8 +2,8 @@
 // its webhook configurations and guard policies: each is written whole,
 // replacing whatever anyone else changed in it (a server-side apply would
 // keep what another manager added to a list that is a set, such as a
-// binding's validationActions), and checked by its resourceVersion, so that
-// checking an untouched object costs one read and no write.
+// binding's validationActions), and checked by its UID and generation, so
+// that checking an untouched object costs one read and no write.
 package owned
 
 import (
@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
@@ -21,14 +22,29 @@ type Object[T any] interface {
 	metav1.Object
 }
 
+// Version is what Put left: the object, by its UID, and the generation of
+// its spec. The API server's own writes to its status (an admission
+// policy's type checking, right after each change) change neither, so
+// they are not taken for someone else's edit. Nor does a change to its
+// labels or annotations alone, which changes nothing the API server does
+// with it.
+type Version struct {
+	UID        types.UID
+	Generation int64
+}
+
+func versionOf(obj metav1.Object) Version {
+	return Version{UID: obj.GetUID(), Generation: obj.GetGeneration()}
+}
+
 // Put creates obj, or replaces the existing object's contents with it, and
-// returns the resourceVersion it left. An update that changes nothing is
-// not written to storage, so putting an object that is already right
-// leaves its resourceVersion as it was.
+// returns the Version it left. An update that changes nothing is not
+// written to storage, so putting an object that is already right leaves
+// its generation as it was.
 func Put[T any, P Object[T]](ctx context.Context, obj P,
 	get func(context.Context, string, metav1.GetOptions) (P, error),
 	create func(context.Context, P, metav1.CreateOptions) (P, error),
-	update func(context.Context, P, metav1.UpdateOptions) (P, error)) (string, error) {
+	update func(context.Context, P, metav1.UpdateOptions) (P, error)) (Version, error) {
 	return PutFrom(ctx, obj.GetName(), func(P) P { return obj }, get, create, update)
 }
 
@@ -40,7 +56,7 @@ func Put[T any, P Object[T]](ctx context.Context, obj P,
 func PutFrom[T any, P Object[T]](ctx context.Context, name string, desired func(cur P) P,
 	get func(context.Context, string, metav1.GetOptions) (P, error),
 	create func(context.Context, P, metav1.CreateOptions) (P, error),
-	update func(context.Context, P, metav1.UpdateOptions) (P, error)) (string, error) {
+	update func(context.Context, P, metav1.UpdateOptions) (P, error)) (Version, error) {
 	cur, err := get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -51,14 +67,15 @@ func PutFrom[T any, P Object[T]](ctx context.Context, name string, desired func(
 		cur, err = update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager})
 	}
 	if err != nil {
-		return "", err
+		return Version{}, err
 	}
-	return cur.GetResourceVersion(), nil
+	return versionOf(cur), nil
 }
 
 // At reports whether the object called name is still at version: not
-// deleted, not changed since it was put. A missing object is not an error.
-func At[P metav1.Object](ctx context.Context, get func(context.Context, string, metav1.GetOptions) (P, error), name, version string) (bool, error) {
+// deleted (nor deleted and made again), its spec not changed since it was
+// put. A missing object is not an error.
+func At[P metav1.Object](ctx context.Context, get func(context.Context, string, metav1.GetOptions) (P, error), name string, version Version) (bool, error) {
 	cur, err := get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -66,5 +83,5 @@ func At[P metav1.Object](ctx context.Context, get func(context.Context, string, 
 	case err != nil:
 		return false, err
 	}
-	return cur.GetResourceVersion() == version, nil
+	return versionOf(cur) == version, nil
 }

@@ -41,7 +41,10 @@ type admissionWatch struct {
 	client metadata.Interface
 	// retry is told the instances to try again.
 	retry func(InstanceKey)
-	log   logr.Logger
+	// observe, when set, is also told the resource and name of each
+	// object that changed.
+	observe func(schema.GroupResource, string)
+	log     logr.Logger
 
 	watching
 
@@ -60,10 +63,14 @@ func newAdmissionWatch(client metadata.Interface, retry func(InstanceKey), log l
 // would otherwise leave it unwatched for good.
 func (a *admissionWatch) start() {
 	ctx := a.begin()
+	lost := "instances whose writes it refuses are retried with backoff only"
+	if a.observe != nil {
+		lost += ", and its own registrations are read back only periodically"
+	}
 	for _, gvr := range admissionResources {
+		gr := gvr.GroupResource()
 		// That something changed is all that is read.
-		watchNames(ctx, a.client, gvr, false, func(cache.ObjectName) { a.changed() }, a.log,
-			"instances whose writes it refuses are retried with backoff only")
+		watchNames(ctx, a.client, gvr, false, func(n cache.ObjectName) { a.changed(gr, n.Name) }, a.log, lost)
 	}
 }
 
@@ -89,11 +96,15 @@ func (a *admissionWatch) note(key InstanceKey, err error) {
 	}
 }
 
-// changed tries again every instance whose last run was refused. Each is
-// kept until its next run says whether it was refused again: a second
-// change while a retry runs (a binding deleted after its policy) must
-// bring it back again, since that run may have been refused before.
-func (a *admissionWatch) changed() {
+// changed tries again every instance whose last run was refused, after
+// telling observe what changed. Each is kept until its next run says
+// whether it was refused again: a second change while a retry runs (a
+// binding deleted after its policy) must bring it back again, since that
+// run may have been refused before.
+func (a *admissionWatch) changed(gr schema.GroupResource, name string) {
+	if a.observe != nil {
+		a.observe(gr, name)
+	}
 	a.mu.Lock()
 	keys := a.refused.UnsortedList()
 	a.mu.Unlock()

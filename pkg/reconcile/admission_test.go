@@ -40,20 +40,27 @@ func TestAdmissionChangesRetryRefusedInstances(t *testing.T) {
 	a.note(key("fine"), nil)
 	a.note(key("mended"), denied)
 	a.note(key("mended"), nil)
-	a.changed()
+	vap := schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}
+	a.changed(vap, "p")
 	if !slices.Equal(retried, []string{"sulky"}) {
 		t.Errorf("retried %v, want [sulky]", retried)
 	}
 	retried = nil
-	a.changed()
+	a.changed(vap, "p")
 	if !slices.Equal(retried, []string{"sulky"}) {
 		t.Errorf("a second change before sulky's next run retried %v, want [sulky]", retried)
 	}
 	retried = nil
 	a.note(key("sulky"), nil)
-	a.changed()
+	var observed []string
+	a.observe = func(gr schema.GroupResource, name string) { observed = append(observed, gr.String()+"/"+name) }
+	a.changed(vap, "p")
 	if len(retried) != 0 {
 		t.Errorf("a change after sulky was admitted retried %v", retried)
+	}
+	// The agent's own cluster also tells its webhook registration.
+	if want := []string{"validatingadmissionpolicies.admissionregistration.k8s.io/p"}; !slices.Equal(observed, want) {
+		t.Errorf("observed %v, want %v", observed, want)
 	}
 	var none *admissionWatch
 	none.note(key("sulky"), denied) // a target without the watch

@@ -83,6 +83,12 @@ type EngineOptions struct {
 	// OnKindsChanged, when set, is told the instance kinds served after
 	// each change (the instance webhook registers them).
 	OnKindsChanged func([]schema.GroupVersionResource)
+	// OnAdmissionChanged, when set, is told the resource and name of each
+	// webhook configuration, admission policy or binding of the agent's
+	// own cluster created, changed or deleted while the engine runs (the
+	// agent restores its own registrations at once). The engine watches
+	// them already, for the instances they refused.
+	OnAdmissionChanged func(schema.GroupResource, string)
 	// Clusters are the registered workload clusters instances labelled
 	// agent.kro.run/region are placed on; nil places none.
 	Clusters *clusters.Registry
@@ -157,6 +163,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	if err := e.local.follow(opts.Config, e, opts.Log); err != nil {
 		return nil, err
 	}
+	e.local.admission.observe = opts.OnAdmissionChanged
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""))
 	if opts.Clusters != nil {
 		opts.Clusters.Watch(e.clusterChanged)

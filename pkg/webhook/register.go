@@ -263,9 +263,9 @@ func (r *Registrar) mutatingConfig(ca []byte, rules []admissionregv1.RuleWithOpe
 }
 
 // registered is what the last registration left in the cluster: the
-// resourceVersions of the webhook configurations and the guard policies.
+// versions of the webhook configurations and the guard policies.
 type registered struct {
-	validating, mutating string
+	validating, mutating owned.Version
 	guard                guard.Versions
 }
 
@@ -273,22 +273,41 @@ type registered struct {
 // any of it is gone or was changed by someone else: without the
 // configurations nothing is validated, and without the policies nothing is
 // guarded. It only reads while all is as it was, so a quiet cluster sees no
-// writes.
-func (r *Registrar) Verify(ctx context.Context) error {
+// writes. It reports whether anything had to be registered again.
+func (r *Registrar) Verify(ctx context.Context) (bool, error) {
+	// A registration in flight is waited for: what it leaves is what to
+	// compare with, and its own writes are not someone else's changes.
+	r.registering.Lock()
 	r.mu.Lock()
 	left := r.left
 	r.mu.Unlock()
+	r.registering.Unlock()
 	if left == nil {
-		return nil // nothing registered yet; Sync registers
+		return false, nil // nothing registered yet; Sync registers
 	}
 	intact, err := r.intact(ctx, left)
 	if err != nil || intact {
-		return err
+		return false, err
 	}
 	r.mu.Lock()
 	r.changes++
 	r.mu.Unlock()
-	return r.Apply(ctx)
+	return true, r.Apply(ctx)
+}
+
+// Registers tells whether the object of the admission resource gr called
+// name is one the registrar writes: a change to it is a reason to Verify.
+func (r *Registrar) Registers(gr schema.GroupResource, name string) bool {
+	if gr.Group != admissionregv1.GroupName {
+		return false
+	}
+	switch gr.Resource {
+	case "validatingwebhookconfigurations", "mutatingwebhookconfigurations":
+		return name == ConfigName
+	case "validatingadmissionpolicies", "validatingadmissionpolicybindings":
+		return guard.Guards(name)
+	}
+	return false
 }
 
 func (r *Registrar) intact(ctx context.Context, left *registered) (bool, error) {

@@ -481,9 +481,9 @@ func (c *clients) applyUnvalidated(t testing.TB, doc string) {
 }
 
 // agentWrites counts the write requests the in-process agent sends, per
-// namespace of the object written (events left out: they are not writes
-// to objects). The agent's own metrics are process-wide; this lets a test
-// measure its own instances only.
+// namespace of the object written ("" for cluster-scoped objects; events
+// left out: they are not writes to objects). The agent's own metrics are
+// process-wide; this lets a test measure its own instances only.
 var agentWritesByNamespace = struct {
 	sync.Mutex
 	requests map[string][]string
@@ -494,11 +494,13 @@ var namespaceInPath = regexp.MustCompile(`/namespaces/([^/]+)/`)
 func countWrites(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if r.Method != http.MethodGet && !strings.Contains(r.URL.Path, "/events") {
+			ns := ""
 			if m := namespaceInPath.FindStringSubmatch(r.URL.Path); m != nil {
-				agentWritesByNamespace.Lock()
-				agentWritesByNamespace.requests[m[1]] = append(agentWritesByNamespace.requests[m[1]], r.Method+" "+r.URL.Path)
-				agentWritesByNamespace.Unlock()
+				ns = m[1]
 			}
+			agentWritesByNamespace.Lock()
+			agentWritesByNamespace.requests[ns] = append(agentWritesByNamespace.requests[ns], r.Method+" "+r.URL.Path)
+			agentWritesByNamespace.Unlock()
 		}
 		return rt.RoundTrip(r)
 	})

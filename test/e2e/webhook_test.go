@@ -364,26 +364,60 @@ func TestFailedWebhookRegistrationIsRetried(t *testing.T) {
 	testenv.Test(t, f)
 }
 
-// What the agent registers and someone deletes or edits comes back at the
-// next check, without a restart; while it is intact the check only reads.
+// What the agent registers and someone deletes or edits comes back at
+// once, without a restart: the agent watches it, and an hour's periodic
+// check would be far too late here. While it is intact nothing is written.
 func TestDeletedRegistrationsAreRestored(t *testing.T) {
 	f := features.New("webhook configurations and guard policies deleted by hand come back").
 		Assess("a deleted mutating configuration, guard policy and binding are registered again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			stopAgentNow(t)
 			defer stopAgentNow(t) // the next test starts the usual agent
-			startAgentWith(t, cfg, func(o *agent.Options) { o.Webhooks.RegistrationCheck = 500 * time.Millisecond })
+			startAgentWith(t, cfg, func(o *agent.Options) { o.Webhooks.RegistrationCheck = time.Hour })
 			c := newClients(t, cfg)
 			admission := func(kind string) dynamic.ResourceInterface {
 				return c.resource(t, "admissionregistration.k8s.io/v1", kind)
 			}
-			vap, err := admission("ValidatingAdmissionPolicy").Get(ctx, guard.LabelsPolicyName, metav1.GetOptions{})
-			if err != nil {
+			// The agent is up once its validating configuration is; the
+			// guard policies are registered a moment after. The API server
+			// type-checks a policy after each change and writes what it
+			// found to its status: not someone else's edit.
+			eventually(t, 10*time.Second, "the guard policy to be registered and type-checked", func() (bool, string) {
+				vap, err := admission("ValidatingAdmissionPolicy").Get(ctx, guard.LabelsPolicyName, metav1.GetOptions{})
+				if err != nil {
+					return false, err.Error()
+				}
+				checked, _, _ := unstructured.NestedInt64(vap.Object, "status", "observedGeneration")
+				return checked == vap.GetGeneration(), fmt.Sprintf("generation %d, type-checked %d", vap.GetGeneration(), checked)
+			})
+			registrations := func() []string {
+				var writes []string
+				for _, w := range writeRequestsIn("") {
+					if strings.Contains(w, "/apis/admissionregistration.k8s.io/") {
+						writes = append(writes, w)
+					}
+				}
+				return writes
+			}
+			// The agent registers again as it learns the kinds it serves;
+			// then it is done.
+			var before int
+			eventually(t, 20*time.Second, "the agent to be done registering", func() (bool, string) {
+				n := len(registrations())
+				time.Sleep(time.Second)
+				before = len(registrations())
+				return before == n, fmt.Sprint(registrations()[n:])
+			})
+			// Intact, whatever the status says: nothing is written again.
+			warning := []byte(`{"status":{"typeChecking":{"expressionWarnings":[{"fieldRef":"spec.validations[0].expression","warning":"written by a test"}]}}}`)
+			if _, err := admission("ValidatingAdmissionPolicy").Patch(ctx, guard.LabelsPolicyName, types.MergePatchType, warning, metav1.PatchOptions{FieldManager: "someone"}, "status"); err != nil {
 				t.Fatal(err)
 			}
-			// Intact: nothing is written again.
-			never(t, 2*time.Second, "the intact guard policy was written again", func() bool {
-				now, err := admission("ValidatingAdmissionPolicy").Get(ctx, guard.LabelsPolicyName, metav1.GetOptions{})
-				return err != nil || now.GetResourceVersion() != vap.GetResourceVersion()
+			never(t, 2*time.Second, "the intact registrations were written again", func() bool {
+				if writes := registrations()[before:]; len(writes) > 0 {
+					t.Logf("written: %v", writes)
+					return true
+				}
+				return false
 			})
 			for _, o := range []struct{ kind, name string }{
 				{"MutatingWebhookConfiguration", webhook.ConfigName},
@@ -398,8 +432,25 @@ func TestDeletedRegistrationsAreRestored(t *testing.T) {
 					return err == nil, fmt.Sprint(err)
 				})
 			}
-			// An edit is undone too: a binding that only warns is a guard
-			// that does not guard.
+			// An edit is undone too: a webhook that gives up after 30 s
+			// holds up every RGD write that long when the agent is gone,
+			// and a binding that only warns is a guard that does not guard.
+			timeout := []byte(`[{"op":"replace","path":"/webhooks/0/timeoutSeconds","value":30}]`)
+			if _, err := admission("ValidatingWebhookConfiguration").Patch(ctx, webhook.ConfigName, types.JSONPatchType, timeout, metav1.PatchOptions{FieldManager: "someone"}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 10*time.Second, "the RGD webhook's timeout to be 10 s again", func() (bool, string) {
+				vwc, err := admission("ValidatingWebhookConfiguration").Get(ctx, webhook.ConfigName, metav1.GetOptions{})
+				if err != nil {
+					return false, err.Error()
+				}
+				hooks, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
+				if len(hooks) == 0 {
+					return false, "no webhooks"
+				}
+				seconds, _, _ := unstructured.NestedInt64(hooks[0].(map[string]any), "timeoutSeconds")
+				return seconds == 10, fmt.Sprint(seconds)
+			})
 			patch := []byte(`{"spec":{"validationActions":["Warn"]}}`)
 			if _, err := admission("ValidatingAdmissionPolicyBinding").Patch(ctx, guard.LabelsPolicyName, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "someone"}); err != nil {
 				t.Fatal(err)
