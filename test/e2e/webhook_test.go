@@ -435,34 +435,42 @@ func TestDeletedRegistrationsAreRestored(t *testing.T) {
 			// An edit is undone too: a webhook that gives up after 30 s
 			// holds up every RGD write that long when the agent is gone,
 			// and a binding that only warns is a guard that does not guard.
-			timeout := []byte(`[{"op":"replace","path":"/webhooks/0/timeoutSeconds","value":30}]`)
-			if _, err := admission("ValidatingWebhookConfiguration").Patch(ctx, webhook.ConfigName, types.JSONPatchType, timeout, metav1.PatchOptions{FieldManager: "someone"}); err != nil {
-				t.Fatal(err)
+			for _, e := range []struct {
+				kind, name, undone string
+				patchType          types.PatchType
+				patch              string
+				// restored reads the edited field back.
+				restored func(*unstructured.Unstructured) (bool, string)
+			}{{
+				kind: "ValidatingWebhookConfiguration", name: webhook.ConfigName, undone: "the RGD webhook's timeout to be 10 s again",
+				patchType: types.JSONPatchType, patch: `[{"op":"replace","path":"/webhooks/0/timeoutSeconds","value":30}]`,
+				restored: func(vwc *unstructured.Unstructured) (bool, string) {
+					hooks, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
+					if len(hooks) == 0 {
+						return false, "no webhooks"
+					}
+					seconds, _, _ := unstructured.NestedInt64(hooks[0].(map[string]any), "timeoutSeconds")
+					return seconds == 10, fmt.Sprint(seconds)
+				},
+			}, {
+				kind: "ValidatingAdmissionPolicyBinding", name: guard.LabelsPolicyName, undone: "the binding to deny again",
+				patchType: types.MergePatchType, patch: `{"spec":{"validationActions":["Warn"]}}`,
+				restored: func(b *unstructured.Unstructured) (bool, string) {
+					actions, _, _ := unstructured.NestedStringSlice(b.Object, "spec", "validationActions")
+					return slices.Equal(actions, []string{"Deny"}), fmt.Sprint(actions)
+				},
+			}} {
+				if _, err := admission(e.kind).Patch(ctx, e.name, e.patchType, []byte(e.patch), metav1.PatchOptions{FieldManager: "someone"}); err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, 10*time.Second, e.undone, func() (bool, string) {
+					obj, err := admission(e.kind).Get(ctx, e.name, metav1.GetOptions{})
+					if err != nil {
+						return false, err.Error()
+					}
+					return e.restored(obj)
+				})
 			}
-			eventually(t, 10*time.Second, "the RGD webhook's timeout to be 10 s again", func() (bool, string) {
-				vwc, err := admission("ValidatingWebhookConfiguration").Get(ctx, webhook.ConfigName, metav1.GetOptions{})
-				if err != nil {
-					return false, err.Error()
-				}
-				hooks, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
-				if len(hooks) == 0 {
-					return false, "no webhooks"
-				}
-				seconds, _, _ := unstructured.NestedInt64(hooks[0].(map[string]any), "timeoutSeconds")
-				return seconds == 10, fmt.Sprint(seconds)
-			})
-			patch := []byte(`{"spec":{"validationActions":["Warn"]}}`)
-			if _, err := admission("ValidatingAdmissionPolicyBinding").Patch(ctx, guard.LabelsPolicyName, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "someone"}); err != nil {
-				t.Fatal(err)
-			}
-			eventually(t, 10*time.Second, "the binding to deny again", func() (bool, string) {
-				b, err := admission("ValidatingAdmissionPolicyBinding").Get(ctx, guard.LabelsPolicyName, metav1.GetOptions{})
-				if err != nil {
-					return false, err.Error()
-				}
-				actions, _, _ := unstructured.NestedStringSlice(b.Object, "spec", "validationActions")
-				return slices.Equal(actions, []string{"Deny"}), fmt.Sprint(actions)
-			})
 			return ctx
 		}).
 		Feature()
