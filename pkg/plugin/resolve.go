@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -25,7 +26,9 @@ import (
 
 // cluster is what the inspecting commands talk to.
 type cluster struct {
-	dyn       dynamic.Interface
+	dyn dynamic.Interface
+	// metadata watches lists by their objects' metadata alone.
+	metadata  metadata.Interface
 	mapper    meta.RESTMapper
 	resolver  kinds.Resolver
 	namespace string
@@ -67,8 +70,13 @@ func connect(cfg *rest.Config, dc discovery.DiscoveryInterface, mapper meta.REST
 	if err != nil {
 		return nil, err
 	}
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &cluster{
 		dyn:       dyn,
+		metadata:  mc,
 		mapper:    mapper,
 		resolver:  kinds.Chain{kinds.NewDiscovery(dc), fallback},
 		namespace: namespace,

@@ -52,7 +52,8 @@ func newStatusCommand(parent *Options) *cobra.Command {
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
 are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; --selector
-keeps the instances whose labels match. --watch redraws the table whenever it changes.`,
+keeps the instances whose labels match. --watch redraws the table whenever it changes: it
+watches the instances (and the RGDs) by their metadata and reads them again only then.`,
 		Example: `  kubectl kro status -A
   kubectl kro status webapp
   kubectl kro status rgd webapp
@@ -78,7 +79,7 @@ keeps the instances whose labels match. --watch redraws the table whenever it ch
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "redraw when anything changes")
-	cmd.Flags().DurationVar(&o.interval, "watch-interval", time.Second, "how often --watch looks for changes")
+	cmd.Flags().DurationVar(&o.interval, "watch-interval", time.Second, "the shortest time between two reads of --watch while instances change")
 	addColorFlag(cmd, &o.color)
 	return cmd
 }
@@ -101,49 +102,85 @@ func (o *statusOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	last := ""
-	for {
-		rows, err := o.collect(ctx, c, args)
+	if !o.watch || o.output != "" {
+		rows, _, err := o.collect(ctx, c, args)
 		if err != nil {
-			if o.watch && ctx.Err() != nil {
-				return nil // interrupted while watching: a normal end
-			}
 			return err
 		}
 		if o.output != "" {
 			return printObject(o.Streams.Out, o.output, rows)
 		}
-		var buf bytes.Buffer
-		printStatus(&buf, rows, o.allNamespaces, newPalette(o.Streams.Out, o.color), time.Now())
-		if !o.watch {
-			_, err := o.Streams.Out.Write(buf.Bytes())
+		printStatus(o.Streams.Out, rows, o.allNamespaces, newPalette(o.Streams.Out, o.color), time.Now())
+		return nil
+	}
+	return o.watchStatus(ctx, c, args)
+}
+
+// watchStatus draws the table, and again each time what it shows changes,
+// until ctx ends.
+func (o *statusOptions) watchStatus(ctx context.Context, c *cluster, args []string) error {
+	w := newStatusWatch(c.metadata, o.Streams.ErrOut)
+	defer w.stop()
+	drawn, last := false, ""
+	for {
+		// A change from here on is read by this pass, or by the next.
+		select {
+		case <-w.changed:
+		default:
+		}
+		read := time.Now()
+		rows, lists, err := o.collect(ctx, c, args)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted while watching: a normal end
+			}
 			return err
 		}
 		// Redraw only when something other than ages changed.
-		if key := statusKey(rows); key != last {
-			last = key
+		if key := statusKey(rows); !drawn || key != last {
+			drawn, last = true, key
+			var buf bytes.Buffer
+			printStatus(&buf, rows, o.allNamespaces, newPalette(o.Streams.Out, o.color), time.Now())
 			fmt.Fprint(o.Streams.Out, "\x1b[H\x1b[2J")
 			_, _ = o.Streams.Out.Write(buf.Bytes())
+		}
+		w.follow(ctx, lists)
+		var poll <-chan time.Time
+		if w.polling.Load() {
+			poll = time.After(o.interval)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(o.interval):
+		case <-w.changed:
+		case <-poll:
+		}
+		// A burst of changes is read once, at most once an interval.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Until(read.Add(o.interval))):
 		}
 	}
 }
 
-func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) ([]InstanceStatusRow, error) {
+// collect reads the table's rows, and the lists it read them from, for
+// --watch to follow.
+func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) ([]InstanceStatusRow, []watchedList, error) {
 	ns := c.namespace
 	if o.allNamespaces {
 		ns = metav1.NamespaceAll
 	}
 	kinds, asked, err := c.statusKinds(ctx, args)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var lists []watchedList
+	if asked.rgds != nil {
+		lists = append(lists, *asked.rgds)
 	}
 	if asked.instance != "" && o.selector != "" {
-		return nil, fmt.Errorf("an instance's NAME and --selector cannot be given together: the selector picks the instances of %s", args[0])
+		return nil, nil, fmt.Errorf("an instance's NAME and --selector cannot be given together: the selector picks the instances of %s", args[0])
 	}
 	var rows []InstanceStatusRow
 	for _, k := range kinds {
@@ -176,13 +213,18 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		})
 		if err != nil {
 			if asked.rgd != "" {
-				return nil, fmt.Errorf("ResourceGraphDefinition %s: %w", asked.rgd, err)
+				return nil, nil, fmt.Errorf("ResourceGraphDefinition %s: %w", asked.rgd, err)
 			}
 			if asked.kind || m != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue // a kind the server does not serve (any more)
 		}
+		list := watchedList{gvr: m.Resource, selector: o.selector, name: asked.instance, seen: seenOf(items)}
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			list.namespace = ns
+		}
+		lists = append(lists, list)
 		for i := range items {
 			u := &items[i]
 			state, _, _ := unstructured.NestedString(u.Object, "status", "state")
@@ -203,7 +245,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		a, b := rows[i], rows[j]
 		return a.Namespace+"/"+a.Kind+"/"+a.Name < b.Namespace+"/"+b.Kind+"/"+b.Name
 	})
-	return rows, nil
+	return rows, lists, nil
 }
 
 // statusAsked is what status was asked for beyond the kinds to list.
@@ -214,6 +256,9 @@ type statusAsked struct {
 	instance string
 	// rgd: the instances of this RGD, given as rgd NAME.
 	rgd string
+	// rgds is what was read of RGDs to find the kinds, nil when a kind
+	// was given: a change there can change the kinds.
+	rgds *watchedList
 }
 
 // statusKinds are the kinds status lists for args: every kind an RGD
@@ -234,7 +279,7 @@ func (c *cluster) statusKinds(ctx context.Context, args []string) ([]string, sta
 				kinds = append(kinds, k)
 			}
 		}
-		return kinds, statusAsked{}, nil
+		return kinds, statusAsked{rgds: &watchedList{gvr: rgdGVR, seen: seenOf(rgds)}}, nil
 	}
 	if c.isRGDKind(args[0]) {
 		rgd, err := c.getRGD(ctx, args[1])
@@ -245,7 +290,8 @@ func (c *cluster) statusKinds(ctx context.Context, args []string) ([]string, sta
 		if k == "" {
 			return nil, statusAsked{}, fmt.Errorf("ResourceGraphDefinition %s has no spec.schema: it serves no kind", rgd.Name)
 		}
-		return []string{k}, statusAsked{rgd: rgd.Name}, nil
+		read := []v1alpha1.ResourceGraphDefinition{*rgd}
+		return []string{k}, statusAsked{rgd: rgd.Name, rgds: &watchedList{gvr: rgdGVR, name: rgd.Name, seen: seenOf(read)}}, nil
 	}
 	asked := statusAsked{kind: true}
 	if len(args) == 2 {

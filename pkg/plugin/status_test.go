@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestPrintStatusShowsClusterOnlyWhenPlaced(t *testing.T) {
@@ -49,5 +51,59 @@ func TestStatusKeyNoticesAMove(t *testing.T) {
 	moved.Cluster = "eu-west-1"
 	if statusKey([]InstanceStatusRow{row}) == statusKey([]InstanceStatusRow{moved}) {
 		t.Error("--watch would not redraw when an instance is placed")
+	}
+}
+
+func TestWatchFirstListDiffersFromTheRead(t *testing.T) {
+	read := []unstructured.Unstructured{{}, {}}
+	read[0].SetNamespace("apps")
+	read[0].SetName("a")
+	read[0].SetResourceVersion("10")
+	read[1].SetNamespace("apps")
+	read[1].SetName("b")
+	read[1].SetResourceVersion("11")
+	seen := seenOf(read)
+	listed := func(objs ...[3]string) []any {
+		var out []any
+		for _, o := range objs {
+			out = append(out, &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o[0], Name: o[1], ResourceVersion: o[2]}})
+		}
+		return out
+	}
+	a, b := [3]string{"apps", "a", "10"}, [3]string{"apps", "b", "11"}
+	for _, tc := range []struct {
+		name   string
+		listed []any
+		want   bool
+	}{
+		{"the same objects", listed(b, a), false},
+		{"one changed since", listed(a, [3]string{"apps", "b", "12"}), true},
+		{"one created since", listed(a, b, [3]string{"apps", "c", "13"}), true},
+		{"one deleted since", listed(a), true},
+		{"one replaced by another of the same version", listed(a, [3]string{"other", "b", "11"}), true},
+	} {
+		if got := differs(seen, tc.listed); got != tc.want {
+			t.Errorf("%s: differs = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestWatchedListsOfOtherQueriesAreWatchedApart(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}
+	all := watchedList{gvr: gvr, namespace: "apps"}
+	for _, other := range []watchedList{
+		{gvr: gvr},
+		{gvr: gvr, namespace: "apps", selector: "team=a"},
+		{gvr: gvr, namespace: "apps", name: "a"},
+		{gvr: rgdGVR, namespace: "apps"},
+	} {
+		if other.key() == all.key() {
+			t.Errorf("%+v is watched as %+v", other, all)
+		}
+	}
+	again := all
+	again.seen = map[string]string{"apps/a": "1"}
+	if again.key() != all.key() {
+		t.Error("the same list read again would be watched twice")
 	}
 }

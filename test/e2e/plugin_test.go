@@ -42,19 +42,24 @@ func kro(t testing.TB, cfg *envconf.Config, requests *atomic.Int64, args ...stri
 	t.Helper()
 	flags := kroFlags(cfg)
 	if requests != nil {
-		flags.WrapConfigFn = func(c *rest.Config) *rest.Config {
-			c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-				return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-					requests.Add(1)
-					return rt.RoundTrip(r)
-				})
-			})
-			return c
-		}
+		flags.WrapConfigFn = countRequests(requests)
 	}
 	var out bytes.Buffer
 	err := runKro(context.Background(), flags, &out, args...)
 	return out.String(), err
+}
+
+// countRequests makes a client count its requests to the API server in n.
+func countRequests(n *atomic.Int64) func(*rest.Config) *rest.Config {
+	return func(c *rest.Config) *rest.Config {
+		c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				n.Add(1)
+				return rt.RoundTrip(r)
+			})
+		})
+		return c
+	}
 }
 
 // kroFlags are kubectl kro's connection flags for the test cluster.
@@ -738,24 +743,37 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
-		Assess("status --watch redraws when an instance changes", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("status --watch redraws when an instance changes, and reads nothing while none does", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			const clearScreen = "\x1b[H\x1b[2J"
 			flags := kroFlags(cfg)
+			var requests atomic.Int64
+			flags.WrapConfigFn = countRequests(&requests)
 			var out lockedBuffer
 			watchCtx, stop := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() {
-				done <- runKro(watchCtx, flags, &out, "status", "workerpool", "-n", ns, "--watch", "--watch-interval", "200ms")
+				// Only the instance this test creates matches: the others
+				// in the namespace may still be changing.
+				done <- runKro(watchCtx, flags, &out, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "--watch-interval", "200ms")
 			}()
 			eventually(t, 10*time.Second, "the first table", func() (bool, string) {
-				return strings.Contains(out.String(), "pool"), out.String()
+				return strings.Contains(out.String(), "No instances found."), out.String()
+			})
+			// Once its watch has started, nothing changing costs no request
+			// (reading at every interval would list the kind five times a
+			// second).
+			eventually(t, 10*time.Second, "1.5 s in which status --watch sends no request", func() (bool, string) {
+				before := requests.Load()
+				time.Sleep(1500 * time.Millisecond)
+				n := requests.Load() - before
+				return n == 0, fmt.Sprintf("%d requests in 1.5 s", n)
 			})
 			c := newClients(t, cfg)
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: watched, namespace: %s}, spec: {queues: [a]}}", ns))
-			eventually(t, 20*time.Second, "a redraw that lists the new instance", func() (bool, string) {
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: watched, namespace: %s, labels: {watched: \"yes\"}}, spec: {queues: [a]}}", ns))
+			eventually(t, 30*time.Second, "redraws that list the new instance, then its state ACTIVE", func() (bool, string) {
 				s := out.String()
-				last := strings.LastIndex(s, clearScreen)
-				return strings.Count(s, clearScreen) >= 2 && strings.Contains(s[last:], "watched"), s
+				last := s[strings.LastIndex(s, clearScreen):]
+				return strings.Contains(last, "watched") && strings.Contains(last, "ACTIVE"), s
 			})
 			stop()
 			select {
@@ -767,6 +785,47 @@ func TestPlugin(t *testing.T) {
 				t.Error("status --watch did not stop when its context ended")
 			}
 			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "watched")
+			return ctx
+		}).
+		Assess("status --watch without permission to watch reads at its interval, and says so", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			const clearScreen, user = "\x1b[H\x1b[2J", "status-lister"
+			c := newClients(t, cfg)
+			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: e2e-status-lister}, rules: [{apiGroups: [kro.run], resources: [resourcegraphdefinitions, workerpools], verbs: [get, list]}]}")
+			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: e2e-status-lister}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-status-lister}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "+user+"}]}")
+			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "e2e-status-lister")
+			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "e2e-status-lister")
+			eventually(t, 10*time.Second, "the user's permission to list", func() (bool, string) {
+				out, err := kro(t, cfg, nil, "status", "workerpool", "-n", ns, "--as", user)
+				return err == nil, fmt.Sprint(out, err)
+			})
+			var out lockedBuffer
+			watchCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() {
+				done <- runKro(watchCtx, kroFlags(cfg), &out, "status", "workerpool", "-n", ns, "-l", "watched=lister", "--watch", "--watch-interval", "200ms", "--as", user)
+			}()
+			eventually(t, 10*time.Second, "a note that it cannot watch", func() (bool, string) {
+				s := out.String()
+				return strings.Contains(s, "No instances found.") && strings.Contains(s, "cannot watch workerpools.kro.run, reading again at --watch-interval instead"), s
+			})
+			// Created once the refused watch has stopped retrying: only
+			// reading again finds it.
+			time.Sleep(2 * time.Second)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: listed, namespace: %s, labels: {watched: lister}}, spec: {queues: [a]}}", ns))
+			eventually(t, 30*time.Second, "a redraw that lists the new instance", func() (bool, string) {
+				s := out.String()
+				return strings.Contains(s[strings.LastIndex(s, clearScreen):], "listed"), s
+			})
+			stop()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("status --watch ended with %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("status --watch did not stop when its context ended")
+			}
+			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "listed")
 			return ctx
 		}).
 		Assess("tree's API requests do not grow with unrelated objects", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
