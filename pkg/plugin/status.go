@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -52,8 +51,9 @@ func newStatusCommand(parent *Options) *cobra.Command {
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
 are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; --selector
-keeps the instances whose labels match. --watch redraws the table whenever it changes: it
-watches the instances (and the RGDs) by their metadata and reads them again only then.`,
+keeps the instances whose labels match. --watch redraws the table whenever it changes (with
+-o, prints the list again): it watches the instances (and the RGDs) by their metadata and
+reads them again only then.`,
 		Example: `  kubectl kro status -A
   kubectl kro status webapp
   kubectl kro status rgd webapp
@@ -102,22 +102,29 @@ func (o *statusOptions) run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !o.watch || o.output != "" {
+	if !o.watch {
 		rows, _, err := o.collect(ctx, c, args)
 		if err != nil {
 			return err
 		}
-		if o.output != "" {
-			return printObject(o.Streams.Out, o.output, rows)
-		}
-		printStatus(o.Streams.Out, rows, o.allNamespaces, newPalette(o.Streams.Out, o.color), time.Now())
-		return nil
+		return o.print(rows)
 	}
 	return o.watchStatus(ctx, c, args)
 }
 
-// watchStatus draws the table, and again each time what it shows changes,
-// until ctx ends.
+// print writes rows as the table, or in the -o format.
+func (o *statusOptions) print(rows []InstanceStatusRow) error {
+	if o.output != "" {
+		return printObject(o.Streams.Out, o.output, rows)
+	}
+	printStatus(o.Streams.Out, rows, o.allNamespaces, newPalette(o.Streams.Out, o.color), time.Now())
+	return nil
+}
+
+// watchStatus prints the instances, and again each time what it shows
+// changes, until ctx ends: the table redrawn in place, or with -o one
+// document after another (YAML documents separated by ---), as kubectl get
+// --watch -o prints them.
 func (o *statusOptions) watchStatus(ctx context.Context, c *cluster, args []string) error {
 	w := newStatusWatch(c.metadata, o.Streams.ErrOut)
 	defer w.stop()
@@ -136,13 +143,18 @@ func (o *statusOptions) watchStatus(ctx context.Context, c *cluster, args []stri
 			}
 			return err
 		}
-		// Redraw only when something other than ages changed.
+		// Again only when something other than ages changed.
 		if key := statusKey(rows); !drawn || key != last {
+			switch {
+			case o.output == "":
+				fmt.Fprint(o.Streams.Out, "\x1b[H\x1b[2J")
+			case o.output == "yaml" && drawn:
+				fmt.Fprintln(o.Streams.Out, "---")
+			}
+			if err := o.print(rows); err != nil {
+				return err
+			}
 			drawn, last = true, key
-			var buf bytes.Buffer
-			printStatus(&buf, rows, o.allNamespaces, newPalette(o.Streams.Out, o.color), time.Now())
-			fmt.Fprint(o.Streams.Out, "\x1b[H\x1b[2J")
-			_, _ = o.Streams.Out.Write(buf.Bytes())
 		}
 		w.follow(ctx, lists)
 		var poll <-chan time.Time
@@ -182,7 +194,8 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	if asked.instance != "" && o.selector != "" {
 		return nil, nil, fmt.Errorf("an instance's NAME and --selector cannot be given together: the selector picks the instances of %s", args[0])
 	}
-	var rows []InstanceStatusRow
+	// Empty, not nil: -o json prints [] when there is no instance.
+	rows := []InstanceStatusRow{}
 	for _, k := range kinds {
 		var m *meta.RESTMapping
 		var items []unstructured.Unstructured

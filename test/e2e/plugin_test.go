@@ -756,8 +756,13 @@ func TestPlugin(t *testing.T) {
 				// in the namespace may still be changing.
 				done <- runKro(watchCtx, flags, &out, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "--watch-interval", "200ms")
 			}()
-			eventually(t, 10*time.Second, "the first table", func() (bool, string) {
-				return strings.Contains(out.String(), "No instances found."), out.String()
+			var yamlOut lockedBuffer
+			yamlDone := make(chan error, 1)
+			go func() {
+				yamlDone <- runKro(watchCtx, kroFlags(cfg), &yamlOut, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "-o", "yaml")
+			}()
+			eventually(t, 10*time.Second, "the first table, and an empty list in YAML", func() (bool, string) {
+				return strings.Contains(out.String(), "No instances found.") && strings.HasPrefix(yamlOut.String(), "[]\n"), out.String() + yamlOut.String()
 			})
 			// Once its watch has started, nothing changing costs no request
 			// (reading at every interval would list the kind five times a
@@ -775,14 +780,21 @@ func TestPlugin(t *testing.T) {
 				last := s[strings.LastIndex(s, clearScreen):]
 				return strings.Contains(last, "watched") && strings.Contains(last, "ACTIVE"), s
 			})
+			eventually(t, 10*time.Second, "YAML documents one after another, the last with the instance ACTIVE", func() (bool, string) {
+				s := yamlOut.String()
+				last := s[strings.LastIndex(s, "---\n")+1:]
+				return strings.Contains(last, "name: watched") && strings.Contains(last, "state: ACTIVE"), s
+			})
 			stop()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("status --watch ended with %v", err)
+			for what, done := range map[string]chan error{"status --watch": done, "status --watch -o yaml": yamlDone} {
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Errorf("%s ended with %v", what, err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Errorf("%s did not stop when its context ended", what)
 				}
-			case <-time.After(5 * time.Second):
-				t.Error("status --watch did not stop when its context ended")
 			}
 			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "watched")
 			return ctx
