@@ -97,6 +97,60 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// backgroundKro is kubectl kro running in the background (status --watch)
+// until stopped, its output and requests counted.
+type backgroundKro struct {
+	what     string
+	out      lockedBuffer
+	requests atomic.Int64
+	done     chan error
+	cancel   context.CancelFunc
+}
+
+func startKro(ctx context.Context, cfg *envconf.Config, args ...string) *backgroundKro {
+	b := &backgroundKro{what: "kubectl kro " + strings.Join(args, " "), done: make(chan error, 1)}
+	flags := kroFlags(cfg)
+	flags.WrapConfigFn = countRequests(&b.requests)
+	ctx, b.cancel = context.WithCancel(ctx)
+	go func() { b.done <- runKro(ctx, flags, &b.out, args...) }()
+	return b
+}
+
+// lastFrame is what the table shows since it was last redrawn.
+func (b *backgroundKro) lastFrame() string {
+	const clearScreen = "\x1b[H\x1b[2J"
+	s := b.out.String()
+	if i := strings.LastIndex(s, clearScreen); i >= 0 {
+		return s[i+len(clearScreen):]
+	}
+	return s
+}
+
+// quiet waits for 1.5 s in which it sends no request.
+func (b *backgroundKro) quiet(t testing.TB) {
+	t.Helper()
+	eventually(t, 10*time.Second, "1.5 s in which "+b.what+" sends no request", func() (bool, string) {
+		before := b.requests.Load()
+		time.Sleep(1500 * time.Millisecond)
+		n := b.requests.Load() - before
+		return n == 0, fmt.Sprintf("%d requests in 1.5 s", n)
+	})
+}
+
+// stop ends it, which must end it without an error.
+func (b *backgroundKro) stop(t testing.TB) {
+	t.Helper()
+	b.cancel()
+	select {
+	case err := <-b.done:
+		if err != nil {
+			t.Errorf("%s ended with %v\n%s", b.what, err, b.out.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("%s did not stop when its context ended", b.what)
+	}
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
@@ -744,63 +798,46 @@ func TestPlugin(t *testing.T) {
 			return ctx
 		}).
 		Assess("status --watch redraws when an instance changes, and reads nothing while none does", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			const clearScreen = "\x1b[H\x1b[2J"
-			flags := kroFlags(cfg)
-			var requests atomic.Int64
-			flags.WrapConfigFn = countRequests(&requests)
-			var out lockedBuffer
-			watchCtx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() {
-				// Only the instance this test creates matches: the others
-				// in the namespace may still be changing.
-				done <- runKro(watchCtx, flags, &out, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "--watch-interval", "200ms")
-			}()
-			var yamlOut lockedBuffer
-			yamlDone := make(chan error, 1)
-			go func() {
-				yamlDone <- runKro(watchCtx, kroFlags(cfg), &yamlOut, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "-o", "yaml")
-			}()
+			// Only the instance this test creates matches: the others in
+			// the namespace may still be changing.
+			table := startKro(ctx, cfg, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "--watch-interval", "200ms")
+			yamlDocs := startKro(ctx, cfg, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "-o", "yaml")
 			eventually(t, 10*time.Second, "the first table, and an empty list in YAML", func() (bool, string) {
-				return strings.Contains(out.String(), "No instances found.") && strings.HasPrefix(yamlOut.String(), "[]\n"), out.String() + yamlOut.String()
+				return strings.Contains(table.out.String(), "No instances found.") && strings.HasPrefix(yamlDocs.out.String(), "[]\n"), table.out.String() + yamlDocs.out.String()
 			})
 			// Once its watch has started, nothing changing costs no request
 			// (reading at every interval would list the kind five times a
 			// second).
-			eventually(t, 10*time.Second, "1.5 s in which status --watch sends no request", func() (bool, string) {
-				before := requests.Load()
-				time.Sleep(1500 * time.Millisecond)
-				n := requests.Load() - before
-				return n == 0, fmt.Sprintf("%d requests in 1.5 s", n)
-			})
+			table.quiet(t)
 			c := newClients(t, cfg)
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: watched, namespace: %s, labels: {watched: \"yes\"}}, spec: {queues: [a]}}", ns))
 			eventually(t, 30*time.Second, "redraws that list the new instance, then its state ACTIVE", func() (bool, string) {
-				s := out.String()
-				last := s[strings.LastIndex(s, clearScreen):]
-				return strings.Contains(last, "watched") && strings.Contains(last, "ACTIVE"), s
+				last := table.lastFrame()
+				return strings.Contains(last, "watched") && strings.Contains(last, "ACTIVE"), table.out.String()
 			})
 			eventually(t, 10*time.Second, "YAML documents one after another, the last with the instance ACTIVE", func() (bool, string) {
-				s := yamlOut.String()
+				s := yamlDocs.out.String()
 				last := s[strings.LastIndex(s, "---\n")+1:]
 				return strings.Contains(last, "name: watched") && strings.Contains(last, "state: ACTIVE"), s
 			})
-			stop()
-			for what, done := range map[string]chan error{"status --watch": done, "status --watch -o yaml": yamlDone} {
-				select {
-				case err := <-done:
-					if err != nil {
-						t.Errorf("%s ended with %v", what, err)
-					}
-				case <-time.After(5 * time.Second):
-					t.Errorf("%s did not stop when its context ended", what)
-				}
+			// One instance, and the instances of one RGD, are followed
+			// the same way.
+			one := startKro(ctx, cfg, "status", "workerpool/watched", "-n", ns, "--watch")
+			ofRGD := startKro(ctx, cfg, "status", "rgd", "workers", "-n", ns, "--watch")
+			for _, w := range []*backgroundKro{one, ofRGD} {
+				eventually(t, 10*time.Second, w.what+" to show the instance", func() (bool, string) {
+					return strings.Contains(w.lastFrame(), "watched"), w.out.String()
+				})
+				w.quiet(t)
+			}
+			for _, w := range []*backgroundKro{table, yamlDocs, one, ofRGD} {
+				w.stop(t)
 			}
 			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "watched")
 			return ctx
 		}).
 		Assess("status --watch without permission to watch reads at its interval, and says so", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			const clearScreen, user = "\x1b[H\x1b[2J", "status-lister"
+			const user = "status-lister"
 			c := newClients(t, cfg)
 			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: e2e-status-lister}, rules: [{apiGroups: [kro.run], resources: [resourcegraphdefinitions, workerpools], verbs: [get, list]}]}")
 			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: e2e-status-lister}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-status-lister}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "+user+"}]}")
@@ -810,14 +847,9 @@ func TestPlugin(t *testing.T) {
 				out, err := kro(t, cfg, nil, "status", "workerpool", "-n", ns, "--as", user)
 				return err == nil, fmt.Sprint(out, err)
 			})
-			var out lockedBuffer
-			watchCtx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() {
-				done <- runKro(watchCtx, kroFlags(cfg), &out, "status", "workerpool", "-n", ns, "-l", "watched=lister", "--watch", "--watch-interval", "200ms", "--as", user)
-			}()
+			w := startKro(ctx, cfg, "status", "workerpool", "-n", ns, "-l", "watched=lister", "--watch", "--watch-interval", "200ms", "--as", user)
 			eventually(t, 10*time.Second, "a note that it cannot watch", func() (bool, string) {
-				s := out.String()
+				s := w.out.String()
 				return strings.Contains(s, "No instances found.") && strings.Contains(s, "cannot watch workerpools.kro.run, reading again at --watch-interval instead"), s
 			})
 			// Created once the refused watch has stopped retrying: only
@@ -825,18 +857,9 @@ func TestPlugin(t *testing.T) {
 			time.Sleep(2 * time.Second)
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: listed, namespace: %s, labels: {watched: lister}}, spec: {queues: [a]}}", ns))
 			eventually(t, 30*time.Second, "a redraw that lists the new instance", func() (bool, string) {
-				s := out.String()
-				return strings.Contains(s[strings.LastIndex(s, clearScreen):], "listed"), s
+				return strings.Contains(w.lastFrame(), "listed"), w.out.String()
 			})
-			stop()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("status --watch ended with %v", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Error("status --watch did not stop when its context ended")
-			}
+			w.stop(t)
 			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "listed")
 			return ctx
 		}).
