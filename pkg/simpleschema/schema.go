@@ -31,6 +31,7 @@ func Build(spec, types map[string]any, specPath, typesPath *field.Path) (*extv1.
 		types:     types,
 		typesPath: typesPath,
 		resolved:  map[string]*extv1.JSONSchemaProps{},
+		required:  map[string]bool{},
 		resolving: map[string]bool{},
 	}
 	// Resolve every named type, used or not, so an error in an unused type is
@@ -46,6 +47,9 @@ type builder struct {
 	types     map[string]any
 	typesPath *field.Path
 	resolved  map[string]*extv1.JSONSchemaProps
+	// required holds the custom types written with required=true: a field
+	// of such a type is required where it is used, as kro reads them.
+	required  map[string]bool
 	resolving map[string]bool
 	errs      field.ErrorList
 }
@@ -95,6 +99,16 @@ func (b *builder) fieldSchema(def any, path *field.Path) (*extv1.JSONSchemaProps
 		if err != nil {
 			b.errs = append(b.errs, field.Invalid(path, d, err.Error()))
 			return nil, false
+		}
+		// A field of a required custom type is required unless it says
+		// required=false itself.
+		if b.required[typ] && !hasMarker(markers, markerRequired) {
+			if hasMarker(markers, markerDefault) {
+				b.errs = append(b.errs, field.Invalid(path, d, fmt.Sprintf(
+					"type %s is required=true, so a field of it cannot have a default; add required=false to make this one optional", typ)))
+			} else {
+				markers = append(markers, marker{key: markerRequired, value: "true"})
+			}
 		}
 		required, errs := applyMarkers(s, markers, path)
 		b.errs = append(b.errs, errs...)
@@ -167,9 +181,7 @@ func (b *builder) resolveType(name string, path *field.Path) *extv1.JSONSchemaPr
 	b.resolving[name] = true
 	defer delete(b.resolving, name)
 	s, required := b.fieldSchema(b.types[name], path)
-	if required {
-		b.errs = append(b.errs, field.Invalid(path, b.types[name], "a custom type cannot be required; mark the fields that use it"))
-	}
+	b.required[name] = required
 	if _, done := b.resolved[name]; !done {
 		b.resolved[name] = s
 	}
@@ -474,6 +486,10 @@ func customTypeList(types map[string]any) string {
 		return ""
 	}
 	return "; custom types: " + strings.Join(slices.Sorted(maps.Keys(types)), ", ")
+}
+
+func hasMarker(markers []marker, key string) bool {
+	return slices.ContainsFunc(markers, func(m marker) bool { return m.key == key })
 }
 
 func oneOf(s string, options ...string) bool {

@@ -964,3 +964,67 @@ func TestFieldsUpstreamKroAppliedAreTakenOver(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+// A custom type written with required=true makes the fields of that type
+// required, as kro reads such types; a struct type with a required field is
+// not defaulted to {}, one whose fields all have defaults is.
+func TestRequiredCustomTypesMakeTheirFieldsRequired(t *testing.T) {
+	const ns = "required-types"
+	const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: databases}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Database
+    types:
+      Name: string | required=true minLength=1
+      Server:
+        host: Name
+        port: integer | default=5432
+      Retry:
+        attempts: integer | default=3
+    spec:
+      app: Name
+      server: Server
+      retry: Retry
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-db"}
+      data:
+        url: "${schema.spec.app}@${schema.spec.server.host}:${string(schema.spec.server.port)}"
+        attempts: "${string(schema.spec.retry.attempts)}"
+`
+	f := features.New("required custom types").
+		Assess("a field of a required type is required, and defaults still apply", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			c.apply(t, rgd)
+			c.waitRGDActive(t, "databases")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Database", ns)
+
+			_, err := c.tryApply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Database, metadata: {name: nameless, namespace: %s}, spec: {server: {host: db1}}}", ns))
+			if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.app: Required value") {
+				t.Errorf("an instance without spec.app: %v", err)
+			}
+			_, err = c.tryApply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Database, metadata: {name: hostless, namespace: %s}, spec: {app: shop, server: {port: 1}}}", ns))
+			if err == nil || !strings.Contains(err.Error(), "spec.server.host: Required value") {
+				t.Errorf("an instance without spec.server.host: %v", err)
+			}
+
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Database, metadata: {name: shop, namespace: %s}, spec: {app: shop, server: {host: db1}}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Database", ns, "shop", v1alpha1.InstanceActive)
+			cm := c.mustGet(t, "v1", "ConfigMap", ns, "shop-db")
+			if data, _, _ := unstructured.NestedStringMap(cm.Object, "data"); data["url"] != "shop@db1:5432" || data["attempts"] != "3" {
+				t.Errorf("ConfigMap data = %v, want the defaults of server.port and retry.attempts filled in", data)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
