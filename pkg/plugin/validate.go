@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -136,6 +139,12 @@ func (o *validateOptions) run(ctx context.Context) error {
 				res.Errors = append(res.Errors, e.Error())
 			}
 		case err != nil:
+			if joined, ok := err.(interface{ Unwrap() []error }); ok {
+				for _, e := range joined.Unwrap() {
+					res.Errors = append(res.Errors, e.Error())
+				}
+				break
+			}
 			res.Errors = append(res.Errors, err.Error())
 		case len(res.Errors) > 0:
 			// Valid alone, not with the RGD whose kind it uses.
@@ -369,12 +378,11 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 		}
 		switch gv, _ := schema.ParseGroupVersion(meta.APIVersion); {
 		case gv.WithKind(meta.Kind).GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind:
-			rgd := &v1alpha1.ResourceGraphDefinition{}
-			if err := yaml.UnmarshalStrict(doc, rgd); err != nil {
-				in.rgds = append(in.rgds, parsedRGD{obj: rgd, file: file, err: fmt.Errorf("document %d: %w", i+1, err)})
-				continue
+			rgd, errs := decodeRGD(doc)
+			for j, err := range errs {
+				errs[j] = fmt.Errorf("document %d: %w", i+1, err)
 			}
-			in.rgds = append(in.rgds, parsedRGD{obj: rgd, file: file})
+			in.rgds = append(in.rgds, parsedRGD{obj: rgd, file: file, err: errors.Join(errs...)})
 		case meta.Kind == "CustomResourceDefinition" && gv == extv1.SchemeGroupVersion:
 			crd := &extv1.CustomResourceDefinition{}
 			if err := yaml.Unmarshal(doc, crd); err != nil {
@@ -387,6 +395,36 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 	}
 	return in, nil
 }
+
+// decodeRGD reads an RGD as the API server's strict field validation
+// does: a key given twice is an error (with its line), and so is each
+// unknown field, named by its path as the API server names it, with a
+// resource's id in place of its index.
+func decodeRGD(doc []byte) (*v1alpha1.ResourceGraphDefinition, []error) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	data, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		_ = yaml.Unmarshal(doc, rgd) // for its name, in the report
+		return rgd, []error{err}
+	}
+	strict, err := json.UnmarshalStrict(data, rgd, json.DisallowUnknownFields)
+	if err != nil {
+		return rgd, []error{err}
+	}
+	for i, e := range strict {
+		msg := resourceIndex.ReplaceAllStringFunc(e.Error(), func(m string) string {
+			n, _ := strconv.Atoi(resourceIndex.FindStringSubmatch(m)[1])
+			if n < len(rgd.Spec.Resources) && rgd.Spec.Resources[n] != nil && rgd.Spec.Resources[n].ID != "" {
+				return "spec.resources[" + rgd.Spec.Resources[n].ID + "]"
+			}
+			return m
+		})
+		strict[i] = errors.New(msg)
+	}
+	return rgd, strict
+}
+
+var resourceIndex = regexp.MustCompile(`spec\.resources\[(\d+)\]`)
 
 func printValidation(w io.Writer, format string, report ValidationReport) error {
 	if format != "" {

@@ -17,13 +17,13 @@ func TestValidationNamesEveryDocument(t *testing.T) {
 	var out bytes.Buffer
 	err := printValidation(&out, "", ValidationReport{Cluster: "offline", Results: []ValidationResult{
 		{Name: "web", File: "a.yaml", Valid: true, TopologicalOrder: []string{"cm", "deploy"}},
-		{File: "a.yaml", Errors: []string{"document 2: error converting YAML to JSON: yaml: unmarshal errors:\nline 3: key \"a\" already set in map"}},
+		{File: "a.yaml", Errors: []string{"document 2: yaml: unmarshal errors:\nline 3: key \"a\" already set in map"}},
 	}})
 	want := `Kinds resolved: offline
 resourcegraphdefinition/web (a.yaml): valid
   topological order: cm -> deploy
 resourcegraphdefinition/<unnamed> (a.yaml): 1 error(s)
-  - document 2: error converting YAML to JSON: yaml: unmarshal errors:
+  - document 2: yaml: unmarshal errors:
     line 3: key "a" already set in map
 `
 	if err != nil || out.String() != want {
@@ -209,5 +209,56 @@ func TestValidateOfInstancesPointsToDryRun(t *testing.T) {
 	want := "../../examples/webapp/instance.yaml: no ResourceGraphDefinition found but WebApp demo (kubectl kro dry-run -f previews instances)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// Each field the RGD type does not have is an error with its path, as the
+// API server's strict field validation names it, with a resource's id where
+// it has one; a key given twice is an error with its line.
+func TestValidateNamesUnknownAndDuplicateFields(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rgd.yaml")
+	const doc = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: strays}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Stray, spec: {a: string}}
+  resources:
+  - id: project
+    externalRef:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+      name: shared
+  - template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    readyWhenn: ["${true}"]
+---
+{"apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition", "metadata": {"name": "twice"}, "spec": {"schema": {"apiVersion": "v1alpha1", "kind": "Twice"}, "resources": [], "resources": []}}
+`
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
+	cmd.SetArgs([]string{"validate", "--offline", "-o", "json", "-f", file})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != ErrInvalid {
+		t.Fatalf("validate: %v, want %v", err, ErrInvalid)
+	}
+	var report ValidationReport
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range report.Results {
+		got = append(got, r.Name+": "+strings.Join(r.Errors, "; "))
+	}
+	want := []string{
+		`strays: document 1: unknown field "spec.resources[project].externalRef.name"; document 1: unknown field "spec.resources[1].readyWhenn"`,
+		"twice: document 2: yaml: unmarshal errors:\n  line 1: key \"resources\" already set in map",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("errors\n got: %q\nwant: %q", got, want)
 	}
 }
