@@ -83,7 +83,7 @@ func (s *InstanceStatus) Manage(set conditions.Set, generation int64) {
 
 // MarkManaged records the finalizer and ownership labels in place.
 func (s *InstanceStatus) MarkManaged() {
-	s.manager.MarkTrue(ConditionInstanceManaged, ReasonManaged, "instance is managed with finalizer and labels")
+	s.manager.MarkTrue(ConditionInstanceManaged, ReasonManaged, "instance is properly managed with finalizers and labels")
 }
 
 // MarkManageFailed records why the instance could not be taken over.

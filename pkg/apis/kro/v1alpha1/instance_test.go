@@ -21,3 +21,32 @@ func TestResourceNamedReadsBackAResourceError(t *testing.T) {
 		}
 	}
 }
+
+// An instance whose graph is applied and ready has the conditions seed 001
+// shows for kro, reasons and messages included: scripts and tests written
+// against kro's instances read the same status here.
+func TestReadyInstanceConditionsReadAsKros(t *testing.T) {
+	var s InstanceStatus
+	s.Manage(InstanceConditions, 1)
+	s.MarkManaged()
+	s.MarkGraphResolved()
+	s.MarkResourcesReady()
+	s.ComputeState(false, false)
+	want := map[string][3]string{
+		ConditionInstanceManaged: {"True", "Managed", "instance is properly managed with finalizers and labels"},
+		ConditionGraphResolved:   {"True", "Resolved", "runtime graph created and all resources resolved"},
+		ConditionResourcesReady:  {"True", "AllResourcesReady", "all resources are created and ready"},
+		ConditionReady:           {"True", "Ready", ""},
+	}
+	if len(s.Conditions) != len(want) {
+		t.Fatalf("conditions = %+v, want %d", s.Conditions, len(want))
+	}
+	for _, c := range s.Conditions {
+		if got := [3]string{string(c.Status), c.Reason, c.Message}; got != want[c.Type] || c.ObservedGeneration != 1 {
+			t.Errorf("%s = %q (generation %d), want %q (generation 1)", c.Type, got, c.ObservedGeneration, want[c.Type])
+		}
+	}
+	if s.State != InstanceActive {
+		t.Errorf("state = %s, want %s", s.State, InstanceActive)
+	}
+}
