@@ -200,12 +200,13 @@ func (m *Manager) recompute() {
 	}
 }
 
-// sort keeps the top-level condition first and the rest in declaration
-// order, then by type, so `kubectl get -o yaml` reads the same every time.
+// sort keeps the dependents in declaration order, then the top-level
+// condition, then any others by type, so `kubectl get -o yaml` reads the
+// same every time, and as kro's instances read: Ready after what it sums up.
 func (m *Manager) sort() {
-	order := map[string]int{m.set.happy: 0}
+	order := map[string]int{m.set.happy: len(m.set.dependents)}
 	for i, d := range m.set.dependents {
-		order[d.Type] = i + 1
+		order[d.Type] = i
 	}
 	rank := func(t string) int {
 		if r, ok := order[t]; ok {

@@ -27,8 +27,8 @@ func TestReadyIsDerived(t *testing.T) {
 	if status(m, "Ready") != metav1.ConditionUnknown || len(conds) != 4 {
 		t.Fatalf("after init: %+v", conds)
 	}
-	if conds[0].Type != "Ready" || conds[1].Type != "A" || conds[3].Type != "Pressure" {
-		t.Errorf("conditions not sorted Ready first, then declaration order: %+v", conds)
+	if conds[0].Type != "A" || conds[2].Type != "Pressure" || conds[3].Type != "Ready" {
+		t.Errorf("conditions not sorted in declaration order, then Ready: %+v", conds)
 	}
 	m.MarkTrue("A", "Done", "")
 	m.MarkTrue("B", "Done", "")
@@ -135,7 +135,7 @@ func TestRetainKeepsTheSetsOwn(t *testing.T) {
 	for _, c := range conds {
 		got = append(got, c.Type)
 	}
-	if want := []string{"Ready", "A", "B", "Pressure", "Computed"}; !slices.Equal(got, want) {
+	if want := []string{"A", "B", "Pressure", "Ready", "Computed"}; !slices.Equal(got, want) {
 		t.Errorf("after Retain: %v, want %v", got, want)
 	}
 }
