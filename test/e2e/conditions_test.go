@@ -79,7 +79,7 @@ func TestComputedConditions(t *testing.T) {
 			// The status write that turns ACTIVE and the one that sees
 			// ResourcesReady in Serving are the same.
 			inst := c.mustGet(t, "kro.run/v1alpha1", "Queues", ns, "q")
-			want := "Ready=True InstanceManaged=True GraphResolved=True ResourcesReady=True Queue-a-Ready=False Queue-b-Ready=False Serving=True"
+			want := "InstanceManaged=True GraphResolved=True ResourcesReady=True Ready=True Queue-a-Ready=False Queue-b-Ready=False Serving=True"
 			if got := conditionTypes(inst); got != want {
 				t.Errorf("conditions: %s\nwant %s", got, want)
 			}
@@ -113,7 +113,7 @@ func TestComputedConditions(t *testing.T) {
 			eventually(t, 20*time.Second, "only queue a's condition", func() (bool, string) {
 				inst := c.mustGet(t, "kro.run/v1alpha1", "Queues", ns, "q")
 				got := conditionTypes(inst)
-				return got == "Ready=True InstanceManaged=True GraphResolved=True ResourcesReady=True Queue-a-Ready=True Serving=True", got
+				return got == "InstanceManaged=True GraphResolved=True ResourcesReady=True Ready=True Queue-a-Ready=True Serving=True", got
 			})
 			return ctx
 		}).

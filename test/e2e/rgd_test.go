@@ -973,11 +973,11 @@ func TestRequiredCustomTypesMakeTheirFieldsRequired(t *testing.T) {
 	const rgd = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
-metadata: {name: databases}
+metadata: {name: connections}
 spec:
   schema:
     apiVersion: v1alpha1
-    kind: Database
+    kind: Connection
     types:
       Name: string | required=true minLength=1
       Server:
@@ -1005,20 +1005,20 @@ spec:
 			c := newClients(t, cfg)
 			namespace(t, c, ns)
 			c.apply(t, rgd)
-			c.waitRGDActive(t, "databases")
-			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Database", ns)
+			c.waitRGDActive(t, "connections")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Connection", ns)
 
-			_, err := c.tryApply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Database, metadata: {name: nameless, namespace: %s}, spec: {server: {host: db1}}}", ns))
+			_, err := c.tryApply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Connection, metadata: {name: nameless, namespace: %s}, spec: {server: {host: db1}}}", ns))
 			if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.app: Required value") {
 				t.Errorf("an instance without spec.app: %v", err)
 			}
-			_, err = c.tryApply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Database, metadata: {name: hostless, namespace: %s}, spec: {app: shop, server: {port: 1}}}", ns))
+			_, err = c.tryApply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Connection, metadata: {name: hostless, namespace: %s}, spec: {app: shop, server: {port: 1}}}", ns))
 			if err == nil || !strings.Contains(err.Error(), "spec.server.host: Required value") {
 				t.Errorf("an instance without spec.server.host: %v", err)
 			}
 
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Database, metadata: {name: shop, namespace: %s}, spec: {app: shop, server: {host: db1}}}", ns))
-			c.waitState(t, "kro.run/v1alpha1", "Database", ns, "shop", v1alpha1.InstanceActive)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Connection, metadata: {name: shop, namespace: %s}, spec: {app: shop, server: {host: db1}}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Connection", ns, "shop", v1alpha1.InstanceActive)
 			cm := c.mustGet(t, "v1", "ConfigMap", ns, "shop-db")
 			if data, _, _ := unstructured.NestedStringMap(cm.Object, "data"); data["url"] != "shop@db1:5432" || data["attempts"] != "3" {
 				t.Errorf("ConfigMap data = %v, want the defaults of server.port and retry.attempts filled in", data)
