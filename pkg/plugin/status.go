@@ -37,6 +37,7 @@ type statusOptions struct {
 	*Options
 	output, color string
 	allNamespaces bool
+	noHeaders     bool
 	// selector is a label query the listed instances must match.
 	selector string
 	watch    bool
@@ -77,6 +78,7 @@ reads them again only then.`,
 	}
 	addOutputFlag(cmd, &o.output, "", "json", "yaml")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
+	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "redraw when anything changes")
 	cmd.Flags().DurationVar(&o.interval, "watch-interval", time.Second, "the shortest time between two reads of --watch while instances change")
@@ -117,7 +119,7 @@ func (o *statusOptions) print(rows []InstanceStatusRow) error {
 	if o.output != "" {
 		return printObject(o.Streams.Out, o.output, rows)
 	}
-	printStatus(o.Streams.Out, rows, o.allNamespaces, newPalette(o.Streams.Out, o.color), time.Now())
+	printStatus(o.Streams.Out, rows, tableColumns{namespace: o.allNamespaces, header: !o.noHeaders}, newPalette(o.Streams.Out, o.color), time.Now())
 	return nil
 }
 
@@ -323,9 +325,17 @@ func kindArg(rgd *v1alpha1.ResourceGraphDefinition) string {
 	return strings.ToLower(gvk.Kind) + "." + gvk.Version + "." + gvk.Group
 }
 
-func printStatus(w io.Writer, rows []InstanceStatusRow, showNamespace bool, p palette, now time.Time) {
+// tableColumns says which of the optional parts of the status table to print.
+type tableColumns struct {
+	namespace, header bool
+}
+
+func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p palette, now time.Time) {
 	if len(rows) == 0 {
-		fmt.Fprintln(w, "No instances found.")
+		// Without a header a script reads lines, and none is the answer.
+		if cols.header {
+			fmt.Fprintln(w, "No instances found.")
+		}
 		return
 	}
 	// CLUSTER only when some instance is placed on a workload cluster:
@@ -336,17 +346,19 @@ func printStatus(w io.Writer, rows []InstanceStatusRow, showNamespace bool, p pa
 	if showCluster {
 		header = "KIND\tNAME\tCLUSTER\tSTATE\tREADY\tREASON\tAGE"
 	}
-	if showNamespace {
+	if cols.namespace {
 		header = "NAMESPACE\t" + header
 	}
-	fmt.Fprintln(tw, header)
+	if cols.header {
+		fmt.Fprintln(tw, header)
+	}
 	for _, r := range rows {
 		line := r.Kind + "\t" + r.Name
 		if showCluster {
 			line += "\t" + orDash(r.Cluster)
 		}
 		line += fmt.Sprintf("\t%s\t%s\t%s\t%s", p.verdict(r.State), p.verdict(r.Ready), orDash(r.Reason), age(r.Created, now))
-		if showNamespace {
+		if cols.namespace {
 			line = orDash(r.Namespace) + "\t" + line
 		}
 		fmt.Fprintln(tw, line)

@@ -10,16 +10,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-func TestPrintStatusShowsClusterOnlyWhenPlaced(t *testing.T) {
+func TestPrintStatusTable(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	created := &metav1.Time{Time: now.Add(-90 * time.Second)}
 	local := InstanceStatusRow{Namespace: "apps", Kind: "WebApp", Name: "local", State: "ACTIVE", Ready: "True", Created: created}
 	placed := InstanceStatusRow{Namespace: "apps", Kind: "WebApp", Name: "placed", State: "IN_PROGRESS", Ready: "False", Reason: "ClusterNotReady", Cluster: "eu-west-1", Created: created}
 
 	for _, tc := range []struct {
-		name string
-		rows []InstanceStatusRow
-		want string
+		name     string
+		rows     []InstanceStatusRow
+		noHeader bool
+		want     string
 	}{
 		{
 			name: "no instance placed",
@@ -34,10 +35,25 @@ func TestPrintStatusShowsClusterOnlyWhenPlaced(t *testing.T) {
 				"apps       WebApp  local   -          ACTIVE       True   -                90s\n" +
 				"apps       WebApp  placed  eu-west-1  IN_PROGRESS  False  ClusterNotReady  90s\n",
 		},
+		{
+			name:     "--no-headers",
+			rows:     []InstanceStatusRow{local},
+			noHeader: true,
+			want:     "apps  WebApp  local  ACTIVE  True  -  90s\n",
+		},
+		{
+			name: "none",
+			want: "No instances found.\n",
+		},
+		{
+			name:     "none, --no-headers",
+			noHeader: true,
+			want:     "",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			printStatus(&out, tc.rows, true, palette{}, now)
+			printStatus(&out, tc.rows, tableColumns{namespace: true, header: !tc.noHeader}, palette{}, now)
 			if out.String() != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", out.String(), tc.want)
 			}

@@ -767,6 +767,10 @@ func TestPlugin(t *testing.T) {
 			if err != nil || !strings.Contains(one, "pool") || strings.Contains(one, "WebApp") {
 				t.Errorf("status of one instance as KIND/NAME: %v\n%s", err, one)
 			}
+			// --no-headers leaves one line per instance, for scripts.
+			if lines, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns, "--no-headers"); err != nil || !strings.HasPrefix(lines, "WorkerPool ") || strings.Count(lines, "\n") != 1 {
+				t.Errorf("status --no-headers: %v\n%s", err, lines)
+			}
 			ofRGD, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns)
 			if err != nil || !strings.Contains(ofRGD, "pool") || strings.Contains(ofRGD, "WebApp") {
 				t.Errorf("status of one RGD's instances: %v\n%s", err, ofRGD)
