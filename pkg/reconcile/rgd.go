@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
@@ -461,7 +462,15 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 	desired.Labels[v1alpha1.LabelRGDID] = string(rgd.UID)
 	if current != nil {
 		if changes := graph.BreakingChanges(current, desired); len(changes) > 0 && rgd.Annotations[v1alpha1.AnnotationAllowBreakingChanges] != "true" {
-			return nil, &breakingError{changes: changes}
+			stored, err := r.anyStored(ctx, current)
+			if err != nil {
+				return nil, err
+			}
+			if stored {
+				return nil, &breakingError{changes: changes}
+			}
+			// No instance for the change to break: an author still shaping
+			// a new kind is not asked to annotate each try.
 		}
 		if equality.Semantic.DeepEqual(current.Spec, mergedSpec(current, desired)) && labelsContain(current.Labels, desired.Labels) {
 			return current, nil // nothing to write
@@ -489,6 +498,25 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 		return nil, err
 	}
 	return out, nil
+}
+
+// anyStored tells whether the API server stores an instance of the CRD's
+// kind, in any namespace: one metadata-only read of at most one item,
+// made only when a change would break instances.
+func (r *RGDReconciler) anyStored(ctx context.Context, crd *extv1.CustomResourceDefinition) (bool, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			list.SetGroupVersionKind(schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.ListKind})
+		}
+	}
+	if list.GetObjectKind().GroupVersionKind().Empty() {
+		return true, nil // no storage version to ask: assume there are
+	}
+	if err := r.APIReader.List(ctx, list, client.Limit(1)); err != nil {
+		return false, fmt.Errorf("listing the stored %s to tell whether a schema change breaks any: %w", crd.Spec.Names.Plural, err)
+	}
+	return len(list.Items) > 0, nil
 }
 
 // mergedSpec is what the CRD's spec would be after applying desired: the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -1022,6 +1023,50 @@ spec:
 			cm := c.mustGet(t, "v1", "ConfigMap", ns, "shop-db")
 			if data, _, _ := unstructured.NestedStringMap(cm.Object, "data"); data["url"] != "shop@db1:5432" || data["attempts"] != "3" {
 				t.Errorf("ConfigMap data = %v, want the defaults of server.port and retry.attempts filled in", data)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// A schema change that would break stored instances is refused only while
+// some are stored: an author still shaping a kind no one uses yet is not
+// asked to annotate each try.
+func TestBreakingChangeWithNoInstanceStoredGoesThrough(t *testing.T) {
+	const ns = "drafts"
+	f := features.New("a breaking change of an unused kind").
+		Assess("applies while no instance is stored, and is refused once one is", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			startAgent(t, cfg)
+			c := newClients(t, cfg)
+			namespace(t, c, ns)
+			specOf := func() map[string]any {
+				crd := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "drafts.kro.run")
+				versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+				spec, _, _ := unstructured.NestedMap(versions[0].(map[string]any), "schema", "openAPIV3Schema", "properties", "spec")
+				return spec
+			}
+			c.apply(t, noteRGD("drafts", "Draft", ", owner: string", `"${schema.spec.text}"`))
+			c.waitRGDActive(t, "drafts")
+			// owner removed, reviewer newly required: two breaking changes.
+			c.apply(t, noteRGD("drafts", "Draft", ", reviewer: \"string | required=true\"", `"${schema.spec.text}"`))
+			eventually(t, 20*time.Second, "the new schema in the CRD", func() (bool, string) {
+				spec := specOf()
+				_, hasOwner, _ := unstructured.NestedMap(spec, "properties", "owner")
+				required, _, _ := unstructured.NestedStringSlice(spec, "required")
+				return !hasOwner && slices.Contains(required, "reviewer"), fmt.Sprint(spec)
+			})
+			c.waitRGDActive(t, "drafts")
+
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Draft, metadata: {name: d1, namespace: %s}, spec: {text: hello, reviewer: ann}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Draft", ns, "d1", v1alpha1.InstanceActive)
+			c.apply(t, noteRGD("drafts", "Draft", "", `"${schema.spec.text}"`))
+			eventually(t, 20*time.Second, "KindReady to refuse the change", func() (bool, string) {
+				cond := rgdCondition(t, c, "drafts", "KindReady")
+				return cond != nil && cond.Reason == "BreakingChange" && strings.Contains(cond.Message, "spec.reviewer was removed"), fmt.Sprint(cond)
+			})
+			if _, still, _ := unstructured.NestedMap(specOf(), "properties", "reviewer"); !still {
+				t.Error("the refused schema reached the CRD: spec.reviewer is gone")
 			}
 			return ctx
 		}).
