@@ -1002,9 +1002,7 @@ spec:
 `
 	f := features.New("required custom types").
 		Assess("a field of a required type is required, and defaults still apply", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			c.apply(t, rgd)
 			c.waitRGDActive(t, "connections")
 			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Connection", ns)
@@ -1037,9 +1035,7 @@ func TestBreakingChangeWithNoInstanceStoredGoesThrough(t *testing.T) {
 	const ns = "drafts"
 	f := features.New("a breaking change of an unused kind").
 		Assess("applies while no instance is stored, and is refused once one is", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			startAgent(t, cfg)
-			c := newClients(t, cfg)
-			namespace(t, c, ns)
+			c := agentIn(t, cfg, ns)
 			specOf := func() map[string]any {
 				crd := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "drafts.kro.run")
 				versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
