@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
@@ -504,15 +503,12 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 // kind, in any namespace: one metadata-only read of at most one item,
 // made only when a change would break instances.
 func (r *RGDReconciler) anyStored(ctx context.Context, crd *extv1.CustomResourceDefinition) (bool, error) {
+	gvk, ok := servedKind(crd)
+	if !ok {
+		return true, nil // no version to ask through: assume there are
+	}
 	list := &metav1.PartialObjectMetadataList{}
-	for _, v := range crd.Spec.Versions {
-		if v.Storage {
-			list.SetGroupVersionKind(schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.ListKind})
-		}
-	}
-	if list.GetObjectKind().GroupVersionKind().Empty() {
-		return true, nil // no storage version to ask: assume there are
-	}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	if err := r.APIReader.List(ctx, list, client.Limit(1)); err != nil {
 		return false, fmt.Errorf("listing the stored %s to tell whether a schema change breaks any: %w", crd.Spec.Names.Plural, err)
 	}
