@@ -40,7 +40,7 @@ var reasonMeanings = map[string]string{
 	v1alpha1.ReasonSuspended:            "the instance carries kro.run/reconcile: suspended; nothing is written",
 	v1alpha1.ReasonDeleting:             "the instance is being deleted, resources in reverse topological order",
 	v1alpha1.ReasonInvalidResourceGraph: "the RGD is invalid; the message is the validation error",
-	v1alpha1.ReasonBreakingChange:       "the RGD's new schema would break stored instances; annotate the RGD to force it",
+	v1alpha1.ReasonBreakingChange:       "the RGD's new schema would break stored instances; it is applied once none is left, or at once if the RGD is annotated to force it",
 	v1alpha1.ReasonKindPending:          "work in progress: nothing has reported a result yet (for KindReady: the CRD is not established yet)",
 	v1alpha1.ReasonNotServing:           "instances of the kind are not being reconciled",
 }

@@ -62,6 +62,9 @@ type served struct {
 	set      conditions.Set
 	gvr      schema.GroupVersionResource
 	informer *watched
+	// tellWhenEmpty is set while a change of the RGD waits for no instance
+	// to be stored (it would break them), until the RGD is served again.
+	tellWhenEmpty bool
 }
 
 // EngineOptions configure the instance engine.
@@ -127,6 +130,9 @@ type Engine struct {
 	// in the local cluster found not served (the RGD reconciler checks
 	// the RGD again).
 	kindNotServed func(rgdName string)
+	// lastInstanceGone, when set, is told the RGD whose kind's last stored
+	// instance was deleted, while it asked to be told (TellWhenEmpty).
+	lastInstanceGone func(rgdName string)
 }
 
 // NewEngine returns an engine; Start runs it.
@@ -218,6 +224,7 @@ func (e *Engine) Serve(rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) er
 	}
 	s := e.kindLocked(gvk, gvk.GroupVersion().WithResource(g.Resource))
 	s.rgdName, s.rgdUID, s.rgd, s.graph = rgd.Name, string(rgd.UID), rgd.DeepCopy(), g
+	s.tellWhenEmpty = false
 	s.set = instanceSet(g)
 	e.byRGD[rgd.Name] = gvk
 	e.local.use(rgd.Name, g)
@@ -232,7 +239,11 @@ func (e *Engine) kindLocked(gvk schema.GroupVersionKind, gvr schema.GroupVersion
 		return s
 	}
 	s := &served{gvr: gvr, set: v1alpha1.InstanceConditions}
-	s.informer = e.instances.watch(s.gvr, func(obj any, update bool) { e.instanceEvent(gvk, obj, update) })
+	s.informer = e.instances.watch(s.gvr, cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { e.enqueueInstance(gvk, obj) },
+		UpdateFunc: func(_, obj any) { e.instanceUpdated(gvk, obj) },
+		DeleteFunc: func(obj any) { e.instanceDeleted(gvk, obj) },
+	})
 	e.kinds[gvk] = s
 	return s
 }
@@ -362,13 +373,57 @@ func (e *Engine) kind(gvk schema.GroupVersionKind) *served {
 	return e.kinds[gvk]
 }
 
-// instanceEvent reconciles an instance that changed, unless the change is
+// instanceUpdated reconciles an instance that changed, unless the change is
 // only the echo of the agent's own status write.
-func (e *Engine) instanceEvent(gvk schema.GroupVersionKind, obj any, update bool) {
-	if m, ok := heldMeta(obj); ok && update && e.statuses.echoed(m.UID, m.ResourceVersion) {
+func (e *Engine) instanceUpdated(gvk schema.GroupVersionKind, obj any) {
+	if m, ok := heldMeta(obj); ok && e.statuses.echoed(m.UID, m.ResourceVersion) {
 		return
 	}
 	e.enqueueInstance(gvk, obj)
+}
+
+// instanceDeleted is told that an instance is gone from the API server, its
+// deletion finished.
+func (e *Engine) instanceDeleted(gvk schema.GroupVersionKind, obj any) {
+	e.enqueueInstance(gvk, obj)
+	e.mu.RLock()
+	rgdName, empty := e.emptyLocked(gvk)
+	e.mu.RUnlock()
+	if empty {
+		e.lastInstanceGone(rgdName)
+	}
+}
+
+// TellWhenEmpty has the RGD reconciler told (lastInstanceGone) once no
+// instance of the kind an RGD serves or holds is stored any more, at once
+// if none is: a change of its schema refused for breaking stored instances
+// goes through then. It stays asked until the RGD is next served.
+func (e *Engine) TellWhenEmpty(rgdName string) {
+	e.mu.Lock()
+	gvk, ok := e.byRGD[rgdName]
+	if s := e.kinds[gvk]; ok && s != nil {
+		s.tellWhenEmpty = true
+	}
+	_, empty := e.emptyLocked(gvk)
+	e.mu.Unlock()
+	if empty {
+		e.lastInstanceGone(rgdName)
+	}
+}
+
+// emptyLocked tells whether a kind whose RGD asked to be told
+// (TellWhenEmpty) has no instance left, and names the RGD. The store is
+// listed only while one asks: listing it on every deletion would make
+// deleting many instances cost time in the square of their number.
+func (e *Engine) emptyLocked(gvk schema.GroupVersionKind) (string, bool) {
+	s := e.kinds[gvk]
+	if s == nil || !s.tellWhenEmpty || e.lastInstanceGone == nil {
+		return "", false
+	}
+	// An informer takes an object out of its store before it tells of
+	// the deletion; one that has not synced yet knows of none.
+	inf := s.informer.informer
+	return s.rgdName, inf.HasSynced() && len(inf.GetStore().ListKeys()) == 0
 }
 
 func (e *Engine) enqueue(key InstanceKey) { e.queue.Add(key) }

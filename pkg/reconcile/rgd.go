@@ -106,6 +106,7 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.recheck = make(chan event.GenericEvent, 64)
 	r.waiting = map[string]sets.Set[string]{}
 	r.Engine.kindNotServed = r.kindNotServed
+	r.Engine.lastInstanceGone = r.lastInstanceGone
 	r.Engine.local.crds = r.CRDs
 	// Name validation guards metrics against two controllers of one name
 	// in a process; an agent restarted in-process (tests) is one controller.
@@ -188,6 +189,20 @@ func (r *RGDReconciler) kindNotServed(rgdName string) {
 	default:
 		// Full: RGDs are queued already, and the instances' next
 		// failures ask again.
+	}
+}
+
+// lastInstanceGone is told by the instance engine that the last stored
+// instance of an RGD's kind was deleted while the RGD's latest change was
+// refused for breaking stored instances: the RGD is queued, and the change
+// goes through.
+func (r *RGDReconciler) lastInstanceGone(rgdName string) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	rgd.Name = rgdName
+	select {
+	case r.recheck <- event.GenericEvent{Object: rgd}:
+	default:
+		// Full: the RGD is tried again on its next change.
 	}
 }
 
@@ -286,7 +301,11 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 		isBreaking := errors.As(err, &breaking)
 		if isBreaking {
 			status.MarkKindFailed(gen, v1alpha1.ReasonBreakingChange, err)
-			err = nil // tried again on the RGD's next change
+			// Tried again on the RGD's next change, or once no instance
+			// is left: they go on being watched, served with the graph
+			// of before or held (below).
+			err = nil
+			defer r.Engine.TellWhenEmpty(rgd.Name)
 		} else {
 			status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
 		}
@@ -449,7 +468,7 @@ func (e *conflictError) Unwrap() error { return e.error }
 type breakingError struct{ changes []string }
 
 func (e *breakingError) Error() string {
-	return fmt.Sprintf("the new schema would break stored instances (%s); set the annotation %s: \"true\" on the RGD to apply it anyway",
+	return fmt.Sprintf("the new schema would break stored instances (%s); it is applied once none is left, or at once with the annotation %s: \"true\" on the RGD",
 		strings.Join(e.changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
 }
 

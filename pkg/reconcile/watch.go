@@ -280,19 +280,14 @@ func newInstanceInformers(client *heldClient) *instanceInformers {
 }
 
 // watch starts the informer of an instance kind, replacing a running one.
-// onEvent is told whether the event is an update (not an add or delete).
-func (w *instanceInformers) watch(gvr schema.GroupVersionResource, onEvent func(obj any, update bool)) *watched {
+func (w *instanceInformers) watch(gvr schema.GroupVersionResource, handler cache.ResourceEventHandler) *watched {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if x, ok := w.byGVR[gvr]; ok {
 		close(x.stop)
 	}
 	inf := cache.NewSharedIndexInformer(w.client.listWatch(gvr, nil), &heldObject{}, 0, cache.Indexers{})
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { onEvent(obj, false) },
-		UpdateFunc: func(_, obj any) { onEvent(obj, true) },
-		DeleteFunc: func(obj any) { onEvent(obj, false) },
-	})
+	_, _ = inf.AddEventHandler(handler)
 	x := &watched{informer: inf, stop: make(chan struct{})}
 	go inf.Run(x.stop)
 	w.byGVR[gvr] = x

@@ -1030,7 +1030,8 @@ spec:
 
 // A schema change that would break stored instances is refused only while
 // some are stored: an author still shaping a kind no one uses yet is not
-// asked to annotate each try.
+// asked to annotate each try, and a refused change goes through once the
+// last instance is deleted.
 func TestBreakingChangeWithNoInstanceStoredGoesThrough(t *testing.T) {
 	const ns = "drafts"
 	f := features.New("a breaking change of an unused kind").
@@ -1064,6 +1065,16 @@ func TestBreakingChangeWithNoInstanceStoredGoesThrough(t *testing.T) {
 			if _, still, _ := unstructured.NestedMap(specOf(), "properties", "reviewer"); !still {
 				t.Error("the refused schema reached the CRD: spec.reviewer is gone")
 			}
+
+			// Deleting the last instance lets the refused change through,
+			// with no edit of the RGD.
+			c.delete(t, "kro.run/v1alpha1", "Draft", ns, "d1")
+			eventually(t, 30*time.Second, "the refused change applied once no instance is left", func() (bool, string) {
+				_, still, _ := unstructured.NestedFieldNoCopy(specOf(), "properties", "reviewer")
+				cond := rgdCondition(t, c, "drafts", "KindReady")
+				return !still && cond != nil && cond.Status == metav1.ConditionTrue, fmt.Sprint(cond)
+			})
+			c.waitRGDActive(t, "drafts")
 			return ctx
 		}).
 		Feature()
