@@ -97,6 +97,10 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	inst := s.instance
 	t := &Tree{Instance: Row{NodeID: "", Kind: s.mapping.GroupVersionKind.Kind, Name: inst.GetName(), Namespace: inst.GetNamespace(), Ready: instanceVerdict(inst), Reason: readyReason(inst), Created: ptrTime(inst.GetCreationTimestamp())}}
 	t.Placement = s.placement
+	c.noteObject(s.mapping.Resource, inst.GetNamespace(), inst.GetName(), inst)
+	if s.rgd != nil {
+		c.noteObject(rgdGVR, "", s.rgd.Name, s.rgd)
+	}
 	if s.graph == nil {
 		return t, nil
 	}
@@ -295,6 +299,7 @@ func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*u
 				node := u.GetLabels()[v1alpha1.LabelNodeID]
 				found[node] = append(found[node], u)
 			}
+			c.noteList(watchedList{gvr: j.node.Kind.GVR(), namespace: j.ns, selector: selector, seen: seenOf(list.Items)})
 		}(j)
 	}
 	wg.Wait()
@@ -479,6 +484,7 @@ func (c *cluster) externalRows(ctx context.Context, n *graph.Node, scope *resolv
 			row.Reason = "external; " + err.Error()
 			return []Row{row}
 		}
+		c.noteList(watchedList{gvr: n.Kind.GVR(), namespace: target.Namespace, selector: target.Selector.String(), seen: seenOf(list.Items)})
 		if len(list.Items) == 0 {
 			row.Reason = fmt.Sprintf("external; nothing matches the selector %q", target.Selector)
 			return []Row{row}
@@ -497,9 +503,11 @@ func (c *cluster) externalRows(ctx context.Context, n *graph.Node, scope *resolv
 		row.Reason, row.blocking = "external; "+err.Error(), "cannot be read"
 		if apierrors.IsNotFound(err) {
 			row.blocking = "does not exist"
+			c.noteObject(n.Kind.GVR(), target.Namespace, target.Name, nil)
 		}
 		return []Row{row}
 	}
+	c.noteObject(n.Kind.GVR(), target.Namespace, target.Name, u)
 	return []Row{externalObjectRow(row, n, u, scope)}
 }
 

@@ -65,7 +65,12 @@ func (c *cluster) workloadCluster(ctx context.Context, name string) (*cluster, e
 		return nil, err
 	}
 	cached := memory.NewMemCacheClient(dc)
-	return connect(cfg, cached, restmapper.NewDeferredDiscoveryRESTMapper(cached), c.resolver, c.namespace, name)
+	workload, err := connect(cfg, cached, restmapper.NewDeferredDiscoveryRESTMapper(cached), c.resolver, c.namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	workload.reads = c.reads
+	return workload, nil
 }
 
 // members is the cluster the subject's resources live in.

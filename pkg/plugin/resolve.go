@@ -34,6 +34,8 @@ type cluster struct {
 	namespace string
 	// name is the registered Cluster this is, "" for the kubeconfig's.
 	name string
+	// reads logs what is read for --watch to follow, when it is set.
+	reads *readLog
 }
 
 // cluster connects to the kubeconfig's cluster; kinds it does not serve

@@ -80,8 +80,7 @@ reads them again only then.`,
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
-	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "redraw when anything changes")
-	cmd.Flags().DurationVar(&o.interval, "watch-interval", time.Second, "the shortest time between two reads of --watch while instances change")
+	addWatchFlags(cmd, &o.watch, &o.interval)
 	addColorFlag(cmd, &o.color)
 	return cmd
 }
@@ -124,58 +123,15 @@ func (o *statusOptions) print(rows []InstanceStatusRow) error {
 }
 
 // watchStatus prints the instances, and again each time what it shows
-// changes, until ctx ends: the table redrawn in place, or with -o one
-// document after another (YAML documents separated by ---), as kubectl get
-// --watch -o prints them.
+// changes, until ctx ends.
 func (o *statusOptions) watchStatus(ctx context.Context, c *cluster, args []string) error {
-	w := newStatusWatch(c.metadata, o.Streams.ErrOut)
-	defer w.stop()
-	drawn, last := false, ""
-	for {
-		// A change from here on is read by this pass, or by the next.
-		select {
-		case <-w.changed:
-		default:
-		}
-		read := time.Now()
+	return redrawOnChange(ctx, newListWatch(c.metadata, o.Streams.ErrOut), o.Streams.Out, o.output, o.interval, func() (*watchView, error) {
 		rows, lists, err := o.collect(ctx, c, args)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil // interrupted while watching: a normal end
-			}
-			return err
+			return nil, err
 		}
-		// Again only when something other than ages changed.
-		if key := statusKey(rows); !drawn || key != last {
-			switch {
-			case o.output == "":
-				fmt.Fprint(o.Streams.Out, "\x1b[H\x1b[2J")
-			case o.output == "yaml" && drawn:
-				fmt.Fprintln(o.Streams.Out, "---")
-			}
-			if err := o.print(rows); err != nil {
-				return err
-			}
-			drawn, last = true, key
-		}
-		w.follow(ctx, lists)
-		var poll <-chan time.Time
-		if w.polling.Load() {
-			poll = time.After(o.interval)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-w.changed:
-		case <-poll:
-		}
-		// A burst of changes is read once, at most once an interval.
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Until(read.Add(o.interval))):
-		}
-	}
+		return &watchView{key: statusKey(rows), lists: lists, draw: func() error { return o.print(rows) }}, nil
+	})
 }
 
 // collect reads the table's rows, and the lists it read them from, for

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -14,9 +15,11 @@ import (
 
 type treeOptions struct {
 	*Options
-	output string
-	color  string
-	now    func() time.Time
+	output   string
+	color    string
+	watch    bool
+	interval time.Duration
+	now      func() time.Time
 }
 
 func newTreeCommand(parent *Options) *cobra.Command {
@@ -28,28 +31,76 @@ and nested under the resource each depends on: node id, kind and name, namespace
 (the readyWhen verdict), HEALTH (kstatus), REASON and AGE. Resources are found by the
 labels kro-agent sets, with one LIST per kind in the graph. A resource that is itself an
 instance of an RGD shows what it manages under it. For an instance placed on a workload
-cluster by region, they are found there, through the Cluster's kubeconfig.`, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
+cluster by region, they are found there, through the Cluster's kubeconfig. --watch draws
+the tree again whenever it changes (with -o, prints it again): it watches the instance, its
+RGD and the lists the tree was read from by their metadata, and reads them again only then.`, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
 	// An RGD is not an instance: it has no tree.
 	cmd.ValidArgsFunction = completeInstances(parent, false)
+	addWatchFlags(cmd, &o.watch, &o.interval)
 	cmd.Example = `  kubectl kro tree webapp demo
   kubectl kro tree webapp demo -o yaml
-  kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg`
+  kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg
+  kubectl kro tree webapp demo --watch`
 	return cmd
 }
 
 func (o *treeOptions) run(ctx context.Context, kind, name string) error {
-	c, s, err := o.load(ctx, kind, name)
+	c, err := o.cluster()
 	if err != nil {
 		return err
 	}
+	if !o.watch {
+		t, s, err := c.tree(ctx, kind, name)
+		if err != nil {
+			return err
+		}
+		return o.print(t, s)
+	}
+	return redrawOnChange(ctx, newListWatch(c.metadata, o.Streams.ErrOut), o.Streams.Out, o.output, o.interval, func() (*watchView, error) {
+		rc, reads := c.recording()
+		t, s, err := rc.tree(ctx, kind, name)
+		if err != nil {
+			return nil, err
+		}
+		key, err := treeKey(t, s)
+		if err != nil {
+			return nil, err
+		}
+		return &watchView{key: key, lists: reads.lists, draw: func() error { return o.print(t, s) }}, nil
+	})
+}
+
+// tree reads the instance KIND NAME and what it manages.
+func (c *cluster) tree(ctx context.Context, kind, name string) (*Tree, *subject, error) {
+	s, err := c.load(ctx, kind, name)
+	if err != nil {
+		return nil, nil, err
+	}
 	t, err := c.buildTree(ctx, s)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", s.mapping.GroupVersionKind.Kind, name, err)
+		return nil, nil, fmt.Errorf("%s %s: %w", s.mapping.GroupVersionKind.Kind, name, err)
 	}
 	if s.workload == nil {
 		// Instances among the resources show what they manage in turn.
 		c.expandNested(ctx, t, 0)
 	}
+	return t, s, nil
+}
+
+// treeKey is what a tree shows, ages aside, to tell whether it changed.
+func treeKey(t *Tree, s *subject) (string, error) {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return "", err
+	}
+	if s.graphErr != nil {
+		b = fmt.Appendf(b, "\n%s", s.graphErr)
+	}
+	return string(b), nil
+}
+
+// print writes the tree as text, or in the -o format.
+func (o *treeOptions) print(t *Tree, s *subject) error {
 	switch o.output {
 	case "":
 		printTree(o.Streams.Out, t, s, newPalette(o.Streams.Out, o.color), o.now())

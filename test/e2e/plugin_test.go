@@ -867,6 +867,82 @@ func TestPlugin(t *testing.T) {
 			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "listed")
 			return ctx
 		}).
+		Assess("tree --watch draws the tree again as it changes, and reads nothing while it does not", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			pool := "{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: treewatched, namespace: %s}, spec: {queues: %s}}"
+			c.apply(t, fmt.Sprintf(pool, ns, "[a]"))
+			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "treewatched", v1alpha1.InstanceActive)
+			text := startKro(ctx, cfg, "tree", "workerpool/treewatched", "-n", ns, "--watch", "--watch-interval", "200ms")
+			yamlDocs := startKro(ctx, cfg, "tree", "workerpool", "treewatched", "-n", ns, "--watch", "-o", "yaml")
+			eventually(t, 10*time.Second, "the first tree, as text and in YAML", func() (bool, string) {
+				return strings.Contains(text.lastFrame(), "Deployment/treewatched-a-eu") && strings.Contains(yamlDocs.out.String(), "name: treewatched-a-eu"), text.out.String() + yamlDocs.out.String()
+			})
+			text.quiet(t)
+			yamlDocs.quiet(t)
+
+			// A new queue is a new item of the collection, ready once its
+			// Deployment is available.
+			c.apply(t, fmt.Sprintf(pool, ns, "[a, b]"))
+			eventually(t, 30*time.Second, "a tree with the new item ready", func() (bool, string) {
+				for _, line := range strings.Split(text.lastFrame(), "\n") {
+					if strings.Contains(line, "workers[1]") && strings.Contains(line, "Deployment/treewatched-b-eu") && strings.Contains(line, " Ready ") {
+						return true, ""
+					}
+				}
+				return false, text.out.String()
+			})
+			eventually(t, 10*time.Second, "YAML documents one after another, the last with the new item", func() (bool, string) {
+				s := yamlDocs.out.String()
+				return strings.Count(s, "---\n") >= 1 && strings.Contains(s[strings.LastIndex(s, "---\n"):], "name: treewatched-b-eu"), s
+			})
+			text.quiet(t)
+
+			// Suspended, the instance is written no more: a resource
+			// deleted now changes only the list it was read from.
+			suspend := func(value string) {
+				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"kro.run/reconcile":%s}}}`, value)
+				if _, err := c.resource(t, "kro.run/v1alpha1", "WorkerPool").Namespace(ns).Patch(ctx, "treewatched", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			suspend(`"suspended"`)
+			eventually(t, 10*time.Second, "the instance's status to say it is suspended", func() (bool, string) {
+				cond := condition(c.mustGet(t, "kro.run/v1alpha1", "WorkerPool", ns, "treewatched"), "ResourcesReady")
+				return cond != nil && cond.Reason == "Suspended", fmt.Sprint(cond)
+			})
+			text.quiet(t)
+			c.delete(t, "apps/v1", "Deployment", ns, "treewatched-b-eu")
+			eventually(t, 10*time.Second, "a tree with the deleted item missing", func() (bool, string) {
+				for _, line := range strings.Split(text.lastFrame(), "\n") {
+					if strings.Contains(line, "workers[1]") && strings.Contains(line, "Missing") {
+						return true, ""
+					}
+				}
+				return false, text.out.String()
+			})
+			suspend("null")
+			for _, w := range []*backgroundKro{text, yamlDocs} {
+				w.stop(t)
+			}
+
+			// Deleting the instance ends the watch, with the error that
+			// it is gone.
+			gone := startKro(ctx, cfg, "tree", "workerpool/treewatched", "-n", ns, "--watch")
+			eventually(t, 10*time.Second, "the first tree", func() (bool, string) {
+				return strings.Contains(gone.lastFrame(), "treewatched-b-eu"), gone.out.String()
+			})
+			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "treewatched")
+			select {
+			case err := <-gone.done:
+				if err == nil || !strings.Contains(err.Error(), "not found") {
+					t.Errorf("tree --watch of a deleted instance ended with %v, want not found", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("tree --watch went on after its instance was deleted\n%s", gone.out.String())
+				gone.cancel()
+			}
+			return ctx
+		}).
 		Assess("tree's API requests do not grow with unrelated objects", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			count := func() int64 {
 				var n atomic.Int64

@@ -6,6 +6,9 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,10 +19,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// watchedList is one list a status table was read from, and the objects
-// the read saw in it.
+// watchedList is one list what --watch shows was read from, and the
+// objects the read saw in it.
 type watchedList struct {
-	gvr schema.GroupVersionResource
+	// via is the client of the cluster it was read from, nil for the
+	// kubeconfig's; cluster names that cluster.
+	via     metadata.Interface
+	cluster string
+	gvr     schema.GroupVersionResource
 	// namespace is "" for every namespace and for a cluster-scoped kind.
 	namespace string
 	// selector is the label query the instances matched.
@@ -33,7 +40,7 @@ type watchedList struct {
 
 // key tells lists apart: the same list read again is watched once.
 func (l watchedList) key() string {
-	return fmt.Sprintf("%s|%s|%s|%s", l.gvr, l.namespace, l.selector, l.name)
+	return fmt.Sprintf("%s|%s|%s|%s|%s", l.cluster, l.gvr, l.namespace, l.selector, l.name)
 }
 
 // seenOf is what a read saw of objs, to compare the watch's first list
@@ -50,11 +57,11 @@ func seenOf[T any, P interface {
 	return seen
 }
 
-// statusWatch follows, by their metadata, the lists a status table was
+// listWatch follows, by their metadata, the lists what --watch shows was
 // read from, and says on changed when any of them changes. --watch reads
 // again only then: a cluster where nothing changes costs it no request,
 // where reading at every tick would list every kind once a second.
-type statusWatch struct {
+type listWatch struct {
 	client  metadata.Interface
 	changed chan struct{}
 	// polling is set once a list could not be watched (the user may list
@@ -66,8 +73,8 @@ type statusWatch struct {
 	running map[string]context.CancelFunc
 }
 
-func newStatusWatch(client metadata.Interface, errOut io.Writer) *statusWatch {
-	return &statusWatch{
+func newListWatch(client metadata.Interface, errOut io.Writer) *listWatch {
+	return &listWatch{
 		client:  client,
 		changed: make(chan struct{}, 1),
 		errOut:  errOut,
@@ -75,7 +82,7 @@ func newStatusWatch(client metadata.Interface, errOut io.Writer) *statusWatch {
 	}
 }
 
-func (w *statusWatch) signal() {
+func (w *listWatch) signal() {
 	select {
 	case w.changed <- struct{}{}:
 	default: // one pending signal stands for any number of changes
@@ -84,7 +91,7 @@ func (w *statusWatch) signal() {
 
 // follow watches exactly lists: those new start, and those the last read
 // no longer came from stop.
-func (w *statusWatch) follow(ctx context.Context, lists []watchedList) {
+func (w *listWatch) follow(ctx context.Context, lists []watchedList) {
 	want := map[string]bool{}
 	for _, l := range lists {
 		k := l.key()
@@ -102,7 +109,7 @@ func (w *statusWatch) follow(ctx context.Context, lists []watchedList) {
 }
 
 // stop ends every watch.
-func (w *statusWatch) stop() {
+func (w *listWatch) stop() {
 	for k, stop := range w.running {
 		stop()
 		delete(w.running, k)
@@ -114,9 +121,13 @@ func (w *statusWatch) stop() {
 // the watch's first list, and that first list itself where it differs
 // from what the read saw: what changed between the read and the watch's
 // start is not lost.
-func (w *statusWatch) start(ctx context.Context, l watchedList) context.CancelFunc {
+func (w *listWatch) start(ctx context.Context, l watchedList) context.CancelFunc {
 	ctx, stop := context.WithCancel(ctx)
-	inf := metadatainformer.NewFilteredMetadataInformer(w.client, l.gvr, l.namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+	client := w.client
+	if l.via != nil {
+		client = l.via
+	}
+	inf := metadatainformer.NewFilteredMetadataInformer(client, l.gvr, l.namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
 		o.LabelSelector = l.selector
 		if l.name != "" {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", l.name).String()
@@ -190,4 +201,114 @@ func differs(seen map[string]string, listed []any) bool {
 		}
 	}
 	return false
+}
+
+// watchView is one read of what --watch shows.
+type watchView struct {
+	// key is what it shows, ages aside: it is drawn again only when the
+	// key changes.
+	key string
+	// lists are where it was read from, to be followed.
+	lists []watchedList
+	draw  func() error
+}
+
+// clearScreen moves the cursor home and clears the terminal, for a table
+// redrawn in place.
+const clearScreen = "\x1b[H\x1b[2J"
+
+// redrawOnChange draws what read returns, and again each time a list it
+// was read from changes and it shows something else, until ctx ends: a
+// table (output "") redrawn in place, or with -o one document after
+// another (YAML documents separated by ---), as kubectl get --watch -o
+// prints them.
+func redrawOnChange(ctx context.Context, w *listWatch, out io.Writer, output string, interval time.Duration, read func() (*watchView, error)) error {
+	defer w.stop()
+	drawn, last := false, ""
+	for {
+		// A change from here on is read by this pass, or by the next.
+		select {
+		case <-w.changed:
+		default:
+		}
+		readAt := time.Now()
+		v, err := read()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted while watching: a normal end
+			}
+			return err
+		}
+		if !drawn || v.key != last {
+			switch {
+			case output == "":
+				fmt.Fprint(out, clearScreen)
+			case output == "yaml" && drawn:
+				fmt.Fprintln(out, "---")
+			}
+			if err := v.draw(); err != nil {
+				return err
+			}
+			drawn, last = true, v.key
+		}
+		w.follow(ctx, v.lists)
+		var poll <-chan time.Time
+		if w.polling.Load() {
+			poll = time.After(interval)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-w.changed:
+		case <-poll:
+		}
+		// A burst of changes is read once, at most once an interval.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Until(readAt.Add(interval))):
+		}
+	}
+}
+
+// addWatchFlags adds --watch and --watch-interval.
+func addWatchFlags(cmd *cobra.Command, watch *bool, interval *time.Duration) {
+	cmd.Flags().BoolVarP(watch, "watch", "w", false, "draw again whenever what is shown changes")
+	cmd.Flags().DurationVar(interval, "watch-interval", time.Second, "the shortest time between two reads of --watch while things change")
+}
+
+// readLog collects the lists a read of what --watch shows came from.
+type readLog struct {
+	mu    sync.Mutex
+	lists []watchedList
+}
+
+// recording is the cluster with a new log of what is read through it;
+// the workload clusters connected through it log there too.
+func (c *cluster) recording() (*cluster, *readLog) {
+	rc := *c
+	rc.reads = &readLog{}
+	return &rc, rc.reads
+}
+
+// noteList logs that a list of this cluster was read, for --watch to
+// follow; nothing when no read is being logged.
+func (c *cluster) noteList(l watchedList) {
+	if c.reads == nil {
+		return
+	}
+	l.via, l.cluster = c.metadata, c.name
+	c.reads.mu.Lock()
+	defer c.reads.mu.Unlock()
+	c.reads.lists = append(c.reads.lists, l)
+}
+
+// noteObject logs that one object was read by name: obj, or nil when it
+// was not found (its creation is a change too).
+func (c *cluster) noteObject(gvr schema.GroupVersionResource, namespace, name string, obj metav1.Object) {
+	seen := map[string]string{}
+	if obj != nil {
+		seen[cache.NewObjectName(obj.GetNamespace(), obj.GetName()).String()] = obj.GetResourceVersion()
+	}
+	c.noteList(watchedList{gvr: gvr, namespace: namespace, name: name, seen: seen})
 }
