@@ -162,8 +162,13 @@ func rgdNotActive(rgd *v1alpha1.ResourceGraphDefinition, graphErr error) *Diagno
 				d.Advice = "install the CRD of the kind named above (kro-agent compiles the RGD again when a CRD of its group comes), or change the RGD not to use it; instances resume once it is Active"
 			}
 			if cond.Type == v1alpha1.ConditionKindReady && cond.Reason == v1alpha1.ReasonBreakingChange {
-				d.Advice = fmt.Sprintf("undo the change of the schema, or make it one stored instances keep working with (a new field with a default); it is applied once no instance is left, and if they may break, kubectl annotate rgd %s %s=true applies it now; instances resume once it is Active",
+				d.Advice = fmt.Sprintf("undo the change of the schema, or make it one stored instances keep working with (a new field with a default); if they may break, kubectl annotate rgd %s %s=true applies it; instances resume once it is Active",
 					rgd.Name, v1alpha1.AnnotationAllowBreakingChanges)
+				if served := meta.FindStatusCondition(rgd.Status.Conditions, v1alpha1.ConditionControllerReady); served != nil && served.Status == metav1.ConditionTrue {
+					// Served with the graph of before, the instances can
+					// be deleted (held ones wait on the RGD).
+					d.Advice += "; it is also applied once no instance is left"
+				}
 			}
 		}
 	}

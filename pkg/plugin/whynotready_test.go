@@ -3,6 +3,10 @@ package plugin
 import (
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
 
 // A webhook that did not answer is named with where to look, for
@@ -42,5 +46,31 @@ func TestAdmissionAdviceForAWebhookThatDidNotAnswer(t *testing.T) {
 	}
 	if got := admissionAdvice(`admission webhook "v.example.com" denied the request: no`, &Row{Kind: "ConfigMap", Name: "a", Namespace: "team"}, false); got != "" {
 		t.Errorf("advice for a webhook that answered and denied: %q; want none (its message says why)", got)
+	}
+}
+
+// A refused breaking change goes through once no instance is left, which
+// deleting them brings about only while they are served with the graph of
+// before: held ones wait on the RGD to be deleted.
+func TestBreakingChangeAdvice(t *testing.T) {
+	refused := metav1.Condition{Type: v1alpha1.ConditionKindReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonBreakingChange, Message: "the new schema would break stored instances (spec.owner was removed)"}
+	for _, tc := range []struct {
+		served      metav1.ConditionStatus
+		whenNoneOut bool
+	}{
+		{metav1.ConditionTrue, true},
+		{metav1.ConditionUnknown, false},
+	} {
+		rgd := &v1alpha1.ResourceGraphDefinition{}
+		rgd.Name = "notes"
+		rgd.Status.State = v1alpha1.StateInactive
+		rgd.Status.Conditions = []metav1.Condition{refused, {Type: v1alpha1.ConditionControllerReady, Status: tc.served}}
+		d := rgdNotActive(rgd, nil)
+		if !strings.Contains(d.Advice, "kubectl annotate rgd notes kro.run/allow-breaking-changes=true applies it") {
+			t.Errorf("ControllerReady %s: advice %q does not say how to force the change", tc.served, d.Advice)
+		}
+		if got := strings.Contains(d.Advice, "once no instance is left"); got != tc.whenNoneOut {
+			t.Errorf("ControllerReady %s: advice %q says the change goes through once no instance is left: %v, want %v", tc.served, d.Advice, got, tc.whenNoneOut)
+		}
 	}
 }

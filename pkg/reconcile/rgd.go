@@ -297,20 +297,24 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 
 	crd, err := r.applyCRD(ctx, rgd, g, current)
 	if err != nil {
+		served, servedEarlier := r.Engine.ServedGeneration(rgd.Name)
 		var breaking *breakingError
 		isBreaking := errors.As(err, &breaking)
 		if isBreaking {
+			// Held instances (below) cannot be deleted: their deletion
+			// waits for a graph to delete their resources in order.
+			breaking.deletable = servedEarlier
 			status.MarkKindFailed(gen, v1alpha1.ReasonBreakingChange, err)
 			// Tried again on the RGD's next change, or once no instance
 			// is left: they go on being watched, served with the graph
-			// of before or held (below).
+			// of before or held.
 			err = nil
 			defer r.Engine.TellWhenEmpty(rgd.Name)
 		} else {
 			status.MarkKindFailed(gen, v1alpha1.ReasonKindFailed, err)
 		}
 		// Instances served from an earlier generation keep being served.
-		if served, ok := r.Engine.ServedGeneration(rgd.Name); ok {
+		if servedEarlier {
 			if served == gen {
 				// Served already, and the CRD failed on a later pass.
 				status.MarkServing(gen, g.Instance)
@@ -465,10 +469,19 @@ type conflictError struct{ error }
 
 func (e *conflictError) Unwrap() error { return e.error }
 
-type breakingError struct{ changes []string }
+type breakingError struct {
+	changes []string
+	// deletable is set when the instances can be deleted, which lets the
+	// change through.
+	deletable bool
+}
 
 func (e *breakingError) Error() string {
-	return fmt.Sprintf("the new schema would break stored instances (%s); it is applied once none is left, or at once with the annotation %s: \"true\" on the RGD",
+	if e.deletable {
+		return fmt.Sprintf("the new schema would break stored instances (%s); it is applied once none is left, or at once with the annotation %s: \"true\" on the RGD",
+			strings.Join(e.changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
+	}
+	return fmt.Sprintf("the new schema would break stored instances (%s); set the annotation %s: \"true\" on the RGD to apply it anyway",
 		strings.Join(e.changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
 }
 

@@ -195,6 +195,10 @@ func TestRGDLifecycle(t *testing.T) {
 				cond := rgdCondition(t, c, "notes", "ControllerReady")
 				return cond != nil && cond.Status == metav1.ConditionUnknown && strings.Contains(cond.Message, "instances are held"), fmt.Sprint(cond)
 			})
+			// Held instances cannot be deleted, so that is not offered.
+			if msg := rgdCondition(t, c, "notes", "KindReady").Message; !strings.Contains(msg, "to apply it anyway") || strings.Contains(msg, "once none is left") {
+				t.Errorf("KindReady of an RGD whose instances are held: %q", msg)
+			}
 			out, err := kro(t, cfg, nil, "why-not-ready", "rgd", "notes")
 			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "spec.owner is newly required") || !strings.Contains(out, "kubectl annotate rgd notes kro.run/allow-breaking-changes=true") {
 				t.Errorf("why-not-ready rgd notes: %v\n%s", err, out)
@@ -1060,7 +1064,7 @@ func TestBreakingChangeWithNoInstanceStoredGoesThrough(t *testing.T) {
 			c.apply(t, noteRGD("drafts", "Draft", "", `"${schema.spec.text}"`))
 			eventually(t, 20*time.Second, "KindReady to refuse the change", func() (bool, string) {
 				cond := rgdCondition(t, c, "drafts", "KindReady")
-				return cond != nil && cond.Reason == "BreakingChange" && strings.Contains(cond.Message, "spec.reviewer was removed"), fmt.Sprint(cond)
+				return cond != nil && cond.Reason == "BreakingChange" && strings.Contains(cond.Message, "spec.reviewer was removed") && strings.Contains(cond.Message, "it is applied once none is left"), fmt.Sprint(cond)
 			})
 			if _, still, _ := unstructured.NestedMap(specOf(), "properties", "reviewer"); !still {
 				t.Error("the refused schema reached the CRD: spec.reviewer is gone")
