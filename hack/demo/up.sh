@@ -68,6 +68,8 @@ kro-agent is running in the background against the local cluster.
   export KUBECONFIG=$kubeconfig
   export PATH=$root/bin:$cluster_bin:\$PATH     # kubectl-kro, and kubectl
   kubectl get webapp demo -o yaml
+  kubectl kro tree webapp demo --watch   # drawn again as it changes: kubectl edit webapp demo elsewhere
+  kubectl kro why-not-ready webapp demo
   tail -f $state/agent.log
 make demo-down stops the agent and deletes the cluster.
 EOM
