@@ -29,7 +29,7 @@ type watchedList struct {
 	gvr     schema.GroupVersionResource
 	// namespace is "" for every namespace and for a cluster-scoped kind.
 	namespace string
-	// selector is the label query the instances matched.
+	// selector is the label query the objects matched.
 	selector string
 	// name is the one object read, "" for the whole list.
 	name string
