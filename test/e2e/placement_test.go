@@ -270,6 +270,43 @@ func TestPlacement(t *testing.T) {
 				t.Errorf("status does not show the cluster: %v\n%s", err, out)
 			}
 
+			// tree --watch follows the resources where they are. With the
+			// instance suspended (written no more), a resource deleted on
+			// the workload cluster changes only the list read there.
+			c, w := newClients(t, cfg), workload(t)
+			watched := startKro(ctx, cfg, "tree", "regionalapp/a1", "-n", "placed", "--watch", "--watch-interval", "200ms")
+			suspend := func(value string) {
+				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"kro.run/reconcile":%s}}}`, value)
+				if _, err := c.resource(t, "kro.run/v1alpha1", "RegionalApp").Namespace("placed").Patch(ctx, "a1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			suspend(`"suspended"`)
+			eventually(t, 10*time.Second, "the instance's status to say it is suspended", func() (bool, string) {
+				cond := condition(c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1"), v1alpha1.ConditionResourcesReady)
+				return cond != nil && cond.Reason == v1alpha1.ReasonSuspended, fmt.Sprint(cond)
+			})
+			eventually(t, 10*time.Second, "the tree of the placed instance", func() (bool, string) {
+				return strings.Contains(watched.lastFrame(), "Placed on cluster eu-west-1"), watched.out.String()
+			})
+			watched.quiet(t)
+			w.delete(t, "v1", "ConfigMap", "placed", "a1-config")
+			eventually(t, 10*time.Second, "a tree with the workload ConfigMap missing", func() (bool, string) {
+				for _, line := range strings.Split(watched.lastFrame(), "\n") {
+					if strings.Contains(line, "config") && strings.Contains(line, "Missing") {
+						return true, ""
+					}
+				}
+				return false, watched.out.String()
+			})
+			watched.stop(t)
+			suspend("null")
+			eventually(t, 30*time.Second, "the ConfigMap back on the workload cluster", func() (bool, string) {
+				_, err := w.get(t, "v1", "ConfigMap", "placed", "a1-config")
+				return err == nil, fmt.Sprint(err)
+			})
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", v1alpha1.InstanceActive)
+
 			// The resources exist on the workload cluster only: planned
 			// against the hub they would be creates.
 			for _, p := range dryRunPlan(t, cfg, regionalApp("a1", "eu-west")) {
