@@ -211,6 +211,8 @@ type watchView struct {
 	// lists are where it was read from, to be followed.
 	lists []watchedList
 	draw  func() error
+	// done ends the watch once it is drawn: what it waited for is there.
+	done bool
 }
 
 // clearScreen moves the cursor home and clears the terminal, for a table
@@ -250,6 +252,9 @@ func redrawOnChange(ctx context.Context, w *listWatch, out io.Writer, output str
 				return err
 			}
 			drawn, last = true, v.key
+		}
+		if v.done {
+			return nil
 		}
 		w.follow(ctx, v.lists)
 		var poll <-chan time.Time

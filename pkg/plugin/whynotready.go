@@ -2,12 +2,14 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +48,8 @@ type Diagnosis struct {
 type whyOptions struct {
 	*Options
 	output, color string
+	watch         bool
+	interval      time.Duration
 }
 
 func newWhyNotReadyCommand(parent *Options) *cobra.Command {
@@ -57,9 +61,13 @@ topological order, that blocks readiness, and prints the root cause: the RGD not
 the instance suspended, conditions stale (agent not running or behind), or the blocking
 resource with its failing readyWhen, the values it read, its health and its recent events.
 Given an RGD (rgd NAME), it says why the RGD is not Active. Exits 0 when the instance
-is Ready (the RGD Active) and 1 otherwise, for scripts.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+is Ready (the RGD Active) and 1 otherwise, for scripts. --watch waits for that: it prints
+the diagnosis again whenever it changes (it watches the instance, its RGD and what its tree
+was read from, by metadata) and ends, exiting 0, once the instance is Ready.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+	addWatchFlags(cmd, &o.watch, &o.interval)
 	cmd.Example = `  kubectl kro why-not-ready webapp demo
-  kubectl kro why-not-ready rgd webapp`
+  kubectl kro why-not-ready rgd webapp
+  kubectl kro why-not-ready webapp demo --watch`
 	return cmd
 }
 
@@ -68,35 +76,71 @@ func (o *whyOptions) run(ctx context.Context, kind, name string) error {
 	if err != nil {
 		return err
 	}
-	rgd, err := c.rgdNamed(ctx, kind, name)
-	if err != nil {
-		return err
-	}
 	var d *Diagnosis
-	if rgd != nil {
-		d = c.diagnoseRGD(rgd)
-	} else {
-		s, err := c.load(ctx, kind, name)
-		var released *releasedError
-		switch {
-		case errors.As(err, &released):
-			d = diagnoseReleased(released)
-		case err != nil:
+	if !o.watch {
+		if d, err = c.whyNotReady(ctx, kind, name); err != nil {
 			return err
-		default:
-			d = c.diagnose(ctx, s)
 		}
-	}
-	if o.output != "" {
-		if err := printObject(o.Streams.Out, o.output, d); err != nil {
+		if err := o.print(d); err != nil {
 			return err
 		}
 	} else {
-		printDiagnosis(o.Streams.Out, d, newPalette(o.Streams.Out, o.color))
+		err = redrawOnChange(ctx, newListWatch(c.metadata, o.Streams.ErrOut), o.Streams.Out, o.output, o.interval, func() (*watchView, error) {
+			rc, reads := c.recording()
+			read, err := rc.whyNotReady(ctx, kind, name)
+			if err != nil {
+				return nil, err
+			}
+			key, err := json.Marshal(read)
+			if err != nil {
+				return nil, err
+			}
+			d = read
+			return &watchView{key: string(key), lists: reads.lists, draw: func() error { return o.print(read) }, done: read.Ready}, nil
+		})
+		if err != nil {
+			return err
+		}
 	}
-	if !d.Ready {
+	if d == nil || !d.Ready {
 		return ErrNotReady
 	}
+	return nil
+}
+
+// whyNotReady diagnoses the instance KIND NAME, or the RGD NAME when KIND
+// names RGDs.
+func (c *cluster) whyNotReady(ctx context.Context, kind, name string) (*Diagnosis, error) {
+	rgd, err := c.rgdNamed(ctx, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	if rgd != nil {
+		c.noteObject(rgdGVR, "", rgd.Name, rgd)
+		return c.diagnoseRGD(rgd), nil
+	}
+	s, err := c.load(ctx, kind, name)
+	var released *releasedError
+	switch {
+	case errors.As(err, &released):
+		// Its RGD coming back is what would change it.
+		c.noteObject(rgdGVR, "", released.rgd, nil)
+		return diagnoseReleased(released), nil
+	case err != nil:
+		return nil, err
+	}
+	// Read whether or not the diagnosis goes as far as the tree.
+	c.noteObject(s.mapping.Resource, s.instance.GetNamespace(), s.instance.GetName(), s.instance)
+	c.noteObject(rgdGVR, "", s.rgd.Name, s.rgd)
+	return c.diagnose(ctx, s), nil
+}
+
+// print writes the diagnosis as text, or in the -o format.
+func (o *whyOptions) print(d *Diagnosis) error {
+	if o.output != "" {
+		return printObject(o.Streams.Out, o.output, d)
+	}
+	printDiagnosis(o.Streams.Out, d, newPalette(o.Streams.Out, o.color))
 	return nil
 }
 

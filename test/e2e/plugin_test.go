@@ -943,6 +943,37 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("why-not-ready --watch says what the instance waits for until it is Ready, then ends", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			pool := "{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: waited, namespace: %s, annotations: {kro.run/reconcile: %s}}, spec: {queues: [a]}}"
+			c.apply(t, fmt.Sprintf(pool, ns, "suspended"))
+			waiting := startKro(ctx, cfg, "why-not-ready", "workerpool/waited", "-n", ns, "--watch", "--watch-interval", "200ms")
+			eventually(t, 10*time.Second, "the diagnosis of the suspended instance", func() (bool, string) {
+				return strings.Contains(waiting.lastFrame(), "WorkerPool/waited is suspended"), waiting.out.String()
+			})
+			waiting.quiet(t)
+			select {
+			case err := <-waiting.done:
+				t.Fatalf("why-not-ready --watch ended while the instance is not Ready: %v\n%s", err, waiting.out.String())
+			default:
+			}
+			c.apply(t, fmt.Sprintf(pool, ns, "active"))
+			select {
+			case err := <-waiting.done:
+				if err != nil || !strings.Contains(waiting.lastFrame(), "WorkerPool/waited is Ready") {
+					t.Errorf("why-not-ready --watch ended with %v\n%s", err, waiting.out.String())
+				}
+			case <-time.After(30 * time.Second):
+				t.Errorf("why-not-ready --watch went on after the instance turned Ready\n%s", waiting.out.String())
+				waiting.cancel()
+			}
+			// Ready already, it prints that and ends at once.
+			if out, err := kro(t, cfg, nil, "why-not-ready", "workerpool/waited", "-n", ns, "--watch", "-o", "json"); err != nil || !strings.Contains(out, `"ready": true`) {
+				t.Errorf("why-not-ready --watch of a Ready instance: %v\n%s", err, out)
+			}
+			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "waited")
+			return ctx
+		}).
 		Assess("tree's API requests do not grow with unrelated objects", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			count := func() int64 {
 				var n atomic.Int64
