@@ -182,14 +182,9 @@ func (r *RGDReconciler) kindNotServed(rgdName string) {
 	if r.Discovery != nil {
 		r.Discovery.Invalidate()
 	}
-	rgd := &v1alpha1.ResourceGraphDefinition{}
-	rgd.Name = rgdName
-	select {
-	case r.recheck <- event.GenericEvent{Object: rgd}:
-	default:
-		// Full: RGDs are queued already, and the instances' next
-		// failures ask again.
-	}
+	// Not queued when the channel is full: RGDs are queued already, and
+	// the instances' next failures ask again.
+	r.enqueue(rgdName)
 }
 
 // lastInstanceGone is told by the instance engine that the last stored
@@ -197,12 +192,19 @@ func (r *RGDReconciler) kindNotServed(rgdName string) {
 // refused for breaking stored instances: the RGD is queued, and the change
 // goes through.
 func (r *RGDReconciler) lastInstanceGone(rgdName string) {
+	// Not queued when the channel is full: the change is tried again on
+	// the RGD's next change.
+	r.enqueue(rgdName)
+}
+
+// enqueue queues an RGD from outside its watches, unless the channel to
+// the queue is full: it never blocks the informer or worker calling it.
+func (r *RGDReconciler) enqueue(rgdName string) {
 	rgd := &v1alpha1.ResourceGraphDefinition{}
 	rgd.Name = rgdName
 	select {
 	case r.recheck <- event.GenericEvent{Object: rgd}:
 	default:
-		// Full: the RGD is tried again on its next change.
 	}
 }
 
