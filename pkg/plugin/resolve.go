@@ -86,20 +86,6 @@ func connect(cfg *rest.Config, dc discovery.DiscoveryInterface, mapper meta.REST
 	}, nil
 }
 
-// load connects to the cluster and finds the instance KIND NAME, the first
-// stage of every command that explains an instance.
-func (o *Options) load(ctx context.Context, kind, name string) (*cluster, *subject, error) {
-	c, err := o.cluster()
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := c.load(ctx, kind, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return c, s, nil
-}
-
 // load finds the instance KIND NAME, and where its resources were placed.
 func (c *cluster) load(ctx context.Context, kind, name string) (*subject, error) {
 	s, err := c.loadSubject(ctx, kind, name)
