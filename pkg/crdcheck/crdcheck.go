@@ -31,7 +31,7 @@ func OnServer(ctx context.Context, c client.Client, fieldManager string) func(*e
 		}
 		u := &unstructured.Unstructured{Object: obj}
 		u.SetGroupVersionKind(extv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-		err = c.Patch(ctx, u, client.Apply, client.DryRunAll, client.FieldOwner(fieldManager), client.ForceOwnership)
+		err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.DryRunAll, client.FieldOwner(fieldManager), client.ForceOwnership)
 		if err == nil {
 			return nil, nil
 		}

@@ -180,7 +180,7 @@ func ownerOf(entries []metav1.ManagedFieldsEntry, path []string) string {
 			continue
 		}
 		var set map[string]any
-		if json.Unmarshal(f.FieldsV1.Raw, &set) != nil {
+		if json.Unmarshal(f.FieldsV1.GetRawBytes(), &set) != nil {
 			continue
 		}
 		owned := true

@@ -99,11 +99,11 @@ func TestContestedNamesTheFieldAndItsWriter(t *testing.T) {
 	ts := func(s int) *metav1.Time { v := metav1.NewTime(time.Unix(int64(s), 0)); return &v }
 	entries := []metav1.ManagedFieldsEntry{
 		{Manager: "kro-agent", Operation: metav1.ManagedFieldsOperationApply, Time: ts(30),
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)},
 		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: ts(10),
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:x":{}}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:x":{}}}}`)},
 		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: ts(20),
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{}}},"f:status":{}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{}}},"f:status":{}}`)},
 	}
 	if by := ownerOf(entries, path); by != "kube-controller-manager (status)" {
 		t.Errorf("ownerOf = %q, want the deployment controller's status writes", by)

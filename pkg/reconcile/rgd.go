@@ -514,7 +514,7 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: obj}
-	opts := []client.PatchOption{client.FieldOwner(ownership.FieldManager)}
+	opts := []client.ApplyOption{client.FieldOwner(ownership.FieldManager)}
 	if current != nil {
 		// The RGD's own CRD (claimKind): fields someone changed by hand
 		// are taken back.
@@ -523,7 +523,7 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 	// With none seen, the apply creates it; one someone created since
 	// claimKind looked is not overwritten: the apply conflicts on the
 	// fields they set, and the next reconcile finds whose it is.
-	if err := r.Client.Patch(ctx, u, client.Apply, opts...); err != nil {
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 		return nil, fmt.Errorf("applying CustomResourceDefinition %s: %w", desired.Name, err)
 	}
 	out := &extv1.CustomResourceDefinition{}

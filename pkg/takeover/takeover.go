@@ -97,7 +97,7 @@ func union(a, b metav1.ManagedFieldsEntry) (*metav1.FieldsV1, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &metav1.FieldsV1{Raw: raw}, nil
+	return metav1.NewFieldsV1(string(raw)), nil
 }
 
 func fieldSet(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
@@ -105,7 +105,7 @@ func fieldSet(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 	if e.FieldsV1 == nil {
 		return s, nil
 	}
-	if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+	if err := s.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
 		return nil, fmt.Errorf("reading the fields %s holds: %w", e.Manager, err)
 	}
 	return s, nil

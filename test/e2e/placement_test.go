@@ -555,7 +555,7 @@ spec:
 				t.Fatal(err)
 			}
 			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1")
-			inst := c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", v1alpha1.InstanceDeleting)
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", v1alpha1.InstanceDeleting)
 			eventually(t, 10*time.Second, "the workload Deployment to be terminating", func() (bool, string) {
 				d := w.mustGet(t, "apps/v1", "Deployment", "placed", "a1")
 				return d.GetDeletionTimestamp() != nil, "not terminating"
@@ -564,7 +564,7 @@ spec:
 				cm, err := w.get(t, "v1", "ConfigMap", "placed", "a1-config")
 				return err != nil || cm.GetDeletionTimestamp() != nil
 			})
-			inst = c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1")
+			inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1")
 			if msg := condition(inst, "ResourcesReady").Message; !strings.Contains(msg, "in cluster eu-west-1") {
 				t.Errorf("ResourcesReady does not say where it deletes: %s", msg)
 			}

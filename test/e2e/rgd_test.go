@@ -960,7 +960,7 @@ func TestFieldsUpstreamKroAppliedAreTakenOver(t *testing.T) {
 			}
 			for _, e := range cm.GetManagedFields() {
 				if e.Manager == "kro.run/applyset" {
-					t.Errorf("kro's field manager still holds %s", e.FieldsV1.Raw)
+					t.Errorf("kro's field manager still holds %s", e.FieldsV1.GetRawString())
 				}
 			}
 			c.waitState(t, "kro.run/v1alpha1", "KroNote", ns, "old", v1alpha1.InstanceActive)
