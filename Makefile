@@ -8,6 +8,7 @@ BIN := bin
 # gotestsum runs `go test` and ends with a one-line summary.
 GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: build test unit e2e lint fuzz generate snapshot cluster cluster-down kubeconfig demo demo-down image dist bench
 
@@ -56,13 +57,16 @@ unit:
 e2e: cluster-binaries
 	$(GOTESTSUM) --format testname -- -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./test/...
 
-## lint: gofmt, and go vet with and without the e2e tag (so `make unit` builds)
+## lint: gofmt, go vet and staticcheck (unused code, deprecated APIs, bugs), with and without the e2e tag (so `make unit` builds)
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
 	cd hack/cluster && $(GO) vet ./...
+	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags e2e ./test/...
+	cd hack/cluster && $(STATICCHECK) ./...
 
 ## fuzz: run each fuzz target for FUZZTIME (the seed corpora also run in `make test`)
 FUZZTIME ?= 30s
