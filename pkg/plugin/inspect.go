@@ -97,10 +97,6 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	inst := s.instance
 	t := &Tree{Instance: Row{NodeID: "", Kind: s.mapping.GroupVersionKind.Kind, Name: inst.GetName(), Namespace: inst.GetNamespace(), Ready: instanceVerdict(inst), Reason: readyReason(inst), Created: ptrTime(inst.GetCreationTimestamp())}}
 	t.Placement = s.placement
-	c.noteObject(s.mapping.Resource, inst.GetNamespace(), inst.GetName(), inst)
-	if s.rgd != nil {
-		c.noteObject(rgdGVR, "", s.rgd.Name, s.rgd)
-	}
 	if s.graph == nil {
 		return t, nil
 	}

@@ -204,6 +204,9 @@ func (c *cluster) subjectOf(ctx context.Context, inst *unstructured.Unstructured
 		}
 	}
 	s.graph, s.graphErr = graph.Compile(s.rgd, graph.Options{Resolver: c.resolver, AllowUnknownKinds: true})
+	// What every command's answer about the instance rests on, for --watch.
+	c.noteObject(mapping.Resource, inst.GetNamespace(), name, inst)
+	c.noteObject(rgdGVR, "", s.rgd.Name, s.rgd)
 	return s, nil
 }
 

@@ -129,9 +129,6 @@ func (c *cluster) whyNotReady(ctx context.Context, kind, name string) (*Diagnosi
 	case err != nil:
 		return nil, err
 	}
-	// Read whether or not the diagnosis goes as far as the tree.
-	c.noteObject(s.mapping.Resource, s.instance.GetNamespace(), s.instance.GetName(), s.instance)
-	c.noteObject(rgdGVR, "", s.rgd.Name, s.rgd)
 	return c.diagnose(ctx, s), nil
 }
 
