@@ -479,12 +479,11 @@ type breakingError struct {
 }
 
 func (e *breakingError) Error() string {
+	way := fmt.Sprintf("set the annotation %s: \"true\" on the RGD to apply it anyway", v1alpha1.AnnotationAllowBreakingChanges)
 	if e.deletable {
-		return fmt.Sprintf("the new schema would break stored instances (%s); it is applied once none is left, or at once with the annotation %s: \"true\" on the RGD",
-			strings.Join(e.changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
+		way = fmt.Sprintf("it is applied once none is left, or at once with the annotation %s: \"true\" on the RGD", v1alpha1.AnnotationAllowBreakingChanges)
 	}
-	return fmt.Sprintf("the new schema would break stored instances (%s); set the annotation %s: \"true\" on the RGD to apply it anyway",
-		strings.Join(e.changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
+	return fmt.Sprintf("the new schema would break stored instances (%s); %s", strings.Join(e.changes, "; "), way)
 }
 
 // applyCRD server-side applies the generated CRD over current (as claimKind
