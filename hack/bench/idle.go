@@ -55,33 +55,41 @@ spec:
 }
 
 // idle measures a controller's RSS at rest in a cluster with 200 large
-// CRDs installed and one RGD with one instance.
-func (b *bench) idle(ctx context.Context, ctl *controller, settle time.Duration) (float64, error) {
+// CRDs installed and one RGD with one instance, after settle, and then how
+// much of it the controller touches over as long again.
+func (b *bench) idle(ctx context.Context, ctl *controller, settle time.Duration) (Idle, error) {
 	c, err := freshCluster(ctx, b.root, b.clusterName, 2)
 	if err != nil {
-		return 0, err
+		return Idle{}, err
 	}
 	defer c.delete(ctx, b.root)
 	for i := range 200 {
 		if err := c.applyYAML(ctx, largeCRD(i)); err != nil {
-			return 0, err
+			return Idle{}, err
 		}
 	}
 	if err := c.waitEstablished(ctx); err != nil {
-		return 0, err
+		return Idle{}, err
 	}
 	p, err := b.startOn(ctx, c, ctl, agentBound)
 	if err != nil {
-		return 0, err
+		return Idle{}, err
 	}
 	defer p.stop()
 	name, ns := spread(0)
 	if err := c.createAll(ctx, []map[string]any{instance(agentBound, name, ns)}, 1); err != nil {
-		return 0, err
+		return Idle{}, err
 	}
 	time.Sleep(settle)
 	u, err := p.usage()
-	return u.RSSMB, err
+	if err != nil {
+		return Idle{}, err
+	}
+	touched, err := p.touchedIn(ctx, settle)
+	if err != nil {
+		return Idle{}, err
+	}
+	return Idle{Controller: ctl.Name, RSSMB: u.RSSMB, AnonMB: u.AnonMB, FileMB: u.FileMB, TouchedMB: touched}, nil
 }
 
 // latencies measures admission of an RGD create and of an instance create

@@ -95,10 +95,16 @@ type Requests struct {
 	Lists  float64 `json:"lists"`
 }
 
-// Idle is RSS at rest with 200 large CRDs installed.
+// Idle is RSS at rest with 200 large CRDs installed: in all, split into
+// the process's own memory and the pages of its binary it maps, and how
+// much of it is touched over restSettle at rest (results before 26 November
+// have RSS alone).
 type Idle struct {
 	Controller string  `json:"controller"`
 	RSSMB      float64 `json:"rssMB"`
+	AnonMB     float64 `json:"anonMB,omitempty"`
+	FileMB     float64 `json:"fileMB,omitempty"`
+	TouchedMB  float64 `json:"touchedMB,omitempty"`
 }
 
 // Latency of one operation.
@@ -221,11 +227,12 @@ func main() {
 			break
 		}
 		log.Printf("%s: idle with 200 large CRDs", ctl.Name)
-		rss, err := b.idle(ctx, ctl, restSettle)
+		idle, err := b.idle(ctx, ctl, restSettle)
 		if err != nil {
 			log.Fatal(err)
 		}
-		res.setIdle(Idle{Controller: ctl.Name, RSSMB: rss})
+		log.Printf("  RSS %.1f MB (own %.1f, mapped files %.1f); touched in %s at rest: %.1f MB", idle.RSSMB, idle.AnonMB, idle.FileMB, restSettle, idle.TouchedMB)
+		res.setIdle(idle)
 		log.Printf("%s: latencies", ctl.Name)
 		lat, err := b.latencies(ctx, ctl, 100, ctl.Name == "kro-agent")
 		if err != nil {

@@ -17,7 +17,7 @@ func sample() *Results {
 			{Workload: "agent-bound", N: 100, Controller: "kro", Seconds: 9, PerInstance: Requests{Writes: 14, Gets: 3}, PeakRSSMB: 60, RestRSSMB: 54, QuietWrites: 30, QuietSeconds: 120, QuietWritesLate: ptr(12), DriftP50ms: -1,
 				CPUSeconds: 10, ClusterCPU: map[string]float64{"kube-apiserver": 40, "etcd": 10}},
 		},
-		Idle: []Idle{{Controller: "kro-agent", RSSMB: 40}, {Controller: "kro", RSSMB: 60}},
+		Idle: []Idle{{Controller: "kro-agent", RSSMB: 40, AnonMB: 15, FileMB: 25, TouchedMB: 2.5}, {Controller: "kro", RSSMB: 60}},
 		Latency: []Latency{
 			{Controller: "kro-agent", What: "admission", P50ms: 10, P99ms: 12.5},
 			{Controller: "kro", What: "admission", P50ms: 30, P99ms: 250},
@@ -32,7 +32,8 @@ func TestTablesShowEveryFigureWithItsRatio(t *testing.T) {
 		"| agent-bound, 100 (0.50 s) | 1.0 s (2.0× floor) | 9.0 s (18.0× floor) | 9.0× |",
 		"| agent-bound, 100 | 4.00 + 0.00 / 0.00 | 14.00 + 0.00 / 3.00 | 3.5× |",
 		"| agent-bound, 100, 120 s | 0 | 30 (12 in the last 60 s) | ∞ (kro-agent: none) |",
-		"| kro | 60 MB | 1.5× |",
+		"| kro-agent | 40 MB | 15 MB / 25 MB | 2.5 MB | 1.0× |",
+		"| kro | 60 MB | – | – | 1.5× |", // measured before the split was
 		"| agent-bound, 100 | 45 MB | 54 MB | 1.2× |",
 		"| drift repair (a deleted ConfigMap back), agent-bound N=100 | 10.0 / 20.0 ms | not repaired within 2 minutes | ∞ (not repaired) |",
 		"| admission | 10.0 / 12.5 ms | 30.0 / 250 ms | 3.0× |",
