@@ -17,6 +17,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/guard"
 	"github.com/kro-agent/kro-agent/pkg/owned"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/version"
 )
 
 // Names of the objects the agent registers.
@@ -158,8 +159,14 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	return nil
 }
 
+// configMeta names the webhook configurations and labels them with the
+// version of the agent that registered them last, which `kubectl kro
+// version` reports.
 func configMeta() metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: ConfigName, Labels: map[string]string{fieldManagerLabel: ownership.FieldManager}}
+	return metav1.ObjectMeta{Name: ConfigName, Labels: map[string]string{
+		fieldManagerLabel:        ownership.FieldManager,
+		v1alpha1.LabelKroVersion: version.Version,
+	}}
 }
 
 // validatingConfig is the configuration of the RGD webhook.

@@ -32,6 +32,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/plugin"
+	"github.com/kro-agent/kro-agent/pkg/version"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files")
@@ -740,6 +741,26 @@ func TestPlugin(t *testing.T) {
 			}
 			if err != nil || json.Unmarshal([]byte(out), &got) != nil || len(got.Resources) != 3 || got.Resources[1].NodeID != "right" {
 				t.Errorf("tree -o json of a fork: %v\n%s", err, out)
+			}
+			return ctx
+		}).
+		Assess("version names the plugin's, the API server's and the running agent's", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			out, err := kro(t, cfg, nil, "version")
+			want := fmt.Sprintf("Client Version: %s\nServer Version: v1.36.", version.Version)
+			if err != nil || !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "\nAgent Version: "+version.Version+"\n") {
+				t.Errorf("version: %v\n%s\nwant it to start with %q and end with the agent's version %s", err, out, want, version.Version)
+			}
+			out, err = kro(t, cfg, nil, "version", "-o", "json")
+			var v plugin.Versions
+			if err != nil || json.Unmarshal([]byte(out), &v) != nil || v.AgentVersion != version.Version || !strings.HasPrefix(v.ServerVersion, "v1.36.") {
+				t.Errorf("version -o json: %v\n%s", err, out)
+			}
+			// A user who may not read webhook configurations learns why the
+			// agent's version is missing; the rest is still printed.
+			out, err = kro(t, cfg, nil, "version", "--as", "e2e-no-permissions")
+			if err != nil || !strings.Contains(out, "Server Version: v1.36.") ||
+				!strings.Contains(out, "Agent Version: unknown: not allowed to get ValidatingWebhookConfiguration kro-agent") {
+				t.Errorf("version without permission to read webhook configurations: %v\n%s", err, out)
 			}
 			return ctx
 		}).
