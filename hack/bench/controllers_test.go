@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// toucherMB is how much memory the helper process keeps touching.
+const toucherMB = 16
+
+// TestMain lets the test binary stand in for a controller that keeps
+// touching toucherMB of memory, when started with BENCH_TOUCHER set.
+func TestMain(m *testing.M) {
+	if os.Getenv("BENCH_TOUCHER") != "" {
+		buf := make([]byte, toucherMB<<20)
+		for {
+			for i := 0; i < len(buf); i += 4096 {
+				buf[i]++
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func startHelper(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return &process{cmd: cmd}
+}
+
+func TestTouchedCountsWhatAProcessUsesNotWhatItHolds(t *testing.T) {
+	toucher := exec.Command(os.Args[0], "-test.run=^$")
+	toucher.Env = append(os.Environ(), "BENCH_TOUCHER=1")
+	busy := startHelper(t, toucher)
+	idle := startHelper(t, exec.Command("sleep", "60"))
+	time.Sleep(200 * time.Millisecond) // the toucher has its buffer
+
+	ctx := context.Background()
+	busyMB, err := busy.touchedIn(ctx, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idleMB, err := idle.touchedIn(ctx, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if busyMB < toucherMB || idleMB >= 1 {
+		t.Errorf("touched in 300 ms: %.1f MB by a process touching %d MB, %.1f MB by a sleeping one", busyMB, toucherMB, idleMB)
+	}
+	u, err := busy.usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.AnonMB < toucherMB || u.FileMB <= 0 || u.RSSMB < u.AnonMB+u.FileMB-1 {
+		t.Errorf("usage of a process holding %d MB: %+v", toucherMB, u)
+	}
+}
