@@ -40,7 +40,15 @@ func TestTouchedCountsWhatAProcessUsesNotWhatItHolds(t *testing.T) {
 	toucher.Env = append(os.Environ(), "BENCH_TOUCHER=1")
 	busy := startHelper(t, toucher)
 	idle := startHelper(t, exec.Command("sleep", "60"))
-	time.Sleep(200 * time.Millisecond) // the toucher has its buffer
+	// Measured once the toucher holds its buffer, however slowly it starts.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if u, err := busy.usage(); err == nil && u.AnonMB >= toucherMB {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the toucher does not hold %d MB after 30 s", toucherMB)
+		}
+	}
 
 	ctx := context.Background()
 	busyMB, err := busy.touchedIn(ctx, 300*time.Millisecond)
