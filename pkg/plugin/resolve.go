@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // cluster is what the inspecting commands talk to.
@@ -146,7 +148,7 @@ func (c *cluster) resourceIn(mapping *meta.RESTMapping, ns string) dynamic.Resou
 func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject, error) {
 	var mapping *meta.RESTMapping
 	var inst *unstructured.Unstructured
-	err := c.withMapping(kind, func(m *meta.RESTMapping) (err error) {
+	err := c.withMapping(ctx, kind, func(m *meta.RESTMapping) (err error) {
 		mapping = m
 		inst, err = c.resourceIn(m, c.namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
@@ -228,8 +230,11 @@ func managedBy(labels map[string]string, rgd *v1alpha1.ResourceGraphDefinition) 
 // another scope, or served by a new cluster at the same address, leaves a
 // mapping the API server answers with "could not find the requested
 // resource"; the cache is then dropped and use called once more.
-func (c *cluster) withMapping(kind string, use func(*meta.RESTMapping) error) error {
+func (c *cluster) withMapping(ctx context.Context, kind string, use func(*meta.RESTMapping) error) error {
 	m, err := c.mapping(kind)
+	if unknown := (*unknownKindError)(nil); errors.As(err, &unknown) {
+		unknown.meant = c.kindMeant(ctx, kind)
+	}
 	if err != nil {
 		return err
 	}
@@ -269,14 +274,46 @@ func (c *cluster) mapping(kind string) (*meta.RESTMapping, error) {
 
 // unknownKindError is a KIND argument the server does not serve. The
 // mapper's own words ("no matches for /, Resource=x") tell a user nothing
-// more, so they are kept only for errors.Is.
+// more, so they are kept only for errors.Is. meant is the kind of an RGD
+// spelled nearly so, if there is one.
 type unknownKindError struct {
-	kind string
-	err  error
+	kind, meant string
+	err         error
 }
 
 func (e *unknownKindError) Error() string {
+	if e.meant != "" {
+		return fmt.Sprintf("the server has no kind %q: did you mean %s? (kubectl api-resources lists the kinds it serves)", e.kind, e.meant)
+	}
 	return fmt.Sprintf("the server has no kind %q (kubectl api-resources lists the kinds it serves)", e.kind)
+}
+
+// kindMeant is the kind of an RGD within a typo of kind, as the plugin's
+// commands take it (lower case), or "" for none or when the RGDs cannot
+// be listed: the kinds RGDs serve are what kubectl kro is asked about.
+func (c *cluster) kindMeant(ctx context.Context, kind string) string {
+	rgds, err := c.listRGDs(ctx)
+	if err != nil {
+		return ""
+	}
+	return closestKind(kind, rgds)
+}
+
+// closestKind is the lower-case kind of the RGD whose kind is nearest to
+// typed (its group, after the first dot, left out), if one is within a
+// typo of it.
+func closestKind(typed string, rgds []v1alpha1.ResourceGraphDefinition) string {
+	typed, _, _ = strings.Cut(typed, ".")
+	kinds := make([]string, 0, len(rgds))
+	for i := range rgds {
+		if kind := rgdKind(&rgds[i]).Kind; kind != "" {
+			kinds = append(kinds, strings.ToLower(kind))
+		}
+	}
+	if meant, ok := spelling.Closest(typed, kinds); ok {
+		return meant
+	}
+	return ""
 }
 
 func (e *unknownKindError) Unwrap() error { return e.err }

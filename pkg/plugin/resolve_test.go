@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
 
 // A kind the server does not serve is named as the user typed it, without
@@ -23,5 +25,34 @@ func TestUnknownKindIsNamed(t *testing.T) {
 	}
 	if !meta.IsNoMatchError(err) {
 		t.Errorf("%v does not unwrap to a no-match error", err)
+	}
+}
+
+func TestAKindMistypedIsMatchedToAnRGDsKind(t *testing.T) {
+	rgd := func(kind string) v1alpha1.ResourceGraphDefinition {
+		r := v1alpha1.ResourceGraphDefinition{}
+		if kind != "" {
+			r.Spec.Schema = &v1alpha1.Schema{APIVersion: "v1alpha1", Kind: kind}
+		}
+		return r
+	}
+	rgds := []v1alpha1.ResourceGraphDefinition{rgd(""), rgd("WebApp"), rgd("WorkerPool")}
+	for typed, want := range map[string]string{
+		"webap":             "webapp",
+		"WebAPP":            "webapp",
+		"wepapp.kro.run":    "webapp",
+		"workerpol":         "workerpool",
+		"ab":                "", // an RGD without a kind is no candidate
+		"database":          "",
+		"deployment":        "",
+		"workerpools.other": "workerpool",
+	} {
+		if got := closestKind(typed, rgds); got != want {
+			t.Errorf("closestKind(%q) = %q, want %q", typed, got, want)
+		}
+	}
+	err := &unknownKindError{kind: "webap", meant: "webapp"}
+	if want := `the server has no kind "webap": did you mean webapp? (kubectl api-resources lists the kinds it serves)`; err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
 	}
 }

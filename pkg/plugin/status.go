@@ -157,7 +157,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	for _, k := range kinds {
 		var m *meta.RESTMapping
 		var items []unstructured.Unstructured
-		err := c.withMapping(k, func(mapping *meta.RESTMapping) error {
+		err := c.withMapping(ctx, k, func(mapping *meta.RESTMapping) error {
 			m = mapping
 			if asked.kind {
 				// Asked for by name, a kind no RGD serves has no

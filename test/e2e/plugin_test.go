@@ -744,6 +744,25 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("a mistyped kind is matched to an RGD's", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			for _, tc := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"tree", "webap", "ready"}, `the server has no kind "webap": did you mean webapp?`},
+				{[]string{"why-not-ready", "webap/ready"}, `the server has no kind "webap": did you mean webapp?`},
+				{[]string{"status", "workerpol"}, `the server has no kind "workerpol": did you mean workerpool?`},
+			} {
+				if _, err := kro(t, cfg, nil, append(tc.args, "-n", ns)...); err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
+				}
+			}
+			// Nothing near: no suggestion.
+			if _, err := kro(t, cfg, nil, "tree", "nosuchkindatall", "x", "-n", ns); err == nil || strings.Contains(err.Error(), "did you mean") {
+				t.Errorf("a kind far from every RGD's: %v", err)
+			}
+			return ctx
+		}).
 		Assess("version names the plugin's, the API server's and the running agent's", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			out, err := kro(t, cfg, nil, "version")
 			want := fmt.Sprintf("Client Version: %s\nServer Version: v1.36.", version.Version)
