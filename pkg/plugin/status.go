@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -146,14 +147,17 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		return nil, nil, err
 	}
 	var lists []watchedList
-	if asked.rgds != nil {
-		lists = append(lists, *asked.rgds)
+	for _, read := range []*watchedList{asked.rgds, asked.crds} {
+		if read != nil {
+			lists = append(lists, *read)
+		}
 	}
 	if asked.instance != "" && o.selector != "" {
 		return nil, nil, fmt.Errorf("an instance's NAME and --selector cannot be given together: the selector picks the instances of %s", args[0])
 	}
 	// Empty, not nil: -o json prints [] when there is no instance.
 	rows := []InstanceStatusRow{}
+	listed := map[schema.GroupVersionResource]bool{}
 	for _, k := range kinds {
 		var m *meta.RESTMapping
 		var items []unstructured.Unstructured
@@ -162,7 +166,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			if asked.kind {
 				// Asked for by name, a kind no RGD serves has no
 				// instances; its objects would be listed as if they were.
-				if _, err := c.rgdServing(ctx, mapping.GroupVersionKind); err != nil {
+				// Unless an RGD generated it and was deleted since: its
+				// instances were released, and their conditions say so.
+				if _, err := c.rgdServing(ctx, mapping.GroupVersionKind); err != nil && !c.generatedByRGD(ctx, mapping) {
 					return err
 				}
 			}
@@ -191,6 +197,10 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			}
 			continue // a kind the server does not serve (any more)
 		}
+		if listed[m.Resource] {
+			continue // a released kind an RGD created again serves already
+		}
+		listed[m.Resource] = true
 		list := watchedList{gvr: m.Resource, selector: o.selector, name: asked.instance, seen: seenOf(items)}
 		if m.Scope.Name() == meta.RESTScopeNameNamespace {
 			list.namespace = ns
@@ -219,6 +229,40 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	return rows, lists, nil
 }
 
+// releasedKinds are the kinds of RGDs deleted since they generated them:
+// kro-agent leaves the CRD and the instances in place, released, and the
+// instances' conditions say so. They are named by their CRDs (plural.group)
+// and found by the labels kro-agent sets on the CRDs it generates; none
+// where CRDs cannot be listed. crds is what was read of the CRDs, for
+// --watch.
+func (c *cluster) releasedKinds(ctx context.Context, rgds []v1alpha1.ResourceGraphDefinition) (kinds []string, crds *watchedList) {
+	selector := v1alpha1.LabelOwned + "=true"
+	list, err := c.metadata.Resource(crdGVR).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, nil
+	}
+	live := make(map[string]bool, len(rgds))
+	for i := range rgds {
+		live[string(rgds[i].UID)] = true
+	}
+	for _, crd := range list.Items {
+		if id := crd.Labels[v1alpha1.LabelRGDID]; id != "" && !live[id] {
+			kinds = append(kinds, crd.Name)
+		}
+	}
+	return kinds, &watchedList{gvr: crdGVR, selector: selector, seen: seenOf(list.Items)}
+}
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// generatedByRGD tells whether the mapping's kind is served by a CRD an RGD
+// generated (kro-agent labels those); false as well when the CRD cannot be
+// read.
+func (c *cluster) generatedByRGD(ctx context.Context, m *meta.RESTMapping) bool {
+	crd, err := c.metadata.Resource(crdGVR).Get(ctx, m.Resource.GroupResource().String(), metav1.GetOptions{})
+	return err == nil && crd.Labels[v1alpha1.LabelOwned] == "true" && crd.Labels[v1alpha1.LabelRGDName] != ""
+}
+
 // statusAsked is what status was asked for beyond the kinds to list.
 type statusAsked struct {
 	// kind: one kind, given by the user, whose errors are the answer.
@@ -230,6 +274,9 @@ type statusAsked struct {
 	// rgds is what was read of RGDs to find the kinds, nil when a kind
 	// was given: a change there can change the kinds.
 	rgds *watchedList
+	// crds is what was read of the CRDs RGDs generated, to find the kinds
+	// of RGDs deleted since; nil when they were not read.
+	crds *watchedList
 }
 
 // statusKinds are the kinds status lists for args: every kind an RGD
@@ -250,7 +297,10 @@ func (c *cluster) statusKinds(ctx context.Context, args []string) ([]string, sta
 				kinds = append(kinds, k)
 			}
 		}
-		return kinds, statusAsked{rgds: &watchedList{gvr: rgdGVR, seen: seenOf(rgds)}}, nil
+		asked := statusAsked{rgds: &watchedList{gvr: rgdGVR, seen: seenOf(rgds)}}
+		released, crds := c.releasedKinds(ctx, rgds)
+		asked.crds = crds
+		return append(kinds, released...), asked, nil
 	}
 	if c.isRGDKind(args[0]) {
 		rgd, err := c.getRGD(ctx, args[1])

@@ -592,6 +592,18 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			if err != nil || !strings.Contains(out, "Ready=False  reason Released") || strings.Contains(out, "ResourceGraphDefinition/") {
 				t.Errorf("explain-conditions of a released instance: %v\n%s", err, out)
 			}
+			// status lists it, asked for its kind and among every instance:
+			// the kind's CRD stays, labelled by the RGD that generated it.
+			for _, args := range [][]string{{"status", "memo"}, {"status"}} {
+				out, err = kro(t, cfg, nil, append(args, "-n", ns)...)
+				listed := slices.ContainsFunc(strings.Split(out, "\n"), func(line string) bool {
+					f := strings.Fields(line)
+					return len(f) == 6 && strings.Join(f[:5], " ") == "Memo m1 FAILED False Released"
+				})
+				if err != nil || !listed {
+					t.Errorf("%q with a released instance: %v\n%s", args, err, out)
+				}
+			}
 			c.delete(t, "kro.run/v1alpha1", "Memo", ns, "m1")
 			eventually(t, 10*time.Second, "m1 to be deleted", gone(c, "m1"))
 			c.mustGet(t, "v1", "ConfigMap", ns, "m1-note")
