@@ -288,6 +288,8 @@ func (e *unknownKindError) Error() string {
 	return fmt.Sprintf("the server has no kind %q (kubectl api-resources lists the kinds it serves)", e.kind)
 }
 
+func (e *unknownKindError) Unwrap() error { return e.err }
+
 // kindMeant is the kind of an RGD within a typo of kind, as the plugin's
 // commands take it (lower case), or "" for none or when the RGDs cannot
 // be listed: the kinds RGDs serve are what kubectl kro is asked about.
@@ -315,8 +317,6 @@ func closestKind(typed string, rgds []v1alpha1.ResourceGraphDefinition) string {
 	}
 	return ""
 }
-
-func (e *unknownKindError) Unwrap() error { return e.err }
 
 var rgdGVR = v1alpha1.GroupVersion.WithResource("resourcegraphdefinitions")
 

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
-
-	"github.com/spf13/cobra"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/version"
@@ -23,12 +22,12 @@ const agentWebhookConfig = "kro-agent"
 var validatingWebhookConfigs = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}
 
 // Versions is what `kubectl kro version` reports. Where the agent's
-// version cannot be told, AgentVersion is empty and Agent says why.
+// version cannot be told, AgentVersion is empty and AgentUnknown says why.
 type Versions struct {
 	ClientVersion string `json:"clientVersion"`
 	ServerVersion string `json:"serverVersion,omitempty"`
 	AgentVersion  string `json:"agentVersion,omitempty"`
-	Agent         string `json:"agent,omitempty"`
+	AgentUnknown  string `json:"agentUnknown,omitempty"`
 }
 
 func newVersionCommand(o *Options) *cobra.Command {
@@ -63,8 +62,8 @@ With --client, only the plugin's, without contacting the cluster.`,
 			switch {
 			case v.AgentVersion != "":
 				fmt.Fprintf(o.Streams.Out, "Agent Version: %s\n", v.AgentVersion)
-			case v.Agent != "":
-				fmt.Fprintf(o.Streams.Out, "Agent Version: unknown: %s\n", v.Agent)
+			case v.AgentUnknown != "":
+				fmt.Fprintf(o.Streams.Out, "Agent Version: unknown: %s\n", v.AgentUnknown)
 			}
 			return err
 		},
@@ -96,13 +95,13 @@ func (o *Options) serverVersions(ctx context.Context, v *Versions) error {
 	hooks, err := md.Resource(validatingWebhookConfigs).Get(ctx, agentWebhookConfig, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		v.Agent = fmt.Sprintf("no kro-agent has registered its webhooks in this cluster (ValidatingWebhookConfiguration %s not found)", agentWebhookConfig)
+		v.AgentUnknown = fmt.Sprintf("no kro-agent has registered its webhooks in this cluster (ValidatingWebhookConfiguration %s not found)", agentWebhookConfig)
 	case apierrors.IsForbidden(err):
-		v.Agent = fmt.Sprintf("not allowed to get ValidatingWebhookConfiguration %s, where the agent records its version", agentWebhookConfig)
+		v.AgentUnknown = fmt.Sprintf("not allowed to get ValidatingWebhookConfiguration %s, where the agent records its version", agentWebhookConfig)
 	case err != nil:
 		return fmt.Errorf("reading the agent's version from ValidatingWebhookConfiguration %s: %w", agentWebhookConfig, err)
 	case hooks.Labels[v1alpha1.LabelKroVersion] == "":
-		v.Agent = fmt.Sprintf("ValidatingWebhookConfiguration %s has no %s label: the agent that registered it is older than the label", agentWebhookConfig, v1alpha1.LabelKroVersion)
+		v.AgentUnknown = fmt.Sprintf("ValidatingWebhookConfiguration %s has no %s label: the agent that registered it is older than the label", agentWebhookConfig, v1alpha1.LabelKroVersion)
 	default:
 		v.AgentVersion = hooks.Labels[v1alpha1.LabelKroVersion]
 	}
