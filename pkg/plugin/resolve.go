@@ -153,10 +153,54 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 		inst, err = c.resourceIn(m, c.namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
 	})
+	if apierrors.IsNotFound(err) && mapping != nil {
+		if hint := c.instanceHint(ctx, mapping, name); hint != "" {
+			return nil, fmt.Errorf("%w: %s", err, hint)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return c.subjectOf(ctx, inst, mapping)
+}
+
+// instanceHint says where the instance name that is not in the namespace
+// may be: of that name in other namespaces (a forgotten -n), or of a name
+// within a typo of it here; "" when neither, or when the lists cannot be
+// read. Only metadata is listed, and only on this error path.
+func (c *cluster) instanceHint(ctx context.Context, m *meta.RESTMapping, name string) string {
+	ri := c.metadata.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		elsewhere, err := ri.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+		if err == nil && len(elsewhere.Items) > 0 {
+			var where []string
+			for _, o := range elsewhere.Items {
+				where = append(where, o.Namespace)
+			}
+			if len(where) == 1 {
+				return fmt.Sprintf("there is one in namespace %s (add -n %s)", where[0], where[0])
+			}
+			return "there are ones in namespaces " + strings.Join(where, ", ") + " (add -n NAMESPACE)"
+		}
+	}
+	var here *metav1.PartialObjectMetadataList
+	var err error
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		here, err = ri.Namespace(c.namespace).List(ctx, metav1.ListOptions{})
+	} else {
+		here, err = ri.List(ctx, metav1.ListOptions{})
+	}
+	if err != nil {
+		return ""
+	}
+	names := make([]string, 0, len(here.Items))
+	for _, o := range here.Items {
+		names = append(names, o.Name)
+	}
+	if meant, ok := spelling.Closest(name, names); ok {
+		return fmt.Sprintf("did you mean %s?", meant)
+	}
+	return ""
 }
 
 // releasedError is an instance whose RGD was deleted: kro-agent released

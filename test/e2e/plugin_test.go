@@ -763,6 +763,22 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("an instance not found is looked for in other namespaces, and among near names", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			for _, tc := range []struct {
+				args []string
+				want string
+			}{
+				{[]string{"tree", "webapp", "readdy", "-n", ns}, `webapps.kro.run "readdy" not found: did you mean ready?`},
+				{[]string{"why-not-ready", "webapp/ready", "-n", "default"}, fmt.Sprintf(`webapps.kro.run "ready" not found: there is one in namespace %s (add -n %s)`, ns, ns)},
+				{[]string{"explain-conditions", "webapp", "nothing-like-it", "-n", ns}, `webapps.kro.run "nothing-like-it" not found`},
+			} {
+				_, err := kro(t, cfg, nil, tc.args...)
+				if err == nil || err.Error() != tc.want {
+					t.Errorf("%q: got %v, want %s", tc.args, err, tc.want)
+				}
+			}
+			return ctx
+		}).
 		Assess("version names the plugin's, the API server's and the running agent's", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			out, err := kro(t, cfg, nil, "version")
 			want := fmt.Sprintf("Client Version: %s\nServer Version: v1.36.", version.Version)
