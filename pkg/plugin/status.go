@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -189,6 +190,11 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			return nil
 		})
 		if err != nil {
+			if asked.instance != "" && !o.allNamespaces && m != nil && apierrors.IsNotFound(err) {
+				if hint := c.instanceHint(ctx, m, asked.instance); hint != "" {
+					err = fmt.Errorf("%w: %s", err, hint)
+				}
+			}
 			if asked.rgd != "" {
 				return nil, nil, fmt.Errorf("ResourceGraphDefinition %s: %w", asked.rgd, err)
 			}

@@ -771,6 +771,7 @@ func TestPlugin(t *testing.T) {
 				{[]string{"tree", "webapp", "readdy", "-n", ns}, `webapps.kro.run "readdy" not found: did you mean ready?`},
 				{[]string{"why-not-ready", "webapp/ready", "-n", "default"}, fmt.Sprintf(`webapps.kro.run "ready" not found: there is one in namespace %s (add -n %s)`, ns, ns)},
 				{[]string{"explain-conditions", "webapp", "nothing-like-it", "-n", ns}, `webapps.kro.run "nothing-like-it" not found`},
+				{[]string{"status", "webapp", "ready", "-n", "default"}, fmt.Sprintf(`webapps.kro.run "ready" not found: there is one in namespace %s (add -n %s)`, ns, ns)},
 			} {
 				_, err := kro(t, cfg, nil, tc.args...)
 				if err == nil || err.Error() != tc.want {
