@@ -164,6 +164,18 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 	return c.subjectOf(ctx, inst, mapping)
 }
 
+// elsewhereHint names the namespaces an instance of the name asked for is
+// in, the first three of many.
+func elsewhereHint(namespaces []string) string {
+	switch {
+	case len(namespaces) == 1:
+		return fmt.Sprintf("there is one in namespace %s (add -n %s)", namespaces[0], namespaces[0])
+	case len(namespaces) <= 3:
+		return "there are ones in namespaces " + strings.Join(namespaces, ", ") + " (add -n NAMESPACE)"
+	}
+	return fmt.Sprintf("there are ones in %d namespaces, such as %s (add -n NAMESPACE)", len(namespaces), strings.Join(namespaces[:3], ", "))
+}
+
 // instanceHint says where the instance name that is not in the namespace
 // may be: of that name in other namespaces (a forgotten -n), or of a name
 // within a typo of it here; "" when neither, or when the lists cannot be
@@ -177,10 +189,7 @@ func (c *cluster) instanceHint(ctx context.Context, m *meta.RESTMapping, name st
 			for _, o := range elsewhere.Items {
 				where = append(where, o.Namespace)
 			}
-			if len(where) == 1 {
-				return fmt.Sprintf("there is one in namespace %s (add -n %s)", where[0], where[0])
-			}
-			return "there are ones in namespaces " + strings.Join(where, ", ") + " (add -n NAMESPACE)"
+			return elsewhereHint(where)
 		}
 	}
 	var here *metav1.PartialObjectMetadataList

@@ -56,3 +56,18 @@ func TestAKindMistypedIsMatchedToAnRGDsKind(t *testing.T) {
 		t.Errorf("error = %q, want %q", err, want)
 	}
 }
+
+func TestAnInstanceElsewhereIsPointedTo(t *testing.T) {
+	for _, tc := range []struct {
+		namespaces []string
+		want       string
+	}{
+		{[]string{"team-a"}, "there is one in namespace team-a (add -n team-a)"},
+		{[]string{"a", "b", "c"}, "there are ones in namespaces a, b, c (add -n NAMESPACE)"},
+		{[]string{"a", "b", "c", "d", "e"}, "there are ones in 5 namespaces, such as a, b, c (add -n NAMESPACE)"},
+	} {
+		if got := elsewhereHint(tc.namespaces); got != tc.want {
+			t.Errorf("elsewhereHint(%q) = %q, want %q", tc.namespaces, got, tc.want)
+		}
+	}
+}
