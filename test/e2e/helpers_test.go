@@ -292,15 +292,34 @@ func never(t testing.TB, d time.Duration, what string, cond func() bool) {
 // waitState waits for an instance's status.state.
 func (c *clients) waitState(t testing.TB, apiVersion, kind, ns, name string, state v1alpha1.InstanceState) *unstructured.Unstructured {
 	t.Helper()
+	return c.waitInstance(t, apiVersion, kind, ns, name, state, false)
+}
+
+// waitCurrentState waits until the instance is in state at its current
+// generation (its Ready condition observed it): a state read before the
+// agent got to the latest spec is the previous generation's.
+func (c *clients) waitCurrentState(t testing.TB, apiVersion, kind, ns, name string, state v1alpha1.InstanceState) *unstructured.Unstructured {
+	t.Helper()
+	return c.waitInstance(t, apiVersion, kind, ns, name, state, true)
+}
+
+func (c *clients) waitInstance(t testing.TB, apiVersion, kind, ns, name string, state v1alpha1.InstanceState, current bool) *unstructured.Unstructured {
+	t.Helper()
+	what := fmt.Sprintf("%s %s to be %s", kind, name, state)
+	if current {
+		what += " at its current generation"
+	}
 	var u *unstructured.Unstructured
-	eventually(t, 60*time.Second, fmt.Sprintf("%s %s to be %s", kind, name, state), func() (bool, string) {
+	eventually(t, 60*time.Second, what, func() (bool, string) {
 		var err error
 		u, err = c.get(t, apiVersion, kind, ns, name)
 		if err != nil {
 			return false, err.Error()
 		}
 		got, _, _ := unstructured.NestedString(u.Object, "status", "state")
-		return got == string(state), fmt.Sprintf("state %q, conditions %s", got, conditionSummary(u))
+		ready := condition(u, v1alpha1.ConditionReady)
+		seen := !current || ready != nil && ready.ObservedGeneration == u.GetGeneration()
+		return got == string(state) && seen, fmt.Sprintf("state %q at generation %d, conditions %s", got, u.GetGeneration(), conditionSummary(u))
 	})
 	return u
 }
