@@ -161,7 +161,7 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	// the instance as it is, if it exists.
 	var mapping *meta.RESTMapping
 	var defaulted, live *unstructured.Unstructured
-	err = c.withMapping(ctx, gvk.Kind+"."+gvk.Version+"."+gvk.Group, func(m *meta.RESTMapping) (err error) {
+	err = c.withMapping(gvk.Kind+"."+gvk.Version+"."+gvk.Group, func(m *meta.RESTMapping) (err error) {
 		mapping = m
 		switch {
 		case m.Scope.Name() != meta.RESTScopeNameNamespace:

@@ -148,20 +148,33 @@ func (c *cluster) resourceIn(mapping *meta.RESTMapping, ns string) dynamic.Resou
 func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject, error) {
 	var mapping *meta.RESTMapping
 	var inst *unstructured.Unstructured
-	err := c.withMapping(ctx, kind, func(m *meta.RESTMapping) (err error) {
+	err := c.withMapping(kind, func(m *meta.RESTMapping) (err error) {
 		mapping = m
 		inst, err = c.resourceIn(m, c.namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
 	})
-	if apierrors.IsNotFound(err) && mapping != nil {
-		if hint := c.instanceHint(ctx, mapping, name); hint != "" {
-			return nil, fmt.Errorf("%w: %s", err, hint)
-		}
-	}
 	if err != nil {
-		return nil, err
+		return nil, c.withHint(ctx, err, mapping, name)
 	}
 	return c.subjectOf(ctx, inst, mapping)
+}
+
+// withHint adds to err, the answer to KIND NAME typed by the user, what
+// they may have meant: an RGD's kind within a typo of a kind the server
+// does not serve, or where an instance that is not found may be (see
+// instanceHint; name "" for none). The RGDs and instances are listed only
+// here, on the way to the user.
+func (c *cluster) withHint(ctx context.Context, err error, m *meta.RESTMapping, name string) error {
+	if unknown := (*unknownKindError)(nil); errors.As(err, &unknown) {
+		unknown.meant = c.kindMeant(ctx, unknown.kind)
+		return err
+	}
+	if name != "" && m != nil && apierrors.IsNotFound(err) {
+		if hint := c.instanceHint(ctx, m, name); hint != "" {
+			return fmt.Errorf("%w: %s", err, hint)
+		}
+	}
+	return err
 }
 
 // elsewhereHint names the namespaces an instance of the name asked for is
@@ -182,6 +195,7 @@ func elsewhereHint(namespaces []string) string {
 // read. Only metadata is listed, and only on this error path.
 func (c *cluster) instanceHint(ctx context.Context, m *meta.RESTMapping, name string) string {
 	ri := c.metadata.Resource(m.Resource)
+	ns := "" // a cluster-scoped kind's objects
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		elsewhere, err := ri.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
 		if err == nil && len(elsewhere.Items) > 0 {
@@ -191,14 +205,9 @@ func (c *cluster) instanceHint(ctx context.Context, m *meta.RESTMapping, name st
 			}
 			return elsewhereHint(where)
 		}
+		ns = c.namespace
 	}
-	var here *metav1.PartialObjectMetadataList
-	var err error
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		here, err = ri.Namespace(c.namespace).List(ctx, metav1.ListOptions{})
-	} else {
-		here, err = ri.List(ctx, metav1.ListOptions{})
-	}
+	here, err := ri.Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ""
 	}
@@ -283,11 +292,8 @@ func managedBy(labels map[string]string, rgd *v1alpha1.ResourceGraphDefinition) 
 // another scope, or served by a new cluster at the same address, leaves a
 // mapping the API server answers with "could not find the requested
 // resource"; the cache is then dropped and use called once more.
-func (c *cluster) withMapping(ctx context.Context, kind string, use func(*meta.RESTMapping) error) error {
+func (c *cluster) withMapping(kind string, use func(*meta.RESTMapping) error) error {
 	m, err := c.mapping(kind)
-	if unknown := (*unknownKindError)(nil); errors.As(err, &unknown) {
-		unknown.meant = c.kindMeant(ctx, kind)
-	}
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"context"
 	"io"
 	"slices"
 	"strings"
@@ -75,7 +74,7 @@ func TestAStaleMappingIsLookedUpAgain(t *testing.T) {
 	mapper := &resettableMapper{DefaultRESTMapper: stale, fresh: fresh}
 	c := &cluster{mapper: mapper}
 	var scopes []meta.RESTScopeName
-	err := c.withMapping(context.Background(), "tenant", func(m *meta.RESTMapping) error {
+	err := c.withMapping("tenant", func(m *meta.RESTMapping) error {
 		scopes = append(scopes, m.Scope.Name())
 		if m.Scope.Name() == meta.RESTScopeNameNamespace {
 			// What the API server answers for a path it does not serve.
@@ -88,7 +87,7 @@ func TestAStaleMappingIsLookedUpAgain(t *testing.T) {
 	}
 	// A missing object is an answer, not a stale mapping.
 	mapper.reset = 0
-	err = c.withMapping(context.Background(), "tenant", func(*meta.RESTMapping) error {
+	err = c.withMapping("tenant", func(*meta.RESTMapping) error {
 		return apierrors.NewNotFound(schema.GroupResource{Group: "kro.run", Resource: "tenants"}, "acme")
 	})
 	if !apierrors.IsNotFound(err) || mapper.reset != 0 {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -162,7 +161,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	for _, k := range kinds {
 		var m *meta.RESTMapping
 		var items []unstructured.Unstructured
-		err := c.withMapping(ctx, k, func(mapping *meta.RESTMapping) error {
+		err := c.withMapping(k, func(mapping *meta.RESTMapping) error {
 			m = mapping
 			if asked.kind {
 				// Asked for by name, a kind no RGD serves has no
@@ -190,15 +189,19 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			return nil
 		})
 		if err != nil {
-			if asked.instance != "" && !o.allNamespaces && m != nil && apierrors.IsNotFound(err) {
-				if hint := c.instanceHint(ctx, m, asked.instance); hint != "" {
-					err = fmt.Errorf("%w: %s", err, hint)
-				}
-			}
 			if asked.rgd != "" {
 				return nil, nil, fmt.Errorf("ResourceGraphDefinition %s: %w", asked.rgd, err)
 			}
-			if asked.kind || m != nil {
+			if asked.kind {
+				// The KIND and NAME the user typed: what they may
+				// have meant, when it is not found.
+				name := asked.instance
+				if o.allNamespaces {
+					name = "" // not looked for in one namespace
+				}
+				return nil, nil, c.withHint(ctx, err, m, name)
+			}
+			if m != nil {
 				return nil, nil, err
 			}
 			continue // a kind the server does not serve (any more)
