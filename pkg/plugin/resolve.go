@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -357,7 +358,17 @@ func (c *cluster) kindMeant(ctx context.Context, kind string) string {
 	if err != nil {
 		return ""
 	}
-	return closestKind(kind, rgds)
+	// Only kinds the server serves: one an RGD declares but that is not
+	// served (yet, or any more) would fail the same way.
+	served := slices.DeleteFunc(rgds, func(r v1alpha1.ResourceGraphDefinition) bool {
+		k := kindArg(&r)
+		if k == "" {
+			return true
+		}
+		_, err := c.mapping(k)
+		return err != nil
+	})
+	return closestKind(kind, served)
 }
 
 // closestKind is the lower-case kind of the RGD whose kind is nearest to

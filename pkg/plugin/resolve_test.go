@@ -40,6 +40,7 @@ func TestAKindMistypedIsMatchedToAnRGDsKind(t *testing.T) {
 	for typed, want := range map[string]string{
 		"webap":             "webapp",
 		"WebAPP":            "webapp",
+		"webapps":           "webapp",
 		"wepapp.kro.run":    "webapp",
 		"workerpol":         "workerpool",
 		"ab":                "", // an RGD without a kind is no candidate

@@ -761,6 +761,17 @@ func TestPlugin(t *testing.T) {
 			if _, err := kro(t, cfg, nil, "tree", "nosuchkindatall", "x", "-n", ns); err == nil || strings.Contains(err.Error(), "did you mean") {
 				t.Errorf("a kind far from every RGD's: %v", err)
 			}
+			// A kind an RGD declares but the server does not serve (the
+			// RGD never compiled) is no suggestion: it would fail alike.
+			c := newClients(t, cfg)
+			c.applyUnvalidated(t, "{apiVersion: kro.run/v1alpha1, kind: ResourceGraphDefinition, metadata: {name: unserved-typo}, spec: {schema: {apiVersion: v1alpha1, kind: Unserved, spec: {name: string}}, resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: '${schema.spec.nope}'}}}]}}")
+			defer c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "unserved-typo")
+			for _, typed := range []string{"unserved", "unservd"} {
+				want := fmt.Sprintf("the server has no kind %q (kubectl api-resources lists the kinds it serves)", typed)
+				if _, err := kro(t, cfg, nil, "tree", typed, "x", "-n", ns); err == nil || err.Error() != want {
+					t.Errorf("tree %s: got %v, want %s", typed, err, want)
+				}
+			}
 			return ctx
 		}).
 		Assess("an instance not found is looked for in other namespaces, and among near names", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
