@@ -289,28 +289,14 @@ func never(t testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// waitState waits for an instance's status.state.
+// waitState waits until the instance is in state at its current
+// generation (its Ready condition observed it): a state read before the
+// agent got to the latest spec, or to the deletion, is the previous
+// generation's, and a test that goes on from it races the agent.
 func (c *clients) waitState(t testing.TB, apiVersion, kind, ns, name string, state v1alpha1.InstanceState) *unstructured.Unstructured {
 	t.Helper()
-	return c.waitInstance(t, apiVersion, kind, ns, name, state, false)
-}
-
-// waitCurrentState waits until the instance is in state at its current
-// generation (its Ready condition observed it): a state read before the
-// agent got to the latest spec is the previous generation's.
-func (c *clients) waitCurrentState(t testing.TB, apiVersion, kind, ns, name string, state v1alpha1.InstanceState) *unstructured.Unstructured {
-	t.Helper()
-	return c.waitInstance(t, apiVersion, kind, ns, name, state, true)
-}
-
-func (c *clients) waitInstance(t testing.TB, apiVersion, kind, ns, name string, state v1alpha1.InstanceState, current bool) *unstructured.Unstructured {
-	t.Helper()
-	what := fmt.Sprintf("%s %s to be %s", kind, name, state)
-	if current {
-		what += " at its current generation"
-	}
 	var u *unstructured.Unstructured
-	eventually(t, 60*time.Second, what, func() (bool, string) {
+	eventually(t, 60*time.Second, fmt.Sprintf("%s %s to be %s at its current generation", kind, name, state), func() (bool, string) {
 		var err error
 		u, err = c.get(t, apiVersion, kind, ns, name)
 		if err != nil {
@@ -318,8 +304,8 @@ func (c *clients) waitInstance(t testing.TB, apiVersion, kind, ns, name string, 
 		}
 		got, _, _ := unstructured.NestedString(u.Object, "status", "state")
 		ready := condition(u, v1alpha1.ConditionReady)
-		seen := !current || ready != nil && ready.ObservedGeneration == u.GetGeneration()
-		return got == string(state) && seen, fmt.Sprintf("state %q at generation %d, conditions %s", got, u.GetGeneration(), conditionSummary(u))
+		current := ready != nil && ready.ObservedGeneration == u.GetGeneration()
+		return got == string(state) && current, fmt.Sprintf("state %q at generation %d, conditions %s", got, u.GetGeneration(), conditionSummary(u))
 	})
 	return u
 }
@@ -345,7 +331,7 @@ func conditionSummary(u *unstructured.Unstructured) string {
 	var parts []string
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
-		parts = append(parts, fmt.Sprintf("%v=%v (%v: %v)", m["type"], m["status"], m["reason"], m["message"]))
+		parts = append(parts, fmt.Sprintf("%v=%v at generation %v (%v: %v)", m["type"], m["status"], m["observedGeneration"], m["reason"], m["message"]))
 	}
 	return strings.Join(parts, "; ")
 }

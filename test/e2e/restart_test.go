@@ -114,7 +114,7 @@ func TestKillingTheAgentRepeatedlyConverges(t *testing.T) {
 
 			for name, shards := range want {
 				// The last round's change may not have been seen yet.
-				u := c.waitCurrentState(t, "kro.run/v1alpha1", "Sharded", ns, name, v1alpha1.InstanceActive)
+				u := c.waitState(t, "kro.run/v1alpha1", "Sharded", ns, name, v1alpha1.InstanceActive)
 				if got, _, _ := unstructured.NestedInt64(u.Object, "status", "shards"); got != int64(len(shards)) {
 					t.Errorf("%s: status.shards %d, want %d", name, got, len(shards))
 				}
