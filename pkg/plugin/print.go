@@ -27,8 +27,14 @@ func newPalette(w io.Writer, mode string) palette {
 	if os.Getenv("NO_COLOR") != "" {
 		return palette{}
 	}
+	return palette{on: isTerminal(w)}
+}
+
+// isTerminal tells whether w is a terminal, not a file or a pipe: only a
+// terminal is given escape codes.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return palette{on: ok && term.IsTerminal(int(f.Fd()))}
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func (p palette) verdict(v string) string {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,12 +118,16 @@ func startKro(ctx context.Context, cfg *envconf.Config, args ...string) *backgro
 	return b
 }
 
-// lastFrame is what the table shows since it was last redrawn.
+// lastFrame is what the table shows since it was last drawn. Its output
+// is not a terminal, so each drawing follows the one before after a blank
+// line, and none has escape codes that would redraw it in place.
 func (b *backgroundKro) lastFrame() string {
-	const clearScreen = "\x1b[H\x1b[2J"
 	s := b.out.String()
-	if i := strings.LastIndex(s, clearScreen); i >= 0 {
-		return s[i+len(clearScreen):]
+	if strings.Contains(s, "\x1b") {
+		return "escape codes written to a pipe: " + strconv.Quote(s)
+	}
+	if i := strings.LastIndex(s, "\n\n"); i >= 0 {
+		return s[i+2:]
 	}
 	return s
 }
