@@ -291,6 +291,8 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		}
 		verdict := strings.ToLower(r.Ready)
 		switch r.Ready {
+		case VerdictNotReady:
+			verdict = "not ready"
 		case VerdictDeleting:
 			verdict = "being deleted"
 		case VerdictConflict:

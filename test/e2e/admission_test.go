@@ -399,7 +399,7 @@ func TestWhyNotReadyNamesWhatRefusesADeploymentsPods(t *testing.T) {
 				t.Errorf("exit: %v, want not ready", err)
 			}
 			for _, want := range append([]string{
-				"Root cause: resource deployment (Deployment crowded) is notready",
+				"Root cause: resource deployment (Deployment crowded) is not ready",
 				"ReplicaFailure=True (FailedCreate): pods \"crowded-",
 			}, tc.want...) {
 				if !strings.Contains(out, want) {

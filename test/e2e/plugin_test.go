@@ -399,7 +399,7 @@ func TestPlugin(t *testing.T) {
 				t.Errorf("exit: %v, want not ready", err)
 			}
 			for _, want := range []string{
-				"Root cause: resource deployment (Deployment stuck) is notready",
+				"Root cause: resource deployment (Deployment stuck) is not ready",
 				"readyWhen ${deployment.status.?availableReplicas.orValue(0) == deployment.spec.replicas} is false",
 				"deployment.status.?availableReplicas.orValue(0) = 0",
 				"health (kstatus): InProgress",
@@ -1176,7 +1176,7 @@ spec:
 				t.Errorf("why-not-ready does not point at the inner instance: %v\n%s", err, out)
 			}
 			out, err = kro(t, cfg, nil, "why-not-ready", "database", "shop", "-n", ns)
-			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "resource config (ConfigMap shop-db) is notready") {
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "resource config (ConfigMap shop-db) is not ready") {
 				t.Errorf("why-not-ready of the inner instance: %v\n%s", err, out)
 			}
 			return ctx
