@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -396,8 +397,9 @@ func unchecked(why string, errs []error) (action, reason string) {
 }
 
 // diff is a unified diff of two objects' YAML, without the fields the API
-// server maintains.
+// server maintains, and with a Secret's values masked.
 func diff(from, to *unstructured.Unstructured) string {
+	from, to = maskSecretData(from, to)
 	a, b := "", cleanYAML(to)
 	if from != nil {
 		a = cleanYAML(from)
@@ -409,6 +411,46 @@ func diff(from, to *unstructured.Unstructured) string {
 		A: difflib.SplitLines(a), B: difflib.SplitLines(b), FromFile: "live", ToFile: "desired", Context: 3,
 	})
 	return out
+}
+
+// maskSecretData hides the values of a Secret's data from a diff, as
+// kubectl diff does, so that a preview on a shared terminal or in a CI log
+// does not print credentials: each value is "***", and a value that
+// changes is "*** (before)" on one side and "*** (after)" on the other, so
+// the diff still says which keys change. Other objects are returned as
+// they are; a Secret is copied before it is masked.
+func maskSecretData(from, to *unstructured.Unstructured) (*unstructured.Unstructured, *unstructured.Unstructured) {
+	if gvk := to.GroupVersionKind(); gvk.Group != "" || gvk.Kind != "Secret" {
+		return from, to
+	}
+	to = to.DeepCopy()
+	if from != nil {
+		from = from.DeepCopy()
+	}
+	for _, field := range []string{"data", "stringData"} {
+		after, _ := to.Object[field].(map[string]any)
+		var before map[string]any
+		if from != nil {
+			before, _ = from.Object[field].(map[string]any)
+		}
+		for k, v := range after {
+			old, ok := before[k]
+			switch {
+			case ok && !reflect.DeepEqual(old, v):
+				before[k], after[k] = "*** (before)", "*** (after)"
+			case ok:
+				before[k], after[k] = "***", "***"
+			default:
+				after[k] = "***"
+			}
+		}
+		for k := range before {
+			if _, ok := after[k]; !ok {
+				before[k] = "***"
+			}
+		}
+	}
+	return from, to
 }
 
 func cleanYAML(u *unstructured.Unstructured) string {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -58,5 +60,46 @@ func TestDryRunOfANamelessInstance(t *testing.T) {
 	want := "WebApp has neither metadata.name nor metadata.generateName: give it a name"
 	if err := runWithoutCluster("dry-run", "-f", file); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// A dry run's diff of a Secret says which keys are added, changed, kept
+// and removed without printing a value; the objects themselves are left
+// as they are (-o yaml prints what would be applied).
+func TestDiffMasksSecretValues(t *testing.T) {
+	secret := func(data map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": "creds", "namespace": "apps"},
+			"data":     data,
+		}}
+	}
+	live := secret(map[string]any{"kept": "a2VwdA==", "changed": "b2xk", "removed": "Z29uZQ=="})
+	desired := secret(map[string]any{"kept": "a2VwdA==", "changed": "bmV3", "added": "YWRkZWQ="})
+
+	got := diff(live, desired)
+	for _, value := range []string{"a2VwdA==", "b2xk", "bmV3", "Z29uZQ==", "YWRkZWQ="} {
+		if strings.Contains(got, value) {
+			t.Errorf("diff prints the value %s:\n%s", value, got)
+		}
+	}
+	for _, line := range []string{"-  changed: '*** (before)'", "+  changed: '*** (after)'", "+  added: '***'", "-  removed: '***'", "   kept: '***'"} {
+		if !strings.Contains(got, line+"\n") {
+			t.Errorf("diff has no line %q:\n%s", line, got)
+		}
+	}
+	if created := diff(nil, desired); strings.Contains(created, "bmV3") || !strings.Contains(created, "+  changed: '***'\n") {
+		t.Errorf("diff of a Secret to create:\n%s", created)
+	}
+	if desired.Object["data"].(map[string]any)["changed"] != "bmV3" || live.Object["data"].(map[string]any)["changed"] != "b2xk" {
+		t.Error("masking changed the objects diffed")
+	}
+
+	// Other kinds keep their values: a ConfigMap's data is what a preview
+	// is for.
+	cm := desired.DeepCopy()
+	cm.SetKind("ConfigMap")
+	if got := diff(nil, cm); !strings.Contains(got, "bmV3") {
+		t.Errorf("a ConfigMap's data is masked:\n%s", got)
 	}
 }
