@@ -109,29 +109,58 @@ func Ready(n *graph.Node, observed any, s *Scope) Readiness {
 				why = "failed: " + err.Error()
 			}
 		}
-		return Readiness{Reason: fmt.Sprintf("readyWhen ${%s} %s%s", e.Source, why, describeInputs(e, scope))}
+		return Readiness{Reason: fmt.Sprintf("readyWhen ${%s} %s%s", e.Source, why, describeInputs(e, scope, secretData(n, self)))}
 	}
 	return Readiness{Ready: true}
 }
 
-// describeInputs renders the values of the fields an expression reads.
-func describeInputs(e *graph.Expression, s *Scope) string {
+// describeInputs renders the values of the fields an expression reads,
+// but for those hidden says only whether they are there.
+func describeInputs(e *graph.Expression, s *Scope, hidden func(src string) bool) string {
 	if len(e.Inputs) == 0 {
 		return ""
 	}
 	parts := make([]string, 0, len(e.Inputs))
 	for _, in := range e.Inputs {
-		parts = append(parts, in.Source+" = "+describe(Eval(in, s)))
+		v, err := Eval(in, s)
+		value := describe(v, err)
+		if value != absentValue && hidden(in.Source) {
+			value = "<secret>"
+		}
+		parts = append(parts, in.Source+" = "+value)
 	}
 	return "; it read " + strings.Join(parts, ", ")
 }
 
+// secretData tells which paths a readyWhen of n reads from a Secret's
+// data: their values are not quoted, since the reason ends up in the
+// instance's status and in kubectl kro's output, which more people may
+// read than the Secret. self is the name n's object is bound to; a path
+// that is not one of its fields by name (the whole object) counts too.
+func secretData(n *graph.Node, self string) func(src string) bool {
+	if n.Kind == nil || n.Kind.GVK.Group != "" || n.Kind.GVK.Kind != "Secret" {
+		return func(string) bool { return false }
+	}
+	return func(src string) bool {
+		rest, ok := strings.CutPrefix(src, self+".")
+		if !ok {
+			return true
+		}
+		rest = strings.TrimPrefix(rest, "?")
+		field := rest[:len(rest)-len(strings.TrimLeft(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"))]
+		return field == "data" || field == "stringData" || field == ""
+	}
+}
+
+// absentValue is how describe renders a field that is not there.
+const absentValue = "<absent>"
+
 func describe(v any, err error) string {
 	switch {
 	case err != nil:
-		return "<absent>"
+		return absentValue
 	case v == absent:
-		return "<absent>"
+		return absentValue
 	}
 	b, _ := json.Marshal(v)
 	return Shorten(string(b), 83)

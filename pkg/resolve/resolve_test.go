@@ -534,3 +534,43 @@ spec:
 		t.Errorf("args = %#v, want %#v", c["args"], want)
 	}
 }
+
+// A readyWhen on a Secret's data explains itself without quoting the
+// Secret: the reason is written into the instance's status, which more
+// people may read. Whether a key is there is still said, and what the
+// check read elsewhere in the Secret is quoted as for any object.
+func TestReadyDoesNotQuoteSecretData(t *testing.T) {
+	g := compileRGD(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: creds}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Creds
+  resources:
+  - id: creds
+    readyWhen:
+    - ${creds.data.?token.orValue(b"") == b"ready" && creds.type == "Opaque"}
+    - ${size(creds.data.password) > 0}
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: creds}
+`)
+	n := g.Node("creds")
+	s := NewScope(g, obj(t, `{metadata: {name: c}}`))
+	r := Ready(n, obj(t, `{type: Opaque, data: {token: c2VjcmV0}}`), s)
+	if r.Ready || strings.Contains(r.Reason, "c2VjcmV0") {
+		t.Fatalf("reason %q quotes the Secret's data", r.Reason)
+	}
+	for _, want := range []string{`creds.data.?token.orValue(b"") = <secret>`, `creds.type = "Opaque"`} {
+		if !strings.Contains(r.Reason, want) {
+			t.Errorf("reason %q does not contain %q", r.Reason, want)
+		}
+	}
+	r = Ready(n, obj(t, `{type: Opaque, data: {token: cmVhZHk=}}`), s)
+	if r.Ready || !strings.Contains(r.Reason, "creds.data.password = <absent>") {
+		t.Errorf("reason %q does not say the key is absent", r.Reason)
+	}
+}
