@@ -50,7 +50,7 @@ func TestManifestsApplyServerSide(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("kubectl apply --dry-run=server -k manifests/: %v\n%s", err, out.String())
 			}
-			for _, want := range []string{"deployment.apps/kro-agent", "clusterrole.rbac.authorization.k8s.io/kro-agent-managed-resources", "customresourcedefinition.apiextensions.k8s.io/resourcegraphdefinitions.kro.run",
+			for _, want := range []string{"deployment.apps/kro-agent", "poddisruptionbudget.policy/kro-agent", "clusterrole.rbac.authorization.k8s.io/kro-agent-managed-resources", "customresourcedefinition.apiextensions.k8s.io/resourcegraphdefinitions.kro.run",
 				"validatingwebhookconfiguration.admissionregistration.k8s.io/kro-agent", "mutatingwebhookconfiguration.admissionregistration.k8s.io/kro-agent", "validatingadmissionpolicy.admissionregistration.k8s.io/kro-agent-ownership-labels",
 				"validatingadmissionpolicy.admissionregistration.k8s.io/kro-agent-no-takeover"} {
 				if !strings.Contains(out.String(), want) {
