@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+
 	"github.com/kro-agent/kro-agent/pkg/cellib"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -182,6 +184,9 @@ func firstMissing(v any, p expr.Path) (expr.Path, bool) {
 // classify marks errors caused by missing data as pending.
 func classify(err error) error {
 	msg := err.Error()
+	if strings.Contains(msg, "cost limit exceeded") {
+		return fmt.Errorf("evaluation stopped: it costs more than the limit of %d the API server sets on one CEL expression (look for map, filter, all or exists nested over long lists)", celconfig.PerCallLimit)
+	}
 	for _, p := range []string{"no such key", "no such attribute", "no such field", "index out of bounds", "index out of range"} {
 		if strings.Contains(msg, p) {
 			return fmt.Errorf("%s: %w", msg, ErrPending)

@@ -23,7 +23,7 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 	if f.Standalone() {
 		v, err := Eval(f.Exprs[0], s)
 		if err != nil {
-			return nil, false, fmt.Errorf("%s: %w", f.Path, err)
+			return nil, false, fieldError(f.Path, f.Exprs[0], err)
 		}
 		if v == absent {
 			return v, false, nil
@@ -45,7 +45,7 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 		v, err := Eval(f.Exprs[i], s)
 		i++
 		if err != nil {
-			return nil, false, fmt.Errorf("%s: %w", f.Path, err)
+			return nil, false, fieldError(f.Path, f.Exprs[i-1], err)
 		}
 		str, isString := v.(string)
 		if !isString {
@@ -54,6 +54,17 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 		b.WriteString(str)
 	}
 	return b.String(), true, nil
+}
+
+// fieldError is the error of the expression e of the field at path. One
+// that failed names the expression, which the field may hold among
+// others; one that waits is said as it is, since what it waits for names
+// itself.
+func fieldError(path expr.Path, e *graph.Expression, err error) error {
+	if errors.Is(err, ErrPending) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fmt.Errorf("%s: ${%s}: %w", path, e.Source, err)
 }
 
 // Render returns the node's template with every field evaluated in s. The

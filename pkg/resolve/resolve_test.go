@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -572,5 +573,51 @@ spec:
 	r = Ready(n, obj(t, `{type: Opaque, data: {token: cmVhZHk=}}`), s)
 	if r.Ready || !strings.Contains(r.Reason, "creds.data.password = <absent>") {
 		t.Errorf("reason %q does not say the key is absent", r.Reason)
+	}
+}
+
+// An expression whose cost grows with the instance's values (comprehensions
+// nested over a list the instance gives) is stopped at the API server's
+// per-expression cost limit, and the error names the field and the
+// expression: an instance cannot hold a worker of the agent for as long as
+// it likes.
+func TestRenderStopsAnExpressionAtTheCostLimit(t *testing.T) {
+	g := compileRGD(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: costly}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Costly
+    spec:
+      items: "[]integer"
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: costly}
+      data:
+        count: "${string(schema.spec.items.map(a, schema.spec.items.map(b, schema.spec.items.map(c, a + b + c))).size())}"
+`)
+	items := make([]string, 300)
+	for i := range items {
+		items[i] = strconv.Itoa(i)
+	}
+	s := NewScope(g, obj(t, `{metadata: {name: c}, spec: {items: [`+strings.Join(items, ",")+`]}}`))
+	_, err := Render(g.Node("cm"), s)
+	if err == nil || errors.Is(err, ErrPending) {
+		t.Fatalf("Render = %v, want the cost limit's error", err)
+	}
+	for _, want := range []string{"data.count: ${string(schema.spec.items.map(", "costs more than the limit of 1000000"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+	// The same expression over a short list is evaluated.
+	s = NewScope(g, obj(t, `{metadata: {name: c}, spec: {items: [1, 2, 3]}}`))
+	if out, err := Render(g.Node("cm"), s); err != nil || out["data"].(map[string]any)["count"] != "3" {
+		t.Errorf("Render = %v, %v; want count 3", out["data"], err)
 	}
 }
