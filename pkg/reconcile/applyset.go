@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,6 +34,9 @@ func (r *run) applySetKinds() []schema.GroupKind {
 			out = append(out, n.Kind.GVK.GroupKind())
 			listed[n.Kind.GVR().GroupResource()] = true
 		}
+	}
+	for _, u := range r.unmapped {
+		out = append(out, u.kind)
 	}
 	for _, gvr := range r.recorded {
 		if inf, ok := r.t.managed.informer(gvr); ok && !inf.HasSynced() {
@@ -64,6 +68,11 @@ func (r *run) applySetKinds() []schema.GroupKind {
 // longer served, or whose CRD was seen deleted (a cached mapping may still
 // list it), has no objects left, and leaves the annotation.
 //
+// A kind whose mapping cannot be had for now (the cluster's discovery
+// failed, where a kind it no longer serves is a mapping that does not
+// match) is unmapped: it stays listed, its objects are not known, and the
+// instance is not let go until they are (recordedKnown).
+//
 // The kinds are looked for in the run's cluster: for an instance placed on
 // a workload cluster, that one (lookWherePlaced), or none while it cannot
 // be reached.
@@ -83,6 +92,10 @@ func (r *run) recordedKinds() []schema.GroupVersionResource {
 			continue
 		}
 		mapping, err := r.t.mapper.RESTMapping(gk)
+		if err != nil && !meta.IsNoMatchError(err) {
+			r.unmapped = append(r.unmapped, unmappedKind{kind: gk, err: err})
+			continue
+		}
 		if err != nil || r.t.crdGone(mapping.Resource.GroupResource()) {
 			continue
 		}
@@ -103,6 +116,13 @@ func annotatedKinds(inst metav1.Object) []schema.GroupKind {
 	return out
 }
 
+// unmappedKind is a kind the ApplySet annotation lists whose mapping
+// failed, and why.
+type unmappedKind struct {
+	kind schema.GroupKind
+	err  error
+}
+
 // recordedSynced waits, briefly, for the informers of the recorded kinds, and
 // names the first that has not synced.
 func (r *run) recordedSynced(ctx context.Context) (schema.GroupVersionResource, bool) {
@@ -113,6 +133,21 @@ func (r *run) recordedSynced(ctx context.Context) (schema.GroupVersionResource, 
 		}
 	}
 	return schema.GroupVersionResource{}, true
+}
+
+// recordedKnown tells, once the recorded kinds' informers have had a moment
+// to list them, whether the objects of every kind the annotation lists are
+// known; if not, why: letting the instance go, or dropping the kind from
+// the annotation, could then leave objects behind.
+func (r *run) recordedKnown(ctx context.Context) error {
+	if len(r.unmapped) > 0 {
+		u := r.unmapped[0]
+		return fmt.Errorf("looking up the instance's %s (a kind its ApplySet annotation lists that the graph no longer uses) in %s failed: %w", u.kind, r.t, u.err)
+	}
+	if gvr, ok := r.recordedSynced(ctx); !ok {
+		return fmt.Errorf("listing the instance's %s (a kind its ApplySet annotation lists that the graph no longer uses) has not succeeded; the agent's role needs list and watch on it", gvr.GroupResource())
+	}
+	return nil
 }
 
 // recordNamespace adds ns to the instance's ApplySet additional-namespaces

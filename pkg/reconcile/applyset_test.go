@@ -1,9 +1,13 @@
 package reconcile
 
 import (
+	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -38,5 +42,55 @@ func TestApplySetKeepsKindsItCannotLookAt(t *testing.T) {
 	slices.Sort(got)
 	if want := []string{"ConfigMap", "Deployment.apps", "ServiceAccount"}; !slices.Equal(got, want) {
 		t.Errorf("applySetKinds = %v, want %v", got, want)
+	}
+}
+
+// failingMapper fails to map every kind: with a discovery error for those
+// in down, as a cluster whose discovery cannot be read; as not served for
+// the others.
+type failingMapper struct {
+	meta.RESTMapper
+	down map[schema.GroupKind]error
+}
+
+func (m failingMapper) RESTMapping(gk schema.GroupKind, _ ...string) (*meta.RESTMapping, error) {
+	if err, ok := m.down[gk]; ok {
+		return nil, err
+	}
+	return nil, &meta.NoKindMatchError{GroupKind: gk}
+}
+
+// A kind the ApplySet annotation lists that cannot be mapped because the
+// cluster's discovery failed is not a kind the cluster stopped serving: it
+// stays listed, and its objects are unknown, so the instance is neither let
+// go nor its annotation shrunk until they are known; otherwise an error of
+// the moment would leave them behind for good. A kind the cluster does not
+// serve leaves the annotation.
+func TestApplySetKeepsKindsItCannotMap(t *testing.T) {
+	deployments := &kinds.Info{GVK: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Resource: "deployments"}
+	serviceAccount := schema.GroupKind{Kind: "ServiceAccount"}
+	inst := &unstructured.Unstructured{}
+	inst.SetAnnotations(map[string]string{v1alpha1.AnnotationApplySetGroupKinds: "Deployment.apps,Gizmo.example.net,ServiceAccount"})
+	r := &run{
+		s:    &served{graph: &graph.Graph{Nodes: []*graph.Node{{ID: "deploy", Kind: deployments, Template: map[string]any{}}}}},
+		inst: inst,
+		t: &target{managed: unreachableInformers(t), mapper: failingMapper{down: map[schema.GroupKind]error{
+			serviceAccount: errors.New("the server is currently unable to handle the request"),
+		}}},
+	}
+	if got := r.recordedKinds(); len(got) != 0 {
+		t.Errorf("recorded kinds watched though none could be mapped: %v", got)
+	}
+	var got []string
+	for _, gk := range r.applySetKinds() {
+		got = append(got, gk.String())
+	}
+	slices.Sort(got)
+	if want := []string{"Deployment.apps", "ServiceAccount"}; !slices.Equal(got, want) {
+		t.Errorf("applySetKinds = %v, want %v", got, want)
+	}
+	err := r.recordedKnown(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "looking up the instance's ServiceAccount") || !strings.Contains(err.Error(), "unable to handle the request") {
+		t.Errorf("recordedKnown = %v, want the ServiceAccount's lookup error", err)
 	}
 }

@@ -76,6 +76,9 @@ type run struct {
 	// membersUnseen is set when the instance's objects cannot be looked
 	// at: the workload cluster it is placed on is not reachable.
 	membersUnseen bool
+	// unmapped are the kinds the annotation lists whose mapping failed
+	// (recordedKinds): their objects are not known.
+	unmapped []unmappedKind
 }
 
 // reconcile brings one instance to its desired state.
@@ -213,6 +216,10 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		return result{}, r.applyErr
 	case projErr != nil:
 		return result{}, projErr
+	case len(r.unmapped) > 0:
+		// Looked for again, with backoff, until the kind's objects are
+		// known and can be pruned.
+		return result{}, r.recordedKnown(ctx)
 	case r.waitingExt:
 		return result{requeueAfter: e.opts.ExternalRefPoll}, nil
 	}

@@ -70,10 +70,9 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	if err := r.waitForManagedInformers(ctx); err != nil {
 		return result{}, err
 	}
-	if gvr, ok := r.recordedSynced(ctx); !ok {
+	if err := r.recordedKnown(ctx); err != nil {
 		// Its objects are not known: removing the finalizer now could
 		// leave them behind.
-		err := fmt.Errorf("listing the instance's %s (a kind its ApplySet annotation lists that the graph no longer uses) has not succeeded; the agent's role needs list and watch on it", gvr.GroupResource())
 		status.MarkDeleting(err.Error())
 		status.ComputeState(true, false)
 		return result{}, errors.Join(err, r.writeStatus(ctx, status, nil))
