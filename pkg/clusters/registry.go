@@ -29,23 +29,85 @@ type Entry struct {
 }
 
 // Registry is the set of registered clusters. It is safe for concurrent use.
+//
+// It is complete once every Cluster that existed when the agent started has
+// been checked: before that, a cluster it lacks may be one not checked yet,
+// and taking it for one that is gone would leave the resources of the
+// instances placed there behind.
 type Registry struct {
 	mu       sync.RWMutex
 	clusters map[string]Entry
 	watchers []func(name string)
+	// listed is set once the Clusters that exist are known (Expect);
+	// unchecked are those of them not set or deleted since.
+	listed    bool
+	unchecked map[string]bool
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{clusters: map[string]Entry{}}
+	return &Registry{clusters: map[string]Entry{}, unchecked: map[string]bool{}}
 }
 
 // Watch calls f, outside the registry's lock, with the name of every
-// cluster that is set with a change, or deleted.
+// cluster that is set with a change, or deleted, and with "" once the
+// registry is complete.
 func (r *Registry) Watch(f func(name string)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.watchers = append(r.watchers, f)
+}
+
+// Expect records the Clusters that exist, as listed when the agent
+// starts: the registry is complete once each of them has been set or
+// deleted.
+func (r *Registry) Expect(names []string) {
+	r.mu.Lock()
+	if r.listed {
+		r.mu.Unlock()
+		return
+	}
+	r.listed = true
+	for _, name := range names {
+		if _, checked := r.clusters[name]; !checked {
+			r.unchecked[name] = true
+		}
+	}
+	r.notifyLocked(r.completedLocked())
+}
+
+// Complete tells whether every Cluster that existed when the agent
+// started has been checked since, so that a cluster the registry lacks is
+// one that is not registered.
+func (r *Registry) Complete() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.listed && len(r.unchecked) == 0
+}
+
+// completedLocked takes name off the clusters not checked yet, and tells
+// whether that made the registry complete.
+func (r *Registry) completedLocked(names ...string) bool {
+	before := len(r.unchecked)
+	for _, name := range names {
+		delete(r.unchecked, name)
+	}
+	return r.listed && len(r.unchecked) == 0 && (before > 0 || len(names) == 0)
+}
+
+// notifyLocked unlocks the registry and tells the watchers of names, and
+// of "" when complete.
+func (r *Registry) notifyLocked(complete bool, names ...string) {
+	watchers := slices.Clone(r.watchers)
+	r.mu.Unlock()
+	if complete {
+		names = append(names, "")
+	}
+	for _, name := range names {
+		for _, f := range watchers {
+			f(name)
+		}
+	}
 }
 
 // Set records a cluster, telling the watchers if anything changed.
@@ -53,15 +115,13 @@ func (r *Registry) Set(e Entry) {
 	r.mu.Lock()
 	old, had := r.clusters[e.Name]
 	r.clusters[e.Name] = e
-	watchers := slices.Clone(r.watchers)
-	r.mu.Unlock()
+	complete := r.completedLocked(e.Name)
 	if had && old.Region == e.Region && old.Paused == e.Paused && old.Ready == e.Ready &&
 		old.Message == e.Message && old.ConfigDigest == e.ConfigDigest {
+		r.notifyLocked(complete)
 		return
 	}
-	for _, f := range watchers {
-		f(e.Name)
-	}
+	r.notifyLocked(complete, e.Name)
 }
 
 // Delete forgets a cluster.
@@ -69,14 +129,12 @@ func (r *Registry) Delete(name string) {
 	r.mu.Lock()
 	_, had := r.clusters[name]
 	delete(r.clusters, name)
-	watchers := slices.Clone(r.watchers)
-	r.mu.Unlock()
+	complete := r.completedLocked(name)
 	if !had {
+		r.notifyLocked(complete)
 		return
 	}
-	for _, f := range watchers {
-		f(name)
-	}
+	r.notifyLocked(complete, name)
 }
 
 // Get returns a registered cluster.

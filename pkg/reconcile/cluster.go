@@ -3,13 +3,16 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -72,6 +76,12 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		r.expectClusters(ctx)
+		return nil
+	})); err != nil {
+		return err
+	}
 	skip := true
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("cluster").
@@ -79,6 +89,33 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&agentv1.Cluster{}).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSecret), builder.OnlyMetadata).
 		Complete(r)
+}
+
+// expectClusters tells the registry which Clusters exist, once they can be
+// listed, so that it knows when each has been checked: until then the
+// instance engine leaves the instances placed on workload clusters alone.
+// Without the Cluster CRD there is none to wait for.
+func (r *ClusterReconciler) expectClusters(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithName("clusters")
+	retry := wait.Backoff{Duration: time.Second, Factor: 2, Cap: time.Minute, Steps: math.MaxInt32}
+	_ = wait.ExponentialBackoffWithContext(ctx, retry, func(ctx context.Context) (bool, error) {
+		var list agentv1.ClusterList
+		err := r.Client.List(ctx, &list)
+		switch {
+		case meta.IsNoMatchError(err):
+			r.Registry.Expect(nil)
+			return true, nil
+		case err != nil:
+			log.Error(err, "listing the registered Clusters; instances placed on workload clusters wait until they are listed and checked")
+			return false, nil
+		}
+		names := make([]string, 0, len(list.Items))
+		for _, c := range list.Items {
+			names = append(names, c.Name)
+		}
+		r.Registry.Expect(names)
+		return true, nil
+	})
 }
 
 func (r *ClusterReconciler) clustersOfSecret(ctx context.Context, secret client.Object) []reconcile.Request {

@@ -126,6 +126,15 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	if p, ok := agentv1.PlacementOf(inst); ok {
 		r.placement = &p
 	}
+	if r.placedByRegion() && !e.clustersChecked() {
+		// After a start, every registered cluster is checked once before
+		// an instance placed by region is looked at: until then a
+		// cluster missing from the registry may only not be checked yet,
+		// and taking it for gone would leave the resources there behind
+		// (or place the instance again). The registry's completion
+		// brings it back; nothing is written meanwhile.
+		return result{requeueAfter: clusterCheckWait}, nil
+	}
 	set := s.set
 	if r.placedByRegion() {
 		set = set.With(conditions.Dependent{Type: v1alpha1.ConditionPlaced})

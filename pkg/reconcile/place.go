@@ -15,6 +15,17 @@ import (
 // looks again, beside the cluster changes that bring it back at once.
 const clusterRetry = 30 * time.Second
 
+// clusterCheckWait is how soon an instance placed by region looks again
+// while the registered clusters are being checked after a start, beside
+// the registry's completion, which brings it back at once.
+const clusterCheckWait = 5 * time.Second
+
+// clustersChecked tells whether every registered cluster has been checked
+// since the agent started (clusters.Registry.Complete).
+func (e *Engine) clustersChecked() bool {
+	return e.opts.Clusters == nil || e.opts.Clusters.Complete()
+}
+
 // placedByRegion reports whether the instance's resources belong in a
 // workload cluster: it asks for a region, or was placed on one already.
 func (r *run) placedByRegion() bool {

@@ -435,7 +435,9 @@ func (e *Engine) requeuePlaced(cluster string, rgds sets.Set[string]) {
 
 // clusterChanged is told of every change to a registered cluster: a
 // connection built from an outdated kubeconfig, or to a cluster that is
-// gone, is dropped, and every instance placed by region looks again.
+// gone, is dropped, and every instance placed by region looks again. It is
+// told "" once every cluster has been checked after a start: the placed
+// instances waiting for that look.
 func (e *Engine) clusterChanged(name string) {
 	entry, ok := e.opts.Clusters.Get(name)
 	e.tmu.Lock()

@@ -96,6 +96,7 @@ func startAgentWith(t testing.TB, cfg *envconf.Config, tune func(*agent.Options)
 	rc.Wrap(countWatches)
 	rc.Wrap(raceCRDLookups)
 	rc.Wrap(failRegistrationsWhenAsked)
+	rc.Wrap(slowClusterChecksWhenAsked)
 	o := agent.Options{
 		Config:  rc,
 		Workers: 4,
@@ -658,6 +659,21 @@ func raceCRDLookups(rt http.RoundTripper) http.RoundTripper {
 // failRegistrations, while set, makes the in-process agent's writes of
 // webhook configurations fail as if the API server were unavailable.
 var failRegistrations atomic.Bool
+
+// slowClusterChecks, while set, makes the in-process agent's reads of
+// kubeconfig Secrets (namespace kro-clusters) take two seconds, as the
+// first check of a workload cluster can after a start: long enough for
+// every instance to be reconciled before any cluster is checked.
+var slowClusterChecks atomic.Bool
+
+func slowClusterChecksWhenAsked(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if slowClusterChecks.Load() && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/v1/namespaces/kro-clusters/secrets/") {
+			time.Sleep(2 * time.Second)
+		}
+		return rt.RoundTrip(r)
+	})
+}
 
 func failRegistrationsWhenAsked(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {

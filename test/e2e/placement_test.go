@@ -467,8 +467,13 @@ func TestPlacement(t *testing.T) {
 					t.Errorf("%s lists %q in contains-group-kinds while its ServiceAccount is on the workload cluster", name, got)
 				}
 			}
+			// The agent comes back reconciling instances before it has
+			// checked the workload cluster again: it must not take the
+			// cluster for gone.
 			stopAgentNow(t)
+			slowClusterChecks.Store(true)
 			startAgent(t, cfg)
+			defer slowClusterChecks.Store(false)
 
 			c.delete(t, "kro.run/v1alpha1", kind, "placed", "deleted")
 			eventually(t, 30*time.Second, "the deleted instance to go", func() (bool, string) {
