@@ -76,8 +76,12 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
+	// A list read before the cache has started would be empty, and the
+	// registry complete at once.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		r.expectClusters(ctx)
+		if mgr.GetCache().WaitForCacheSync(ctx) {
+			r.expectClusters(ctx)
+		}
 		return nil
 	})); err != nil {
 		return err
