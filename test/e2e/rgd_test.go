@@ -576,10 +576,16 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m1", v1alpha1.InstanceActive)
 			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "memos")
 			finalizer(c, "m1", false)
-			events, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=m1,reason=Released"})
-			if err != nil || len(events.Items) != 1 || !strings.Contains(fmt.Sprint(events.Items[0].Object["note"]), "ResourceGraphDefinition memos was deleted") {
-				t.Errorf("the Released event: %v %v", err, events)
-			}
+			// Events are sent in the background: the one recorded as the
+			// finalizer came off may reach the API server a moment later.
+			eventually(t, 10*time.Second, "the Released event", func() (bool, string) {
+				events, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=m1,reason=Released"})
+				if err != nil || len(events.Items) != 1 {
+					return false, fmt.Sprint(err, events)
+				}
+				note := fmt.Sprint(events.Items[0].Object["note"])
+				return strings.Contains(note, "ResourceGraphDefinition memos was deleted"), note
+			})
 			// kubectl kro explains the instance without its RGD.
 			m1 := c.mustGet(t, "kro.run/v1alpha1", "Memo", ns, "m1")
 			out, err := kro(t, cfg, nil, "why-not-ready", "memo", "m1", "-n", ns)
