@@ -73,7 +73,8 @@ func (r *Registry) Expect(names []string) {
 			r.unchecked[name] = true
 		}
 	}
-	r.notifyLocked(r.completedLocked())
+	// Not complete before: nothing was listed.
+	r.notifyLocked(r.completeLocked())
 }
 
 // Complete tells whether every Cluster that existed when the agent
@@ -82,17 +83,19 @@ func (r *Registry) Expect(names []string) {
 func (r *Registry) Complete() bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	return r.completeLocked()
+}
+
+func (r *Registry) completeLocked() bool {
 	return r.listed && len(r.unchecked) == 0
 }
 
-// completedLocked takes name off the clusters not checked yet, and tells
-// whether that made the registry complete.
-func (r *Registry) completedLocked(names ...string) bool {
-	before := len(r.unchecked)
-	for _, name := range names {
-		delete(r.unchecked, name)
-	}
-	return r.listed && len(r.unchecked) == 0 && (before > 0 || len(names) == 0)
+// checkedLocked takes name off the clusters not checked yet, and tells
+// whether that completed the registry.
+func (r *Registry) checkedLocked(name string) bool {
+	was := r.completeLocked()
+	delete(r.unchecked, name)
+	return !was && r.completeLocked()
 }
 
 // notifyLocked unlocks the registry and tells the watchers of names, and
@@ -115,7 +118,7 @@ func (r *Registry) Set(e Entry) {
 	r.mu.Lock()
 	old, had := r.clusters[e.Name]
 	r.clusters[e.Name] = e
-	complete := r.completedLocked(e.Name)
+	complete := r.checkedLocked(e.Name)
 	if had && old.Region == e.Region && old.Paused == e.Paused && old.Ready == e.Ready &&
 		old.Message == e.Message && old.ConfigDigest == e.ConfigDigest {
 		r.notifyLocked(complete)
@@ -129,7 +132,7 @@ func (r *Registry) Delete(name string) {
 	r.mu.Lock()
 	_, had := r.clusters[name]
 	delete(r.clusters, name)
-	complete := r.completedLocked(name)
+	complete := r.checkedLocked(name)
 	if !had {
 		r.notifyLocked(complete)
 		return
