@@ -13,8 +13,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// crdResource is the CustomResourceDefinitions' own resource.
-var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+// CRDResource is the CustomResourceDefinitions' own resource, which the
+// agent and kubectl kro read by metadata.
+var CRDResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // CRDChange is what an event says of a CustomResourceDefinition.
 type CRDChange int
@@ -54,7 +55,7 @@ type CRDs struct {
 // NewCRDs makes the watch, which keeps of each CRD's labels only those
 // named; Start runs it.
 func NewCRDs(client metadata.Interface, keepLabels ...string) *CRDs {
-	inf := metadatainformer.NewFilteredMetadataInformer(client, crdResource, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	inf := metadatainformer.NewFilteredMetadataInformer(client, CRDResource, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 	// The name, the deletion timestamp and the labels asked for are all
 	// that is read; a CRD applied by kubectl carries its whole self in an
 	// annotation.

@@ -18,6 +18,7 @@ import (
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
 )
 
 // InstanceStatusRow is one line of `kubectl kro status`.
@@ -244,9 +245,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 // and found by the labels kro-agent sets on the CRDs it generates; none
 // where CRDs cannot be listed. crds is what was read of the CRDs, for
 // --watch.
-func (c *cluster) releasedKinds(ctx context.Context, rgds []v1alpha1.ResourceGraphDefinition) (kinds []string, crds *watchedList) {
+func (c *cluster) releasedKinds(ctx context.Context, rgds []v1alpha1.ResourceGraphDefinition) (released []string, crds *watchedList) {
 	selector := v1alpha1.LabelOwned + "=true"
-	list, err := c.metadata.Resource(crdGVR).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	list, err := c.metadata.Resource(kinds.CRDResource).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, nil
 	}
@@ -256,19 +257,17 @@ func (c *cluster) releasedKinds(ctx context.Context, rgds []v1alpha1.ResourceGra
 	}
 	for _, crd := range list.Items {
 		if id := crd.Labels[v1alpha1.LabelRGDID]; id != "" && !live[id] {
-			kinds = append(kinds, crd.Name)
+			released = append(released, crd.Name)
 		}
 	}
-	return kinds, &watchedList{gvr: crdGVR, selector: selector, seen: seenOf(list.Items)}
+	return released, &watchedList{gvr: kinds.CRDResource, selector: selector, seen: seenOf(list.Items)}
 }
-
-var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // generatedByRGD tells whether the mapping's kind is served by a CRD an RGD
 // generated (kro-agent labels those); false as well when the CRD cannot be
 // read.
 func (c *cluster) generatedByRGD(ctx context.Context, m *meta.RESTMapping) bool {
-	crd, err := c.metadata.Resource(crdGVR).Get(ctx, m.Resource.GroupResource().String(), metav1.GetOptions{})
+	crd, err := c.metadata.Resource(kinds.CRDResource).Get(ctx, m.Resource.GroupResource().String(), metav1.GetOptions{})
 	return err == nil && crd.Labels[v1alpha1.LabelOwned] == "true" && crd.Labels[v1alpha1.LabelRGDName] != ""
 }
 
