@@ -65,9 +65,12 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 	columns := s.AdditionalPrinterColumns
 	if len(columns) == 0 {
 		columns = []extv1.CustomResourceColumnDefinition{
-			{Name: "State", Type: "string", JSONPath: ".status.state"},
-			{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`},
-			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+			{Name: "State", Type: "string", JSONPath: ".status.state",
+				Description: "Where the instance is in its reconciliation: ACTIVE, IN_PROGRESS, FAILED, ERROR or DELETING"},
+			{Name: "Ready", Type: "string", JSONPath: `.status.conditions[?(@.type=="Ready")].status`,
+				Description: "Status of the instance's Ready condition"},
+			{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp",
+				Description: "Time since the instance was created"},
 		}
 	}
 	scope := extv1.NamespaceScoped
