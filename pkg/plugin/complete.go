@@ -2,10 +2,15 @@ package plugin
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // completeInstances completes KIND (the kinds RGDs serve, and rgd when
@@ -66,4 +71,50 @@ func instanceNames(ctx context.Context, c *cluster, kind, prefix string) []strin
 		}
 	}
 	return names
+}
+
+// completeConnectionFlags completes the kubectl connection flags the way
+// kubectl does: -n with the cluster's namespaces, --context, --cluster and
+// --user with the kubeconfig's entries. Flags given before the one being
+// completed (--kubeconfig, --context) are already parsed, so the lists come
+// from the kubeconfig and cluster the command would use.
+func completeConnectionFlags(cmd *cobra.Command, o *Options) {
+	_ = cmd.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		c, err := o.cluster()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		list, err := c.metadata.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for _, ns := range list.Items {
+			names = append(names, ns.Name)
+		}
+		return withPrefix(names, prefix), cobra.ShellCompDirectiveNoFileComp
+	})
+	fromKubeconfig := func(entries func(*clientcmdapi.Config) []string) cobra.CompletionFunc {
+		return func(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+			raw, err := o.Config.ToRawKubeConfigLoader().RawConfig()
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			names := entries(&raw)
+			sort.Strings(names)
+			return withPrefix(names, prefix), cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	_ = cmd.RegisterFlagCompletionFunc("context", fromKubeconfig(func(c *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.Contexts)) }))
+	_ = cmd.RegisterFlagCompletionFunc("cluster", fromKubeconfig(func(c *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.Clusters)) }))
+	_ = cmd.RegisterFlagCompletionFunc("user", fromKubeconfig(func(c *clientcmdapi.Config) []string { return slices.Collect(maps.Keys(c.AuthInfos)) }))
+}
+
+// withPrefix keeps the names that start with prefix.
+func withPrefix(names []string, prefix string) []string {
+	return slices.DeleteFunc(names, func(n string) bool { return !strings.HasPrefix(n, prefix) })
 }

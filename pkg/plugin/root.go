@@ -48,6 +48,7 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	o.Config.AddFlags(cmd.PersistentFlags())
+	completeConnectionFlags(cmd, o)
 	cmd.AddCommand(newValidateCommand(o), newTreeCommand(o), newExplainCommand(o), newWhyNotReadyCommand(o), newStatusCommand(o), newDryRunCommand(o), newVersionCommand(o))
 	return cmd
 }

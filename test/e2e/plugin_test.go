@@ -702,7 +702,7 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
-		Assess("shell completion offers the kinds, rgd where an RGD is taken, and names", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("shell completion offers the kinds, rgd where an RGD is taken, names, namespaces and contexts", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			complete := func(args ...string) []string {
 				// What the shell asks: the word being completed comes last.
 				flags := kroFlags(cfg)
@@ -726,6 +726,16 @@ func TestPlugin(t *testing.T) {
 			}
 			if got := complete("tree", "webapp/re"); !slices.Contains(got, "webapp/ready") {
 				t.Errorf("tree KIND/NAME offers %v, want webapp/ready", got)
+			}
+			if got := complete("status", "--namespace", ns[:len(ns)-1]); !slices.Contains(got, ns) || slices.Contains(got, "default") {
+				t.Errorf("status --namespace offers %v, want the namespaces that start with %q", got, ns[:len(ns)-1])
+			}
+			raw, err := kroFlags(cfg).ToRawKubeConfigLoader().RawConfig()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := complete("tree", "--context", ""); !slices.Contains(got, raw.CurrentContext) {
+				t.Errorf("tree --context offers %v, want the kubeconfig's context %q", got, raw.CurrentContext)
 			}
 			return ctx
 		}).
