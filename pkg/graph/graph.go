@@ -62,6 +62,12 @@ func (g *Graph) Declares(t string) bool {
 	return slices.ContainsFunc(g.Conditions, func(c *CustomCondition) bool { return c.Type == t })
 }
 
+// Negative reports whether t is a custom condition of negative polarity,
+// one whose True is the unhappy status.
+func (g *Graph) Negative(t string) bool {
+	return slices.ContainsFunc(g.Conditions, func(c *CustomCondition) bool { return c.Type == t && c.Polarity == PolarityNegative })
+}
+
 // Order returns the ids of the nodes in topological order.
 func (g *Graph) Order() []string {
 	ids := make([]string, len(g.Nodes))

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -79,6 +80,9 @@ type run struct {
 	// unmapped are the kinds the annotation lists whose mapping failed
 	// (recordedKinds): their objects are not known.
 	unmapped []unmappedKind
+
+	// told are the messages this run's Events gave (tell).
+	told map[string]bool
 }
 
 // reconcile brings one instance to its desired state.
@@ -496,7 +500,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		// the graph goes on from it.
 		if r.contested == nil {
 			r.contested = fmt.Errorf("%s %s (resource %s) in %s is contested: %w", n.Kind.GVK.Kind, u.GetName(), n.ID, r.t, err)
-			r.e.event(r.inst, "Warning", "Contested", r.contested.Error())
+			r.tellNews("Contested", r.contested.Error())
 		}
 		return out, true
 	}
@@ -548,7 +552,7 @@ func (r *run) unreadExternals() {
 func (r *run) fail(err error) {
 	if r.applyErr == nil {
 		r.applyErr = err
-		r.e.event(r.inst, "Warning", "ApplyFailed", err.Error())
+		r.tellNews("ApplyFailed", err.Error())
 	}
 }
 
@@ -628,12 +632,44 @@ func (r *run) waitForManagedInformers(ctx context.Context) error {
 	return nil
 }
 
-func (e *Engine) event(obj *unstructured.Unstructured, eventType, reason, note string) {
+// tell records an Event on the instance, unless this run has given the
+// same message already. The events API folds the Events of one reason about
+// one version of an object into a series whatever their notes, so an apply
+// error told again by each condition it turned False would read as three
+// failures; related, when set, is the object the Event is about, which
+// keeps Events of one reason about different objects apart.
+func (r *run) tell(eventType, reason, message, note string, related runtime.Object) {
+	if r.told[message] {
+		return
+	}
+	if r.told == nil {
+		r.told = map[string]bool{}
+	}
+	r.told[message] = true
+	r.e.event(r.inst, related, eventType, reason, note)
+}
+
+// tellNews tells, as a Warning, why the resources could not be applied,
+// unless the instance's ResourcesReady said so already when the run began:
+// a refusal retried is the same news, and each retry that follows a status
+// write (a new version of the instance) would be a new series of Events.
+func (r *run) tellNews(reason, message string) {
+	st, _ := r.inst.Object["status"].(map[string]any)
+	for _, c := range decodeStatus(st).Conditions {
+		if c.Type == v1alpha1.ConditionResourcesReady && c.Status == metav1.ConditionFalse && c.Message == message {
+			return
+		}
+	}
+	r.tell("Warning", reason, message, message, nil)
+}
+
+// event records an Event on obj; related is the object it concerns, if any.
+func (e *Engine) event(obj *unstructured.Unstructured, related runtime.Object, eventType, reason, note string) {
 	if e.opts.Recorder == nil {
 		return
 	}
 	if len(note) > 1000 {
 		note = note[:1000]
 	}
-	e.opts.Recorder.Eventf(obj, nil, eventType, reason, "Reconcile", "%s", strings.TrimSpace(note))
+	e.opts.Recorder.Eventf(obj, related, eventType, reason, "Reconcile", "%s", strings.TrimSpace(note))
 }

@@ -49,7 +49,7 @@ func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res r
 	}
 	d := placement.Place(string(r.inst.GetUID()), region, current, candidates)
 	if current != "" && d.Cluster != current {
-		r.e.event(r.inst, "Warning", "ClusterGone", fmt.Sprintf(
+		r.e.event(r.inst, nil, "Warning", "ClusterGone", fmt.Sprintf(
 			"cluster %s is no longer registered; the resources created there are left behind", current))
 	}
 	if d.Cluster == "" {
@@ -108,7 +108,7 @@ func (r *run) lookWherePlaced() {
 func (r *run) placedForDelete(ctx context.Context, status *v1alpha1.InstanceStatus) (res result, done bool, err error) {
 	name := r.placement.Cluster
 	if _, ok := r.e.cluster(name); !ok {
-		r.e.event(r.inst, "Warning", "ClusterGone", fmt.Sprintf(
+		r.e.event(r.inst, nil, "Warning", "ClusterGone", fmt.Sprintf(
 			"cluster %s is no longer registered; the resources created there are left behind", name))
 		return result{}, true, r.removeFinalizer(ctx)
 	}

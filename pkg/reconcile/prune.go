@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,11 +30,16 @@ func (r *run) prune(ctx context.Context) error {
 			}
 			// Namespace and node tell apart the objects one resource left
 			// behind as it moved (to another namespace, or another kind).
-			what := fmt.Sprintf("%s %s (resource %s) in %s", r.t.kindOf(m.gvr), cache.NewObjectName(m.namespace, m.name).String(), node, r.t)
+			kind := r.t.kindOf(m.gvr)
+			what := fmt.Sprintf("%s %s (resource %s) in %s", kind, cache.NewObjectName(m.namespace, m.name).String(), node, r.t)
 			if err := r.t.deleteObject(ctx, ref, m.uid); err != nil {
 				return fmt.Errorf("pruning %s: %w", what, err)
 			}
-			r.e.event(r.inst, "Normal", "Pruned", "deleted "+what+", which the graph no longer produces")
+			note := "deleted " + what + ", which the graph no longer produces"
+			r.tell("Normal", "Pruned", note, note, &corev1.ObjectReference{
+				APIVersion: m.gvr.GroupVersion().String(), Kind: kind,
+				Namespace: m.namespace, Name: m.name, UID: m.uid,
+			})
 		}
 	}
 	return nil

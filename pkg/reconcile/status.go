@@ -119,10 +119,13 @@ func normalize(v any) any {
 	return out
 }
 
-// recordTransitions emits an Event when a condition turns False, and when
-// Ready comes back to True after being False, so that `kubectl describe`
-// tells what needed attention. The steps of a healthy rollout are on the
-// conditions: an Event is an API write, and these are not worth one each.
+// recordTransitions emits an Event when a condition turns unhappy (False,
+// or True for a condition of negative polarity), and when Ready comes back
+// to True after being False, so that `kubectl describe` tells what needed
+// attention. The steps of a healthy rollout are on the conditions: an
+// Event is an API write, and these are not worth one each. Ready turning
+// False repeats the reason and message of the condition that turned it, and
+// a refused apply has told its error already: each is told once (tell).
 func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus) {
 	prev := decodeStatus(old)
 	for _, c := range st.Conditions {
@@ -130,19 +133,23 @@ func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus)
 		if i >= 0 && prev.Conditions[i].Status == c.Status {
 			continue
 		}
+		unhappy := c.Status == metav1.ConditionFalse
+		if r.g.Negative(c.Type) {
+			unhappy = c.Status == metav1.ConditionTrue
+		}
 		recovered := c.Type == v1alpha1.ConditionReady && c.Status == metav1.ConditionTrue && i >= 0 && prev.Conditions[i].Status == metav1.ConditionFalse
 		eventType := "Normal"
 		switch {
-		case c.Status == metav1.ConditionFalse:
+		case unhappy:
 			eventType = "Warning"
 		case !recovered:
 			continue
 		}
-		msg := fmt.Sprintf("%s is %s", c.Type, c.Status)
+		note := fmt.Sprintf("%s is %s", c.Type, c.Status)
 		if c.Message != "" {
-			msg += ": " + c.Message
+			note += ": " + c.Message
 		}
-		r.e.event(r.inst, eventType, c.Reason, msg)
+		r.tell(eventType, c.Reason, c.Message, note, nil)
 	}
 }
 

@@ -1,0 +1,156 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+)
+
+// toldRGD: a ConfigMap whose data key the instance chooses (the API server
+// refuses one with a space), a collection to prune, and a condition of
+// negative polarity.
+const toldRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: told}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Told
+    spec:
+      names: '[]string | default=["a", "b"]'
+      key: string | default=good
+      pressure: boolean | default=true
+    status:
+      conditions:
+      - type: Pressure
+        status: ${schema.spec.pressure}
+        reason: PressureChecked
+        polarity: Negative
+        countsTowardReady: false
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}"}
+      data: '${ {schema.spec.key: "value"} }'
+  - id: copies
+    forEach: [{name: "${schema.spec.names}"}]
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-${name}"}
+`
+
+// The events API folds the Events of one reason about one version of an
+// object into a series, whatever their notes: what `kubectl describe`
+// shows is right only if each piece of news is one Event of its own.
+func TestEvents(t *testing.T) {
+	const ns = "told"
+	events := func(t *testing.T, c *clients, reason string) []unstructured.Unstructured {
+		t.Helper()
+		list, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(context.Background(),
+			metav1.ListOptions{FieldSelector: "regarding.name=t1,reason=" + reason})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list.Items
+	}
+	notes := func(items []unstructured.Unstructured) string {
+		var out []string
+		for _, e := range items {
+			count, _, _ := unstructured.NestedInt64(e.Object, "series", "count")
+			out = append(out, fmt.Sprintf("%q (series count %d)", e.Object["note"], count))
+		}
+		return strings.Join(out, ", ")
+	}
+	patch := func(t *testing.T, c *clients, spec string) {
+		t.Helper()
+		if _, err := c.resource(t, "kro.run/v1alpha1", "Told").Namespace(ns).Patch(context.Background(), "t1", types.MergePatchType, []byte(`{"spec":`+spec+`}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := features.New("each piece of news is told by one Event").
+		Assess("a negative-polarity condition warns when it turns True, not when it clears", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, toldRGD)
+			c.waitRGDActive(t, "told")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Told, metadata: {name: t1, namespace: %s}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Told", ns, "t1", v1alpha1.InstanceActive)
+			eventually(t, 10*time.Second, "a Warning that Pressure is True", func() (bool, string) {
+				got := events(t, c, "PressureChecked")
+				return len(got) == 1 && got[0].Object["type"] == "Warning" && got[0].Object["note"] == "Pressure is True", notes(got)
+			})
+			patch(t, c, `{"pressure": false}`)
+			eventually(t, 10*time.Second, "Pressure to clear", func() (bool, string) {
+				u := c.mustGet(t, "kro.run/v1alpha1", "Told", ns, "t1")
+				p := condition(u, "Pressure")
+				return p != nil && p.Status == metav1.ConditionFalse, conditionSummary(u)
+			})
+			never(t, 3*time.Second, "an Event for Pressure clearing", func() bool {
+				return len(events(t, c, "PressureChecked")) != 1
+			})
+			return ctx
+		}).
+		Assess("pruning two objects in one pass tells of each", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			patch(t, c, `{"names": []}`)
+			eventually(t, 20*time.Second, "a Pruned Event for each ConfigMap of the collection", func() (bool, string) {
+				got := events(t, c, "Pruned")
+				var related []string
+				for _, e := range got {
+					name, _, _ := unstructured.NestedString(e.Object, "related", "name")
+					related = append(related, name)
+				}
+				slices.Sort(related)
+				return slices.Equal(related, []string{"t1-a", "t1-b"}) &&
+					strings.Contains(notes(got), "deleted ConfigMap told/t1-a (resource copies)") &&
+					strings.Contains(notes(got), "deleted ConfigMap told/t1-b (resource copies)"), notes(got)
+			})
+			return ctx
+		}).
+		Assess("a refused apply is told once, however often it is retried", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			patch(t, c, `{"key": "bad key"}`)
+			c.waitState(t, "kro.run/v1alpha1", "Told", ns, "t1", v1alpha1.InstanceError)
+			// The refusal is retried with backoff meanwhile, a dozen times
+			// and more; neither the retries nor the conditions it turned
+			// False (ResourcesReady, Ready) tell it again.
+			eventually(t, 10*time.Second, "the refusal's Event", func() (bool, string) {
+				got := events(t, c, "ApplyFailed")
+				return len(got) > 0, notes(got)
+			})
+			never(t, 3*time.Second, "the refusal told twice", func() bool {
+				got := events(t, c, "ApplyFailed")
+				_, series := got[0].Object["series"]
+				return len(got) != 1 || series
+			})
+			got := events(t, c, "ApplyFailed")
+			if note := fmt.Sprint(got[0].Object["note"]); got[0].Object["type"] != "Warning" || !strings.HasPrefix(note, `applying ConfigMap t1 (resource config) in the local cluster: ConfigMap "t1" is invalid: data[bad key]`) {
+				t.Errorf("the refusal's Event: %s", notes(got))
+			}
+			patch(t, c, `{"key": "good"}`)
+			c.waitState(t, "kro.run/v1alpha1", "Told", ns, "t1", v1alpha1.InstanceActive)
+			eventually(t, 10*time.Second, "a Normal Event that Ready is True again", func() (bool, string) {
+				got := events(t, c, "Ready")
+				return len(got) == 1 && got[0].Object["type"] == "Normal" && got[0].Object["note"] == "Ready is True", notes(got)
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
