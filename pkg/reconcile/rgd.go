@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/crdcheck"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
@@ -579,11 +580,24 @@ func established(crd *extv1.CustomResourceDefinition) bool {
 	return false
 }
 
-// writeStatus updates the RGD's status when it changed.
+// writeStatus updates the RGD's status when it changed, and tells in
+// Events what changed that needed attention (conditions.Newsworthy): an
+// RGD that stops being Active, and its coming back.
 func (r *RGDReconciler) writeStatus(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, status *v1alpha1.ResourceGraphDefinitionStatus) error {
 	if equality.Semantic.DeepEqual(&rgd.Status, status) {
 		return nil
 	}
+	before := rgd.Status.Conditions
 	rgd.Status = *status
-	return r.Client.Status().Update(ctx, rgd)
+	if err := r.Client.Status().Update(ctx, rgd); err != nil {
+		return err
+	}
+	for _, n := range conditions.Newsworthy(before, status.Conditions, v1alpha1.ConditionReady, nil) {
+		eventType := "Normal"
+		if n.Warning {
+			eventType = "Warning"
+		}
+		r.event(rgd, eventType, n.Reason, "Reconcile", "%s", n.Note())
+	}
+	return nil
 }

@@ -77,7 +77,7 @@ func (r *RGDReconciler) deleteKind(ctx context.Context, rgd *v1alpha1.ResourceGr
 			if err := r.releaseInstances(ctx, rgd.Name); err != nil {
 				return ctrl.Result{}, err
 			}
-			r.event(rgd, "Warning", "InstancesReleased", "the graph is invalid, so its instances' resources cannot be deleted in order: the instances were released and their resources left in place: %v", err)
+			r.event(rgd, "Warning", "InstancesReleased", "Delete", "the graph is invalid, so its instances' resources cannot be deleted in order: the instances were released and their resources left in place: %v", err)
 		case err != nil:
 			return ctrl.Result{}, err // not known to be invalid: tried again
 		default:
@@ -112,11 +112,11 @@ func (r *RGDReconciler) deleteCRD(ctx context.Context, rgd *v1alpha1.ResourceGra
 		err = fmt.Errorf("deleting CustomResourceDefinition %s of the deleted ResourceGraphDefinition %s: %w", crd.Name, rgd.Name, err)
 		// kubectl describe shows why the RGD's deletion waits (its role
 		// lacking delete on CRDs, say).
-		r.event(rgd, "Warning", "DeletingKindFailed", "%v", err)
+		r.event(rgd, "Warning", "DeletingKindFailed", "Delete", "%v", err)
 		return err
 	}
 	ctrl.LoggerFrom(ctx).Info("deleting the CRD of a deleted ResourceGraphDefinition, with every instance", "rgd", rgd.Name, "crd", crd.Name)
-	r.event(rgd, "Normal", "DeletingKind", "deleting CustomResourceDefinition %s and every %s with it (--allow-crd-deletion); each instance's resources are deleted in reverse order first", crd.Name, crd.Spec.Names.Kind)
+	r.event(rgd, "Normal", "DeletingKind", "Delete", "deleting CustomResourceDefinition %s and every %s with it (--allow-crd-deletion); each instance's resources are deleted in reverse order first", crd.Name, crd.Spec.Names.Kind)
 	return nil
 }
 
@@ -130,9 +130,10 @@ func (r *RGDReconciler) forget(rgdName string) {
 	r.mu.Unlock()
 }
 
-// event records an Event on the RGD, when a recorder is set.
-func (r *RGDReconciler) event(rgd *v1alpha1.ResourceGraphDefinition, eventType, reason, note string, args ...any) {
+// event records an Event on the RGD, when a recorder is set; action is
+// what the agent was doing (Reconcile, Delete).
+func (r *RGDReconciler) event(rgd *v1alpha1.ResourceGraphDefinition, eventType, reason, action, note string, args ...any) {
 	if r.Recorder != nil {
-		r.Recorder.Eventf(rgd, nil, eventType, reason, "Delete", note, args...)
+		r.Recorder.Eventf(rgd, nil, eventType, reason, action, note, args...)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
@@ -119,37 +120,16 @@ func normalize(v any) any {
 	return out
 }
 
-// recordTransitions emits an Event when a condition turns unhappy (False,
-// or True for a condition of negative polarity), and when Ready comes back
-// to True after being False, so that `kubectl describe` tells what needed
-// attention. The steps of a healthy rollout are on the conditions: an
-// Event is an API write, and these are not worth one each. Ready turning
-// False repeats the reason and message of the condition that turned it, and
-// a refused apply has told its error already: each is told once (tell).
+// recordTransitions tells in Events what the status write changed that
+// needed attention (conditions.Newsworthy), so that `kubectl describe`
+// tells the story; a refused apply has told its error already (tell).
 func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus) {
-	prev := decodeStatus(old)
-	for _, c := range st.Conditions {
-		i := slices.IndexFunc(prev.Conditions, func(p metav1.Condition) bool { return p.Type == c.Type })
-		if i >= 0 && prev.Conditions[i].Status == c.Status {
-			continue
-		}
-		unhappy := c.Status == metav1.ConditionFalse
-		if r.g.Negative(c.Type) {
-			unhappy = c.Status == metav1.ConditionTrue
-		}
-		recovered := c.Type == v1alpha1.ConditionReady && c.Status == metav1.ConditionTrue && i >= 0 && prev.Conditions[i].Status == metav1.ConditionFalse
+	for _, n := range conditions.Newsworthy(decodeStatus(old).Conditions, st.Conditions, v1alpha1.ConditionReady, r.g.Negative) {
 		eventType := "Normal"
-		switch {
-		case unhappy:
+		if n.Warning {
 			eventType = "Warning"
-		case !recovered:
-			continue
 		}
-		note := fmt.Sprintf("%s is %s", c.Type, c.Status)
-		if c.Message != "" {
-			note += ": " + c.Message
-		}
-		r.tell(eventType, c.Reason, c.Message, note, nil)
+		r.tell(eventType, n.Reason, n.Message, n.Note(), nil)
 	}
 }
 

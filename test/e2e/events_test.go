@@ -151,6 +151,52 @@ func TestEvents(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("an RGD that stops being Active says so, and when it is back", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: told-sprockets}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ToldSprocket
+  resources:
+  - id: sprocket
+    template:
+      apiVersion: told.example.dev/v1
+      kind: Sprocket
+      metadata: {name: "${schema.metadata.name}"}
+`
+			crd := exampleCRD("Sprocket", "told.example.dev")
+			c.apply(t, crd)
+			eventually(t, 30*time.Second, "the RGD using Sprocket to be admitted", func() (bool, string) {
+				_, err := c.tryApply(t, rgd)
+				return err == nil, fmt.Sprint(err)
+			})
+			c.waitRGDActive(t, "told-sprockets")
+			rgdEvents := func(reason string) []unstructured.Unstructured {
+				list, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace("default").List(context.Background(),
+					metav1.ListOptions{FieldSelector: "regarding.name=told-sprockets,reason=" + reason})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return list.Items
+			}
+			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "sprockets.told.example.dev")
+			eventually(t, 30*time.Second, "a Warning that the graph is no longer accepted", func() (bool, string) {
+				got := rgdEvents(v1alpha1.ReasonInvalidResourceGraph)
+				return len(got) == 1 && got[0].Object["type"] == "Warning" &&
+					strings.HasPrefix(fmt.Sprint(got[0].Object["note"]), "GraphAccepted is False: spec.resources[sprocket].template.kind: Not found"), notes(got)
+			})
+			c.apply(t, crd)
+			c.waitRGDActive(t, "told-sprockets")
+			eventually(t, 10*time.Second, "a Normal Event that the RGD is Ready again", func() (bool, string) {
+				got := rgdEvents("Ready")
+				return len(got) == 1 && got[0].Object["type"] == "Normal" && got[0].Object["note"] == "Ready is True", notes(got)
+			})
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
