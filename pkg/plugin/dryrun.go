@@ -80,7 +80,7 @@ from the instance's values.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
-	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "the instances to preview; - reads standard input")
+	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "file or URL of the instances to preview; - reads standard input")
 	addOutputFlag(cmd, &o.output, "yaml prints the rendered objects; json prints the plan", "json", "yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd

@@ -6,23 +6,63 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
-// readInput reads the file given with -f; "-" is standard input.
+// readInput reads the file given with -f as kubectl does: a path, "-" for
+// standard input, or an http(s) URL.
 func readInput(file string, stdin io.Reader) ([]byte, error) {
 	if file == "-" {
 		return io.ReadAll(stdin)
+	}
+	if isURL(file) {
+		return readURL(file)
 	}
 	b, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no such file", file)
 	}
 	return b, err
+}
+
+// isURL reports whether -f names a manifest on the web.
+func isURL(file string) bool {
+	return strings.HasPrefix(file, "http://") || strings.HasPrefix(file, "https://")
+}
+
+// urlClient fetches manifests named by URL; a server that does not answer
+// is given up on rather than waited for.
+var urlClient = &http.Client{Timeout: 30 * time.Second}
+
+// maxManifestSize bounds what is read from a URL: a manifest, not a
+// download that would fill the memory.
+const maxManifestSize = 16 << 20
+
+// readURL fetches a manifest over HTTP(S).
+func readURL(url string) ([]byte, error) {
+	resp, err := urlClient.Get(url)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("reading %s: the server answered %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxManifestSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", url, err)
+	}
+	if len(b) > maxManifestSize {
+		return nil, fmt.Errorf("reading %s: larger than %d MiB, too large for a manifest", url, maxManifestSize>>20)
+	}
+	return b, nil
 }
 
 // yamlDocuments splits a YAML (or JSON) stream into its documents.

@@ -75,7 +75,7 @@ Exits 1 when any RGD is invalid.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
-	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file with one or more RGDs, or a directory of such files; - reads standard input")
+	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file with one or more RGDs, a directory of such files, or a URL; - reads standard input")
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f and all directories below them")
 	addOutputFlag(cmd, &o.output, "", "json", "yaml")
 	cmd.Flags().BoolVar(&o.offline, "offline", false, "do not contact a cluster; kinds that are not built in are typed dyn")
@@ -299,10 +299,6 @@ type parsedRGD struct {
 	err  error
 }
 
-// readFile reads every ResourceGraphDefinition and CustomResourceDefinition
-// in a multi-document YAML or JSON file. RGDs are read strictly: an unknown
-// field is an error, as the API server's strict field validation would
-// say. Other kinds are skipped.
 // manifestExtensions are the files a directory contributes, as kubectl
 // reads them.
 var manifestExtensions = []string{".json", ".yaml", ".yml"}
@@ -314,7 +310,7 @@ func expandDirectories(paths []string, recursive bool) ([]string, error) {
 	var files []string
 	for _, path := range paths {
 		info, err := os.Stat(path)
-		if path == "-" || (err == nil && !info.IsDir()) {
+		if path == "-" || isURL(path) || (err == nil && !info.IsDir()) {
 			files = append(files, path)
 			continue
 		}
@@ -355,6 +351,10 @@ type fileContents struct {
 	others []string
 }
 
+// readFile reads every ResourceGraphDefinition and CustomResourceDefinition
+// in a multi-document YAML or JSON file. RGDs are read strictly: an unknown
+// field is an error, as the API server's strict field validation would
+// say. Other kinds are skipped.
 func readFile(file string, stdin io.Reader) (fileContents, error) {
 	var in fileContents
 	data, err := readInput(file, stdin)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -260,5 +262,46 @@ spec:
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("errors\n got: %q\nwant: %q", got, want)
+	}
+}
+
+// -f takes a URL, as kubectl's does; a server's refusal is an error that
+// names the URL and what the server said.
+func TestValidateReadsAURL(t *testing.T) {
+	const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: remote}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Remote}
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}"}
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/rgd.yaml" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, rgd)
+	}))
+	defer srv.Close()
+	run := func(url string) (string, error) {
+		var out bytes.Buffer
+		cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
+		cmd.SetArgs([]string{"validate", "--offline", "-f", url})
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		return out.String(), err
+	}
+	if out, err := run(srv.URL + "/rgd.yaml"); err != nil || !strings.Contains(out, "resourcegraphdefinition/remote ("+srv.URL+"/rgd.yaml): valid") {
+		t.Errorf("validate -f URL: %v\n%s", err, out)
+	}
+	if out, err := run(srv.URL + "/missing.yaml"); err == nil || !strings.Contains(err.Error()+out, "reading "+srv.URL+"/missing.yaml: the server answered 404 Not Found") {
+		t.Errorf("validate -f a missing URL: %v\n%s", err, out)
 	}
 }
