@@ -13,6 +13,14 @@ type News struct {
 	Warning bool
 }
 
+// EventType is the type of the news's Event: Warning or Normal.
+func (n News) EventType() string {
+	if n.Warning {
+		return "Warning"
+	}
+	return "Normal"
+}
+
 // Note is what an Event of the news says: "GraphAccepted is False: ...".
 func (n News) Note() string {
 	note := n.Type + " is " + string(n.Status)

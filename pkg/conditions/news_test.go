@@ -17,11 +17,7 @@ func notes(t *testing.T, conds *[]metav1.Condition, change func(m *Manager)) []s
 	change(m)
 	var out []string
 	for _, n := range Newsworthy(prev, *conds, "Ready", func(c string) bool { return c == "Pressure" }) {
-		kind := "Normal"
-		if n.Warning {
-			kind = "Warning"
-		}
-		out = append(out, kind+" "+n.Reason+" "+n.Note())
+		out = append(out, n.EventType()+" "+n.Reason+" "+n.Note())
 	}
 	return out
 }

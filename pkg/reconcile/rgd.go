@@ -593,11 +593,7 @@ func (r *RGDReconciler) writeStatus(ctx context.Context, rgd *v1alpha1.ResourceG
 		return err
 	}
 	for _, n := range conditions.Newsworthy(before, status.Conditions, v1alpha1.ConditionReady, nil) {
-		eventType := "Normal"
-		if n.Warning {
-			eventType = "Warning"
-		}
-		r.event(rgd, eventType, n.Reason, "Reconcile", "%s", n.Note())
+		r.event(rgd, n.EventType(), n.Reason, "Reconcile", "%s", n.Note())
 	}
 	return nil
 }

@@ -125,11 +125,7 @@ func normalize(v any) any {
 // tells the story; a refused apply has told its error already (tell).
 func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus) {
 	for _, n := range conditions.Newsworthy(decodeStatus(old).Conditions, st.Conditions, v1alpha1.ConditionReady, r.g.Negative) {
-		eventType := "Normal"
-		if n.Warning {
-			eventType = "Warning"
-		}
-		r.tell(eventType, n.Reason, n.Message, n.Note(), nil)
+		r.tell(n.EventType(), n.Reason, n.Message, n.Note(), nil)
 	}
 }
 
