@@ -25,7 +25,7 @@ func (a *answers) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 
 func TestAwaitingWaitsForAKindOnItsWay(t *testing.T) {
 	gvk := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
-	notPublished := &schemaNotPublished{gvk}
+	notPublished := &schemaNotPublished{gvk: gvk}
 	notServed := fmt.Errorf("example.net/v1/Gizmo: the cluster does not serve example.net/v1: %w", ErrNotFound)
 	never := make([]error, 100)
 	for i := range never {

@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,16 +57,26 @@ func (d *Discovery) Invalidate() {
 }
 
 // schemaNotPublished: discovery lists the kind, its OpenAPI schema is not
-// there.
-type schemaNotPublished struct{ gvk schema.GroupVersionKind }
+// there, or could not be read (unreadable).
+type schemaNotPublished struct {
+	gvk        schema.GroupVersionKind
+	unreadable error
+}
 
 // NotPublished reports a kind served without its OpenAPI schema published
-// yet: a CRD created moments ago, which resolves on its own shortly.
+// yet, or with a schema that could not be read: a CRD created moments ago,
+// which resolves on its own shortly, or one being deleted, whose group's
+// OpenAPI document the API server takes down as discovery still lists it.
 func NotPublished(err error) bool { return errors.As(err, new(*schemaNotPublished)) }
 
 func (e *schemaNotPublished) Error() string {
+	if e.unreadable != nil {
+		return fmt.Sprintf("the API server serves %s but its OpenAPI schema could not be read (%v); a CRD created or deleted moments ago changes it for a few seconds", gvkString(e.gvk), e.unreadable)
+	}
 	return fmt.Sprintf("the API server serves %s but has not published its OpenAPI schema yet; a CRD created moments ago needs a few seconds", gvkString(e.gvk))
 }
+
+func (e *schemaNotPublished) Unwrap() error { return e.unreadable }
 
 // Resolve implements Resolver. A kind that cached discovery does not know,
 // or knows but without a published schema, is looked up once more after
@@ -112,7 +123,13 @@ func (d *Discovery) resolve(gvk schema.GroupVersionKind) (*Info, error) {
 			// The API server publishes a new CRD's schema a few seconds
 			// after serving it; the OpenAPI documents are fetched anew
 			// each time, so the next attempt sees it.
-			return nil, &schemaNotPublished{gvk}
+			return nil, &schemaNotPublished{gvk: gvk}
+		}
+		if apierrors.IsNotFound(err) || errors.As(err, new(*json.SyntaxError)) {
+			// A CRD being deleted: the API server takes its group's
+			// document down (or answers it empty) while discovery still
+			// lists the kind, for a moment.
+			return nil, &schemaNotPublished{gvk: gvk, unreadable: err}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("OpenAPI schema of %s: %w", gvkString(gvk), err)

@@ -18,8 +18,10 @@ import (
 
 // discoveryServer serves legacy discovery with example.net/v1 Gizmo while
 // served is true, and OpenAPI v3 documents without it: a CRD either
-// created moments ago or deleted moments ago.
-func discoveryServer(t *testing.T, served *atomic.Bool) *httptest.Server {
+// created moments ago or deleted moments ago. With emptySchema the OpenAPI
+// root lists the group's document, which comes back empty, as the API
+// server answers for a CRD being deleted.
+func discoveryServer(t *testing.T, served *atomic.Bool, emptySchema ...bool) *httptest.Server {
 	t.Helper()
 	write := func(w http.ResponseWriter, v any) {
 		w.Header().Set("Content-Type", "application/json")
@@ -46,7 +48,13 @@ func discoveryServer(t *testing.T, served *atomic.Bool) *httptest.Server {
 			write(w, metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList"}, GroupVersion: "example.net/v1",
 				APIResources: []metav1.APIResource{{Name: "gizmos", Kind: "Gizmo", Namespaced: true, Verbs: []string{"get", "list"}}}})
 		case "/openapi/v3":
-			write(w, map[string]any{"paths": map[string]any{}})
+			paths := map[string]any{}
+			if len(emptySchema) > 0 && emptySchema[0] {
+				paths["apis/example.net/v1"] = map[string]any{"serverRelativeURL": "/openapi/v3/apis/example.net/v1?hash=0"}
+			}
+			write(w, map[string]any{"paths": paths})
+		case "/openapi/v3/apis/example.net/v1":
+			w.Header().Set("Content-Type", "application/json")
 		default:
 			http.NotFound(w, r)
 		}
@@ -83,6 +91,26 @@ func TestDiscoveryTellsUnpublishedFromDeleted(t *testing.T) {
 	_, err = NewDiscovery(cached).Resolve(gizmo)
 	if !errors.Is(err, ErrNotFound) || strings.Contains(err.Error(), "has not published") {
 		t.Errorf("a kind deleted since discovery was cached: %v, want not found", err)
+	}
+}
+
+// The OpenAPI document of a CRD being deleted comes back empty for a
+// moment while discovery still lists its kind: worth a retry, and said as
+// such rather than as an internal error; once discovery no longer lists
+// it, it is not found.
+func TestDiscoveryTellsAnUnreadableSchemaFromDeleted(t *testing.T) {
+	var served atomic.Bool
+	served.Store(true)
+	srv := discoveryServer(t, &served, true)
+	gizmo := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
+	d := NewDiscovery(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})))
+	_, err := d.Resolve(gizmo)
+	if !NotPublished(err) || !strings.Contains(err.Error(), "serves example.net/v1/Gizmo but its OpenAPI schema could not be read (unexpected end of JSON input)") {
+		t.Fatalf("a kind served with an empty schema document: %v", err)
+	}
+	served.Store(false)
+	if _, err := d.Resolve(gizmo); !errors.Is(err, ErrNotFound) || NotPublished(err) {
+		t.Errorf("the kind once discovery no longer lists it: %v, want not found", err)
 	}
 }
 
