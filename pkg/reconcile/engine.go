@@ -187,6 +187,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.ctx = ctx
 	e.mu.Unlock()
 	defer e.stopInformers()
+	defer e.countInstances()()
 	e.local.startFollowing()
 	go wait.Until(e.dropUnusedClusters, e.opts.UnusedClusterTimeout/2, ctx.Done())
 	// Reconciles in flight when the agent is asked to stop run to the end

@@ -167,6 +167,34 @@ func heldAt(store cache.Store, key string) (*heldObject, error) {
 	return obj.(*heldObject), nil
 }
 
+// state is the instance's status.state, "" when it has none (or its JSON
+// does not hold one as a string). Only the top level and the status are
+// scanned: the metrics count every instance on each scrape.
+func (h *heldObject) state() string {
+	top, err := jsonscan.Members(h.raw)
+	if err != nil {
+		return ""
+	}
+	st, ok := last(top, "status")
+	if !ok {
+		return ""
+	}
+	status := h.raw[st.ValueStart:st.End]
+	members, err := jsonscan.Members(status)
+	if err != nil {
+		return ""
+	}
+	v, ok := last(members, "state")
+	if !ok {
+		return ""
+	}
+	var state string
+	if decodeString(status[v.ValueStart:v.End], &state) != nil {
+		return ""
+	}
+	return state
+}
+
 // object decodes the held object into a copy of its own.
 func (h *heldObject) object() (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}

@@ -117,6 +117,28 @@ func TestHeldObjectKeepsItsDeletionTimestamp(t *testing.T) {
 	}
 }
 
+// The metrics count instances by the state their held JSON says, read
+// without decoding the rest.
+func TestHeldObjectState(t *testing.T) {
+	for _, tc := range []struct {
+		json, want string
+	}{
+		{`{"metadata":{"name":"a"},"status":{"conditions":[{"type":"Ready"}],"state":"ACTIVE"}}`, "ACTIVE"},
+		{`{"status":{"state":"ERROR","state":"IN_PROGRESS"},"metadata":{"name":"a"}}`, "IN_PROGRESS"},
+		{`{"metadata":{"name":"a"},"spec":{"state":"ACTIVE"}}`, ""},
+		{`{"metadata":{"name":"a"},"status":{"state":3}}`, ""},
+		{`{"metadata":{"name":"a"},"status":null}`, ""},
+	} {
+		h, err := holdJSON([]byte(tc.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.state(); got != tc.want {
+			t.Errorf("state of %s = %q, want %q", tc.json, got, tc.want)
+		}
+	}
+}
+
 func TestMembersAreReadFromTheCacheByNode(t *testing.T) {
 	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &heldObject{}, 0, cache.Indexers{indexInstance: byInstanceID})

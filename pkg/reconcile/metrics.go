@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -42,4 +43,63 @@ func countWrite(kind string, err error) {
 		result = "error"
 	}
 	writesTotal.WithLabelValues(kind, result).Inc()
+}
+
+// instancesDesc describes kro_agent_instances, which the engine's
+// instanceCounter reports.
+var instancesDesc = prometheus.NewDesc("kro_agent_instances",
+	`Instances of each RGD's kind by status.state ("" for one not reconciled yet), as the leader's informers hold them.`,
+	[]string{"rgd", "kind", "state"}, nil)
+
+// instanceCounter counts the instances the engine serves when Prometheus
+// scrapes, from the informers that hold them anyway: nothing is kept or
+// updated between scrapes, and the count is what the cluster says, also
+// of instances whose status another agent wrote.
+type instanceCounter struct{ e *Engine }
+
+// Describe implements prometheus.Collector.
+func (c instanceCounter) Describe(ch chan<- *prometheus.Desc) { ch <- instancesDesc }
+
+// countInstances registers the engine's instanceCounter while it runs
+// (leads): the returned func unregisters it.
+func (e *Engine) countInstances() (stop func()) {
+	c := instanceCounter{e}
+	if err := metrics.Registry.Register(c); err != nil {
+		// Another engine of this process counts (tests run several).
+		return func() {}
+	}
+	return func() { metrics.Registry.Unregister(c) }
+}
+
+// countedKind is a kind the engine serves, as the metrics count it.
+type countedKind struct {
+	rgdName  string
+	gvk      schema.GroupVersionKind
+	informer *watched
+}
+
+// countedKinds lists the kinds served, with their instance informers.
+func (e *Engine) countedKinds() []countedKind {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]countedKind, 0, len(e.kinds))
+	for gvk, s := range e.kinds {
+		out = append(out, countedKind{rgdName: s.rgdName, gvk: gvk, informer: s.informer})
+	}
+	return out
+}
+
+// Collect implements prometheus.Collector.
+func (c instanceCounter) Collect(ch chan<- prometheus.Metric) {
+	for _, k := range c.e.countedKinds() {
+		counts := map[string]int{}
+		for _, obj := range k.informer.informer.GetStore().List() {
+			if h, ok := obj.(*heldObject); ok {
+				counts[h.state()]++
+			}
+		}
+		for state, n := range counts {
+			ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(n), k.rgdName, k.gvk.Kind, state)
+		}
+	}
 }

@@ -78,6 +78,12 @@ func TestWebAppLifecycle(t *testing.T) {
 			if _, err := c.get(t, "networking.k8s.io/v1", "Ingress", ns, "shop"); err == nil {
 				t.Error("ingress exists although includeWhen is false")
 			}
+			// Counted by state for alerts and dashboards, from the
+			// informer, which may be a moment behind the status read.
+			eventually(t, 10*time.Second, "kro_agent_instances to count the instance as ACTIVE", func() (bool, string) {
+				n, ok := gauge(t, "kro_agent_instances", map[string]string{"rgd": "webapp", "kind": "WebApp", "state": "ACTIVE"})
+				return ok && n >= 1, fmt.Sprintf("%v (found: %v)", n, ok)
+			})
 			return ctx
 		}).
 		Assess("labels and annotations are exactly seed 001's, and no owner references", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -633,6 +633,34 @@ func counter(t testing.TB, name, label, value string) float64 {
 	return 0
 }
 
+// gauge is the value of a gauge's series with the labels given, from the
+// process-wide registry the in-process agent counts in; false when there
+// is no such series.
+func gauge(t testing.TB, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			matched := 0
+			for _, l := range m.GetLabel() {
+				if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+					matched++
+				}
+			}
+			if matched == len(labels) {
+				return m.GetGauge().GetValue(), true
+			}
+		}
+	}
+	return 0, false
+}
+
 // crdRace, while set, creates a CRD in the instant after the in-process
 // agent looked for it and found none, before the agent has the answer: the
 // race between its check of a CRD and its first write of it.
