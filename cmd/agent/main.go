@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -69,6 +70,9 @@ func main() {
 	o.QPS = float32(qps)
 	log := zap.New(zap.UseFlagOptions(&zapOpts))
 	ctrl.SetLogger(log)
+	// client-go and the API machinery log through klog: one format, one
+	// stream, for whoever reads or ships the agent's log.
+	klog.SetLogger(log)
 	o.Log = log
 	cfg, err := ctrl.GetConfig()
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -536,7 +535,9 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		e.queue.Forget(key)
 		e.queue.AddAfter(key, contested.retryAfter)
 	case err != nil:
-		utilruntime.HandleErrorWithContext(ctx, err, "reconciling instance", "instance", key.String())
+		// The instance's status and Events say it too; the log is for
+		// whoever runs the agent. Retries back off in the queue.
+		e.opts.Log.Error(err, "reconciling instance", "instance", key.String())
 		e.queue.AddRateLimited(key)
 	case res.requeueAfter > 0:
 		e.queue.Forget(key)
