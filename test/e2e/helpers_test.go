@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap/zapcore"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -613,30 +614,24 @@ func instanceReconcileErrors(t testing.TB) float64 {
 // the process-wide registry the in-process agent counts in.
 func counter(t testing.TB, name, label, value string) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
+	m, ok := series(t, name, map[string]string{label: value})
+	if !ok {
+		t.Fatalf("%s has no series with %s=%q", name, label, value)
 	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("%s has no series with %s=%q", name, label, value)
-	return 0
+	return m.GetCounter().GetValue()
 }
 
-// gauge is the value of a gauge's series with the labels given, from the
-// process-wide registry the in-process agent counts in; false when there
-// is no such series.
+// gauge is the value of a gauge's series with the labels given; false
+// when there is no such series.
 func gauge(t testing.TB, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
+	m, ok := series(t, name, labels)
+	return m.GetGauge().GetValue(), ok
+}
+
+// series finds the series of metric name whose labels include those
+// given, in the process-wide registry the in-process agent counts in.
+func series(t testing.TB, name string, labels map[string]string) (*dto.Metric, bool) {
 	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
@@ -654,11 +649,11 @@ func gauge(t testing.TB, name string, labels map[string]string) (float64, bool) 
 				}
 			}
 			if matched == len(labels) {
-				return m.GetGauge().GetValue(), true
+				return m, true
 			}
 		}
 	}
-	return 0, false
+	return nil, false
 }
 
 // crdRace, while set, creates a CRD in the instant after the in-process
