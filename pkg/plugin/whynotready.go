@@ -117,7 +117,7 @@ func (c *cluster) whyNotReady(ctx context.Context, kind, name string) (*Diagnosi
 	}
 	if rgd != nil {
 		c.noteObject(rgdGVR, "", rgd.Name, rgd)
-		return c.diagnoseRGD(rgd), nil
+		return c.diagnoseRGD(ctx, rgd), nil
 	}
 	s, err := c.load(ctx, kind, name)
 	var released *releasedError
@@ -166,7 +166,7 @@ const (
 
 // diagnoseRGD says why an RGD is not Active, for why-not-ready given the
 // RGD itself.
-func (c *cluster) diagnoseRGD(rgd *v1alpha1.ResourceGraphDefinition) *Diagnosis {
+func (c *cluster) diagnoseRGD(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) *Diagnosis {
 	ref := "ResourceGraphDefinition " + rgd.Name
 	ready := meta.FindStatusCondition(rgd.Status.Conditions, v1alpha1.ConditionReady)
 	switch {
@@ -188,6 +188,8 @@ func (c *cluster) diagnoseRGD(rgd *v1alpha1.ResourceGraphDefinition) *Diagnosis 
 			d.Details = append(d.Details, err.Error())
 		}
 	}
+	// When it stopped being Active, and what it said then.
+	d.Events = c.recentEventsAbout(ctx, v1alpha1.ResourceGraphDefinitionGroupKind.Kind, "", rgd.Name)
 	return d
 }
 
@@ -532,8 +534,15 @@ func (c *cluster) namespaceUnavailable(ctx context.Context, r *Row) string {
 
 // recentEvents returns the last few Events about an object.
 func (c *cluster) recentEvents(ctx context.Context, u *unstructured.Unstructured) []string {
-	sel := fields.Set{"involvedObject.name": u.GetName(), "involvedObject.kind": u.GetKind()}
-	list, err := c.dyn.Resource(corev1.SchemeGroupVersion.WithResource("events")).Namespace(u.GetNamespace()).
+	return c.recentEventsAbout(ctx, u.GetKind(), u.GetNamespace(), u.GetName())
+}
+
+// recentEventsAbout returns the last few Events about the object kind
+// namespace/name; those about a cluster-scoped object (namespace "") are
+// looked for in every namespace, as they are recorded in default.
+func (c *cluster) recentEventsAbout(ctx context.Context, kind, namespace, name string) []string {
+	sel := fields.Set{"involvedObject.name": name, "involvedObject.kind": kind}
+	list, err := c.dyn.Resource(corev1.SchemeGroupVersion.WithResource("events")).Namespace(namespace).
 		List(ctx, metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
 	if err != nil {
 		return nil

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/plugin"
 )
 
 // toldRGD: a ConfigMap whose data key the instance chooses (the API server
@@ -192,6 +194,11 @@ spec:
 				return len(got) == 1 && got[0].Object["type"] == "Warning" &&
 					strings.HasPrefix(fmt.Sprint(got[0].Object["note"]), "GraphAccepted is False: spec.resources[sprocket].template.kind: "), notes(got)
 			})
+			// why-not-ready rgd shows them, as it does an instance's.
+			out, err := kro(t, cfg, nil, "why-not-ready", "rgd", "told-sprockets")
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "Recent events:\n  Warning InvalidResourceGraph: GraphAccepted is False: spec.resources[sprocket].template.kind: ") {
+				t.Errorf("why-not-ready rgd told-sprockets: %v\n%s", err, out)
+			}
 			c.apply(t, crd)
 			c.waitRGDActive(t, "told-sprockets")
 			eventually(t, 10*time.Second, "a Normal Event that the RGD is Ready again", func() (bool, string) {
