@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -654,11 +655,9 @@ func (r *run) tell(eventType, reason, message, note string, related runtime.Obje
 // a refusal retried is the same news, and each retry that follows a status
 // write (a new version of the instance) would be a new series of Events.
 func (r *run) tellNews(reason, message string) {
-	st, _ := r.inst.Object["status"].(map[string]any)
-	for _, c := range decodeStatus(st).Conditions {
-		if c.Type == v1alpha1.ConditionResourcesReady && c.Status == metav1.ConditionFalse && c.Message == message {
-			return
-		}
+	said := meta.FindStatusCondition(r.currentStatus().Conditions, v1alpha1.ConditionResourcesReady)
+	if said != nil && said.Status == metav1.ConditionFalse && said.Message == message {
+		return
 	}
 	r.tell("Warning", reason, message, message, nil)
 }
