@@ -94,6 +94,30 @@ func AdditionalNamespaces(inst Instance, namespaces []string) string {
 	return strings.Join(slices.Compact(others), ",")
 }
 
+// RecordedKinds are the kinds an instance's ApplySet annotation lists: what
+// kro-agent has applied for it, whatever its RGD now says.
+func RecordedKinds(inst metav1.Object) []schema.GroupKind {
+	var out []schema.GroupKind
+	for _, s := range strings.Split(inst.GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds], ",") {
+		if gk := schema.ParseGroupKind(strings.TrimSpace(s)); gk.Kind != "" {
+			out = append(out, gk)
+		}
+	}
+	return out
+}
+
+// RecordedNamespaces are the namespaces, other than the instance's own,
+// that its ApplySet annotation says hold its resources.
+func RecordedNamespaces(inst metav1.Object) []string {
+	var out []string
+	for _, ns := range strings.Split(inst.GetAnnotations()[v1alpha1.AnnotationApplySetNamespaces], ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
 // TemplateGroupKinds are the kinds an RGD's templates create, read from
 // their apiVersion and kind as written, for the ApplySet contains-group-kinds
 // annotation: the same list the compiled graph gives, without compiling.

@@ -1,9 +1,11 @@
 package ownership
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -66,6 +68,30 @@ func TestApplySetAnnotations(t *testing.T) {
 	}
 	if got["applyset.kubernetes.io/tooling"] != "kro/v0.1.0-dev" {
 		t.Errorf("tooling = %q", got["applyset.kubernetes.io/tooling"])
+	}
+}
+
+// What ApplySetAnnotations writes reads back as the kinds and namespaces
+// given, the instance's own namespace aside.
+func TestRecordedKindsAndNamespaces(t *testing.T) {
+	written := ApplySetAnnotations(inst, []schema.GroupKind{{Group: "apps", Kind: "Deployment"}, {Kind: "ConfigMap"}}, []string{"other", "default", "third"})
+	obj := &metav1.ObjectMeta{Annotations: written}
+	if got, want := RecordedKinds(obj), []schema.GroupKind{{Kind: "ConfigMap"}, {Group: "apps", Kind: "Deployment"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("RecordedKinds = %v, want %v", got, want)
+	}
+	if got, want := RecordedNamespaces(obj), []string{"other", "third"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("RecordedNamespaces = %v, want %v", got, want)
+	}
+	// Written by hand, or by another tool: spaces and empty entries are no kind.
+	obj.Annotations = map[string]string{
+		"applyset.kubernetes.io/contains-group-kinds":  " Secret , ,Widget.example.dev",
+		"applyset.kubernetes.io/additional-namespaces": "",
+	}
+	if got, want := RecordedKinds(obj), []schema.GroupKind{{Kind: "Secret"}, {Group: "example.dev", Kind: "Widget"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("RecordedKinds = %v, want %v", got, want)
+	}
+	if got := RecordedNamespaces(obj); got != nil {
+		t.Errorf("RecordedNamespaces = %v, want none", got)
 	}
 }
 

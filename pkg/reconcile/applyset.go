@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -26,7 +24,7 @@ import (
 func (r *run) applySetKinds() []schema.GroupKind {
 	var out []schema.GroupKind
 	if r.membersUnseen {
-		out = append(out, annotatedKinds(r.inst)...)
+		out = append(out, ownership.RecordedKinds(r.inst)...)
 	}
 	listed := map[schema.GroupResource]bool{}
 	for _, n := range r.s.graph.Nodes {
@@ -87,7 +85,7 @@ func (r *run) recordedKinds() []schema.GroupVersionResource {
 		}
 	}
 	var out []schema.GroupVersionResource
-	for _, gk := range annotatedKinds(r.inst) {
+	for _, gk := range ownership.RecordedKinds(r.inst) {
 		if produced[gk] {
 			continue
 		}
@@ -101,17 +99,6 @@ func (r *run) recordedKinds() []schema.GroupVersionResource {
 		}
 		r.t.managed.watch(mapping.Resource)
 		out = append(out, mapping.Resource)
-	}
-	return out
-}
-
-// annotatedKinds are the kinds the instance's ApplySet annotation lists.
-func annotatedKinds(inst metav1.Object) []schema.GroupKind {
-	var out []schema.GroupKind
-	for _, s := range strings.Split(inst.GetAnnotations()[v1alpha1.AnnotationApplySetGroupKinds], ",") {
-		if gk := schema.ParseGroupKind(strings.TrimSpace(s)); gk.Kind != "" {
-			out = append(out, gk)
-		}
 	}
 	return out
 }
@@ -154,10 +141,10 @@ func (r *run) recordedKnown(ctx context.Context) error {
 // annotation before anything is created there, as the ApplySet
 // specification asks, so that every member can always be found.
 func (r *run) recordNamespace(ctx context.Context, ns string) error {
-	if ns == "" || ns == r.inst.GetNamespace() || slices.Contains(existingNamespaces(r.inst), ns) {
+	if ns == "" || ns == r.inst.GetNamespace() || slices.Contains(ownership.RecordedNamespaces(r.inst), ns) {
 		return nil
 	}
-	if err := r.writeNamespaces(ctx, append(existingNamespaces(r.inst), ns)); err != nil {
+	if err := r.writeNamespaces(ctx, append(ownership.RecordedNamespaces(r.inst), ns)); err != nil {
 		return fmt.Errorf("recording namespace %s in the ApplySet annotations: %w", ns, err)
 	}
 	return nil
@@ -168,7 +155,7 @@ func (r *run) recordNamespace(ctx context.Context, ns string) error {
 // the graph produces now, and those of pruned objects not gone yet (their
 // deletion brings the instance back, to shrink it further).
 func (r *run) settleNamespaces(ctx context.Context) error {
-	existing := existingNamespaces(r.inst)
+	existing := ownership.RecordedNamespaces(r.inst)
 	if len(existing) == 0 {
 		return nil
 	}
@@ -207,12 +194,4 @@ func (r *run) writeNamespaces(ctx context.Context, namespaces []string) error {
 	r.inst.SetResourceVersion(out.GetResourceVersion())
 	r.inst.SetAnnotations(out.GetAnnotations())
 	return nil
-}
-
-func existingNamespaces(inst interface{ GetAnnotations() map[string]string }) []string {
-	v := inst.GetAnnotations()[v1alpha1.AnnotationApplySetNamespaces]
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
 }

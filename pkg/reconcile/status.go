@@ -139,7 +139,7 @@ func (r *run) manage(ctx context.Context) error {
 		}
 	}
 	annotations := map[string]string{}
-	namespaces := existingNamespaces(r.inst)
+	namespaces := ownership.RecordedNamespaces(r.inst)
 	for k, v := range ownership.ApplySetAnnotations(r.id, r.applySetKinds(), namespaces) {
 		if r.inst.GetAnnotations()[k] != v {
 			annotations[k] = v
