@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -95,7 +96,7 @@ type Tree struct {
 // judges each node.
 func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	inst := s.instance
-	t := &Tree{Instance: Row{NodeID: "", Kind: s.mapping.GroupVersionKind.Kind, Name: inst.GetName(), Namespace: inst.GetNamespace(), Ready: instanceVerdict(inst), Reason: readyReason(inst), Created: ptrTime(inst.GetCreationTimestamp())}}
+	t := &Tree{Instance: instanceRow(inst, s.mapping.GroupVersionKind.Kind)}
 	t.Placement = s.placement
 	if s.graph == nil {
 		return t, nil
@@ -227,78 +228,29 @@ func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
 	}
 }
 
-// fetchMembers lists, with a bounded worker pool, every kind of the graph by
-// the instance-id label, in the instance's namespace and the additional
-// namespaces its ApplySet annotation names.
+// fetchMembers lists every kind of the graph by the instance-id label, and
+// groups what it finds by node; forbidden names the nodes of kinds the
+// user may not list.
 func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*unstructured.Unstructured, int, map[string]bool) {
-	selector := labels.SelectorFromSet(labels.Set{v1alpha1.LabelInstanceID: string(s.instance.GetUID())}).String()
-	var namespaces []string
-	if ns := s.instance.GetNamespace(); ns != "" {
-		namespaces = append(namespaces, ns)
-	}
-	if extra := s.instance.GetAnnotations()[v1alpha1.AnnotationApplySetNamespaces]; extra != "" {
-		namespaces = append(namespaces, strings.Split(extra, ",")...)
-	}
-	if len(namespaces) == 0 {
-		// A cluster-scoped instance whose resources' namespaces are not
-		// recorded yet: look in all of them. Listing all namespaces beside
-		// named ones would return the same objects twice.
-		namespaces = []string{metav1.NamespaceAll}
-	}
-	type job struct {
-		node *graph.Node
-		ns   string
-	}
-	var jobs []job
-	seen := map[string]bool{}
+	var kinds []memberKind
 	for _, n := range s.graph.Nodes {
 		if n.Template == nil || n.Kind == nil || n.Kind.Resource == "" {
 			continue
 		}
-		for _, ns := range namespaces {
-			if !n.Kind.Namespaced {
-				ns = ""
-			}
-			key := n.Kind.GVR().String() + "/" + ns
-			if !seen[key] {
-				seen[key] = true
-				jobs = append(jobs, job{node: n, ns: ns})
-			}
+		kinds = append(kinds, memberKind{gvr: n.Kind.GVR(), namespaced: n.Kind.Namespaced, kind: n.Kind.GVK.Kind})
+	}
+	objs, requests, forbiddenKinds := c.listMembers(ctx, s.instance, kinds)
+	found := map[string][]*unstructured.Unstructured{}
+	for _, u := range objs {
+		node := u.GetLabels()[v1alpha1.LabelNodeID]
+		found[node] = append(found[node], u)
+	}
+	forbidden := map[string]bool{}
+	for _, n := range s.graph.Nodes {
+		if n.Kind != nil && forbiddenKinds[n.Kind.GVR()] {
+			forbidden[n.ID] = true
 		}
 	}
-	var mu sync.Mutex
-	found := map[string][]*unstructured.Unstructured{}
-	forbidden := map[string]bool{}
-	sem := make(chan struct{}, 4)
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(j job) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			list, err := c.dyn.Resource(j.node.Kind.GVR()).Namespace(j.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if apierrors.IsForbidden(err) {
-					for _, n := range s.graph.Nodes {
-						if n.Kind != nil && n.Kind.GVR() == j.node.Kind.GVR() {
-							forbidden[n.ID] = true
-						}
-					}
-				}
-				return
-			}
-			for i := range list.Items {
-				u := &list.Items[i]
-				node := u.GetLabels()[v1alpha1.LabelNodeID]
-				found[node] = append(found[node], u)
-			}
-			c.noteList(watchedList{gvr: j.node.Kind.GVR(), namespace: j.ns, selector: selector, seen: seenOf(list.Items)})
-		}(j)
-	}
-	wg.Wait()
 	for _, objs := range found {
 		sort.Slice(objs, func(a, b int) bool {
 			ia, _ := strconv.Atoi(objs[a].GetLabels()[v1alpha1.LabelCollectionIndex])
@@ -309,6 +261,79 @@ func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*u
 			return objs[a].GetName() < objs[b].GetName()
 		})
 	}
+	return found, requests, forbidden
+}
+
+// memberKind is a kind an instance's resources may be of.
+type memberKind struct {
+	gvr        schema.GroupVersionResource
+	namespaced bool
+	// kind names it to the user.
+	kind string
+}
+
+// listMembers lists, with a bounded worker pool, each of the kinds by the
+// instance-id label of inst, in its namespace and the additional namespaces
+// its ApplySet annotation names: one LIST per kind and namespace, so the
+// requests grow with the graph, not the cluster. It returns the objects,
+// how many requests it made, and the kinds the user may not list.
+func (c *cluster) listMembers(ctx context.Context, inst *unstructured.Unstructured, kinds []memberKind) ([]*unstructured.Unstructured, int, map[schema.GroupVersionResource]bool) {
+	selector := labels.SelectorFromSet(labels.Set{v1alpha1.LabelInstanceID: string(inst.GetUID())}).String()
+	var namespaces []string
+	if ns := inst.GetNamespace(); ns != "" {
+		namespaces = append(namespaces, ns)
+	}
+	namespaces = append(namespaces, ownership.RecordedNamespaces(inst)...)
+	if len(namespaces) == 0 {
+		// A cluster-scoped instance whose resources' namespaces are not
+		// recorded yet: look in all of them. Listing all namespaces beside
+		// named ones would return the same objects twice.
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	type job struct {
+		gvr schema.GroupVersionResource
+		ns  string
+	}
+	var jobs []job
+	seen := map[job]bool{}
+	for _, k := range kinds {
+		for _, ns := range namespaces {
+			if !k.namespaced {
+				ns = ""
+			}
+			if j := (job{gvr: k.gvr, ns: ns}); !seen[j] {
+				seen[j] = true
+				jobs = append(jobs, j)
+			}
+		}
+	}
+	var mu sync.Mutex
+	var found []*unstructured.Unstructured
+	forbidden := map[schema.GroupVersionResource]bool{}
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(j job) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			list, err := c.dyn.Resource(j.gvr).Namespace(j.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if apierrors.IsForbidden(err) {
+					forbidden[j.gvr] = true
+				}
+				return
+			}
+			for i := range list.Items {
+				found = append(found, &list.Items[i])
+			}
+			c.noteList(watchedList{gvr: j.gvr, namespace: j.ns, selector: selector, seen: seenOf(list.Items)})
+		}(j)
+	}
+	wg.Wait()
 	return found, len(jobs), forbidden
 }
 
@@ -322,6 +347,14 @@ func objectRow(n *graph.Node, u *unstructured.Unstructured, scope *resolve.Scope
 	if !verdict.Ready {
 		row.Ready, row.Reason = VerdictNotReady, verdict.Reason
 	}
+	judgeHealth(&row, u)
+	return row
+}
+
+// judgeHealth adds to the row of the object u its kstatus health, and
+// its reason when no readyWhen gave one; an object being deleted is
+// Deleting, whatever its readyWhen says, as its dependents wait for it.
+func judgeHealth(row *Row, u *unstructured.Unstructured) {
 	if res, err := status.Compute(u); err == nil {
 		row.Health = res.Status.String()
 		if row.Reason == "" && res.Status != status.CurrentStatus {
@@ -329,13 +362,16 @@ func objectRow(n *graph.Node, u *unstructured.Unstructured, scope *resolve.Scope
 		}
 	}
 	if u.GetDeletionTimestamp() != nil {
-		// Whatever its readyWhen says, its dependents wait for it.
 		row.Ready, row.Reason = VerdictDeleting, "being deleted"
 		if f := u.GetFinalizers(); len(f) > 0 {
 			row.Reason += ", held by the finalizers " + strings.Join(f, ", ")
 		}
 	}
-	return row
+}
+
+// instanceRow is the tree's first row, the instance u of kind.
+func instanceRow(u *unstructured.Unstructured, kind string) Row {
+	return Row{Kind: kind, Name: u.GetName(), Namespace: u.GetNamespace(), Ready: instanceVerdict(u), Reason: readyReason(u), Created: ptrTime(u.GetCreationTimestamp())}
 }
 
 // skippedDependency is the first of n's dependencies that is skipped, or

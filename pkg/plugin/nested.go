@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,6 +82,11 @@ func (c *cluster) nestedTree(ctx context.Context, u *unstructured.Unstructured, 
 		return nil, err
 	}
 	s, err := c.subjectOf(ctx, u, mapping)
+	if released := (*releasedError)(nil); errors.As(err, &released) {
+		// What it left is listed, flat, all the same.
+		t, _, err := c.releasedTree(ctx, released, level+1)
+		return t, err
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -131,6 +131,9 @@ type subject struct {
 	placement   *agentv1.Placement
 	workload    *cluster
 	workloadErr error
+	// released is set, and rgd and graph nil, for an instance whose RGD
+	// was deleted.
+	released *releasedError
 }
 
 // resourceIn is the mapping's resource in namespace ns ("" for all), or
@@ -226,6 +229,7 @@ func (c *cluster) instanceHint(ctx context.Context, m *meta.RESTMapping, name st
 // it, and it has no graph to show; its own conditions say so.
 type releasedError struct {
 	instance  *unstructured.Unstructured
+	mapping   *meta.RESTMapping
 	kind, rgd string
 }
 
@@ -250,7 +254,7 @@ func (c *cluster) subjectOf(ctx context.Context, inst *unstructured.Unstructured
 	if rgdName := labels[v1alpha1.LabelRGDName]; rgdName != "" {
 		s.rgd, err = c.getRGD(ctx, rgdName)
 		if apierrors.IsNotFound(err) {
-			return nil, &releasedError{instance: inst, kind: gvk.Kind, rgd: rgdName}
+			return nil, &releasedError{instance: inst, mapping: mapping, kind: gvk.Kind, rgd: rgdName}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s: %w", gvk.Kind, name, rgdName, err)

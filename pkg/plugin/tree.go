@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -73,6 +74,9 @@ func (o *treeOptions) run(ctx context.Context, kind, name string) error {
 // tree reads the instance KIND NAME and what it manages.
 func (c *cluster) tree(ctx context.Context, kind, name string) (*Tree, *subject, error) {
 	s, err := c.load(ctx, kind, name)
+	if released := (*releasedError)(nil); errors.As(err, &released) {
+		return c.releasedTree(ctx, released, 0)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +128,7 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 	in := t.Instance
 	fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", p.bold("(instance)"), in.Kind, in.Name, orDash(in.Namespace), p.verdict(in.Ready), "-", orDash(oneLine(in.Reason)), age(in.Created, now))
 	for _, r := range t.nested() {
-		node := strings.Repeat("  ", r.Depth-1) + "└─ " + nodeName(r.NodeID)
+		node := strings.Repeat("  ", r.Depth-1) + "└─ " + orDash(nodeName(r.NodeID))
 		if r.Index != nil {
 			node += fmt.Sprintf("[%d]", *r.Index)
 		}
@@ -135,6 +139,9 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", node, kn, orDash(r.Namespace), p.verdict(r.Ready), p.verdict(orDash(r.Health)), orDash(resolve.Shorten(oneLine(r.Reason), 120)), age(r.Created, now))
 	}
 	tw.Flush()
+	if s.released != nil {
+		printReleased(w, t, s.released)
+	}
 	if s.graphErr != nil {
 		fmt.Fprintf(w, "\nResourceGraphDefinition %s does not compile, so its resources cannot be shown:\n%s\n", s.rgd.Name, s.graphErr)
 	}

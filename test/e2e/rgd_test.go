@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -642,9 +643,18 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			if cond := condition(m2, v1alpha1.ConditionReady); cond == nil || cond.Status != metav1.ConditionFalse {
 				t.Errorf("Ready of the released m2 = %+v", cond)
 			}
+			// tree lists what it left in place, found by its label among
+			// the kinds recorded on it, with no graph to nest or judge them.
 			out, err := kro(t, cfg, nil, "tree", "memo", "m2", "-n", ns)
-			if err == nil || !strings.Contains(err.Error(), "Memo m2 belongs to ResourceGraphDefinition memos, which was deleted: kro-agent no longer manages it") {
+			if err != nil || !regexp.MustCompile(`(?m)^└─ note +ConfigMap/m2-note +`+ns+` +Unknown +Current `).MatchString(out) ||
+				!strings.Contains(out, "Memo m2 was released when ResourceGraphDefinition memos was deleted: kro-agent no longer manages it. Above is what it left in place (labelled kro.run/instance-id="+string(m2.GetUID())+")") {
 				t.Errorf("kubectl kro tree of a released instance: %v\n%s", err, out)
+			}
+			out, err = kro(t, cfg, nil, "tree", "memo", "m2", "-n", ns, "-o", "json")
+			var tree plugin.Tree
+			if err != nil || json.Unmarshal([]byte(out), &tree) != nil || tree.Instance.Reason != "FAILED Released" ||
+				len(tree.Rows) != 1 || tree.Rows[0].NodeID != "note" || tree.Rows[0].Name != "m2-note" || tree.Rows[0].Ready != plugin.VerdictUnknown {
+				t.Errorf("kubectl kro tree -o json of a released instance: %v\n%s", err, out)
 			}
 			return ctx
 		}).
