@@ -24,11 +24,13 @@ import (
 // InstanceStatusRow is one line of `kubectl kro status`.
 type InstanceStatusRow struct {
 	Namespace string `json:"namespace,omitempty"`
-	Kind      string `json:"kind"`
-	Name      string `json:"name"`
-	State     string `json:"state"`
-	Ready     string `json:"ready"`
-	Reason    string `json:"reason,omitempty"`
+	// APIVersion and Kind are the instance's, as in its manifest.
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	State      string `json:"state"`
+	Ready      string `json:"ready"`
+	Reason     string `json:"reason,omitempty"`
 	// Cluster is the workload cluster the instance is placed on, "" when
 	// its resources are in this cluster.
 	Cluster string       `json:"cluster,omitempty"`
@@ -54,13 +56,15 @@ func newStatusCommand(parent *Options) *cobra.Command {
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
 are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; --selector
-keeps the instances whose labels match. --watch redraws the table whenever it changes (with
+keeps the instances whose labels match; -o name prints them as kubectl get -o name does
+(webapp.kro.run/demo), for kubectl to take. --watch redraws the table whenever it changes (with
 -o, prints the list again): it watches the instances (and the RGDs) by their metadata and
 reads them again only then.`,
 		Example: `  kubectl kro status -A
   kubectl kro status webapp
   kubectl kro status rgd webapp
   kubectl kro status webapp -l team=payments -A
+  kubectl kro status rgd webapp -o name | xargs kubectl describe
   kubectl kro status webapp demo --watch`,
 		Args: func(_ *cobra.Command, args []string) error {
 			_, err := statusArgs(args)
@@ -78,7 +82,7 @@ reads them again only then.`,
 			return o.run(cmd.Context(), args)
 		},
 	}
-	addOutputFlag(cmd, &o.output, "", "json", "yaml")
+	addOutputFlag(cmd, &o.output, "", "json", "yaml", "name")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
@@ -117,7 +121,12 @@ func (o *statusOptions) run(ctx context.Context, args []string) error {
 
 // print writes rows as the table, or in the -o format.
 func (o *statusOptions) print(rows []InstanceStatusRow) error {
-	if o.output != "" {
+	switch o.output {
+	case "":
+	case "name":
+		printNames(o.Streams.Out, rows)
+		return nil
+	default:
 		return printObject(o.Streams.Out, o.output, rows)
 	}
 	printStatus(o.Streams.Out, rows, tableColumns{namespace: o.allNamespaces, header: !o.noHeaders}, newPalette(o.Streams.Out, o.color), time.Now())
@@ -219,7 +228,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		for i := range items {
 			u := &items[i]
 			state, _, _ := unstructured.NestedString(u.Object, "status", "state")
-			row := InstanceStatusRow{Namespace: u.GetNamespace(), Kind: m.GroupVersionKind.Kind, Name: u.GetName(), State: orDash(state), Ready: "Unknown", Created: ptrTime(u.GetCreationTimestamp())}
+			row := InstanceStatusRow{Namespace: u.GetNamespace(), APIVersion: m.GroupVersionKind.GroupVersion().String(), Kind: m.GroupVersionKind.Kind, Name: u.GetName(), State: orDash(state), Ready: "Unknown", Created: ptrTime(u.GetCreationTimestamp())}
 			if p, ok := agentv1.PlacementOf(u); ok {
 				row.Cluster = p.Cluster
 			}
@@ -342,6 +351,15 @@ func kindArg(rgd *v1alpha1.ResourceGraphDefinition) string {
 // tableColumns says which of the optional parts of the status table to print.
 type tableColumns struct {
 	namespace, header bool
+}
+
+// printNames prints each instance as kubectl get -o name does, kind.group/name,
+// for a script to hand to kubectl.
+func printNames(w io.Writer, rows []InstanceStatusRow) {
+	for _, r := range rows {
+		gk := schema.FromAPIVersionAndKind(r.APIVersion, r.Kind).GroupKind()
+		fmt.Fprintf(w, "%s/%s\n", strings.ToLower(gk.String()), r.Name)
+	}
 }
 
 func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p palette, now time.Time) {

@@ -123,3 +123,16 @@ func TestWatchedListsOfOtherQueriesAreWatchedApart(t *testing.T) {
 		t.Error("the same list read again would be watched twice")
 	}
 }
+
+// -o name prints what kubectl get -o name prints for the same objects.
+func TestPrintNames(t *testing.T) {
+	var b bytes.Buffer
+	printNames(&b, []InstanceStatusRow{
+		{APIVersion: "kro.run/v1alpha1", Kind: "WebApp", Name: "demo"},
+		{APIVersion: "platform.example.com/v1", Kind: "DataBase", Name: "orders"},
+		{APIVersion: "v1", Kind: "ConfigMap", Name: "core"},
+	})
+	if want := "webapp.kro.run/demo\ndatabase.platform.example.com/orders\nconfigmap/core\n"; b.String() != want {
+		t.Errorf("names:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

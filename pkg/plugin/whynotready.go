@@ -147,8 +147,8 @@ func diagnoseReleased(e *releasedError) *Diagnosis {
 	inst := e.instance
 	return &Diagnosis{
 		Cause: e.Error(),
-		Advice: fmt.Sprintf("apply ResourceGraphDefinition %s (or another for %s) again and kro-agent takes it back; deleting it now leaves its resources, which carry the label %s=%s",
-			e.rgd, e.kind, v1alpha1.LabelInstanceID, inst.GetUID()),
+		Advice: fmt.Sprintf("apply ResourceGraphDefinition %s (or another for %s) again and kro-agent takes it back; deleting it now leaves its resources, which carry the label %s=%s (kubectl kro tree %s %s%s lists them)",
+			e.rgd, e.kind, v1alpha1.LabelInstanceID, inst.GetUID(), strings.ToLower(e.kind), inst.GetName(), namespaceFlag(inst.GetNamespace())),
 	}
 }
 

@@ -854,6 +854,12 @@ func TestPlugin(t *testing.T) {
 			if lines, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns, "--no-headers"); err != nil || !strings.HasPrefix(lines, "WorkerPool ") || strings.Count(lines, "\n") != 1 {
 				t.Errorf("status --no-headers: %v\n%s", err, lines)
 			}
+			// -o name gives what kubectl takes back.
+			if names, err := kro(t, cfg, nil, "status", "-n", ns, "-o", "name"); err != nil || !strings.Contains(names, "workerpool.kro.run/pool\n") || !strings.Contains(names, "webapp.kro.run/ready\n") {
+				t.Errorf("status -o name: %v\n%s", err, names)
+			} else if out, err := kubectl(t, cfg, "", "get", "-n", ns, "workerpool.kro.run/pool", "-o", "name"); err != nil || out != "workerpool.kro.run/pool\n" {
+				t.Errorf("kubectl get of what status -o name printed: %v\n%s", err, out)
+			}
 			ofRGD, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns)
 			if err != nil || !strings.Contains(ofRGD, "pool") || strings.Contains(ofRGD, "WebApp") {
 				t.Errorf("status of one RGD's instances: %v\n%s", err, ofRGD)

@@ -592,7 +592,7 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			out, err := kro(t, cfg, nil, "why-not-ready", "memo", "m1", "-n", ns)
 			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "Root cause: Memo m1 belongs to ResourceGraphDefinition memos, which was deleted") ||
 				!strings.Contains(out, "apply ResourceGraphDefinition memos (or another for Memo) again and kro-agent takes it back") ||
-				!strings.Contains(out, "kro.run/instance-id="+string(m1.GetUID())) {
+				!strings.Contains(out, "kro.run/instance-id="+string(m1.GetUID())+" (kubectl kro tree memo m1 -n "+ns+" lists them)") {
 				t.Errorf("why-not-ready of a released instance: %v\n%s", err, out)
 			}
 			out, err = kro(t, cfg, nil, "explain-conditions", "memo", "m1", "-n", ns)
