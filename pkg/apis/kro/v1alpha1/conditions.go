@@ -1,11 +1,11 @@
 package v1alpha1
 
 import (
-	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kro-agent/kro-agent/pkg/conditions"
 )
@@ -86,9 +86,9 @@ func (s *ResourceGraphDefinitionStatus) MarkKindFailed(generation int64, reason 
 }
 
 // MarkServing records that instances of the kind are reconciled.
-func (s *ResourceGraphDefinitionStatus) MarkServing(generation int64, gvk fmt.Stringer) {
+func (s *ResourceGraphDefinitionStatus) MarkServing(generation int64, gvk schema.GroupVersionKind) {
 	m := s.manage(generation)
-	m.MarkTrue(ConditionControllerReady, ReasonServing, "serving instances of %s", gvk)
+	m.MarkTrue(ConditionControllerReady, ReasonServing, "serving instances of %s %s", gvk.GroupVersion(), gvk.Kind)
 	s.State = StateInactive
 	if m.IsHappy() {
 		s.State = StateActive
@@ -97,9 +97,9 @@ func (s *ResourceGraphDefinitionStatus) MarkServing(generation int64, gvk fmt.St
 
 // MarkServingEarlier records instances reconciled with the graph of an
 // earlier generation, because this one's kind could not be applied.
-func (s *ResourceGraphDefinitionStatus) MarkServingEarlier(generation, served int64, gvk fmt.Stringer) {
+func (s *ResourceGraphDefinitionStatus) MarkServingEarlier(generation, served int64, gvk schema.GroupVersionKind) {
 	s.manage(generation).MarkTrue(ConditionControllerReady, ReasonServing,
-		"serving instances of %s with the graph of generation %d: generation %d is not applied (see KindReady)", gvk, served, generation)
+		"serving instances of %s %s with the graph of generation %d: generation %d is not applied (see KindReady)", gvk.GroupVersion(), gvk.Kind, served, generation)
 	s.State = StateInactive
 }
 
