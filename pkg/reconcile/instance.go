@@ -93,7 +93,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		return result{}, nil // the kind is no longer served
 	}
 	if !waitForSync(ctx, s.informer.informer) {
-		return result{}, fmt.Errorf("instance informer for %s has not synced", key.GVK)
+		return result{}, fmt.Errorf("the cache of %s %s has not synced", key.GVK.GroupVersion(), key.GVK.Kind)
 	}
 	held, written, err := e.statuses.read(func() (*heldObject, error) {
 		return heldAt(s.informer.informer.GetStore(), cache.NewObjectName(key.Namespace, key.Name).String())
@@ -627,7 +627,7 @@ func (r *run) waitForManagedInformers(ctx context.Context) error {
 		}
 		inf, ok := r.t.managed.informer(n.Kind.GVR())
 		if ok && !waitForSync(ctx, inf) {
-			return fmt.Errorf("informer for %s in %s has not synced", n.Kind.GVR(), r.t)
+			return fmt.Errorf("the cache of %s in %s has not synced", n.Kind.GVR().GroupResource(), r.t)
 		}
 	}
 	return nil
