@@ -187,8 +187,8 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 	lines := make([]string, 0, len(sorted))
 	for _, ce := range sorted {
 		reworded := *ce
-		reworded.Message = collectionSelection.ReplaceAllString(ce.Message,
-			"${1} is a collection (forEach), a list of its objects: select one (${1}[0]) or use a macro such as ${1}.all(x, ...) or ${1}.map(x, ...)")
+		reworded.Message = UserTypeNames(collectionSelection.ReplaceAllString(ce.Message,
+			"${1} is a collection (forEach), a list of its objects: select one (${1}[0]) or use a macro such as ${1}.all(x, ...) or ${1}.map(x, ...)"))
 		if m := undefinedField.FindStringSubmatch(ce.Message); m != nil {
 			if hint := e.fieldHint(src, ce.ExprID, m[1]); hint != "" {
 				reworded.Message += ": " + hint

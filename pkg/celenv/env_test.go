@@ -190,3 +190,51 @@ func TestStringsAreFormattedAsKroFormatsThem(t *testing.T) {
 		t.Errorf(`"%%d".format(["x"]) compiled, or failed otherwise: %v`, err)
 	}
 }
+
+// Error messages name an object by the variable path it comes from, not by
+// the type name the environment gives it inside.
+func TestTypeStringNamesObjectsByPath(t *testing.T) {
+	port := objectSchema(map[string]spec.Schema{"port": *spec.Int64Property()})
+	src := objectSchema(map[string]spec.Schema{
+		"spec":  *objectSchema(map[string]spec.Schema{"ports": *arrayOf(port)}),
+		"byKey": *spec.MapProperty(port),
+		"name":  *spec.StringProperty(),
+	})
+	env, err := New(Var{Name: "deploy", Schema: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for expr, want := range map[string]string{
+		"deploy":             "object (deploy)",
+		"deploy.spec":        "object (deploy.spec)",
+		"deploy.spec.ports":  "list(object (deploy.spec.ports[*]))",
+		"deploy.byKey":       "map(string, object (deploy.byKey[*]))",
+		"deploy.?spec":       "optional_type(object (deploy.spec))",
+		"deploy.name":        "string",
+		"[deploy.name]":      "list(string)",
+		"{'a': deploy.spec}": "map(string, object (deploy.spec))",
+	} {
+		ast, err := env.Compile(expr)
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if got := TypeString(ast.OutputType()); got != want {
+			t.Errorf("TypeString(%s) = %q, want %q", expr, got, want)
+		}
+	}
+}
+
+// CEL's own messages name the objects of variables as the user knows them.
+func TestIssuesNameObjectsByPath(t *testing.T) {
+	env, err := New(Var{Name: "cm", Schema: objectSchema(map[string]spec.Schema{"metadata": *objectSchema(map[string]spec.Schema{"name": *spec.StringProperty()})})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = env.Compile("cm.metadata + 1 == 2 && [1].all(x, x > 0)")
+	if err == nil || !strings.Contains(err.Error(), "found no matching overload for '_+_' applied to '(object (cm.metadata), int)'") {
+		t.Errorf("got %v", err)
+	}
+	if got := UserTypeNames("list(__result__) and __workers__.spec.@idx.ports.@elem"); got != "list(__result__) and object (workers.spec[*].ports[*])" {
+		t.Errorf("UserTypeNames = %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package celenv
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -142,10 +143,49 @@ func ListElem(t *types.Type) (*types.Type, bool) {
 	return nil, false
 }
 
-// TypeString names a type for error messages, the way CEL writes it.
+// internalTypeName matches the name the environment gives the object type
+// of a variable, or of one of its fields: __deploy__.spec.selector.
+var internalTypeName = regexp.MustCompile(`__(\w+)__((?:\.[\w@-]+)*)`)
+
+// UserTypeNames rewrites, in a type name or a message of CEL's, the object
+// types of variables as the user knows them: object (deploy.spec.selector).
+// CEL's own __result__, the accumulator of macros, is left alone.
+func UserTypeNames(s string) string {
+	return internalTypeName.ReplaceAllStringFunc(s, func(name string) string {
+		m := internalTypeName.FindStringSubmatch(name)
+		if m[1] == "result" {
+			return name
+		}
+		return "object (" + m[1] + itemPath.Replace(m[2]) + ")"
+	})
+}
+
+// itemPath writes the steps a type name takes into the items of a list or
+// the values of a map as an expression would select them.
+var itemPath = strings.NewReplacer(".@idx", "[*]", ".@elem", "[*]")
+
+// TypeString names a type for error messages, the way CEL writes it, but
+// for the object types of variables, named by where they come from.
 func TypeString(t *types.Type) string {
 	if t == nil {
 		return "dyn"
+	}
+	params := t.Parameters()
+	switch t.Kind() {
+	case types.StructKind:
+		return UserTypeNames(t.TypeName())
+	case types.ListKind:
+		if len(params) == 1 {
+			return "list(" + TypeString(params[0]) + ")"
+		}
+	case types.MapKind:
+		if len(params) == 2 {
+			return "map(" + TypeString(params[0]) + ", " + TypeString(params[1]) + ")"
+		}
+	case types.OpaqueKind:
+		if isOptional(t) {
+			return "optional_type(" + TypeString(params[0]) + ")"
+		}
 	}
 	return t.String()
 }

@@ -182,7 +182,7 @@ spec:
 		t.Errorf("status.cpu, a quantity, = %+v; want a value of any type", cpu)
 	}
 	_, err = Compile(parseRGD(t, rgd("${schema.spec.wrong}")), Options{Resolver: builtin(t)})
-	if err == nil || !strings.Contains(err.Error(), "expression has type __schema__.spec.wrong") {
+	if err == nil || !strings.Contains(err.Error(), "expression has type object (schema.spec.wrong)") {
 		t.Errorf("an object with a field resources do not have was accepted: %v", err)
 	}
 }
