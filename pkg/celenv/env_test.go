@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/cel-go/cel"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -82,6 +83,28 @@ func TestAssignable(t *testing.T) {
 	if env2.Assignable(FieldType(arrayOf(port)), ast.OutputType()) {
 		t.Error("a ServicePort list must not fit a Port list: protocol has no place")
 	}
+	// Misfit says where, when the misfit is inside the value.
+	if why := env2.Misfit(FieldType(arrayOf(port)), ast.OutputType()); why != "which has no [*].protocol" {
+		t.Errorf("Misfit of a ServicePort list into a Port list = %q", why)
+	}
+	stringPort := objectSchema(map[string]spec.Schema{"name": *spec.StringProperty(), "port": *spec.StringProperty()})
+	if why := env.Misfit(FieldType(arrayOf(stringPort)), mustCompile(t, env, "src.ports").OutputType()); why != "whose [*].port takes string, not int" {
+		t.Errorf("Misfit of a field of another type = %q", why)
+	}
+	for expr, into := range map[string]*spec.Schema{"src.ports": arrayOf(servicePort), "src.count": spec.StringProperty()} {
+		if why := env.Misfit(FieldType(into), mustCompile(t, env, expr).OutputType()); why != "" {
+			t.Errorf("Misfit(%s) = %q, want none: it fits, or the types differ at the top", expr, why)
+		}
+	}
+}
+
+func mustCompile(t *testing.T, env *Env, expr string) *cel.Ast {
+	t.Helper()
+	ast, err := env.Compile(expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ast
 }
 
 func TestSchemaOf(t *testing.T) {

@@ -42,50 +42,72 @@ func TypeName(t *apiservercel.DeclType) string {
 // maps are compared field by field, since two schemas of the same shape have
 // different type names.
 func (e *Env) Assignable(want *apiservercel.DeclType, got *types.Type) bool {
-	return e.assignable(want, got, 0)
+	_, ok := e.fit(want, got, "", 0)
+	return ok
 }
 
-func (e *Env) assignable(want *apiservercel.DeclType, got *types.Type, depth int) bool {
+// Misfit says where inside a value of type got it does not fit a field of
+// type want: which field of one of its objects the target has no place for
+// ("which has no [*].args"), or takes another type in ("whose [*].port takes
+// int, not string"). It is "" when the value fits, and when the two differ
+// at the top, where naming both types says it all.
+func (e *Env) Misfit(want *apiservercel.DeclType, got *types.Type) string {
+	why, _ := e.fit(want, got, "", 0)
+	return why
+}
+
+// fit is Assignable and Misfit; path is where inside the value got is, ""
+// at the top.
+func (e *Env) fit(want *apiservercel.DeclType, got *types.Type, path string, depth int) (string, bool) {
 	if want == nil || got == nil || depth > maxDepth {
-		return true
+		return "", true
 	}
 	if isOptional(got) {
-		return e.assignable(want, got.Parameters()[0], depth)
+		return e.fit(want, got.Parameters()[0], path, depth)
 	}
 	switch got.Kind() {
 	case types.DynKind, types.AnyKind, types.NullTypeKind, types.TypeParamKind, types.ErrorKind:
-		return true
+		return "", true
+	}
+	fits := func(ok bool) (string, bool) {
+		if ok || path == "" {
+			return "", ok
+		}
+		return fmt.Sprintf("whose %s takes %s, not %s", strings.TrimPrefix(path, "."), TypeName(want), TypeString(got)), false
 	}
 	wk := want.CelType().Kind()
 	gk := got.Kind()
 	switch wk {
 	case types.DynKind, types.AnyKind:
-		return true
+		return "", true
 	case types.IntKind, types.UintKind:
-		return gk == types.IntKind || gk == types.UintKind
+		return fits(gk == types.IntKind || gk == types.UintKind)
 	case types.DoubleKind:
-		return gk == types.DoubleKind || gk == types.IntKind || gk == types.UintKind
+		return fits(gk == types.DoubleKind || gk == types.IntKind || gk == types.UintKind)
 	case types.StringKind, types.BytesKind, types.TimestampKind, types.DurationKind:
 		// Bytes, timestamps and durations are strings on the wire.
-		return gk == wk || gk == types.StringKind
+		return fits(gk == wk || gk == types.StringKind)
 	case types.BoolKind:
-		return gk == types.BoolKind
+		return fits(gk == types.BoolKind)
 	case types.ListKind:
-		return gk == types.ListKind && e.assignable(want.ElemType, got.Parameters()[0], depth+1)
+		if gk != types.ListKind {
+			return fits(false)
+		}
+		return e.fit(want.ElemType, got.Parameters()[0], path+"[*]", depth+1)
 	case types.MapKind:
 		switch gk {
 		case types.MapKind:
-			return e.assignable(want.ElemType, got.Parameters()[1], depth+1)
+			return e.fit(want.ElemType, got.Parameters()[1], path+"[*]", depth+1)
 		case types.StructKind:
-			return e.fieldsFit(func(string) (*apiservercel.DeclType, bool) { return want.ElemType, true }, got, depth)
+			return e.fieldsFit(func(string) (*apiservercel.DeclType, bool) { return want.ElemType, true }, got, path, depth)
 		}
-		return false
+		return fits(false)
 	case types.StructKind:
 		switch gk {
 		case types.MapKind:
 			// A map literal's keys are only known at run time.
 			k := got.Parameters()[0].Kind()
-			return k == types.StringKind || k == types.DynKind
+			return fits(k == types.StringKind || k == types.DynKind)
 		case types.StructKind:
 			return e.fieldsFit(func(name string) (*apiservercel.DeclType, bool) {
 				f, ok := want.Fields[name]
@@ -93,28 +115,33 @@ func (e *Env) assignable(want *apiservercel.DeclType, got *types.Type, depth int
 					return nil, false
 				}
 				return f.Type, true
-			}, got, depth)
+			}, got, path, depth)
 		}
-		return false
+		return fits(false)
 	}
-	return want.CelType().IsAssignableType(got)
+	return fits(want.CelType().IsAssignableType(got))
 }
 
-// fieldsFit checks that every field of the object type got has a place of a
-// fitting type in the target, as told by fieldOf. An object type this
-// environment did not declare cannot be inspected and is let through.
-func (e *Env) fieldsFit(fieldOf func(string) (*apiservercel.DeclType, bool), got *types.Type, depth int) bool {
+// fieldsFit checks that every field of the object type got, at path, has a
+// place of a fitting type in the target, as told by fieldOf, and says of the
+// first that has not (in name order, so the message is stable) why. An
+// object type this environment did not declare cannot be inspected and is
+// let through.
+func (e *Env) fieldsFit(fieldOf func(string) (*apiservercel.DeclType, bool), got *types.Type, path string, depth int) (string, bool) {
 	decl, ok := e.provider.FindDeclType(got.TypeName())
 	if !ok {
-		return true
+		return "", true
 	}
-	for name, f := range decl.Fields {
+	for _, name := range slices.Sorted(maps.Keys(decl.Fields)) {
 		want, ok := fieldOf(name)
-		if !ok || !e.assignable(want, f.Type.CelType(), depth+1) {
-			return false
+		if !ok {
+			return "which has no " + strings.TrimPrefix(path+"."+name, "."), false
+		}
+		if why, ok := e.fit(want, decl.Fields[name].Type.CelType(), path+"."+name, depth+1); !ok {
+			return why, false
 		}
 	}
-	return true
+	return "", true
 }
 
 func isOptional(t *types.Type) bool {

@@ -300,9 +300,12 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 		target, known := schemaAt(kindSchema, f.Path)
 		if known {
 			want := celenv.FieldType(target)
-			if !env.Assignable(want, out.Exprs[0].Type) {
-				c.errs = append(c.errs, field.Invalid(fp, raw, fmt.Sprintf("expression has type %s, but the field expects %s",
-					celenv.TypeString(out.Exprs[0].Type), celenv.TypeName(want))))
+			if got := out.Exprs[0].Type; !env.Assignable(want, got) {
+				msg := fmt.Sprintf("expression has type %s, but the field expects %s", celenv.TypeString(got), celenv.TypeName(want))
+				if why := env.Misfit(want, got); why != "" {
+					msg += ", " + why
+				}
+				c.errs = append(c.errs, field.Invalid(fp, raw, msg))
 				return nil
 			}
 			if celenv.HoldsDyn(out.Exprs[0].Type) {
