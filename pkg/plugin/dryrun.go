@@ -381,7 +381,8 @@ func unrenderable(errs []error) (action, reason string) {
 // cluster yet, or some of its values wait on other resources. What the
 // instance's own values decide comes first: an invalid object is invalid
 // wherever it would go, and an unset field waits for the instance's author
-// whether or not the instance is placed.
+// whether or not the instance is placed; a value missing from what the
+// object reads is named.
 func unchecked(why string, errs []error) (action, reason string) {
 	for _, err := range errs {
 		if !errors.Is(err, resolve.ErrPending) {
@@ -391,6 +392,14 @@ func unchecked(why string, errs []error) (action, reason string) {
 	for _, err := range errs {
 		if errors.Is(err, resolve.ErrUnset) {
 			return ActionPending, err.Error()
+		}
+	}
+	// A value missing from what is read (an index past the end of the
+	// instance's list, a status field not written), not a resource that
+	// does not exist yet: which one.
+	for _, err := range errs {
+		if unobserved := (*resolve.NotObservedError)(nil); !errors.As(err, &unobserved) {
+			return ActionPending, resolve.Waiting(err)
 		}
 	}
 	return ActionPending, why

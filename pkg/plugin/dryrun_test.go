@@ -18,7 +18,8 @@ import (
 // not set; only what waits for other resources takes the other reason.
 func TestUncheckedObjectsSayWhatTheInstanceDecides(t *testing.T) {
 	const why = "the agent places the instance first"
-	waiting := fmt.Errorf("deploy is not observed: %w", resolve.ErrPending)
+	waiting := &resolve.NotObservedError{ID: "deploy"}
+	short := fmt.Errorf("spec.first: ${schema.spec.names[0]}: index out of bounds: 0: %w", resolve.ErrPending)
 	unset := &resolve.UnsetError{Expression: "schema.spec.team"}
 	failing := errors.New("division by zero")
 	for _, tc := range []struct {
@@ -31,6 +32,7 @@ func TestUncheckedObjectsSayWhatTheInstanceDecides(t *testing.T) {
 		{"waits for another resource", []error{waiting}, ActionPending, why},
 		{"fails on the instance's values", []error{waiting, failing}, ActionInvalid, "division by zero"},
 		{"reads a field the instance does not set", []error{waiting, unset}, ActionPending, unset.Error()},
+		{"reads a value that is not there", []error{waiting, short}, ActionPending, "waiting for a value it reads: spec.first: ${schema.spec.names[0]}: index out of bounds: 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			action, reason := unchecked(why, tc.errs)

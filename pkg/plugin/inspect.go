@@ -67,6 +67,8 @@ type Row struct {
 	// blocking says, for an externalRef the instance waits for, why:
 	// "does not exist", "cannot be read" or "is not ready".
 	blocking string
+	// pending is why a missing object's template cannot be rendered yet.
+	pending error
 }
 
 // node is the row's node id, with the item's index in a collection:
@@ -402,9 +404,9 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 		}
 		row.Ready, row.Reason = VerdictSkipped, "includeWhen "+strings.Join(srcs, " && ")+" is false"
 	case err != nil && errors.Is(err, resolve.ErrPending):
-		row.Reason = notCreatedYet(err)
+		row.Reason, row.pending = notCreatedYet(err), err
 	case n.IsCollection():
-		row.Reason = collectionAbsence(n, scope)
+		row.Reason, row.pending = collectionAbsence(n, scope)
 		if row.Reason == "" {
 			row.Ready, row.Reason = VerdictReady, "empty collection"
 		}
@@ -430,7 +432,7 @@ func nameMissing(row *Row, n *graph.Node, scope *resolve.Scope, instanceNamespac
 			row.Namespace = instanceNamespace
 		}
 	case errors.Is(err, resolve.ErrPending):
-		row.Reason = notCreatedYet(err)
+		row.Reason, row.pending = notCreatedYet(err), err
 	}
 }
 
@@ -468,32 +470,29 @@ func withMissingItems(rows []Row, n *graph.Node, scope *resolve.Scope, depth int
 }
 
 // notCreatedYet says why an object whose template cannot be rendered yet
-// (err is pending) does not exist: the instance lacks a field, or what it
-// depends on is not there.
+// (err is pending) does not exist: the instance lacks a field, a resource
+// it depends on is not there, or a value it reads is not.
 func notCreatedYet(err error) string {
-	var unset *resolve.UnsetError
-	if errors.As(err, &unset) {
-		return "not created yet: the instance does not set " + unset.Field.String()
-	}
-	return "not created yet: waiting for its dependencies"
+	return "not created yet: " + resolve.Waiting(err)
 }
 
 // collectionAbsence says why a collection has none of its items, or ""
-// when it has none to have. The agent's own limit on the items is its flag,
+// when it has none to have; and, when its forEach cannot be evaluated yet,
+// the pending error. The agent's own limit on the items is its flag,
 // not known here: the instance's conditions say when it was exceeded.
-func collectionAbsence(n *graph.Node, scope *resolve.Scope) string {
+func collectionAbsence(n *graph.Node, scope *resolve.Scope) (string, error) {
 	items, err := resolve.Expand(n, scope, math.MaxInt)
 	switch {
 	case errors.Is(err, resolve.ErrPending):
-		return notCreatedYet(err)
+		return notCreatedYet(err), err
 	case err != nil:
-		return "its forEach cannot be evaluated: " + err.Error()
+		return "its forEach cannot be evaluated: " + err.Error(), nil
 	case len(items) == 0:
-		return ""
+		return "", nil
 	case len(items) == 1:
-		return "its one item does not exist"
+		return "its one item does not exist", nil
 	}
-	return fmt.Sprintf("none of its %d items exists", len(items))
+	return fmt.Sprintf("none of its %d items exists", len(items)), nil
 }
 
 // externalRows reads what an externalRef names: one row for an object by

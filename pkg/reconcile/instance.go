@@ -329,7 +329,7 @@ func (r *run) note(n *graph.Node, err error) bool {
 			// Nothing but the instance's author can supply it.
 			r.pending = fmt.Sprintf("%s: %v", n.ID, err)
 		} else {
-			r.pending = fmt.Sprintf("%s: waiting for input: %v", n.ID, err)
+			r.pending = fmt.Sprintf("%s: %s", n.ID, resolve.Waiting(err))
 		}
 	default:
 		if r.failed == nil {

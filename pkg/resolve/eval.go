@@ -29,6 +29,21 @@ var ErrPending = errors.New("input not available yet")
 // not set (UnsetError): only the instance's author can supply it.
 var ErrUnset = fmt.Errorf("a field of the instance is not set: %w", ErrPending)
 
+// NotObservedError is the pending error of an expression that reads a
+// resource not observed yet: it waits for that resource, not for a value
+// inside what it reads.
+type NotObservedError struct {
+	// ID is the resource's.
+	ID string
+}
+
+func (e *NotObservedError) Error() string {
+	return e.ID + " is not observed: " + ErrPending.Error()
+}
+
+// Unwrap makes a NotObservedError pending.
+func (e *NotObservedError) Unwrap() error { return ErrPending }
+
 // Scope holds the values of the names expressions may read.
 type Scope struct {
 	vars map[string]any
@@ -105,7 +120,7 @@ func (s *Scope) With(name string, v any) *Scope {
 func Eval(e *graph.Expression, s *Scope) (any, error) {
 	for _, ref := range e.References {
 		if _, ok := s.vars[ref]; !ok {
-			return nil, fmt.Errorf("%s is not observed: %w", ref, ErrPending)
+			return nil, &NotObservedError{ID: ref}
 		}
 	}
 	out, _, err := e.Program.Eval(s.vars)

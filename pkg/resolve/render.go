@@ -56,15 +56,32 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 	return b.String(), true, nil
 }
 
-// fieldError is the error of the expression e of the field at path. One
-// that failed names the expression, which the field may hold among
-// others; one that waits is said as it is, since what it waits for names
-// itself.
+// fieldError is the error of the expression e of the field at path, which
+// names the expression (the field may hold it among others), unless what
+// it waits for names it already: a resource not observed, a field the
+// instance does not set.
 func fieldError(path expr.Path, e *graph.Expression, err error) error {
-	if errors.Is(err, ErrPending) {
+	var unobserved *NotObservedError
+	if errors.As(err, &unobserved) || errors.Is(err, ErrUnset) {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return fmt.Errorf("%s: ${%s}: %w", path, e.Source, err)
+}
+
+// Waiting says what a pending error (of Eval, Render, Included or Expand)
+// waits for, without the words that make it pending: a field the instance
+// does not set, a resource not observed yet, or a value an expression reads
+// that is not there yet (a status field not written, a list too short).
+func Waiting(err error) string {
+	var unset *UnsetError
+	var unobserved *NotObservedError
+	switch {
+	case errors.As(err, &unset):
+		return "the instance does not set " + unset.Field.String()
+	case errors.As(err, &unobserved):
+		return "waiting for resource " + unobserved.ID
+	}
+	return "waiting for a value it reads: " + strings.TrimSuffix(err.Error(), ": "+ErrPending.Error())
 }
 
 // Render returns the node's template with every field evaluated in s. The

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 )
@@ -60,8 +61,8 @@ func TestRenderWebApp(t *testing.T) {
 	s := NewScope(g, obj(t, `{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {name: demo, namespace: default},
   spec: {name: demo, image: "nginx:1.27", replicas: 3, port: 8080, greeting: hi, ingress: {enabled: false, host: x}},
   status: {state: ACTIVE}}`))
-	if _, err := Render(g.Node("deployment"), s); !errors.Is(err, ErrPending) {
-		t.Fatalf("deployment reads config, which is not observed yet: want ErrPending, got %v", err)
+	if _, err := Render(g.Node("deployment"), s); !errors.Is(err, ErrPending) || Waiting(err) != "waiting for resource config" {
+		t.Fatalf("deployment reads config, which is not observed yet: want ErrPending, waiting for it; got %v", err)
 	}
 	s.Observe(g.Node("config"), obj(t, `{metadata: {name: demo-config}}`))
 	d, err := Render(g.Node("deployment"), s)
@@ -619,5 +620,24 @@ spec:
 	s = NewScope(g, obj(t, `{metadata: {name: c}, spec: {items: [1, 2, 3]}}`))
 	if out, err := Render(g.Node("cm"), s); err != nil || out["data"].(map[string]any)["count"] != "3" {
 		t.Errorf("Render = %v, %v; want count 3", out["data"], err)
+	}
+}
+
+// What a pending render waits for is said without the words that make it
+// pending, naming the expression when what is missing is a value in what it
+// reads.
+func TestWaitingSaysForWhat(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&NotObservedError{ID: "config"}, "waiting for resource config"},
+		{fieldError(expr.Path{{Key: "data"}, {Key: "first"}}, &graph.Expression{Source: "schema.spec.names[0]"}, classify(errors.New("index out of bounds: 0"))),
+			"waiting for a value it reads: data.first: ${schema.spec.names[0]}: index out of bounds: 0"},
+		{&UnsetError{Expression: "schema.spec.team", Field: expr.Path{{Key: "spec"}, {Key: "team"}}}, "the instance does not set spec.team"},
+	} {
+		if got := Waiting(tc.err); got != tc.want {
+			t.Errorf("Waiting(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }

@@ -265,6 +265,26 @@ spec:
       data: {share: "${string(100 / schema.spec.shares)}"}
 `
 
+// firstOfRGD reads the first of the instance's names: an empty list leaves
+// nothing to read until the instance has one.
+const firstOfRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: firstof}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: FirstOf
+    spec: {names: "[]string"}
+  resources:
+  - id: first
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-first"}
+      data: {name: "${schema.spec.names[0]}"}
+`
+
 // jobRGD makes a Job whose template the instance's values decide: a change
 // of them is one the API server refuses, the template being immutable.
 const jobRGD = `
@@ -439,7 +459,7 @@ func TestPlugin(t *testing.T) {
 			}
 			tree, err := kro(t, cfg, nil, "tree", "webapp/clash", "-n", ns)
 			if err != nil || !regexp.MustCompile(`config +ConfigMap/clash-config +\S+ +Conflict +- +exists and was not created by kro-agent`).MatchString(tree) ||
-				!strings.Contains(tree, "not created yet: waiting for its dependencies") {
+				!strings.Contains(tree, "not created yet: waiting for resource config") {
 				t.Errorf("tree of the blocked instance: %v\n%s", err, tree)
 			}
 			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
@@ -547,6 +567,36 @@ func TestPlugin(t *testing.T) {
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: TeamConfig, metadata: {name: loose, namespace: %s}, spec: {name: loose, team: a}}", ns))
 			c.waitState(t, "kro.run/v1alpha1", "TeamConfig", ns, "loose", v1alpha1.InstanceActive)
 			c.delete(t, "kro.run/v1alpha1", "TeamConfig", ns, "loose")
+			return ctx
+		}).
+		Assess("a value a template reads that is not there is named, by the agent and the plugin", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, firstOfRGD)
+			c.waitRGDActive(t, "firstof")
+			short := fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: FirstOf, metadata: {name: short, namespace: %s}, spec: {names: []}}", ns)
+			c.apply(t, short)
+			const waiting = "waiting for a value it reads: data.name: ${schema.spec.names[0]}: index out of bounds: 0"
+			eventually(t, 20*time.Second, "GraphResolved to name the value", func() (bool, string) {
+				u, err := c.get(t, "kro.run/v1alpha1", "FirstOf", ns, "short")
+				if err != nil {
+					return false, err.Error()
+				}
+				cond := condition(u, v1alpha1.ConditionGraphResolved)
+				return cond != nil && cond.Status == metav1.ConditionUnknown && cond.Message == "first: "+waiting, conditionSummary(u)
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "firstof", "short", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "not created yet: "+waiting) ||
+				!strings.Contains(out, "when that value is the instance's own (an index past the end of one of its lists), change the instance") {
+				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
+			file := t.TempDir() + "/short.yaml"
+			writeFile(t, file, short)
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err != nil || !strings.Contains(out, "first: ConfigMap "+ns+"/short-first PENDING\n  "+waiting) {
+				t.Errorf("dry-run of the instance with no names: %v\n%s", err, out)
+			}
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: FirstOf, metadata: {name: short, namespace: %s}, spec: {names: [a]}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "FirstOf", ns, "short", v1alpha1.InstanceActive)
+			c.delete(t, "kro.run/v1alpha1", "FirstOf", ns, "short")
 			return ctx
 		}).
 		Assess("an item a collection cannot create shows as missing", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
