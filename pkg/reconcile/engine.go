@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -535,9 +536,8 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		e.queue.Forget(key)
 		e.queue.AddAfter(key, contested.retryAfter)
 	case err != nil:
-		// The instance's status and Events say it too; the log is for
-		// whoever runs the agent. Retries back off in the queue.
-		e.opts.Log.Error(err, "reconciling instance", "instance", key.String())
+		// Retries back off in the queue.
+		e.logFailure(key, err)
 		e.queue.AddRateLimited(key)
 	case res.requeueAfter > 0:
 		e.queue.Forget(key)
@@ -546,6 +546,18 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		e.queue.Forget(key)
 	}
 	return true
+}
+
+// logFailure logs a failed reconcile for whoever runs the agent (the
+// instance's status and Events say it to its users). A conflict is routine,
+// the cache trailing the API server, and the next try reads the change: it
+// is logged at debug level, not as an error with a stack trace.
+func (e *Engine) logFailure(key InstanceKey, err error) {
+	if apierrors.IsConflict(err) {
+		e.opts.Log.V(1).Info("instance changed while reconciled, trying again", "instance", key.String(), "error", err.Error())
+		return
+	}
+	e.opts.Log.Error(err, "reconciling instance", "instance", key.String())
 }
 
 // reconcileSafely turns a panic into an error for the instance, so no input
