@@ -57,7 +57,7 @@ func newStatusCommand(parent *Options) *cobra.Command {
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
 are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; --selector
 keeps the instances whose labels match; -o name prints them as kubectl get -o name does
-(webapp.kro.run/demo), for kubectl to take. --watch redraws the table whenever it changes (with
+(webapp.kro.run/demo), for kubectl to take, and with --watch each as it appears. --watch redraws the table whenever it changes (with
 -o, prints the list again): it watches the instances (and the RGDs) by their metadata and
 reads them again only then.`,
 		Example: `  kubectl kro status -A
@@ -136,10 +136,14 @@ func (o *statusOptions) print(rows []InstanceStatusRow) error {
 // watchStatus prints the instances, and again each time what it shows
 // changes, until ctx ends.
 func (o *statusOptions) watchStatus(ctx context.Context, c *cluster, args []string) error {
+	listed := map[string]bool{}
 	return redrawOnChange(ctx, newListWatch(c.metadata, o.Streams.ErrOut), o.Streams.Out, o.output, o.interval, func() (*watchView, error) {
 		rows, lists, err := o.collect(ctx, c, args)
 		if err != nil {
 			return nil, err
+		}
+		if o.output == "name" {
+			return o.newNames(rows, lists, listed), nil
 		}
 		return &watchView{key: statusKey(rows), lists: lists, draw: func() error { return o.print(rows) }}, nil
 	})
@@ -351,6 +355,34 @@ func kindArg(rgd *v1alpha1.ResourceGraphDefinition) string {
 // tableColumns says which of the optional parts of the status table to print.
 type tableColumns struct {
 	namespace, header bool
+}
+
+// newNames is what status --watch -o name shows of rows: the names of the
+// instances listed now and not at the last read (listed, which it
+// updates), one per line, as a stream a script reads line by line; a
+// change of state is no news there.
+func (o *statusOptions) newNames(rows []InstanceStatusRow, lists []watchedList, listed map[string]bool) *watchView {
+	var b strings.Builder
+	printNames(&b, rows)
+	now := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	var appeared []string
+	for _, name := range now {
+		if name != "" && !listed[name] {
+			appeared = append(appeared, name)
+		}
+	}
+	clear(listed)
+	for _, name := range now {
+		listed[name] = true
+	}
+	return &watchView{key: b.String(), lists: lists, draw: func() error {
+		for _, name := range appeared {
+			if _, err := fmt.Fprintln(o.Streams.Out, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
 }
 
 // printNames prints each instance as kubectl get -o name does, kind.group/name,

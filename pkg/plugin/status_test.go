@@ -2,12 +2,14 @@ package plugin
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 func TestPrintStatusTable(t *testing.T) {
@@ -134,5 +136,40 @@ func TestPrintNames(t *testing.T) {
 	})
 	if want := "webapp.kro.run/demo\ndatabase.platform.example.com/orders\nconfigmap/core\n"; b.String() != want {
 		t.Errorf("names:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// status --watch -o name prints each instance once, as it appears: a change
+// of state is no news, and an instance deleted and created again is.
+func TestWatchedNamesAreNewOnes(t *testing.T) {
+	var out bytes.Buffer
+	o := &statusOptions{Options: &Options{Streams: genericiooptions.IOStreams{Out: &out}}, output: "name"}
+	a := InstanceStatusRow{APIVersion: "kro.run/v1alpha1", Kind: "WebApp", Name: "a", State: "IN_PROGRESS"}
+	b := InstanceStatusRow{APIVersion: "kro.run/v1alpha1", Kind: "WebApp", Name: "b"}
+	listed := map[string]bool{}
+	var drawn []string
+	last := ""
+	for _, rows := range [][]InstanceStatusRow{
+		{},
+		{a},
+		{{APIVersion: a.APIVersion, Kind: a.Kind, Name: "a", State: "ACTIVE"}},
+		{a, b},
+		{b},
+		{a, b},
+	} {
+		v := o.newNames(rows, nil, listed)
+		if drawn != nil && v.key == last {
+			continue // redrawOnChange draws the first read, then only a change
+		}
+		last = v.key
+		out.Reset()
+		if err := v.draw(); err != nil {
+			t.Fatal(err)
+		}
+		drawn = append(drawn, out.String())
+	}
+	want := []string{"", "webapp.kro.run/a\n", "webapp.kro.run/b\n", "", "webapp.kro.run/a\n"}
+	if !slices.Equal(drawn, want) {
+		t.Errorf("drawn %q, want %q", drawn, want)
 	}
 }

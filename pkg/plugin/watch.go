@@ -221,11 +221,11 @@ const clearScreen = "\x1b[H\x1b[2J"
 
 // redrawOnChange draws what read returns, and again each time a list it
 // was read from changes and it shows something else, until ctx ends: a
-// table (output "", or the lines of -o name) redrawn in place on a
-// terminal, and one after another, a blank line between them, into a file
-// or a pipe (where the codes that clear a terminal would only be noise);
-// with -o json|yaml one document after another (YAML documents separated
-// by ---), as kubectl get --watch -o prints them.
+// table (output "") redrawn in place on a terminal, and one after another,
+// a blank line between them, into a file or a pipe (where the codes that
+// clear a terminal would only be noise); with -o json|yaml one document
+// after another (YAML documents separated by ---), as kubectl get --watch
+// -o prints them; any other output as draw writes it.
 func redrawOnChange(ctx context.Context, w *listWatch, out io.Writer, output string, interval time.Duration, read func() (*watchView, error)) error {
 	defer w.stop()
 	drawn, last := false, ""
@@ -246,9 +246,9 @@ func redrawOnChange(ctx context.Context, w *listWatch, out io.Writer, output str
 		}
 		if !drawn || v.key != last {
 			switch {
-			case (output == "" || output == "name") && inPlace:
+			case output == "" && inPlace:
 				fmt.Fprint(out, clearScreen)
-			case (output == "" || output == "name") && drawn:
+			case output == "" && drawn:
 				fmt.Fprintln(out)
 			case output == "yaml" && drawn:
 				fmt.Fprintln(out, "---")

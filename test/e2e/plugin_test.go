@@ -945,6 +945,7 @@ func TestPlugin(t *testing.T) {
 			// the namespace may still be changing.
 			table := startKro(ctx, cfg, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "--watch-interval", "200ms")
 			yamlDocs := startKro(ctx, cfg, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "-o", "yaml")
+			names := startKro(ctx, cfg, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "-o", "name")
 			eventually(t, 10*time.Second, "the first table, and an empty list in YAML", func() (bool, string) {
 				return strings.Contains(table.out.String(), "No instances found.") && strings.HasPrefix(yamlDocs.out.String(), "[]\n"), table.out.String() + yamlDocs.out.String()
 			})
@@ -963,6 +964,11 @@ func TestPlugin(t *testing.T) {
 				last := s[strings.LastIndex(s, "---\n")+1:]
 				return strings.Contains(last, "name: watched") && strings.Contains(last, "state: ACTIVE"), s
 			})
+			// -o name prints the names again when they change, not when a
+			// state does: nothing before the instance, then its name once.
+			if got := names.out.String(); got != "workerpool.kro.run/watched\n" {
+				t.Errorf("status --watch -o name printed %q", got)
+			}
 			// One instance, and the instances of one RGD, are followed
 			// the same way.
 			one := startKro(ctx, cfg, "status", "workerpool/watched", "-n", ns, "--watch")
@@ -973,7 +979,7 @@ func TestPlugin(t *testing.T) {
 				})
 				w.quiet(t)
 			}
-			for _, w := range []*backgroundKro{table, yamlDocs, one, ofRGD} {
+			for _, w := range []*backgroundKro{table, yamlDocs, names, one, ofRGD} {
 				w.stop(t)
 			}
 			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "watched")
