@@ -1,6 +1,7 @@
 package simpleschema
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -89,6 +90,9 @@ func parseMarkers(s string) ([]marker, error) {
 		if !slices.Contains(knownMarkers, key) {
 			if bare >= 0 && slices.Contains(textMarkers, out[len(out)-1].key) {
 				return nil, splitValueError(s, out[len(out)-1].key, bare, key)
+			}
+			if strings.HasPrefix(key, "|") {
+				return nil, errors.New(`a second "|": the markers all follow the first, separated by spaces, as in integer | minimum=1 default=2`)
 			}
 			return nil, fmt.Errorf("unknown marker %q (known markers: %s)", key, strings.Join(knownMarkers, ", "))
 		}

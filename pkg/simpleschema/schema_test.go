@@ -89,6 +89,8 @@ func TestBuildErrors(t *testing.T) {
 		path, msg         string
 	}{
 		{"unknown marker", `{a: "string | color=red"}`, ``, "spec.schema.spec.a", `unknown marker "color"`},
+		{"markers each after a |", `{a: "integer | minimum=5 | default=7"}`, ``, "spec.schema.spec.a", `a second "|": the markers all follow the first, separated by spaces, as in integer | minimum=1 default=2`},
+		{"markers each after a | without spaces", `{a: "integer | minimum=5 |default=7"}`, ``, "spec.schema.spec.a", `a second "|"`},
 		{"marker twice", `{a: "string | default=x default=y"}`, ``, "spec.schema.spec.a", `given twice`},
 		// A value with spaces, unquoted: the rest is quoted in the advice,
 		// up to the next marker.
