@@ -108,7 +108,29 @@ func (c *cluster) rgdNamed(ctx context.Context, kind, name string) (*v1alpha1.Re
 	if !c.isRGDKind(kind) {
 		return nil, nil
 	}
-	return c.getRGD(ctx, name)
+	return c.askedRGD(ctx, name)
+}
+
+// askedRGD reads the RGD NAME the user typed; one that is not found says
+// which RGD of a name within a typo of it they may have meant. The RGDs'
+// metadata is listed only on that error path.
+func (c *cluster) askedRGD(ctx context.Context, name string) (*v1alpha1.ResourceGraphDefinition, error) {
+	rgd, err := c.getRGD(ctx, name)
+	if !apierrors.IsNotFound(err) {
+		return rgd, err
+	}
+	list, lerr := c.metadata.Resource(rgdGVR).List(ctx, metav1.ListOptions{})
+	if lerr != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, o := range list.Items {
+		names = append(names, o.Name)
+	}
+	if meant, ok := spelling.Closest(name, names); ok {
+		return nil, fmt.Errorf("%w: did you mean %s?", err, meant)
+	}
+	return nil, err
 }
 
 // isRGDKind tells whether KIND names RGDs.

@@ -324,7 +324,7 @@ func (c *cluster) statusKinds(ctx context.Context, args []string) ([]string, sta
 		return append(kinds, released...), asked, nil
 	}
 	if c.isRGDKind(args[0]) {
-		rgd, err := c.getRGD(ctx, args[1])
+		rgd, err := c.askedRGD(ctx, args[1])
 		if err != nil {
 			return nil, statusAsked{}, err
 		}

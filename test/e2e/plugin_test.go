@@ -839,7 +839,7 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
-		Assess("an instance not found is looked for in other namespaces, and among near names", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("an instance or RGD not found is looked for in other namespaces, and among near names", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			for _, tc := range []struct {
 				args []string
 				want string
@@ -848,6 +848,10 @@ func TestPlugin(t *testing.T) {
 				{[]string{"why-not-ready", "webapp/ready", "-n", "default"}, fmt.Sprintf(`webapps.kro.run "ready" not found: there is one in namespace %s (add -n %s)`, ns, ns)},
 				{[]string{"explain-conditions", "webapp", "nothing-like-it", "-n", ns}, `webapps.kro.run "nothing-like-it" not found`},
 				{[]string{"status", "webapp", "ready", "-n", "default"}, fmt.Sprintf(`webapps.kro.run "ready" not found: there is one in namespace %s (add -n %s)`, ns, ns)},
+				// An RGD by name, likewise among the RGDs.
+				{[]string{"why-not-ready", "rgd", "webap"}, `resourcegraphdefinitions.kro.run "webap" not found: did you mean webapp?`},
+				{[]string{"status", "rgd", "wrokers"}, `resourcegraphdefinitions.kro.run "wrokers" not found: did you mean workers?`},
+				{[]string{"explain-conditions", "rgd/nothing-like-it"}, `resourcegraphdefinitions.kro.run "nothing-like-it" not found`},
 			} {
 				_, err := kro(t, cfg, nil, tc.args...)
 				if err == nil || err.Error() != tc.want {
