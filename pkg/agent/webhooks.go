@@ -269,7 +269,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		Addr:  w.Addr,
 		Ready: serving,
 		Certs: certs,
-		RGDs:  &webhook.RGDValidator{Resolver: crds.Resolver(resolver), Client: mgr.GetClient(), RGDs: mgr.GetClient(), CRDLabels: crds.Labels},
+		RGDs:  &webhook.RGDValidator{Resolver: crds.Resolver(resolver), Client: mgr.GetClient(), RGDs: mgr.GetClient(), CRDLabels: crds.Labels, Stored: mgr.GetAPIReader()},
 		Instance: &webhook.InstanceLabeler{Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
 			// Every instance write is admitted here: read the cached RGDs
 			// in place rather than copy them all each time (nothing below

@@ -5,7 +5,18 @@ import (
 	"slices"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// ServedKind is the kind a generated CRD serves: its one served version.
+func ServedKind(crd *extv1.CustomResourceDefinition) (schema.GroupVersionKind, bool) {
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			return schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}, true
+		}
+	}
+	return schema.GroupVersionKind{}, false
+}
 
 // BreakingChanges lists what in next would break instances stored under
 // prev: a spec field removed, a field's type changed, a newly required

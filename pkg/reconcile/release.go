@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
@@ -38,7 +38,7 @@ func (r *RGDReconciler) releaseInstances(ctx context.Context, rgdName string) er
 	}
 	var errs []error
 	for i := range crds {
-		gvk, ok := servedKind(&crds[i])
+		gvk, ok := graph.ServedKind(&crds[i])
 		if !ok || r.Engine.Serves(gvk) {
 			// Another RGD has taken the kind over: its instances are
 			// reconciled, finalizer included.
@@ -123,14 +123,4 @@ func (r *RGDReconciler) release(ctx context.Context, rgdName string, inst *unstr
 			"ResourceGraphDefinition %s was deleted: kro-agent no longer manages this %s and took its finalizer off; its resources are left in place", rgdName, inst.GetKind())
 	}
 	return nil
-}
-
-// servedKind is the kind a generated CRD serves: its one served version.
-func servedKind(crd *extv1.CustomResourceDefinition) (schema.GroupVersionKind, bool) {
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			return schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}, true
-		}
-	}
-	return schema.GroupVersionKind{}, false
 }

@@ -363,7 +363,7 @@ func (r *RGDReconciler) hold(ctx context.Context, rgd *v1alpha1.ResourceGraphDef
 		return err
 	}
 	for i := range crds {
-		gvk, ok := servedKind(&crds[i])
+		gvk, ok := graph.ServedKind(&crds[i])
 		if ok && rgd.Spec.Schema != nil && gvk.Kind == rgd.Spec.Schema.Kind {
 			if err := r.Engine.Hold(rgd, gvk.GroupVersion().WithResource(crds[i].Spec.Names.Plural), gvk.Kind, heldFor); err != nil {
 				return fmt.Errorf("holding the %s instances of ResourceGraphDefinition %s: %w", gvk.Kind, rgd.Name, err)
@@ -537,7 +537,7 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 // kind, in any namespace: one metadata-only read of at most one item,
 // made only when a change would break instances.
 func (r *RGDReconciler) anyStored(ctx context.Context, crd *extv1.CustomResourceDefinition) (bool, error) {
-	gvk, ok := servedKind(crd)
+	gvk, ok := graph.ServedKind(crd)
 	if !ok {
 		return true, nil // no version to ask through: assume there are
 	}

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,6 +39,10 @@ type RGDValidator struct {
 	// CRDLabels, when set, returns the ownership labels of the existing
 	// CRD of a name: an RGD is denied a CRD that is not its to write.
 	CRDLabels func(name string) (map[string]string, bool)
+	// Stored, when set, reads from the API server, uncached, the CRD a
+	// changed spec would replace and whether any instance of it is stored,
+	// to warn of a change that would break them; nil skips the warning.
+	Stored client.Reader
 }
 
 var _ admission.Handler = (*RGDValidator)(nil)
@@ -89,7 +95,39 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if len(errs) > 0 {
 		return denied(rgd, errs)
 	}
-	return admission.Allowed("").WithWarnings(warnings(g)...)
+	warned := warnings(g)
+	if w := v.breakingWarning(ctx, rgd, g); w != "" {
+		warned = append(warned, w)
+	}
+	return admission.Allowed("").WithWarnings(warned...)
+}
+
+// breakingWarning is the warning, "" for none, of a schema change that would
+// break the instances the API server stores (a field removed, a type
+// changed, a field made required). kro-agent does not apply such a change
+// unless the RGD allows it, and says so on KindReady; kubectl apply shows the
+// warning at once. It costs two reads, made only for a spec that changed and
+// a CRD that exists; what cannot be read is left to KindReady.
+func (v *RGDValidator) breakingWarning(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) string {
+	if v.Stored == nil || g == nil || g.CRD == nil || rgd.Annotations[v1alpha1.AnnotationAllowBreakingChanges] == "true" {
+		return ""
+	}
+	current := &extv1.CustomResourceDefinition{}
+	if err := v.Stored.Get(ctx, client.ObjectKey{Name: g.CRD.Name}, current); err != nil {
+		return ""
+	}
+	changes := graph.BreakingChanges(current, g.CRD)
+	gvk, served := graph.ServedKind(current)
+	if len(changes) == 0 || !served {
+		return ""
+	}
+	stored := &metav1.PartialObjectMetadataList{}
+	stored.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := v.Stored.List(ctx, stored, client.Limit(1)); err != nil || len(stored.Items) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the new schema would break the stored instances of %s (%s): kro-agent does not apply it, and goes on serving them with the graph it has (KindReady says why), until none is left, or at once with the annotation %s: \"true\" on the RGD",
+		gvk.Kind, strings.Join(changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
 }
 
 func denied(rgd *v1alpha1.ResourceGraphDefinition, errs field.ErrorList) admission.Response {

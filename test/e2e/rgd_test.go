@@ -153,7 +153,14 @@ func TestRGDLifecycle(t *testing.T) {
 		}).
 		Assess("a breaking schema change is refused unless annotated", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			c.apply(t, noteRGD("notes", "Note", ", owner: \"string | required=true\"", `"${schema.spec.text}"`))
+			breaking := noteRGD("notes", "Note", ", owner: \"string | required=true\"", `"${schema.spec.text}"`)
+			// kubectl apply says so at once, in a warning from the webhook.
+			out, err := kubectl(t, cfg, breaking, "apply", "--server-side", "--force-conflicts", "--field-manager", testManager, "--dry-run=server", "-f", "-")
+			if err != nil || !strings.Contains(out, `Warning: the new schema would break the stored instances of Note (spec.owner is newly required): kro-agent does not apply it`) ||
+				!strings.Contains(out, `kro.run/allow-breaking-changes: "true"`) {
+				t.Errorf("kubectl apply of a breaking change: %v\n%s", err, out)
+			}
+			c.apply(t, breaking)
 			eventually(t, 10*time.Second, "KindReady to refuse the change", func() (bool, string) {
 				cond := rgdCondition(t, c, "notes", "KindReady")
 				return cond != nil && cond.Reason == "BreakingChange", fmt.Sprint(cond)
@@ -200,7 +207,7 @@ func TestRGDLifecycle(t *testing.T) {
 			if msg := rgdCondition(t, c, "notes", "KindReady").Message; !strings.Contains(msg, "to apply it anyway") || strings.Contains(msg, "once none is left") {
 				t.Errorf("KindReady of an RGD whose instances are held: %q", msg)
 			}
-			out, err := kro(t, cfg, nil, "why-not-ready", "rgd", "notes")
+			out, err = kro(t, cfg, nil, "why-not-ready", "rgd", "notes")
 			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "spec.owner is newly required") || !strings.Contains(out, "kubectl annotate rgd notes kro.run/allow-breaking-changes=true") {
 				t.Errorf("why-not-ready rgd notes: %v\n%s", err, out)
 			}
