@@ -3,10 +3,32 @@ package graph
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
+
+// BreakageWarning is the warning, "" for none, of an RGD whose graph g
+// would break the instances stored under current, the CRD the cluster
+// serves now: its schema makes BreakingChanges, the RGD does not allow them,
+// and stored says the cluster holds an instance of the kind. kro-agent does
+// not apply such a change, which the admission webhook and kubectl kro
+// validate say before the RGD is applied.
+func (g *Graph) BreakageWarning(rgd *v1alpha1.ResourceGraphDefinition, current *extv1.CustomResourceDefinition, stored func(schema.GroupVersionKind) bool) string {
+	if g.CRD == nil || current == nil || rgd.Annotations[v1alpha1.AnnotationAllowBreakingChanges] == "true" {
+		return ""
+	}
+	changes := BreakingChanges(current, g.CRD)
+	gvk, served := ServedKind(current)
+	if len(changes) == 0 || !served || !stored(gvk) {
+		return ""
+	}
+	return fmt.Sprintf("the new schema would break the stored instances of %s (%s): kro-agent does not apply it, and goes on serving them with the graph it has (KindReady says why), until none is left, or at once with the annotation %s: \"true\" on the RGD",
+		gvk.Kind, strings.Join(changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
+}
 
 // ServedKind is the kind a generated CRD serves: its one served version.
 func ServedKind(crd *extv1.CustomResourceDefinition) (schema.GroupVersionKind, bool) {

@@ -7,6 +7,7 @@
 package graph
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/google/cel-go/cel"
@@ -75,6 +76,23 @@ func (g *Graph) Order() []string {
 		ids[i] = n.ID
 	}
 	return ids
+}
+
+// Warnings flag legal but suspicious things, cheaply: a readyWhen or
+// includeWhen that reads nothing is a constant, which is rarely meant.
+func (g *Graph) Warnings() []string {
+	var out []string
+	for _, n := range g.Nodes {
+		for field, exprs := range map[string][]*Expression{"readyWhen": n.ReadyWhen, "includeWhen": n.IncludeWhen} {
+			for i, e := range exprs {
+				if len(e.References) == 0 {
+					out = append(out, fmt.Sprintf("spec.resources[%s].%s[%d]: ${%s} reads nothing, so it is always the same", n.ID, field, i, e.Source))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Node returns the node with the given id, or nil.

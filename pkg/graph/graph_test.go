@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -318,5 +320,56 @@ spec:
 	want := `metadata.name: Invalid value: "` + strings.Repeat("r", 64) + `": must be no more than 63 characters: the CustomResourceDefinition and every object an instance manages carry it in the label kro.run/resource-graph-definition-name`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a 64-character name: want %q, got %v", want, err)
+	}
+}
+
+// A schema change that would break stored instances is named, with the
+// ways past it, only when instances are stored and the RGD does not allow
+// it; anything else is no warning.
+func TestBreakageWarning(t *testing.T) {
+	rgd := func(spec, annotations string) *v1alpha1.ResourceGraphDefinition {
+		return parseRGD(t, `
+metadata: {name: notes`+annotations+`}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Note, spec: `+spec+`}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}"}}
+`)
+	}
+	compile := func(r *v1alpha1.ResourceGraphDefinition) *Graph {
+		g, err := Compile(r, Options{Resolver: builtin(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	current := compile(rgd("{text: string, count: integer}", "")).CRD
+	var asked schema.GroupVersionKind
+	stored := func(gvk schema.GroupVersionKind) bool { asked = gvk; return true }
+	none := func(schema.GroupVersionKind) bool { return false }
+	breaking := rgd("{text: string, count: string}", "")
+	want := `the new schema would break the stored instances of Note (spec.count changed type from integer to string): kro-agent does not apply it, and goes on serving them with the graph it has (KindReady says why), until none is left, or at once with the annotation kro.run/allow-breaking-changes: "true" on the RGD`
+	if got := compile(breaking).BreakageWarning(breaking, current, stored); got != want {
+		t.Errorf("warning = %q\nwant %q", got, want)
+	}
+	if asked != (schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Note"}) {
+		t.Errorf("stored instances looked for as %v", asked)
+	}
+	allowed := rgd("{text: string, count: string}", ", annotations: {kro.run/allow-breaking-changes: \"true\"}")
+	added := rgd("{text: string, count: integer, extra: string}", "")
+	for name, tc := range map[string]struct {
+		rgd     *v1alpha1.ResourceGraphDefinition
+		current *extv1.CustomResourceDefinition
+		stored  func(schema.GroupVersionKind) bool
+	}{
+		"no instance stored":        {breaking, current, none},
+		"allowed by the annotation": {allowed, current, stored},
+		"a field added breaks none": {added, current, stored},
+		"no CRD yet":                {breaking, nil, stored},
+	} {
+		if got := compile(tc.rgd).BreakageWarning(tc.rgd, tc.current, tc.stored); got != "" {
+			t.Errorf("%s: warning %q, want none", name, got)
+		}
 	}
 }

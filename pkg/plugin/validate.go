@@ -16,10 +16,15 @@ import (
 
 	"github.com/spf13/cobra"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -47,6 +52,9 @@ type ValidationResult struct {
 	Valid            bool     `json:"valid"`
 	TopologicalOrder []string `json:"topologicalOrder,omitempty"`
 	Errors           []string `json:"errors,omitempty"`
+	// Warnings are what the admission webhook would warn of: legal but
+	// likely unmeant, or a change kro-agent would not apply.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ValidationReport is the whole output of validate.
@@ -85,7 +93,7 @@ Exits 1 when any RGD is invalid.`,
 }
 
 func (o *validateOptions) run(ctx context.Context) error {
-	resolver, allowUnknown, where := o.resolver(ctx)
+	resolver, allowUnknown, where, live := o.resolver(ctx)
 	// Kinds of CRDs in the files, and of the RGDs there, are checked as
 	// if installed: the files are what will be applied together.
 	declared := kinds.NewDeclared(resolver)
@@ -151,6 +159,10 @@ func (o *validateOptions) run(ctx context.Context) error {
 		default:
 			res.Valid = true
 			res.TopologicalOrder = graphs[i].Order()
+			res.Warnings = graphs[i].Warnings()
+			if w := breakageWarning(ctx, live, rgd.obj, graphs[i]); w != "" {
+				res.Warnings = append(res.Warnings, w)
+			}
 		}
 	}
 	if err := printValidation(o.Streams.Out, o.output, report); err != nil {
@@ -266,7 +278,7 @@ func kindsDefinedTwice(rgds []parsedRGD) []error {
 
 // resolver picks where kinds come from: the cluster when one answers
 // (built-in snapshot as a fallback), else the snapshot alone.
-func (o *validateOptions) resolver(ctx context.Context) (kinds.Resolver, bool, string) {
+func (o *validateOptions) resolver(ctx context.Context) (kinds.Resolver, bool, string, *rest.Config) {
 	builtin, err := kinds.Builtin()
 	if err != nil {
 		// The snapshot is compiled in; failing to read it is a build bug.
@@ -274,23 +286,23 @@ func (o *validateOptions) resolver(ctx context.Context) (kinds.Resolver, bool, s
 	}
 	offline := fmt.Sprintf("offline: built-in kinds of Kubernetes %s are checked, other kinds are not", kinds.BuiltinVersion())
 	if o.offline {
-		return builtin, true, offline
+		return builtin, true, offline, nil
 	}
 	cfg, err := o.Config.ToRESTConfig()
 	if err != nil {
-		return builtin, true, offline + " (no kubeconfig)"
+		return builtin, true, offline + " (no kubeconfig)", nil
 	}
 	cfg.Timeout = 5 * time.Second
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return builtin, true, offline + ": " + err.Error()
+		return builtin, true, offline + ": " + err.Error(), nil
 	}
 	v, err := dc.ServerVersion()
 	if err != nil {
-		return builtin, true, offline + " (cluster unreachable: " + firstLine(err.Error()) + ")"
+		return builtin, true, offline + " (cluster unreachable: " + firstLine(err.Error()) + ")", nil
 	}
 	return kinds.Chain{kinds.NewDiscovery(memory.NewMemCacheClient(dc)), builtin}, false,
-		fmt.Sprintf("cluster %s (Kubernetes %s)", cfg.Host, v.GitVersion)
+		fmt.Sprintf("cluster %s (Kubernetes %s)", cfg.Host, v.GitVersion), cfg
 }
 
 type parsedRGD struct {
@@ -434,6 +446,9 @@ func printValidation(w io.Writer, format string, report ValidationReport) error 
 	for _, r := range report.Results {
 		if r.Valid {
 			fmt.Fprintf(w, "resourcegraphdefinition/%s (%s): valid\n  topological order: %s\n", r.Name, r.File, strings.Join(r.TopologicalOrder, " -> "))
+			for _, warning := range r.Warnings {
+				fmt.Fprintf(w, "  warning: %s\n", warning)
+			}
 			continue
 		}
 		name := r.Name
@@ -446,6 +461,36 @@ func printValidation(w io.Writer, format string, report ValidationReport) error 
 		}
 	}
 	return nil
+}
+
+// breakageWarning warns, as the admission webhook does, of a schema change
+// that would break the instances the cluster live stores; "" when there is
+// none, offline (live nil), or when what is stored cannot be read.
+func breakageWarning(ctx context.Context, live *rest.Config, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) string {
+	if live == nil || g.CRD == nil {
+		return ""
+	}
+	mc, err := metadata.NewForConfig(live)
+	if err != nil {
+		return ""
+	}
+	dyn, err := dynamic.NewForConfig(live)
+	if err != nil {
+		return ""
+	}
+	u, err := dyn.Resource(kinds.CRDResource).Get(ctx, g.CRD.Name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	current := &extv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, current); err != nil {
+		return ""
+	}
+	return g.BreakageWarning(rgd, current, func(gvk schema.GroupVersionKind) bool {
+		gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: current.Spec.Names.Plural}
+		stored, err := mc.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil && len(stored.Items) > 0
+	})
 }
 
 func firstLine(s string) string {

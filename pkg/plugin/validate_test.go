@@ -305,3 +305,23 @@ spec:
 		t.Errorf("validate -f a missing URL: %v\n%s", err, out)
 	}
 }
+
+// validate warns of what the admission webhook would warn of, under the RGD
+// it still finds valid.
+func TestValidateWarnsAsTheWebhookDoes(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rgd.yaml")
+	rgd := `{apiVersion: kro.run/v1alpha1, kind: ResourceGraphDefinition, metadata: {name: constant},
+  spec: {schema: {apiVersion: v1alpha1, kind: Constant}, resources: [{id: cm, includeWhen: ["${1 > 0}"], template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}}]}}`
+	if err := os.WriteFile(file, []byte(rgd), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
+	cmd.SetArgs([]string{"validate", "--offline", "-f", file})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "  topological order: cm\n  warning: spec.resources[cm].includeWhen[0]: ${1 > 0} reads nothing, so it is always the same\n"; !strings.HasSuffix(out.String(), want) {
+		t.Errorf("output:\n%s\nwant it to end with:\n%s", out.String(), want)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -95,7 +94,7 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if len(errs) > 0 {
 		return denied(rgd, errs)
 	}
-	warned := warnings(g)
+	warned := g.Warnings()
 	if w := v.breakingWarning(ctx, rgd, g); w != "" {
 		warned = append(warned, w)
 	}
@@ -103,31 +102,22 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 }
 
 // breakingWarning is the warning, "" for none, of a schema change that would
-// break the instances the API server stores (a field removed, a type
-// changed, a field made required). kro-agent does not apply such a change
-// unless the RGD allows it, and says so on KindReady; kubectl apply shows the
-// warning at once. It costs two reads, made only for a spec that changed and
-// a CRD that exists; what cannot be read is left to KindReady.
+// break the instances the API server stores (Graph.BreakageWarning), which
+// kubectl apply shows at once. It costs two reads, made only for a spec that
+// changed and a CRD that exists; what cannot be read is left to KindReady.
 func (v *RGDValidator) breakingWarning(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) string {
-	if v.Stored == nil || g == nil || g.CRD == nil || rgd.Annotations[v1alpha1.AnnotationAllowBreakingChanges] == "true" {
+	if v.Stored == nil || g == nil || g.CRD == nil {
 		return ""
 	}
 	current := &extv1.CustomResourceDefinition{}
 	if err := v.Stored.Get(ctx, client.ObjectKey{Name: g.CRD.Name}, current); err != nil {
 		return ""
 	}
-	changes := graph.BreakingChanges(current, g.CRD)
-	gvk, served := graph.ServedKind(current)
-	if len(changes) == 0 || !served {
-		return ""
-	}
-	stored := &metav1.PartialObjectMetadataList{}
-	stored.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := v.Stored.List(ctx, stored, client.Limit(1)); err != nil || len(stored.Items) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("the new schema would break the stored instances of %s (%s): kro-agent does not apply it, and goes on serving them with the graph it has (KindReady says why), until none is left, or at once with the annotation %s: \"true\" on the RGD",
-		gvk.Kind, strings.Join(changes, "; "), v1alpha1.AnnotationAllowBreakingChanges)
+	return g.BreakageWarning(rgd, current, func(gvk schema.GroupVersionKind) bool {
+		stored := &metav1.PartialObjectMetadataList{}
+		stored.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		return v.Stored.List(ctx, stored, client.Limit(1)) == nil && len(stored.Items) > 0
+	})
 }
 
 func denied(rgd *v1alpha1.ResourceGraphDefinition, errs field.ErrorList) admission.Response {
@@ -213,21 +203,4 @@ func immutableSchemaFields(old, rgd *v1alpha1.ResourceGraphDefinition) field.Err
 	check("group", old.Spec.Schema.Group, rgd.Spec.Schema.Group)
 	check("scope", string(old.Spec.Schema.Scope), string(rgd.Spec.Schema.Scope))
 	return errs
-}
-
-// warnings flag legal but suspicious things, cheaply: a readyWhen or
-// includeWhen that reads nothing is a constant, which is rarely meant.
-func warnings(g *graph.Graph) []string {
-	var out []string
-	for _, n := range g.Nodes {
-		for field, exprs := range map[string][]*graph.Expression{"readyWhen": n.ReadyWhen, "includeWhen": n.IncludeWhen} {
-			for i, e := range exprs {
-				if len(e.References) == 0 {
-					out = append(out, fmt.Sprintf("spec.resources[%s].%s[%d]: ${%s} reads nothing, so it is always the same", n.ID, field, i, e.Source))
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }

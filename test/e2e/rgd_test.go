@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -159,6 +160,20 @@ func TestRGDLifecycle(t *testing.T) {
 			if err != nil || !strings.Contains(out, `Warning: the new schema would break the stored instances of Note (spec.owner is newly required): kro-agent does not apply it`) ||
 				!strings.Contains(out, `kro.run/allow-breaking-changes: "true"`) {
 				t.Errorf("kubectl apply of a breaking change: %v\n%s", err, out)
+			}
+			// And kubectl kro validate, against the cluster.
+			// (Not under t.TempDir(): -f splits on commas, as kubectl's
+			// does, and this test's name has some.)
+			dir, err := os.MkdirTemp("", "notes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(dir)
+			file := dir + "/notes.yaml"
+			writeFile(t, file, breaking)
+			out, err = kro(t, cfg, nil, "validate", "-f", file)
+			if err != nil || !strings.Contains(out, "  warning: the new schema would break the stored instances of Note (spec.owner is newly required)") {
+				t.Errorf("validate of a breaking change: %v\n%s", err, out)
 			}
 			c.apply(t, breaking)
 			eventually(t, 10*time.Second, "KindReady to refuse the change", func() (bool, string) {
