@@ -112,23 +112,14 @@ func (c *cluster) rgdNamed(ctx context.Context, kind, name string) (*v1alpha1.Re
 }
 
 // askedRGD reads the RGD NAME the user typed; one that is not found says
-// which RGD of a name within a typo of it they may have meant. The RGDs'
-// metadata is listed only on that error path.
+// which RGD of a name within a typo of it they may have meant.
 func (c *cluster) askedRGD(ctx context.Context, name string) (*v1alpha1.ResourceGraphDefinition, error) {
 	rgd, err := c.getRGD(ctx, name)
 	if !apierrors.IsNotFound(err) {
 		return rgd, err
 	}
-	list, lerr := c.metadata.Resource(rgdGVR).List(ctx, metav1.ListOptions{})
-	if lerr != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(list.Items))
-	for _, o := range list.Items {
-		names = append(names, o.Name)
-	}
-	if meant, ok := spelling.Closest(name, names); ok {
-		return nil, fmt.Errorf("%w: did you mean %s?", err, meant)
+	if hint := c.meantName(ctx, c.metadata.Resource(rgdGVR), name); hint != "" {
+		return nil, fmt.Errorf("%w: %s", err, hint)
 	}
 	return nil, err
 }
@@ -233,12 +224,19 @@ func (c *cluster) instanceHint(ctx context.Context, m *meta.RESTMapping, name st
 		}
 		ns = c.namespace
 	}
-	here, err := ri.Namespace(ns).List(ctx, metav1.ListOptions{})
+	return c.meantName(ctx, ri.Namespace(ns), name)
+}
+
+// meantName is "did you mean NAME?" for the object listed in ri whose name
+// is within a typo of name, or "" for none, or when ri cannot be listed.
+// Only metadata is listed, and only on the way to a user's error.
+func (c *cluster) meantName(ctx context.Context, ri metadata.ResourceInterface, name string) string {
+	list, err := ri.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return ""
 	}
-	names := make([]string, 0, len(here.Items))
-	for _, o := range here.Items {
+	names := make([]string, 0, len(list.Items))
+	for _, o := range list.Items {
 		names = append(names, o.Name)
 	}
 	if meant, ok := spelling.Closest(name, names); ok {
