@@ -57,9 +57,9 @@ func newStatusCommand(parent *Options) *cobra.Command {
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
 are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; --selector
 keeps the instances whose labels match; -o name prints them as kubectl get -o name does
-(webapp.kro.run/demo), for kubectl to take, and with --watch each as it appears. --watch redraws the table whenever it changes (with
--o, prints the list again): it watches the instances (and the RGDs) by their metadata and
-reads them again only then.`,
+(webapp.kro.run/demo), for kubectl to take, and with --watch each as it appears. --watch
+redraws the table whenever it changes (with -o json|yaml, prints the list again): it
+watches the instances (and the RGDs) by their metadata and reads them again only then.`,
 		Example: `  kubectl kro status -A
   kubectl kro status webapp
   kubectl kro status rgd webapp
@@ -362,20 +362,19 @@ type tableColumns struct {
 // updates), one per line, as a stream a script reads line by line; a
 // change of state is no news there.
 func (o *statusOptions) newNames(rows []InstanceStatusRow, lists []watchedList, listed map[string]bool) *watchView {
-	var b strings.Builder
-	printNames(&b, rows)
-	now := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	now := make([]string, len(rows))
 	var appeared []string
-	for _, name := range now {
-		if name != "" && !listed[name] {
-			appeared = append(appeared, name)
+	for i, r := range rows {
+		now[i] = r.objectName()
+		if !listed[now[i]] {
+			appeared = append(appeared, now[i])
 		}
 	}
 	clear(listed)
 	for _, name := range now {
 		listed[name] = true
 	}
-	return &watchView{key: b.String(), lists: lists, draw: func() error {
+	return &watchView{key: strings.Join(now, "\n"), lists: lists, draw: func() error {
 		for _, name := range appeared {
 			if _, err := fmt.Fprintln(o.Streams.Out, name); err != nil {
 				return err
@@ -385,13 +384,19 @@ func (o *statusOptions) newNames(rows []InstanceStatusRow, lists []watchedList, 
 	}}
 }
 
-// printNames prints each instance as kubectl get -o name does, kind.group/name,
-// for a script to hand to kubectl.
+// printNames prints each instance's objectName, a line each, for a script
+// to hand to kubectl.
 func printNames(w io.Writer, rows []InstanceStatusRow) {
 	for _, r := range rows {
-		gk := schema.FromAPIVersionAndKind(r.APIVersion, r.Kind).GroupKind()
-		fmt.Fprintf(w, "%s/%s\n", strings.ToLower(gk.String()), r.Name)
+		fmt.Fprintln(w, r.objectName())
 	}
+}
+
+// objectName is the instance as kubectl get -o name prints it:
+// kind.group/name.
+func (r InstanceStatusRow) objectName() string {
+	gk := schema.FromAPIVersionAndKind(r.APIVersion, r.Kind).GroupKind()
+	return strings.ToLower(gk.String()) + "/" + r.Name
 }
 
 func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p palette, now time.Time) {
