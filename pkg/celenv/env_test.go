@@ -22,7 +22,7 @@ func arrayOf(items *spec.Schema) *spec.Schema {
 	return s
 }
 
-func TestAssignable(t *testing.T) {
+func TestFit(t *testing.T) {
 	port := objectSchema(map[string]spec.Schema{"name": *spec.StringProperty(), "port": *spec.Int64Property()})
 	servicePort := objectSchema(map[string]spec.Schema{"name": *spec.StringProperty(), "port": *spec.Int64Property(), "protocol": *spec.StringProperty()})
 	src := objectSchema(map[string]spec.Schema{
@@ -66,8 +66,8 @@ func TestAssignable(t *testing.T) {
 			t.Errorf("%s: %v", tc.expr, err)
 			continue
 		}
-		if got := env.Assignable(FieldType(tc.into), ast.OutputType()); got != tc.want {
-			t.Errorf("Assignable(%s, %s) = %v, want %v", TypeName(FieldType(tc.into)), TypeString(ast.OutputType()), got, tc.want)
+		if _, got := env.Fit(FieldType(tc.into), ast.OutputType()); got != tc.want {
+			t.Errorf("Fit(%s, %s) = %v, want %v", TypeName(FieldType(tc.into)), TypeString(ast.OutputType()), got, tc.want)
 		}
 	}
 	// Port has no protocol field to give, but ServicePort lacks nothing Port
@@ -80,20 +80,20 @@ func TestAssignable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env2.Assignable(FieldType(arrayOf(port)), ast.OutputType()) {
+	if _, ok := env2.Fit(FieldType(arrayOf(port)), ast.OutputType()); ok {
 		t.Error("a ServicePort list must not fit a Port list: protocol has no place")
 	}
-	// Misfit says where, when the misfit is inside the value.
-	if why := env2.Misfit(FieldType(arrayOf(port)), ast.OutputType()); why != "which has no [*].protocol" {
-		t.Errorf("Misfit of a ServicePort list into a Port list = %q", why)
+	// Fit says where, when the misfit is inside the value.
+	if why, _ := env2.Fit(FieldType(arrayOf(port)), ast.OutputType()); why != "which has no [*].protocol" {
+		t.Errorf("Fit of a ServicePort list into a Port list = %q", why)
 	}
 	stringPort := objectSchema(map[string]spec.Schema{"name": *spec.StringProperty(), "port": *spec.StringProperty()})
-	if why := env.Misfit(FieldType(arrayOf(stringPort)), mustCompile(t, env, "src.ports").OutputType()); why != "whose [*].port takes string, not int" {
-		t.Errorf("Misfit of a field of another type = %q", why)
+	if why, _ := env.Fit(FieldType(arrayOf(stringPort)), mustCompile(t, env, "src.ports").OutputType()); why != "whose [*].port takes string, not int" {
+		t.Errorf("Fit of a field of another type = %q", why)
 	}
 	for expr, into := range map[string]*spec.Schema{"src.ports": arrayOf(servicePort), "src.count": spec.StringProperty()} {
-		if why := env.Misfit(FieldType(into), mustCompile(t, env, expr).OutputType()); why != "" {
-			t.Errorf("Misfit(%s) = %q, want none: it fits, or the types differ at the top", expr, why)
+		if why, _ := env.Fit(FieldType(into), mustCompile(t, env, expr).OutputType()); why != "" {
+			t.Errorf("Fit(%s) = %q, want none: it fits, or the types differ at the top", expr, why)
 		}
 	}
 }

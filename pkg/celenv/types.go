@@ -36,27 +36,20 @@ func TypeName(t *apiservercel.DeclType) string {
 	return TypeString(t.CelType())
 }
 
-// Assignable reports whether a value of type got may be written into a field
-// of type want. dyn on either side defers the check to run time; an optional
-// is judged by what it holds (an absent value omits the field); objects and
-// maps are compared field by field, since two schemas of the same shape have
-// different type names.
-func (e *Env) Assignable(want *apiservercel.DeclType, got *types.Type) bool {
-	_, ok := e.fit(want, got, "", 0)
-	return ok
+// Fit reports whether a value of type got may be written into a field of
+// type want, and where inside the value it does not fit: which field of one
+// of its objects the target has no place for ("which has no [*].args"), or
+// takes another type in ("whose [*].port takes int, not string"); why is ""
+// when the two differ at the top, where naming both types says it all. dyn
+// on either side defers the check to run time; an optional is judged by what
+// it holds (an absent value omits the field); objects and maps are compared
+// field by field, since two schemas of the same shape have different type
+// names.
+func (e *Env) Fit(want *apiservercel.DeclType, got *types.Type) (why string, ok bool) {
+	return e.fit(want, got, "", 0)
 }
 
-// Misfit says where inside a value of type got it does not fit a field of
-// type want: which field of one of its objects the target has no place for
-// ("which has no [*].args"), or takes another type in ("whose [*].port takes
-// int, not string"). It is "" when the value fits, and when the two differ
-// at the top, where naming both types says it all.
-func (e *Env) Misfit(want *apiservercel.DeclType, got *types.Type) string {
-	why, _ := e.fit(want, got, "", 0)
-	return why
-}
-
-// fit is Assignable and Misfit; path is where inside the value got is, ""
+// fit is Fit; path is where inside the value got is, ""
 // at the top.
 func (e *Env) fit(want *apiservercel.DeclType, got *types.Type, path string, depth int) (string, bool) {
 	if want == nil || got == nil || depth > maxDepth {

@@ -300,9 +300,10 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 		target, known := schemaAt(kindSchema, f.Path)
 		if known {
 			want := celenv.FieldType(target)
-			if got := out.Exprs[0].Type; !env.Assignable(want, got) {
+			got := out.Exprs[0].Type
+			if why, ok := env.Fit(want, got); !ok {
 				msg := fmt.Sprintf("expression has type %s, but the field expects %s", celenv.TypeString(got), celenv.TypeName(want))
-				if why := env.Misfit(want, got); why != "" {
+				if why != "" {
 					msg += ", " + why
 				}
 				c.errs = append(c.errs, field.Invalid(fp, raw, msg))
