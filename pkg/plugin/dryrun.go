@@ -398,7 +398,7 @@ func unchecked(why string, errs []error) (action, reason string) {
 	// instance's list, a status field not written), not a resource that
 	// does not exist yet: which one.
 	for _, err := range errs {
-		if unobserved := (*resolve.NotObservedError)(nil); !errors.As(err, &unobserved) {
+		if resolve.WaitsForValue(err) {
 			return ActionPending, resolve.Waiting(err)
 		}
 	}

@@ -338,7 +338,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		}
 		if r.Ready == VerdictMissing {
 			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
-			if waitsForValue(r.pending) {
+			if resolve.WaitsForValue(r.pending) {
 				d.Advice = "kro-agent creates it once the value its template reads is there, as it waits for a status field a controller has not written yet; when that value is the instance's own (an index past the end of one of its lists), change the instance"
 			}
 			// The agent says on the instance why it could not create it.
@@ -603,14 +603,6 @@ func printDiagnosis(w io.Writer, d *Diagnosis, p palette) {
 	if d.Advice != "" {
 		fmt.Fprintf(w, "%s %s\n", p.bold("What to do:"), d.Advice)
 	}
-}
-
-// waitsForValue tells whether a template waits (err) for a value missing
-// from what it reads, rather than for a resource or a field the instance
-// does not set.
-func waitsForValue(err error) bool {
-	unobserved := (*resolve.NotObservedError)(nil)
-	return errors.Is(err, resolve.ErrPending) && !errors.Is(err, resolve.ErrUnset) && !errors.As(err, &unobserved)
 }
 
 // namespaceFlag is the -n flag naming ns, for a command to copy.

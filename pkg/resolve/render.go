@@ -68,6 +68,16 @@ func fieldError(path expr.Path, e *graph.Expression, err error) error {
 	return fmt.Errorf("%s: ${%s}: %w", path, e.Source, err)
 }
 
+// WaitsForValue tells whether a pending error waits for a value missing
+// from what an expression reads (a status field not written, a list too
+// short), rather than for a resource not observed yet or a field the
+// instance does not set: when the value is the instance's own, nothing but
+// its author supplies it.
+func WaitsForValue(err error) bool {
+	var unobserved *NotObservedError
+	return errors.Is(err, ErrPending) && !errors.Is(err, ErrUnset) && !errors.As(err, &unobserved)
+}
+
 // Waiting says what a pending error (of Eval, Render, Included or Expand)
 // waits for, without the words that make it pending: a field the instance
 // does not set, a resource not observed yet, or a value an expression reads

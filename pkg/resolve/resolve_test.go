@@ -628,16 +628,20 @@ spec:
 // reads.
 func TestWaitingSaysForWhat(t *testing.T) {
 	for _, tc := range []struct {
-		err  error
-		want string
+		err   error
+		want  string
+		value bool
 	}{
-		{&NotObservedError{ID: "config"}, "waiting for resource config"},
+		{&NotObservedError{ID: "config"}, "waiting for resource config", false},
 		{fieldError(expr.Path{{Key: "data"}, {Key: "first"}}, &graph.Expression{Source: "schema.spec.names[0]"}, classify(errors.New("index out of bounds: 0"))),
-			"waiting for a value it reads: data.first: ${schema.spec.names[0]}: index out of bounds: 0"},
-		{&UnsetError{Expression: "schema.spec.team", Field: expr.Path{{Key: "spec"}, {Key: "team"}}}, "the instance does not set spec.team"},
+			"waiting for a value it reads: data.first: ${schema.spec.names[0]}: index out of bounds: 0", true},
+		{&UnsetError{Expression: "schema.spec.team", Field: expr.Path{{Key: "spec"}, {Key: "team"}}}, "the instance does not set spec.team", false},
 	} {
 		if got := Waiting(tc.err); got != tc.want {
 			t.Errorf("Waiting(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+		if got := WaitsForValue(tc.err); got != tc.value {
+			t.Errorf("WaitsForValue(%v) = %v, want %v", tc.err, got, tc.value)
 		}
 	}
 }
