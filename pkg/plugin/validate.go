@@ -128,6 +128,7 @@ func (o *validateOptions) run(ctx context.Context) error {
 		}
 		return fmt.Errorf("%s: no ResourceGraphDefinition found%s", strings.Join(o.files, ", "), hint)
 	}
+	stored := storedIn(live)
 	report := ValidationReport{Cluster: where, Results: make([]ValidationResult, len(rgds))}
 	graphs, errs := compileTogether(rgds, declared, graph.Options{AllowUnknownKinds: allowUnknown, ValidateCRD: offline.Validate})
 	blame := blameInvalidKinds(rgds, errs)
@@ -160,7 +161,7 @@ func (o *validateOptions) run(ctx context.Context) error {
 			res.Valid = true
 			res.TopologicalOrder = graphs[i].Order()
 			res.Warnings = graphs[i].Warnings()
-			if w := breakageWarning(ctx, live, rgd.obj, graphs[i]); w != "" {
+			if w := stored.breakageWarning(ctx, rgd.obj, graphs[i]); w != "" {
 				res.Warnings = append(res.Warnings, w)
 			}
 		}
@@ -463,22 +464,38 @@ func printValidation(w io.Writer, format string, report ValidationReport) error 
 	return nil
 }
 
-// breakageWarning warns, as the admission webhook does, of a schema change
-// that would break the instances the cluster live stores; "" when there is
-// none, offline (live nil), or when what is stored cannot be read.
-func breakageWarning(ctx context.Context, live *rest.Config, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) string {
-	if live == nil || g.CRD == nil {
-		return ""
-	}
-	mc, err := metadata.NewForConfig(live)
-	if err != nil {
-		return ""
+// storedReader reads what a cluster stores, for the warnings of changes
+// that would break it; its zero value, offline, reads nothing.
+type storedReader struct {
+	dyn      dynamic.Interface
+	metadata metadata.Interface
+}
+
+// storedIn is the reader of the cluster live, or of none when validate is
+// offline (live nil) or cannot reach it.
+func storedIn(live *rest.Config) storedReader {
+	if live == nil {
+		return storedReader{}
 	}
 	dyn, err := dynamic.NewForConfig(live)
 	if err != nil {
+		return storedReader{}
+	}
+	mc, err := metadata.NewForConfig(live)
+	if err != nil {
+		return storedReader{}
+	}
+	return storedReader{dyn: dyn, metadata: mc}
+}
+
+// breakageWarning warns, as the admission webhook does, of a schema change
+// that would break the instances the cluster stores; "" when there is none,
+// offline, or when what is stored cannot be read.
+func (r storedReader) breakageWarning(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) string {
+	if r.dyn == nil || g.CRD == nil {
 		return ""
 	}
-	u, err := dyn.Resource(kinds.CRDResource).Get(ctx, g.CRD.Name, metav1.GetOptions{})
+	u, err := r.dyn.Resource(kinds.CRDResource).Get(ctx, g.CRD.Name, metav1.GetOptions{})
 	if err != nil {
 		return ""
 	}
@@ -488,7 +505,7 @@ func breakageWarning(ctx context.Context, live *rest.Config, rgd *v1alpha1.Resou
 	}
 	return g.BreakageWarning(rgd, current, func(gvk schema.GroupVersionKind) bool {
 		gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: current.Spec.Names.Plural}
-		stored, err := mc.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		stored, err := r.metadata.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 		return err == nil && len(stored.Items) > 0
 	})
 }
