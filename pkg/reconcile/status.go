@@ -124,7 +124,13 @@ func normalize(v any) any {
 // needed attention (conditions.Newsworthy), so that `kubectl describe`
 // tells the story; a refused apply has told its error already (tell).
 func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus) {
-	for _, n := range conditions.Newsworthy(decodeStatus(old).Conditions, st.Conditions, v1alpha1.ConditionReady, r.g.Negative) {
+	// A held instance has no graph, and so no custom condition of either
+	// polarity: False is unhappy throughout.
+	var negative func(string) bool
+	if r.g != nil {
+		negative = r.g.Negative
+	}
+	for _, n := range conditions.Newsworthy(decodeStatus(old).Conditions, st.Conditions, v1alpha1.ConditionReady, negative) {
 		r.tell(n.EventType(), n.Reason, n.Message, n.Note(), nil)
 	}
 }

@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
 
 func TestStatusMemoEchoOfOwnWrite(t *testing.T) {
@@ -95,4 +98,21 @@ func asJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A held instance (its RGD's graph not known) has its conditions told in
+// Events like any other: without a graph, no condition is of negative
+// polarity. It used to panic on the missing graph.
+func TestHeldInstanceTransitionsAreTold(t *testing.T) {
+	inst := &unstructured.Unstructured{}
+	inst.SetName("n3")
+	r := &run{e: &Engine{}, inst: inst}
+	var st v1alpha1.InstanceStatus
+	st.Manage(v1alpha1.InstanceConditions, 1)
+	st.MarkHeld("notes", v1alpha1.ConditionKindReady, false)
+	st.ComputeState(false, false)
+	r.recordTransitions(nil, &st)
+	if !r.told[meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady).Message] {
+		t.Errorf("Ready turning False was not told; told %v", r.told)
+	}
 }
