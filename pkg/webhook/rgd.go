@@ -109,11 +109,6 @@ func (v *RGDValidator) breakingWarning(ctx context.Context, rgd *v1alpha1.Resour
 	if v.Stored == nil || g == nil || g.CRD == nil {
 		return ""
 	}
-	if v.CRDLabels != nil {
-		if _, exists := v.CRDLabels(g.CRD.Name); !exists {
-			return "" // a new kind, as the agent's cache of CRDs knows: nothing stored
-		}
-	}
 	current := &extv1.CustomResourceDefinition{}
 	if err := v.Stored.Get(ctx, client.ObjectKey{Name: g.CRD.Name}, current); err != nil {
 		return ""
