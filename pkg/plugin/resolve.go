@@ -48,6 +48,10 @@ func (o *Options) cluster() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What the API server and admission webhooks warn of (a dry run's
+	// above all) is printed as kubectl prints it, once each.
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler = rest.NewWarningWriter(o.Streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
 	mapper, err := o.Config.ToRESTMapper()
 	if err != nil {
 		return nil, err
