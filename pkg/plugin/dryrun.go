@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
@@ -34,6 +35,12 @@ const (
 	ActionPending   = "pending"
 	ActionSkipped   = "skipped"
 	ActionInvalid   = "invalid"
+	// ActionDelete is an object of the instance the graph no longer
+	// produces, which kro-agent prunes.
+	ActionDelete = "delete"
+	// ActionUnknown is what the plan cannot tell: objects of a kind the
+	// user may not list.
+	ActionUnknown = "unknown"
 )
 
 // PlannedResource is what a dry run predicts for one object.
@@ -60,27 +67,38 @@ type PlannedResource struct {
 
 type dryRunOptions struct {
 	*Options
-	file, output string
+	file, output  string
+	allNamespaces bool
 }
 
 func newDryRunCommand(parent *Options) *cobra.Command {
 	o := &dryRunOptions{Options: parent}
 	cmd := &cobra.Command{
-		Use:   "dry-run -f instance.yaml",
-		Short: "Preview what kro-agent would do for an instance",
+		Use:   "dry-run -f instance.yaml | -f rgd.yaml",
+		Short: "Preview what kro-agent would do for an instance, or for a change to an RGD",
 		Long: `dry-run renders every resource of an instance against its RGD from the cluster, in
 topological order, as the agent would; values that wait on another resource's status, or
 on a field the instance does not set, are shown as pending. Each rendered object is
 validated with a server-side dry-run apply, and the result is compared with what exists
 now. Nothing is written. A file with several instances (YAML documents) gives the plan of
-each. It exits 1 when an object is invalid: refused by the API server, or not renderable
-from the instance's values.`,
+each. Objects of an existing instance that the graph would no longer produce are shown as
+deleted: kro-agent prunes them.
+
+Given a changed ResourceGraphDefinition instead, dry-run previews the change before it is
+applied: every instance of that RGD in the namespace (every namespace with -A) is
+defaulted under the new schema and planned with the new graph, as kro-agent would once the
+change is admitted; the admission webhook's warnings go to standard error.
+
+It exits 1 when an object is invalid: refused by the API server, or not renderable from
+the instance's values.`,
 		Example: `  kubectl kro dry-run -f examples/webapp/instance.yaml
-  kubectl kro dry-run -f instance.yaml -o yaml`,
+  kubectl kro dry-run -f instance.yaml -o yaml
+  kubectl kro dry-run -f rgd.yaml -A`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
-	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "file or URL of the instances to preview; - reads standard input")
+	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "file or URL of the instances, or of the changed RGDs, to preview; - reads standard input")
+	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with an RGD, preview its instances in every namespace")
 	addOutputFlag(cmd, &o.output, "yaml prints the rendered objects; json prints the plan", "json", "yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
@@ -101,6 +119,13 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rgds := slices.DeleteFunc(slices.Clone(instances), func(u *unstructured.Unstructured) bool { return !isRGD(u) })
+	switch {
+	case len(rgds) == len(instances):
+		return o.previewRGDs(ctx, c, rgds)
+	case len(rgds) > 0:
+		return fmt.Errorf("%s holds ResourceGraphDefinitions and instances: dry-run previews either changes to RGDs, against the instances the cluster has, or instances, against the RGDs the cluster serves; give them in separate files", o.file)
+	}
 	var plan []PlannedResource
 	for _, inst := range instances {
 		p, err := c.dryRun(ctx, inst)
@@ -112,7 +137,7 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 		}
 		plan = append(plan, p...)
 	}
-	if err := o.print(plan); err != nil {
+	if err := o.print(plan, false); err != nil {
 		return err
 	}
 	for _, p := range plan {
@@ -123,7 +148,39 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	return nil
 }
 
-func (o *dryRunOptions) print(plan []PlannedResource) error {
+// previewRGDs previews changes to RGDs: the plan of each one's instances.
+func (o *dryRunOptions) previewRGDs(ctx context.Context, c *cluster, rgds []*unstructured.Unstructured) error {
+	var plan []PlannedResource
+	var summaries []string
+	for _, u := range rgds {
+		p, err := c.dryRunRGD(ctx, u, o.allNamespaces)
+		if err != nil {
+			return err
+		}
+		plan = append(plan, p.plan...)
+		summaries = append(summaries, p.summary())
+	}
+	if err := o.print(plan, true); err != nil {
+		return err
+	}
+	if o.output == "" {
+		for _, s := range summaries {
+			fmt.Fprintln(o.Streams.Out, s)
+		}
+	}
+	if slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Action == ActionInvalid }) {
+		return ErrInvalid
+	}
+	return nil
+}
+
+func isRGD(u *unstructured.Unstructured) bool {
+	return u.GroupVersionKind().GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind
+}
+
+// print prints the plan; headed heads each instance's part with its name
+// even when it is the only one.
+func (o *dryRunOptions) print(plan []PlannedResource, headed bool) error {
 	switch o.output {
 	case "yaml":
 		for _, p := range plan {
@@ -140,7 +197,7 @@ func (o *dryRunOptions) print(plan []PlannedResource) error {
 	case "json":
 		return printObject(o.Streams.Out, "json", plan)
 	default:
-		printPlan(o.Streams.Out, plan)
+		printPlan(o.Streams.Out, plan, headed)
 		return nil
 	}
 }
@@ -148,9 +205,6 @@ func (o *dryRunOptions) print(plan []PlannedResource) error {
 // dryRun renders the instance's graph and validates each object.
 func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) ([]PlannedResource, error) {
 	gvk := inst.GroupVersionKind()
-	if gvk.GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind {
-		return nil, fmt.Errorf("ResourceGraphDefinition %s is not an instance: dry-run previews instances of one, kubectl kro validate -f checks the RGD itself", inst.GetName())
-	}
 	if inst.GetName() == "" && inst.GetGenerateName() == "" {
 		return nil, fmt.Errorf("%s has neither metadata.name nor metadata.generateName: give it a name", gvk.Kind)
 	}
@@ -191,6 +245,28 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	if live != nil {
 		defaulted.SetUID(live.GetUID())
 	}
+	return c.plan(ctx, planSubject{rgd: rgd, gvk: mapping.GroupVersionKind, instance: defaulted, live: live, generateName: inst.GetGenerateName()})
+}
+
+// planSubject is what a plan is made for.
+type planSubject struct {
+	// rgd is the RGD whose graph renders the instance: the one the
+	// cluster serves it with, or a change to it being previewed.
+	rgd *v1alpha1.ResourceGraphDefinition
+	gvk schema.GroupVersionKind
+	// instance is the instance as the API server would store it,
+	// defaulted; live the one it stores now, nil for none.
+	instance, live *unstructured.Unstructured
+	// generateName is the prefix the API server named a new instance
+	// from for the preview, "" when it was named in the file.
+	generateName string
+}
+
+// plan renders the graph of s.rgd for s.instance, in topological order,
+// validates each object with a server-side dry run and compares it with
+// what exists; then adds what kro-agent would prune.
+func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, error) {
+	rgd, defaulted, live := s.rgd, s.instance, s.live
 	target, unplaced, err := c.dryRunTarget(ctx, live, defaulted)
 	if err != nil {
 		return nil, err
@@ -199,7 +275,7 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	if err != nil {
 		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
 	}
-	id := ownership.Instance{GVK: mapping.GroupVersionKind, Name: defaulted.GetName(), Namespace: defaulted.GetNamespace(), UID: string(defaulted.GetUID()), Labels: defaulted.GetLabels()}
+	id := ownership.Instance{GVK: s.gvk, Name: defaulted.GetName(), Namespace: defaulted.GetNamespace(), UID: string(defaulted.GetUID()), Labels: defaulted.GetLabels()}
 	owner := ownership.RGD{Name: rgd.Name, UID: string(rgd.UID)}
 
 	scope := resolve.NewScope(g, defaulted.Object)
@@ -208,6 +284,11 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 	// them cannot be checked by a dry run before they exist.
 	newNamespaces := map[string]string{}
 	renderers := resolve.Renderers{}
+	// What the plan renders, and the nodes some of whose objects' names it
+	// cannot render yet: what kro-agent would prune is what it renders no
+	// longer.
+	produced := map[objectKey]bool{}
+	unnamed := map[string]bool{}
 	var plan []PlannedResource
 	for _, n := range g.Nodes {
 		kind := "?"
@@ -232,6 +313,7 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 		items := []resolve.Item{{Scope: scope}}
 		if n.IsCollection() {
 			if items, err = resolve.Expand(n, scope, 0); err != nil {
+				unnamed[n.ID] = true
 				action, reason := unrenderable([]error{err})
 				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: action, Reason: reason})
 				continue
@@ -259,7 +341,10 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 				size = len(items)
 			}
 			ownership.AddManagedLabels(u, owner, id, ownership.Item{NodeID: n.ID, Index: item.Index, Size: size})
-			if !strings.Contains(u.GetNamespace()+u.GetName(), pendingMarker) {
+			if strings.Contains(u.GetNamespace()+u.GetName(), pendingMarker) {
+				unnamed[n.ID] = true
+			} else {
+				produced[objectKey{kind: n.Kind.GVK.GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}] = true
 				if err := renderers.Claim(n, item.Index, u.GetNamespace(), u.GetName()); err != nil {
 					duplicate = err
 					plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionInvalid, Reason: err.Error(), Object: u.Object})
@@ -302,14 +387,97 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 			scope.Observe(n, observed[0])
 		}
 	}
-	instance := mapping.GroupVersionKind.Kind + " " + cache.NewObjectName(defaulted.GetNamespace(), defaulted.GetName()).String()
+	if live != nil {
+		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan)...)
+	}
+	instance := s.gvk.Kind + " " + cache.NewObjectName(defaulted.GetNamespace(), defaulted.GetName()).String()
 	for i := range plan {
 		plan[i].Instance = instance
-		if inst.GetName() == "" {
-			plan[i].GenerateName = inst.GetGenerateName()
-		}
+		plan[i].GenerateName = s.generateName
 	}
 	return plan, nil
+}
+
+// objectKey names an object across the versions of its kind.
+type objectKey struct {
+	kind            schema.GroupKind
+	namespace, name string
+}
+
+// prunes are the objects labelled as live's, in this cluster, that the
+// plan no longer produces (a resource removed from the RGD or skipped by
+// its includeWhen, a collection that shrank, an object renamed): kro-agent
+// deletes them after a pass that applies every resource. The objects of
+// nodes in unnamed, whose names the plan cannot render yet, are left out:
+// which of them stay is not known before those names are.
+func (c *cluster) prunes(ctx context.Context, g *graph.Graph, live *unstructured.Unstructured, produced map[objectKey]bool, unnamed map[string]bool, plan []PlannedResource) []PlannedResource {
+	var kinds []memberKind
+	seen := map[schema.GroupVersionResource]bool{}
+	add := func(k memberKind) {
+		if !seen[k.gvr] {
+			seen[k.gvr] = true
+			kinds = append(kinds, k)
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.Template != nil && n.Kind != nil && n.Kind.Resource != "" {
+			add(memberKind{gvr: n.Kind.GVR(), namespaced: n.Kind.Namespaced, kind: n.Kind.GVK.Kind})
+		}
+	}
+	// Kinds applied for the instance before, which the RGD may no longer
+	// have; one the cluster no longer serves has no objects left.
+	for _, gk := range ownership.RecordedKinds(live) {
+		if m, err := c.mapper.RESTMapping(gk); err == nil {
+			add(memberKind{gvr: m.Resource, namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace, kind: m.GroupVersionKind.Kind})
+		}
+	}
+	objs, _, forbidden := c.listMembers(ctx, live, kinds)
+	var out []PlannedResource
+	for _, k := range kinds {
+		if forbidden[k.gvr] {
+			out = append(out, PlannedResource{Kind: k.kind, Action: ActionUnknown, Cluster: c.name,
+				Reason: "you may not list " + k.kind + ": which of the instance's objects of this kind kro-agent would prune is not known"})
+		}
+	}
+	// The agent prunes only after a pass that applied every resource.
+	later := ""
+	if slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Action == ActionPending || p.Action == ActionInvalid }) {
+		later = "; kro-agent deletes it once every other resource is applied"
+	}
+	slices.SortFunc(objs, func(a, b *unstructured.Unstructured) int {
+		return strings.Compare(a.GetLabels()[v1alpha1.LabelNodeID]+"/"+a.GetNamespace()+"/"+a.GetName(), b.GetLabels()[v1alpha1.LabelNodeID]+"/"+b.GetNamespace()+"/"+b.GetName())
+	})
+	for _, u := range objs {
+		node := u.GetLabels()[v1alpha1.LabelNodeID]
+		key := objectKey{kind: u.GroupVersionKind().GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}
+		if unnamed[node] || produced[key] || u.GetDeletionTimestamp() != nil {
+			continue
+		}
+		out = append(out, PlannedResource{NodeID: node, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(),
+			Action: ActionDelete, Cluster: c.name, Reason: whyPruned(g, node, key.kind, plan) + later})
+	}
+	return out
+}
+
+// whyPruned says why the graph g no longer produces an object of node, of
+// kind, given the plan's entries.
+func whyPruned(g *graph.Graph, node string, kind schema.GroupKind, plan []PlannedResource) string {
+	n := g.Node(node)
+	if n == nil {
+		return fmt.Sprintf("resource %s is no longer in the ResourceGraphDefinition", node)
+	}
+	for _, p := range plan {
+		if p.NodeID == node && p.Action == ActionSkipped {
+			return fmt.Sprintf("resource %s is skipped: %s", node, p.Reason)
+		}
+	}
+	switch {
+	case n.Kind != nil && n.Kind.GVK.GroupKind() != kind:
+		return fmt.Sprintf("resource %s is now a %s", node, n.Kind.GVK.Kind)
+	case n.IsCollection():
+		return fmt.Sprintf("collection %s no longer produces it", node)
+	}
+	return fmt.Sprintf("resource %s now renders another object in its place", node)
 }
 
 // dryRunTarget is the cluster the instance's resources are applied to: the
@@ -472,9 +640,9 @@ func cleanYAML(u *unstructured.Unstructured) string {
 	return string(b)
 }
 
-func printPlan(w io.Writer, plan []PlannedResource) {
+func printPlan(w io.Writer, plan []PlannedResource, headed bool) {
 	// Each instance's plan is headed by its name when there are several.
-	several := slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Instance != plan[0].Instance })
+	several := headed || slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Instance != plan[0].Instance })
 	for i, p := range plan {
 		first := i == 0 || p.Instance != plan[i-1].Instance
 		switch {
@@ -483,14 +651,20 @@ func printPlan(w io.Writer, plan []PlannedResource) {
 		case first && several:
 			fmt.Fprintf(w, "%s:\n", p.Instance)
 		}
-		name := p.Kind
+		var line []string
+		if p.NodeID != "" {
+			line = append(line, p.NodeID+":")
+		}
+		if p.Kind != "" {
+			line = append(line, p.Kind)
+		}
 		if p.Name != "" {
-			name += " " + cache.NewObjectName(p.Namespace, p.Name).String()
+			line = append(line, cache.NewObjectName(p.Namespace, p.Name).String())
 		}
 		if p.Cluster != "" {
-			name += " in cluster " + p.Cluster
+			line = append(line, "in cluster "+p.Cluster)
 		}
-		fmt.Fprintf(w, "%s: %s %s\n", p.NodeID, name, strings.ToUpper(p.Action))
+		fmt.Fprintf(w, "%s %s\n", strings.Join(line, " "), strings.ToUpper(p.Action))
 		if p.Reason != "" {
 			fmt.Fprintf(w, "  %s\n", oneLine(p.Reason))
 		}

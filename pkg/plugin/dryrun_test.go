@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
@@ -43,12 +44,52 @@ func TestUncheckedObjectsSayWhatTheInstanceDecides(t *testing.T) {
 	}
 }
 
-// An RGD given to dry-run is pointed to validate, not looked up as a kind
-// no RGD serves.
-func TestDryRunOfAnRGDPointsToValidate(t *testing.T) {
-	want := "ResourceGraphDefinition webapp is not an instance: dry-run previews instances of one, kubectl kro validate -f checks the RGD itself"
-	if err := runWithoutCluster("dry-run", "-f", "../../examples/webapp/rgd.yaml"); err == nil || err.Error() != want {
+// A file of RGDs and instances is refused before anything is asked of the
+// cluster: an RGD there previews its change against the instances the
+// cluster has, an instance against the RGD the cluster serves, and the two
+// together would be read as one change.
+func TestDryRunOfAnRGDWithInstancesIsRefused(t *testing.T) {
+	rgd, err := os.ReadFile("../../examples/webapp/rgd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := os.ReadFile("../../examples/webapp/instance.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := t.TempDir() + "/both.yaml"
+	if err := os.WriteFile(file, []byte(string(rgd)+"\n---\n"+string(inst)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := file + " holds ResourceGraphDefinitions and instances: dry-run previews either changes to RGDs, against the instances the cluster has, or instances, against the RGDs the cluster serves; give them in separate files"
+	if err := runWithoutCluster("dry-run", "-f", file); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// The summary of an RGD change counts the instances it changes and what
+// it does to them; skipped and unchanged objects are no change.
+func TestRGDPreviewSummary(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    rgdPreview
+		want string
+	}{
+		{"no instance", rgdPreview{name: "webapp", kind: "WebApp", where: "namespace team-a"},
+			"ResourceGraphDefinition webapp: no instance of WebApp in namespace team-a to preview"},
+		{"nothing changes", rgdPreview{name: "webapp", kind: "WebApp", where: "every namespace", instances: 1, plan: []PlannedResource{
+			{Instance: "WebApp a/x", Action: ActionUnchanged}, {Instance: "WebApp a/x", Action: ActionSkipped}}},
+			"ResourceGraphDefinition webapp: 1 instance of WebApp in every namespace, 0 with changes"},
+		{"changes", rgdPreview{name: "tenant", kind: "Tenant", instances: 3, plan: []PlannedResource{
+			{Instance: "Tenant x", Action: ActionUpdate}, {Instance: "Tenant x", Action: ActionDelete},
+			{Instance: "Tenant y", Action: ActionUnchanged}, {Instance: "Tenant z", Action: ActionUpdate}}},
+			"ResourceGraphDefinition tenant: 3 instances of Tenant, 2 with changes (2 update, 1 delete)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.p.summary(); got != tc.want {
+				t.Errorf("summary = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -103,5 +144,30 @@ func TestDiffMasksSecretValues(t *testing.T) {
 	cm.SetKind("ConfigMap")
 	if got := diff(nil, cm); !strings.Contains(got, "bmV3") {
 		t.Errorf("a ConfigMap's data is masked:\n%s", got)
+	}
+}
+
+// What kro-agent would prune says why the graph no longer produces it.
+func TestWhyPruned(t *testing.T) {
+	g := compileGrid(t)
+	configMap := schema.GroupKind{Kind: "ConfigMap"}
+	skipped := []PlannedResource{{NodeID: "first", Action: ActionSkipped, Reason: "includeWhen ${schema.spec.on} is false"}}
+	for _, tc := range []struct {
+		name, node string
+		kind       schema.GroupKind
+		plan       []PlannedResource
+		want       string
+	}{
+		{"removed from the RGD", "gone", configMap, nil, "resource gone is no longer in the ResourceGraphDefinition"},
+		{"skipped", "first", configMap, skipped, "resource first is skipped: includeWhen ${schema.spec.on} is false"},
+		{"of another kind now", "first", schema.GroupKind{Kind: "Secret"}, nil, "resource first is now a ConfigMap"},
+		{"a collection that shrank", "cells", configMap, nil, "collection cells no longer produces it"},
+		{"renamed", "first", configMap, nil, "resource first now renders another object in its place"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := whyPruned(g, tc.node, tc.kind, tc.plan); got != tc.want {
+				t.Errorf("whyPruned = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -326,6 +326,25 @@ spec:
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${first.metadata.name}-second"}}
 `
 
+// previewChangeRGD is changed by the test of dry-run of an RGD change.
+const previewChangeRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: previewchange}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: PreviewChange
+    spec:
+      extra: boolean | default=true
+  resources:
+  - id: base
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-base"}, data: {a: "1"}}
+  - id: extra
+    includeWhen: ["${schema.spec.extra}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-extra"}}
+`
+
 // singletonRGD renders a ConfigMap of a fixed name: a second instance in a
 // namespace finds the first one's there.
 const singletonRGD = `
@@ -729,6 +748,82 @@ func TestPlugin(t *testing.T) {
 			out, err = kro(t, cfg, nil, "dry-run", "-f", file, "-o", "yaml")
 			if err != nil || !strings.Contains(out, "ip: '<pending: ${svc.spec.clusterIP}>'") {
 				t.Errorf("%v\n%s", err, out)
+			}
+			return ctx
+		}).
+		Assess("dry-run previews what kro-agent prunes, and a change to an RGD before it is applied", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, previewChangeRGD)
+			c.waitRGDActive(t, "previewchange")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: PreviewChange, metadata: {name: wide, namespace: %s}, spec: {extra: true}}", ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: PreviewChange, metadata: {name: narrow, namespace: %s}, spec: {extra: false}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "PreviewChange", ns, "wide", v1alpha1.InstanceActive)
+			c.waitState(t, "kro.run/v1alpha1", "PreviewChange", ns, "narrow", v1alpha1.InstanceActive)
+			dir, err := os.MkdirTemp("", "preview")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(dir)
+
+			// An instance whose includeWhen turns false: what it skips,
+			// kro-agent deletes.
+			file := dir + "/wide.yaml"
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: PreviewChange, metadata: {name: wide, namespace: %s}, spec: {extra: false}}", ns))
+			out, err := kro(t, cfg, nil, "dry-run", "-f", file)
+			if err != nil || !strings.Contains(out, "base: ConfigMap "+ns+"/wide-base UNCHANGED\n") ||
+				!strings.Contains(out, "extra: ConfigMap "+ns+"/wide-extra DELETE\n  resource extra is skipped: includeWhen ${schema.spec.extra} is false\n") {
+				t.Errorf("dry-run of an instance turning extra off: %v\n%s", err, out)
+			}
+
+			// The RGD changed: a new field with a default, read by base;
+			// extra removed. Every instance is planned with the new graph.
+			changed := strings.Replace(strings.Replace(previewChangeRGD, "extra: boolean | default=true", "extra: boolean | default=true\n      level: string | default=high", 1),
+				`data: {a: "1"}`, `data: {a: "1", level: "${schema.spec.level}"}`, 1)
+			changed = changed[:strings.Index(changed, "  - id: extra")]
+			file = dir + "/rgd.yaml"
+			writeFile(t, file, changed)
+			out, err = kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns)
+			for _, want := range []string{
+				"PreviewChange " + ns + "/narrow:\nbase: ConfigMap " + ns + "/narrow-base UPDATE\n",
+				"+  level: high\n",
+				"PreviewChange " + ns + "/wide:\nbase: ConfigMap " + ns + "/wide-base UPDATE\n",
+				"extra: ConfigMap " + ns + "/wide-extra DELETE\n  resource extra is no longer in the ResourceGraphDefinition\n",
+				"ResourceGraphDefinition previewchange: 2 instances of PreviewChange in namespace " + ns + ", 2 with changes (2 update, 1 delete)\n",
+			} {
+				if err != nil || !strings.Contains(out, want) {
+					t.Errorf("dry-run of the changed RGD: %v; lacks %q:\n%s", err, want, out)
+				}
+			}
+			if strings.Contains(out, "narrow-extra") {
+				t.Errorf("dry-run of the changed RGD deletes what narrow never had:\n%s", out)
+			}
+			// Nothing was written.
+			if rgd, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "previewchange"); err != nil || rgd.GetGeneration() != 1 {
+				t.Errorf("the RGD after its dry run: %v, generation %d, want 1", err, rgd.GetGeneration())
+			}
+			if _, err := c.get(t, "v1", "ConfigMap", ns, "wide-extra"); err != nil {
+				t.Errorf("dry-run deleted wide-extra: %v", err)
+			}
+
+			// A change that breaks the stored instances: the webhook's
+			// warning, and the summary says kro-agent holds it.
+			file = dir + "/breaking.yaml"
+			writeFile(t, file, strings.Replace(changed, "extra: boolean | default=true\n", "", 1))
+			out, err = kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns)
+			if err != nil || !strings.Contains(out, "Warning: the new schema would break the stored instances of PreviewChange (spec.extra was removed)") ||
+				!strings.Contains(out, "; kro-agent does not apply this change, which breaks stored instances, without the annotation kro.run/allow-breaking-changes: \"true\": the plan is what it would do with it\n") {
+				t.Errorf("dry-run of a breaking change: %v\n%s", err, out)
+			}
+
+			// What the webhook denies is the error; an RGD not in the
+			// cluster has no instances to preview.
+			writeFile(t, file, strings.Replace(previewChangeRGD, "kind: PreviewChange", "kind: PreviewChanged", 1))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); err == nil || !strings.Contains(err.Error(), "the change to ResourceGraphDefinition previewchange is refused: ") || !strings.Contains(err.Error(), "kind is immutable") {
+				t.Errorf("dry-run of a new kind: %v\n%s", err, out)
+			}
+			writeFile(t, file, strings.Replace(previewChangeRGD, "name: previewchange", "name: previewchanges", 1))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); err == nil || err.Error() != "ResourceGraphDefinition previewchanges is not in the cluster, so it has no instances to preview: kubectl kro validate -f checks it before it is applied" {
+				t.Errorf("dry-run of an RGD not applied: %v\n%s", err, out)
 			}
 			return ctx
 		}).

@@ -1,0 +1,160 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+)
+
+// rgdPreview is the preview of a change to one RGD: the plan of each of
+// its instances, rendered with the changed graph.
+type rgdPreview struct {
+	name string
+	kind string
+	// where the instances were looked for: "namespace X", "every
+	// namespace", or "" for a cluster-scoped kind.
+	where     string
+	instances int
+	plan      []PlannedResource
+	// held is set when kro-agent would not apply the change: it would
+	// break stored instances, and the RGD does not allow that.
+	held bool
+}
+
+// dryRunRGD previews applying obj, a changed ResourceGraphDefinition, as it
+// replaces the one of its name in the cluster. The API server defaults it
+// and kro-agent's admission webhook validates it in a dry-run update, which
+// stores nothing: a change it denies is an error, and what it warns of (a
+// change that would break stored instances) is printed as kubectl prints
+// warnings. Then each instance of the RGD (in c's namespace, or in every
+// one when allNamespaces) is defaulted under the new schema, as the API
+// server does when it reads one after the CRD changed, and planned with the
+// new graph: what kro-agent would apply, and prune, once the change is in.
+func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool) (*rgdPreview, error) {
+	current, err := c.getRGD(ctx, obj.GetName())
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("ResourceGraphDefinition %s is not in the cluster, so it has no instances to preview: kubectl kro validate -f checks it before it is applied", obj.GetName())
+	}
+	if err != nil {
+		return nil, err
+	}
+	obj = obj.DeepCopy()
+	obj.SetResourceVersion(current.ResourceVersion)
+	admitted, err := c.dyn.Resource(rgdGVR).Update(ctx, obj, metav1.UpdateOptions{
+		DryRun: []string{metav1.DryRunAll}, FieldManager: "kubectl-kro", FieldValidation: metav1.FieldValidationStrict,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the change to ResourceGraphDefinition %s is refused: %w", obj.GetName(), err)
+	}
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(admitted.Object, rgd); err != nil {
+		return nil, fmt.Errorf("reading ResourceGraphDefinition %s as admitted: %w", obj.GetName(), err)
+	}
+	// The webhook validated it; a cluster without it has not.
+	g, err := graph.Compile(rgd, graph.Options{Resolver: c.resolver, ValidateCRD: offline.Validate})
+	if err != nil {
+		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
+	}
+	gvk := rgdKind(current)
+	p := &rgdPreview{name: rgd.Name, kind: gvk.Kind}
+	p.held = (storedReader{dyn: c.dyn, metadata: c.metadata}).breakageWarning(ctx, rgd, g) != ""
+	var instances []unstructured.Unstructured
+	err = c.withMapping(gvk.Kind+"."+gvk.Version+"."+gvk.Group, func(m *meta.RESTMapping) error {
+		ns := c.namespace
+		switch {
+		case m.Scope.Name() != meta.RESTScopeNameNamespace:
+			ns = ""
+		case allNamespaces:
+			ns, p.where = metav1.NamespaceAll, "every namespace"
+		default:
+			p.where = "namespace " + ns
+		}
+		list, err := c.resourceIn(m, ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		instances = list.Items
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the instances of ResourceGraphDefinition %s: %w", rgd.Name, err)
+	}
+	slices.SortFunc(instances, func(a, b unstructured.Unstructured) int {
+		return strings.Compare(a.GetNamespace()+"/"+a.GetName(), b.GetNamespace()+"/"+b.GetName())
+	})
+	for i := range instances {
+		live := &instances[i]
+		if live.GetDeletionTimestamp() != nil {
+			continue // kro-agent deletes its resources whatever the graph
+		}
+		p.instances++
+		defaulted := live.DeepCopy()
+		if err := offline.Default(g.CRD, defaulted.Object); err != nil {
+			return nil, err
+		}
+		planned, err := c.plan(ctx, planSubject{rgd: rgd, gvk: gvk, instance: defaulted, live: live})
+		if err != nil {
+			// One instance that cannot be planned (its workload cluster
+			// unreachable) does not hide the others' plans.
+			planned = []PlannedResource{{
+				Instance: gvk.Kind + " " + cache.MetaObjectToName(live).String(),
+				Action:   ActionUnknown, Reason: err.Error(),
+			}}
+		}
+		p.plan = append(p.plan, planned...)
+	}
+	return p, nil
+}
+
+// summary is the last line of a preview: how many instances the change
+// touches, and how.
+func (p *rgdPreview) summary() string {
+	where := ""
+	if p.where != "" {
+		where = " in " + p.where
+	}
+	if p.instances == 0 {
+		return fmt.Sprintf("ResourceGraphDefinition %s: no instance of %s%s to preview", p.name, p.kind, where)
+	}
+	actions := map[string]int{}
+	changed := map[string]bool{}
+	for _, r := range p.plan {
+		actions[r.Action]++
+		if r.Action != ActionUnchanged && r.Action != ActionSkipped {
+			changed[r.Instance] = true
+		}
+	}
+	var counts []string
+	for _, a := range []string{ActionCreate, ActionUpdate, ActionDelete, ActionPending, ActionInvalid, ActionUnknown} {
+		if actions[a] > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", actions[a], a))
+		}
+	}
+	s := fmt.Sprintf("ResourceGraphDefinition %s: %s of %s%s, %d with changes", p.name, plural(p.instances, "instance"), p.kind, where, len(changed))
+	if len(counts) > 0 {
+		s += " (" + strings.Join(counts, ", ") + ")"
+	}
+	if p.held {
+		s += fmt.Sprintf("; kro-agent does not apply this change, which breaks stored instances, without the annotation %s: \"true\": the plan is what it would do with it", v1alpha1.AnnotationAllowBreakingChanges)
+	}
+	return s
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
