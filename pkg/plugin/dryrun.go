@@ -253,7 +253,10 @@ type planSubject struct {
 	// rgd is the RGD whose graph renders the instance: the one the
 	// cluster serves it with, or a change to it being previewed.
 	rgd *v1alpha1.ResourceGraphDefinition
-	gvk schema.GroupVersionKind
+	// graph is rgd compiled against this cluster's kinds, nil to compile
+	// it for each instance.
+	graph *graph.Graph
+	gvk   schema.GroupVersionKind
 	// instance is the instance as the API server would store it,
 	// defaulted; live the one it stores now, nil for none.
 	instance, live *unstructured.Unstructured
@@ -271,9 +274,12 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 	if err != nil {
 		return nil, err
 	}
-	g, err := graph.Compile(rgd, graph.Options{Resolver: target.resolver})
-	if err != nil {
-		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
+	g := s.graph
+	if g == nil || target != c {
+		// Kinds resolve in the cluster the resources go to.
+		if g, err = graph.Compile(rgd, graph.Options{Resolver: target.resolver}); err != nil {
+			return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
+		}
 	}
 	id := ownership.Instance{GVK: s.gvk, Name: defaulted.GetName(), Namespace: defaulted.GetNamespace(), UID: string(defaulted.GetUID()), Labels: defaulted.GetLabels()}
 	owner := ownership.RGD{Name: rgd.Name, UID: string(rgd.UID)}

@@ -104,7 +104,7 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 		if err := offline.Default(g.CRD, defaulted.Object); err != nil {
 			return nil, err
 		}
-		planned, err := c.plan(ctx, planSubject{rgd: rgd, gvk: gvk, instance: defaulted, live: live})
+		planned, err := c.plan(ctx, planSubject{rgd: rgd, graph: g, gvk: gvk, instance: defaulted, live: live})
 		if err != nil {
 			// One instance that cannot be planned (its workload cluster
 			// unreachable) does not hide the others' plans.
