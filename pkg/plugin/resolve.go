@@ -52,6 +52,12 @@ func (o *Options) cluster() (*cluster, error) {
 	// above all) is printed as kubectl prints it, once each.
 	cfg = rest.CopyConfig(cfg)
 	cfg.WarningHandler = rest.NewWarningWriter(o.Streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
+	// client-go's default of 5 requests a second made a preview of an RGD
+	// change with 30 instances wait a minute on the client alone; the API
+	// server's priority and fairness, not the client, is what protects it.
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 100
+	}
 	mapper, err := o.Config.ToRESTMapper()
 	if err != nil {
 		return nil, err
