@@ -86,7 +86,11 @@ type Tree struct {
 	// Placement is the workload cluster the resources live in, for an
 	// instance placed by region.
 	Placement *agentv1.Placement `json:"placement,omitempty"`
-	Rows      []Row              `json:"resources"`
+	// ReleasedFrom is the RGD, deleted, that the instance belonged to:
+	// kro-agent no longer manages it, and Rows are what it left in place,
+	// flat, judged by their health alone.
+	ReleasedFrom string `json:"releasedFrom,omitempty"`
+	Rows         []Row  `json:"resources"`
 	// Requests is how many API requests fetching the members took.
 	Requests int `json:"-"`
 

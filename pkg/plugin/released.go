@@ -30,7 +30,7 @@ func (c *cluster) releasedTree(ctx context.Context, e *releasedError, level int)
 	c.noteObject(e.mapping.Resource, inst.GetNamespace(), inst.GetName(), inst)
 	c.noteObject(rgdGVR, "", e.rgd, nil)
 	c.follow(ctx, s)
-	t := &Tree{Instance: instanceRow(inst, e.kind), Placement: s.placement}
+	t := &Tree{Instance: instanceRow(inst, e.kind), Placement: s.placement, ReleasedFrom: e.rgd}
 	if s.workloadErr != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", e.kind, inst.GetName(), s.workloadErr)
 	}

@@ -674,7 +674,7 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			}
 			out, err = kro(t, cfg, nil, "tree", "memo", "m2", "-n", ns, "-o", "json")
 			var tree plugin.Tree
-			if err != nil || json.Unmarshal([]byte(out), &tree) != nil || tree.Instance.Reason != "FAILED Released" ||
+			if err != nil || json.Unmarshal([]byte(out), &tree) != nil || tree.Instance.Reason != "FAILED Released" || tree.ReleasedFrom != "memos" ||
 				len(tree.Rows) != 1 || tree.Rows[0].NodeID != "note" || tree.Rows[0].Name != "m2-note" || tree.Rows[0].Ready != plugin.VerdictUnknown {
 				t.Errorf("kubectl kro tree -o json of a released instance: %v\n%s", err, out)
 			}
