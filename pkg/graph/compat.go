@@ -7,6 +7,7 @@ import (
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
@@ -96,4 +97,34 @@ func orAny(t string) string {
 		return "any"
 	}
 	return t
+}
+
+// ImmutableChanges are the changes from old to rgd of the fields that name
+// the generated API, which the admission webhook refuses: changing them
+// would orphan every stored instance. An unset group or scope is its
+// default, as the API server stores it.
+func ImmutableChanges(old, rgd *v1alpha1.ResourceGraphDefinition) field.ErrorList {
+	if old.Spec.Schema == nil || rgd.Spec.Schema == nil {
+		return nil
+	}
+	p := field.NewPath("spec", "schema")
+	var errs field.ErrorList
+	check := func(name, was, is string) {
+		if was != "" && was != is {
+			errs = append(errs, field.Forbidden(p.Child(name), fmt.Sprintf("%s is immutable (was %q); create a new RGD instead", name, was)))
+		}
+	}
+	was, is := old.Spec.Schema.GroupVersionKind(), rgd.Spec.Schema.GroupVersionKind()
+	check("kind", was.Kind, is.Kind)
+	check("apiVersion", was.Version, is.Version)
+	check("group", was.Group, is.Group)
+	check("scope", string(scopeOf(old.Spec.Schema)), string(scopeOf(rgd.Spec.Schema)))
+	return errs
+}
+
+func scopeOf(s *v1alpha1.Schema) v1alpha1.ResourceScope {
+	if s.Scope == "" {
+		return v1alpha1.ScopeNamespaced
+	}
+	return s.Scope
 }

@@ -142,6 +142,9 @@ func (o *validateOptions) run(ctx context.Context) error {
 		*res = ValidationResult{Name: rgd.obj.Name, File: rgd.file}
 		var cerr *graph.Error
 		res.Errors = blame[i]
+		if rgd.err == nil {
+			res.Errors = append(res.Errors, stored.immutableChanges(ctx, rgd.obj)...)
+		}
 		switch err := errs[i]; {
 		case errors.As(err, &cerr):
 			for _, e := range cerr.Errs {
@@ -156,7 +159,8 @@ func (o *validateOptions) run(ctx context.Context) error {
 			}
 			res.Errors = append(res.Errors, err.Error())
 		case len(res.Errors) > 0:
-			// Valid alone, not with the RGD whose kind it uses.
+			// Valid alone, not with the RGD whose kind it uses, or not
+			// as a change to the one the cluster has.
 		default:
 			res.Valid = true
 			res.TopologicalOrder = graphs[i].Order()
@@ -486,6 +490,28 @@ func storedIn(live *rest.Config) storedReader {
 		return storedReader{}
 	}
 	return storedReader{dyn: dyn, metadata: mc}
+}
+
+// immutableChanges are the errors, as the admission webhook denies them,
+// of changing what names the generated API of the RGD of rgd's name the
+// cluster has; none offline, or when it cannot be read.
+func (r storedReader) immutableChanges(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) []string {
+	if r.dyn == nil || rgd.Name == "" {
+		return nil
+	}
+	u, err := r.dyn.Resource(rgdGVR).Get(ctx, rgd.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	old := &v1alpha1.ResourceGraphDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, old); err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range graph.ImmutableChanges(old, rgd) {
+		out = append(out, e.Error())
+	}
+	return out
 }
 
 // breakageWarning warns, as the admission webhook does, of a schema change

@@ -67,7 +67,7 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 			if equality.Semantic.DeepEqual(old.Spec, rgd.Spec) {
 				return admission.Allowed("the spec is unchanged")
 			}
-			errs = append(errs, immutableSchemaFields(old, rgd)...)
+			errs = append(errs, graph.ImmutableChanges(old, rgd)...)
 		}
 	}
 	// Checked first: the compile's dry run of the CRD over another's
@@ -183,24 +183,4 @@ func (v *RGDValidator) kindTaken(ctx context.Context, rgd *v1alpha1.ResourceGrap
 		return field.ErrorList{field.Forbidden(p, err.Error())}
 	}
 	return nil
-}
-
-// immutableSchemaFields refuses changes to the fields that name the
-// generated API: changing them would orphan every stored instance.
-func immutableSchemaFields(old, rgd *v1alpha1.ResourceGraphDefinition) field.ErrorList {
-	if old.Spec.Schema == nil || rgd.Spec.Schema == nil {
-		return nil
-	}
-	p := field.NewPath("spec", "schema")
-	var errs field.ErrorList
-	check := func(name, was, is string) {
-		if was != "" && was != is {
-			errs = append(errs, field.Forbidden(p.Child(name), fmt.Sprintf("%s is immutable (was %q); create a new RGD instead", name, was)))
-		}
-	}
-	check("kind", old.Spec.Schema.Kind, rgd.Spec.Schema.Kind)
-	check("apiVersion", old.Spec.Schema.APIVersion, rgd.Spec.Schema.APIVersion)
-	check("group", old.Spec.Schema.Group, rgd.Spec.Schema.Group)
-	check("scope", string(old.Spec.Schema.Scope), string(rgd.Spec.Schema.Scope))
-	return errs
 }

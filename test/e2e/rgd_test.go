@@ -175,6 +175,13 @@ func TestRGDLifecycle(t *testing.T) {
 			if err != nil || !strings.Contains(out, "  warning: the new schema would break the stored instances of Note (spec.owner is newly required)") {
 				t.Errorf("validate of a breaking change: %v\n%s", err, out)
 			}
+			// A new kind for the RGD is denied by the webhook; validate
+			// says so too, and that the RGD is invalid.
+			writeFile(t, file, noteRGD("notes", "Notice", "", `"${schema.spec.text}"`))
+			out, err = kro(t, cfg, nil, "validate", "-f", file)
+			if !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(out, `spec.schema.kind: Forbidden: kind is immutable (was "Note"); create a new RGD instead`) {
+				t.Errorf("validate of a new kind for an RGD: %v\n%s", err, out)
+			}
 			c.apply(t, breaking)
 			eventually(t, 10*time.Second, "KindReady to refuse the change", func() (bool, string) {
 				cond := rgdCondition(t, c, "notes", "KindReady")
