@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -94,28 +96,48 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 	slices.SortFunc(instances, func(a, b unstructured.Unstructured) int {
 		return strings.Compare(a.GetNamespace()+"/"+a.GetName(), b.GetNamespace()+"/"+b.GetName())
 	})
+	instances = slices.DeleteFunc(instances, func(u unstructured.Unstructured) bool {
+		return u.GetDeletionTimestamp() != nil // kro-agent deletes its resources whatever the graph
+	})
+	p.instances = len(instances)
+	// Each plan waits mostly on the API server's dry runs: a few at a time,
+	// each into its place, so the output keeps the instances' order.
+	plans := make([][]PlannedResource, len(instances))
+	sem := make(chan struct{}, planWorkers)
+	var wg sync.WaitGroup
 	for i := range instances {
-		live := &instances[i]
-		if live.GetDeletionTimestamp() != nil {
-			continue // kro-agent deletes its resources whatever the graph
-		}
-		p.instances++
-		defaulted := live.DeepCopy()
-		if err := offline.Default(g.CRD, defaulted.Object); err != nil {
-			return nil, err
-		}
-		planned, err := c.plan(ctx, planSubject{rgd: rgd, graph: g, gvk: gvk, instance: defaulted, live: live})
-		if err != nil {
-			// One instance that cannot be planned (its workload cluster
-			// unreachable) does not hide the others' plans.
-			planned = []PlannedResource{{
-				Instance: gvk.Kind + " " + cache.MetaObjectToName(live).String(),
-				Action:   ActionUnknown, Reason: err.Error(),
-			}}
-		}
-		p.plan = append(p.plan, planned...)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(live *unstructured.Unstructured) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			plans[i] = c.planChanged(ctx, rgd, g, gvk, live)
+		}(&instances[i])
 	}
+	wg.Wait()
+	p.plan = slices.Concat(plans...)
 	return p, nil
+}
+
+// planWorkers is how many instances a preview of an RGD change plans at
+// once.
+const planWorkers = 4
+
+// planChanged plans live, an instance of the RGD rgd changes, with g, the
+// new graph. An instance that cannot be planned (its workload cluster
+// unreachable) says so in its one entry, and does not hide the others'
+// plans.
+func (c *cluster) planChanged(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph, gvk schema.GroupVersionKind, live *unstructured.Unstructured) []PlannedResource {
+	defaulted := live.DeepCopy()
+	err := offline.Default(g.CRD, defaulted.Object)
+	var planned []PlannedResource
+	if err == nil {
+		planned, err = c.plan(ctx, planSubject{rgd: rgd, graph: g, gvk: gvk, instance: defaulted, live: live})
+	}
+	if err != nil {
+		return []PlannedResource{{Instance: gvk.Kind + " " + cache.MetaObjectToName(live).String(), Action: ActionUnknown, Reason: err.Error()}}
+	}
+	return planned
 }
 
 // summary is the last line of a preview: how many instances the change

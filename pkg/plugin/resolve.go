@@ -56,7 +56,7 @@ func (o *Options) cluster() (*cluster, error) {
 	// change with 30 instances wait a minute on the client alone; the API
 	// server's priority and fairness, not the client, is what protects it.
 	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 100
+		cfg.QPS, cfg.Burst = 100, 200
 	}
 	mapper, err := o.Config.ToRESTMapper()
 	if err != nil {
