@@ -111,7 +111,7 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	instances, err := documents(o.file, raw)
+	docs, err := documents(o.file, raw)
 	if err != nil {
 		return err
 	}
@@ -119,12 +119,15 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rgds := slices.DeleteFunc(slices.Clone(instances), func(u *unstructured.Unstructured) bool { return !isRGD(u) })
+	instances := slices.DeleteFunc(slices.Clone(docs), isRGD)
+	rgds := slices.DeleteFunc(docs, func(u *unstructured.Unstructured) bool { return !isRGD(u) })
 	switch {
-	case len(rgds) == len(instances):
+	case len(instances) == 0:
 		return o.previewRGDs(ctx, c, rgds)
 	case len(rgds) > 0:
 		return fmt.Errorf("%s holds ResourceGraphDefinitions and instances: dry-run previews either changes to RGDs, against the instances the cluster has, or instances, against the RGDs the cluster serves; give them in separate files", o.file)
+	case o.allNamespaces:
+		return fmt.Errorf("-A previews the instances of an RGD in every namespace; %s holds instances, previewed in the namespaces they name", o.file)
 	}
 	var plan []PlannedResource
 	for _, inst := range instances {

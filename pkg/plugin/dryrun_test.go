@@ -171,3 +171,24 @@ func TestWhyPruned(t *testing.T) {
 		})
 	}
 }
+
+// A file with nothing in it is an error, not an empty plan.
+func TestDryRunOfAnEmptyFile(t *testing.T) {
+	file := t.TempDir() + "/empty.yaml"
+	if err := os.WriteFile(file, []byte("---\n# nothing yet\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := file + ": no instance or ResourceGraphDefinition found"
+	if err := runWithoutCluster("dry-run", "-f", file); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// -A is for the instances of an RGD; with instances it is refused rather
+// than ignored.
+func TestDryRunOfInstancesInEveryNamespace(t *testing.T) {
+	want := "-A previews the instances of an RGD in every namespace; ../../examples/webapp/instance.yaml holds instances, previewed in the namespaces they name"
+	if err := runWithoutCluster("dry-run", "-A", "-f", "../../examples/webapp/instance.yaml"); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}

@@ -99,7 +99,7 @@ func documents(file string, data []byte) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	if len(objs) == 0 {
-		return nil, fmt.Errorf("%s: no instance found", file)
+		return nil, fmt.Errorf("%s: no instance or ResourceGraphDefinition found", file)
 	}
 	return objs, nil
 }
