@@ -142,6 +142,7 @@ func (c *compiler) compile() *Graph {
 		n.Formats = celenv.FormatsOf(n.schemaOf())
 	}
 	g.CRD = generateCRD(c.rgd, g, specSchema, statusSchema)
+	g.InstanceDefaults = DefaultsOf(g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema)
 	return g
 }
 

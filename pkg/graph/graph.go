@@ -55,6 +55,10 @@ type Graph struct {
 	// InstanceFormats are where instances hold strings that expressions
 	// see as timestamps and the like (metadata.creationTimestamp).
 	InstanceFormats *celenv.Formats
+	// InstanceDefaults are the defaults of the instance schema, which an
+	// instance read from a cache may lack: it fills them in as the API
+	// server would.
+	InstanceDefaults *Defaults
 }
 
 // Declares reports whether the RGD declares a custom condition of type t

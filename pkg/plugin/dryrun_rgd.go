@@ -128,12 +128,10 @@ const planWorkers = 4
 // unreachable) says so in its one entry, and does not hide the others'
 // plans.
 func (c *cluster) planChanged(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph, gvk schema.GroupVersionKind, live *unstructured.Unstructured) []PlannedResource {
-	defaulted := live.DeepCopy()
-	err := offline.Default(g.CRD, defaulted.Object)
-	var planned []PlannedResource
-	if err == nil {
-		planned, err = c.plan(ctx, planSubject{rgd: rgd, graph: g, gvk: gvk, instance: defaulted, live: live})
-	}
+	// The new schema's defaults are filled in as the agent fills them in
+	// (resolve.NewScope), as the API server does on read once the CRD
+	// has them.
+	planned, err := c.plan(ctx, planSubject{rgd: rgd, graph: g, gvk: gvk, instance: live, live: live})
 	if err != nil {
 		return []PlannedResource{{Instance: gvk.Kind + " " + cache.MetaObjectToName(live).String(), Action: ActionUnknown, Reason: err.Error()}}
 	}

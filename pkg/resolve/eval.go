@@ -51,7 +51,9 @@ type Scope struct {
 
 // NewScope starts a scope with the instance as `schema`, for expressions
 // of g (nil for none). The instance's status is left out: expressions may
-// not read it.
+// not read it. The defaults of g's schema are filled in where the instance
+// lacks them, as the API server does when it returns an instance written
+// before its RGD gained them: a cache returns it as it was written.
 func NewScope(g *graph.Graph, instance map[string]any) *Scope {
 	in := map[string]any{}
 	for k, v := range instance {
@@ -61,7 +63,7 @@ func NewScope(g *graph.Graph, instance map[string]any) *Scope {
 	}
 	var v any = in
 	if g != nil {
-		v = g.InstanceFormats.Apply(in)
+		v = g.InstanceFormats.Apply(g.InstanceDefaults.Apply(in))
 	}
 	return &Scope{vars: map[string]any{graph.SchemaVar: v}}
 }

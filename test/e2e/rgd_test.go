@@ -152,6 +152,28 @@ func TestRGDLifecycle(t *testing.T) {
 			c.waitState(t, "kro.run/v1alpha1", "Note", ns, "n3", v1alpha1.InstanceActive)
 			return ctx
 		}).
+		Assess("a field added with a default reaches every instance at once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, noteRGD("greetings", "Greeting", "", `"${schema.spec.text}"`))
+			c.waitRGDActive(t, "greetings")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Greeting, metadata: {name: g1, namespace: %s}, spec: {text: hello}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Greeting", ns, "g1", v1alpha1.InstanceActive)
+			// The API server returns g1 with the new field's default from
+			// now on; the agent's cache holds it as it was written, and the
+			// agent fills the default in itself rather than wait for a
+			// write to g1 that may never come.
+			c.apply(t, noteRGD("greetings", "Greeting", `, tone: "string | default=warm"`, `"${schema.spec.text + ' ' + schema.spec.tone}"`))
+			eventually(t, 20*time.Second, "g1's ConfigMap to read the default", func() (bool, string) {
+				cm, err := c.get(t, "v1", "ConfigMap", ns, "g1-note")
+				if err != nil {
+					return false, err.Error()
+				}
+				text, _, _ := unstructured.NestedString(cm.Object, "data", "text")
+				return text == "hello warm", text
+			})
+			c.waitState(t, "kro.run/v1alpha1", "Greeting", ns, "g1", v1alpha1.InstanceActive)
+			return ctx
+		}).
 		Assess("a breaking schema change is refused unless annotated", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			breaking := noteRGD("notes", "Note", ", owner: \"string | required=true\"", `"${schema.spec.text}"`)

@@ -1,0 +1,112 @@
+package graph
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// defaultedRGD has defaults at every depth: in nested structs, in a
+// custom type used in a list and in a map, and a struct whose own default
+// brings its fields' defaults.
+const defaultedRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: defaulted}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Defaulted
+    types:
+      Port: {name: string, port: "integer | default=80"}
+    spec:
+      name: string | required=true
+      tier: string | default=gold
+      replicas: integer | default=2
+      ratio: float | default=0.5
+      tags: "[]string | default=[\"a\",\"b\"]"
+      ports: "[]Port"
+      byName: "map[string]Port"
+      ingress:
+        enabled: boolean | default=false
+        host: string | default=example.local
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.name}"}
+      data: {tier: "${schema.spec.tier}"}
+`
+
+// The defaults the agent fills into an instance read from its cache are
+// those the API server's own structural defaulting fills in, and the
+// instance read is left as it was.
+func TestDefaultsMatchTheAPIServers(t *testing.T) {
+	g, err := Compile(parseRGD(t, defaultedRGD), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := extv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(schema, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	structural, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		spec map[string]any
+	}{
+		{"nothing set", map[string]any{"name": "x"}},
+		{"everything set", map[string]any{"name": "x", "tier": "silver", "replicas": int64(3), "ratio": 1.5, "tags": []any{},
+			"ingress": map[string]any{"enabled": true, "host": "h"}, "ports": []any{}, "byName": map[string]any{}}},
+		{"a struct partly set", map[string]any{"name": "x", "ingress": map[string]any{"enabled": true}}},
+		{"items of a list and values of a map", map[string]any{"name": "x",
+			"ports":  []any{map[string]any{"name": "http"}, map[string]any{"name": "admin", "port": int64(9090)}},
+			"byName": map[string]any{"metrics": map[string]any{"name": "m"}}}},
+		{"a null where a default is", map[string]any{"name": "x", "tier": nil}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			instance := map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "Defaulted", "metadata": map[string]any{"name": "d"}, "spec": tc.spec}
+			before := runtime.DeepCopyJSON(instance)
+			want := runtime.DeepCopyJSON(instance)
+			structuraldefaulting.Default(want, structural)
+
+			got := g.InstanceDefaults.Apply(instance)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("defaulted:\n got %v\nwant %v", got, want)
+			}
+			if filled := !reflect.DeepEqual(want, before); filled != (tc.name != "everything set") {
+				t.Errorf("the API server filled in defaults: %v; the case is wrong", filled)
+			}
+			if !reflect.DeepEqual(instance, before) {
+				t.Errorf("the instance read was changed: %v, was %v", instance, before)
+			}
+		})
+	}
+}
+
+// An instance with nothing to default is returned as it is, not copied:
+// the agent applies the defaults on every reconcile.
+func TestDefaultsCopyNothingWhenNothingIsMissing(t *testing.T) {
+	g, err := Compile(parseRGD(t, defaultedRGD), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := map[string]any{"spec": map[string]any{"name": "x", "tier": "t", "replicas": int64(1), "ratio": 1.0, "tags": []any{},
+		"ingress": map[string]any{"enabled": true, "host": "h"}}}
+	if got := g.InstanceDefaults.Apply(full); reflect.ValueOf(got).Pointer() != reflect.ValueOf(full).Pointer() {
+		t.Error("an instance with every default set was copied")
+	}
+	if allocs := testing.AllocsPerRun(100, func() { g.InstanceDefaults.Apply(full) }); allocs > 0 {
+		t.Errorf("Apply of a complete instance allocates %v times", allocs)
+	}
+}
