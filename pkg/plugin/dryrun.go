@@ -87,7 +87,8 @@ deleted: kro-agent prunes them.
 Given a changed ResourceGraphDefinition instead, dry-run previews the change before it is
 applied: every instance of that RGD in the namespace (every namespace with -A) is
 defaulted under the new schema and planned with the new graph, as kro-agent would once the
-change is admitted; the admission webhook's warnings go to standard error.
+change is admitted; the admission webhook's warnings go to standard error. A new RGD is
+checked by a dry-run create, and the CRD it would create is named.
 
 It exits 1 when an object is invalid: refused by the API server, or not renderable from
 the instance's values.`,
@@ -153,7 +154,7 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 
 // previewRGDs previews changes to RGDs: the plan of each one's instances.
 func (o *dryRunOptions) previewRGDs(ctx context.Context, c *cluster, rgds []*unstructured.Unstructured) error {
-	var plan []PlannedResource
+	plan := []PlannedResource{} // [] in JSON when no instance changes
 	var summaries []string
 	for _, u := range rgds {
 		p, err := c.dryRunRGD(ctx, u, o.allNamespaces)

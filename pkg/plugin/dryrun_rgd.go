@@ -33,10 +33,14 @@ type rgdPreview struct {
 	// held is set when kro-agent would not apply the change: it would
 	// break stored instances, and the RGD does not allow that.
 	held bool
+	// newCRD is the CRD a new RGD creates, serving servedAs (group and
+	// version) kind; "" for a change to an existing RGD.
+	newCRD, servedAs string
 }
 
 // dryRunRGD previews applying obj, a changed ResourceGraphDefinition, as it
-// replaces the one of its name in the cluster. The API server defaults it
+// replaces the one of its name in the cluster (or, for a new one, what
+// its create would be: admitted or not, and the CRD it makes). The API server defaults it
 // and kro-agent's admission webhook validates it in a dry-run update, which
 // stores nothing: a change it denies is an error, and what it warns of (a
 // change that would break stored instances) is printed as kubectl prints
@@ -46,19 +50,16 @@ type rgdPreview struct {
 // new graph: what kro-agent would apply, and prune, once the change is in.
 func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool) (*rgdPreview, error) {
 	current, err := c.getRGD(ctx, obj.GetName())
-	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("ResourceGraphDefinition %s is not in the cluster, so it has no instances to preview: kubectl kro validate -f checks it before it is applied", obj.GetName())
-	}
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	obj = obj.DeepCopy()
-	obj.SetResourceVersion(current.ResourceVersion)
-	admitted, err := c.dyn.Resource(rgdGVR).Update(ctx, obj, metav1.UpdateOptions{
-		DryRun: []string{metav1.DryRunAll}, FieldManager: "kubectl-kro", FieldValidation: metav1.FieldValidationStrict,
-	})
 	if err != nil {
-		return nil, fmt.Errorf("the change to ResourceGraphDefinition %s is refused: %w", obj.GetName(), err)
+		current = nil // a new RGD: the preview is its admission and its CRD
+	}
+	obj = obj.DeepCopy()
+	admitted, err := c.admitRGD(ctx, obj, current)
+	if err != nil {
+		return nil, err
 	}
 	rgd := &v1alpha1.ResourceGraphDefinition{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(admitted.Object, rgd); err != nil {
@@ -68,6 +69,9 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 	g, err := graph.Compile(rgd, graph.Options{Resolver: c.resolver, ValidateCRD: offline.Validate})
 	if err != nil {
 		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
+	}
+	if current == nil {
+		return &rgdPreview{name: rgd.Name, kind: g.Instance.Kind, newCRD: g.CRD.Name, servedAs: g.Instance.GroupVersion().String()}, nil
 	}
 	gvk := rgdKind(current)
 	p := &rgdPreview{name: rgd.Name, kind: gvk.Kind}
@@ -119,6 +123,28 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 	return p, nil
 }
 
+// admitRGD sends obj through the API server's defaulting and admission as
+// a dry run, which stores nothing: an update of current, or the create of
+// a new RGD when current is nil. A denial is the error; warnings are
+// printed as kubectl prints them.
+func (c *cluster) admitRGD(ctx context.Context, obj *unstructured.Unstructured, current *v1alpha1.ResourceGraphDefinition) (*unstructured.Unstructured, error) {
+	ri := c.dyn.Resource(rgdGVR)
+	if current == nil {
+		obj.SetResourceVersion("")
+		admitted, err := ri.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: "kubectl-kro", FieldValidation: metav1.FieldValidationStrict})
+		if err != nil {
+			return nil, fmt.Errorf("ResourceGraphDefinition %s is refused: %w", obj.GetName(), err)
+		}
+		return admitted, nil
+	}
+	obj.SetResourceVersion(current.ResourceVersion)
+	admitted, err := ri.Update(ctx, obj, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: "kubectl-kro", FieldValidation: metav1.FieldValidationStrict})
+	if err != nil {
+		return nil, fmt.Errorf("the change to ResourceGraphDefinition %s is refused: %w", obj.GetName(), err)
+	}
+	return admitted, nil
+}
+
 // planWorkers is how many instances a preview of an RGD change plans at
 // once.
 const planWorkers = 4
@@ -144,6 +170,9 @@ func (p *rgdPreview) summary() string {
 	where := ""
 	if p.where != "" {
 		where = " in " + p.where
+	}
+	if p.newCRD != "" {
+		return fmt.Sprintf("ResourceGraphDefinition %s is new: applying it creates CustomResourceDefinition %s, serving %s %s; it has no instance to preview yet", p.name, p.newCRD, p.servedAs, p.kind)
 	}
 	if p.instances == 0 {
 		return fmt.Sprintf("ResourceGraphDefinition %s: no instance of %s%s to preview", p.name, p.kind, where)

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -816,14 +817,24 @@ func TestPlugin(t *testing.T) {
 			}
 
 			// What the webhook denies is the error; an RGD not in the
-			// cluster has no instances to preview.
+			// cluster is admitted by a dry-run create and names its CRD.
 			writeFile(t, file, strings.Replace(previewChangeRGD, "kind: PreviewChange", "kind: PreviewChanged", 1))
 			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); err == nil || !strings.Contains(err.Error(), "the change to ResourceGraphDefinition previewchange is refused: ") || !strings.Contains(err.Error(), "kind is immutable") {
 				t.Errorf("dry-run of a new kind: %v\n%s", err, out)
 			}
-			writeFile(t, file, strings.Replace(previewChangeRGD, "name: previewchange", "name: previewchanges", 1))
-			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); err == nil || err.Error() != "ResourceGraphDefinition previewchanges is not in the cluster, so it has no instances to preview: kubectl kro validate -f checks it before it is applied" {
+			fresh := strings.Replace(strings.Replace(previewChangeRGD, "name: previewchange", "name: previewfresh", 1), "kind: PreviewChange", "kind: PreviewFresh", 1)
+			writeFile(t, file, fresh)
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); err != nil || out != "ResourceGraphDefinition previewfresh is new: applying it creates CustomResourceDefinition previewfreshes.kro.run, serving kro.run/v1alpha1 PreviewFresh; it has no instance to preview yet\n" {
 				t.Errorf("dry-run of an RGD not applied: %v\n%s", err, out)
+			}
+			if _, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "previewfresh"); !apierrors.IsNotFound(err) {
+				t.Errorf("dry-run of a new RGD created it: %v", err)
+			}
+			// A new RGD of a kind another defines is denied, as its
+			// create would be.
+			writeFile(t, file, strings.Replace(previewChangeRGD, "name: previewchange", "name: previewtwin", 1))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); err == nil || !strings.Contains(err.Error(), "ResourceGraphDefinition previewtwin is refused: ") || !strings.Contains(err.Error(), "defined by ResourceGraphDefinition previewchange already") {
+				t.Errorf("dry-run of a second RGD for a kind: %v\n%s", err, out)
 			}
 			return ctx
 		}).
