@@ -31,6 +31,11 @@ type InstanceStatusRow struct {
 	State      string `json:"state"`
 	Ready      string `json:"ready"`
 	Reason     string `json:"reason,omitempty"`
+	// Message is the Ready condition's message when it is not True.
+	Message string `json:"message,omitempty"`
+	// RGD is the ResourceGraphDefinition the instance belongs to, by the
+	// label kro-agent sets on it.
+	RGD string `json:"rgd,omitempty"`
 	// Cluster is the workload cluster the instance is placed on, "" when
 	// its resources are in this cluster.
 	Cluster string       `json:"cluster,omitempty"`
@@ -56,7 +61,8 @@ func newStatusCommand(parent *Options) *cobra.Command {
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
 are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; --selector
-keeps the instances whose labels match; -o name prints them as kubectl get -o name does
+keeps the instances whose labels match; -o wide adds the RGD and the Ready condition's
+message; -o name prints them as kubectl get -o name does
 (webapp.kro.run/demo), for kubectl to take, and with --watch each as it appears. --watch
 redraws the table whenever it changes (with -o json|yaml, prints the list again): it
 watches the instances (and the RGDs) by their metadata and reads them again only then.`,
@@ -82,7 +88,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 			return o.run(cmd.Context(), args)
 		},
 	}
-	addOutputFlag(cmd, &o.output, "", "json", "yaml", "name")
+	addOutputFlag(cmd, &o.output, "", "json", "yaml", "wide", "name")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
@@ -122,14 +128,14 @@ func (o *statusOptions) run(ctx context.Context, args []string) error {
 // print writes rows as the table, or in the -o format.
 func (o *statusOptions) print(rows []InstanceStatusRow) error {
 	switch o.output {
-	case "":
+	case "", "wide":
 	case "name":
 		printNames(o.Streams.Out, rows)
 		return nil
 	default:
 		return printObject(o.Streams.Out, o.output, rows)
 	}
-	printStatus(o.Streams.Out, rows, tableColumns{namespace: o.allNamespaces, header: !o.noHeaders}, newPalette(o.Streams.Out, o.color), time.Now())
+	printStatus(o.Streams.Out, rows, tableColumns{namespace: o.allNamespaces, header: !o.noHeaders, wide: o.output == "wide"}, newPalette(o.Streams.Out, o.color), time.Now())
 	return nil
 }
 
@@ -236,10 +242,11 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			if p, ok := agentv1.PlacementOf(u); ok {
 				row.Cluster = p.Cluster
 			}
+			row.RGD = u.GetLabels()[v1alpha1.LabelRGDName]
 			if c := findCondition(u, v1alpha1.ConditionReady); c != nil {
 				row.Ready = string(c.Status)
 				if c.Status != metav1.ConditionTrue {
-					row.Reason = c.Reason
+					row.Reason, row.Message = c.Reason, c.Message
 				}
 			}
 			rows = append(rows, row)
@@ -355,6 +362,8 @@ func kindArg(rgd *v1alpha1.ResourceGraphDefinition) string {
 // tableColumns says which of the optional parts of the status table to print.
 type tableColumns struct {
 	namespace, header bool
+	// wide adds the RGD and the Ready condition's message.
+	wide bool
 }
 
 // newNames is what status --watch -o name shows of rows: the names of the
@@ -418,6 +427,9 @@ func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p pal
 	if cols.namespace {
 		header = "NAMESPACE\t" + header
 	}
+	if cols.wide {
+		header += "\tRGD\tMESSAGE"
+	}
 	if cols.header {
 		fmt.Fprintln(tw, header)
 	}
@@ -427,6 +439,9 @@ func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p pal
 			line += "\t" + orDash(r.Cluster)
 		}
 		line += fmt.Sprintf("\t%s\t%s\t%s\t%s", p.verdict(r.State), p.verdict(r.Ready), orDash(r.Reason), age(r.Created, now))
+		if cols.wide {
+			line += "\t" + orDash(r.RGD) + "\t" + orDash(oneLine(r.Message))
+		}
 		if cols.namespace {
 			line = orDash(r.Namespace) + "\t" + line
 		}
@@ -438,7 +453,7 @@ func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p pal
 func statusKey(rows []InstanceStatusRow) string {
 	var b strings.Builder
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s/%s/%s=%s,%s,%s,%s;", r.Namespace, r.Kind, r.Name, r.Cluster, r.State, r.Ready, r.Reason)
+		fmt.Fprintf(&b, "%s/%s/%s=%s,%s,%s,%s,%s,%s;", r.Namespace, r.Kind, r.Name, r.Cluster, r.State, r.Ready, r.Reason, r.RGD, r.Message)
 	}
 	return b.String()
 }

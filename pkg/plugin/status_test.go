@@ -17,11 +17,14 @@ func TestPrintStatusTable(t *testing.T) {
 	created := &metav1.Time{Time: now.Add(-90 * time.Second)}
 	local := InstanceStatusRow{Namespace: "apps", Kind: "WebApp", Name: "local", State: "ACTIVE", Ready: "True", Created: created}
 	placed := InstanceStatusRow{Namespace: "apps", Kind: "WebApp", Name: "placed", State: "IN_PROGRESS", Ready: "False", Reason: "ClusterNotReady", Cluster: "eu-west-1", Created: created}
+	waiting := InstanceStatusRow{Namespace: "apps", Kind: "WebApp", Name: "waiting", State: "IN_PROGRESS", Ready: "False", Reason: "ResourcesNotReady", RGD: "webapp",
+		Message: "deployment is not ready:\nreadyWhen false", Created: created}
 
 	for _, tc := range []struct {
 		name     string
 		rows     []InstanceStatusRow
 		noHeader bool
+		wide     bool
 		want     string
 	}{
 		{
@@ -36,6 +39,14 @@ func TestPrintStatusTable(t *testing.T) {
 			want: "NAMESPACE  KIND    NAME    CLUSTER    STATE        READY  REASON           AGE\n" +
 				"apps       WebApp  local   -          ACTIVE       True   -                90s\n" +
 				"apps       WebApp  placed  eu-west-1  IN_PROGRESS  False  ClusterNotReady  90s\n",
+		},
+		{
+			name: "-o wide",
+			rows: []InstanceStatusRow{local, waiting},
+			wide: true,
+			want: "NAMESPACE  KIND    NAME     STATE        READY  REASON             AGE  RGD     MESSAGE\n" +
+				"apps       WebApp  local    ACTIVE       True   -                  90s  -       -\n" +
+				"apps       WebApp  waiting  IN_PROGRESS  False  ResourcesNotReady  90s  webapp  deployment is not ready: readyWhen false\n",
 		},
 		{
 			name:     "--no-headers",
@@ -55,7 +66,7 @@ func TestPrintStatusTable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			printStatus(&out, tc.rows, tableColumns{namespace: true, header: !tc.noHeader}, palette{}, now)
+			printStatus(&out, tc.rows, tableColumns{namespace: true, header: !tc.noHeader, wide: tc.wide}, palette{}, now)
 			if out.String() != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", out.String(), tc.want)
 			}
@@ -69,6 +80,11 @@ func TestStatusKeyNoticesAMove(t *testing.T) {
 	moved.Cluster = "eu-west-1"
 	if statusKey([]InstanceStatusRow{row}) == statusKey([]InstanceStatusRow{moved}) {
 		t.Error("--watch would not redraw when an instance is placed")
+	}
+	reworded := row
+	reworded.Message = "waiting for resource deployment"
+	if statusKey([]InstanceStatusRow{row}) == statusKey([]InstanceStatusRow{reworded}) {
+		t.Error("--watch -o wide would not redraw when the message changes")
 	}
 }
 

@@ -1020,6 +1020,11 @@ func TestPlugin(t *testing.T) {
 			} else if out, err := kubectl(t, cfg, "", "get", "-n", ns, "workerpool.kro.run/pool", "-o", "name"); err != nil || out != "workerpool.kro.run/pool\n" {
 				t.Errorf("kubectl get of what status -o name printed: %v\n%s", err, out)
 			}
+			// -o wide adds the RGD and the Ready condition's message.
+			if wide, err := kro(t, cfg, nil, "status", "workerpool/pool", "-n", ns, "-o", "wide"); err != nil ||
+				!regexp.MustCompile(`(?m)^KIND +NAME +STATE +READY +REASON +AGE +RGD +MESSAGE\nWorkerPool +pool +ACTIVE +True +- +\S+ +workers +-\n$`).MatchString(wide) {
+				t.Errorf("status -o wide: %v\n%s", err, wide)
+			}
 			ofRGD, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns)
 			if err != nil || !strings.Contains(ofRGD, "pool") || strings.Contains(ofRGD, "WebApp") {
 				t.Errorf("status of one RGD's instances: %v\n%s", err, ofRGD)
