@@ -38,16 +38,18 @@ type rgdPreview struct {
 	newCRD, servedAs string
 }
 
-// dryRunRGD previews applying obj, a changed ResourceGraphDefinition, as it
-// replaces the one of its name in the cluster (or, for a new one, what
-// its create would be: admitted or not, and the CRD it makes). The API server defaults it
-// and kro-agent's admission webhook validates it in a dry-run update, which
-// stores nothing: a change it denies is an error, and what it warns of (a
-// change that would break stored instances) is printed as kubectl prints
-// warnings. Then each instance of the RGD (in c's namespace, or in every
-// one when allNamespaces) is defaulted under the new schema, as the API
-// server does when it reads one after the CRD changed, and planned with the
-// new graph: what kro-agent would apply, and prune, once the change is in.
+// dryRunRGD previews applying obj, a ResourceGraphDefinition, as it
+// replaces the one of its name in the cluster. The API server defaults it
+// and kro-agent's admission webhook validates it in a dry-run update (a
+// dry-run create for a new RGD), which stores nothing: what the webhook
+// denies is the error, what it warns of (a change that would break stored
+// instances) is printed as kubectl prints warnings. A new RGD has no
+// instances; the preview names the CRD it would create. Otherwise each
+// instance of the RGD (in c's namespace, or in every one when
+// allNamespaces) is planned with the new graph, whose scope fills in the
+// new schema's defaults as the API server does when it reads an instance
+// after the CRD changed: what kro-agent would apply, and prune, once the
+// change is in.
 func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool) (*rgdPreview, error) {
 	current, err := c.getRGD(ctx, obj.GetName())
 	if err != nil && !apierrors.IsNotFound(err) {
