@@ -105,7 +105,7 @@ func TestUnknownOutputFormatIsRefusedFirst(t *testing.T) {
 		{[]string{"tree", "webapp", "demo", "-o", "xml"}, `unknown output format "xml": use json, yaml or dot`},
 		{[]string{"why-not-ready", "webapp/demo", "-o", "dot"}, `unknown output format "dot": use json or yaml`},
 		{[]string{"explain-conditions", "webapp", "demo", "-o", "wide"}, `unknown output format "wide": use json or yaml`},
-		{[]string{"status", "-o", "table"}, `unknown output format "table": use json, yaml or name`},
+		{[]string{"status", "-o", "table"}, `unknown output format "table": use json, yaml, wide or name`},
 		{[]string{"validate", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json or yaml`},
 		{[]string{"dry-run", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json or yaml`},
 	} {
