@@ -487,6 +487,18 @@ func (c *clients) applyUnvalidated(t testing.TB, doc string) {
 	})
 }
 
+// waitAgentWebhooks waits for the running agent to have put its webhook
+// configuration back after applyUnvalidated removed it: the agent restores
+// it as soon as it sees it gone, and what a test does next may need it.
+func (c *clients) waitAgentWebhooks(t testing.TB) {
+	t.Helper()
+	vwc := c.resource(t, "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")
+	eventually(t, 30*time.Second, "the agent to register its webhooks again", func() (bool, string) {
+		_, err := vwc.Get(context.Background(), "kro-agent", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
 // agentWrites counts the write requests the in-process agent sends, per
 // namespace of the object written ("" for cluster-scoped objects; events
 // left out: they are not writes to objects). The agent's own metrics are

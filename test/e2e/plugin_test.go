@@ -679,6 +679,7 @@ func TestPlugin(t *testing.T) {
 		Assess("an instance whose RGD is invalid", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.applyUnvalidated(t, strings.Replace(blockedRGD, `name: "${schema.spec.name}"}`, `name: "${schema.spec.nope}"}`, 1))
+			c.waitAgentWebhooks(t)
 			eventually(t, 10*time.Second, "the RGD to be Inactive", func() (bool, string) {
 				out, _ := kro(t, cfg, nil, "why-not-ready", "blocked", "stuck", "-n", ns)
 				return strings.Contains(out, "ResourceGraphDefinition blocked is not Active"), out
@@ -936,6 +937,7 @@ func TestPlugin(t *testing.T) {
 			// RGD never compiled) is no suggestion: it would fail alike.
 			c := newClients(t, cfg)
 			c.applyUnvalidated(t, "{apiVersion: kro.run/v1alpha1, kind: ResourceGraphDefinition, metadata: {name: unserved-typo}, spec: {schema: {apiVersion: v1alpha1, kind: Unserved, spec: {name: string}}, resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: '${schema.spec.nope}'}}}]}}")
+			c.waitAgentWebhooks(t)
 			defer c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "unserved-typo")
 			for _, typed := range []string{"unserved", "unservd"} {
 				want := fmt.Sprintf("the server has no kind %q (kubectl api-resources lists the kinds it serves)", typed)

@@ -83,6 +83,7 @@ func TestRGDLifecycle(t *testing.T) {
 			c := newClients(t, cfg)
 			before := c.mustGet(t, "v1", "ConfigMap", ns, "n1-note")
 			c.applyUnvalidated(t, noteRGD("notes", "Note", "", `"${schema.spec.missing}"`))
+			c.waitAgentWebhooks(t)
 			eventually(t, 10*time.Second, "GraphAccepted to be False", func() (bool, string) {
 				cond := rgdCondition(t, c, "notes", "GraphAccepted")
 				return cond != nil && cond.Status == metav1.ConditionFalse, fmt.Sprint(cond)
@@ -125,6 +126,7 @@ func TestRGDLifecycle(t *testing.T) {
 			// Past the webhook, which denies it (see
 			// TestInstancesOfADeletedRGDCanBeDeleted): the agent refuses it too.
 			c.applyUnvalidated(t, noteRGD("notes-rival", "Note", ", other: integer", `"${schema.spec.text}"`))
+			c.waitAgentWebhooks(t)
 			eventually(t, 10*time.Second, "the rival's KindReady to be False", func() (bool, string) {
 				cond := rgdCondition(t, c, "notes-rival", "KindReady")
 				return cond != nil && cond.Status == metav1.ConditionFalse, fmt.Sprint(cond)
