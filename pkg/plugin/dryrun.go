@@ -261,8 +261,9 @@ type planSubject struct {
 	// it for each instance.
 	graph *graph.Graph
 	gvk   schema.GroupVersionKind
-	// instance is the instance as the API server would store it,
-	// defaulted; live the one it stores now, nil for none.
+	// instance is the instance to render: a file's, as the API server's
+	// dry run returns it, or the stored one; the graph's scope fills in
+	// its schema's defaults. live is the one stored now, nil for none.
 	instance, live *unstructured.Unstructured
 	// generateName is the prefix the API server named a new instance
 	// from for the preview, "" when it was named in the file.
@@ -421,24 +422,19 @@ type objectKey struct {
 // nodes in unnamed, whose names the plan cannot render yet, are left out:
 // which of them stay is not known before those names are.
 func (c *cluster) prunes(ctx context.Context, g *graph.Graph, live *unstructured.Unstructured, produced map[objectKey]bool, unnamed map[string]bool, plan []PlannedResource) []PlannedResource {
-	var kinds []memberKind
-	seen := map[schema.GroupVersionResource]bool{}
-	add := func(k memberKind) {
-		if !seen[k.gvr] {
-			seen[k.gvr] = true
-			kinds = append(kinds, k)
-		}
-	}
-	for _, n := range g.Nodes {
-		if n.Template != nil && n.Kind != nil && n.Kind.Resource != "" {
-			add(memberKind{gvr: n.Kind.GVR(), namespaced: n.Kind.Namespaced, kind: n.Kind.GVK.Kind})
-		}
-	}
+	candidates := graphMemberKinds(g)
 	// Kinds applied for the instance before, which the RGD may no longer
 	// have; one the cluster no longer serves has no objects left.
 	for _, gk := range ownership.RecordedKinds(live) {
 		if m, err := c.mapper.RESTMapping(gk); err == nil {
-			add(memberKind{gvr: m.Resource, namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace, kind: m.GroupVersionKind.Kind})
+			candidates = append(candidates, mappedMemberKind(m))
+		}
+	}
+	// Each kind once, or a kind the user may not list is said twice.
+	var kinds []memberKind
+	for _, k := range candidates {
+		if !slices.ContainsFunc(kinds, func(have memberKind) bool { return have.gvr == k.gvr }) {
+			kinds = append(kinds, k)
 		}
 	}
 	objs, _, forbidden := c.listMembers(ctx, live, kinds)

@@ -51,12 +51,10 @@ type rgdPreview struct {
 // after the CRD changed: what kro-agent would apply, and prune, once the
 // change is in.
 func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool) (*rgdPreview, error) {
+	// current is nil for a new RGD: the preview is its admission and its CRD.
 	current, err := c.getRGD(ctx, obj.GetName())
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
-	}
-	if err != nil {
-		current = nil // a new RGD: the preview is its admission and its CRD
 	}
 	obj = obj.DeepCopy()
 	admitted, err := c.admitRGD(ctx, obj, current)

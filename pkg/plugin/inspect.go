@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -238,14 +239,7 @@ func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
 // groups what it finds by node; forbidden names the nodes of kinds the
 // user may not list.
 func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*unstructured.Unstructured, int, map[string]bool) {
-	var kinds []memberKind
-	for _, n := range s.graph.Nodes {
-		if n.Template == nil || n.Kind == nil || n.Kind.Resource == "" {
-			continue
-		}
-		kinds = append(kinds, memberKind{gvr: n.Kind.GVR(), namespaced: n.Kind.Namespaced, kind: n.Kind.GVK.Kind})
-	}
-	objs, requests, forbiddenKinds := c.listMembers(ctx, s.instance, kinds)
+	objs, requests, forbiddenKinds := c.listMembers(ctx, s.instance, graphMemberKinds(s.graph))
 	found := map[string][]*unstructured.Unstructured{}
 	for _, u := range objs {
 		node := u.GetLabels()[v1alpha1.LabelNodeID]
@@ -276,6 +270,22 @@ type memberKind struct {
 	namespaced bool
 	// kind names it to the user.
 	kind string
+}
+
+// graphMemberKinds are the kinds g's templates create.
+func graphMemberKinds(g *graph.Graph) []memberKind {
+	var kinds []memberKind
+	for _, n := range g.Nodes {
+		if n.Template != nil && n.Kind != nil && n.Kind.Resource != "" {
+			kinds = append(kinds, memberKind{gvr: n.Kind.GVR(), namespaced: n.Kind.Namespaced, kind: n.Kind.GVK.Kind})
+		}
+	}
+	return kinds
+}
+
+// mappedMemberKind is the member kind m maps a recorded group and kind to.
+func mappedMemberKind(m *meta.RESTMapping) memberKind {
+	return memberKind{gvr: m.Resource, namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace, kind: m.GroupVersionKind.Kind}
 }
 
 // listMembers lists, with a bounded worker pool, each of the kinds by the

@@ -42,7 +42,7 @@ func (c *cluster) releasedTree(ctx context.Context, e *releasedError, level int)
 			t.Rows = append(t.Rows, Row{Depth: 1, Kind: gk.Kind, Ready: VerdictUnknown, Reason: kindUnlisted(gk.String(), err)})
 			continue
 		}
-		kinds = append(kinds, memberKind{gvr: m.Resource, namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace, kind: m.GroupVersionKind.Kind})
+		kinds = append(kinds, mappedMemberKind(m))
 	}
 	objs, requests, forbidden := where.listMembers(ctx, inst, kinds)
 	t.Requests = requests

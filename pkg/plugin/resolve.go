@@ -425,7 +425,12 @@ func closestKind(typed string, rgds []v1alpha1.ResourceGraphDefinition) string {
 var rgdGVR = v1alpha1.GroupVersion.WithResource("resourcegraphdefinitions")
 
 func (c *cluster) getRGD(ctx context.Context, name string) (*v1alpha1.ResourceGraphDefinition, error) {
-	u, err := c.dyn.Resource(rgdGVR).Get(ctx, name, metav1.GetOptions{})
+	return readRGD(ctx, c.dyn, name)
+}
+
+// readRGD reads the RGD called name through dyn.
+func readRGD(ctx context.Context, dyn dynamic.Interface, name string) (*v1alpha1.ResourceGraphDefinition, error) {
+	u, err := dyn.Resource(rgdGVR).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}

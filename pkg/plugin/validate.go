@@ -499,12 +499,8 @@ func (r storedReader) immutableChanges(ctx context.Context, rgd *v1alpha1.Resour
 	if r.dyn == nil || rgd.Name == "" {
 		return nil
 	}
-	u, err := r.dyn.Resource(rgdGVR).Get(ctx, rgd.Name, metav1.GetOptions{})
+	old, err := readRGD(ctx, r.dyn, rgd.Name)
 	if err != nil {
-		return nil
-	}
-	old := &v1alpha1.ResourceGraphDefinition{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, old); err != nil {
 		return nil
 	}
 	var out []string
