@@ -2,7 +2,9 @@ package graph
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -45,51 +47,209 @@ func ServedKind(crd *extv1.CustomResourceDefinition) (schema.GroupVersionKind, b
 // prev: a spec field removed, a field's type changed, a newly required
 // field. Status is written by the agent and may change freely.
 func BreakingChanges(prev, next *extv1.CustomResourceDefinition) []string {
-	ps, ns := specSchemaOf(prev), specSchemaOf(next)
-	if ps == nil || ns == nil {
-		return nil
-	}
 	var out []string
-	compareSchemas(ps, ns, "spec", &out)
+	for _, c := range SchemaChanges(prev, next) {
+		if c.Breaking {
+			out = append(out, c.Description)
+		}
+	}
 	return out
 }
 
-func specSchemaOf(crd *extv1.CustomResourceDefinition) *extv1.JSONSchemaProps {
+// A SchemaChange is one difference between the instance schemas of two
+// generated CRDs, as a user changing an RGD would want it told.
+type SchemaChange struct {
+	// Path is the field's path in an instance: spec.tier, status.url,
+	// spec.ports[*].name for the items of a list or the values of a map.
+	Path string `json:"path"`
+	// Description says what changed, starting with Path.
+	Description string `json:"description"`
+	// Breaking is set for a change that would break stored instances: a
+	// spec field removed, a field's type changed, a newly required field.
+	Breaking bool `json:"breaking,omitempty"`
+}
+
+// SchemaChanges are the differences, by path, between the spec and status
+// schemas of prev and next: fields added, removed, retyped, newly required
+// or no longer, and changed defaults and validation. Descriptions are
+// left out: they do not change what an instance may hold.
+func SchemaChanges(prev, next *extv1.CustomResourceDefinition) []SchemaChange {
+	var w schemaWalk
+	for _, section := range []string{"spec", "status"} {
+		ps, ns := sectionSchemaOf(prev, section), sectionSchemaOf(next, section)
+		if ps == nil || ns == nil {
+			continue
+		}
+		w.breakable = section == "spec"
+		w.compare(ps, ns, section)
+	}
+	slices.SortStableFunc(w.out, func(a, b SchemaChange) int { return strings.Compare(a.Path, b.Path) })
+	return w.out
+}
+
+func sectionSchemaOf(crd *extv1.CustomResourceDefinition, section string) *extv1.JSONSchemaProps {
 	if crd == nil || len(crd.Spec.Versions) == 0 || crd.Spec.Versions[0].Schema == nil || crd.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
 		return nil
 	}
-	s, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	s, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties[section]
 	if !ok {
 		return nil
 	}
 	return &s
 }
 
-func compareSchemas(prev, next *extv1.JSONSchemaProps, path string, out *[]string) {
-	if prev.Type != next.Type {
-		*out = append(*out, fmt.Sprintf("%s changed type from %s to %s", path, orAny(prev.Type), orAny(next.Type)))
+// schemaWalk compares two schemas field by field.
+type schemaWalk struct {
+	// breakable is set in spec, which the instances' authors write;
+	// status is the agent's to write and may change freely.
+	breakable bool
+	out       []SchemaChange
+}
+
+func (w *schemaWalk) add(path string, breaking bool, format string, args ...any) {
+	w.out = append(w.out, SchemaChange{Path: path, Description: path + " " + fmt.Sprintf(format, args...), Breaking: breaking && w.breakable})
+}
+
+func (w *schemaWalk) compare(prev, next *extv1.JSONSchemaProps, path string) {
+	// A free-form object made a map or a struct narrows what it holds as
+	// much as a new type does: the API server drops what a struct does
+	// not name even from what it reads.
+	if prev.Type != next.Type || preservesUnknown(prev) && !preservesUnknown(next) {
+		w.add(path, true, "changed type from %s to %s", typeName(prev), typeName(next))
 		return
 	}
-	for name, p := range prev.Properties {
-		n, ok := next.Properties[name]
-		if !ok {
-			*out = append(*out, fmt.Sprintf("%s.%s was removed", path, name))
-			continue
+	w.constraints(prev, next, path)
+	for _, name := range slices.Sorted(maps.Keys(prev.Properties)) {
+		switch _, ok := next.Properties[name]; {
+		case ok:
+		case preservesUnknown(next):
+			w.add(path+"."+name, false, "was removed from the schema (its values are kept: %s is free-form)", path)
+		default:
+			w.add(path+"."+name, true, "was removed")
 		}
-		compareSchemas(&p, &n, path+"."+name, out)
+	}
+	for _, name := range slices.Sorted(maps.Keys(next.Properties)) {
+		n := next.Properties[name]
+		p, ok := prev.Properties[name]
+		switch {
+		case !ok && slices.Contains(next.Required, name):
+			w.add(path+"."+name, true, "is newly required (a new field: %s)", describeType(&n))
+		case !ok:
+			w.add(path+"."+name, false, "was added (%s)", describeType(&n))
+		default:
+			w.compare(&p, &n, path+"."+name)
+		}
 	}
 	for _, r := range next.Required {
-		if !slices.Contains(prev.Required, r) {
-			*out = append(*out, fmt.Sprintf("%s.%s is newly required", path, r))
+		if _, existed := prev.Properties[r]; existed && !slices.Contains(prev.Required, r) {
+			w.add(path+"."+r, true, "is newly required")
+		}
+	}
+	for _, r := range prev.Required {
+		if _, kept := next.Properties[r]; kept && !slices.Contains(next.Required, r) {
+			w.add(path+"."+r, false, "is no longer required")
 		}
 	}
 	if prev.Items != nil && prev.Items.Schema != nil && next.Items != nil && next.Items.Schema != nil {
-		compareSchemas(prev.Items.Schema, next.Items.Schema, path+"[*]", out)
+		w.compare(prev.Items.Schema, next.Items.Schema, path+"[*]")
 	}
 	if prev.AdditionalProperties != nil && prev.AdditionalProperties.Schema != nil && next.AdditionalProperties != nil && next.AdditionalProperties.Schema != nil {
-		compareSchemas(prev.AdditionalProperties.Schema, next.AdditionalProperties.Schema, path+"[*]", out)
+		w.compare(prev.AdditionalProperties.Schema, next.AdditionalProperties.Schema, path+"[*]")
 	}
-	slices.Sort(*out)
+}
+
+// constraints compares what a field's markers set beside its type.
+func (w *schemaWalk) constraints(prev, next *extv1.JSONSchemaProps, path string) {
+	p, n := constraintsOf(prev), constraintsOf(next)
+	for _, c := range constraintNames {
+		switch {
+		case p[c] == n[c]:
+		case p[c] == "":
+			w.add(path, false, "%s %s added", c, n[c])
+		case n[c] == "":
+			w.add(path, false, "%s %s removed", c, p[c])
+		default:
+			w.add(path, false, "%s changed from %s to %s", c, p[c], n[c])
+		}
+	}
+	for _, r := range prev.XValidations {
+		if !slices.ContainsFunc(next.XValidations, func(v extv1.ValidationRule) bool { return v.Rule == r.Rule }) {
+			w.add(path, false, "validation rule %q removed", r.Rule)
+		}
+	}
+	for _, r := range next.XValidations {
+		if !slices.ContainsFunc(prev.XValidations, func(v extv1.ValidationRule) bool { return v.Rule == r.Rule }) {
+			w.add(path, false, "validation rule %q added", r.Rule)
+		}
+	}
+	if !preservesUnknown(prev) && preservesUnknown(next) {
+		w.add(path, false, "now keeps fields its schema does not name")
+	}
+}
+
+// constraintNames are the SimpleSchema markers constraintsOf reads, in the
+// order a change to them is told.
+var constraintNames = []string{"default", "enum", "minimum", "maximum", "pattern", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems"}
+
+// constraintsOf renders each constraint s sets, by marker name.
+func constraintsOf(s *extv1.JSONSchemaProps) map[string]string {
+	out := map[string]string{}
+	if s.Default != nil {
+		out["default"] = string(s.Default.Raw)
+	}
+	if len(s.Enum) > 0 {
+		values := make([]string, len(s.Enum))
+		for i, v := range s.Enum {
+			values[i] = string(v.Raw)
+		}
+		out["enum"] = "[" + strings.Join(values, ", ") + "]"
+	}
+	for name, v := range map[string]*float64{"minimum": s.Minimum, "maximum": s.Maximum} {
+		if v != nil {
+			out[name] = strconv.FormatFloat(*v, 'g', -1, 64)
+		}
+	}
+	for name, v := range map[string]*int64{"minLength": s.MinLength, "maxLength": s.MaxLength, "minItems": s.MinItems, "maxItems": s.MaxItems} {
+		if v != nil {
+			out[name] = strconv.FormatInt(*v, 10)
+		}
+	}
+	if s.Pattern != "" {
+		out["pattern"] = strconv.Quote(s.Pattern)
+	}
+	if s.UniqueItems {
+		out["uniqueItems"] = "true"
+	}
+	return out
+}
+
+// describeType is a new field's type with its default: "string, default
+// \"gold\"".
+func describeType(s *extv1.JSONSchemaProps) string {
+	if s.Default != nil {
+		return typeName(s) + ", default " + string(s.Default.Raw)
+	}
+	return typeName(s)
+}
+
+// typeName names the type of s as SimpleSchema would: "list of string",
+// "map of integer", "object with fields a, b", "free-form object".
+func typeName(s *extv1.JSONSchemaProps) string {
+	switch {
+	case s.Type == "array" && s.Items != nil && s.Items.Schema != nil:
+		return "list of " + orAny(s.Items.Schema.Type)
+	case s.Type == "object" && s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil:
+		return "map of " + orAny(s.AdditionalProperties.Schema.Type)
+	case s.Type == "object" && preservesUnknown(s):
+		return "free-form object"
+	case s.Type == "object" && len(s.Properties) > 0:
+		return "object with fields " + strings.Join(slices.Sorted(maps.Keys(s.Properties)), ", ")
+	}
+	return orAny(s.Type)
+}
+
+func preservesUnknown(s *extv1.JSONSchemaProps) bool {
+	return s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
 }
 
 func orAny(t string) string {
