@@ -87,20 +87,23 @@ deleted: kro-agent prunes them.
 Given a changed ResourceGraphDefinition instead, dry-run previews the change before it is
 applied: every instance of that RGD in the namespace (every namespace with -A) is
 defaulted under the new schema and planned with the new graph, as kro-agent would once the
-change is admitted; the admission webhook's warnings go to standard error. A new RGD is
-checked by a dry-run create, and the CRD it would create is named.
+change is admitted; the admission webhook's warnings go to standard error. What changes
+in the kind's schema (fields added, removed, retyped, required; defaults and validation)
+is listed, each breaking change marked. A new RGD is checked by a dry-run create, and the
+CRD it would create is named.
 
 It exits 1 when an object is invalid: refused by the API server, or not renderable from
 the instance's values.`,
 		Example: `  kubectl kro dry-run -f examples/webapp/instance.yaml
   kubectl kro dry-run -f instance.yaml -o yaml
-  kubectl kro dry-run -f rgd.yaml -A`,
+  kubectl kro dry-run -f rgd.yaml -A
+  kubectl kro dry-run -f rgd.yaml -o json | jq -e 'all(.[]; .held | not)'   # in CI: fail on a change kro-agent would hold`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "file or URL of the instances, or of the changed RGDs, to preview; - reads standard input")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with an RGD, preview its instances in every namespace")
-	addOutputFlag(cmd, &o.output, "yaml prints the rendered objects; json prints the plan", "json", "yaml")
+	addOutputFlag(cmd, &o.output, "yaml prints the rendered objects; json prints the plan (with RGDs, each RGD's preview: schema changes, whether kro-agent holds the change, and the plan)", "json", "yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -152,24 +155,33 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	return nil
 }
 
-// previewRGDs previews changes to RGDs: the plan of each one's instances.
+// previewRGDs previews changes to RGDs: the plan of each one's instances
+// and what changes in its kind's schema. -o json prints the previews,
+// -o yaml the objects of their plans.
 func (o *dryRunOptions) previewRGDs(ctx context.Context, c *cluster, rgds []*unstructured.Unstructured) error {
-	plan := []PlannedResource{} // [] in JSON when no instance changes
-	var summaries []string
+	previews := make([]*RGDPreview, 0, len(rgds))
+	var plan []PlannedResource
 	for _, u := range rgds {
 		p, err := c.dryRunRGD(ctx, u, o.allNamespaces)
 		if err != nil {
 			return err
 		}
-		plan = append(plan, p.plan...)
-		summaries = append(summaries, p.summary())
+		previews = append(previews, p)
+		plan = append(plan, p.Plan...)
 	}
-	if err := o.print(plan, true); err != nil {
-		return err
-	}
-	if o.output == "" {
-		for _, s := range summaries {
-			fmt.Fprintln(o.Streams.Out, s)
+	switch o.output {
+	case "json":
+		if err := printObject(o.Streams.Out, "json", previews); err != nil {
+			return err
+		}
+	case "yaml":
+		if err := o.print(plan, true); err != nil {
+			return err
+		}
+	default:
+		printPlan(o.Streams.Out, plan, true)
+		for _, p := range previews {
+			fmt.Fprintln(o.Streams.Out, p.describe())
 		}
 	}
 	if slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Action == ActionInvalid }) {

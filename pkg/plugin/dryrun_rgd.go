@@ -20,22 +20,30 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
-// rgdPreview is the preview of a change to one RGD: the plan of each of
-// its instances, rendered with the changed graph.
-type rgdPreview struct {
-	name string
-	kind string
+// RGDPreview is the preview of a change to one RGD: the plan of each of
+// its instances, rendered with the changed graph, and what changes in the
+// kind's schema. -o json prints a list of them.
+type RGDPreview struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Instances is how many instances were planned.
+	Instances int `json:"instances"`
+	// Held is set when kro-agent would not apply the change: it would
+	// break stored instances, and the RGD does not allow that. Plan is
+	// what it would do once allowed.
+	Held bool `json:"held,omitempty"`
+	// SchemaChanges are the changes to the kind's schema, against the CRD
+	// the cluster serves now.
+	SchemaChanges []graph.SchemaChange `json:"schemaChanges,omitempty"`
+	// NewCRD is the CRD a new RGD creates, serving ServedAs (group and
+	// version) Kind; "" for a change to an existing RGD.
+	NewCRD   string            `json:"newCRD,omitempty"`
+	ServedAs string            `json:"servedAs,omitempty"`
+	Plan     []PlannedResource `json:"plan"`
+
 	// where the instances were looked for: "namespace X", "every
 	// namespace", or "" for a cluster-scoped kind.
-	where     string
-	instances int
-	plan      []PlannedResource
-	// held is set when kro-agent would not apply the change: it would
-	// break stored instances, and the RGD does not allow that.
-	held bool
-	// newCRD is the CRD a new RGD creates, serving servedAs (group and
-	// version) kind; "" for a change to an existing RGD.
-	newCRD, servedAs string
+	where string
 }
 
 // dryRunRGD previews applying obj, a ResourceGraphDefinition, as it
@@ -50,7 +58,7 @@ type rgdPreview struct {
 // new schema's defaults as the API server does when it reads an instance
 // after the CRD changed: what kro-agent would apply, and prune, once the
 // change is in.
-func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool) (*rgdPreview, error) {
+func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool) (*RGDPreview, error) {
 	// current is nil for a new RGD: the preview is its admission and its CRD.
 	current, err := c.getRGD(ctx, obj.GetName())
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -71,11 +79,15 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
 	}
 	if current == nil {
-		return &rgdPreview{name: rgd.Name, kind: g.Instance.Kind, newCRD: g.CRD.Name, servedAs: g.Instance.GroupVersion().String()}, nil
+		return &RGDPreview{Name: rgd.Name, Kind: g.Instance.Kind, NewCRD: g.CRD.Name, ServedAs: g.Instance.GroupVersion().String(), Plan: []PlannedResource{}}, nil
 	}
 	gvk := rgdKind(current)
-	p := &rgdPreview{name: rgd.Name, kind: gvk.Kind}
-	p.held = (storedReader{dyn: c.dyn, metadata: c.metadata}).breakageWarning(ctx, rgd, g) != ""
+	p := &RGDPreview{Name: rgd.Name, Kind: gvk.Kind, Plan: []PlannedResource{}} // [] in JSON when there is no instance
+	stored := storedReader{dyn: c.dyn, metadata: c.metadata}
+	if crd := stored.crd(ctx, g.CRD.Name); crd != nil {
+		p.SchemaChanges = graph.SchemaChanges(crd, g.CRD)
+		p.Held = g.BreakageWarning(rgd, crd, stored.holdsInstances(ctx, crd)) != ""
+	}
 	var instances []unstructured.Unstructured
 	err = c.withMapping(gvk.Kind+"."+gvk.Version+"."+gvk.Group, func(m *meta.RESTMapping) error {
 		ns := c.namespace
@@ -103,7 +115,7 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 	instances = slices.DeleteFunc(instances, func(u unstructured.Unstructured) bool {
 		return u.GetDeletionTimestamp() != nil // kro-agent deletes its resources whatever the graph
 	})
-	p.instances = len(instances)
+	p.Instances = len(instances)
 	// Each plan waits mostly on the API server's dry runs: a few at a time,
 	// each into its place, so the output keeps the instances' order.
 	plans := make([][]PlannedResource, len(instances))
@@ -119,7 +131,9 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 		}(&instances[i])
 	}
 	wg.Wait()
-	p.plan = slices.Concat(plans...)
+	for _, planned := range plans {
+		p.Plan = append(p.Plan, planned...)
+	}
 	return p, nil
 }
 
@@ -164,22 +178,39 @@ func (c *cluster) planChanged(ctx context.Context, rgd *v1alpha1.ResourceGraphDe
 	return planned
 }
 
-// summary is the last line of a preview: how many instances the change
+// describe is what a preview says after the plans: its summary, then
+// each change to the kind's schema.
+func (p *RGDPreview) describe() string {
+	s := p.summary()
+	if len(p.SchemaChanges) == 0 {
+		return s
+	}
+	s += fmt.Sprintf("\nThe schema of %s changes:", p.Kind)
+	for _, c := range p.SchemaChanges {
+		s += "\n  " + c.Description
+		if c.Breaking {
+			s += " (breaking)"
+		}
+	}
+	return s
+}
+
+// summary is the line of a preview that says how many instances the change
 // touches, and how.
-func (p *rgdPreview) summary() string {
+func (p *RGDPreview) summary() string {
 	where := ""
 	if p.where != "" {
 		where = " in " + p.where
 	}
-	if p.newCRD != "" {
-		return fmt.Sprintf("ResourceGraphDefinition %s is new: applying it creates CustomResourceDefinition %s, serving %s %s; it has no instance to preview yet", p.name, p.newCRD, p.servedAs, p.kind)
+	if p.NewCRD != "" {
+		return fmt.Sprintf("ResourceGraphDefinition %s is new: applying it creates CustomResourceDefinition %s, serving %s %s; it has no instance to preview yet", p.Name, p.NewCRD, p.ServedAs, p.Kind)
 	}
-	if p.instances == 0 {
-		return fmt.Sprintf("ResourceGraphDefinition %s: no instance of %s%s to preview", p.name, p.kind, where)
+	if p.Instances == 0 {
+		return fmt.Sprintf("ResourceGraphDefinition %s: no instance of %s%s to preview", p.Name, p.Kind, where)
 	}
 	actions := map[string]int{}
 	changed := map[string]bool{}
-	for _, r := range p.plan {
+	for _, r := range p.Plan {
 		actions[r.Action]++
 		if r.Action != ActionUnchanged && r.Action != ActionSkipped {
 			changed[r.Instance] = true
@@ -191,11 +222,11 @@ func (p *rgdPreview) summary() string {
 			counts = append(counts, fmt.Sprintf("%d %s", actions[a], a))
 		}
 	}
-	s := fmt.Sprintf("ResourceGraphDefinition %s: %s of %s%s, %d with changes", p.name, plural(p.instances, "instance"), p.kind, where, len(changed))
+	s := fmt.Sprintf("ResourceGraphDefinition %s: %s of %s%s, %d with changes", p.Name, plural(p.Instances, "instance"), p.Kind, where, len(changed))
 	if len(counts) > 0 {
 		s += " (" + strings.Join(counts, ", ") + ")"
 	}
-	if p.held {
+	if p.Held {
 		s += fmt.Sprintf("; kro-agent does not apply this change, which breaks stored instances, without the annotation %s: \"true\": the plan is what it would do with it", v1alpha1.AnnotationAllowBreakingChanges)
 	}
 	return s

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -68,26 +69,34 @@ func TestDryRunOfAnRGDWithInstancesIsRefused(t *testing.T) {
 }
 
 // The summary of an RGD change counts the instances it changes and what
-// it does to them; skipped and unchanged objects are no change.
+// it does to them (skipped and unchanged objects are no change), then
+// lists the changes to the kind's schema.
 func TestRGDPreviewSummary(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		p    rgdPreview
+		p    RGDPreview
 		want string
 	}{
-		{"no instance", rgdPreview{name: "webapp", kind: "WebApp", where: "namespace team-a"},
+		{"no instance", RGDPreview{Name: "webapp", Kind: "WebApp", where: "namespace team-a"},
 			"ResourceGraphDefinition webapp: no instance of WebApp in namespace team-a to preview"},
-		{"nothing changes", rgdPreview{name: "webapp", kind: "WebApp", where: "every namespace", instances: 1, plan: []PlannedResource{
+		{"nothing changes", RGDPreview{Name: "webapp", Kind: "WebApp", where: "every namespace", Instances: 1, Plan: []PlannedResource{
 			{Instance: "WebApp a/x", Action: ActionUnchanged}, {Instance: "WebApp a/x", Action: ActionSkipped}}},
 			"ResourceGraphDefinition webapp: 1 instance of WebApp in every namespace, 0 with changes"},
-		{"changes", rgdPreview{name: "tenant", kind: "Tenant", instances: 3, plan: []PlannedResource{
+		{"changes", RGDPreview{Name: "tenant", Kind: "Tenant", Instances: 3, Plan: []PlannedResource{
 			{Instance: "Tenant x", Action: ActionUpdate}, {Instance: "Tenant x", Action: ActionDelete},
 			{Instance: "Tenant y", Action: ActionUnchanged}, {Instance: "Tenant z", Action: ActionUpdate}}},
 			"ResourceGraphDefinition tenant: 3 instances of Tenant, 2 with changes (2 update, 1 delete)"},
+		{"schema changes", RGDPreview{Name: "webapp", Kind: "WebApp", where: "namespace team-a", SchemaChanges: []graph.SchemaChange{
+			{Path: "spec.old", Description: "spec.old was removed", Breaking: true},
+			{Path: "spec.tier", Description: `spec.tier was added (string, default "gold")`}}},
+			"ResourceGraphDefinition webapp: no instance of WebApp in namespace team-a to preview\n" +
+				"The schema of WebApp changes:\n" +
+				"  spec.old was removed (breaking)\n" +
+				`  spec.tier was added (string, default "gold")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.p.summary(); got != tc.want {
-				t.Errorf("summary = %q, want %q", got, tc.want)
+			if got := tc.p.describe(); got != tc.want {
+				t.Errorf("describe() =\n%s\nwant\n%s", got, tc.want)
 			}
 		})
 	}

@@ -514,22 +514,41 @@ func (r storedReader) immutableChanges(ctx context.Context, rgd *v1alpha1.Resour
 // that would break the instances the cluster stores; "" when there is none,
 // offline, or when what is stored cannot be read.
 func (r storedReader) breakageWarning(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph) string {
-	if r.dyn == nil || g.CRD == nil {
+	if g.CRD == nil {
 		return ""
 	}
-	u, err := r.dyn.Resource(kinds.CRDResource).Get(ctx, g.CRD.Name, metav1.GetOptions{})
+	current := r.crd(ctx, g.CRD.Name)
+	if current == nil {
+		return ""
+	}
+	return g.BreakageWarning(rgd, current, r.holdsInstances(ctx, current))
+}
+
+// crd is the CRD of the given name the cluster serves now; nil offline, or
+// when it cannot be read.
+func (r storedReader) crd(ctx context.Context, name string) *extv1.CustomResourceDefinition {
+	if r.dyn == nil {
+		return nil
+	}
+	u, err := r.dyn.Resource(kinds.CRDResource).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return ""
+		return nil
 	}
-	current := &extv1.CustomResourceDefinition{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, current); err != nil {
-		return ""
+	crd := &extv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
+		return nil
 	}
-	return g.BreakageWarning(rgd, current, func(gvk schema.GroupVersionKind) bool {
-		gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: current.Spec.Names.Plural}
+	return crd
+}
+
+// holdsInstances says whether the cluster stores an instance of a kind
+// crd serves, as Graph.BreakageWarning asks.
+func (r storedReader) holdsInstances(ctx context.Context, crd *extv1.CustomResourceDefinition) func(schema.GroupVersionKind) bool {
+	return func(gvk schema.GroupVersionKind) bool {
+		gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: crd.Spec.Names.Plural}
 		stored, err := r.metadata.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 		return err == nil && len(stored.Items) > 0
-	})
+	}
 }
 
 func firstLine(s string) string {

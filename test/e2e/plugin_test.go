@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/plugin"
 	"github.com/kro-agent/kro-agent/pkg/version"
 )
@@ -76,7 +77,20 @@ func kroFlags(cfg *envconf.Config) *genericclioptions.ConfigFlags {
 
 // runKro runs kubectl kro in-process until it returns or ctx ends.
 func runKro(ctx context.Context, flags *genericclioptions.ConfigFlags, out io.Writer, args ...string) error {
-	cmd := plugin.NewRootCommandWithFlags(flags, genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: out})
+	return runKroStreams(ctx, flags, out, out, args...)
+}
+
+// kroStdout runs kubectl kro as kro does, and returns only what it prints
+// on its standard output, as a pipeline reading it gets it.
+func kroStdout(t testing.TB, cfg *envconf.Config, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := runKroStreams(context.Background(), kroFlags(cfg), &out, io.Discard, args...)
+	return out.String(), err
+}
+
+func runKroStreams(ctx context.Context, flags *genericclioptions.ConfigFlags, out, errOut io.Writer, args ...string) error {
+	cmd := plugin.NewRootCommandWithFlags(flags, genericiooptions.IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut})
 	cmd.SetArgs(append(args, "--kubeconfig", *flags.KubeConfig))
 	return cmd.ExecuteContext(ctx)
 }
@@ -790,7 +804,8 @@ func TestPlugin(t *testing.T) {
 				"+  level: high\n",
 				"PreviewChange " + ns + "/wide:\nbase: ConfigMap " + ns + "/wide-base UPDATE\n",
 				"extra: ConfigMap " + ns + "/wide-extra DELETE\n  resource extra is no longer in the ResourceGraphDefinition\n",
-				"ResourceGraphDefinition previewchange: 2 instances of PreviewChange in namespace " + ns + ", 2 with changes (2 update, 1 delete)\n",
+				"ResourceGraphDefinition previewchange: 2 instances of PreviewChange in namespace " + ns + ", 2 with changes (2 update, 1 delete)\n" +
+					"The schema of PreviewChange changes:\n  spec.level was added (string, default \"high\")\n",
 			} {
 				if err != nil || !strings.Contains(out, want) {
 					t.Errorf("dry-run of the changed RGD: %v; lacks %q:\n%s", err, want, out)
@@ -813,8 +828,19 @@ func TestPlugin(t *testing.T) {
 			writeFile(t, file, strings.Replace(changed, "extra: boolean | default=true\n", "", 1))
 			out, err = kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns)
 			if err != nil || !strings.Contains(out, "Warning: the new schema would break the stored instances of PreviewChange (spec.extra was removed)") ||
-				!strings.Contains(out, "; kro-agent does not apply this change, which breaks stored instances, without the annotation kro.run/allow-breaking-changes: \"true\": the plan is what it would do with it\n") {
+				!strings.Contains(out, "; kro-agent does not apply this change, which breaks stored instances, without the annotation kro.run/allow-breaking-changes: \"true\": the plan is what it would do with it\n") ||
+				!strings.Contains(out, "\n  spec.extra was removed (breaking)\n") {
 				t.Errorf("dry-run of a breaking change: %v\n%s", err, out)
+			}
+			// The same as data, for a pipeline to refuse the change.
+			out, err = kroStdout(t, cfg, "dry-run", "-f", file, "-n", ns, "-o", "json")
+			var previews []plugin.RGDPreview
+			if err == nil {
+				err = json.Unmarshal([]byte(out), &previews)
+			}
+			if err != nil || len(previews) != 1 || !previews[0].Held || previews[0].Instances != 2 || len(previews[0].Plan) == 0 ||
+				!slices.Contains(previews[0].SchemaChanges, graph.SchemaChange{Path: "spec.extra", Description: "spec.extra was removed", Breaking: true}) {
+				t.Errorf("dry-run -o json of a breaking change: %v\n%s", err, out)
 			}
 
 			// What the webhook denies is the error; an RGD not in the
