@@ -133,7 +133,7 @@ func (w *schemaWalk) compare(prev, next *extv1.JSONSchemaProps, path string) {
 		p, ok := prev.Properties[name]
 		switch {
 		case !ok && slices.Contains(next.Required, name):
-			w.add(path+"."+name, true, "is newly required (a new field: %s)", describeType(&n))
+			w.add(path+"."+name, true, "is newly required")
 		case !ok:
 			w.add(path+"."+name, false, "was added (%s)", describeType(&n))
 		default:

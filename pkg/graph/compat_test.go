@@ -82,7 +82,7 @@ spec:
 		{Path: "spec.name", Description: `spec.name validation rule "self.size() < 10" added`},
 		{Path: "spec.name", Description: "spec.name is no longer required"},
 		{Path: "spec.old", Description: "spec.old was removed", Breaking: true},
-		{Path: "spec.owner", Description: "spec.owner is newly required (a new field: string)", Breaking: true},
+		{Path: "spec.owner", Description: "spec.owner is newly required", Breaking: true},
 		{Path: "spec.ports.http", Description: "spec.ports.http changed type from integer to string", Breaking: true},
 		{Path: "spec.ports.https", Description: "spec.ports.https was added (integer)"},
 		{Path: "spec.replicas", Description: "spec.replicas default changed from 1 to 2"},
@@ -95,7 +95,7 @@ spec:
 	if !slices.Equal(got, want) {
 		t.Errorf("SchemaChanges =\n%s\nwant\n%s", changesText(got), changesText(want))
 	}
-	if got := BreakingChanges(prev, next); !slices.Equal(got, []string{"spec.extra changed type from free-form object to map of string", "spec.old was removed", "spec.owner is newly required (a new field: string)", "spec.ports.http changed type from integer to string"}) {
+	if got := BreakingChanges(prev, next); !slices.Equal(got, []string{"spec.extra changed type from free-form object to map of string", "spec.old was removed", "spec.owner is newly required", "spec.ports.http changed type from integer to string"}) {
 		t.Errorf("BreakingChanges = %q", got)
 	}
 	if got := SchemaChanges(prev, prev); len(got) != 0 {

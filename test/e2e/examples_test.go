@@ -35,7 +35,9 @@ func TestExamples(t *testing.T) {
 			agentIn(t, cfg, ns)
 			return ctx
 		})
-	inNamespace := func(doc string) string { return strings.ReplaceAll(doc, "  namespace: default\n", "  namespace: "+ns+"\n") }
+	inNamespace := func(doc string) string {
+		return strings.ReplaceAll(doc, "  namespace: default\n", "  namespace: "+ns+"\n")
+	}
 	for _, rgdFile := range rgds {
 		dir := filepath.Dir(rgdFile)
 		name := filepath.Base(dir)
