@@ -53,8 +53,12 @@ type run struct {
 
 	// unreached is set when a node was not applied because something it
 	// depends on is not ready: what it produces is not known this time,
-	// so nothing is pruned.
+	// so nothing is pruned. waits is the first such node and dependency.
 	unreached bool
+	waits     struct{ node, dependency string }
+	// notReady says why each node found not ready is not, by node id,
+	// for the message of what waits on it.
+	notReady map[string]string
 
 	// The first reasons progress stopped, for the conditions.
 	blocked    string // a resource is not ready
@@ -249,8 +253,8 @@ func (r *run) markProgress(status *v1alpha1.InstanceStatus) {
 		status.MarkInstanceFieldUnset(r.pending)
 	case r.pending != "":
 		status.MarkGraphPending(r.pending)
-	case r.blocked != "" || r.deleting != "":
-		status.MarkGraphPending("waiting for dependencies to become ready before resolving the rest of the graph")
+	case r.unreached:
+		status.MarkGraphPending(r.waitsMessage())
 	default:
 		status.MarkGraphResolved()
 	}
@@ -279,7 +283,10 @@ func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
 			return
 		}
 		if !r.ready[dep] {
-			r.unreached = true
+			if !r.unreached {
+				r.unreached = true
+				r.waits.node, r.waits.dependency = n.ID, dep
+			}
 			return
 		}
 	}
@@ -310,8 +317,8 @@ func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
 		r.scope.Observe(n, observed)
 		verdict := resolve.Ready(n, observed, r.scope)
 		r.ready[n.ID] = verdict.Ready
-		if !verdict.Ready && r.blocked == "" {
-			r.blocked = fmt.Sprintf("%s (%s %s): %s", n.ID, n.Kind.GVK.Kind, obj.GetName(), verdict.Reason)
+		if !verdict.Ready {
+			r.noteNotReady(n, fmt.Sprintf("%s (%s %s): %s", n.ID, n.Kind.GVK.Kind, obj.GetName(), verdict.Reason))
 		}
 	}
 }
@@ -376,9 +383,7 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 		observed = append(observed, typed)
 		if v := resolve.Ready(n, typed, item.Scope); !v.Ready {
 			allReady = false
-			if r.blocked == "" {
-				r.blocked = fmt.Sprintf("%s[%d] (%s %s): %s", n.ID, item.Index, n.Kind.GVK.Kind, obj.GetName(), v.Reason)
-			}
+			r.noteNotReady(n, fmt.Sprintf("%s[%d] (%s %s): %s", n.ID, item.Index, n.Kind.GVK.Kind, obj.GetName(), v.Reason))
 		}
 	}
 	if !allApplied {
@@ -446,9 +451,11 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		// depends on it would be built from values about to vanish: wait
 		// for it to be gone (its delete event queues the instance) and
 		// create it afresh.
+		msg := beingDeleted(n, live, r.t)
 		if r.deleting == "" {
-			r.deleting = beingDeleted(n, live, r.t)
+			r.deleting = msg
 		}
+		r.noteWhy(n, msg)
 		return nil, false
 	}
 	out, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
@@ -614,8 +621,39 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 
 func (r *run) waitExternal(n *graph.Node, msg string) {
 	r.waitingExt = true
+	r.noteNotReady(n, msg)
+}
+
+// noteNotReady records that n is not ready, msg saying why and naming it.
+func (r *run) noteNotReady(n *graph.Node, msg string) {
 	if r.blocked == "" {
 		r.blocked = msg
+	}
+	r.noteWhy(n, msg)
+}
+
+// noteWhy keeps the first reason n is not ready, for what waits on it.
+func (r *run) noteWhy(n *graph.Node, msg string) {
+	if _, ok := r.notReady[n.ID]; ok {
+		return
+	}
+	if r.notReady == nil {
+		r.notReady = map[string]string{}
+	}
+	r.notReady[n.ID] = msg
+}
+
+// waitsMessage says which resource waits, and on what: GraphResolved's
+// message while part of the graph is not rendered, which Ready shows.
+func (r *run) waitsMessage() string {
+	why, ok := r.notReady[r.waits.dependency]
+	switch {
+	case !ok:
+		return fmt.Sprintf("%s waits for %s to be ready", r.waits.node, r.waits.dependency)
+	case strings.HasPrefix(why, r.waits.dependency+" "), strings.HasPrefix(why, r.waits.dependency+":"), strings.HasPrefix(why, r.waits.dependency+"["):
+		return fmt.Sprintf("%s waits for %s", r.waits.node, why) // why names it
+	default:
+		return fmt.Sprintf("%s waits for %s: %s", r.waits.node, r.waits.dependency, why)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
 func TestStatusMemoEchoOfOwnWrite(t *testing.T) {
@@ -114,5 +115,54 @@ func TestHeldInstanceTransitionsAreTold(t *testing.T) {
 	r.recordTransitions(nil, &st)
 	if !r.told[meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady).Message] {
 		t.Errorf("Ready turning False was not told; told %v", r.told)
+	}
+}
+
+// While part of the graph waits, GraphResolved, and so Ready, names what
+// waits on what and why; once every resource is rendered the graph is
+// resolved, and Ready tells what is not ready from ResourcesReady.
+func TestConditionsNameWhatTheGraphWaitsFor(t *testing.T) {
+	platform, config, app := &graph.Node{ID: "platform"}, &graph.Node{ID: "config"}, &graph.Node{ID: "app"}
+	for _, tc := range []struct {
+		name                string
+		run                 func(r *run)
+		graphStatus         metav1.ConditionStatus
+		graphMessage, ready string
+	}{
+		{"a dependency not ready", func(r *run) {
+			r.waitExternal(platform, "platform: external ConfigMap default/settings does not exist yet")
+			r.unreached, r.waits.node, r.waits.dependency = true, "app", "platform"
+		}, metav1.ConditionUnknown,
+			"app waits for platform: external ConfigMap default/settings does not exist yet",
+			"app waits for platform: external ConfigMap default/settings does not exist yet"},
+		{"a dependency being deleted", func(r *run) {
+			r.deleting = "ConfigMap default/c (resource config) is being deleted"
+			r.noteWhy(config, r.deleting)
+			r.unreached, r.waits.node, r.waits.dependency = true, "app", "config"
+		}, metav1.ConditionUnknown,
+			"app waits for config: ConfigMap default/c (resource config) is being deleted",
+			"app waits for config: ConfigMap default/c (resource config) is being deleted"},
+		{"a dependency not ready for a reason not recorded", func(r *run) {
+			r.unreached, r.waits.node, r.waits.dependency = true, "app", "config"
+		}, metav1.ConditionUnknown, "app waits for config to be ready", "app waits for config to be ready"},
+		{"the last resource not ready", func(r *run) {
+			r.noteNotReady(app, "app (Deployment web): 1 of 2 replicas available")
+		}, metav1.ConditionTrue, "runtime graph created and all resources resolved", "app (Deployment web): 1 of 2 replicas available"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &run{}
+			tc.run(r)
+			var st v1alpha1.InstanceStatus
+			st.Manage(v1alpha1.InstanceConditions, 1)
+			st.MarkManaged()
+			r.markProgress(&st)
+			g := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionGraphResolved)
+			if g.Status != tc.graphStatus || g.Message != tc.graphMessage {
+				t.Errorf("GraphResolved = %s %q, want %s %q", g.Status, g.Message, tc.graphStatus, tc.graphMessage)
+			}
+			if ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); ready.Message != tc.ready {
+				t.Errorf("Ready says %q, want %q", ready.Message, tc.ready)
+			}
+		})
 	}
 }
