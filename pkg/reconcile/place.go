@@ -36,12 +36,17 @@ func (r *run) placedByRegion() bool {
 // the run to it. done means the run ends here: not placed, the cluster is
 // not Ready, or the graph does not type-check there; the conditions say so.
 func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res result, done bool, err error) {
-	region := r.inst.GetLabels()[agentv1.LabelRegion]
-	current := ""
+	label := r.inst.GetLabels()[agentv1.LabelRegion]
+	region, current, stays := label, "", ""
 	if r.placement != nil {
 		// A placed instance stays where its resources are: a changed
-		// region label does not move it.
-		current, region = r.placement.Cluster, r.placement.Region
+		// region label does not move it, and Placed says so. Placed
+		// again, its cluster gone, it goes where the label says, or
+		// back to its region when the label was removed.
+		current, stays = r.placement.Cluster, r.placement.StaysDespite(label)
+		if label == "" {
+			region = r.placement.Region
+		}
 	}
 	var candidates []placement.Candidate
 	if r.e.opts.Clusters != nil {
@@ -58,7 +63,14 @@ func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res r
 		status.ComputeState(false, false)
 		return result{}, true, r.writeStatus(ctx, status, nil)
 	}
-	status.MarkPlaced(d.Cluster, region)
+	switch {
+	case d.Cluster == current && stays != "":
+		status.MarkStaysPlaced(current, r.placement.Region, stays)
+	case d.Cluster == current:
+		status.MarkPlaced(current, r.placement.Region)
+	default:
+		status.MarkPlaced(d.Cluster, region)
+	}
 	if d.Cluster != current {
 		// Record the choice before anything is created there, so a
 		// restart finds the resources where they are.

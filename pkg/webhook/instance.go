@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/json"
 
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
@@ -83,7 +84,36 @@ func (l *InstanceLabeler) Handle(ctx context.Context, req admission.Request) adm
 	id := ownership.Instance{GVK: gvk, Name: name, Namespace: ns}
 	labels := ownership.InstanceLabels(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id)
 	annotations := ownership.ApplySetAnnotations(id, ownership.TemplateGroupKinds(def), nil)
-	return admission.Patched("", metadataPatch(inst.Metadata, labels, annotations)...)
+	resp := admission.Patched("", metadataPatch(inst.Metadata, labels, annotations)...)
+	if req.Operation == admissionv1.Update {
+		if w := regionChangeWarning(req.OldObject.Raw, meta.Labels[agentv1.LabelRegion]); w != "" {
+			resp = resp.WithWarnings(w)
+		}
+	}
+	return resp
+}
+
+// regionChangeWarning warns, as the update that changes it is admitted,
+// that a changed region label does not move an instance already placed
+// (old is the instance before the update): its Placed condition says the
+// same afterwards. "" when the label is unchanged or the instance not
+// placed.
+func regionChangeWarning(old []byte, label string) string {
+	var before struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Status struct {
+			Placement *agentv1.Placement `json:"placement"`
+		} `json:"status"`
+	}
+	if err := json.UnmarshalCaseSensitivePreserveInts(old, &before); err != nil || before.Status.Placement == nil || before.Status.Placement.Cluster == "" {
+		return ""
+	}
+	if before.Metadata.Labels[agentv1.LabelRegion] == label {
+		return ""
+	}
+	return before.Status.Placement.StaysDespite(label)
 }
 
 // metadataPatch is the JSON patch that gives an instance's metadata (nil

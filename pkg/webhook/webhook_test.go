@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
@@ -472,5 +473,41 @@ func BenchmarkInstanceAdmission(b *testing.B) {
 		if resp := review(b, h, PathMutateInstance, kind, obj); !resp.Allowed {
 			b.Fatal(resp.Result)
 		}
+	}
+}
+
+// An update changing the region label of a placed instance is admitted with
+// a warning that it stays where it is; other updates carry none.
+func TestRegionChangeOfAPlacedInstanceIsWarned(t *testing.T) {
+	h := testServer(t)
+	kind := metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
+	instance := func(region, placed string) map[string]any {
+		u := map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp", "metadata": map[string]any{"name": "x", "namespace": "default"}}
+		if region != "" {
+			u["metadata"].(map[string]any)["labels"] = map[string]any{agentv1.LabelRegion: region}
+		}
+		if placed != "" {
+			u["status"] = map[string]any{"placement": map[string]any{"cluster": placed, "region": "eu-west"}}
+		}
+		return u
+	}
+	for _, tc := range []struct {
+		name     string
+		old, obj map[string]any
+		want     []string
+	}{
+		{"moved", instance("eu-west", "eu-west-1"), instance("us-east", "eu-west-1"),
+			[]string{`the label agent.kro.run/region asks for region "us-east", but the instance stays on cluster eu-west-1 (region eu-west), where its resources are: a placed instance does not move; delete it and create it again to move it`}},
+		{"label removed", instance("eu-west", "eu-west-1"), instance("", "eu-west-1"),
+			[]string{`the label agent.kro.run/region was removed, but the instance stays on cluster eu-west-1 (region eu-west), where its resources are: a placed instance does not move; delete it and create it again to move it`}},
+		{"label unchanged", instance("eu-west", "eu-west-1"), instance("eu-west", "eu-west-1"), nil},
+		{"not placed yet", instance("eu-west", ""), instance("us-east", ""), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := reviewUpdate(t, h, PathMutateInstance, kind, tc.old, tc.obj)
+			if !resp.Allowed || !slices.Equal(resp.Warnings, tc.want) {
+				t.Errorf("allowed %v, warnings %q; want allowed with %q", resp.Allowed, resp.Warnings, tc.want)
+			}
+		})
 	}
 }

@@ -8,14 +8,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -97,6 +102,24 @@ func kubeconfigSecret(name, kubeconfig string) string {
 		"stringData": map[string]any{"kubeconfig": kubeconfig},
 	})
 	return string(doc)
+}
+
+// warningsSeen collects the warnings the API server sends a client.
+type warningsSeen struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warningsSeen) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+func (w *warningsSeen) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.seen)
 }
 
 func clusterObject(name, region, secret string) string {
@@ -236,6 +259,39 @@ func TestPlacement(t *testing.T) {
 			if _, err := c.get(t, "apps/v1", "Deployment", "placed", "a1"); !apierrors.IsNotFound(err) {
 				t.Errorf("the Deployment exists on the hub too: %v", err)
 			}
+			return ctx
+		}).
+		Assess("a changed region label does not move a placed instance, and both admission and Placed say so", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			c.apply(t, regionalApp("m1", "eu-west"))
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "m1", v1alpha1.InstanceActive)
+			// The label changed as kubectl label changes it, by a patch,
+			// with the API server's warnings collected.
+			rc := rest.CopyConfig(cfg.Client().RESTConfig())
+			var warnings warningsSeen
+			rc.WarningHandler = &warnings
+			dyn, err := dynamic.NewForConfig(rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "regionalapps"}
+			patch := []byte(`{"metadata":{"labels":{"agent.kro.run/region":"us-east"}}}`)
+			if _, err := dyn.Resource(gvr).Namespace("placed").Patch(ctx, "m1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			stays := `the label agent.kro.run/region asks for region "us-east", but the instance stays on cluster eu-west-1 (region eu-west)`
+			if got := warnings.all(); len(got) != 1 || !strings.HasPrefix(got[0], stays) {
+				t.Errorf("warnings of the label change: %q, want one starting %q", got, stays)
+			}
+			eventually(t, 20*time.Second, "Placed to say the instance stays", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "m1")
+				p := condition(inst, "Placed")
+				return p != nil && p.Status == metav1.ConditionTrue && p.Reason == v1alpha1.ReasonStaysPlaced && strings.Contains(p.Message, stays), fmt.Sprintf("%+v", p)
+			})
+			if _, err := w.get(t, "apps/v1", "Deployment", "placed", "m1"); err != nil {
+				t.Errorf("the workload Deployment after the label change: %v", err)
+			}
+			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "m1")
 			return ctx
 		}).
 		Assess("kubectl kro tree, why-not-ready, status and dry-run follow the placement", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -97,6 +99,21 @@ type ClusterList struct {
 type Placement struct {
 	Cluster string `json:"cluster"`
 	Region  string `json:"region"`
+}
+
+// StaysDespite says why an instance placed at p stays there although its
+// region label, label, now names another region or none; "" when the
+// label names p's region. Placement is made once: the resources live
+// there, and moving them would mean deleting them.
+func (p Placement) StaysDespite(label string) string {
+	if label == p.Region {
+		return ""
+	}
+	asks := fmt.Sprintf("the label %s asks for region %q", LabelRegion, label)
+	if label == "" {
+		asks = fmt.Sprintf("the label %s was removed", LabelRegion)
+	}
+	return fmt.Sprintf("%s, but the instance stays on cluster %s (region %s), where its resources are: a placed instance does not move; delete it and create it again to move it", asks, p.Cluster, p.Region)
 }
 
 // PlacementOf reads an instance's status.placement; ok is false when the

@@ -53,6 +53,7 @@ const (
 	ReasonSuspended         = "Suspended"
 	ReasonDeleting          = "Deleting"
 	ReasonPlaced            = "Placed"
+	ReasonStaysPlaced       = "StaysPlaced"
 	ReasonNoClusterInRegion = "NoClusterInRegion"
 	ReasonWaitingForPlace   = "WaitingForPlacement"
 	ReasonClusterNotReady   = "ClusterNotReady"
@@ -198,6 +199,12 @@ func (s *InstanceStatus) MarkDeleting(msg string) {
 // MarkPlaced records the workload cluster the instance's resources live in.
 func (s *InstanceStatus) MarkPlaced(cluster, region string) {
 	s.manager.MarkTrue(ConditionPlaced, ReasonPlaced, "placed on cluster %s in region %s", cluster, region)
+}
+
+// MarkStaysPlaced records the workload cluster of an instance whose region
+// label no longer names its region: why says it stays there.
+func (s *InstanceStatus) MarkStaysPlaced(cluster, region, why string) {
+	s.manager.MarkTrue(ConditionPlaced, ReasonStaysPlaced, "placed on cluster %s in region %s; %s", cluster, region, why)
 }
 
 // MarkNotPlaced records that no cluster of the region can take the
