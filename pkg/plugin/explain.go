@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -69,9 +68,13 @@ func explainConditions(object string, u *unstructured.Unstructured, custom map[s
 	for _, c := range conditionsOf(u) {
 		e := ExplainedCondition{
 			Object: object, Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message,
-			Meaning: meaningOf(c.Type, custom), ReasonMeaning: reasonMeanings[c.Reason],
+			Meaning:            meaningOf(c.Type, custom),
 			ObservedGeneration: c.ObservedGeneration, Generation: u.GetGeneration(),
 			Stale: c.ObservedGeneration < u.GetGeneration(),
+		}
+		if _, builtIn := meanings[c.Type]; builtIn {
+			// A custom condition's reason is its RGD author's word.
+			e.ReasonMeaning = reasonMeanings[c.Reason]
 		}
 		if !c.LastTransitionTime.IsZero() {
 			e.Since = age(&c.LastTransitionTime, now)
@@ -193,7 +196,7 @@ func printExplained(w io.Writer, conds []ExplainedCondition, p palette) {
 		if c.Message != "" {
 			fmt.Fprintf(w, "    why:    %s\n", oneLine(c.Message))
 		}
-		if c.ReasonMeaning != "" && c.Status != string(metav1.ConditionTrue) {
+		if c.ReasonMeaning != "" { // none for a reason that only says all is well
 			fmt.Fprintf(w, "    reason: %s\n", c.ReasonMeaning)
 		}
 	}

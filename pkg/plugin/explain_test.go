@@ -15,8 +15,8 @@ func TestExplainSaysHowCustomConditionsBearOnReady(t *testing.T) {
 		"metadata": map[string]any{"name": "g", "generation": int64(2)},
 		"status": map[string]any{"conditions": []any{
 			map[string]any{"type": "Ready", "status": "False", "reason": "NotReady", "observedGeneration": int64(2)},
-			map[string]any{"type": "Placed", "status": "True", "reason": "Placed", "observedGeneration": int64(2)},
-			map[string]any{"type": "GateOpen", "status": "False", "reason": "GateChecked", "observedGeneration": int64(2)},
+			map[string]any{"type": "Placed", "status": "True", "reason": "StaysPlaced", "observedGeneration": int64(2)},
+			map[string]any{"type": "GateOpen", "status": "False", "reason": "Deleting", "observedGeneration": int64(2)},
 			map[string]any{"type": "AuditPending", "status": "True", "reason": "", "observedGeneration": int64(2)},
 			map[string]any{"type": "Pressure", "status": "False", "reason": "", "observedGeneration": int64(1)},
 			map[string]any{"type": "Serving", "status": "True", "reason": "ResourcesTrue", "observedGeneration": int64(2)},
@@ -42,6 +42,11 @@ func TestExplainSaysHowCustomConditionsBearOnReady(t *testing.T) {
 	for _, c := range got {
 		if !strings.Contains(c.Meaning, want[c.Type]) {
 			t.Errorf("%s means %q; want it to say %q", c.Type, c.Meaning, want[c.Type])
+		}
+		// Built-in reasons are explained on built-in conditions, True
+		// ones too; a custom condition's reason is its author's.
+		if hasMeaning := c.ReasonMeaning != ""; hasMeaning != (c.Type == "Placed") {
+			t.Errorf("%s (reason %s) has the reason meaning %q", c.Type, c.Reason, c.ReasonMeaning)
 		}
 		if c.Stale != (c.Type == "Pressure") {
 			t.Errorf("%s: stale = %v", c.Type, c.Stale)
