@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,6 +53,11 @@ func TestTouchedCountsWhatAProcessUsesNotWhatItHolds(t *testing.T) {
 		}
 	}
 
+	// And once the sleeping one has finished starting: a process just
+	// exec'd touches its loader's and libc's pages, which CI's load can
+	// stretch into the window.
+	settled(t, idle)
+
 	ctx := context.Background()
 	busyMB, err := busy.touchedIn(ctx, 300*time.Millisecond)
 	if err != nil {
@@ -68,5 +76,29 @@ func TestTouchedCountsWhatAProcessUsesNotWhatItHolds(t *testing.T) {
 	}
 	if u.AnonMB < toucherMB || u.FileMB <= 0 || u.RSSMB < u.AnonMB+u.FileMB-1 {
 		t.Errorf("usage of a process holding %d MB: %+v", toucherMB, u)
+	}
+}
+
+// settled waits until p sleeps and has taken no page fault for 50 ms.
+func settled(t *testing.T, p *process) {
+	t.Helper()
+	last := ""
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The fields after the command name, which may hold spaces:
+		// state first, minor faults the eighth.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) > 7 && f[0] == "S" && f[7] == last {
+			return
+		}
+		if len(f) > 7 {
+			last = f[7]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s has not settled after 10 s: %s", p.cmd.Path, stat)
+		}
 	}
 }
