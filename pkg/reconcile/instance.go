@@ -455,7 +455,7 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		if r.deleting == "" {
 			r.deleting = msg
 		}
-		r.noteWhy(n, msg)
+		r.noteWhy(n, n.ID+": "+msg)
 		return nil, false
 	}
 	out, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
@@ -624,7 +624,8 @@ func (r *run) waitExternal(n *graph.Node, msg string) {
 	r.noteNotReady(n, msg)
 }
 
-// noteNotReady records that n is not ready, msg saying why and naming it.
+// noteNotReady records that n is not ready, msg naming it first and
+// saying why.
 func (r *run) noteNotReady(n *graph.Node, msg string) {
 	if r.blocked == "" {
 		r.blocked = msg
@@ -632,7 +633,8 @@ func (r *run) noteNotReady(n *graph.Node, msg string) {
 	r.noteWhy(n, msg)
 }
 
-// noteWhy keeps the first reason n is not ready, for what waits on it.
+// noteWhy keeps the first reason n is not ready, for what waits on it;
+// msg names n first.
 func (r *run) noteWhy(n *graph.Node, msg string) {
 	if _, ok := r.notReady[n.ID]; ok {
 		return
@@ -646,15 +648,10 @@ func (r *run) noteWhy(n *graph.Node, msg string) {
 // waitsMessage says which resource waits, and on what: GraphResolved's
 // message while part of the graph is not rendered, which Ready shows.
 func (r *run) waitsMessage() string {
-	why, ok := r.notReady[r.waits.dependency]
-	switch {
-	case !ok:
-		return fmt.Sprintf("%s waits for %s to be ready", r.waits.node, r.waits.dependency)
-	case strings.HasPrefix(why, r.waits.dependency+" "), strings.HasPrefix(why, r.waits.dependency+":"), strings.HasPrefix(why, r.waits.dependency+"["):
-		return fmt.Sprintf("%s waits for %s", r.waits.node, why) // why names it
-	default:
-		return fmt.Sprintf("%s waits for %s: %s", r.waits.node, r.waits.dependency, why)
+	if why, ok := r.notReady[r.waits.dependency]; ok {
+		return fmt.Sprintf("%s waits for %s", r.waits.node, why)
 	}
+	return fmt.Sprintf("%s waits for %s to be ready", r.waits.node, r.waits.dependency)
 }
 
 // waitForManagedInformers waits for the caches the run reads from.

@@ -137,7 +137,7 @@ func TestConditionsNameWhatTheGraphWaitsFor(t *testing.T) {
 			"app waits for platform: external ConfigMap default/settings does not exist yet"},
 		{"a dependency being deleted", func(r *run) {
 			r.deleting = "ConfigMap default/c (resource config) is being deleted"
-			r.noteWhy(config, r.deleting)
+			r.noteWhy(config, "config: "+r.deleting) // as applyOne notes it
 			r.unreached, r.waits.node, r.waits.dependency = true, "app", "config"
 		}, metav1.ConditionUnknown,
 			"app waits for config: ConfigMap default/c (resource config) is being deleted",
