@@ -35,6 +35,9 @@ const (
 	// VerdictDeleting is an object on its way out: kro-agent waits for it
 	// to be gone and creates it again.
 	VerdictDeleting = "Deleting"
+	// VerdictDeleted is a node with no object left of an instance being
+	// deleted: gone in reverse order, or never created.
+	VerdictDeleted = "Deleted"
 	// VerdictConflict is an object the graph expects that exists and is
 	// not the instance's: kro-agent does not take it over.
 	VerdictConflict = "Conflict"
@@ -51,7 +54,7 @@ type Row struct {
 	Name      string `json:"name,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	// Ready is the readyWhen verdict (or existence): Ready, NotReady,
-	// Deleting, Skipped, Missing, Conflict, External or Unknown.
+	// Deleting, Deleted, Skipped, Missing, Conflict, External or Unknown.
 	Ready string `json:"ready"`
 	// Health is kstatus's generic verdict (Current, InProgress, Failed, ...).
 	Health string `json:"health,omitempty"`
@@ -180,6 +183,9 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			r.place = append(slices.Clone(r.place), -1, *r.Index)
 		}
 	}
+	if inst.GetDeletionTimestamp() != nil {
+		markDeleted(t.Rows)
+	}
 	where.markConflicts(ctx, t.Rows, s)
 	if id, _ := unrendered(inst); id != "" {
 		// What exists of it was rendered from earlier values: ready as
@@ -201,6 +207,18 @@ func (t *Tree) nested() []Row {
 	rows := slices.Clone(t.Rows)
 	slices.SortStableFunc(rows, func(a, b Row) int { return slices.Compare(a.place, b.place) })
 	return rows
+}
+
+// markDeleted turns the missing rows of an instance being deleted into
+// deleted ones: kro-agent deletes its resources in reverse order and
+// creates none, so what is absent is not waited for, and its template
+// need not render.
+func markDeleted(rows []Row) {
+	for i := range rows {
+		if r := &rows[i]; r.Ready == VerdictMissing {
+			r.Ready, r.Reason, r.pending = VerdictDeleted, "gone: the instance is being deleted", nil
+		}
+	}
 }
 
 // conflictLookups bounds the GETs markConflicts makes: a collection whose
@@ -582,7 +600,8 @@ func instanceVerdict(u *unstructured.Unstructured) string {
 
 func readyReason(u *unstructured.Unstructured) string {
 	st, _, _ := unstructured.NestedString(u.Object, "status", "state")
-	if c := findCondition(u, v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+	if c := findCondition(u, v1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue &&
+		!strings.EqualFold(strings.ReplaceAll(st, "_", ""), c.Reason) { // not "DELETING Deleting"
 		return strings.TrimSpace(st + " " + c.Reason)
 	}
 	return st

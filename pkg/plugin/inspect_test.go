@@ -3,6 +3,7 @@ package plugin
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -126,5 +127,24 @@ func TestMissingItemsAreListed(t *testing.T) {
 	}
 	if got[1].Namespace != "ns" || got[1].Reason != "expected by the graph but does not exist" {
 		t.Errorf("missing row = %+v", got[1])
+	}
+}
+
+// The instance's row gives its state and, while it is not Ready, the Ready
+// condition's reason, unless that only says the state again.
+func TestInstanceReasonDoesNotRepeatTheState(t *testing.T) {
+	for _, tc := range []struct{ state, status, reason, want string }{
+		{"ACTIVE", "True", "Ready", "ACTIVE"},
+		{"IN_PROGRESS", "False", "ResourcesNotReady", "IN_PROGRESS ResourcesNotReady"},
+		{"DELETING", "Unknown", "Deleting", "DELETING"},
+		{"", "False", "GraphNotAccepted", "GraphNotAccepted"},
+	} {
+		u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
+			"state":      tc.state,
+			"conditions": []any{map[string]any{"type": "Ready", "status": tc.status, "reason": tc.reason}},
+		}}}
+		if got := readyReason(u); got != tc.want {
+			t.Errorf("state %s, Ready %s %s: reason %q, want %q", tc.state, tc.status, tc.reason, got, tc.want)
+		}
 	}
 }

@@ -47,7 +47,7 @@ func (p palette) verdict(v string) string {
 		code = "32"
 	case VerdictNotReady, VerdictMissing, VerdictConflict, "False", "Failed", "FAILED", "ERROR", "Inactive":
 		code = "31"
-	case VerdictSkipped, VerdictExternal:
+	case VerdictSkipped, VerdictExternal, VerdictDeleted:
 		code = "36"
 	}
 	return "\x1b[" + code + "m" + v + "\x1b[0m"

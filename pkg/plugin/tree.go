@@ -192,7 +192,7 @@ func dotColor(verdict string) string {
 		return "palegreen"
 	case VerdictNotReady, VerdictMissing, VerdictConflict:
 		return "lightcoral"
-	case VerdictSkipped, VerdictExternal:
+	case VerdictSkipped, VerdictExternal, VerdictDeleted:
 		return "lightblue"
 	}
 	return "khaki"

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/plugin"
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
@@ -294,8 +296,32 @@ func TestWebAppLifecycle(t *testing.T) {
 				return strings.Contains(msg, "reverse topological order") &&
 					strings.Contains(msg, "Service shop is terminating, held by the finalizers e2e.kro.run/hold"), msg
 			})
+			// The ConfigMap, deleted last, is held too: once the Service
+			// goes, the Deployment follows, and the tree shows both gone
+			// rather than missing or waiting to be created.
+			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-config", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
 			release := []byte(`{"metadata":{"finalizers":null}}`)
 			if _, err := c.resource(t, "v1", "Service").Namespace(ns).Patch(ctx, "shop", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 20*time.Second, "the tree to show the Service and Deployment deleted and the ConfigMap held", func() (bool, string) {
+				out, err := kro(t, cfg, nil, "tree", "webapp", "shop", "-n", ns, "-o", "json")
+				if err != nil {
+					return false, fmt.Sprintf("tree: %v", err)
+				}
+				var tree plugin.Tree
+				if err := json.Unmarshal([]byte(out), &tree); err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, r := range tree.Rows {
+					got = append(got, r.NodeID+"="+r.Ready)
+				}
+				return strings.Join(got, ",") == "config=Deleting,deployment=Deleted,service=Deleted,ingress=Skipped", strings.Join(got, ",")
+			})
+			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-config", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			eventually(t, 30*time.Second, "everything to be gone", func() (bool, string) {
