@@ -99,12 +99,9 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 		default:
 			p.where = "namespace " + ns
 		}
-		list, err := c.resourceIn(m, ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		instances = list.Items
-		return nil
+		var err error
+		instances, err = listInChunks(ctx, c.resourceIn(m, ns), metav1.ListOptions{}, defaultChunkSize)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing the instances of ResourceGraphDefinition %s: %w", rgd.Name, err)

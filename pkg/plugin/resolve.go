@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/pager"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -168,6 +169,31 @@ func (c *cluster) resourceIn(mapping *meta.RESTMapping, ns string) dynamic.Resou
 		return ri
 	}
 	return ri.Namespace(ns)
+}
+
+// defaultChunkSize is how many objects one LIST request returns at most,
+// as kubectl get's --chunk-size defaults to.
+const defaultChunkSize = 500
+
+// listInChunks lists what ri serves that matches opts, chunkSize objects
+// per request (0 for one request): the API server then never builds a
+// response of thousands of instances at once. A chunk whose continue token
+// has expired makes the pager list everything in one request.
+func listInChunks(ctx context.Context, ri dynamic.ResourceInterface, opts metav1.ListOptions, chunkSize int64) ([]unstructured.Unstructured, error) {
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return ri.List(ctx, opts)
+	})
+	p.PageSize = chunkSize
+	var items []unstructured.Unstructured
+	err := p.EachListItem(ctx, opts, func(obj runtime.Object) error {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("listing %T in chunks: not an object", obj)
+		}
+		items = append(items, *u)
+		return nil
+	})
+	return items, err
 }
 
 // loadSubject finds the instance KIND NAME (KIND as kubectl takes it: kind,

@@ -49,8 +49,10 @@ type statusOptions struct {
 	noHeaders     bool
 	// selector is a label query the listed instances must match.
 	selector string
-	watch    bool
-	interval time.Duration
+	// chunkSize is how many instances one LIST request returns at most.
+	chunkSize int64
+	watch     bool
+	interval  time.Duration
 }
 
 func newStatusCommand(parent *Options) *cobra.Command {
@@ -85,6 +87,9 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 			if _, err := labels.Parse(o.selector); err != nil {
 				return fmt.Errorf("--selector %q: %w", o.selector, err)
 			}
+			if o.chunkSize < 0 {
+				return fmt.Errorf("--chunk-size %d: must be 0 (no chunks) or more", o.chunkSize)
+			}
 			return o.run(cmd.Context(), args)
 		},
 	}
@@ -92,6 +97,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
+	cmd.Flags().Int64Var(&o.chunkSize, "chunk-size", defaultChunkSize, "list instances in chunks of this many, as kubectl get does, rather than all at once; 0 lists each kind in one request")
 	addWatchFlags(cmd, &o.watch, &o.interval)
 	addColorFlag(cmd, &o.color)
 	return cmd
@@ -201,12 +207,8 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 				items = []unstructured.Unstructured{*u}
 				return nil
 			}
-			list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: o.selector})
-			if err != nil {
-				return err
-			}
-			items = list.Items
-			return nil
+			items, err = listInChunks(ctx, ri, metav1.ListOptions{LabelSelector: o.selector}, o.chunkSize)
+			return err
 		})
 		if err != nil {
 			if asked.rgd != "" {

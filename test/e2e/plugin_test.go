@@ -1075,6 +1075,49 @@ func TestPlugin(t *testing.T) {
 			if _, err := kro(t, cfg, nil, "status", "-n", ns, "-l", "team in (platform"); err == nil || !strings.Contains(err.Error(), `--selector "team in (platform"`) {
 				t.Errorf("status with a selector that does not parse: want an error naming it, got %v", err)
 			}
+			// --chunk-size lists as kubectl get does: the same rows, a
+			// LIST request per chunk.
+			c.apply(t, webapp(ns, "chunked", ", replicas: 0"))
+			listsOf := func(chunkSize string) ([]plugin.InstanceStatusRow, int) {
+				flags := kroFlags(cfg)
+				var mu sync.Mutex
+				lists := 0
+				flags.WrapConfigFn = func(rc *rest.Config) *rest.Config {
+					rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+						return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+							if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/namespaces/"+ns+"/webapps") {
+								mu.Lock()
+								lists++
+								mu.Unlock()
+							}
+							return rt.RoundTrip(r)
+						})
+					})
+					return rc
+				}
+				var out bytes.Buffer
+				if err := runKro(ctx, flags, &out, "status", "webapp", "-n", ns, "-o", "json", "--chunk-size", chunkSize); err != nil {
+					t.Fatalf("status --chunk-size %s: %v\n%s", chunkSize, err, out.String())
+				}
+				var rows []plugin.InstanceStatusRow
+				if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+					t.Fatal(err)
+				}
+				return rows, lists
+			}
+			whole, oneList := listsOf("0")
+			chunked, chunkLists := listsOf("1")
+			var names []string
+			for _, r := range chunked {
+				names = append(names, r.Name)
+			}
+			if len(whole) < 2 || oneList != 1 || chunkLists != len(whole) || !slices.Contains(names, "chunked") {
+				t.Errorf("status of %d WebApps took %d LIST in one request and %d in chunks of one (%v), want 1 and one per instance", len(whole), oneList, chunkLists, names)
+			}
+			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "chunked")
+			if _, err := kro(t, cfg, nil, "status", "webapp", "-n", ns, "--chunk-size", "-1"); err == nil || !strings.Contains(err.Error(), "--chunk-size") {
+				t.Errorf("status --chunk-size -1: want an error naming the flag, got %v", err)
+			}
 			if _, err := kro(t, cfg, nil, "tree", "rgd", "webapp"); err == nil || !strings.Contains(err.Error(), "ResourceGraphDefinition webapp is not an instance: it serves WebApp") {
 				t.Errorf("tree of an RGD: want an error naming the kind it serves, got %v", err)
 			}
