@@ -35,6 +35,9 @@ type RGDPreview struct {
 	// SchemaChanges are the changes to the kind's schema, against the CRD
 	// the cluster serves now.
 	SchemaChanges []graph.SchemaChange `json:"schemaChanges,omitempty"`
+	// PresentationChanges are the changes to how kubectl names and prints
+	// the kind: short names, categories, printer columns.
+	PresentationChanges []string `json:"presentationChanges,omitempty"`
 	// NewCRD is the CRD a new RGD creates, serving ServedAs (group and
 	// version) Kind; "" for a change to an existing RGD.
 	NewCRD   string            `json:"newCRD,omitempty"`
@@ -86,6 +89,7 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 	stored := storedReader{dyn: c.dyn, metadata: c.metadata}
 	if crd := stored.crd(ctx, g.CRD.Name); crd != nil {
 		p.SchemaChanges = graph.SchemaChanges(crd, g.CRD)
+		p.PresentationChanges = graph.PresentationChanges(crd, g.CRD)
 		p.Held = g.BreakageWarning(rgd, crd, stored.holdsInstances(ctx, crd)) != ""
 	}
 	var instances []unstructured.Unstructured
@@ -176,17 +180,22 @@ func (c *cluster) planChanged(ctx context.Context, rgd *v1alpha1.ResourceGraphDe
 }
 
 // describe is what a preview says after the plans: its summary, then
-// each change to the kind's schema.
+// each change to the kind's schema, and to how kubectl shows it.
 func (p *RGDPreview) describe() string {
 	s := p.summary()
-	if len(p.SchemaChanges) == 0 {
-		return s
+	if len(p.SchemaChanges) > 0 {
+		s += fmt.Sprintf("\nThe schema of %s changes:", p.Kind)
+		for _, c := range p.SchemaChanges {
+			s += "\n  " + c.Description
+			if c.Breaking {
+				s += " (breaking)"
+			}
+		}
 	}
-	s += fmt.Sprintf("\nThe schema of %s changes:", p.Kind)
-	for _, c := range p.SchemaChanges {
-		s += "\n  " + c.Description
-		if c.Breaking {
-			s += " (breaking)"
+	if len(p.PresentationChanges) > 0 {
+		s += fmt.Sprintf("\nHow kubectl names and prints %s changes:", p.Kind)
+		for _, c := range p.PresentationChanges {
+			s += "\n  " + c
 		}
 	}
 	return s

@@ -70,7 +70,7 @@ func TestDryRunOfAnRGDWithInstancesIsRefused(t *testing.T) {
 
 // The summary of an RGD change counts the instances it changes and what
 // it does to them (skipped and unchanged objects are no change), then
-// lists the changes to the kind's schema.
+// lists the changes to the kind's schema and to how kubectl shows it.
 func TestRGDPreviewSummary(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -93,6 +93,12 @@ func TestRGDPreviewSummary(t *testing.T) {
 				"The schema of WebApp changes:\n" +
 				"  spec.old was removed (breaking)\n" +
 				`  spec.tier was added (string, default "gold")`},
+		{"presentation changes", RGDPreview{Name: "webapp", Kind: "WebApp", Instances: 1, Plan: []PlannedResource{{Instance: "WebApp x", Action: ActionUnchanged}},
+			PresentationChanges: []string{"short name wa added", "printer column URL added (.status.url, string)"}},
+			"ResourceGraphDefinition webapp: 1 instance of WebApp, 0 with changes\n" +
+				"How kubectl names and prints WebApp changes:\n" +
+				"  short name wa added\n" +
+				"  printer column URL added (.status.url, string)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.p.describe(); got != tc.want {

@@ -792,9 +792,11 @@ func TestPlugin(t *testing.T) {
 			}
 
 			// The RGD changed: a new field with a default, read by base;
-			// extra removed. Every instance is planned with the new graph.
+			// extra removed; a short name. Every instance is planned with
+			// the new graph.
 			changed := strings.Replace(strings.Replace(previewChangeRGD, "extra: boolean | default=true", "extra: boolean | default=true\n      level: string | default=high", 1),
 				`data: {a: "1"}`, `data: {a: "1", level: "${schema.spec.level}"}`, 1)
+			changed = strings.Replace(changed, "    kind: PreviewChange\n", "    kind: PreviewChange\n    shortNames: [pvc2]\n", 1)
 			changed = changed[:strings.Index(changed, "  - id: extra")]
 			file = dir + "/rgd.yaml"
 			writeFile(t, file, changed)
@@ -805,7 +807,8 @@ func TestPlugin(t *testing.T) {
 				"PreviewChange " + ns + "/wide:\nbase: ConfigMap " + ns + "/wide-base UPDATE\n",
 				"extra: ConfigMap " + ns + "/wide-extra DELETE\n  resource extra is no longer in the ResourceGraphDefinition\n",
 				"ResourceGraphDefinition previewchange: 2 instances of PreviewChange in namespace " + ns + ", 2 with changes (2 update, 1 delete)\n" +
-					"The schema of PreviewChange changes:\n  spec.level was added (string, default \"high\")\n",
+					"The schema of PreviewChange changes:\n  spec.level was added (string, default \"high\")\n" +
+					"How kubectl names and prints PreviewChange changes:\n  short name pvc2 added\n",
 			} {
 				if err != nil || !strings.Contains(out, want) {
 					t.Errorf("dry-run of the changed RGD: %v; lacks %q:\n%s", err, want, out)
