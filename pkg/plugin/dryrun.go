@@ -82,14 +82,17 @@ on a field the instance does not set, are shown as pending. Each rendered object
 validated with a server-side dry-run apply, and the result is compared with what exists
 now. Nothing is written. A file with several instances (YAML documents) gives the plan of
 each. Objects of an existing instance that the graph would no longer produce are shown as
-deleted: kro-agent prunes them.
+deleted: kro-agent prunes them. An existing instance whose projected status would say
+something else, computed from its objects as they are now, is shown as updated, with the
+status diff.
 
 Given a changed ResourceGraphDefinition instead, dry-run previews the change before it is
 applied: every instance of that RGD in the namespace (every namespace with -A) is
 defaulted under the new schema and planned with the new graph, as kro-agent would once the
 change is admitted; the admission webhook's warnings go to standard error. What changes
 in the kind's schema (fields added, removed, retyped, required; defaults and validation)
-is listed, each breaking change marked. A new RGD is checked by a dry-run create, and the
+is listed, each breaking change marked, and so is what changes in how kubectl names and
+prints the kind (short names, categories, printer columns). A new RGD is checked by a dry-run create, and the
 CRD it would create is named.
 
 It exits 1 when an object is invalid: refused by the API server, or not renderable from
@@ -412,6 +415,9 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 	}
 	if live != nil {
 		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan)...)
+		if p, changes := statusChange(g, scope, live); changes {
+			plan = append(plan, p)
+		}
 	}
 	instance := s.gvk.Kind + " " + cache.NewObjectName(defaulted.GetNamespace(), defaulted.GetName()).String()
 	for i := range plan {
@@ -419,6 +425,40 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		plan[i].GenerateName = s.generateName
 	}
 	return plan, nil
+}
+
+// statusChange plans the status of live, an existing instance: the fields
+// g projects, from the objects as the plan observed them (live where they
+// exist), against what the instance says now; false when they agree. As
+// the agent does, it leaves out a field whose inputs are not there yet,
+// and writes state and conditions beside them, which the plan leaves to
+// the agent.
+func statusChange(g *graph.Graph, scope *resolve.Scope, live *unstructured.Unstructured) (PlannedResource, bool) {
+	p := PlannedResource{Kind: live.GetKind(), Name: live.GetName(), Namespace: live.GetNamespace()}
+	projected, err := resolve.Status(g, scope)
+	if err != nil {
+		p.Action, p.Reason = ActionInvalid, "its status cannot be projected (GraphResolved): "+err.Error()
+		return p, true
+	}
+	now := map[string]any{}
+	if old, ok := live.Object["status"].(map[string]any); ok {
+		for k, v := range old {
+			if k != graph.StatusState && k != graph.StatusConditions && k != graph.StatusPlacement {
+				now[k] = v
+			}
+		}
+	}
+	before, err1 := yaml.Marshal(map[string]any{"status": now})
+	after, err2 := yaml.Marshal(map[string]any{"status": projected})
+	if err := errors.Join(err1, err2); err != nil {
+		p.Action, p.Reason = ActionUnknown, "its status cannot be compared: "+err.Error()
+		return p, true
+	}
+	if p.Diff = unifiedDiff(string(before), string(after)); p.Diff == "" {
+		return p, false
+	}
+	p.Action, p.Reason = ActionUpdate, "its status, projected from the resources as they are now"
+	return p, true
 }
 
 // objectKey names an object across the versions of its kind.
@@ -599,13 +639,29 @@ func diff(from, to *unstructured.Unstructured) string {
 	if from != nil {
 		a = cleanYAML(from)
 	}
+	return unifiedDiff(a, b)
+}
+
+// unifiedDiff is the unified diff from the text a, live, to b, desired;
+// "" when they are the same.
+func unifiedDiff(a, b string) string {
 	if a == b {
 		return ""
 	}
 	out, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(a), B: difflib.SplitLines(b), FromFile: "live", ToFile: "desired", Context: 3,
+		A: diffLines(a), B: diffLines(b), FromFile: "live", ToFile: "desired", Context: 3,
 	})
 	return out
+}
+
+// diffLines splits text into lines, each ending in a newline, with none
+// for an empty text: not a blank line after the last, nor a blank one in
+// place of an object that does not exist.
+func diffLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return difflib.SplitLines(strings.TrimSuffix(text, "\n"))
 }
 
 // maskSecretData hides the values of a Secret's data from a diff, as

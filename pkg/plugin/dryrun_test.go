@@ -9,8 +9,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -205,5 +208,58 @@ func TestDryRunOfInstancesInEveryNamespace(t *testing.T) {
 	want := "-A previews the instances of an RGD in every namespace; ../../examples/webapp/instance.yaml holds instances, previewed in the namespaces they name"
 	if err := runWithoutCluster("dry-run", "-A", "-f", "../../examples/webapp/instance.yaml"); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// statusRGD projects two fields from a ConfigMap.
+const statusRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: projected}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Projected
+    spec: {}
+    status: {url: "${cm.data.url}", from: "${cm.metadata.name}"}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}"}}
+`
+
+// The plan of an existing instance says how its projected status changes,
+// from the objects as they are, and nothing when it does not; state,
+// conditions and placement are the agent's, not the graph's.
+func TestStatusChange(t *testing.T) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := yaml.Unmarshal([]byte(statusRGD), rgd); err != nil {
+		t.Fatal(err)
+	}
+	builtin, _ := kinds.Builtin()
+	g, err := graph.Compile(rgd, graph.Options{Resolver: builtin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kro.run/v1alpha1", "kind": "Projected",
+		"metadata": map[string]any{"name": "p", "namespace": "ns"},
+		"spec":     map[string]any{},
+		"status": map[string]any{"url": "http://a", "from": "p", "state": "ACTIVE",
+			"conditions": []any{map[string]any{"type": "Ready", "status": "True"}},
+			"placement":  map[string]any{"cluster": "east"}},
+	}}
+	scopeWith := func(url string) *resolve.Scope {
+		s := resolve.NewScope(g, live.Object)
+		s.Observe(g.Node("cm"), map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "p", "namespace": "ns"}, "data": map[string]any{"url": url}})
+		return s
+	}
+	if p, changes := statusChange(g, scopeWith("http://a"), live); changes {
+		t.Errorf("the same status is planned as a change: %+v", p)
+	}
+	p, changes := statusChange(g, scopeWith("https://a"), live)
+	want := "--- live\n+++ desired\n@@ -1,3 +1,3 @@\n status:\n   from: p\n-  url: http://a\n+  url: https://a\n"
+	if !changes || p.Action != ActionUpdate || p.Kind != "Projected" || p.Name != "p" || p.Namespace != "ns" || p.Diff != want {
+		t.Errorf("plan = %+v\ndiff:\n%s\nwant:\n%s", p, p.Diff, want)
 	}
 }

@@ -352,6 +352,7 @@ spec:
     kind: PreviewChange
     spec:
       extra: boolean | default=true
+    status: {a: "${base.data.a}"}
   resources:
   - id: base
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-base"}, data: {a: "1"}}
@@ -792,11 +793,12 @@ func TestPlugin(t *testing.T) {
 			}
 
 			// The RGD changed: a new field with a default, read by base;
-			// extra removed; a short name. Every instance is planned with
-			// the new graph.
+			// extra removed; a short name; a status field. Every instance
+			// is planned with the new graph.
 			changed := strings.Replace(strings.Replace(previewChangeRGD, "extra: boolean | default=true", "extra: boolean | default=true\n      level: string | default=high", 1),
 				`data: {a: "1"}`, `data: {a: "1", level: "${schema.spec.level}"}`, 1)
 			changed = strings.Replace(changed, "    kind: PreviewChange\n", "    kind: PreviewChange\n    shortNames: [pvc2]\n", 1)
+			changed = strings.Replace(changed, `status: {a: "${base.data.a}"}`, `status: {a: "${base.data.a}", from: "${base.metadata.name}"}`, 1)
 			changed = changed[:strings.Index(changed, "  - id: extra")]
 			file = dir + "/rgd.yaml"
 			writeFile(t, file, changed)
@@ -806,8 +808,10 @@ func TestPlugin(t *testing.T) {
 				"+  level: high\n",
 				"PreviewChange " + ns + "/wide:\nbase: ConfigMap " + ns + "/wide-base UPDATE\n",
 				"extra: ConfigMap " + ns + "/wide-extra DELETE\n  resource extra is no longer in the ResourceGraphDefinition\n",
-				"ResourceGraphDefinition previewchange: 2 instances of PreviewChange in namespace " + ns + ", 2 with changes (2 update, 1 delete)\n" +
-					"The schema of PreviewChange changes:\n  spec.level was added (string, default \"high\")\n" +
+				"PreviewChange " + ns + "/narrow UPDATE\n  its status, projected from the resources as they are now\n" +
+					"  --- live\n  +++ desired\n  @@ -1,2 +1,3 @@\n   status:\n     a: \"1\"\n  +  from: narrow-base\n",
+				"ResourceGraphDefinition previewchange: 2 instances of PreviewChange in namespace " + ns + ", 2 with changes (4 update, 1 delete)\n" +
+					"The schema of PreviewChange changes:\n  spec.level was added (string, default \"high\")\n  status.from was added (string)\n" +
 					"How kubectl names and prints PreviewChange changes:\n  short name pvc2 added\n",
 			} {
 				if err != nil || !strings.Contains(out, want) {
