@@ -9,11 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
-	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
-	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -231,15 +228,7 @@ spec:
 // from the objects as they are, and nothing when it does not; state,
 // conditions and placement are the agent's, not the graph's.
 func TestStatusChange(t *testing.T) {
-	rgd := &v1alpha1.ResourceGraphDefinition{}
-	if err := yaml.Unmarshal([]byte(statusRGD), rgd); err != nil {
-		t.Fatal(err)
-	}
-	builtin, _ := kinds.Builtin()
-	g, err := graph.Compile(rgd, graph.Options{Resolver: builtin})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := compileRGD(t, statusRGD)
 	live := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kro.run/v1alpha1", "kind": "Projected",
 		"metadata": map[string]any{"name": "p", "namespace": "ns"},

@@ -63,8 +63,15 @@ spec:
 // compileGrid compiles gridRGD against the built-in kinds.
 func compileGrid(t *testing.T) *graph.Graph {
 	t.Helper()
+	return compileRGD(t, gridRGD)
+}
+
+// compileRGD compiles the RGD of the manifest text against the built-in
+// kinds.
+func compileRGD(t *testing.T, text string) *graph.Graph {
+	t.Helper()
 	rgd := &v1alpha1.ResourceGraphDefinition{}
-	if err := yaml.Unmarshal([]byte(gridRGD), rgd); err != nil {
+	if err := yaml.Unmarshal([]byte(text), rgd); err != nil {
 		t.Fatal(err)
 	}
 	builtin, _ := kinds.Builtin()
