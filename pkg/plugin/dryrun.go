@@ -24,6 +24,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -577,7 +578,11 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	}
 	result, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
-		p.Action, p.Reason = ActionInvalid, err.Error()
+		// As the instance's conditions would say it, and what to do.
+		p.Action, p.Reason = ActionInvalid, refusal.Readable(err).Error()
+		if refusal.IsImmutableChange(err) {
+			p.Reason += "; " + immutableAdvice
+		}
 		return p, live
 	}
 	if live == nil {

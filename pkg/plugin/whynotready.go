@@ -368,7 +368,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	d.Events = c.recentEvents(ctx, inst)
 	d.Advice = "kubectl kro explain-conditions " + strings.ToLower(s.mapping.GroupVersionKind.Kind) + " " + inst.GetName() + " explains each condition"
 	if immutableChange(inst) {
-		d.Advice = "the change needs a field the API server lets no one change once the object exists (a Job's template, a Service's clusterIP, a selector): undo it on the instance, or delete the object the message names and kro-agent creates it again with the new values"
+		d.Advice = immutableAdvice
 	}
 	return d
 }
@@ -445,6 +445,10 @@ func troubled(conds []metav1.Condition) []metav1.Condition {
 
 // immutableChange tells an apply refused because it changes an immutable
 // field of an object that exists, which no retry will get past.
+// immutableAdvice is what to do about a change the API server refuses
+// because it needs a field that cannot change once the object exists.
+const immutableAdvice = "the change needs a field the API server lets no one change once the object exists (a Job's template, a Service's clusterIP, a selector): undo it on the instance, or delete the object the message names and kro-agent creates it again with the new values"
+
 func immutableChange(inst *unstructured.Unstructured) bool {
 	c := findCondition(inst, v1alpha1.ConditionResourcesReady)
 	return c != nil && c.Reason == v1alpha1.ReasonApplyFailed && strings.Contains(c.Message, "field is immutable")

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/takeover"
 )
 
@@ -219,7 +220,7 @@ func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objec
 	}
 	out, err := e.applyIfChanged(ctx, t, inst, ref, desired, live)
 	if err != nil {
-		return out, readableRefusal(err)
+		return out, refusal.Readable(err)
 	}
 	return out, e.applied.unsettled(ref, time.Now())
 }

@@ -536,7 +536,15 @@ func TestPlugin(t *testing.T) {
 				_, err := c.get(t, "batch/v1", "Job", ns, "nightly")
 				return err == nil, fmt.Sprint(err)
 			})
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Batch, metadata: {name: nightly, namespace: %s}, spec: {mode: quick}}", ns))
+			quick := fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Batch, metadata: {name: nightly, namespace: %s}, spec: {mode: quick}}", ns)
+			// dry-run says it first, as short, and what to do.
+			file := filepath.Join(t.TempDir(), "quick.yaml")
+			writeFile(t, file, quick)
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); !errors.Is(err, plugin.ErrInvalid) ||
+				!strings.Contains(out, "…: field is immutable; the change needs a field the API server lets no one change") || len(out) > 600 {
+				t.Errorf("dry-run of a change to the Job's template: %v\n%s", err, out)
+			}
+			c.apply(t, quick)
 			var msg string
 			eventually(t, 20*time.Second, "the apply to be refused", func() (bool, string) {
 				u := c.mustGet(t, "kro.run/v1alpha1", "Batch", ns, "nightly")

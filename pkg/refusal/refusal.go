@@ -1,4 +1,7 @@
-package reconcile
+// Package refusal makes the API server's refusals of a write readable
+// where users meet them: in an instance's conditions and events, and in
+// kubectl kro's previews.
+package refusal
 
 import (
 	"strings"
@@ -8,6 +11,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// IsImmutableChange tells whether err refuses a change to a field the API
+// server lets no one change once the object exists: a Job's template, a
+// Service's clusterIP, a selector. Deleting the object is the way through.
+func IsImmutableChange(err error) bool {
+	return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "field is immutable")
+}
+
 // quotedValueMax is how much of a refused value an error shows. The API
 // server quotes the whole value an Invalid error is about: for an
 // immutable Job or StatefulSet template that is the template as a Go
@@ -15,10 +25,10 @@ import (
 // kubectl describe shows.
 const quotedValueMax = 80
 
-// readableRefusal shortens the values an Invalid refusal quotes, keeping
-// the field and the reason. It keeps the error a *StatusError of the same
+// Readable shortens the values an Invalid refusal quotes, keeping the
+// field and the reason. It keeps the error a *StatusError of the same
 // reason and causes, so callers still classify it.
-func readableRefusal(err error) error {
+func Readable(err error) error {
 	status, ok := err.(*apierrors.StatusError) // as the client returns it, unwrapped
 	if !ok || status.ErrStatus.Reason != metav1.StatusReasonInvalid || status.ErrStatus.Details == nil {
 		return err

@@ -1,4 +1,4 @@
-package reconcile
+package refusal
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func TestReadableRefusalShortensQuotedValues(t *testing.T) {
 		field.Invalid(field.NewPath("spec", "template"), template, "field is immutable"),
 		field.Invalid(field.NewPath("spec", "parallelism"), -1, "must be greater than or equal to 0"),
 	})
-	got := readableRefusal(refused)
+	got := Readable(refused)
 	if !apierrors.IsInvalid(got) {
 		t.Fatalf("the shortened error is no longer Invalid: %#v", got)
 	}
@@ -40,7 +40,7 @@ func TestReadableRefusalShortensQuotedValues(t *testing.T) {
 	}
 	// A short value stays as the API server wrote it.
 	short := apierrors.NewInvalid(gk, "g1", field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "B_b", "a lowercase RFC 1123 subdomain")})
-	if got := readableRefusal(short); got.Error() != short.Error() {
+	if got := Readable(short); got.Error() != short.Error() {
 		t.Errorf("a short refusal changed: %s", got)
 	}
 }
@@ -49,8 +49,22 @@ func TestReadableRefusalShortensQuotedValues(t *testing.T) {
 func TestReadableRefusalCutsBetweenCharacters(t *testing.T) {
 	value := "ab" + strings.Repeat("é", 100) // two bytes each, from an odd byte of the quoted value
 	refused := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", field.ErrorList{field.Invalid(field.NewPath("data", "v"), value, "is refused")})
-	msg := readableRefusal(refused).Error()
+	msg := Readable(refused).Error()
 	if !utf8.ValidString(msg) || !strings.Contains(msg, "…: is refused") {
 		t.Errorf("not cut at a character boundary: %q", msg)
+	}
+}
+
+// A refusal of a field that cannot change is told apart from other
+// invalid values, and from errors that are not refusals.
+func TestIsImmutableChange(t *testing.T) {
+	gk := schema.GroupKind{Group: "batch", Kind: "Job"}
+	immutable := apierrors.NewInvalid(gk, "g1", field.ErrorList{field.Invalid(field.NewPath("spec", "template"), "{...}", "field is immutable")})
+	negative := apierrors.NewInvalid(gk, "g1", field.ErrorList{field.Invalid(field.NewPath("spec", "parallelism"), -1, "must be greater than or equal to 0")})
+	if !IsImmutableChange(immutable) || !IsImmutableChange(Readable(immutable)) {
+		t.Error("a change of the template is not recognised")
+	}
+	if IsImmutableChange(negative) || IsImmutableChange(apierrors.NewBadRequest("field is immutable")) {
+		t.Error("another refusal is taken for an immutable field")
 	}
 }
