@@ -421,11 +421,31 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		}
 	}
 	instance := s.gvk.Kind + " " + cache.NewObjectName(defaulted.GetNamespace(), defaulted.GetName()).String()
+	suspended := defaulted.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended
 	for i := range plan {
 		plan[i].Instance = instance
 		plan[i].GenerateName = s.generateName
+		if suspended {
+			plan[i].Reason = deferredWhileSuspended(plan[i])
+		}
 	}
 	return plan, nil
+}
+
+// deferredWhileSuspended is the reason of p, planned for an instance
+// suspended by its annotation: kro-agent writes nothing for it, and does
+// what changes only once it is resumed.
+func deferredWhileSuspended(p PlannedResource) string {
+	switch p.Action {
+	case ActionCreate, ActionUpdate, ActionDelete:
+	default:
+		return p.Reason
+	}
+	why := fmt.Sprintf("not while the instance is suspended (%s=%s): kro-agent does this once the annotation is removed", v1alpha1.AnnotationReconcile, v1alpha1.ReconcileSuspended)
+	if p.Reason == "" {
+		return why
+	}
+	return why + "; " + p.Reason
 }
 
 // statusChange plans the status of live, an existing instance: the fields
@@ -490,7 +510,7 @@ func (c *cluster) prunes(ctx context.Context, g *graph.Graph, live *unstructured
 			kinds = append(kinds, k)
 		}
 	}
-	objs, _, forbidden := c.listMembers(ctx, live, kinds)
+	objs, forbidden := c.listMembers(ctx, live, kinds)
 	var out []PlannedResource
 	for _, k := range kinds {
 		if forbidden[k.gvr] {

@@ -252,3 +252,22 @@ func TestStatusChange(t *testing.T) {
 		t.Errorf("plan = %+v\ndiff:\n%s\nwant:\n%s", p, p.Diff, want)
 	}
 }
+
+// The changes planned for a suspended instance say they wait for it to be
+// resumed; what changes nothing says nothing more.
+func TestDeferredWhileSuspended(t *testing.T) {
+	const why = "not while the instance is suspended (kro.run/reconcile=suspended): kro-agent does this once the annotation is removed"
+	for _, tc := range []struct {
+		p    PlannedResource
+		want string
+	}{
+		{PlannedResource{Action: ActionCreate}, why},
+		{PlannedResource{Action: ActionDelete, Reason: "resource extra is skipped"}, why + "; resource extra is skipped"},
+		{PlannedResource{Action: ActionUnchanged}, ""},
+		{PlannedResource{Action: ActionSkipped, Reason: "includeWhen ${x} is false"}, "includeWhen ${x} is false"},
+	} {
+		if got := deferredWhileSuspended(tc.p); got != tc.want {
+			t.Errorf("%s %q: got %q, want %q", tc.p.Action, tc.p.Reason, got, tc.want)
+		}
+	}
+}

@@ -262,6 +262,13 @@ func TestWebAppLifecycle(t *testing.T) {
 				_, err := c.get(t, "v1", "ConfigMap", ns, "shop-config")
 				return err == nil
 			})
+			// dry-run says what would be done, and that it waits.
+			file := filepath.Join(t.TempDir(), "shop.yaml")
+			writeFile(t, file, webapp(ns, "shop", ""))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err != nil ||
+				!strings.Contains(out, "config: ConfigMap "+ns+"/shop-config CREATE\n  not while the instance is suspended (kro.run/reconcile=suspended): kro-agent does this once the annotation is removed\n") {
+				t.Errorf("dry-run of a suspended instance: %v\n%s", err, out)
+			}
 			annotate(`null`)
 			eventually(t, 10*time.Second, "the ConfigMap to come back after resuming", func() (bool, string) {
 				_, err := c.get(t, "v1", "ConfigMap", ns, "shop-config")
