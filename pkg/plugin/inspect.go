@@ -95,8 +95,6 @@ type Tree struct {
 	// flat, judged by their health alone.
 	ReleasedFrom string `json:"releasedFrom,omitempty"`
 	Rows         []Row  `json:"resources"`
-	// Requests is how many API requests fetching the members took.
-	Requests int `json:"-"`
 
 	edges [][2]string
 }
@@ -115,8 +113,7 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		return t, s.workloadErr
 	}
 	where := c.members(s)
-	members, requests, forbidden := where.fetchMembers(ctx, s)
-	t.Requests = requests
+	members, forbidden := where.fetchMembers(ctx, s)
 	scope := resolve.NewScope(s.graph, inst.Object)
 	for _, n := range s.graph.Nodes {
 		if n.IsCollection() {
@@ -256,8 +253,8 @@ func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
 // fetchMembers lists every kind of the graph by the instance-id label, and
 // groups what it finds by node; forbidden names the nodes of kinds the
 // user may not list.
-func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*unstructured.Unstructured, int, map[string]bool) {
-	objs, requests, forbiddenKinds := c.listMembers(ctx, s.instance, graphMemberKinds(s.graph))
+func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*unstructured.Unstructured, map[string]bool) {
+	objs, forbiddenKinds := c.listMembers(ctx, s.instance, graphMemberKinds(s.graph))
 	found := map[string][]*unstructured.Unstructured{}
 	for _, u := range objs {
 		node := u.GetLabels()[v1alpha1.LabelNodeID]
@@ -279,7 +276,7 @@ func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*u
 			return objs[a].GetName() < objs[b].GetName()
 		})
 	}
-	return found, requests, forbidden
+	return found, forbidden
 }
 
 // memberKind is a kind an instance's resources may be of.
@@ -308,10 +305,11 @@ func mappedMemberKind(m *meta.RESTMapping) memberKind {
 
 // listMembers lists, with a bounded worker pool, each of the kinds by the
 // instance-id label of inst, in its namespace and the additional namespaces
-// its ApplySet annotation names: one LIST per kind and namespace, so the
-// requests grow with the graph, not the cluster. It returns the objects,
-// how many requests it made, and the kinds the user may not list.
-func (c *cluster) listMembers(ctx context.Context, inst *unstructured.Unstructured, kinds []memberKind) ([]*unstructured.Unstructured, int, map[schema.GroupVersionResource]bool) {
+// its ApplySet annotation names: one LIST per kind and namespace (and per
+// 500 of the instance's objects of it), so the requests grow with the
+// graph, not the cluster. It returns the objects, and the kinds the user
+// may not list.
+func (c *cluster) listMembers(ctx context.Context, inst *unstructured.Unstructured, kinds []memberKind) ([]*unstructured.Unstructured, map[schema.GroupVersionResource]bool) {
 	selector := labels.SelectorFromSet(labels.Set{v1alpha1.LabelInstanceID: string(inst.GetUID())}).String()
 	var namespaces []string
 	if ns := inst.GetNamespace(); ns != "" {
@@ -352,7 +350,7 @@ func (c *cluster) listMembers(ctx context.Context, inst *unstructured.Unstructur
 		go func(j job) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			list, err := c.dyn.Resource(j.gvr).Namespace(j.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+			items, err := listInChunks(ctx, c.dyn.Resource(j.gvr).Namespace(j.ns), metav1.ListOptions{LabelSelector: selector}, defaultChunkSize)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -361,14 +359,14 @@ func (c *cluster) listMembers(ctx context.Context, inst *unstructured.Unstructur
 				}
 				return
 			}
-			for i := range list.Items {
-				found = append(found, &list.Items[i])
+			for i := range items {
+				found = append(found, &items[i])
 			}
-			c.noteList(watchedList{gvr: j.gvr, namespace: j.ns, selector: selector, seen: seenOf(list.Items)})
+			c.noteList(watchedList{gvr: j.gvr, namespace: j.ns, selector: selector, seen: seenOf(items)})
 		}(j)
 	}
 	wg.Wait()
-	return found, len(jobs), forbidden
+	return found, forbidden
 }
 
 func objectRow(n *graph.Node, u *unstructured.Unstructured, scope *resolve.Scope, depth int) Row {

@@ -52,7 +52,6 @@ func (c *cluster) expandNested(ctx context.Context, t *Tree, level int) {
 			row.Reason = why
 			continue
 		}
-		t.Requests += sub.Requests
 		prefix := r.node()
 		hasParent := map[string]bool{}
 		for _, e := range sub.edges {

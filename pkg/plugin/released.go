@@ -44,8 +44,7 @@ func (c *cluster) releasedTree(ctx context.Context, e *releasedError, level int)
 		}
 		kinds = append(kinds, mappedMemberKind(m))
 	}
-	objs, requests, forbidden := where.listMembers(ctx, inst, kinds)
-	t.Requests = requests
+	objs, forbidden := where.listMembers(ctx, inst, kinds)
 	for _, k := range kinds {
 		if forbidden[k.gvr] {
 			t.Rows = append(t.Rows, Row{Depth: 1, Kind: k.kind, Ready: VerdictUnknown, Reason: "you may not list " + k.kind})

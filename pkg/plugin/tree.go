@@ -30,8 +30,8 @@ func newTreeCommand(parent *Options) *cobra.Command {
 		`tree shows an instance and every resource it manages, in the RGD's topological order
 and nested under the resource each depends on: node id, kind and name, namespace, READY
 (the readyWhen verdict), HEALTH (kstatus), REASON and AGE. Resources are found by the
-labels kro-agent sets, with one LIST per kind in the graph. A resource that is itself an
-instance of an RGD shows what it manages under it. For an instance placed on a workload
+labels kro-agent sets, with one LIST per kind in the graph (per 500 objects). A resource
+that is itself an instance of an RGD shows what it manages under it. For an instance placed on a workload
 cluster by region, they are found there, through the Cluster's kubeconfig. --watch draws
 the tree again whenever it changes (with -o, prints it again): it watches the instance, its
 RGD and the lists the tree was read from by their metadata, and reads them again only then.`, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
