@@ -153,6 +153,22 @@ func diagnoseReleased(e *releasedError) *Diagnosis {
 	}
 }
 
+// heldInDeletion is the resource of s, an instance being deleted, that is
+// terminating and not gone yet, nil for none: of several, the one last in
+// topological order, as kro-agent deletes in reverse and waits for it.
+func (c *cluster) heldInDeletion(ctx context.Context, s *subject) *Row {
+	tree, err := c.buildTree(ctx, s)
+	if err != nil || tree == nil {
+		return nil
+	}
+	for i := len(tree.Rows) - 1; i >= 0; i-- {
+		if r := &tree.Rows[i]; r.Ready == VerdictDeleting && r.object != nil {
+			return r
+		}
+	}
+	return nil
+}
+
 // conditionLine is one condition as a diagnosis shows it among its details.
 func conditionLine(c metav1.Condition) string {
 	return fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
@@ -243,6 +259,19 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		d.Events = c.recentEvents(ctx, inst)
 		d.Advice = fmt.Sprintf("kro-agent deletes its resources in reverse dependency order, then removes the finalizer %s; kubectl kro tree %s %s%s shows what is left",
 			v1alpha1.Finalizer, strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace()))
+		switch r := c.heldInDeletion(ctx, s); {
+		case r == nil:
+		case isInstance(r.object):
+			// Its own finalizer holds it while kro-agent deletes its
+			// resources: what is stuck is further down.
+			d.Resource = r
+			d.Advice = fmt.Sprintf("resource %s is an instance of ResourceGraphDefinition %s in turn, deleting its own resources first: kubectl kro why-not-ready %s %s%s follows it",
+				r.node(), r.object.GetLabels()[v1alpha1.LabelRGDName], strings.ToLower(r.Kind), r.Name, namespaceFlag(r.Namespace))
+		case len(r.object.GetFinalizers()) > 0:
+			d.Resource = r
+			d.Advice = fmt.Sprintf("whoever owns the finalizers %s has not released %s %s: look at that controller, and remove a finalizer only if nothing will; kro-agent deletes the rest once it is gone",
+				strings.Join(r.object.GetFinalizers(), ", "), r.Kind, cache.NewObjectName(r.Namespace, r.Name))
+		}
 		return d
 	}
 	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {

@@ -1454,6 +1454,32 @@ spec:
 			}
 			return ctx
 		}).
+		Assess("a deletion held inside the inner instance: why-not-ready follows it to the finalizer", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			hold := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
+			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-db", types.MergePatchType, hold, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			c.delete(t, "nested.example.com/v1alpha1", "Service", ns, "shop")
+			eventually(t, 30*time.Second, "why-not-ready to point from the outer instance at the inner one", func() (bool, string) {
+				out, _ := kro(t, cfg, nil, "why-not-ready", "services.nested.example.com", "shop", "-n", ns)
+				return strings.Contains(out, "resource database is an instance of ResourceGraphDefinition databases in turn, deleting its own resources first: kubectl kro why-not-ready database shop -n "+ns+" follows it"), out
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "database", "shop", "-n", ns)
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "whoever owns the finalizers e2e.kro.run/hold has not released ConfigMap "+ns+"/shop-db") {
+				t.Errorf("why-not-ready of the inner instance being deleted: %v\n%s", err, out)
+			}
+			release := []byte(`{"metadata":{"finalizers":null}}`)
+			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-db", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 30*time.Second, "both instances to be gone", func() (bool, string) {
+				_, e1 := c.get(t, "nested.example.com/v1alpha1", "Service", ns, "shop")
+				_, e2 := c.get(t, "kro.run/v1alpha1", "Database", ns, "shop")
+				return e1 != nil && e2 != nil, fmt.Sprintf("outer: %v; inner: %v", e1, e2)
+			})
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
