@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,38 +20,89 @@ import (
 )
 
 // Discovery resolves kinds served by a cluster: its resource lists and its
-// OpenAPI v3 documents. Answers are cached until Invalidate, so compiling
-// many RGDs costs one discovery round per group-version.
+// OpenAPI v3 documents. A kind resolved is cached for as long as its
+// group-version's OpenAPI document stays the same, so compiling many RGDs
+// costs one discovery round per group-version, and a CRD whose schema
+// changed (a field added by an RGD or an upgrade) is read again.
 type Discovery struct {
 	client discovery.DiscoveryInterface
-	schema *resolver.ClientDiscoveryResolver
+	// now is the clock the OpenAPI index's age is measured with.
+	now func() time.Time
 
 	mu    sync.Mutex
-	cache map[schema.GroupVersionKind]*Info
+	cache map[schema.GroupVersionKind]cachedKind
+	// index is the OpenAPI v3 index as last read, at indexRead.
+	index     map[string]openapi.GroupVersion
+	indexRead time.Time
 }
+
+// cachedKind is a kind resolved, and the version of the OpenAPI document
+// its schema came from.
+type cachedKind struct {
+	info *Info
+	// document is the document's URL, whose hash parameter the API
+	// server changes whenever the document does.
+	document string
+}
+
+// indexMaxAge is how long the OpenAPI index is reused: a burst of
+// resolutions (an RGD's kinds, or every RGD when the agent starts) reads it
+// once, and a schema changed is seen within this and the API server's own
+// delay in publishing it.
+const indexMaxAge = time.Second
 
 // NewDiscovery returns a resolver backed by client.
 func NewDiscovery(client discovery.DiscoveryInterface) *Discovery {
-	return &Discovery{
-		client: client,
-		schema: &resolver.ClientDiscoveryResolver{Discovery: freshOpenAPI{client}},
-		cache:  map[schema.GroupVersionKind]*Info{},
-	}
+	return &Discovery{client: client, now: time.Now, cache: map[schema.GroupVersionKind]cachedKind{}}
 }
 
-// freshOpenAPI fetches OpenAPI documents anew each time. A cached discovery
-// client would keep every document it fetched for the life of the process
-// (megabytes for the core group alone); the kinds resolved from them, all
-// that is needed, are cached by Discovery instead.
-type freshOpenAPI struct{ discovery.DiscoveryInterface }
+// openAPIIndex is the OpenAPI v3 index, read again when it is older than
+// indexMaxAge. The documents are fetched anew each time they are needed: a
+// cached discovery client would keep every document it fetched for the
+// life of the process (megabytes for the core group alone); the kinds
+// resolved from them, all that is needed, are cached by Discovery instead.
+func (d *Discovery) openAPIIndex() (map[string]openapi.GroupVersion, error) {
+	if d.index != nil && d.now().Sub(d.indexRead) < indexMaxAge {
+		return d.index, nil
+	}
+	index, err := openapi.NewClient(d.client.RESTClient()).Paths()
+	if err != nil {
+		return nil, err
+	}
+	d.index, d.indexRead = index, d.now()
+	return index, nil
+}
 
-func (f freshOpenAPI) OpenAPIV3() openapi.Client { return openapi.NewClient(f.RESTClient()) }
+// indexedOpenAPI serves the OpenAPI index Discovery read to the schema
+// resolver, which would read it again for each kind.
+type indexedOpenAPI struct {
+	discovery.DiscoveryInterface
+	index map[string]openapi.GroupVersion
+}
+
+func (i indexedOpenAPI) OpenAPIV3() openapi.Client { return i }
+
+func (i indexedOpenAPI) Paths() (map[string]openapi.GroupVersion, error) { return i.index, nil }
+
+// documentOf is the URL of the OpenAPI document of gv in index, "" when
+// the index lists none.
+func documentOf(index map[string]openapi.GroupVersion, gv schema.GroupVersion) string {
+	path := "apis/" + gv.Group + "/" + gv.Version
+	if gv.Group == "" {
+		path = "api/" + gv.Version
+	}
+	if doc, ok := index[path]; ok {
+		return doc.ServerRelativeURL()
+	}
+	return ""
+}
 
 // Invalidate forgets everything, for when CRDs come and go.
 func (d *Discovery) Invalidate() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.cache = map[schema.GroupVersionKind]*Info{}
+	d.cache = map[schema.GroupVersionKind]cachedKind{}
+	d.index = nil
 	if c, ok := d.client.(discovery.CachedDiscoveryInterface); ok {
 		c.Invalidate()
 	}
@@ -87,8 +139,13 @@ func (e *schemaNotPublished) Unwrap() error { return e.unreadable }
 func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if info, ok := d.cache[gvk]; ok {
-		return info, nil
+	if c, ok := d.cache[gvk]; ok {
+		index, err := d.openAPIIndex()
+		if err != nil || documentOf(index, gvk.GroupVersion()) == c.document {
+			// Unchanged, or the index cannot be read just now: what
+			// was resolved is the best answer there is.
+			return c.info, nil
+		}
 	}
 	info, err := d.resolve(gvk)
 	if c, cached := d.client.(discovery.CachedDiscoveryInterface); cached &&
@@ -118,24 +175,30 @@ func (d *Discovery) resolve(gvk schema.GroupVersionKind) (*Info, error) {
 		if r.Kind != gvk.Kind || strings.Contains(r.Name, "/") {
 			continue
 		}
-		s, err := d.schema.ResolveSchema(gvk)
+		index, err := d.openAPIIndex()
+		if err != nil {
+			return nil, fmt.Errorf("OpenAPI schema of %s: %w", gvkString(gvk), err)
+		}
+		s, err := (&resolver.ClientDiscoveryResolver{Discovery: indexedOpenAPI{d.client, index}}).ResolveSchema(gvk)
 		if errors.Is(err, resolver.ErrSchemaNotFound) {
 			// The API server publishes a new CRD's schema a few seconds
-			// after serving it; the OpenAPI documents are fetched anew
-			// each time, so the next attempt sees it.
+			// after serving it: the next attempt reads the index and
+			// the document anew, and sees it.
+			d.index = nil
 			return nil, &schemaNotPublished{gvk: gvk}
 		}
 		if apierrors.IsNotFound(err) || errors.As(err, new(*json.SyntaxError)) {
 			// A CRD being deleted: the API server takes its group's
 			// document down (or answers it empty) while discovery still
 			// lists the kind, for a moment.
+			d.index = nil
 			return nil, &schemaNotPublished{gvk: gvk, unreadable: err}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("OpenAPI schema of %s: %w", gvkString(gvk), err)
 		}
 		info := &Info{GVK: gvk, Resource: r.Name, Namespaced: r.Namespaced, Schema: markDyn(s)}
-		d.cache[gvk] = info
+		d.cache[gvk] = cachedKind{info: info, document: documentOf(index, gvk.GroupVersion())}
 		return info, nil
 	}
 	return nil, fmt.Errorf("%s: the cluster serves %s but not kind %s: %w", gvkString(gvk), gvk.GroupVersion(), gvk.Kind, ErrNotFound)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -138,5 +139,78 @@ func TestDiscoverySuggestsWhatTheClusterServes(t *testing.T) {
 		if got := Suggest(Chain{d}, tc.gvk); got != tc.want {
 			t.Errorf("Suggest(%v) = %q, want %q", tc.gvk, got, tc.want)
 		}
+	}
+}
+
+// gizmoDocument is the OpenAPI v3 document of example.net/v1 with Gizmo,
+// whose spec has one property, field.
+func gizmoDocument(field string) map[string]any {
+	return map[string]any{"components": map[string]any{"schemas": map[string]any{
+		"net.example.v1.Gizmo": map[string]any{
+			"type":                            "object",
+			"x-kubernetes-group-version-kind": []any{map[string]any{"group": "example.net", "version": "v1", "kind": "Gizmo"}},
+			"properties": map[string]any{"spec": map[string]any{"type": "object", "properties": map[string]any{
+				field: map[string]any{"type": "string"},
+			}}},
+		},
+	}}}
+}
+
+// A kind is read again when its group-version's OpenAPI document changes,
+// as when a CRD gains a field, and not while it stays the same; the index
+// of documents is read at most once a second.
+func TestDiscoveryReadsAChangedSchemaAgain(t *testing.T) {
+	var served atomic.Bool
+	served.Store(true)
+	var field atomic.Value
+	field.Store("size")
+	var documents, indexes atomic.Int32
+	inner := discoveryServer(t, &served)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/openapi/v3":
+			indexes.Add(1)
+			url := "/openapi/v3/apis/example.net/v1?hash=" + field.Load().(string)
+			_ = json.NewEncoder(w).Encode(map[string]any{"paths": map[string]any{"apis/example.net/v1": map[string]any{"serverRelativeURL": url}}})
+		case "/openapi/v3/apis/example.net/v1":
+			documents.Add(1)
+			_ = json.NewEncoder(w).Encode(gizmoDocument(field.Load().(string)))
+		default:
+			http.Redirect(w, r, inner.URL+r.URL.Path, http.StatusTemporaryRedirect)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	d := NewDiscovery(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})))
+	clock := time.Now()
+	d.now = func() time.Time { return clock }
+	gizmo := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
+	specFields := func() []string {
+		t.Helper()
+		info, err := d.Resolve(gizmo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for name := range info.Schema.Properties["spec"].Properties {
+			names = append(names, name)
+		}
+		return names
+	}
+
+	if got := specFields(); len(got) != 1 || got[0] != "size" {
+		t.Fatalf("spec fields %v, want [size]", got)
+	}
+	clock = clock.Add(2 * indexMaxAge)
+	if got := specFields(); got[0] != "size" || documents.Load() != 1 || indexes.Load() != 2 {
+		t.Errorf("unchanged: spec fields %v, %d documents and %d indexes read, want [size], 1 and 2", got, documents.Load(), indexes.Load())
+	}
+	field.Store("colour")
+	if got := specFields(); got[0] != "size" || indexes.Load() != 2 {
+		t.Errorf("within a second of the last index: spec fields %v, %d indexes read, want the cached [size] and 2", got, indexes.Load())
+	}
+	clock = clock.Add(2 * indexMaxAge)
+	if got := specFields(); got[0] != "colour" || documents.Load() != 2 {
+		t.Errorf("changed: spec fields %v, %d documents read, want [colour] and 2", got, documents.Load())
 	}
 }

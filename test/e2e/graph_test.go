@@ -889,6 +889,20 @@ func TestRGDOverAnotherRGDsKind(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("a field the inner kind gains can be used by the outer RGD at once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// The agent's discovery resolved Inner before it had the
+			// field; its schema is read again once the API server
+			// publishes the new one.
+			c.apply(t, strings.Replace(innerRGD, "spec: {value: string}", "spec: {value: string, size: integer | default=3}", 1))
+			c.waitRGDActive(t, "inner")
+			reading := strings.Replace(outerRGD, "spec: {value: string}}", `spec: {value: string}, status: {size: "${inner.spec.size}"}}`, 1)
+			eventually(t, 20*time.Second, "outer reading the new field to be admitted", func() (bool, string) {
+				out, err := kubectl(t, cfg, reading, "apply", "-f", "-")
+				return err == nil, out
+			})
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
