@@ -140,6 +140,9 @@ func (c *compiler) compile() *Graph {
 	}
 	for _, n := range order {
 		n.Formats = celenv.FormatsOf(n.schemaOf())
+		if n.Kind != nil && n.Kind.Custom {
+			n.Defaults = DefaultsOfPublished(n.Kind.Schema)
+		}
 	}
 	g.CRD = generateCRD(c.rgd, g, specSchema, statusSchema)
 	g.InstanceDefaults = DefaultsOf(g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema)

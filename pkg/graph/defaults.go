@@ -7,6 +7,7 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Defaults are the default values of a schema, where it has any, as the API
@@ -65,6 +66,25 @@ func defaultsOf(s *extv1.JSONSchemaProps, depth int) *Defaults {
 		return nil
 	}
 	return d
+}
+
+// DefaultsOfPublished returns the defaults of objects of a custom kind,
+// from the OpenAPI schema the API server publishes for it: the CRD's own
+// schema, served as JSON and read back as one. nil for none, or for a
+// schema that does not read as a CRD's.
+func DefaultsOfPublished(s *spec.Schema) *Defaults {
+	if s == nil {
+		return nil
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	var props extv1.JSONSchemaProps
+	if err := json.Unmarshal(raw, &props); err != nil {
+		return nil
+	}
+	return DefaultsOf(&props)
 }
 
 // maxDefaultsDepth bounds the walk of a schema.

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // defaultedRGD has defaults at every depth: in nested structs, in a
@@ -108,5 +110,32 @@ func TestDefaultsCopyNothingWhenNothingIsMissing(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, func() { g.InstanceDefaults.Apply(full) }); allocs > 0 {
 		t.Errorf("Apply of a complete instance allocates %v times", allocs)
+	}
+}
+
+// The defaults read from a custom kind's published OpenAPI schema are those
+// of the CRD's own: an RGD composing another fills the inner instances it
+// reads from its cache as the inner kind's agent fills them.
+func TestDefaultsOfPublishedSchemaAreTheCRDs(t *testing.T) {
+	g, err := Compile(parseRGD(t, defaultedRGD), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := &spec.Schema{}
+	if err := json.Unmarshal(raw, published); err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultsOfPublished(published)
+	instance := map[string]any{"metadata": map[string]any{"name": "d"}, "spec": map[string]any{"name": "x",
+		"ports": []any{map[string]any{"name": "http"}}, "ingress": map[string]any{"enabled": true}}}
+	if got, want := d.Apply(instance), g.InstanceDefaults.Apply(instance); !reflect.DeepEqual(got, want) {
+		t.Errorf("defaulted from the published schema:\n got %v\nwant %v", got, want)
+	}
+	if DefaultsOfPublished(nil) != nil {
+		t.Error("defaults of no schema")
 	}
 }

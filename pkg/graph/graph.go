@@ -140,6 +140,10 @@ type Node struct {
 	// Formats are where objects of the kind hold strings that expressions
 	// see as bytes, timestamps or durations (a Secret's data).
 	Formats *celenv.Formats
+	// Defaults are those of a custom kind's schema, nil for a built-in
+	// kind (the API server's own defaulting fills objects in as they are
+	// written) or a schema without any.
+	Defaults *Defaults
 }
 
 // IsCollection reports whether the node expands to many objects.

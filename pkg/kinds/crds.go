@@ -192,8 +192,14 @@ func (k installed) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	if gr := (schema.GroupResource{Group: gvk.Group, Resource: info.Resource}); k.crds.Removed(gr) {
+	gr := schema.GroupResource{Group: gvk.Group, Resource: info.Resource}
+	if k.crds.Removed(gr) {
 		return nil, &UninstalledError{GVK: gvk, CRD: gr.String()}
+	}
+	if _, exists := k.crds.get(gr); exists && !info.Custom {
+		custom := *info // shared by the resolver's cache
+		custom.Custom = true
+		return &custom, nil
 	}
 	return info, nil
 }

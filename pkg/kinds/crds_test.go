@@ -100,3 +100,24 @@ func TestKindsOfRemovedCRDsDoNotResolve(t *testing.T) {
 		t.Errorf("heard %v, want %v", e.heard, want)
 	}
 }
+
+// A kind a CRD serves is marked custom, without changing what the resolver
+// below shares; one no CRD serves is not.
+func TestKindsOfCRDsAreCustom(t *testing.T) {
+	e := newCRDEvents()
+	gizmo := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
+	shared := &Info{GVK: gizmo, Resource: "gizmos", Namespaced: true}
+	r := e.crds.Resolver(fixed{shared})
+	if info, err := r.Resolve(gizmo); err != nil || info.Custom {
+		t.Errorf("no CRD: %+v, %v; want a built-in or aggregated kind", info, err)
+	}
+	e.created("gizmos.example.net")
+	if info, err := r.Resolve(gizmo); err != nil || !info.Custom || shared.Custom {
+		t.Errorf("a CRD of it: %+v, %v (shared Custom %v); want it custom, the shared Info untouched", info, err, shared.Custom)
+	}
+}
+
+// fixed resolves every kind to one Info.
+type fixed struct{ info *Info }
+
+func (f fixed) Resolve(schema.GroupVersionKind) (*Info, error) { return f.info, nil }

@@ -54,6 +54,11 @@ type Info struct {
 	// Schema is the kind's full OpenAPI schema with references inlined. It
 	// is shared: callers must not modify it.
 	Schema *spec.Schema
+	// Custom is set for a kind a CustomResourceDefinition serves, where
+	// the resolver knows the CRDs: the API server fills the defaults of
+	// its schema in whenever it reads an object, also one written before
+	// the schema had them, which a cache of the objects does not see.
+	Custom bool
 }
 
 // GVR is the kind's group, version and resource.

@@ -84,21 +84,23 @@ func (s *Scope) Observe(n *graph.Node, observed any) {
 }
 
 // Typed converts an object, or each of a list of objects, of n's kind to
-// the values its schema types. Observe and Ready do it themselves; a value
-// Typed already returned is not converted or copied again, so a caller that
-// hands one object to both converts it once.
+// the values its schema types, with the defaults of a custom kind's schema
+// filled in where the object lacks them, as the API server returns it. Observe
+// and Ready do it themselves; a value Typed already returned is not
+// converted or copied again, so a caller that hands one object to both
+// converts it once.
 func Typed(n *graph.Node, observed any) any {
-	if n.Formats == nil {
+	if n.Formats == nil && n.Defaults == nil {
 		return observed
 	}
 	if list, ok := observed.([]any); ok {
 		out := make([]any, len(list))
 		for i, obj := range list {
-			out[i] = n.Formats.Apply(obj)
+			out[i] = n.Formats.Apply(n.Defaults.Apply(obj))
 		}
 		return out
 	}
-	return n.Formats.Apply(observed)
+	return n.Formats.Apply(n.Defaults.Apply(observed))
 }
 
 // Has reports whether name is bound.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
@@ -643,5 +644,25 @@ func TestWaitingSaysForWhat(t *testing.T) {
 		if got := WaitsForValue(tc.err); got != tc.value {
 			t.Errorf("WaitsForValue(%v) = %v, want %v", tc.err, got, tc.value)
 		}
+	}
+}
+
+// An object of a custom kind read from a cache gets the defaults its
+// schema has gained since it was written, as the API server would return
+// it; one that has them is returned as it is.
+func TestTypedFillsInACustomKindsDefaults(t *testing.T) {
+	n := &graph.Node{ID: "db", Defaults: graph.DefaultsOf(&extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
+		"spec": {Type: "object", Properties: map[string]extv1.JSONSchemaProps{"size": {Type: "integer", Default: &extv1.JSON{Raw: []byte("3")}}}},
+	}})}
+	cached := map[string]any{"spec": map[string]any{}}
+	got := Typed(n, cached).(map[string]any)
+	if size := got["spec"].(map[string]any)["size"]; size != int64(3) {
+		t.Errorf("spec.size = %#v, want the default 3", size)
+	}
+	if len(cached["spec"].(map[string]any)) != 0 {
+		t.Error("the cached object was changed")
+	}
+	if list := Typed(n, []any{cached}).([]any); list[0].(map[string]any)["spec"].(map[string]any)["size"] != int64(3) {
+		t.Errorf("an item of a collection: %v", list[0])
 	}
 }

@@ -889,7 +889,7 @@ func TestRGDOverAnotherRGDsKind(t *testing.T) {
 			}
 			return ctx
 		}).
-		Assess("a field the inner kind gains can be used by the outer RGD at once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("a field the inner kind gains can be read by the outer RGD at once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			// The agent's discovery resolved Inner before it had the
 			// field; its schema is read again once the API server
@@ -900,6 +900,10 @@ func TestRGDOverAnotherRGDsKind(t *testing.T) {
 			eventually(t, 20*time.Second, "outer reading the new field to be admitted", func() (bool, string) {
 				out, err := kubectl(t, cfg, reading, "apply", "-f", "-")
 				return err == nil, out
+			})
+			eventually(t, 20*time.Second, "o1 to project the inner instance's default", func() (bool, string) {
+				size, _, _ := unstructured.NestedInt64(c.mustGet(t, "kro.run/v1alpha1", "Outer", ns, "o1").Object, "status", "size")
+				return size == 3, fmt.Sprintf("status.size = %d", size)
 			})
 			return ctx
 		}).
