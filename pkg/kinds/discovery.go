@@ -139,12 +139,13 @@ func (e *schemaNotPublished) Unwrap() error { return e.unreadable }
 func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if c, ok := d.cache[gvk]; ok {
+	cached, wasCached := d.cache[gvk]
+	if wasCached {
 		index, err := d.openAPIIndex()
-		if err != nil || documentOf(index, gvk.GroupVersion()) == c.document {
+		if err != nil || documentOf(index, gvk.GroupVersion()) == cached.document {
 			// Unchanged, or the index cannot be read just now: what
 			// was resolved is the best answer there is.
-			return c.info, nil
+			return cached.info, nil
 		}
 	}
 	info, err := d.resolve(gvk)
@@ -155,6 +156,12 @@ func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	}
 	if errors.Is(err, memory.ErrCacheNotFound) {
 		return nil, fmt.Errorf("%s: the cluster does not serve %s: %w", gvkString(gvk), gvk.GroupVersion(), ErrNotFound)
+	}
+	if wasCached && NotPublished(err) {
+		// Still served, its document gone or unreadable for a moment, as
+		// while its CRD is deleted: the schema read before stands, and
+		// what follows the CRDs says it is going.
+		return cached.info, nil
 	}
 	return info, err
 }

@@ -158,7 +158,8 @@ func gizmoDocument(field string) map[string]any {
 
 // A kind is read again when its group-version's OpenAPI document changes,
 // as when a CRD gains a field, and not while it stays the same; the index
-// of documents is read at most once a second.
+// of documents is read at most once a second. A document taken down while
+// the kind is served leaves the schema read before.
 func TestDiscoveryReadsAChangedSchemaAgain(t *testing.T) {
 	var served atomic.Bool
 	served.Store(true)
@@ -171,8 +172,11 @@ func TestDiscoveryReadsAChangedSchemaAgain(t *testing.T) {
 		switch r.URL.Path {
 		case "/openapi/v3":
 			indexes.Add(1)
-			url := "/openapi/v3/apis/example.net/v1?hash=" + field.Load().(string)
-			_ = json.NewEncoder(w).Encode(map[string]any{"paths": map[string]any{"apis/example.net/v1": map[string]any{"serverRelativeURL": url}}})
+			paths := map[string]any{}
+			if f := field.Load().(string); f != "" { // "": taken down, as while the CRD is deleted
+				paths["apis/example.net/v1"] = map[string]any{"serverRelativeURL": "/openapi/v3/apis/example.net/v1?hash=" + f}
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"paths": paths})
 		case "/openapi/v3/apis/example.net/v1":
 			documents.Add(1)
 			_ = json.NewEncoder(w).Encode(gizmoDocument(field.Load().(string)))
@@ -212,5 +216,11 @@ func TestDiscoveryReadsAChangedSchemaAgain(t *testing.T) {
 	clock = clock.Add(2 * indexMaxAge)
 	if got := specFields(); got[0] != "colour" || documents.Load() != 2 {
 		t.Errorf("changed: spec fields %v, %d documents read, want [colour] and 2", got, documents.Load())
+	}
+	// Served still, its document taken down: what was read stands.
+	field.Store("")
+	clock = clock.Add(2 * indexMaxAge)
+	if got := specFields(); got[0] != "colour" {
+		t.Errorf("document taken down: spec fields %v, want the cached [colour]", got)
 	}
 }
