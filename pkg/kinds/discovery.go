@@ -130,22 +130,24 @@ func (e *schemaNotPublished) Error() string {
 
 func (e *schemaNotPublished) Unwrap() error { return e.unreadable }
 
-// Resolve implements Resolver. A kind that cached discovery does not know,
-// or knows but without a published schema, is looked up once more after
-// the cache is dropped: a CRD created since the cache was filled (another
-// RGD's kind, a controller just installed) must resolve without waiting
-// for something else to drop it, and one deleted since must be reported
-// as not served rather than as not published yet.
+// Resolve implements Resolver. A kind resolved before is answered from the
+// cache while its OpenAPI document is the one it was read from. A kind that
+// cached discovery does not know, or knows but without a published schema,
+// is looked up once more after the cache is dropped: a CRD created since
+// the cache was filled (another RGD's kind, a controller just installed)
+// must resolve without waiting for something else to drop it, and one
+// deleted since must be reported as not served rather than as not
+// published yet.
 func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	cached, wasCached := d.cache[gvk]
-	if wasCached {
+	known, wasKnown := d.cache[gvk]
+	if wasKnown {
 		index, err := d.openAPIIndex()
-		if err != nil || documentOf(index, gvk.GroupVersion()) == cached.document {
+		if err != nil || documentOf(index, gvk.GroupVersion()) == known.document {
 			// Unchanged, or the index cannot be read just now: what
 			// was resolved is the best answer there is.
-			return cached.info, nil
+			return known.info, nil
 		}
 	}
 	info, err := d.resolve(gvk)
@@ -157,11 +159,11 @@ func (d *Discovery) Resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	if errors.Is(err, memory.ErrCacheNotFound) {
 		return nil, fmt.Errorf("%s: the cluster does not serve %s: %w", gvkString(gvk), gvk.GroupVersion(), ErrNotFound)
 	}
-	if wasCached && NotPublished(err) {
+	if wasKnown && NotPublished(err) {
 		// Still served, its document gone or unreadable for a moment, as
 		// while its CRD is deleted: the schema read before stands, and
 		// what follows the CRDs says it is going.
-		return cached.info, nil
+		return known.info, nil
 	}
 	return info, err
 }
