@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -14,19 +16,64 @@ import (
 // toucherMB is how much memory the helper process keeps touching.
 const toucherMB = 16
 
-// TestMain lets the test binary stand in for a controller that keeps
-// touching toucherMB of memory, when started with BENCH_TOUCHER set.
+// TestMain lets the test binary stand in for a controller that holds
+// toucherMB of memory: one that keeps touching it, when started with
+// BENCH_TOUCHER=busy, or one that touched it once and now sleeps, with
+// BENCH_TOUCHER=idle.
 func TestMain(m *testing.M) {
-	if os.Getenv("BENCH_TOUCHER") != "" {
-		buf := make([]byte, toucherMB<<20)
+	if mode := os.Getenv("BENCH_TOUCHER"); mode != "" {
+		if mode == "idle" {
+			// Nothing for the collector and scavenger to walk.
+			debug.SetGCPercent(-1)
+		}
+		held = make([]byte, toucherMB<<20)
 		for {
-			for i := 0; i < len(buf); i += 4096 {
-				buf[i]++
+			for i := 0; i < len(held); i += 4096 {
+				held[i]++
+			}
+			if mode == "idle" {
+				for {
+					time.Sleep(time.Hour)
+				}
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// held is the toucher's memory, kept live while it sleeps.
+var held []byte
+
+// toucher starts the test binary holding toucherMB, in mode busy or idle,
+// and waits until it holds it, however slowly it starts. The idle one runs
+// from a copy of the binary: the kernel counts a page of a file as
+// referenced in every process mapping it once any of them touches it, and
+// the busy one keeps touching the binary's runtime code.
+func toucher(t *testing.T, mode string) *process {
+	t.Helper()
+	bin := os.Args[0]
+	if mode == "idle" {
+		bin = filepath.Join(t.TempDir(), "idle-toucher")
+		data, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BENCH_TOUCHER="+mode)
+	p := startHelper(t, cmd)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if u, err := p.usage(); err == nil && u.AnonMB >= toucherMB {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the %s toucher does not hold %d MB after 30 s", mode, toucherMB)
+		}
+	}
 }
 
 func startHelper(t *testing.T, cmd *exec.Cmd) *process {
@@ -39,23 +86,10 @@ func startHelper(t *testing.T, cmd *exec.Cmd) *process {
 }
 
 func TestTouchedCountsWhatAProcessUsesNotWhatItHolds(t *testing.T) {
-	toucher := exec.Command(os.Args[0], "-test.run=^$")
-	toucher.Env = append(os.Environ(), "BENCH_TOUCHER=1")
-	busy := startHelper(t, toucher)
-	idle := startHelper(t, exec.Command("sleep", "60"))
-	// Measured once the toucher holds its buffer, however slowly it starts.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if u, err := busy.usage(); err == nil && u.AnonMB >= toucherMB {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the toucher does not hold %d MB after 30 s", toucherMB)
-		}
-	}
-
-	// And once the sleeping one has finished starting: a process just
-	// exec'd touches its loader's and libc's pages, which CI's load can
-	// stretch into the window.
+	busy := toucher(t, "busy")
+	idle := toucher(t, "idle")
+	// Measured once the idle one has finished starting, which CI's load
+	// can stretch into the window.
 	settled(t, idle)
 
 	ctx := context.Background()
@@ -67,8 +101,9 @@ func TestTouchedCountsWhatAProcessUsesNotWhatItHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("touched in 300 ms: %.2f MB busy, %.2f MB idle", busyMB, idleMB)
 	if busyMB < toucherMB || idleMB >= 1 {
-		t.Errorf("touched in 300 ms: %.1f MB by a process touching %d MB, %.1f MB by a sleeping one", busyMB, toucherMB, idleMB)
+		t.Errorf("touched in 300 ms: %.1f MB by a process touching %d MB, %.1f MB by one that holds as much and sleeps", busyMB, toucherMB, idleMB)
 	}
 	u, err := busy.usage()
 	if err != nil {
