@@ -200,11 +200,7 @@ func TestWebAppLifecycle(t *testing.T) {
 			c := newClients(t, cfg)
 			// A finalizer keeps the ConfigMap terminating; the Deployment
 			// depends on it.
-			hold := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
-			cm, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-config", types.MergePatchType, hold, metav1.PatchOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			cm := c.hold(t, "v1", "ConfigMap", ns, "shop-config")
 			c.delete(t, "v1", "ConfigMap", ns, "shop-config")
 			// A change the Deployment would take, if it were applied.
 			c.apply(t, webapp(ns, "shop", ", replicas: 4, image: \"nginx:1.28\", ingress: {enabled: false}"))
@@ -229,10 +225,7 @@ func TestWebAppLifecycle(t *testing.T) {
 			if !strings.Contains(out, "resource config (ConfigMap shop-config) is being deleted") || !strings.Contains(out, "e2e.kro.run/hold") {
 				t.Errorf("why-not-ready does not point at the terminating ConfigMap (err %v):\n%s", err, out)
 			}
-			release := []byte(`{"metadata":{"finalizers":null}}`)
-			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-config", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.release(t, "v1", "ConfigMap", ns, "shop-config")
 			eventually(t, 20*time.Second, "the ConfigMap to be made again", func() (bool, string) {
 				now, err := c.get(t, "v1", "ConfigMap", ns, "shop-config")
 				return err == nil && now.GetUID() != cm.GetUID(), fmt.Sprint(err)
@@ -281,10 +274,7 @@ func TestWebAppLifecycle(t *testing.T) {
 			c := newClients(t, cfg)
 			// The Service depends on the Deployment, which depends on the
 			// ConfigMap. A finalizer holds the Service back.
-			patch := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
-			if _, err := c.resource(t, "v1", "Service").Namespace(ns).Patch(ctx, "shop", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.hold(t, "v1", "Service", ns, "shop")
 			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
 			eventually(t, 10*time.Second, "the Service to be terminating", func() (bool, string) {
 				s := c.mustGet(t, "v1", "Service", ns, "shop")
@@ -306,13 +296,8 @@ func TestWebAppLifecycle(t *testing.T) {
 			// The ConfigMap, deleted last, is held too: once the Service
 			// goes, the Deployment follows, and the tree shows both gone
 			// rather than missing or waiting to be created.
-			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-config", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			release := []byte(`{"metadata":{"finalizers":null}}`)
-			if _, err := c.resource(t, "v1", "Service").Namespace(ns).Patch(ctx, "shop", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.hold(t, "v1", "ConfigMap", ns, "shop-config")
+			c.release(t, "v1", "Service", ns, "shop")
 			eventually(t, 20*time.Second, "the tree to show the Service and Deployment deleted and the ConfigMap held", func() (bool, string) {
 				out, err := kro(t, cfg, nil, "tree", "webapp", "shop", "-n", ns, "-o", "json")
 				if err != nil {
@@ -328,9 +313,7 @@ func TestWebAppLifecycle(t *testing.T) {
 				}
 				return strings.Join(got, ",") == "config=Deleting,deployment=Deleted,service=Deleted,ingress=Skipped", strings.Join(got, ",")
 			})
-			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-config", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.release(t, "v1", "ConfigMap", ns, "shop-config")
 			eventually(t, 30*time.Second, "everything to be gone", func() (bool, string) {
 				_, e1 := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
 				_, e2 := c.get(t, "apps/v1", "Deployment", ns, "shop")

@@ -253,10 +253,7 @@ func TestApplySetAnnotations(t *testing.T) {
 				return kinds(c, t) != "ConfigMap,Secret"
 			})
 
-			release := []byte(`{"metadata":{"finalizers":null}}`)
-			if _, err := c.resource(t, "v1", "Secret").Namespace(ns).Patch(ctx, "k", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.release(t, "v1", "Secret", ns, "k")
 			eventually(t, 20*time.Second, "contains-group-kinds to shrink to ConfigMap", func() (bool, string) {
 				got := kinds(c, t)
 				return got == "ConfigMap", got

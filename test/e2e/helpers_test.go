@@ -265,6 +265,32 @@ func (c *clients) delete(t testing.TB, apiVersion, kind, ns, name string) {
 	}
 }
 
+// holdFinalizer is the finalizer tests put on an object to keep it
+// terminating, once deleted, until they release it.
+const holdFinalizer = "e2e.kro.run/hold"
+
+// hold puts holdFinalizer on an object, and returns it as patched.
+func (c *clients) hold(t testing.TB, apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	return c.setFinalizers(t, apiVersion, kind, ns, name, `["`+holdFinalizer+`"]`)
+}
+
+// release takes every finalizer off an object, letting a terminating one go.
+func (c *clients) release(t testing.TB, apiVersion, kind, ns, name string) {
+	t.Helper()
+	c.setFinalizers(t, apiVersion, kind, ns, name, "null")
+}
+
+func (c *clients) setFinalizers(t testing.TB, apiVersion, kind, ns, name, finalizers string) *unstructured.Unstructured {
+	t.Helper()
+	patch := []byte(`{"metadata":{"finalizers":` + finalizers + `}}`)
+	u, err := c.resource(t, apiVersion, kind).Namespace(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("setting the finalizers of %s %s/%s: %v", kind, ns, name, err)
+	}
+	return u
+}
+
 // eventually polls cond until it holds or the timeout passes.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()

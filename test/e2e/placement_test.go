@@ -611,10 +611,7 @@ spec:
 		}).
 		Assess("deleting the instance deletes on the workload cluster in reverse order", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c, w := newClients(t, cfg), workload(t)
-			hold := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
-			if _, err := w.resource(t, "apps/v1", "Deployment").Namespace("placed").Patch(ctx, "a1", types.MergePatchType, hold, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			w.hold(t, "apps/v1", "Deployment", "placed", "a1")
 			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1")
 			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", v1alpha1.InstanceDeleting)
 			eventually(t, 10*time.Second, "the workload Deployment to be terminating", func() (bool, string) {
@@ -629,10 +626,7 @@ spec:
 			if msg := condition(inst, "ResourcesReady").Message; !strings.Contains(msg, "in cluster eu-west-1") {
 				t.Errorf("ResourcesReady does not say where it deletes: %s", msg)
 			}
-			release := []byte(`{"metadata":{"finalizers":null}}`)
-			if _, err := w.resource(t, "apps/v1", "Deployment").Namespace("placed").Patch(ctx, "a1", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			w.release(t, "apps/v1", "Deployment", "placed", "a1")
 			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "b1")
 			eventually(t, 30*time.Second, "everything to be gone", func() (bool, string) {
 				_, e1 := c.get(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1")

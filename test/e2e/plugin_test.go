@@ -1456,10 +1456,7 @@ spec:
 		}).
 		Assess("a deletion held inside the inner instance: why-not-ready follows it to the finalizer", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			hold := []byte(`{"metadata":{"finalizers":["e2e.kro.run/hold"]}}`)
-			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-db", types.MergePatchType, hold, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.hold(t, "v1", "ConfigMap", ns, "shop-db")
 			c.delete(t, "nested.example.com/v1alpha1", "Service", ns, "shop")
 			eventually(t, 30*time.Second, "why-not-ready to point from the outer instance at the inner one", func() (bool, string) {
 				out, _ := kro(t, cfg, nil, "why-not-ready", "services.nested.example.com", "shop", "-n", ns)
@@ -1469,10 +1466,7 @@ spec:
 			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "whoever owns the finalizers e2e.kro.run/hold has not released ConfigMap "+ns+"/shop-db") {
 				t.Errorf("why-not-ready of the inner instance being deleted: %v\n%s", err, out)
 			}
-			release := []byte(`{"metadata":{"finalizers":null}}`)
-			if _, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(ctx, "shop-db", types.MergePatchType, release, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.release(t, "v1", "ConfigMap", ns, "shop-db")
 			eventually(t, 30*time.Second, "both instances to be gone", func() (bool, string) {
 				_, e1 := c.get(t, "nested.example.com/v1alpha1", "Service", ns, "shop")
 				_, e2 := c.get(t, "kro.run/v1alpha1", "Database", ns, "shop")
