@@ -27,6 +27,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/limitrange"
 	"github.com/kro-agent/kro-agent/pkg/podsecurity"
 	"github.com/kro-agent/kro-agent/pkg/quota"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 	"github.com/kro-agent/kro-agent/pkg/webhookcall"
 )
@@ -472,15 +473,15 @@ func troubled(conds []metav1.Condition) []metav1.Condition {
 	return out
 }
 
-// immutableChange tells an apply refused because it changes an immutable
-// field of an object that exists, which no retry will get past.
 // immutableAdvice is what to do about a change the API server refuses
 // because it needs a field that cannot change once the object exists.
 const immutableAdvice = "the change needs a field the API server lets no one change once the object exists (a Job's template, a Service's clusterIP, a selector): undo it on the instance, or delete the object the message names and kro-agent creates it again with the new values"
 
+// immutableChange tells an apply refused because it changes an immutable
+// field of an object that exists, which no retry will get past.
 func immutableChange(inst *unstructured.Unstructured) bool {
 	c := findCondition(inst, v1alpha1.ConditionResourcesReady)
-	return c != nil && c.Reason == v1alpha1.ReasonApplyFailed && strings.Contains(c.Message, "field is immutable")
+	return c != nil && c.Reason == v1alpha1.ReasonApplyFailed && refusal.QuotesImmutableChange(c.Message)
 }
 
 // externalDiagnosis explains an instance waiting for an object an

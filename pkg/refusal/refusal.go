@@ -15,7 +15,13 @@ import (
 // server lets no one change once the object exists: a Job's template, a
 // Service's clusterIP, a selector. Deleting the object is the way through.
 func IsImmutableChange(err error) bool {
-	return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "field is immutable")
+	return apierrors.IsInvalid(err) && QuotesImmutableChange(err.Error())
+}
+
+// QuotesImmutableChange tells whether message, a refusal or a condition
+// quoting one, is about a field that cannot change once the object exists.
+func QuotesImmutableChange(message string) bool {
+	return strings.Contains(message, "field is immutable")
 }
 
 // quotedValueMax is how much of a refused value an error shows. The API
