@@ -28,6 +28,13 @@ const (
 	StatusPlacement = "placement"
 )
 
+// IsAgentStatusField reports whether k, a top-level field of an instance's
+// status, is one kro-agent writes on every instance rather than one an RGD
+// projects.
+func IsAgentStatusField(k string) bool {
+	return k == StatusState || k == StatusConditions || k == StatusPlacement
+}
+
 // Built-in instance condition types; a custom condition cannot take them.
 var builtinConditionTypes = []string{v1alpha1.ConditionReady, v1alpha1.ConditionInstanceManaged,
 	v1alpha1.ConditionGraphResolved, v1alpha1.ConditionResourcesReady, v1alpha1.ConditionPlaced}
@@ -50,7 +57,7 @@ func (c *compiler) compileStatus(raw runtime.RawExtension) (*extv1.JSONSchemaPro
 	// conditions, when given, declares custom conditions (compileConditions).
 	projected := map[string]any{}
 	for k, v := range status {
-		if k != StatusState && k != StatusConditions && k != StatusPlacement {
+		if !IsAgentStatusField(k) {
 			projected[k] = v
 		}
 	}

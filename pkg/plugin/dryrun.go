@@ -93,8 +93,8 @@ defaulted under the new schema and planned with the new graph, as kro-agent woul
 change is admitted; the admission webhook's warnings go to standard error. What changes
 in the kind's schema (fields added, removed, retyped, required; defaults and validation)
 is listed, each breaking change marked, and so is what changes in how kubectl names and
-prints the kind (short names, categories, printer columns). A new RGD is checked by a dry-run create, and the
-CRD it would create is named.
+prints the kind (short names, categories, printer columns). A new RGD is checked by a
+dry-run create, and the CRD it would create is named.
 
 It exits 1 when an object is invalid: refused by the API server, or not renderable from
 the instance's values.`,
@@ -464,7 +464,7 @@ func statusChange(g *graph.Graph, scope *resolve.Scope, live *unstructured.Unstr
 	now := map[string]any{}
 	if old, ok := live.Object["status"].(map[string]any); ok {
 		for k, v := range old {
-			if k != graph.StatusState && k != graph.StatusConditions && k != graph.StatusPlacement {
+			if !graph.IsAgentStatusField(k) {
 				now[k] = v
 			}
 		}
