@@ -172,19 +172,21 @@ func (w *schemaWalk) constraints(prev, next *extv1.JSONSchemaProps, path string)
 			w.add(path, false, "%s changed from %s to %s", c, p[c], n[c])
 		}
 	}
-	for _, r := range prev.XValidations {
-		if !slices.ContainsFunc(next.XValidations, func(v extv1.ValidationRule) bool { return v.Rule == r.Rule }) {
-			w.add(path, false, "validation rule %q removed", r.Rule)
-		}
-	}
-	for _, r := range next.XValidations {
-		if !slices.ContainsFunc(prev.XValidations, func(v extv1.ValidationRule) bool { return v.Rule == r.Rule }) {
-			w.add(path, false, "validation rule %q added", r.Rule)
-		}
+	for _, change := range setChanges("validation rule", quotedRules(prev), quotedRules(next)) {
+		w.add(path, false, "%s", change)
 	}
 	if !preservesUnknown(prev) && preservesUnknown(next) {
 		w.add(path, false, "now keeps fields its schema does not name")
 	}
+}
+
+// quotedRules are the CEL rules of s's validations, each quoted.
+func quotedRules(s *extv1.JSONSchemaProps) []string {
+	rules := make([]string, len(s.XValidations))
+	for i, r := range s.XValidations {
+		rules[i] = strconv.Quote(r.Rule)
+	}
+	return rules
 }
 
 // constraintNames are the SimpleSchema markers constraintsOf reads, in the
