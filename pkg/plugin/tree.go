@@ -31,10 +31,11 @@ func newTreeCommand(parent *Options) *cobra.Command {
 and nested under the resource each depends on: node id, kind and name, namespace, READY
 (the readyWhen verdict), HEALTH (kstatus), REASON and AGE. Resources are found by the
 labels kro-agent sets, with one LIST per kind in the graph (per 500 objects). A resource
-that is itself an instance of an RGD shows what it manages under it. For an instance placed on a workload
-cluster by region, they are found there, through the Cluster's kubeconfig. --watch draws
-the tree again whenever it changes (with -o, prints it again): it watches the instance, its
-RGD and the lists the tree was read from by their metadata, and reads them again only then.`, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
+that is itself an instance of an RGD shows what it manages under it. For an instance
+placed on a workload cluster by region, they are found there, through the Cluster's
+kubeconfig. --watch draws the tree again whenever it changes (with -o, prints it again):
+it watches the instance, its RGD and the lists the tree was read from by their metadata,
+and reads them again only then.`, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
 	// An RGD is not an instance: it has no tree.
 	cmd.ValidArgsFunction = completeInstances(parent, false)
 	addWatchFlags(cmd, &o.watch, &o.interval)

@@ -665,4 +665,7 @@ func TestTypedFillsInACustomKindsDefaults(t *testing.T) {
 	if list := Typed(n, []any{cached}).([]any); list[0].(map[string]any)["spec"].(map[string]any)["size"] != int64(3) {
 		t.Errorf("an item of a collection: %v", list[0])
 	}
+	if full := (map[string]any{"spec": map[string]any{"size": int64(5)}}); reflect.ValueOf(Typed(n, full)).Pointer() != reflect.ValueOf(full).Pointer() {
+		t.Error("an object with every default set was copied")
+	}
 }
