@@ -55,10 +55,18 @@ func kro(t testing.TB, cfg *envconf.Config, requests *atomic.Int64, args ...stri
 
 // countRequests makes a client count its requests to the API server in n.
 func countRequests(n *atomic.Int64) func(*rest.Config) *rest.Config {
+	return countRequestsWhere(n, func(*http.Request) bool { return true })
+}
+
+// countRequestsWhere makes a client count in n its requests to the API
+// server that counted says to count.
+func countRequestsWhere(n *atomic.Int64, counted func(*http.Request) bool) func(*rest.Config) *rest.Config {
 	return func(c *rest.Config) *rest.Config {
 		c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				n.Add(1)
+				if counted(r) {
+					n.Add(1)
+				}
 				return rt.RoundTrip(r)
 			})
 		})
@@ -1095,21 +1103,10 @@ func TestPlugin(t *testing.T) {
 			c.apply(t, webapp(ns, "chunked", ", replicas: 0"))
 			listsOf := func(chunkSize string) ([]plugin.InstanceStatusRow, int) {
 				flags := kroFlags(cfg)
-				var mu sync.Mutex
-				lists := 0
-				flags.WrapConfigFn = func(rc *rest.Config) *rest.Config {
-					rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-						return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-							if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/namespaces/"+ns+"/webapps") {
-								mu.Lock()
-								lists++
-								mu.Unlock()
-							}
-							return rt.RoundTrip(r)
-						})
-					})
-					return rc
-				}
+				var lists atomic.Int64
+				flags.WrapConfigFn = countRequestsWhere(&lists, func(r *http.Request) bool {
+					return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/namespaces/"+ns+"/webapps")
+				})
 				var out bytes.Buffer
 				if err := runKro(ctx, flags, &out, "status", "webapp", "-n", ns, "-o", "json", "--chunk-size", chunkSize); err != nil {
 					t.Fatalf("status --chunk-size %s: %v\n%s", chunkSize, err, out.String())
@@ -1118,7 +1115,7 @@ func TestPlugin(t *testing.T) {
 				if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
 					t.Fatal(err)
 				}
-				return rows, lists
+				return rows, int(lists.Load())
 			}
 			whole, oneList := listsOf("0")
 			chunked, chunkLists := listsOf("1")
