@@ -162,6 +162,39 @@ func dryRunPlan(t *testing.T, cfg *envconf.Config, instance string) []plugin.Pla
 	return plan
 }
 
+// flangesRGD is an RGD of one Flange; status, when given, is its
+// spec.schema.status line.
+func flangesRGD(status string) string {
+	return `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: regionalflanges}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: RegionalFlanges
+    spec: {}
+    ` + status + `
+  resources:
+  - id: flange
+    template:
+      apiVersion: placed.example.dev/v1
+      kind: Flange
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {size: 1}
+`
+}
+
+// withDefaultedFinish adds to an exampleCRD a spec field finish with the
+// given default.
+func withDefaultedFinish(t testing.TB, crd, def string) string {
+	const color = "              color: {type: string}\n"
+	if !strings.Contains(crd, color) {
+		t.Fatalf("no spec.color in the CRD to add finish after:\n%s", crd)
+	}
+	return strings.Replace(crd, color, color+"              finish: {type: string, default: "+def+"}\n", 1)
+}
+
 func TestPlacement(t *testing.T) {
 	workloadName := fmt.Sprintf("%s%d-workload", clusterPrefix, os.Getpid())
 	var workloadKubeconfig string
@@ -550,29 +583,13 @@ func TestPlacement(t *testing.T) {
 			deletePlaced(t, c, w, kind, "kept", "v1", "ConfigMap")
 			return ctx
 		}).
-		Assess("a kind whose CRD is deleted on the workload cluster is no longer watched there, and comes back with it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("a kind whose CRD changes on the workload cluster is read as it is there; deleted, it is no longer watched there, and comes back with it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c, w := newClients(t, cfg), workload(t)
 			crd := exampleCRD("Flange", "placed.example.dev")
 			c.apply(t, crd)
 			w.apply(t, crd)
 			eventually(t, 30*time.Second, "the RGD using Flange to be admitted", func() (bool, string) {
-				_, err := c.tryApply(t, `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: regionalflanges}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: RegionalFlanges
-    spec: {}
-  resources:
-  - id: flange
-    template:
-      apiVersion: placed.example.dev/v1
-      kind: Flange
-      metadata: {name: "${schema.metadata.name}"}
-      spec: {size: 1}
-`)
+				_, err := c.tryApply(t, flangesRGD(""))
 				return err == nil, fmt.Sprint(err)
 			})
 			c.waitRGDActive(t, "regionalflanges")
@@ -581,6 +598,21 @@ spec:
   metadata: {name: f1, namespace: placed, labels: {agent.kro.run/region: eu-west}}, spec: {}}`)
 			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "f1", v1alpha1.InstanceActive)
 			w.mustGet(t, "placed.example.dev/v1", "Flange", "placed", "f1")
+
+			// The kind gains a field with a default, one on the hub and
+			// another on the workload cluster. The placed graph is compiled
+			// again against the workload cluster's new schema and reads f1's
+			// Flange there, with that cluster's default, not the hub's.
+			c.apply(t, withDefaultedFinish(t, crd, "matte"))
+			w.apply(t, withDefaultedFinish(t, crd, "gloss"))
+			eventually(t, 30*time.Second, "the RGD reading the new field to be admitted", func() (bool, string) {
+				_, err := c.tryApply(t, flangesRGD(`status: {finish: "${flange.spec.finish}"}`))
+				return err == nil, fmt.Sprint(err)
+			})
+			eventually(t, 30*time.Second, "f1 to project the workload cluster's default", func() (bool, string) {
+				finish, _, _ := unstructured.NestedString(c.mustGet(t, "kro.run/v1alpha1", kind, "placed", "f1").Object, "status", "finish")
+				return finish == "gloss", fmt.Sprintf("status.finish = %q", finish)
+			})
 
 			w.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "flanges.placed.example.dev")
 			eventually(t, 30*time.Second, "the instance to say the kind is missing there", func() (bool, string) {
@@ -603,7 +635,7 @@ spec:
 				t.Errorf("the agent's requests to the workload cluster went on failing with 404 after the CRD was deleted: %v more in 5s", after-before)
 			}
 
-			w.apply(t, crd)
+			w.apply(t, withDefaultedFinish(t, crd, "gloss"))
 			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "f1", v1alpha1.InstanceActive)
 			w.mustGet(t, "placed.example.dev/v1", "Flange", "placed", "f1")
 			deletePlaced(t, c, w, kind, "f1", "placed.example.dev/v1", "Flange")
