@@ -24,6 +24,10 @@ const (
 	// CRDInstalled: created (or first listed), or its status changed, as
 	// when it becomes established.
 	CRDInstalled CRDChange = iota
+	// CRDChanged: its spec changed (its generation moved on), so the
+	// schemas of its kinds may differ; the API server publishes them anew
+	// a moment later.
+	CRDChanged
 	// CRDTerminating: being deleted; its objects are still served while
 	// the API server deletes them, but none can be created.
 	CRDTerminating
@@ -56,9 +60,9 @@ type CRDs struct {
 // named; Start runs it.
 func NewCRDs(client metadata.Interface, keepLabels ...string) *CRDs {
 	inf := metadatainformer.NewFilteredMetadataInformer(client, CRDResource, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-	// The name, the deletion timestamp and the labels asked for are all
-	// that is read; a CRD applied by kubectl carries its whole self in an
-	// annotation.
+	// The name, the generation, the deletion timestamp and the labels
+	// asked for are all that is read; a CRD applied by kubectl carries its
+	// whole self in an annotation.
 	_ = inf.SetTransform(func(obj any) (any, error) {
 		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
 			var kept map[string]string
@@ -101,7 +105,8 @@ func (c *CRDs) Notify(f func(crd string, change CRDChange)) error {
 }
 
 func (c *CRDs) handler(f func(string, CRDChange)) cache.ResourceEventHandler {
-	event := func(obj any, deleted bool) {
+	// before is the CRD as it was, for an update.
+	event := func(before, obj any, deleted bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj, deleted = d.Obj, true
 		}
@@ -118,16 +123,25 @@ func (c *CRDs) handler(f func(string, CRDChange)) cache.ResourceEventHandler {
 			change = CRDDeleted
 		case m.GetDeletionTimestamp() != nil:
 			change = CRDTerminating
+		case specChanged(before, m):
+			change = CRDChanged
 		}
 		if f != nil {
 			f(m.GetName(), change)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { event(obj, false) },
-		UpdateFunc: func(_, obj any) { event(obj, false) },
-		DeleteFunc: func(obj any) { event(obj, true) },
+		AddFunc:    func(obj any) { event(nil, obj, false) },
+		UpdateFunc: func(before, obj any) { event(before, obj, false) },
+		DeleteFunc: func(obj any) { event(nil, obj, true) },
 	}
+}
+
+// specChanged tells whether a CRD's spec changed since before: the API
+// server moves its generation on for nothing else.
+func specChanged(before any, now metav1.Object) bool {
+	b, ok := before.(metav1.Object)
+	return ok && b.GetGeneration() != now.GetGeneration()
 }
 
 // Removed reports whether the CRD serving resource is being deleted, or

@@ -37,6 +37,18 @@ func (e *crdEvents) terminating(name string) {
 	e.handler.OnUpdate(m, m)
 }
 
+// updated changes a CRD's generation to gen, as a change of its spec does,
+// or leaves it as it was (a change of its status) when gen is 0.
+func (e *crdEvents) updated(name string, gen int64) {
+	before, _, _ := e.crds.store.GetByKey(name)
+	m := before.(*metav1.PartialObjectMetadata).DeepCopy()
+	if gen != 0 {
+		m.Generation = gen
+	}
+	_ = e.crds.store.Update(m)
+	e.handler.OnUpdate(before, m)
+}
+
 // deleted is told with a tombstone, as after a missed watch event.
 func (e *crdEvents) deleted(name string) {
 	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -121,3 +133,18 @@ func TestKindsOfCRDsAreCustom(t *testing.T) {
 type fixed struct{ info *Info }
 
 func (f fixed) Resolve(schema.GroupVersionKind) (*Info, error) { return f.info, nil }
+
+// A change of a CRD's spec is told apart from one of its status: only the
+// first may change the schemas of its kinds.
+func TestCRDSpecChangesAreToldApart(t *testing.T) {
+	e := newCRDEvents()
+	e.created("gizmos.example.net")
+	e.updated("gizmos.example.net", 0)
+	e.updated("gizmos.example.net", 2)
+	e.updated("gizmos.example.net", 0)
+	e.terminating("gizmos.example.net")
+	want := []CRDChange{CRDInstalled, CRDInstalled, CRDChanged, CRDInstalled, CRDTerminating}
+	if !slices.Equal(e.heard, want) {
+		t.Errorf("heard %v, want %v", e.heard, want)
+	}
+}
