@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,11 +19,17 @@ import (
 func (r *RGDReconciler) crdEvents() source.Source {
 	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		return r.CRDs.Notify(func(crd string, change kinds.CRDChange) {
-			rgds := r.kindsInstalled
-			if change != kinds.CRDInstalled {
-				rgds = r.kindsRemoved
+			var rgds []string
+			switch change {
+			case kinds.CRDInstalled:
+				rgds = r.kindsInstalled(crd)
+			case kinds.CRDChanged:
+				// A version added may serve what an RGD waits for.
+				rgds = append(r.kindsInstalled(crd), r.schemas.crdChanged(schema.ParseGroupResource(crd), time.Now())...)
+			default:
+				rgds = r.kindsRemoved(crd)
 			}
-			for _, name := range rgds(crd) {
+			for _, name := range rgds {
 				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
 			}
 			if change == kinds.CRDDeleted {
@@ -44,6 +51,8 @@ type waitingKinds struct {
 	next         kinds.Resolver
 	missing      sets.Set[string]
 	notPublished bool
+	// resolved are the kinds that did resolve, as they did.
+	resolved map[schema.GroupVersionKind]*kinds.Info
 }
 
 // Resolve implements kinds.Resolver.
@@ -52,6 +61,11 @@ func (k *waitingKinds) Resolve(gvk schema.GroupVersionKind) (*kinds.Info, error)
 	if err != nil {
 		k.missing.Insert(gvk.Group)
 		k.notPublished = k.notPublished || kinds.NotPublished(err)
+		return info, err
 	}
-	return info, err
+	if k.resolved == nil {
+		k.resolved = map[schema.GroupVersionKind]*kinds.Info{}
+	}
+	k.resolved[gvk] = info
+	return info, nil
 }

@@ -337,7 +337,7 @@ func (e *Engine) stopLocked(rgdName string) {
 	}
 	for _, t := range e.targets() {
 		t.forgetKind(gvk)
-		t.managed.forget(rgdName)
+		t.forgetRGD(rgdName)
 	}
 	delete(e.kinds, gvk)
 	delete(e.byRGD, rgdName)

@@ -79,6 +79,9 @@ type RGDReconciler struct {
 	// waiting holds, for each RGD whose last compile could not resolve a
 	// kind, the kinds' groups.
 	waiting map[string]sets.Set[string]
+	// schemas follows the CRDs of the kinds each RGD's graph was compiled
+	// against, so that it is compiled again when one of them changes.
+	schemas *schemaChanges
 }
 
 // recheckEvery bounds how often an RGD is compiled again because an apply
@@ -89,6 +92,10 @@ const recheckEvery = time.Minute
 // conflictRetry is how often an RGD whose CRD is someone else's looks
 // again whether it has become free.
 const conflictRetry = 30 * time.Second
+
+// errSchemasPending: a CRD of a kind the RGD's graph uses changed, and the
+// API server has not published its new schema yet.
+var errSchemasPending = errors.New("waiting for the API server to publish the new schemas of changed CRDs")
 
 type compiledGraph struct {
 	uid        types.UID
@@ -106,6 +113,7 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.rechecked = map[string]time.Time{}
 	r.recheck = make(chan event.GenericEvent, 64)
 	r.waiting = map[string]sets.Set[string]{}
+	r.schemas = newSchemaChanges()
 	r.Engine.kindNotServed = r.kindNotServed
 	r.Engine.lastInstanceGone = r.lastInstanceGone
 	r.Engine.local.crds = r.CRDs
@@ -277,6 +285,11 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 	g, retry, err := r.compile(ctx, rgd)
+	if errors.Is(err, errSchemasPending) {
+		// Nothing new to check the graph against yet: what the RGD's
+		// status says, and what is served, stand until then.
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
 	var invalid *graph.Error
 	if err != nil && !errors.As(err, &invalid) {
 		// Nothing is known to be wrong with the graph: it could not be
@@ -395,11 +408,17 @@ func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraph
 	r.mu.Lock()
 	c, ok := r.compiled[rgd.Name]
 	r.mu.Unlock()
-	if ok && c.uid == rgd.UID && c.generation == rgd.Generation {
+	kindsResolver := r.CRDs.Resolver(r.Resolver)
+	stale, wait := r.schemas.pending(rgd.Name, kindsResolver, time.Now())
+	if ok && c.uid == rgd.UID && c.generation == rgd.Generation && !stale {
 		return c.graph, 0, nil
 	}
-	resolver := &waitingKinds{next: r.CRDs.Resolver(r.Resolver), missing: sets.New[string]()}
+	if wait > 0 {
+		return nil, wait, errSchemasPending
+	}
+	resolver := &waitingKinds{next: kindsResolver, missing: sets.New[string]()}
 	g, err = graph.Compile(rgd, graph.Options{Resolver: resolver, ValidateCRD: crdcheck.OnServer(ctx, r.Client, ownership.FieldManager)})
+	r.schemas.compiled(rgd.Name, resolver.resolved, time.Now())
 	r.mu.Lock()
 	if resolver.missing.Len() > 0 {
 		r.waiting[rgd.Name] = resolver.missing
@@ -408,6 +427,10 @@ func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraph
 	}
 	if err == nil {
 		r.compiled[rgd.Name] = compiledGraph{uid: rgd.UID, generation: rgd.Generation, graph: g}
+	} else {
+		// A graph the kinds as they are now refuse is not served
+		// again on the next pass.
+		delete(r.compiled, rgd.Name)
 	}
 	r.mu.Unlock()
 	if err != nil && r.Discovery != nil {

@@ -128,6 +128,7 @@ func (r *RGDReconciler) forget(rgdName string) {
 	delete(r.rechecked, rgdName)
 	delete(r.waiting, rgdName)
 	r.mu.Unlock()
+	r.schemas.forget(rgdName)
 }
 
 // event records an Event on the RGD, when a recorder is set; action is

@@ -69,6 +69,9 @@ type target struct {
 	core      kubernetes.Interface
 	discovery *kinds.Discovery
 	builtin   kinds.Resolver
+	// schemas follows the CRDs here of the kinds each graph was compiled
+	// against, so that it is compiled again when one of them changes.
+	schemas *schemaChanges
 
 	mu         sync.Mutex
 	namespaces map[string]bool
@@ -133,6 +136,7 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 		lastUsed:   time.Now(),
 		externals:  externals,
 		crds:       kinds.NewCRDs(meta),
+		schemas:    newSchemaChanges(),
 	}
 	t.managed = newManagedInformers(informers, onEvent(e.Name))
 	return t, nil
@@ -143,8 +147,10 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 // stop rather than retry a watch the API server refuses until the kind is
 // back, and the graphs using it are compiled again (and now fail to,
 // naming the kind). When one is installed or changes, the graphs that
-// failed to compile here are tried again. recheck is told the RGDs of the
-// graphs concerned, so that their instances placed here look at once.
+// failed to compile here are tried again; when the spec of one a graph
+// uses changes, that graph is compiled again once the cluster publishes
+// the new schema. recheck is told the RGDs of the graphs concerned, so
+// that their instances placed here look at once.
 func (t *target) followCRDs(recheck func(rgdNames sets.Set[string])) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.stopCRDs = cancel
@@ -157,12 +163,45 @@ func (t *target) followCRDs(recheck func(rgdNames sets.Set[string])) {
 			rgds = t.forgetGraphsUsing(gr)
 		case kinds.CRDInstalled:
 			rgds = t.takeUnresolved()
+		case kinds.CRDChanged:
+			rgds = t.takeUnresolved()
+			if changed := t.schemas.crdChanged(schema.ParseGroupResource(crd), time.Now()); len(changed) > 0 {
+				t.recheckOncePublished(sets.New(changed...), recheck)
+			}
 		}
 		if rgds.Len() > 0 {
 			recheck(rgds)
 		}
 	})
 	go func() { _ = t.crds.Start(ctx) }()
+}
+
+// recheckOncePublished tells recheck of the RGDs whose graphs here wait
+// for a changed CRD's new schema once the cluster has published it, or
+// once schemaPublishWait has passed without it: instances go on with the
+// graph of before meanwhile.
+func (t *target) recheckOncePublished(rgds sets.Set[string], recheck func(rgdNames sets.Set[string])) {
+	time.AfterFunc(time.Second, func() {
+		ready, waiting := sets.New[string](), sets.New[string]()
+		for name := range rgds {
+			if _, wait := t.schemas.pending(name, t.kinds(), time.Now()); wait > 0 {
+				waiting.Insert(name)
+			} else {
+				ready.Insert(name)
+			}
+		}
+		if ready.Len() > 0 {
+			recheck(ready)
+		}
+		if waiting.Len() > 0 {
+			t.recheckOncePublished(waiting, recheck)
+		}
+	})
+}
+
+// kinds resolves kinds as this cluster serves them.
+func (t *target) kinds() kinds.Resolver {
+	return t.crds.Resolver(kinds.Chain{t.discovery, t.builtin})
 }
 
 // takeUnresolved names, and forgets, the RGDs whose graphs failed to
@@ -253,6 +292,19 @@ func (t *target) forgetKind(gvk schema.GroupVersionKind) {
 	t.webhookServices.forgetKind(gvk)
 }
 
+// forgetRGD forgets what an RGD no longer served managed and compiled
+// here.
+func (t *target) forgetRGD(rgdName string) {
+	t.managed.forget(rgdName)
+	if t.cluster == "" {
+		return
+	}
+	t.schemas.forget(rgdName)
+	t.mu.Lock()
+	delete(t.graphs, rgdName)
+	t.mu.Unlock()
+}
+
 // stopInformers stops watching the cluster.
 func (t *target) stopInformers() {
 	t.managed.stopAll()
@@ -307,11 +359,20 @@ func (t *target) graphFor(s *served) (*graph.Graph, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c, ok := t.graphs[s.rgdName]; ok && c.from == s.graph {
+	c, ok := t.graphs[s.rgdName]
+	stale, wait := t.schemas.pending(s.rgdName, t.kinds(), time.Now())
+	if ok && c.from == s.graph && (!stale || wait > 0) {
+		// A graph waiting for a changed CRD's new schema goes on with
+		// the one of before; recheckOncePublished comes back.
 		return c.graph, nil
 	}
-	g, err := graph.Compile(s.rgd, graph.Options{Resolver: t.crds.Resolver(kinds.Chain{t.discovery, t.builtin})})
+	resolver := &waitingKinds{next: t.kinds(), missing: sets.New[string]()}
+	g, err := graph.Compile(s.rgd, graph.Options{Resolver: resolver})
+	t.schemas.compiled(s.rgdName, resolver.resolved, time.Now())
 	if err != nil {
+		// Not the graph of before either: the kinds as they are now
+		// refuse the RGD.
+		delete(t.graphs, s.rgdName)
 		// A CRD installed there later is seen on the next try.
 		t.discovery.Invalidate()
 		if t.unresolved == nil {

@@ -173,7 +173,7 @@ spec:
   schema:
     apiVersion: v1alpha1
     kind: RegionalFlanges
-    spec: {}
+    spec: {size: integer | default=1}
     ` + status + `
   resources:
   - id: flange
@@ -181,7 +181,7 @@ spec:
       apiVersion: placed.example.dev/v1
       kind: Flange
       metadata: {name: "${schema.metadata.name}"}
-      spec: {size: 1}
+      spec: {size: "${schema.spec.size}"}
 `
 }
 
@@ -610,9 +610,27 @@ func TestPlacement(t *testing.T) {
 				return err == nil, fmt.Sprint(err)
 			})
 			eventually(t, 30*time.Second, "f1 to project the workload cluster's default", func() (bool, string) {
-				finish, _, _ := unstructured.NestedString(c.mustGet(t, "kro.run/v1alpha1", kind, "placed", "f1").Object, "status", "finish")
-				return finish == "gloss", fmt.Sprintf("status.finish = %q", finish)
+				inst := c.mustGet(t, "kro.run/v1alpha1", kind, "placed", "f1")
+				finish, _, _ := unstructured.NestedString(inst.Object, "status", "finish")
+				return finish == "gloss", fmt.Sprintf("status.finish = %q; %s", finish, conditionSummary(inst))
 			})
+			// The workload cluster's CRD alone changes a field's type: the
+			// placed graph no longer type-checks there, the RGD unchanged,
+			// until the CRD changes back.
+			const integerSize = "              size: {type: integer}\n"
+			stringSize := strings.Replace(withDefaultedFinish(t, crd, "gloss"), integerSize, "              size: {type: string}\n", 1)
+			if !strings.Contains(crd, integerSize) {
+				t.Fatalf("no integer spec.size in the CRD:\n%s", crd)
+			}
+			w.apply(t, stringSize)
+			eventually(t, 30*time.Second, "f1 to say its graph does not type-check in the workload cluster", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", kind, "placed", "f1")
+				g := condition(inst, v1alpha1.ConditionGraphResolved)
+				return g != nil && g.Status == metav1.ConditionFalse && strings.Contains(g.Message, "cluster eu-west-1") &&
+					strings.Contains(g.Message, "spec.size"), conditionSummary(inst)
+			})
+			w.apply(t, withDefaultedFinish(t, crd, "gloss"))
+			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "f1", v1alpha1.InstanceActive)
 
 			w.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "flanges.placed.example.dev")
 			eventually(t, 30*time.Second, "the instance to say the kind is missing there", func() (bool, string) {

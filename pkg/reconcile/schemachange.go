@@ -1,0 +1,141 @@
+package reconcile
+
+import (
+	"reflect"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+// schemaPublishWait bounds how long a graph whose CRDs changed waits for
+// the API server to publish their new schemas. It does so a moment after
+// the change; a change that leaves the schema of the version a graph uses
+// as it was (another version added, a printer column) publishes nothing
+// new for it, and after this the graph is compiled again all the same.
+const schemaPublishWait = 10 * time.Second
+
+// schemaChanges remembers, for each RGD's last compile, the kinds it
+// resolved and which of their CRDs changed since: an operator's upgrade
+// may add a field, give one a default or change its type under a graph
+// that was checked against the schema of before, and the graph must be
+// compiled again against the new one, with its RGD unchanged.
+type schemaChanges struct {
+	mu sync.Mutex
+	// used are the kinds each RGD's last compile resolved, as resolved.
+	used map[string]map[schema.GroupVersionKind]*kinds.Info
+	// changed are, for each RGD, the CRDs of those kinds that changed
+	// since, and when.
+	changed map[string]map[schema.GroupResource]time.Time
+}
+
+func newSchemaChanges() *schemaChanges {
+	return &schemaChanges{
+		used:    map[string]map[schema.GroupVersionKind]*kinds.Info{},
+		changed: map[string]map[schema.GroupResource]time.Time{},
+	}
+}
+
+// compiled records the kinds an RGD's compile resolved, successful or
+// not: an RGD invalid against a CRD is compiled again when it changes. A
+// changed CRD whose kinds the compile still found with the schemas of
+// before is waited for still: the compile came before the new ones were
+// published, and another must follow it.
+func (s *schemaChanges) compiled(rgdName string, used map[schema.GroupVersionKind]*kinds.Info, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	before := s.used[rgdName]
+	s.used[rgdName] = used
+	for gr, since := range s.changed[rgdName] {
+		if now.Sub(since) >= schemaPublishWait || !sameSchemas(gr, before, used) {
+			delete(s.changed[rgdName], gr)
+		}
+	}
+	if len(s.changed[rgdName]) == 0 {
+		delete(s.changed, rgdName)
+	}
+}
+
+// sameSchemas tells whether the kinds of gr in before are all in now, with
+// the same schemas.
+func sameSchemas(gr schema.GroupResource, before, now map[schema.GroupVersionKind]*kinds.Info) bool {
+	for gvk, info := range before {
+		if info.GVR().GroupResource() != gr {
+			continue
+		}
+		current, ok := now[gvk]
+		if !ok || !sameSchema(current, info) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSchema compares two resolutions of a kind by their schemas' content:
+// a resolver that forgot what it had cached reads the same document again
+// into a new schema.
+func sameSchema(a, b *kinds.Info) bool {
+	return a.Schema == b.Schema || reflect.DeepEqual(a.Schema, b.Schema)
+}
+
+// crdChanged records that the CRD serving gr changed at now, and names the
+// RGDs whose last compile resolved one of its kinds.
+func (s *schemaChanges) crdChanged(gr schema.GroupResource, now time.Time) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rgds []string
+	for name, used := range s.used {
+		for _, info := range used {
+			if info.GVR().GroupResource() == gr {
+				if s.changed[name] == nil {
+					s.changed[name] = map[schema.GroupResource]time.Time{}
+				}
+				if _, seen := s.changed[name][gr]; !seen {
+					s.changed[name][gr] = now
+				}
+				rgds = append(rgds, name)
+				break
+			}
+		}
+	}
+	return rgds
+}
+
+// pending tells whether a CRD of an RGD's kinds changed since its last
+// compile (stale) and, if so, how soon to look again (wait) because every
+// such kind still resolves to the schema that compile used: its new one is
+// not published yet. wait 0 with stale means compile again now.
+func (s *schemaChanges) pending(rgdName string, resolver kinds.Resolver, now time.Time) (stale bool, wait time.Duration) {
+	s.mu.Lock()
+	changed, used := s.changed[rgdName], s.used[rgdName]
+	s.mu.Unlock()
+	if len(changed) == 0 {
+		return false, 0
+	}
+	for gr, since := range changed {
+		if now.Sub(since) >= schemaPublishWait {
+			return true, 0
+		}
+		for gvk, info := range used {
+			if info.GVR().GroupResource() != gr {
+				continue
+			}
+			current, err := resolver.Resolve(gvk)
+			if err != nil || !sameSchema(current, info) {
+				// Published (or gone, which the compile reports).
+				return true, 0
+			}
+		}
+	}
+	return true, time.Second
+}
+
+// forget drops what is remembered of an RGD.
+func (s *schemaChanges) forget(rgdName string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.used, rgdName)
+	delete(s.changed, rgdName)
+}

@@ -1,0 +1,77 @@
+package reconcile
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+// publishing resolves kinds to the schemas it holds now.
+type publishing map[schema.GroupVersionKind]*kinds.Info
+
+func (p publishing) Resolve(gvk schema.GroupVersionKind) (*kinds.Info, error) {
+	if info, ok := p[gvk]; ok {
+		return info, nil
+	}
+	return nil, kinds.ErrNotFound
+}
+
+// A graph whose CRD changed is compiled again once the CRD's new schema is
+// published, or after schemaPublishWait if none comes; a change to a CRD
+// of kinds it does not use leaves it be.
+func TestSchemaChangesWaitForTheNewSchema(t *testing.T) {
+	gizmo := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
+	configMap := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	old := &kinds.Info{GVK: gizmo, Resource: "gizmos", Schema: &spec.Schema{}}
+	cluster := publishing{gizmo: old, configMap: {GVK: configMap, Resource: "configmaps", Schema: &spec.Schema{}}}
+	s := newSchemaChanges()
+	t0 := time.Now()
+	s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: old, configMap: cluster[configMap]}, t0)
+	s.compiled("other", map[schema.GroupVersionKind]*kinds.Info{configMap: cluster[configMap]}, t0)
+
+	if stale, _ := s.pending("app", cluster, t0); stale {
+		t.Fatal("stale before any CRD changed")
+	}
+	if rgds := s.crdChanged(schema.GroupResource{Group: "example.net", Resource: "widgets"}, t0); len(rgds) != 0 {
+		t.Errorf("a CRD no graph uses changed, and %v are told", rgds)
+	}
+	if rgds := s.crdChanged(schema.GroupResource{Group: "example.net", Resource: "gizmos"}, t0); !slices.Equal(rgds, []string{"app"}) {
+		t.Errorf("gizmos changed, and %v are told, want [app]", rgds)
+	}
+	if stale, wait := s.pending("app", cluster, t0.Add(time.Second)); !stale || wait == 0 {
+		t.Errorf("before the new schema is published: stale %v, wait %v; want to wait", stale, wait)
+	}
+	if stale, wait := s.pending("app", cluster, t0.Add(schemaPublishWait)); !stale || wait != 0 {
+		t.Errorf("after schemaPublishWait without a new schema: stale %v, wait %v; want to compile now", stale, wait)
+	}
+	// A compile before the new schema is published (another change of
+	// the RGD's) leaves the graph waiting for it; a resolver that forgot
+	// its cache reads the old schema again as a new one.
+	s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: {GVK: gizmo, Resource: "gizmos", Schema: &spec.Schema{}}}, t0.Add(time.Second))
+	if stale, wait := s.pending("app", cluster, t0.Add(time.Second)); !stale || wait == 0 {
+		t.Errorf("compiled again before the new schema is published: stale %v, wait %v; want to wait", stale, wait)
+	}
+	published := &spec.Schema{}
+	published.Type = spec.StringOrArray{"object"}
+	cluster[gizmo] = &kinds.Info{GVK: gizmo, Resource: "gizmos", Schema: published}
+	if stale, wait := s.pending("app", cluster, t0.Add(time.Second)); !stale || wait != 0 {
+		t.Errorf("with the new schema published: stale %v, wait %v; want to compile now", stale, wait)
+	}
+	if stale, _ := s.pending("other", cluster, t0.Add(time.Second)); stale {
+		t.Error("a graph not using gizmos is stale")
+	}
+
+	s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: cluster[gizmo]}, t0.Add(2*time.Second))
+	if stale, _ := s.pending("app", cluster, t0.Add(2*time.Second)); stale {
+		t.Error("stale after being compiled against the new schema")
+	}
+	s.forget("app")
+	if rgds := s.crdChanged(schema.GroupResource{Group: "example.net", Resource: "gizmos"}, t0); len(rgds) != 0 {
+		t.Errorf("a forgotten RGD is told of a change: %v", rgds)
+	}
+}
