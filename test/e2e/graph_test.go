@@ -910,33 +910,8 @@ func TestRGDOverAnotherRGDsKind(t *testing.T) {
 
 // gizmoCRD is a CRD of kind Gizmo whose spec.size has the given type and
 // whose spec.finish has the given default ("" for none).
-func gizmoCRD(sizeType, finishDefault string) string {
-	finish := "{type: string}"
-	if finishDefault != "" {
-		finish = "{type: string, default: " + finishDefault + "}"
-	}
-	return `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gizmos.upgrades.example.dev}
-spec:
-  group: upgrades.example.dev
-  names: {kind: Gizmo, plural: gizmos, singular: gizmo, listKind: GizmoList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: ` + sizeType + `}
-              finish: ` + finish + `
-`
+func gizmoCRD(t testing.TB, sizeType, finishDefault string) string {
+	return withSizeType(t, withFinish(t, exampleCRD("Gizmo", "upgrades.example.dev"), finishDefault), sizeType)
 }
 
 const gizmoRGD = `
@@ -966,7 +941,7 @@ func TestRGDOverAnUpgradedCRD(t *testing.T) {
 	f := features.New("an RGD over a CRD that changes").
 		Assess("a default the CRD gains reaches the instances' status", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := agentIn(t, cfg, ns)
-			c.apply(t, gizmoCRD("integer", ""))
+			c.apply(t, gizmoCRD(t, "integer", ""))
 			eventually(t, 30*time.Second, "the RGD using Gizmo to be admitted", func() (bool, string) {
 				_, err := c.tryApply(t, gizmoRGD)
 				return err == nil, fmt.Sprint(err)
@@ -977,7 +952,7 @@ func TestRGDOverAnUpgradedCRD(t *testing.T) {
 			if finish, found, _ := unstructured.NestedString(inst.Object, "status", "finish"); found {
 				t.Fatalf("status.finish = %q before the CRD has a default for it", finish)
 			}
-			c.apply(t, gizmoCRD("integer", "gloss"))
+			c.apply(t, gizmoCRD(t, "integer", "gloss"))
 			eventually(t, 30*time.Second, "u1 to project the CRD's new default", func() (bool, string) {
 				finish, _, _ := unstructured.NestedString(c.mustGet(t, "kro.run/v1alpha1", "GizmoUser", ns, "u1").Object, "status", "finish")
 				return finish == "gloss", fmt.Sprintf("status.finish = %q", finish)
@@ -986,14 +961,14 @@ func TestRGDOverAnUpgradedCRD(t *testing.T) {
 		}).
 		Assess("a field whose type the CRD changes makes the RGD invalid until it changes back", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			c.apply(t, gizmoCRD("string", "gloss"))
+			c.apply(t, gizmoCRD(t, "string", "gloss"))
 			eventually(t, 30*time.Second, "the RGD to name the field whose type changed", func() (bool, string) {
 				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "gizmo-users")
 				g := condition(rgd, v1alpha1.ConditionGraphAccepted)
 				return g != nil && g.Status == metav1.ConditionFalse &&
 					strings.Contains(g.Message, "spec.resources[gizmo].template.spec.size") && strings.Contains(g.Message, "string"), conditionSummary(rgd)
 			})
-			c.apply(t, gizmoCRD("integer", "gloss"))
+			c.apply(t, gizmoCRD(t, "integer", "gloss"))
 			c.waitRGDActive(t, "gizmo-users")
 			c.waitState(t, "kro.run/v1alpha1", "GizmoUser", ns, "u1", v1alpha1.InstanceActive)
 			return ctx

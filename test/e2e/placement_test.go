@@ -185,14 +185,29 @@ spec:
 `
 }
 
-// withDefaultedFinish adds to an exampleCRD a spec field finish with the
-// given default.
-func withDefaultedFinish(t testing.TB, crd, def string) string {
-	const color = "              color: {type: string}\n"
-	if !strings.Contains(crd, color) {
-		t.Fatalf("no spec.color in the CRD to add finish after:\n%s", crd)
+// withFinish adds to an exampleCRD a string spec field finish, with the
+// given default unless it is "".
+func withFinish(t testing.TB, crd, def string) string {
+	finish := "{type: string}"
+	if def != "" {
+		finish = "{type: string, default: " + def + "}"
 	}
-	return strings.Replace(crd, color, color+"              finish: {type: string, default: "+def+"}\n", 1)
+	const color = "              color: {type: string}\n"
+	return replaceOnce(t, crd, color, color+"              finish: "+finish+"\n")
+}
+
+// withSizeType gives an exampleCRD's spec.size another type.
+func withSizeType(t testing.TB, crd, typ string) string {
+	return replaceOnce(t, crd, "              size: {type: integer}\n", "              size: {type: "+typ+"}\n")
+}
+
+// replaceOnce replaces the first old in s, which must hold it.
+func replaceOnce(t testing.TB, s, old, new string) string {
+	t.Helper()
+	if !strings.Contains(s, old) {
+		t.Fatalf("no %q in:\n%s", old, s)
+	}
+	return strings.Replace(s, old, new, 1)
 }
 
 func TestPlacement(t *testing.T) {
@@ -603,8 +618,8 @@ func TestPlacement(t *testing.T) {
 			// another on the workload cluster. The placed graph is compiled
 			// again against the workload cluster's new schema and reads f1's
 			// Flange there, with that cluster's default, not the hub's.
-			c.apply(t, withDefaultedFinish(t, crd, "matte"))
-			w.apply(t, withDefaultedFinish(t, crd, "gloss"))
+			c.apply(t, withFinish(t, crd, "matte"))
+			w.apply(t, withFinish(t, crd, "gloss"))
 			eventually(t, 30*time.Second, "the RGD reading the new field to be admitted", func() (bool, string) {
 				_, err := c.tryApply(t, flangesRGD(`status: {finish: "${flange.spec.finish}"}`))
 				return err == nil, fmt.Sprint(err)
@@ -617,19 +632,14 @@ func TestPlacement(t *testing.T) {
 			// The workload cluster's CRD alone changes a field's type: the
 			// placed graph no longer type-checks there, the RGD unchanged,
 			// until the CRD changes back.
-			const integerSize = "              size: {type: integer}\n"
-			stringSize := strings.Replace(withDefaultedFinish(t, crd, "gloss"), integerSize, "              size: {type: string}\n", 1)
-			if !strings.Contains(crd, integerSize) {
-				t.Fatalf("no integer spec.size in the CRD:\n%s", crd)
-			}
-			w.apply(t, stringSize)
+			w.apply(t, withSizeType(t, withFinish(t, crd, "gloss"), "string"))
 			eventually(t, 30*time.Second, "f1 to say its graph does not type-check in the workload cluster", func() (bool, string) {
 				inst := c.mustGet(t, "kro.run/v1alpha1", kind, "placed", "f1")
 				g := condition(inst, v1alpha1.ConditionGraphResolved)
 				return g != nil && g.Status == metav1.ConditionFalse && strings.Contains(g.Message, "cluster eu-west-1") &&
 					strings.Contains(g.Message, "spec.size"), conditionSummary(inst)
 			})
-			w.apply(t, withDefaultedFinish(t, crd, "gloss"))
+			w.apply(t, withFinish(t, crd, "gloss"))
 			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "f1", v1alpha1.InstanceActive)
 
 			w.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "flanges.placed.example.dev")
@@ -653,7 +663,7 @@ func TestPlacement(t *testing.T) {
 				t.Errorf("the agent's requests to the workload cluster went on failing with 404 after the CRD was deleted: %v more in 5s", after-before)
 			}
 
-			w.apply(t, withDefaultedFinish(t, crd, "gloss"))
+			w.apply(t, withFinish(t, crd, "gloss"))
 			c.waitState(t, "kro.run/v1alpha1", kind, "placed", "f1", v1alpha1.InstanceActive)
 			w.mustGet(t, "placed.example.dev/v1", "Flange", "placed", "f1")
 			deletePlaced(t, c, w, kind, "f1", "placed.example.dev/v1", "Flange")
