@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"iter"
 	"reflect"
 	"sync"
 	"time"
@@ -61,16 +62,32 @@ func (s *schemaChanges) compiled(rgdName string, used map[schema.GroupVersionKin
 // sameSchemas tells whether the kinds of gr in before are all in now, with
 // the same schemas.
 func sameSchemas(gr schema.GroupResource, before, now map[schema.GroupVersionKind]*kinds.Info) bool {
-	for gvk, info := range before {
-		if info.GVR().GroupResource() != gr {
-			continue
-		}
+	for gvk, info := range kindsOf(gr, before) {
 		current, ok := now[gvk]
 		if !ok || !sameSchema(current, info) {
 			return false
 		}
 	}
 	return true
+}
+
+// kindsOf yields the kinds of used that the resource gr serves.
+func kindsOf(gr schema.GroupResource, used map[schema.GroupVersionKind]*kinds.Info) iter.Seq2[schema.GroupVersionKind, *kinds.Info] {
+	return func(yield func(schema.GroupVersionKind, *kinds.Info) bool) {
+		for gvk, info := range used {
+			if info.GVR().GroupResource() == gr && !yield(gvk, info) {
+				return
+			}
+		}
+	}
+}
+
+// uses tells whether used holds a kind the resource gr serves.
+func uses(gr schema.GroupResource, used map[schema.GroupVersionKind]*kinds.Info) bool {
+	for range kindsOf(gr, used) {
+		return true
+	}
+	return false
 }
 
 // sameSchema compares two resolutions of a kind by their schemas' content:
@@ -87,18 +104,16 @@ func (s *schemaChanges) crdChanged(gr schema.GroupResource, now time.Time) []str
 	defer s.mu.Unlock()
 	var rgds []string
 	for name, used := range s.used {
-		for _, info := range used {
-			if info.GVR().GroupResource() == gr {
-				if s.changed[name] == nil {
-					s.changed[name] = map[schema.GroupResource]time.Time{}
-				}
-				if _, seen := s.changed[name][gr]; !seen {
-					s.changed[name][gr] = now
-				}
-				rgds = append(rgds, name)
-				break
-			}
+		if !uses(gr, used) {
+			continue
 		}
+		if s.changed[name] == nil {
+			s.changed[name] = map[schema.GroupResource]time.Time{}
+		}
+		if _, seen := s.changed[name][gr]; !seen {
+			s.changed[name][gr] = now
+		}
+		rgds = append(rgds, name)
 	}
 	return rgds
 }
@@ -118,10 +133,7 @@ func (s *schemaChanges) pending(rgdName string, resolver kinds.Resolver, now tim
 		if now.Sub(since) >= schemaPublishWait {
 			return true, 0
 		}
-		for gvk, info := range used {
-			if info.GVR().GroupResource() != gr {
-				continue
-			}
+		for gvk, info := range kindsOf(gr, used) {
 			current, err := resolver.Resolve(gvk)
 			if err != nil || !sameSchema(current, info) {
 				// Published (or gone, which the compile reports).
