@@ -128,8 +128,10 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 	fmt.Fprintln(tw, "NODE\tKIND/NAME\tNAMESPACE\tREADY\tHEALTH\tREASON\tAGE")
 	in := t.Instance
 	fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", p.bold("(instance)"), in.Kind, in.Name, orDash(in.Namespace), p.verdict(in.Ready), "-", orDash(oneLine(in.Reason)), age(in.Created, now))
-	for _, r := range t.nested() {
-		node := strings.Repeat("  ", r.Depth-1) + "└─ " + orDash(nodeName(r.NodeID))
+	rows := t.nested()
+	branch := branches(rows)
+	for i, r := range rows {
+		node := branch[i] + orDash(nodeName(r.NodeID))
 		if r.Index != nil {
 			node += fmt.Sprintf("[%d]", *r.Index)
 		}
@@ -146,6 +148,41 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 	if s.graphErr != nil {
 		fmt.Fprintf(w, "\nResourceGraphDefinition %s does not compile, so its resources cannot be shown:\n%s\n", s.rgd.Name, s.graphErr)
 	}
+}
+
+// branches draws what comes before each row's node id, as tree(1) does:
+// ├─ for a row with siblings below it, └─ for the last, and under an
+// earlier row's branch a │ as long as that row has siblings still to come.
+// rows are a tree flattened depth first (nested), so each row's parent is
+// the last row before it one level up. One pass from the end tells, for
+// each level, whether a row of it comes later before a shallower one.
+func branches(rows []Row) []string {
+	out := make([]string, len(rows))
+	var later []bool // later[l]: a row of depth l+1 follows
+	for i := len(rows) - 1; i >= 0; i-- {
+		d := max(rows[i].Depth, 1)
+		for len(later) < d {
+			later = append(later, false)
+		}
+		var b strings.Builder
+		for l := range d - 1 {
+			if later[l] {
+				b.WriteString("│  ")
+			} else {
+				b.WriteString("   ")
+			}
+		}
+		if later[d-1] {
+			b.WriteString("├─ ")
+		} else {
+			b.WriteString("└─ ")
+		}
+		out[i] = b.String()
+		// Rows deeper than this one end here, seen from the rows above.
+		later = later[:d]
+		later[d-1] = true
+	}
+	return out
 }
 
 // printDot draws the live graph in Graphviz, nodes colored by readiness.

@@ -952,7 +952,7 @@ func TestPlugin(t *testing.T) {
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Fork, metadata: {name: split, namespace: %s}}", ns))
 			c.waitState(t, "kro.run/v1alpha1", "Fork", ns, "split", v1alpha1.InstanceActive)
 			tree, err := kro(t, cfg, nil, "tree", "fork", "split", "-n", ns)
-			if err != nil || !regexp.MustCompile(`(?m)^└─ left .*\n  └─ leaf .*\n└─ right `).MatchString(tree) {
+			if err != nil || !regexp.MustCompile(`(?m)^├─ left .*\n│  └─ leaf .*\n└─ right `).MatchString(tree) {
 				t.Errorf("tree of a fork: %v\n%s", err, tree)
 			}
 			// -o json keeps the topological order why-not-ready walks.
@@ -1433,7 +1433,7 @@ spec:
 				t.Fatalf("tree: %v\n%s", err, out)
 			}
 			// The inner instance's ConfigMap, one level below it.
-			if !regexp.MustCompile(`(?m)^└─ database +Database/shop .*\n  └─ config +ConfigMap/shop-db +nested +NotReady`).MatchString(out) {
+			if !regexp.MustCompile(`(?m)^└─ database +Database/shop .*\n   ├─ config +ConfigMap/shop-db +nested +NotReady .*\n   └─ settings +ConfigMap/shop-settings `).MatchString(out) {
 				t.Errorf("tree does not show the inner instance's ConfigMap under it:\n%s", out)
 			}
 			out, err = kro(t, cfg, nil, "tree", "services.nested.example.com", "shop", "-n", ns, "-o", "json")

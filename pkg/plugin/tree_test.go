@@ -1,0 +1,54 @@
+package plugin
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A tree of a graph where config feeds a deployment and a collection, and
+// a service hangs off the instance alone, drawn as tree(1) would.
+func TestTreeDrawsBranchesAndTheirContinuations(t *testing.T) {
+	index := func(i int) *int { return &i }
+	tree := &Tree{
+		Instance: Row{Kind: "WebApp", Name: "demo", Namespace: "default", Ready: VerdictReady},
+		Rows: []Row{
+			{NodeID: "config", Depth: 1, Kind: "ConfigMap", Name: "demo-config", Namespace: "default", Ready: VerdictReady, place: []int{0}},
+			{NodeID: "deployment", Depth: 2, Kind: "Deployment", Name: "demo", Namespace: "default", Ready: VerdictReady, place: []int{0, 1}},
+			{NodeID: "pods", Depth: 3, Kind: "PodMonitor", Name: "demo", Namespace: "default", Ready: VerdictReady, place: []int{0, 1, 2}},
+			{NodeID: "shards", Depth: 2, Index: index(0), Kind: "ConfigMap", Name: "demo-0", Namespace: "default", Ready: VerdictReady, place: []int{0, 3, -1, 0}},
+			{NodeID: "shards", Depth: 2, Index: index(1), Kind: "ConfigMap", Name: "demo-1", Namespace: "default", Ready: VerdictReady, place: []int{0, 3, -1, 1}},
+			{NodeID: "service", Depth: 1, Kind: "Service", Name: "demo", Namespace: "default", Ready: VerdictMissing, place: []int{4}},
+		},
+	}
+	var out bytes.Buffer
+	printTree(&out, tree, &subject{}, newPalette(&out, "never"), time.Now())
+	node := regexp.MustCompile(`^[│ ]*[├└]─ \S+`)
+	var nodes []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n")[2:] {
+		nodes = append(nodes, node.FindString(line))
+	}
+	want := []string{
+		"├─ config",
+		"│  ├─ deployment",
+		"│  │  └─ pods",
+		"│  ├─ shards[0]",
+		"│  └─ shards[1]",
+		"└─ service",
+	}
+	if strings.Join(nodes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tree drawn as\n%s\nwant\n%s\n(all of it:\n%s)", strings.Join(nodes, "\n"), strings.Join(want, "\n"), out.String())
+	}
+}
+
+func TestBranchesOfAFlatList(t *testing.T) {
+	got := branches([]Row{{Depth: 1}, {Depth: 1}, {Depth: 1}})
+	if want := []string{"├─ ", "├─ ", "└─ "}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("branches = %q, want %q", got, want)
+	}
+	if got := branches(nil); len(got) != 0 {
+		t.Errorf("branches of no rows = %q", got)
+	}
+}
