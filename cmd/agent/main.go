@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -48,7 +49,10 @@ func main() {
 	flag.DurationVar(&o.Webhooks.CertCheck, "webhook-cert-check-interval", time.Hour, "how often the certificate's expiry is checked")
 	flag.DurationVar(&o.Webhooks.RegistrationCheck, "webhook-registration-check-interval", 10*time.Minute, "how often the webhook configurations and guard policies are read back, and restored when deleted or changed, besides whenever the agent sees them change")
 	showVersion := flag.Bool("version", false, "print the version and exit")
-	zapOpts := zap.Options{}
+	// Errors are logged with what failed and for which object; the stack
+	// of the worker that logged them is the same every time and buries
+	// the message. --zap-stacktrace-level still asks for them.
+	zapOpts := zap.Options{StacktraceLevel: zapcore.PanicLevel}
 	zapOpts.BindFlags(flag.CommandLine)
 	// --kubeconfig is registered by controller-runtime's config package.
 	flag.Parse()
