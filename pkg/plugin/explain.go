@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -45,6 +46,13 @@ var reasonMeanings = map[string]string{
 	v1alpha1.ReasonStaysPlaced:          "the instance's region label changed after it was placed; it stays on its cluster, where its resources are (delete and create it again to move it)",
 }
 
+// unevaluatedMeanings explains the reasons kro-agent gives a condition the
+// RGD declares whose status expression gave no status.
+var unevaluatedMeanings = map[string]string{
+	v1alpha1.ReasonWaitingForInput:  "its status expression reads a resource or a field that does not exist yet (the message names it); it is evaluated again as that changes",
+	v1alpha1.ReasonEvaluationFailed: "its status expression fails on the values it reads (the message says how); it is evaluated again as they change",
+}
+
 // ExplainedCondition is one condition with its explanation.
 type ExplainedCondition struct {
 	Object             string `json:"object"`
@@ -73,8 +81,11 @@ func explainConditions(object string, u *unstructured.Unstructured, custom map[s
 			Stale: c.ObservedGeneration < u.GetGeneration(),
 		}
 		if _, builtIn := meanings[c.Type]; builtIn {
-			// A custom condition's reason is its RGD author's word.
 			e.ReasonMeaning = reasonMeanings[c.Reason]
+		} else if _, declared := custom[c.Type]; declared && c.Status == metav1.ConditionUnknown {
+			// A declared condition's reason is its RGD author's word,
+			// but for one whose expression gave no status.
+			e.ReasonMeaning = unevaluatedMeanings[c.Reason]
 		}
 		if !c.LastTransitionTime.IsZero() {
 			e.Since = age(&c.LastTransitionTime, now)

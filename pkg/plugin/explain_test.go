@@ -20,12 +20,15 @@ func TestExplainSaysHowCustomConditionsBearOnReady(t *testing.T) {
 			map[string]any{"type": "AuditPending", "status": "True", "reason": "", "observedGeneration": int64(2)},
 			map[string]any{"type": "Pressure", "status": "False", "reason": "", "observedGeneration": int64(1)},
 			map[string]any{"type": "Serving", "status": "True", "reason": "ResourcesTrue", "observedGeneration": int64(2)},
+			map[string]any{"type": "Crowded", "status": "Unknown", "reason": "EvaluationFailed", "observedGeneration": int64(2)},
+			map[string]any{"type": "Later", "status": "Unknown", "reason": "WaitingForDependency", "observedGeneration": int64(2)},
 		}},
 	}}
 	custom := map[string]graph.ConditionTraits{
 		"GateOpen":     {CountsTowardReady: true, Polarity: graph.PolarityPositive},
 		"AuditPending": {CountsTowardReady: false, Polarity: graph.PolarityNegative},
 		"Pressure":     {CountsTowardReady: true, Polarity: graph.PolarityNegative},
+		"Crowded":      {CountsTowardReady: true, Polarity: graph.PolarityNegative},
 	}
 	want := map[string]string{
 		"Ready":        "the only condition automation needs to watch",
@@ -34,6 +37,8 @@ func TestExplainSaysHowCustomConditionsBearOnReady(t *testing.T) {
 		"AuditPending": "declared by the RGD with negative polarity: True is bad; does not count toward Ready",
 		"Pressure":     "declared by the RGD with negative polarity: True is bad; counts toward Ready: while it is True, Ready is not True",
 		"Serving":      "computed by an expression of the RGD (runtime.newCondition); does not count toward Ready",
+		"Crowded":      "declared by the RGD with negative polarity",
+		"Later":        "computed by an expression of the RGD",
 	}
 	got := explainConditions("Gated/g", inst, custom, time.Now())
 	if len(got) != len(want) {
@@ -44,8 +49,10 @@ func TestExplainSaysHowCustomConditionsBearOnReady(t *testing.T) {
 			t.Errorf("%s means %q; want it to say %q", c.Type, c.Meaning, want[c.Type])
 		}
 		// Built-in reasons are explained on built-in conditions, True
-		// ones too; a custom condition's reason is its author's.
-		if hasMeaning := c.ReasonMeaning != ""; hasMeaning != (c.Type == "Placed") {
+		// ones too; a custom condition's reason is its author's, but for
+		// the one kro-agent gives a declared condition it could not
+		// evaluate.
+		if hasMeaning := c.ReasonMeaning != ""; hasMeaning != (c.Type == "Placed" || c.Type == "Crowded") {
 			t.Errorf("%s (reason %s) has the reason meaning %q", c.Type, c.Reason, c.ReasonMeaning)
 		}
 		if c.Stale != (c.Type == "Pressure") {

@@ -213,7 +213,11 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	r.markProgress(status)
 	projected, projErr := resolve.Status(s.graph, r.scope)
 	for _, c := range resolve.Conditions(s.graph, r.scope) {
-		status.PropagateCustomCondition(c.Condition.Type, c.Status, c.Condition.Reason, c.Message)
+		if c.Status == nil {
+			status.MarkCustomConditionUnknown(c.Condition.Type, c.Pending, c.Message)
+		} else {
+			status.PropagateCustomCondition(c.Condition.Type, *c.Status, c.Condition.Reason, c.Message)
+		}
 	}
 	computed, complete, condErr := resolve.ComputedConditions(s.graph, r.scope, status.Conditions)
 	status.PropagateComputedConditions(computed, complete, s.graph.Declares)

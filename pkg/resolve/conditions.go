@@ -12,10 +12,12 @@ import (
 )
 
 // ConditionValue is a custom condition as evaluated: Status nil when its
-// expression cannot be evaluated yet.
+// expression cannot be evaluated, Pending when that is because an input is
+// not there yet (Message says which, or how it failed).
 type ConditionValue struct {
 	Condition *graph.CustomCondition
 	Status    *bool
+	Pending   bool
 	Message   string
 }
 
@@ -27,8 +29,12 @@ func Conditions(g *graph.Graph, s *Scope) []ConditionValue {
 		v, err := Eval(c.Status, s)
 		if b, ok := v.(bool); err == nil && ok {
 			cv.Status = &b
+		} else if errors.Is(err, ErrPending) {
+			cv.Message, cv.Pending = err.Error(), true
 		} else if err != nil {
-			cv.Message = err.Error()
+			cv.Message = fmt.Sprintf("status ${%s}: %v", c.Status.Source, err)
+		} else {
+			cv.Message = fmt.Sprintf("status ${%s} gave %v, not true or false", c.Status.Source, v)
 		}
 		if c.Message != nil && cv.Status != nil {
 			if m, ok, err := FieldValue(c.Message, s); err == nil && ok {

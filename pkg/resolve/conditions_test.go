@@ -2,10 +2,12 @@ package resolve
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // An RGD written for upstream kro v0.9, with its conditions as
@@ -98,6 +100,52 @@ func TestComputedConditions(t *testing.T) {
 		}
 		if errors.Is(err, ErrPending) || len(got) != 2 {
 			t.Errorf("type %s: the other conditions must still be given: %+v", typ, got)
+		}
+	}
+}
+
+// A declared condition whose expression cannot be evaluated tells whether
+// it waits for its input (a resource not observed, a field not set yet) or
+// failed on it: the two are reported with different reasons.
+func TestDeclaredConditionsTellWaitingFromFailing(t *testing.T) {
+	g := compileRGD(t, `
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Crowd
+    spec: {}
+    status:
+      conditions:
+      - type: Crowded
+        status: "${int(cm.data.count) > 3}"
+        reason: TooMany
+        message: "${'count is ' + cm.data.count}"
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}"}
+`)
+	for _, tc := range []struct {
+		name    string
+		data    string // the ConfigMap's data; "" for none observed
+		status  *bool
+		pending bool
+		message string
+	}{
+		{name: "not observed", pending: true, message: "cm is not observed"},
+		{name: "count not set", data: `{}`, pending: true, message: "no such key: count"},
+		{name: "count not a number", data: `{count: many}`, message: "status ${int(cm.data.count) > 3}: type conversion error"},
+		{name: "count set", data: `{count: "5"}`, status: ptr.To(true), message: "count is 5"},
+	} {
+		s := NewScope(g, obj(t, `{metadata: {name: c}, spec: {}}`))
+		if tc.data != "" {
+			s.Observe(g.Node("cm"), obj(t, `{metadata: {name: c}, data: `+tc.data+`}`))
+		}
+		got := Conditions(g, s)
+		if len(got) != 1 || !reflect.DeepEqual(got[0].Status, tc.status) || got[0].Pending != tc.pending || !strings.Contains(got[0].Message, tc.message) {
+			t.Errorf("%s: %+v, want status %v, pending %v, a message containing %q", tc.name, got, ptr.Deref(tc.status, false), tc.pending, tc.message)
 		}
 	}
 }

@@ -46,6 +46,14 @@ spec:
         status: ${!has(gate.data.audited)}
         polarity: Negative
         countsTowardReady: false
+      - type: Sealed
+        status: ${has(secret.data)}
+        reason: SecretChecked
+        countsTowardReady: false
+      - type: Numbered
+        status: ${int(gate.data.purpose) > 0}
+        reason: PurposeCounted
+        countsTowardReady: false
   resources:
   - id: gate
     template:
@@ -88,6 +96,15 @@ func TestReadinessGating(t *testing.T) {
 			if c := condition(inst, "GateOpen"); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "GateChecked" || c.Message != "gate says nothing" {
 				t.Errorf("custom condition GateOpen = %+v", c)
 			}
+			// Conditions whose expressions give no status say why in a
+			// reason of kro-agent's, not in the one the RGD gives.
+			if c := condition(inst, "Sealed"); c == nil || c.Status != metav1.ConditionUnknown || c.Reason != v1alpha1.ReasonWaitingForInput || c.Message != "secret is not observed: input not available yet" {
+				t.Errorf("custom condition Sealed, before the Secret exists = %+v", c)
+			}
+			if c := condition(inst, "Numbered"); c == nil || c.Status != metav1.ConditionUnknown || c.Reason != v1alpha1.ReasonEvaluationFailed ||
+				!strings.HasPrefix(c.Message, "status ${int(gate.data.purpose) > 0}: type conversion error") {
+				t.Errorf("custom condition Numbered, failing on the gate's purpose = %+v", c)
+			}
 			if st, _, _ := unstructured.NestedString(inst.Object, "status", "state"); st != string(v1alpha1.InstanceInProgress) {
 				t.Errorf("state = %s, want IN_PROGRESS", st)
 			}
@@ -114,6 +131,9 @@ func TestReadinessGating(t *testing.T) {
 			// Ready is written as authored (True is bad) and Ready stays True.
 			if c := condition(inst, "AuditPending"); c == nil || c.Status != metav1.ConditionTrue {
 				t.Errorf("custom condition AuditPending = %+v", c)
+			}
+			if c := condition(inst, "Sealed"); c == nil || c.Status != metav1.ConditionTrue || c.Reason != "SecretChecked" {
+				t.Errorf("custom condition Sealed, once the Secret exists = %+v", c)
 			}
 			if got, _, _ := unstructured.NestedString(inst.Object, "status", "secretName"); got != "g-secret" {
 				t.Errorf("status.secretName = %q", got)

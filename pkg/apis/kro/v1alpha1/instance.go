@@ -48,6 +48,7 @@ const (
 	ReasonResourceNotReady  = "ResourceNotReady"
 	ReasonResourceDeleting  = "ResourceDeleting"
 	ReasonWaitingForInput   = "WaitingForDependency"
+	ReasonEvaluationFailed  = "EvaluationFailed"
 	ReasonFieldUnset        = "InstanceFieldUnset"
 	ReasonApplyFailed       = "ApplyFailed"
 	ReasonSuspended         = "Suspended"
@@ -220,20 +221,27 @@ func (s *InstanceStatus) MarkClusterNotReady(msg string) {
 	s.manager.MarkFalse(ConditionResourcesReady, ReasonClusterNotReady, "%s", msg)
 }
 
-// PropagateCustomCondition writes an RGD-declared condition as evaluated:
-// status nil means its expression could not be evaluated yet (Unknown).
-func (s *InstanceStatus) PropagateCustomCondition(condType string, status *bool, reason, message string) {
-	switch {
-	case status == nil:
-		if reason == "" {
-			reason = "Pending"
-		}
-		s.manager.MarkUnknown(condType, reason, "%s", message)
-	case *status:
+// PropagateCustomCondition writes an RGD-declared condition as its
+// expression evaluated, with the reason the RGD gives it.
+func (s *InstanceStatus) PropagateCustomCondition(condType string, status bool, reason, message string) {
+	if status {
 		s.manager.MarkTrue(condType, reason, "%s", message)
-	default:
+	} else {
 		s.manager.MarkFalse(condType, reason, "%s", message)
 	}
+}
+
+// MarkCustomConditionUnknown records that an RGD-declared condition's
+// expression could not be evaluated: waiting when an input it reads is not
+// there yet, else because it failed, as message says. The RGD's reason
+// names what the expression found, so it is not given to a condition
+// whose expression found nothing.
+func (s *InstanceStatus) MarkCustomConditionUnknown(condType string, waiting bool, message string) {
+	reason := ReasonEvaluationFailed
+	if waiting {
+		reason = ReasonWaitingForInput
+	}
+	s.manager.MarkUnknown(condType, reason, "%s", message)
 }
 
 // PropagateComputedConditions writes the conditions an RGD computes with

@@ -50,3 +50,30 @@ func TestReadyInstanceConditionsReadAsKros(t *testing.T) {
 		t.Errorf("state = %s, want %s", s.State, InstanceActive)
 	}
 }
+
+// A declared condition carries the RGD's reason only with the status its
+// expression gave; one that could not be evaluated says why in its own.
+func TestCustomConditionReasons(t *testing.T) {
+	var s InstanceStatus
+	s.Manage(InstanceConditions, 1)
+	reasonOf := func(condType string) string {
+		for _, c := range s.Conditions {
+			if c.Type == condType {
+				return string(c.Status) + " " + c.Reason
+			}
+		}
+		return "none"
+	}
+	s.MarkCustomConditionUnknown("Crowded", true, "cm is not observed: input not available yet")
+	if got := reasonOf("Crowded"); got != "Unknown WaitingForDependency" {
+		t.Errorf("waiting for its input: %s", got)
+	}
+	s.MarkCustomConditionUnknown("Crowded", false, "status ${int(cm.data.count) > 3}: type conversion error")
+	if got := reasonOf("Crowded"); got != "Unknown EvaluationFailed" {
+		t.Errorf("failed: %s", got)
+	}
+	s.PropagateCustomCondition("Crowded", true, "TooMany", "count is 5")
+	if got := reasonOf("Crowded"); got != "True TooMany" {
+		t.Errorf("evaluated: %s", got)
+	}
+}
