@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // marker is one `key=value` annotation after the `|` of a field.
@@ -93,6 +95,9 @@ func parseMarkers(s string) ([]marker, error) {
 			}
 			if strings.HasPrefix(key, "|") {
 				return nil, errors.New(`a second "|": the markers all follow the first, separated by spaces, as in integer | minimum=1 default=2`)
+			}
+			if meant, ok := spelling.Closest(key, knownMarkers); ok {
+				return nil, fmt.Errorf("unknown marker %q: did you mean %s? (known markers: %s)", key, meant, strings.Join(knownMarkers, ", "))
 			}
 			return nil, fmt.Errorf("unknown marker %q (known markers: %s)", key, strings.Join(knownMarkers, ", "))
 		}

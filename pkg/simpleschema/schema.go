@@ -11,6 +11,8 @@ import (
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // Built-in type names of SimpleSchema.
@@ -164,8 +166,31 @@ func (b *builder) typeSchema(typ string, path *field.Path) (*extv1.JSONSchemaPro
 		}
 		return s.DeepCopy(), nil
 	}
-	return nil, fmt.Errorf("unknown type %q (built-in types: string, integer, boolean, float, object, []T, map[string]T%s)",
-		typ, customTypeList(b.types))
+	return nil, fmt.Errorf("unknown type %q%s (built-in types: string, integer, boolean, float, object, []T, map[string]T%s)",
+		typ, b.meantType(typ), customTypeList(b.types))
+}
+
+// otherNames are the names other schema languages give SimpleSchema's
+// types, and what to write instead.
+var otherNames = map[string]string{
+	"int": TypeInteger, "int32": TypeInteger, "int64": TypeInteger,
+	"bool": TypeBoolean, "str": TypeString,
+	"number": TypeFloat, "double": TypeFloat, "float64": TypeFloat,
+	"array": "[]T", "list": "[]T", "map": "map[string]T", "dict": "map[string]T",
+}
+
+// meantType suggests the type an unknown type name stands for: a built-in
+// or custom type it misspells, or SimpleSchema's name for a type it names
+// as another language does. "" when none is near.
+func (b *builder) meantType(typ string) string {
+	if name, ok := otherNames[strings.ToLower(typ)]; ok {
+		return fmt.Sprintf(": SimpleSchema calls it %s", name)
+	}
+	names := append([]string{TypeString, TypeInteger, TypeBoolean, TypeFloat, TypeObject}, slices.Sorted(maps.Keys(b.types))...)
+	if name, ok := spelling.Closest(typ, names); ok {
+		return fmt.Sprintf(": did you mean %s?", name)
+	}
+	return ""
 }
 
 // resolveType builds a named custom type once, reporting cycles.

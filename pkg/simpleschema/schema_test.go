@@ -102,8 +102,11 @@ func TestBuildErrors(t *testing.T) {
 		// Not a value that can hold spaces: no advice to quote it.
 		{"word after a number", `{a: "integer | minimum=1 most"}`, ``, "spec.schema.spec.a", `unknown marker "most" (known markers:`},
 		{"unterminated quote", `{a: "string | description=\"oops"}`, ``, "spec.schema.spec.a", `unterminated`},
-		{"unknown type", `{a: strin}`, ``, "spec.schema.spec.a", `unknown type "strin"`},
-		{"unknown element type", `{a: "[]Widget"}`, `{Port: integer}`, "spec.schema.spec.a", `unknown type "Widget"`},
+		{"unknown type", `{a: strin}`, ``, "spec.schema.spec.a", `unknown type "strin": did you mean string? (built-in types:`},
+		{"unknown element type", `{a: "[]Widget"}`, `{Port: integer}`, "spec.schema.spec.a", `unknown type "Widget" (built-in types:`},
+		{"misspelt custom type", `{a: "[]Prot"}`, `{Port: integer}`, "spec.schema.spec.a", `unknown type "Prot": did you mean Port?`},
+		{"another language's type", `{a: "map[string]int"}`, ``, "spec.schema.spec.a", `unknown type "int": SimpleSchema calls it integer (built-in types:`},
+		{"misspelt marker", `{a: "integer | minimun=1"}`, ``, "spec.schema.spec.a", `unknown marker "minimun": did you mean minimum? (known markers:`},
 		{"map with int keys", `{a: "map[int]string"}`, ``, "spec.schema.spec.a", `map keys must be string`},
 		{"map without bracket", `{a: "map[string"}`, ``, "spec.schema.spec.a", `missing ]`},
 		{"bad integer default", `{a: "integer | default=three"}`, ``, "spec.schema.spec.a", `bad default: "three" is not an integer`},
