@@ -546,6 +546,8 @@ func (c *cluster) externalRows(ctx context.Context, n *graph.Node, scope *resolv
 			return []Row{row}
 		}
 		c.noteList(watchedList{gvr: n.Kind.GVR(), namespace: target.Namespace, selector: target.Selector.String(), seen: seenOf(list.Items)})
+		// What reads it renders from it, as the agent renders it.
+		scope.Observe(n, typedItems(n, list.Items))
 		if len(list.Items) == 0 {
 			row.Reason = fmt.Sprintf("external; nothing matches the selector %q", target.Selector)
 			return []Row{row}
@@ -569,7 +571,18 @@ func (c *cluster) externalRows(ctx context.Context, n *graph.Node, scope *resolv
 		return []Row{row}
 	}
 	c.noteObject(n.Kind.GVR(), target.Namespace, target.Name, u)
+	scope.Observe(n, resolve.Typed(n, u.Object))
 	return []Row{externalObjectRow(row, n, u, scope)}
+}
+
+// typedItems are the objects an externalRef's selector matched, as the
+// expressions that read it see them.
+func typedItems(n *graph.Node, objs []unstructured.Unstructured) []any {
+	items := make([]any, 0, len(objs))
+	for i := range objs {
+		items = append(items, resolve.Typed(n, objs[i].Object))
+	}
+	return items
 }
 
 func externalObjectRow(row Row, n *graph.Node, u *unstructured.Unstructured, scope *resolve.Scope) Row {

@@ -458,6 +458,14 @@ func TestExternalRef(t *testing.T) {
 				!strings.Contains(out, "kro-agent reads it and never creates it") {
 				t.Errorf("why-not-ready of an instance waiting for its externalRef: %v\n%s", err, out)
 			}
+			// dry-run reads the external object as the agent does: missing,
+			// it is waited for, and so is what reads it.
+			billing := fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ConfiguredApp, metadata: {name: billing, namespace: %s}, spec: {name: billing}}", ns)
+			plan := dryRunPlan(t, cfg, billing)
+			if len(plan) != 2 || plan[0].Action != plugin.ActionPending || plan[0].Name != "platform-settings" || !strings.Contains(plan[0].Reason, "does not exist yet") ||
+				plan[1].Action != plugin.ActionPending {
+				t.Errorf("dry-run while the external object does not exist: %+v", plan)
+			}
 			return ctx
 		}).
 		Assess("once it exists, the dependent reads it; the external object is untouched", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -474,6 +482,12 @@ func TestExternalRef(t *testing.T) {
 			now := c.mustGet(t, "v1", "ConfigMap", ns, "platform-settings")
 			if now.GetResourceVersion() != ext.GetResourceVersion() || len(now.GetLabels()) != 0 {
 				t.Errorf("the external object was written: rv %s -> %s, labels %v", ext.GetResourceVersion(), now.GetResourceVersion(), now.GetLabels())
+			}
+			// dry-run renders what reads it from what it holds: the
+			// instance as it is changes nothing.
+			plan := dryRunPlan(t, cfg, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ConfiguredApp, metadata: {name: billing, namespace: %s}, spec: {name: billing}}", ns))
+			if len(plan) != 2 || plan[0].Action != plugin.ActionUnchanged || plan[0].Name != "platform-settings" || plan[1].Action != plugin.ActionUnchanged {
+				t.Errorf("dry-run of the instance as it is: %+v", plan)
 			}
 			// Nothing but the watch of external objects brings the instance
 			// back: the agent polls only while it waits for one.
