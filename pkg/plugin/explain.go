@@ -43,6 +43,7 @@ var reasonMeanings = map[string]string{
 	v1alpha1.ReasonBreakingChange:       "the RGD's new schema would break stored instances; it is applied once none is left, or at once if the RGD is annotated to force it",
 	v1alpha1.ReasonKindPending:          "work in progress: nothing has reported a result yet (for KindReady: the CRD is not established yet)",
 	v1alpha1.ReasonNotServing:           "instances of the kind are not being reconciled",
+	v1alpha1.ReasonKindNotWatched:       "kro-agent cannot list a kind the graph manages (its role does not grant it, most often), so it cannot see those objects: nothing is applied, pruned or deleted for an instance until it can; the message says what to grant",
 	v1alpha1.ReasonStaysPlaced:          "the instance's region label changed after it was placed; it stays on its cluster, where its resources are (delete and create it again to move it)",
 }
 

@@ -219,6 +219,9 @@ func rgdNotActive(rgd *v1alpha1.ResourceGraphDefinition, graphErr error) *Diagno
 	for _, cond := range rgd.Status.Conditions {
 		if cond.Type != v1alpha1.ConditionReady && cond.Status != metav1.ConditionTrue {
 			d.Details = append(d.Details, conditionLine(cond))
+			if cond.Type == v1alpha1.ConditionControllerReady && cond.Reason == v1alpha1.ReasonKindNotWatched {
+				d.Advice = "grant kro-agent the kind named above, as the message says (the RGD is fine); kro-agent lists it again within half a minute, and its instances resume then"
+			}
 			if cond.Type == v1alpha1.ConditionGraphAccepted && graph.MissingKind(cond.Message) {
 				d.Advice = "install the CRD of the kind named above (kro-agent compiles the RGD again when a CRD of its group comes), or change the RGD not to use it; instances resume once it is Active"
 			}

@@ -74,3 +74,17 @@ func TestBreakingChangeAdvice(t *testing.T) {
 		}
 	}
 }
+
+// An RGD whose kind the agent may not list is fixed by a grant, not by an
+// edit of the RGD.
+func TestKindNotWatchedAdvice(t *testing.T) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	rgd.Name = "budgets"
+	rgd.Status.State = v1alpha1.StateInactive
+	rgd.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionControllerReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonKindNotWatched,
+		Message: "serving instances of kro.run/v1alpha1 Budget, but kro-agent may not list poddisruptionbudgets.policy in the local cluster"}}
+	d := rgdNotActive(rgd, nil)
+	if !strings.HasPrefix(d.Advice, "grant kro-agent the kind named above") || len(d.Details) != 1 || !strings.Contains(d.Details[0], "poddisruptionbudgets.policy") {
+		t.Errorf("diagnosis %+v", d)
+	}
+}

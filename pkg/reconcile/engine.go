@@ -133,6 +133,9 @@ type Engine struct {
 	// lastInstanceGone, when set, is told the RGD whose kind's last stored
 	// instance was deleted, while it asked to be told (TellWhenEmpty).
 	lastInstanceGone func(rgdName string)
+	// kindListChanged, when set, is told the RGDs of a kind the agent
+	// could not list in the local cluster, and that it has listed since.
+	kindListChanged func(rgdName string)
 }
 
 // NewEngine returns an engine; Start runs it.
@@ -170,7 +173,15 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		return nil, err
 	}
 	e.local.admission.observe = opts.OnAdmissionChanged
-	e.local.managed = newManagedInformers(informers, e.routeManaged(""))
+	e.local.managed = newManagedInformers(informers, e.routeManaged(""), e.enqueue)
+	e.local.managed.listChanged = func(gvr schema.GroupVersionResource) {
+		if e.kindListChanged == nil {
+			return
+		}
+		for _, name := range e.local.managed.using(gvr) {
+			e.kindListChanged(name)
+		}
+	}
 	if opts.Clusters != nil {
 		opts.Clusters.Watch(e.clusterChanged)
 	}
@@ -427,6 +438,12 @@ func (e *Engine) emptyLocked(gvk schema.GroupVersionKind) (string, bool) {
 	return s.rgdName, inf.HasSynced() && len(inf.GetStore().ListKeys()) == 0
 }
 
+// Unlisted says which kind an RGD's graph manages the agent fails to list
+// in the local cluster, and why; nil when it lists them all.
+func (e *Engine) Unlisted(rgdName string) error {
+	return e.local.managed.unlisted(rgdName, e.local)
+}
+
 func (e *Engine) enqueue(key InstanceKey) { e.queue.Add(key) }
 
 // retryRefused tries an instance refused by admission again once a change
@@ -580,13 +597,20 @@ type result struct {
 // waitForSync waits briefly for an informer; reconciling from a cache that
 // has not synced would mistake missing objects for deleted ones.
 func waitForSync(ctx context.Context, informers ...cache.SharedIndexInformer) bool {
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	return waitUntil(ctx, func() bool {
 		for _, inf := range informers {
 			if !inf.HasSynced() {
-				return false, nil
+				return false
 			}
 		}
-		return true, nil
+		return true
+	})
+}
+
+// waitUntil waits briefly for done to hold, and tells whether it did.
+func waitUntil(ctx context.Context, done func() bool) bool {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return done(), nil
 	})
 	return err == nil
 }

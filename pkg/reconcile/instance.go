@@ -189,6 +189,11 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	}
 
 	if err := r.waitForManagedInformers(ctx); err != nil {
+		if unlisted := (*unlistedKindError)(nil); errors.As(err, &unlisted) {
+			status.MarkKindNotWatched(err.Error())
+			status.ComputeState(false, true)
+			return result{}, errors.Join(err, r.writeStatus(ctx, status, nil))
+		}
 		return result{}, err
 	}
 	for _, n := range r.g.Nodes {
@@ -658,15 +663,27 @@ func (r *run) waitsMessage() string {
 	return fmt.Sprintf("%s waits for %s to be ready", r.waits.node, r.waits.dependency)
 }
 
-// waitForManagedInformers waits for the caches the run reads from.
+// waitForManagedInformers waits for the caches the run reads from. One
+// whose informer fails to list its kind (the agent's role does not grant
+// it, most often) is an unlistedKindError at once, and the instance is
+// reconciled again as soon as the informer has listed it.
 func (r *run) waitForManagedInformers(ctx context.Context) error {
 	for _, n := range r.g.Nodes {
 		if !n.IsManaged() {
 			continue
 		}
-		inf, ok := r.t.managed.informer(n.Kind.GVR())
-		if ok && !waitForSync(ctx, inf) {
-			return fmt.Errorf("the cache of %s in %s has not synced", n.Kind.GVR().GroupResource(), r.t)
+		gvr := n.Kind.GVR()
+		inf, ok := r.t.managed.informer(gvr)
+		if !ok {
+			continue
+		}
+		synced := waitUntil(ctx, func() bool { return inf.HasSynced() || r.t.managed.listFailure(gvr) != nil })
+		if err := r.t.managed.listFailure(gvr); err != nil {
+			r.t.managed.awaitSync(gvr, r.key)
+			return &unlistedKindError{resource: gvr.GroupResource(), where: r.t, err: err}
+		}
+		if !synced {
+			return fmt.Errorf("the cache of %s in %s has not synced", gvr.GroupResource(), r.t)
 		}
 	}
 	return nil

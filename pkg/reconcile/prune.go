@@ -74,6 +74,13 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	}
 	r.t.watch(r.s.graph)
 	if err := r.waitForManagedInformers(ctx); err != nil {
+		if unlisted := (*unlistedKindError)(nil); errors.As(err, &unlisted) {
+			// Its objects of that kind cannot be found: removing the
+			// finalizer now could leave them behind.
+			status.MarkDeleting(fmt.Sprintf("the instance's resources are deleted once they can be found: %v", err))
+			status.ComputeState(true, false)
+			return result{}, errors.Join(err, r.writeStatus(ctx, status, nil))
+		}
 		return result{}, err
 	}
 	if err := r.recordedKnown(ctx); err != nil {

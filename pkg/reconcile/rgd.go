@@ -116,6 +116,7 @@ func (r *RGDReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.schemas = newSchemaChanges()
 	r.Engine.kindNotServed = r.kindNotServed
 	r.Engine.lastInstanceGone = r.lastInstanceGone
+	r.Engine.kindListChanged = r.enqueue
 	r.Engine.local.crds = r.CRDs
 	// Name validation guards metrics against two controllers of one name
 	// in a process; an agent restarted in-process (tests) is one controller.
@@ -360,6 +361,11 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	if err := r.Engine.Serve(rgd, g); err != nil {
 		status.MarkNotServing(gen, err.Error())
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	if err := r.Engine.Unlisted(rgd.Name); err != nil {
+		// The engine queues the RGD again once the kind is listed.
+		status.MarkServingBlind(gen, g.Instance, err)
+		return ctrl.Result{}, nil
 	}
 	status.MarkServing(gen, g.Instance)
 	return ctrl.Result{}, nil

@@ -138,7 +138,7 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 		crds:       kinds.NewCRDs(meta),
 		schemas:    newSchemaChanges(),
 	}
-	t.managed = newManagedInformers(informers, onEvent(e.Name))
+	t.managed = newManagedInformers(informers, onEvent(e.Name), enqueue)
 	return t, nil
 }
 

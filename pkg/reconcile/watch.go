@@ -1,8 +1,15 @@
 package reconcile
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -20,6 +27,22 @@ const indexInstance = "kro.run/instance-id"
 type watched struct {
 	informer cache.SharedIndexInformer
 	stop     chan struct{}
+	// listErr is the last error listing or watching the kind: while the
+	// informer has not synced, what keeps its cache empty (the agent's
+	// role not granting the kind, most often).
+	listErr atomic.Pointer[error]
+}
+
+// notSynced is why the informer has not listed its objects yet: the last
+// error listing them, nil while none was seen.
+func (x *watched) notSynced() error {
+	if x.informer.HasSynced() {
+		return nil
+	}
+	if err := x.listErr.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
 
 // managedInformers are the informers of one cluster's managed kinds: one
@@ -43,6 +66,13 @@ type managedInformers struct {
 	// managed counts the graphs managing each kind.
 	graphs  map[string]sets.Set[schema.GroupVersionResource]
 	managed map[schema.GroupVersionResource]int
+	// awaiting are the instances that could not be reconciled because
+	// the informer of a kind could not list it, to retry once it has.
+	awaiting map[schema.GroupVersionResource]sets.Set[InstanceKey]
+	enqueue  func(InstanceKey)
+	// listChanged, when set, is told of a kind whose informer first failed
+	// to list it, and of one that has listed it after failing to.
+	listChanged func(gvr schema.GroupVersionResource)
 }
 
 // managedHandler is told of every event on a managed object: obj is the
@@ -50,11 +80,12 @@ type managedInformers struct {
 // for an update, the object as it was.
 type managedHandler func(gvr schema.GroupVersionResource, before, obj any, deleted bool)
 
-func newManagedInformers(client *heldClient, onEvent managedHandler) *managedInformers {
-	return &managedInformers{client: client, onEvent: onEvent,
-		byGVR:   map[schema.GroupVersionResource]*watched{},
-		graphs:  map[string]sets.Set[schema.GroupVersionResource]{},
-		managed: map[schema.GroupVersionResource]int{},
+func newManagedInformers(client *heldClient, onEvent managedHandler, enqueue func(InstanceKey)) *managedInformers {
+	return &managedInformers{client: client, onEvent: onEvent, enqueue: enqueue,
+		byGVR:    map[schema.GroupVersionResource]*watched{},
+		graphs:   map[string]sets.Set[schema.GroupVersionResource]{},
+		managed:  map[schema.GroupVersionResource]int{},
+		awaiting: map[schema.GroupVersionResource]sets.Set[InstanceKey]{},
 	}
 }
 
@@ -112,6 +143,12 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 		w.client.listWatch(gvr, func(o *metav1.ListOptions) { o.LabelSelector = managedSelector }),
 		&heldObject{}, 0, cache.Indexers{indexInstance: byInstanceID})
 	x := &watched{informer: inf, stop: make(chan struct{})}
+	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		if first := x.listErr.Swap(&err) == nil; first && !inf.HasSynced() && w.listChanged != nil {
+			w.listChanged(gvr)
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onEvent(gvr, nil, obj, false) },
 		UpdateFunc: func(before, obj any) { w.onEvent(gvr, before, obj, false) },
@@ -124,6 +161,9 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 	go func() {
 		if cache.WaitForCacheSync(x.stop, inf.HasSynced) {
 			w.synced(gvr, x)
+			if x.listErr.Load() != nil && w.listChanged != nil {
+				w.listChanged(gvr)
+			}
 		}
 	}()
 	w.byGVR[gvr] = x
@@ -136,6 +176,10 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 func (w *managedInformers) synced(gvr schema.GroupVersionResource, x *watched) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	for key := range w.awaiting[gvr] {
+		w.enqueue(key)
+	}
+	delete(w.awaiting, gvr)
 	w.retireLocked(gvr, x)
 	for other, y := range w.byGVR {
 		if other != gvr && other.GroupResource() == gvr.GroupResource() {
@@ -186,6 +230,65 @@ func (w *managedInformers) informer(gvr schema.GroupVersionResource) (cache.Shar
 		return nil, false
 	}
 	return x.informer, true
+}
+
+// listFailure is why the informer of gvr has not listed its objects, once
+// listing them failed; nil when it has, when it is not running, or while
+// no attempt failed.
+func (w *managedInformers) listFailure(gvr schema.GroupVersionResource) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	x, ok := w.byGVR[gvr]
+	if !ok {
+		return nil
+	}
+	return x.notSynced()
+}
+
+// unlisted is the first kind (by name) the graph of rgdName manages whose
+// informer fails to list it, as an unlistedKindError for where; nil when
+// it can list them all.
+func (w *managedInformers) unlisted(rgdName string, where *target) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	gvrs := w.graphs[rgdName].UnsortedList()
+	slices.SortFunc(gvrs, func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) })
+	for _, gvr := range gvrs {
+		if x, ok := w.byGVR[gvr]; ok {
+			if err := x.notSynced(); err != nil {
+				return &unlistedKindError{resource: gvr.GroupResource(), where: where, err: err}
+			}
+		}
+	}
+	return nil
+}
+
+// using names the RGDs whose graphs manage gvr.
+func (w *managedInformers) using(gvr schema.GroupVersionResource) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var names []string
+	for name, kinds := range w.graphs {
+		if kinds.Has(gvr) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// awaitSync records that key waits for the informer of gvr to list its
+// objects, to be reconciled again as soon as it has.
+func (w *managedInformers) awaitSync(gvr schema.GroupVersionResource, key InstanceKey) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if x, ok := w.byGVR[gvr]; ok && x.informer.HasSynced() {
+		w.enqueue(key)
+		return
+	}
+	if w.awaiting[gvr] == nil {
+		w.awaiting[gvr] = sets.New[InstanceKey]()
+	}
+	w.awaiting[gvr].Insert(key)
 }
 
 // held returns the informer's object at key, if it has one.
@@ -327,3 +430,32 @@ func byInstanceID(obj any) ([]string, error) {
 	}
 	return nil, nil
 }
+
+// unlistedKindError is a kind of an instance's graph whose informer cannot
+// list it: the instance's objects of that kind cannot be seen, so nothing
+// of the graph is applied, pruned or deleted until it can.
+type unlistedKindError struct {
+	resource schema.GroupResource
+	where    *target
+	err      error
+}
+
+func (e *unlistedKindError) Error() string {
+	// The API server's own message, without the reflector's "failed to
+	// list *reconcile.heldObject" before it.
+	why := e.err.Error()
+	if status := apierrors.APIStatus(nil); errors.As(e.err, &status) {
+		why = status.Status().Message
+	}
+	if !apierrors.IsForbidden(e.err) {
+		return fmt.Sprintf("listing %s in %s fails, so kro-agent cannot see the objects of that kind it manages: %s", e.resource, e.where, why)
+	}
+	grant := `in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`
+	if e.where.cluster != "" {
+		grant = "to the identity of the kubeconfig Cluster " + e.where.cluster + " is registered with"
+	}
+	return fmt.Sprintf("kro-agent may not list %s in %s, so it cannot see the objects of that kind it manages: %s; grant get, list, watch, create, update, patch and delete on %s %s",
+		e.resource, e.where, why, e.resource, grant)
+}
+
+func (e *unlistedKindError) Unwrap() error { return e.err }

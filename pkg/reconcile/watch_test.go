@@ -1,9 +1,16 @@
 package reconcile
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
@@ -51,7 +58,72 @@ func unreachableInformers(t *testing.T) *managedInformers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newManagedInformers(client, func(schema.GroupVersionResource, any, any, bool) {})
+	w := newManagedInformers(client, func(schema.GroupVersionResource, any, any, bool) {}, func(InstanceKey) {})
 	t.Cleanup(w.stopAll)
 	return w
+}
+
+// An informer whose lists the API server refuses says why, and keeps the
+// instances that wait for it to retry them once it has listed its kind.
+func TestInformerThatCannotListSaysWhy(t *testing.T) {
+	refusing := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		rw.WriteHeader(http.StatusForbidden)
+		_, _ = rw.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,` +
+			`"message":"configmaps is forbidden: User \"agent\" cannot list resource \"configmaps\""}`))
+	}))
+	t.Cleanup(refusing.Close)
+	client, err := newHeldClient(&rest.Config{Host: refusing.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var enqueued []InstanceKey
+	w := newManagedInformers(client, func(schema.GroupVersionResource, any, any, bool) {}, func(k InstanceKey) { enqueued = append(enqueued, k) })
+	t.Cleanup(w.stopAll)
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	if err := w.listFailure(gvr); err != nil {
+		t.Fatalf("a kind not watched has a list failure: %v", err)
+	}
+	w.watch(gvr)
+	if !waitUntil(context.Background(), func() bool { err = w.listFailure(gvr); return err != nil }) {
+		t.Fatal("no list failure from an API server that refuses every list")
+	}
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot list resource "configmaps"`) {
+		t.Errorf("list failure %q is not the API server's refusal", err)
+	}
+	key := InstanceKey{Namespace: "ns", Name: "a"}
+	w.awaitSync(gvr, key)
+	if len(enqueued) != 0 || !w.awaiting[gvr].Has(key) {
+		t.Errorf("an instance waiting for a kind that cannot be listed: enqueued %v, awaiting %v", enqueued, w.awaiting[gvr])
+	}
+}
+
+func TestUnlistedKindErrorSaysWhatToGrant(t *testing.T) {
+	rb := schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}
+	forbidden := fmt.Errorf("failed to list *reconcile.heldObject: %w", apierrors.NewForbidden(rb, "", errors.New(`User "system:serviceaccount:kro-system:kro-agent" cannot list resource "rolebindings"`)))
+	local := &unlistedKindError{resource: rb, where: &target{}, err: forbidden}
+	msg := local.Error()
+	for _, want := range []string{
+		"kro-agent may not list rolebindings.rbac.authorization.k8s.io in the local cluster",
+		`cannot list resource "rolebindings"`,
+		`grant get, list, watch, create, update, patch and delete on rolebindings.rbac.authorization.k8s.io in a ClusterRole labelled kro.run/aggregate-to-agent: "true"`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q does not contain %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "heldObject") {
+		t.Errorf("message %q carries the reflector's words", msg)
+	}
+	if !apierrors.IsForbidden(local) {
+		t.Error("the error does not unwrap to the API server's")
+	}
+	remote := &unlistedKindError{resource: rb, where: &target{cluster: "eu-west-1"}, err: forbidden}
+	if msg := remote.Error(); !strings.Contains(msg, "in cluster eu-west-1") || !strings.Contains(msg, "to the identity of the kubeconfig Cluster eu-west-1 is registered with") {
+		t.Errorf("remote message %q", msg)
+	}
+	other := &unlistedKindError{resource: rb, where: &target{}, err: errors.New("conversion webhook for rolebindings failed")}
+	if msg := other.Error(); msg != "listing rolebindings.rbac.authorization.k8s.io in the local cluster fails, so kro-agent cannot see the objects of that kind it manages: conversion webhook for rolebindings failed" {
+		t.Errorf("message of another failure: %q", msg)
+	}
 }

@@ -33,6 +33,7 @@ const (
 	ReasonBreakingChange       = "BreakingChange"
 	ReasonServing              = "Serving"
 	ReasonNotServing           = "NotServing"
+	ReasonKindNotWatched       = "KindNotWatched"
 )
 
 // RGDConditions is the condition set of a ResourceGraphDefinition.
@@ -100,6 +101,15 @@ func (s *ResourceGraphDefinitionStatus) MarkServing(generation int64, gvk schema
 func (s *ResourceGraphDefinitionStatus) MarkServingEarlier(generation, served int64, gvk schema.GroupVersionKind) {
 	s.manage(generation).MarkTrue(ConditionControllerReady, ReasonServing,
 		"serving instances of %s %s with the graph of generation %d: generation %d is not applied (see KindReady)", gvk.GroupVersion(), gvk.Kind, served, generation)
+	s.State = StateInactive
+}
+
+// MarkServingBlind records that instances are reconciled, but a kind their
+// graph manages cannot be listed (the agent's role does not grant it, most
+// often): nothing of their graphs can be applied until it can. err names
+// the kind and why.
+func (s *ResourceGraphDefinitionStatus) MarkServingBlind(generation int64, gvk schema.GroupVersionKind, err error) {
+	s.manage(generation).MarkFalse(ConditionControllerReady, ReasonKindNotWatched, "serving instances of %s %s, but %v", gvk.GroupVersion(), gvk.Kind, err)
 	s.State = StateInactive
 }
 

@@ -186,6 +186,13 @@ func (s *InstanceStatus) MarkApplyFailed(msg string) {
 	s.manager.MarkFalse(ConditionResourcesReady, ReasonApplyFailed, "%s", msg)
 }
 
+// MarkKindNotWatched records that a kind of the graph cannot be listed, so
+// the instance's objects of that kind cannot be seen and nothing is
+// applied; msg names the kind and why.
+func (s *InstanceStatus) MarkKindNotWatched(msg string) {
+	s.manager.MarkFalse(ConditionResourcesReady, ReasonKindNotWatched, "%s", msg)
+}
+
 // MarkSuspended records that reconciliation is suspended by annotation.
 func (s *InstanceStatus) MarkSuspended() {
 	s.manager.MarkUnknown(ConditionResourcesReady, ReasonSuspended,

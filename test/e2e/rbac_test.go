@@ -1,0 +1,191 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/features"
+
+	"github.com/kro-agent/kro-agent/pkg/agent"
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/test/localcluster"
+)
+
+// budgetRGD manages a kind manifests/agent/rbac.yaml does not grant: a
+// PodDisruptionBudget, beside a ConfigMap.
+const budgetRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: budgets}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Budget
+    spec: {app: string}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-budget"}
+      data: {app: "${schema.spec.app}"}
+  - id: budget
+    template:
+      apiVersion: policy/v1
+      kind: PodDisruptionBudget
+      metadata: {name: "${config.metadata.name}"}
+      spec:
+        maxUnavailable: 1
+        selector: {matchLabels: {app: "${schema.spec.app}"}}
+`
+
+// budgetGrant grants the agent PodDisruptionBudgets, as a platform team
+// grants the kinds of its RGDs.
+const budgetGrant = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: e2e-budgets
+  labels: {kro.run/aggregate-to-agent: "true"}
+rules:
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [get, list, watch, create, update, patch, delete]
+`
+
+// The agent runs as the ServiceAccount manifests/agent ships, with its
+// roles and nothing else: what it does for the examples' kinds it may do,
+// and a kind its roles do not grant is named, with what to grant, on the
+// RGD and on the instances until it is granted.
+func TestAgentWithTheShippedRoles(t *testing.T) {
+	const ns = "shipped-roles"
+	f := features.New("the agent runs with the roles of manifests/agent").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			root, err := localcluster.RepoRoot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			manifests := filepath.Join(root, "manifests", "agent")
+			if out, err := kubectl(t, cfg, "", "apply", "--server-side", "--field-manager=e2e",
+				"-f", filepath.Join(manifests, "namespace.yaml"), "-f", filepath.Join(manifests, "rbac.yaml")); err != nil {
+				t.Fatalf("applying the agent's namespace and roles: %v\n%s", err, out)
+			}
+			admin := cfg.Client().RESTConfig()
+			core, err := kubernetes.NewForConfig(admin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			token, err := core.CoreV1().ServiceAccounts("kro-system").CreateToken(ctx, "kro-agent",
+				&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			asAgent := rest.AnonymousClientConfig(admin)
+			asAgent.BearerToken = token.Status.Token
+			stopAgentNow(t)
+			startAgentWith(t, cfg, func(o *agent.Options) { o.Config = asAgent })
+			namespace(t, newClients(t, cfg), ns)
+			return ctx
+		}).
+		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// The next test starts the agent of the suite again.
+			stopAgentNow(t)
+			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "--ignore-not-found")
+			return ctx
+		}).
+		Assess("an RGD of the kinds the roles grant serves its instances, and deletes them", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			c.waitRGDActive(t, "webapp")
+			c.apply(t, webapp(ns, "granted", ", replicas: 1"))
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "granted", v1alpha1.InstanceActive)
+			c.mustGet(t, "apps/v1", "Deployment", ns, "granted")
+			// The guard lets the agent alone change ownership labels: the
+			// cluster admin running this test is not the agent now.
+			out, err := kubectl(t, cfg, "", "-n", ns, "label", "deployment", "granted", "kro.run/instance-name=someone-else", "--overwrite")
+			if err == nil || !strings.Contains(out, "only kro-agent may change or remove it") {
+				t.Errorf("the admin's edit of an ownership label was not denied: %v\n%s", err, out)
+			}
+			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "granted")
+			eventually(t, 30*time.Second, "the instance and its Deployment to be gone", func() (bool, string) {
+				_, e1 := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "granted")
+				_, e2 := c.get(t, "apps/v1", "Deployment", ns, "granted")
+				return e1 != nil && e2 != nil, fmt.Sprintf("instance: %v; Deployment: %v", e1, e2)
+			})
+			return ctx
+		}).
+		Assess("a kind the roles do not grant is named on the RGD and its instances until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, budgetRGD)
+			const notListed = "kro-agent may not list poddisruptionbudgets.policy in the local cluster"
+			const grant = `grant get, list, watch, create, update, patch and delete on poddisruptionbudgets.policy in a ClusterRole labelled kro.run/aggregate-to-agent: "true"`
+			eventually(t, 30*time.Second, "the RGD to say which kind it cannot list", func() (bool, string) {
+				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "budgets")
+				cr := condition(rgd, v1alpha1.ConditionControllerReady)
+				return cr != nil && cr.Status == metav1.ConditionFalse && cr.Reason == v1alpha1.ReasonKindNotWatched &&
+					strings.Contains(cr.Message, notListed) && strings.Contains(cr.Message, grant), conditionSummary(rgd)
+			})
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Budget, metadata: {name: b1, namespace: %s}, spec: {app: web}}", ns))
+			eventually(t, 30*time.Second, "the instance to say which kind cannot be listed", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Budget", ns, "b1")
+				rr := condition(inst, v1alpha1.ConditionResourcesReady)
+				state, _, _ := unstructured.NestedString(inst.Object, "status", "state")
+				return rr != nil && rr.Reason == v1alpha1.ReasonKindNotWatched && strings.Contains(rr.Message, notListed) &&
+					state == string(v1alpha1.InstanceError), conditionSummary(inst)
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "budget", "b1", "-n", ns)
+			if err == nil || !strings.Contains(out, notListed) || !strings.Contains(out, "grant kro-agent the kind named above") {
+				t.Errorf("why-not-ready while the kind is not granted: %v\n%s", err, out)
+			}
+			// Nothing of the graph is applied while its objects of a kind
+			// cannot be seen.
+			if _, err := c.get(t, "v1", "ConfigMap", ns, "b1-budget"); err == nil {
+				t.Error("the ConfigMap was applied while the instance's PodDisruptionBudgets cannot be listed")
+			}
+			// Nor is an instance's finalizer taken off while its objects of
+			// a kind cannot be seen: some could be left behind.
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Budget, metadata: {name: b2, namespace: %s}, spec: {app: db}}", ns))
+			c.delete(t, "kro.run/v1alpha1", "Budget", ns, "b2")
+			eventually(t, 30*time.Second, "the deleted instance to say what it waits for", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Budget", ns, "b2")
+				rr := condition(inst, v1alpha1.ConditionResourcesReady)
+				return rr != nil && rr.Reason == v1alpha1.ReasonDeleting && strings.Contains(rr.Message, notListed), conditionSummary(inst)
+			})
+			never(t, 2*time.Second, "the instance was let go while its PodDisruptionBudgets cannot be listed", func() bool {
+				_, err := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b2")
+				return err != nil
+			})
+			c.apply(t, budgetGrant)
+			// The informer lists again after its backoff, at most 30 s;
+			// waitState gives it a minute.
+			c.waitState(t, "kro.run/v1alpha1", "Budget", ns, "b1", v1alpha1.InstanceActive)
+			c.mustGet(t, "policy/v1", "PodDisruptionBudget", ns, "b1-budget")
+			eventually(t, 30*time.Second, "the RGD to be Active once the kind is granted", func() (bool, string) {
+				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "budgets")
+				cr := condition(rgd, v1alpha1.ConditionControllerReady)
+				return cr != nil && cr.Status == metav1.ConditionTrue, conditionSummary(rgd)
+			})
+			c.delete(t, "kro.run/v1alpha1", "Budget", ns, "b1")
+			eventually(t, 30*time.Second, "both instances to be gone", func() (bool, string) {
+				_, e1 := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b1")
+				_, e2 := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b2")
+				return e1 != nil && e2 != nil, fmt.Sprintf("b1: %v; b2: %v", e1, e2)
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
