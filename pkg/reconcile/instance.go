@@ -674,7 +674,7 @@ func (r *run) waitForManagedInformers(ctx context.Context) error {
 		}
 		gvr := n.Kind.GVR()
 		inf, ok := r.t.managed.informer(gvr)
-		if !ok {
+		if !ok || inf.HasSynced() {
 			continue
 		}
 		synced := waitUntil(ctx, func() bool { return inf.HasSynced() || r.t.managed.listFailure(gvr) != nil })
