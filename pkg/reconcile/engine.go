@@ -255,7 +255,7 @@ func (e *Engine) kindLocked(gvk schema.GroupVersionKind, gvr schema.GroupVersion
 		AddFunc:    func(obj any) { e.enqueueInstance(gvk, obj) },
 		UpdateFunc: func(_, obj any) { e.instanceUpdated(gvk, obj) },
 		DeleteFunc: func(obj any) { e.instanceDeleted(gvk, obj) },
-	})
+	}, func() { e.instancesListChanged(gvk) })
 	e.kinds[gvk] = s
 	return s
 }
@@ -438,10 +438,33 @@ func (e *Engine) emptyLocked(gvk schema.GroupVersionKind) (string, bool) {
 	return s.rgdName, inf.HasSynced() && len(inf.GetStore().ListKeys()) == 0
 }
 
-// Unlisted says which kind an RGD's graph manages the agent fails to list
-// in the local cluster, and why; nil when it lists them all.
+// Unlisted says which kind of an RGD's the agent fails to list in the
+// local cluster, its instances' or one its graph manages, and why; nil
+// when it lists them all.
 func (e *Engine) Unlisted(rgdName string) error {
+	e.mu.RLock()
+	s := e.kinds[e.byRGD[rgdName]]
+	e.mu.RUnlock()
+	if s != nil {
+		if err := s.informer.notSynced(); err != nil {
+			return &unlistedKindError{resource: s.gvr.GroupResource(), where: e.local, err: err, instances: true}
+		}
+	}
 	return e.local.managed.unlisted(rgdName, e.local)
+}
+
+// instancesListChanged tells the RGD of a kind that listing its instances
+// first failed, or succeeded after failing.
+func (e *Engine) instancesListChanged(gvk schema.GroupVersionKind) {
+	e.mu.RLock()
+	var rgdName string
+	if s := e.kinds[gvk]; s != nil {
+		rgdName = s.rgdName
+	}
+	e.mu.RUnlock()
+	if rgdName != "" && e.kindListChanged != nil {
+		e.kindListChanged(rgdName)
+	}
 }
 
 func (e *Engine) enqueue(key InstanceKey) { e.queue.Add(key) }

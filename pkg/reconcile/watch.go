@@ -33,6 +33,37 @@ type watched struct {
 	listErr atomic.Pointer[error]
 }
 
+// newWatched prepares the informer of a kind, keeping the error its lists
+// fail with (notSynced); listChanged, when set, is told when a first list
+// fails before the informer has synced.
+func newWatched(inf cache.SharedIndexInformer, listChanged func()) *watched {
+	x := &watched{informer: inf, stop: make(chan struct{})}
+	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		if first := x.listErr.Swap(&err) == nil; first && !inf.HasSynced() && listChanged != nil {
+			listChanged()
+		}
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
+	return x
+}
+
+// run starts the informer. Once it has listed its kind, synced is called,
+// then listChanged if a list failed before.
+func (x *watched) run(synced, listChanged func()) {
+	go x.informer.Run(x.stop)
+	go func() {
+		if !cache.WaitForCacheSync(x.stop, x.informer.HasSynced) {
+			return
+		}
+		if synced != nil {
+			synced()
+		}
+		if x.listErr.Load() != nil && listChanged != nil {
+			listChanged()
+		}
+	}()
+}
+
 // notSynced is why the informer has not listed its objects yet: the last
 // error listing them, nil while none was seen.
 func (x *watched) notSynced() error {
@@ -142,13 +173,12 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 	inf := cache.NewSharedIndexInformer(
 		w.client.listWatch(gvr, func(o *metav1.ListOptions) { o.LabelSelector = managedSelector }),
 		&heldObject{}, 0, cache.Indexers{indexInstance: byInstanceID})
-	x := &watched{informer: inf, stop: make(chan struct{})}
-	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		if first := x.listErr.Swap(&err) == nil; first && !inf.HasSynced() && w.listChanged != nil {
+	listChanged := func() {
+		if w.listChanged != nil {
 			w.listChanged(gvr)
 		}
-		cache.DefaultWatchErrorHandler(ctx, r, err)
-	})
+	}
+	x := newWatched(inf, listChanged)
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onEvent(gvr, nil, obj, false) },
 		UpdateFunc: func(before, obj any) { w.onEvent(gvr, before, obj, false) },
@@ -157,15 +187,7 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 			w.retire(gvr, x)
 		},
 	})
-	go inf.Run(x.stop)
-	go func() {
-		if cache.WaitForCacheSync(x.stop, inf.HasSynced) {
-			w.synced(gvr, x)
-			if x.listErr.Load() != nil && w.listChanged != nil {
-				w.listChanged(gvr)
-			}
-		}
-	}()
+	x.run(func() { w.synced(gvr, x) }, listChanged)
 	w.byGVR[gvr] = x
 }
 
@@ -382,8 +404,10 @@ func newInstanceInformers(client *heldClient) *instanceInformers {
 	return &instanceInformers{client: client, byGVR: map[schema.GroupVersionResource]*watched{}}
 }
 
-// watch starts the informer of an instance kind, replacing a running one.
-func (w *instanceInformers) watch(gvr schema.GroupVersionResource, handler cache.ResourceEventHandler) *watched {
+// watch starts the informer of an instance kind, replacing a running one;
+// listChanged is told when listing the kind first fails, and when it
+// succeeds after that.
+func (w *instanceInformers) watch(gvr schema.GroupVersionResource, handler cache.ResourceEventHandler, listChanged func()) *watched {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if x, ok := w.byGVR[gvr]; ok {
@@ -391,8 +415,8 @@ func (w *instanceInformers) watch(gvr schema.GroupVersionResource, handler cache
 	}
 	inf := cache.NewSharedIndexInformer(w.client.listWatch(gvr, nil), &heldObject{}, 0, cache.Indexers{})
 	_, _ = inf.AddEventHandler(handler)
-	x := &watched{informer: inf, stop: make(chan struct{})}
-	go inf.Run(x.stop)
+	x := newWatched(inf, listChanged)
+	x.run(nil, listChanged)
 	w.byGVR[gvr] = x
 	return x
 }
@@ -438,6 +462,8 @@ type unlistedKindError struct {
 	resource schema.GroupResource
 	where    *target
 	err      error
+	// instances is set for the kind of an RGD's instances.
+	instances bool
 }
 
 func (e *unlistedKindError) Error() string {
@@ -447,15 +473,20 @@ func (e *unlistedKindError) Error() string {
 	if status := apierrors.APIStatus(nil); errors.As(e.err, &status) {
 		why = status.Status().Message
 	}
+	what, verbs := "the objects of that kind it manages", "get, list, watch, create, update, patch and delete on "+e.resource.String()
+	if e.instances {
+		what = "the instances"
+		verbs = fmt.Sprintf("get, list, watch, update and patch on %[1]s and %[1]s/status", e.resource)
+	}
 	if !apierrors.IsForbidden(e.err) {
-		return fmt.Sprintf("listing %s in %s fails, so kro-agent cannot see the objects of that kind it manages: %s", e.resource, e.where, why)
+		return fmt.Sprintf("listing %s in %s fails, so kro-agent cannot see %s: %s", e.resource, e.where, what, why)
 	}
 	grant := `in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`
 	if e.where.cluster != "" {
 		grant = "to the identity of the kubeconfig Cluster " + e.where.cluster + " is registered with"
 	}
-	return fmt.Sprintf("kro-agent may not list %s in %s, so it cannot see the objects of that kind it manages: %s; grant get, list, watch, create, update, patch and delete on %s %s",
-		e.resource, e.where, why, e.resource, grant)
+	return fmt.Sprintf("kro-agent may not list %s in %s, so it cannot see %s: %s; grant %s %s",
+		e.resource, e.where, what, why, verbs, grant)
 }
 
 func (e *unlistedKindError) Unwrap() error { return e.err }

@@ -122,6 +122,11 @@ func TestUnlistedKindErrorSaysWhatToGrant(t *testing.T) {
 	if msg := remote.Error(); !strings.Contains(msg, "in cluster eu-west-1") || !strings.Contains(msg, "to the identity of the kubeconfig Cluster eu-west-1 is registered with") {
 		t.Errorf("remote message %q", msg)
 	}
+	instances := &unlistedKindError{resource: schema.GroupResource{Group: "platform.example.com", Resource: "gizmoes"}, where: &target{}, err: forbidden, instances: true}
+	if msg := instances.Error(); !strings.Contains(msg, "so it cannot see the instances") ||
+		!strings.Contains(msg, "grant get, list, watch, update and patch on gizmoes.platform.example.com and gizmoes.platform.example.com/status in a ClusterRole") {
+		t.Errorf("message for the instances' kind: %q", msg)
+	}
 	other := &unlistedKindError{resource: rb, where: &target{}, err: errors.New("conversion webhook for rolebindings failed")}
 	if msg := other.Error(); msg != "listing rolebindings.rbac.authorization.k8s.io in the local cluster fails, so kro-agent cannot see the objects of that kind it manages: conversion webhook for rolebindings failed" {
 		t.Errorf("message of another failure: %q", msg)

@@ -103,7 +103,7 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			// The next test starts the agent of the suite again.
 			stopAgentNow(t)
-			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "--ignore-not-found")
+			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "e2e-gadgets", "--ignore-not-found")
 			return ctx
 		}).
 		Assess("an RGD of the kinds the roles grant serves its instances, and deletes them", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -183,6 +183,54 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 				_, e1 := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b1")
 				_, e2 := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b2")
 				return e1 != nil && e2 != nil, fmt.Sprintf("b1: %v; b2: %v", e1, e2)
+			})
+			return ctx
+		}).
+		Assess("instances of a group the roles do not grant are named on the RGD until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gadgets}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Gadget
+    group: roles.example.com
+    spec: {size: integer | default=1}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-gadget"}
+      data: {size: "${string(schema.spec.size)}"}
+`)
+			eventually(t, 30*time.Second, "the RGD to say it cannot list its instances", func() (bool, string) {
+				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "gadgets")
+				cr := condition(rgd, v1alpha1.ConditionControllerReady)
+				return cr != nil && cr.Status == metav1.ConditionFalse && cr.Reason == v1alpha1.ReasonKindNotWatched &&
+					strings.Contains(cr.Message, "kro-agent may not list gadgets.roles.example.com in the local cluster, so it cannot see the instances") &&
+					strings.Contains(cr.Message, "grant get, list, watch, update and patch on gadgets.roles.example.com and gadgets.roles.example.com/status"), conditionSummary(rgd)
+			})
+			c.apply(t, fmt.Sprintf("{apiVersion: roles.example.com/v1alpha1, kind: Gadget, metadata: {name: g1, namespace: %s}, spec: {}}", ns))
+			c.apply(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: e2e-gadgets
+  labels: {kro.run/aggregate-to-agent: "true"}
+rules:
+- apiGroups: [roles.example.com]
+  resources: [gadgets, gadgets/status]
+  verbs: [get, list, watch, update, patch]
+`)
+			c.waitState(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1", v1alpha1.InstanceActive)
+			c.waitRGDActive(t, "gadgets")
+			c.delete(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1")
+			eventually(t, 30*time.Second, "the instance to be gone", func() (bool, string) {
+				_, err := c.get(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1")
+				return err != nil, fmt.Sprint(err)
 			})
 			return ctx
 		}).
