@@ -19,7 +19,32 @@ step "installing the ResourceGraphDefinition CRD"
 kubectl apply --server-side --field-manager=kro-demo -f manifests/crds/
 kubectl wait --for=condition=Established crd/resourcegraphdefinitions.kro.run crd/clusters.agent.kro.run --timeout=60s
 
-step "starting kro-agent (log: $state/agent.log)"
+step "installing kro-agent's ServiceAccount and roles (manifests/agent/rbac.yaml)"
+kubectl apply --server-side --field-manager=kro-demo -f manifests/agent/namespace.yaml -f manifests/agent/rbac.yaml
+# The agent runs as that ServiceAccount, with the shipped roles and nothing
+# more, as it would in a cluster: a kind they do not grant shows on the RGD,
+# and the guard policies tell the agent from you (the cluster admin).
+agent_kubeconfig="$state/agent.kubeconfig"
+server=$(kubectl config view --raw --minify --flatten -o jsonpath='{.clusters[0].cluster.server}')
+ca=$(kubectl config view --raw --minify --flatten -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+token=$(kubectl -n kro-system create token kro-agent --duration=8760h)
+(umask 077 && cat >"$agent_kubeconfig" <<EOK
+apiVersion: v1
+kind: Config
+clusters:
+- name: $cluster_name
+  cluster: {server: "$server", certificate-authority-data: "$ca"}
+users:
+- name: kro-agent
+  user: {token: "$token"}
+contexts:
+- name: kro-agent
+  context: {cluster: $cluster_name, user: kro-agent}
+current-context: kro-agent
+EOK
+)
+
+step "starting kro-agent as system:serviceaccount:kro-system:kro-agent (log: $state/agent.log)"
 if [[ -f "$state/agent.pid" ]] && kill -0 "$(cat "$state/agent.pid")" 2>/dev/null; then
   kill "$(cat "$state/agent.pid")"
   while kill -0 "$(cat "$state/agent.pid")" 2>/dev/null; do sleep 0.2; done
@@ -30,7 +55,7 @@ if curl -s -o /dev/null http://127.0.0.1:18081/readyz 2>/dev/null; then
   echo "another process serves 127.0.0.1:18081, the demo agent's health port (a kro-agent started by hand?); stop it and run make demo again" >&2
   exit 1
 fi
-nohup setsid bin/kro-agent --kubeconfig "$kubeconfig" \
+nohup setsid bin/kro-agent --kubeconfig "$agent_kubeconfig" \
   --metrics-bind-address=127.0.0.1:18080 --health-probe-bind-address=127.0.0.1:18081 \
   --webhook-bind-address=127.0.0.1:19443 --webhook-url=https://127.0.0.1:19443 \
   >"$state/agent.log" 2>&1 </dev/null &
