@@ -55,6 +55,10 @@ type Options struct {
 	// AllowCRDDeletion deletes the CRD of a deleted RGD with every
 	// instance, each one's resources first; otherwise they stay.
 	AllowCRDDeletion bool
+	// GrantsRole names the ClusterRole the grants of managed kinds are
+	// aggregated into: writes forbidden for want of a grant are tried
+	// again as soon as it changes. "" follows none.
+	GrantsRole string
 	// GracefulShutdown bounds how long in-flight reconciles may finish.
 	GracefulShutdown time.Duration
 	// ClusterCheckInterval is how often each registered workload Cluster
@@ -174,6 +178,7 @@ func Run(ctx context.Context, o Options) error {
 		OnKindsChanged:    registrar.kindsChanged(ctx),
 		// The engine follows the admission configuration already.
 		OnAdmissionChanged: registrar.admissionChanged(),
+		GrantsRole:         o.GrantsRole,
 		Log:                o.Log.WithName("instances"),
 	})
 	if err != nil {

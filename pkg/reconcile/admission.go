@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -33,8 +34,9 @@ var admissionResources = []schema.GroupVersionResource{
 const admissionSettle = 2 * time.Second
 
 // admissionWatch follows a cluster's admission configuration by metadata,
-// so that an instance one of whose writes the API server refused there is
-// tried again once that configuration changes: after many refusals the
+// and the agent's aggregated role (grants), so that an instance one of
+// whose writes the API server refused there is tried again once that
+// configuration, or what the agent is granted, changes: after many refusals the
 // work queue's backoff waits up to 16 minutes before its next retry, long
 // after the policy that refused it was fixed or removed.
 type admissionWatch struct {
@@ -44,7 +46,11 @@ type admissionWatch struct {
 	// observe, when set, is also told the resource and name of each
 	// object that changed.
 	observe func(schema.GroupResource, string)
-	log     logr.Logger
+	// grants, when set, names the ClusterRole the agent's grants are
+	// aggregated into: a write forbidden for want of one is tried again
+	// once it changes.
+	grants string
+	log    logr.Logger
 
 	watching
 
@@ -71,6 +77,11 @@ func (a *admissionWatch) start() {
 		gr := gvr.GroupResource()
 		// That something changed is all that is read.
 		watchNames(ctx, a.client, gvr, false, func(n cache.ObjectName) { a.changed(gr, n.Name) }, a.log, lost)
+	}
+	if a.grants != "" {
+		roles := rbacv1.SchemeGroupVersion.WithResource("clusterroles")
+		watchName(ctx, a.client, roles, a.grants, func(n cache.ObjectName) { a.changed(roles.GroupResource(), n.Name) },
+			a.log, "instances whose writes were forbidden are retried with backoff only once the agent is granted more")
 	}
 }
 

@@ -92,6 +92,10 @@ type EngineOptions struct {
 	// agent restores its own registrations at once). The engine watches
 	// them already, for the instances they refused.
 	OnAdmissionChanged func(schema.GroupResource, string)
+	// GrantsRole, when set, names the ClusterRole the agent's grants of
+	// managed kinds are aggregated into: an instance a write of which was
+	// refused is tried again as soon as it changes, a grant having come.
+	GrantsRole string
 	// Clusters are the registered workload clusters instances labelled
 	// agent.kro.run/region are placed on; nil places none.
 	Clusters *clusters.Registry
@@ -173,6 +177,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		return nil, err
 	}
 	e.local.admission.observe = opts.OnAdmissionChanged
+	e.local.admission.grants = opts.GrantsRole
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""), e.enqueue)
 	e.local.managed.listChanged = func(gvr schema.GroupVersionResource) {
 		if e.kindListChanged == nil {

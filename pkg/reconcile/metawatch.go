@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -21,7 +22,20 @@ import (
 // the log: what it was for then waits for the backoff alone (lost, for
 // what).
 func watchNames(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, initial bool, changed func(cache.ObjectName), log logr.Logger, lost string) {
-	inf := metadatainformer.NewFilteredMetadataInformer(client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	watchNamesOf(ctx, client, gvr, nil, initial, changed, log, lost)
+}
+
+// watchName follows one cluster-scoped object, as watchNames follows every
+// object of a resource: the agent may be allowed that one alone.
+func watchName(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, name string, changed func(cache.ObjectName), log logr.Logger, lost string) {
+	byName := func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+	}
+	watchNamesOf(ctx, client, gvr, byName, false, changed, log, lost)
+}
+
+func watchNamesOf(ctx context.Context, client metadata.Interface, gvr schema.GroupVersionResource, tweak metadatainformer.TweakListOptionsFunc, initial bool, changed func(cache.ObjectName), log logr.Logger, lost string) {
+	inf := metadatainformer.NewFilteredMetadataInformer(client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, tweak).Informer()
 	_ = inf.SetTransform(func(obj any) (any, error) {
 		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
 			m.ObjectMeta = metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name, ResourceVersion: m.ResourceVersion}

@@ -4,6 +4,7 @@
 package refusal
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -32,10 +33,14 @@ func QuotesImmutableChange(message string) bool {
 const quotedValueMax = 80
 
 // Readable shortens the values an Invalid refusal quotes, keeping the
-// field and the reason. It keeps the error a *StatusError of the same
-// reason and causes, so callers still classify it.
+// field and the reason, and the rules a refused RBAC escalation lists. It
+// keeps the error a *StatusError of the same reason and causes, so
+// callers still classify it.
 func Readable(err error) error {
 	status, ok := err.(*apierrors.StatusError) // as the client returns it, unwrapped
+	if ok && status.ErrStatus.Reason == metav1.StatusReasonForbidden {
+		return readableEscalation(status)
+	}
 	if !ok || status.ErrStatus.Reason != metav1.StatusReasonInvalid || status.ErrStatus.Details == nil {
 		return err
 	}
@@ -74,4 +79,38 @@ func shortenQuotedValue(msg string) (string, bool) {
 		cut-- // not inside a character
 	}
 	return prefix + rest[:cut] + "…" + rest[end:], true
+}
+
+// escalation is how the API server refuses a role or binding that grants
+// what its writer does not hold, before the rules it would grant, one a
+// line.
+const escalation = "is attempting to grant RBAC permissions not currently held:"
+
+// readableEscalation replaces the rules a refused escalation lists (every
+// rule of the role bound, for a binding of a role like admin: seventy
+// lines) by their number and the first, and says how to allow it.
+func readableEscalation(status *apierrors.StatusError) error {
+	head, list, ok := strings.Cut(status.ErrStatus.Message, escalation)
+	if !ok {
+		return status
+	}
+	var rules, rest []string
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		if strings.HasPrefix(line, "{") {
+			rules = append(rules, line)
+		} else if line = strings.TrimSpace(line); line != "" {
+			rest = append(rest, line)
+		}
+	}
+	if len(rules) == 0 {
+		return status
+	}
+	msg := fmt.Sprintf("%s%s %d rules, the first %s; to bind a role granting what it does not hold itself, the writer needs the verb bind on that role (a rule on rbac.authorization.k8s.io clusterroles or roles naming it in resourceNames)",
+		head, escalation, len(rules), rules[0])
+	if len(rest) > 0 {
+		msg += " " + strings.Join(rest, " ")
+	}
+	short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
+	short.ErrStatus.Message = msg
+	return short
 }

@@ -1,6 +1,7 @@
 package refusal
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -66,5 +67,39 @@ func TestIsImmutableChange(t *testing.T) {
 	}
 	if IsImmutableChange(negative) || IsImmutableChange(apierrors.NewBadRequest("field is immutable")) {
 		t.Error("another refusal is taken for an immutable field")
+	}
+}
+
+// A binding of a role the writer does not hold is refused with every rule
+// of the role, one a line: the condition gets their number and the first,
+// and how to allow it.
+func TestReadableRefusalOfAnEscalation(t *testing.T) {
+	rules := []string{`{APIGroups:[""], Resources:["bindings"], Verbs:["get" "list" "watch"]}`}
+	for range 70 {
+		rules = append(rules, `{APIGroups:["apps"], Resources:["deployments/scale"], Verbs:["create" "delete" "patch"]}`)
+	}
+	refused := apierrors.NewForbidden(schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}, "team-admins",
+		errors.New(`user "system:serviceaccount:kro-system:kro-agent" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:
+`+strings.Join(rules, "\n")))
+	got := Readable(refused)
+	if !apierrors.IsForbidden(got) {
+		t.Fatalf("the shortened error is no longer Forbidden: %#v", got)
+	}
+	msg := got.Error()
+	for _, want := range []string{
+		`rolebindings.rbac.authorization.k8s.io "team-admins" is forbidden: user "system:serviceaccount:kro-system:kro-agent"`,
+		`is attempting to grant RBAC permissions not currently held: 71 rules, the first {APIGroups:[""], Resources:["bindings"], Verbs:["get" "list" "watch"]};`,
+		"the writer needs the verb bind on that role",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "deployments/scale") || strings.Contains(msg, "\n") {
+		t.Errorf("the rules are still listed:\n%s", msg)
+	}
+	other := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "c", errors.New("no"))
+	if Readable(other) != other {
+		t.Error("another refusal was changed")
 	}
 }

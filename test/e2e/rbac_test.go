@@ -96,14 +96,17 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 			asAgent := rest.AnonymousClientConfig(admin)
 			asAgent.BearerToken = token.Status.Token
 			stopAgentNow(t)
-			startAgentWith(t, cfg, func(o *agent.Options) { o.Config = asAgent })
+			startAgentWith(t, cfg, func(o *agent.Options) {
+				o.Config = asAgent
+				o.GrantsRole = "kro-agent-managed-resources"
+			})
 			namespace(t, newClients(t, cfg), ns)
 			return ctx
 		}).
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			// The next test starts the agent of the suite again.
 			stopAgentNow(t)
-			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "e2e-gadgets", "--ignore-not-found")
+			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "e2e-gadgets", "e2e-quotas", "--ignore-not-found")
 			return ctx
 		}).
 		Assess("an RGD of the kinds the roles grant serves its instances, and deletes them", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -183,6 +186,53 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 				_, e1 := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b1")
 				_, e2 := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b2")
 				return e1 != nil && e2 != nil, fmt.Sprintf("b1: %v; b2: %v", e1, e2)
+			})
+			return ctx
+		}).
+		Assess("an instance whose writes were forbidden is tried again as soon as a grant comes", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// The agent may list and watch ResourceQuotas (it follows those
+			// that refuse writes), not create them.
+			c := newClients(t, cfg)
+			c.apply(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: allowances}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Allowance
+    spec: {cpu: string}
+  resources:
+  - id: quota
+    template:
+      apiVersion: v1
+      kind: ResourceQuota
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {hard: {cpu: "${schema.spec.cpu}"}}
+`)
+			c.waitRGDActive(t, "allowances")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Allowance, metadata: {name: a1, namespace: %s}, spec: {cpu: '1'}}", ns))
+			// Refused often enough that the queue's backoff would wait
+			// longer than the test does.
+			refuseRepeatedly(t, c, "Allowance", ns, "a1", 14, `resourcequotas "a1" is forbidden`, func(i int) string {
+				return fmt.Sprintf(`{"spec":{"cpu":"%d"}}`, i+2)
+			})
+			c.apply(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: e2e-quotas
+  labels: {kro.run/aggregate-to-agent: "true"}
+rules:
+- apiGroups: [""]
+  resources: [resourcequotas]
+  verbs: [get, list, watch, create, update, patch, delete]
+`)
+			c.activeSoonAfter(t, "Allowance", ns, "a1", time.Now(), "a grant of ResourceQuotas was aggregated into the agent's role")
+			c.delete(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
+			eventually(t, 30*time.Second, "the instance to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
+				return err != nil, fmt.Sprint(err)
 			})
 			return ctx
 		}).
