@@ -265,6 +265,23 @@ func (c *clients) delete(t testing.TB, apiVersion, kind, ns, name string) {
 	}
 }
 
+// deleteAll deletes objects of one kind and waits until they are gone, the
+// agent's finalizer taken off once their resources are deleted.
+func (c *clients) deleteAll(t testing.TB, apiVersion, kind, ns string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		c.delete(t, apiVersion, kind, ns, name)
+	}
+	eventually(t, 30*time.Second, fmt.Sprintf("%s %s to be gone", kind, strings.Join(names, ", ")), func() (bool, string) {
+		for _, name := range names {
+			if _, err := c.get(t, apiVersion, kind, ns, name); !apierrors.IsNotFound(err) {
+				return false, fmt.Sprintf("%s: %v", name, err)
+			}
+		}
+		return true, ""
+	})
+}
+
 // holdFinalizer is the finalizer tests put on an object to keep it
 // terminating, once deleted, until they release it.
 const holdFinalizer = "e2e.kro.run/hold"

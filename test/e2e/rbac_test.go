@@ -11,6 +11,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -79,10 +80,22 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 				t.Fatal(err)
 			}
 			manifests := filepath.Join(root, "manifests", "agent")
-			if out, err := kubectl(t, cfg, "", "apply", "--server-side", "--field-manager=e2e",
-				"-f", filepath.Join(manifests, "namespace.yaml"), "-f", filepath.Join(manifests, "rbac.yaml")); err != nil {
-				t.Fatalf("applying the agent's namespace and roles: %v\n%s", err, out)
+			apply := func(when string) {
+				if out, err := kubectl(t, cfg, "", "apply", "--server-side", "--field-manager=e2e",
+					"-f", filepath.Join(manifests, "namespace.yaml"), "-f", filepath.Join(manifests, "rbac.yaml")); err != nil {
+					t.Fatalf("applying the agent's namespace and roles %s: %v\n%s", when, err, out)
+				}
 			}
+			apply("")
+			// Applied again, as an upgrade does, once the aggregation
+			// controller has written the aggregated role's rules.
+			c := newClients(t, cfg)
+			eventually(t, 30*time.Second, "the agent's aggregated role to have rules", func() (bool, string) {
+				role := c.mustGet(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "kro-agent-managed-resources")
+				rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+				return len(rules) > 0, fmt.Sprint(role.Object["rules"])
+			})
+			apply("again, over the aggregation controller's rules")
 			admin := cfg.Client().RESTConfig()
 			core, err := kubernetes.NewForConfig(admin)
 			if err != nil {
@@ -100,7 +113,7 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 				o.Config = asAgent
 				o.GrantsRole = "kro-agent-managed-resources"
 			})
-			namespace(t, newClients(t, cfg), ns)
+			namespace(t, c, ns)
 			return ctx
 		}).
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -122,12 +135,10 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 			if err == nil || !strings.Contains(out, "only kro-agent may change or remove it") {
 				t.Errorf("the admin's edit of an ownership label was not denied: %v\n%s", err, out)
 			}
-			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "granted")
-			eventually(t, 30*time.Second, "the instance and its Deployment to be gone", func() (bool, string) {
-				_, e1 := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "granted")
-				_, e2 := c.get(t, "apps/v1", "Deployment", ns, "granted")
-				return e1 != nil && e2 != nil, fmt.Sprintf("instance: %v; Deployment: %v", e1, e2)
-			})
+			c.deleteAll(t, "kro.run/v1alpha1", "WebApp", ns, "granted")
+			if _, err := c.get(t, "apps/v1", "Deployment", ns, "granted"); !apierrors.IsNotFound(err) {
+				t.Errorf("the Deployment of the deleted instance: %v", err)
+			}
 			return ctx
 		}).
 		Assess("a kind the roles do not grant is named on the RGD and its instances until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -181,12 +192,7 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 				cr := condition(rgd, v1alpha1.ConditionControllerReady)
 				return cr != nil && cr.Status == metav1.ConditionTrue, conditionSummary(rgd)
 			})
-			c.delete(t, "kro.run/v1alpha1", "Budget", ns, "b1")
-			eventually(t, 30*time.Second, "both instances to be gone", func() (bool, string) {
-				_, e1 := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b1")
-				_, e2 := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b2")
-				return e1 != nil && e2 != nil, fmt.Sprintf("b1: %v; b2: %v", e1, e2)
-			})
+			c.deleteAll(t, "kro.run/v1alpha1", "Budget", ns, "b1", "b2")
 			return ctx
 		}).
 		Assess("an instance whose writes were forbidden is tried again as soon as a grant comes", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -229,11 +235,7 @@ rules:
   verbs: [get, list, watch, create, update, patch, delete]
 `)
 			c.activeSoonAfter(t, "Allowance", ns, "a1", time.Now(), "a grant of ResourceQuotas was aggregated into the agent's role")
-			c.delete(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
-			eventually(t, 30*time.Second, "the instance to be gone", func() (bool, string) {
-				_, err := c.get(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
-				return err != nil, fmt.Sprint(err)
-			})
+			c.deleteAll(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
 			return ctx
 		}).
 		Assess("instances of a group the roles do not grant are named on the RGD until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -277,11 +279,7 @@ rules:
 `)
 			c.waitState(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1", v1alpha1.InstanceActive)
 			c.waitRGDActive(t, "gadgets")
-			c.delete(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1")
-			eventually(t, 30*time.Second, "the instance to be gone", func() (bool, string) {
-				_, err := c.get(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1")
-				return err != nil, fmt.Sprint(err)
-			})
+			c.deleteAll(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1")
 			return ctx
 		}).
 		Feature()
