@@ -933,8 +933,9 @@ func TestRGDOverAnotherRGDsKind(t *testing.T) {
 				return err == nil, out
 			})
 			eventually(t, 20*time.Second, "o1 to project the inner instance's default", func() (bool, string) {
-				size, _, _ := unstructured.NestedInt64(c.mustGet(t, "kro.run/v1alpha1", "Outer", ns, "o1").Object, "status", "size")
-				return size == 3, fmt.Sprintf("status.size = %d", size)
+				o1 := c.mustGet(t, "kro.run/v1alpha1", "Outer", ns, "o1")
+				size, _, _ := unstructured.NestedInt64(o1.Object, "status", "size")
+				return size == 3, fmt.Sprintf("status.size = %d; o1: %s; %s", size, conditionSummary(o1), rgdSummary(t, c, "outer"))
 			})
 			return ctx
 		}).

@@ -381,6 +381,17 @@ func conditionSummary(u *unstructured.Unstructured) string {
 	return strings.Join(parts, "; ")
 }
 
+// rgdSummary says which generation of an RGD its status describes, and
+// its conditions, for the message of a test waiting on what it serves.
+func rgdSummary(t testing.TB, c *clients, name string) string {
+	rgd, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", name)
+	if err != nil {
+		return fmt.Sprintf("RGD %s: %v", name, err)
+	}
+	state, _, _ := unstructured.NestedString(rgd.Object, "status", "state")
+	return fmt.Sprintf("RGD %s at generation %d, state %q: %s", name, rgd.GetGeneration(), state, conditionSummary(rgd))
+}
+
 // waitRGDActive waits until an RGD is Active and its kind is served.
 func (c *clients) waitRGDActive(t testing.TB, name string) {
 	t.Helper()

@@ -627,7 +627,7 @@ func TestPlacement(t *testing.T) {
 			eventually(t, 30*time.Second, "f1 to project the workload cluster's default", func() (bool, string) {
 				inst := c.mustGet(t, "kro.run/v1alpha1", kind, "placed", "f1")
 				finish, _, _ := unstructured.NestedString(inst.Object, "status", "finish")
-				return finish == "gloss", fmt.Sprintf("status.finish = %q; %s", finish, conditionSummary(inst))
+				return finish == "gloss", fmt.Sprintf("status.finish = %q; %s; %s", finish, conditionSummary(inst), rgdSummary(t, c, "regionalflanges"))
 			})
 			// The workload cluster's CRD alone changes a field's type: the
 			// placed graph no longer type-checks there, the RGD unchanged,
