@@ -425,6 +425,11 @@ func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraph
 	resolver := &waitingKinds{next: kindsResolver, missing: sets.New[string]()}
 	g, err = graph.Compile(rgd, graph.Options{Resolver: resolver, ValidateCRD: crdcheck.OnServer(ctx, r.Client, ownership.FieldManager)})
 	r.schemas.compiled(rgd.Name, resolver.resolved, time.Now())
+	if r.schemas.awaiting(rgd.Name, time.Now()) {
+		// Compiled with the schemas of before: compiled again once the
+		// new ones are published.
+		r.schemas.awaitPublish(rgd.Name, func() kinds.Resolver { return r.CRDs.Resolver(r.Resolver) }, func() { r.enqueue(rgd.Name) })
+	}
 	r.mu.Lock()
 	if resolver.missing.Len() > 0 {
 		r.waiting[rgd.Name] = resolver.missing

@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"maps"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,5 +75,92 @@ func TestSchemaChangesWaitForTheNewSchema(t *testing.T) {
 	s.forget("app")
 	if rgds := s.crdChanged(schema.GroupResource{Group: "example.net", Resource: "gizmos"}, t0); len(rgds) != 0 {
 		t.Errorf("a forgotten RGD is told of a change: %v", rgds)
+	}
+}
+
+// A graph compiled after schemaPublishWait against the schema of before
+// (an API server slow to publish) is compiled again when the new schema
+// comes, until schemaPublishGiveUp.
+func TestSchemaPublishedLateIsCompiledAgainst(t *testing.T) {
+	gizmo := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
+	gizmos := schema.GroupResource{Group: "example.net", Resource: "gizmos"}
+	old := &kinds.Info{GVK: gizmo, Resource: "gizmos", Schema: &spec.Schema{}}
+	cluster := publishing{gizmo: old}
+	s := newSchemaChanges()
+	t0 := time.Now()
+	s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: old}, t0)
+	s.crdChanged(gizmos, t0)
+
+	late := t0.Add(schemaPublishWait)
+	s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: old}, late)
+	if stale, wait := s.pending("app", cluster, late.Add(time.Second)); stale || wait != 0 {
+		t.Errorf("compiled after the wait, the new schema not published: stale %v, wait %v; want neither", stale, wait)
+	}
+	if !s.awaiting("app", late.Add(time.Second)) {
+		t.Error("the new schema is no longer looked for after a compile against the old one")
+	}
+	published := &spec.Schema{}
+	published.Type = spec.StringOrArray{"object"}
+	cluster[gizmo] = &kinds.Info{GVK: gizmo, Resource: "gizmos", Schema: published}
+	if stale, wait := s.pending("app", cluster, late.Add(time.Minute)); !stale || wait != 0 {
+		t.Errorf("the new schema published late: stale %v, wait %v; want to compile now", stale, wait)
+	}
+	if stale, _ := s.pending("app", cluster, t0.Add(schemaPublishGiveUp)); stale {
+		t.Error("still stale after schemaPublishGiveUp")
+	}
+	s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: cluster[gizmo]}, late.Add(time.Minute))
+	if s.awaiting("app", late.Add(time.Minute)) {
+		t.Error("awaiting after being compiled against the new schema")
+	}
+}
+
+// awaitPublish tells of a schema published after the graph was compiled
+// against the one of before, and stops once it is compiled against it.
+func TestAwaitPublishTellsOfALateSchema(t *testing.T) {
+	gizmo := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
+	old := &kinds.Info{GVK: gizmo, Resource: "gizmos", Schema: &spec.Schema{}}
+	var mu sync.Mutex
+	cluster := publishing{gizmo: old}
+	resolver := func() kinds.Resolver {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(cluster)
+	}
+	s := newSchemaChanges()
+	long := time.Now().Add(-schemaPublishWait) // the change is older than the wait
+	s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: old}, long.Add(-time.Second))
+	s.crdChanged(schema.GroupResource{Group: "example.net", Resource: "gizmos"}, long)
+	s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: old}, time.Now())
+
+	told := make(chan struct{}, 4)
+	s.awaitPublish("app", resolver, func() { told <- struct{}{} })
+	select {
+	case <-told:
+		t.Fatal("told before the new schema was published")
+	case <-time.After(2 * schemaPollEvery):
+	}
+	published := &spec.Schema{}
+	published.Type = spec.StringOrArray{"object"}
+	mu.Lock()
+	cluster[gizmo] = &kinds.Info{GVK: gizmo, Resource: "gizmos", Schema: published}
+	mu.Unlock()
+	select {
+	case <-told:
+	case <-time.After(5 * schemaPollEvery):
+		t.Fatal("not told of the new schema")
+	}
+	s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: cluster[gizmo]}, time.Now())
+	deadline := time.Now().Add(5 * schemaPollEvery)
+	for {
+		s.mu.Lock()
+		polling := s.polling["app"]
+		s.mu.Unlock()
+		if !polling {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("still polling after the graph was compiled against the new schema")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -165,8 +165,8 @@ func (t *target) followCRDs(recheck func(rgdNames sets.Set[string])) {
 			rgds = t.takeUnresolved()
 		case kinds.CRDChanged:
 			rgds = t.takeUnresolved()
-			if changed := t.schemas.crdChanged(schema.ParseGroupResource(crd), time.Now()); len(changed) > 0 {
-				t.recheckOncePublished(sets.New(changed...), recheck)
+			for _, name := range t.schemas.crdChanged(schema.ParseGroupResource(crd), time.Now()) {
+				t.awaitPublish(name, recheck)
 			}
 		}
 		if rgds.Len() > 0 {
@@ -176,27 +176,12 @@ func (t *target) followCRDs(recheck func(rgdNames sets.Set[string])) {
 	go func() { _ = t.crds.Start(ctx) }()
 }
 
-// recheckOncePublished tells recheck of the RGDs whose graphs here wait
-// for a changed CRD's new schema once the cluster has published it, or
-// once schemaPublishWait has passed without it: instances go on with the
-// graph of before meanwhile.
-func (t *target) recheckOncePublished(rgds sets.Set[string], recheck func(rgdNames sets.Set[string])) {
-	time.AfterFunc(time.Second, func() {
-		ready, waiting := sets.New[string](), sets.New[string]()
-		for name := range rgds {
-			if _, wait := t.schemas.pending(name, t.kinds(), time.Now()); wait > 0 {
-				waiting.Insert(name)
-			} else {
-				ready.Insert(name)
-			}
-		}
-		if ready.Len() > 0 {
-			recheck(ready)
-		}
-		if waiting.Len() > 0 {
-			t.recheckOncePublished(waiting, recheck)
-		}
-	})
+// awaitPublish tells recheck of an RGD whose graph here waits for a
+// changed CRD's new schema once the cluster has published it, or once
+// schemaPublishWait has passed without it, and again should it be
+// published later: instances go on with the graph of before meanwhile.
+func (t *target) awaitPublish(rgdName string, recheck func(rgdNames sets.Set[string])) {
+	t.schemas.awaitPublish(rgdName, t.kinds, func() { recheck(sets.New(rgdName)) })
 }
 
 // kinds resolves kinds as this cluster serves them.
@@ -363,7 +348,7 @@ func (t *target) graphFor(s *served) (*graph.Graph, error) {
 	stale, wait := t.schemas.pending(s.rgdName, t.kinds(), time.Now())
 	if ok && c.from == s.graph && (!stale || wait > 0) {
 		// A graph waiting for a changed CRD's new schema goes on with
-		// the one of before; recheckOncePublished comes back.
+		// the one of before; awaitPublish comes back.
 		return c.graph, nil
 	}
 	resolver := &waitingKinds{next: t.kinds(), missing: sets.New[string]()}
