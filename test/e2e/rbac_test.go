@@ -119,6 +119,7 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			// The next test starts the agent of the suite again.
 			stopAgentNow(t)
+			_, _ = kubectl(t, cfg, "", "delete", "rgd", "budgets", "allowances", "rolegadgets", "--ignore-not-found")
 			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "e2e-gadgets", "e2e-quotas", "--ignore-not-found")
 			return ctx
 		}).
@@ -243,7 +244,7 @@ rules:
 			c.apply(t, `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
-metadata: {name: gadgets}
+metadata: {name: rolegadgets}
 spec:
   schema:
     apiVersion: v1alpha1
@@ -259,7 +260,7 @@ spec:
       data: {size: "${string(schema.spec.size)}"}
 `)
 			eventually(t, 30*time.Second, "the RGD to say it cannot list its instances", func() (bool, string) {
-				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "gadgets")
+				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "rolegadgets")
 				cr := condition(rgd, v1alpha1.ConditionControllerReady)
 				return cr != nil && cr.Status == metav1.ConditionFalse && cr.Reason == v1alpha1.ReasonKindNotWatched &&
 					strings.Contains(cr.Message, "kro-agent may not list gadgets.roles.example.com in the local cluster, so it cannot see the instances") &&
@@ -278,7 +279,7 @@ rules:
   verbs: [get, list, watch, update, patch]
 `)
 			c.waitState(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1", v1alpha1.InstanceActive)
-			c.waitRGDActive(t, "gadgets")
+			c.waitRGDActive(t, "rolegadgets")
 			c.deleteAll(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1")
 			return ctx
 		}).
