@@ -241,8 +241,8 @@ func (t *target) follow(cfg *rest.Config, e *Engine, log logr.Logger) error {
 	t.admission = newAdmissionWatch(client, e.retryRefused, log)
 	t.namespaceWatch = newNamespaceWatch(client, e.enqueue, log)
 	t.holders = newHolderWatches(client, e.enqueue, log)
-	t.quotas = newQuotaWatches(client, e.enqueue, log)
-	t.webhookServices = newWebhookServiceWatches(client, e.enqueue, log)
+	t.quotas = newQuotaWatches(client, e.retryNowAndSettled, log)
+	t.webhookServices = newWebhookServiceWatches(client, e.retryNowAndSettled, log)
 	return nil
 }
 
