@@ -334,12 +334,9 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 			continue
 		}
 		if n.External != nil {
-			p, observed := target.planExternal(ctx, n, scope)
+			p := target.planExternal(ctx, n, scope)
 			p.Cluster = target.name
 			plan = append(plan, p)
-			if observed != nil {
-				scope.Observe(n, observed)
-			}
 			continue
 		}
 		items := []resolve.Item{{Scope: scope}}
@@ -437,46 +434,40 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 	return plan, nil
 }
 
-// planExternal reads what an externalRef names, as kro-agent does: the
-// plan's line for it, and its value for the resources that read it (nil
-// while it cannot be read, which leaves their values pending).
-func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolve.Scope) (PlannedResource, any) {
+// planExternal reads what an externalRef names, as kro-agent does (the
+// resources that read it render from it in scope): the plan's line for it.
+func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolve.Scope) PlannedResource {
 	p := PlannedResource{NodeID: n.ID, Kind: n.External.Kind, Action: ActionUnchanged, Reason: "externalRef: read, never written"}
-	target, err := resolve.ExternalTarget(n, scope)
-	if err != nil {
-		p.Action, p.Reason = ActionPending, "externalRef: cannot be resolved yet: "+err.Error()
-		return p, nil
-	}
-	if n.Kind == nil || n.Kind.Resource == "" {
+	read, err := c.readExternal(ctx, n, scope)
+	var unresolved *unresolvedExternal
+	switch {
+	case errors.As(err, &unresolved):
+		p.Action, p.Reason = ActionPending, "externalRef: cannot be resolved yet: "+unresolved.err.Error()
+		return p
+	case errors.Is(err, errExternalKindUnknown):
 		p.Action, p.Reason = ActionUnknown, "externalRef: its kind is not known"
-		return p, nil
-	}
-	client := c.dyn.Resource(n.Kind.GVR()).Namespace(target.Namespace)
-	if target.Selector != nil {
-		p.Namespace = target.Namespace
-		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: target.Selector.String()})
+		return p
+	case read.target.Selector != nil:
+		p.Namespace = read.target.Namespace
 		if err != nil {
 			p.Action, p.Reason = ActionUnknown, "externalRef: cannot be listed: "+err.Error()
-			return p, nil
+			return p
 		}
-		p.Reason = fmt.Sprintf("externalRef: %d %s match the selector %q; read, never written", len(list.Items), n.Kind.Resource, target.Selector)
-		return p, typedItems(n, list.Items)
+		p.Reason = fmt.Sprintf("externalRef: %d %s match the selector %q; read, never written", len(read.matched), n.Kind.Resource, read.target.Selector)
+		return p
 	}
-	p.Name, p.Namespace = target.Name, target.Namespace
-	u, err := client.Get(ctx, target.Name, metav1.GetOptions{})
+	p.Name, p.Namespace = read.target.Name, read.target.Namespace
 	switch {
-	case apierrors.IsNotFound(err):
-		p.Action, p.Reason = ActionPending, "externalRef: does not exist yet; kro-agent waits for it, and so does what reads it"
-		return p, nil
 	case err != nil:
 		p.Action, p.Reason = ActionUnknown, "externalRef: cannot be read: "+err.Error()
-		return p, nil
+	case read.object == nil:
+		p.Action, p.Reason = ActionPending, "externalRef: does not exist yet; kro-agent waits for it, and so does what reads it"
+	default:
+		if v := resolve.Ready(n, read.observed, scope); !v.Ready {
+			p.Reason = "externalRef: read, never written; not ready, so what reads it waits: " + v.Reason
+		}
 	}
-	observed := resolve.Typed(n, u.Object)
-	if v := resolve.Ready(n, observed, scope); !v.Ready {
-		p.Reason = "externalRef: read, never written; not ready, so what reads it waits: " + v.Reason
-	}
-	return p, observed
+	return p
 }
 
 // deferredWhileSuspended is the reason of p, planned for an instance
