@@ -274,12 +274,28 @@ func (c *clients) deleteAll(t testing.TB, apiVersion, kind, ns string, names ...
 	}
 	eventually(t, 30*time.Second, fmt.Sprintf("%s %s to be gone", kind, strings.Join(names, ", ")), func() (bool, string) {
 		for _, name := range names {
-			if _, err := c.get(t, apiVersion, kind, ns, name); !apierrors.IsNotFound(err) {
+			u, err := c.get(t, apiVersion, kind, ns, name)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
 				return false, fmt.Sprintf("%s: %v", name, err)
 			}
+			return false, name + " " + stillThere(u)
 		}
 		return true, ""
 	})
+}
+
+// stillThere says what keeps an object from being deleted: whether its
+// deletion began, the finalizers left, and its conditions (a CRD's
+// Terminating one says how far the API server got with its objects).
+func stillThere(u *unstructured.Unstructured) string {
+	deleting := "not being deleted"
+	if ts := u.GetDeletionTimestamp(); ts != nil {
+		deleting = "deleting since " + ts.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("is still there, %s, finalizers %v, conditions: %s", deleting, u.GetFinalizers(), conditionSummary(u))
 }
 
 // holdFinalizer is the finalizer tests put on an object to keep it

@@ -769,11 +769,7 @@ func TestRGDsDoNotTakeACRDThatIsNotTheirs(t *testing.T) {
 			// Replaced by a CRD of the user's own under a stopped agent,
 			// whose webhook cannot be asked.
 			stopAgentNow(t)
-			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
-			eventually(t, 30*time.Second, "the generated CRD to be gone", func() (bool, string) {
-				_, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
-				return apierrors.IsNotFound(err), fmt.Sprint(err)
-			})
+			c.deleteAll(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
 			c.apply(t, gadgetCRD)
 			startAgent(t, cfg)
 			eventually(t, 30*time.Second, "the RGD to report the CRD is not its own", func() (bool, string) {
@@ -782,21 +778,13 @@ func TestRGDsDoNotTakeACRDThatIsNotTheirs(t *testing.T) {
 			})
 			untouched(t, c)
 			// A new RGD of the kind is denied at once.
-			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "gadgets")
-			eventually(t, 30*time.Second, "the RGD to be gone", func() (bool, string) {
-				_, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "gadgets")
-				return apierrors.IsNotFound(err), fmt.Sprint(err)
-			})
+			c.deleteAll(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "gadgets")
 			if _, err := c.tryApply(t, noteRGD("gadgetry", "Gadget", "", `"${schema.spec.text}"`)); err == nil ||
 				!strings.Contains(err.Error(), "spec.schema.kind: Forbidden: "+notTheirs) {
 				t.Errorf("an RGD of the kind of the user's CRD: %v, want it denied saying %q", err, notTheirs)
 			}
 			untouched(t, c)
-			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
-			eventually(t, 30*time.Second, "the user's CRD to be gone", func() (bool, string) {
-				_, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
-				return apierrors.IsNotFound(err), fmt.Sprint(err)
-			})
+			c.deleteAll(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
 
 			// Created by the user just after the agent found none, before
 			// its first write: of the version the RGD generates, so the
