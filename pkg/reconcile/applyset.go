@@ -110,16 +110,15 @@ type unmappedKind struct {
 	err  error
 }
 
-// recordedSynced waits, briefly, for the informers of the recorded kinds, and
-// names the first that has not synced.
-func (r *run) recordedSynced(ctx context.Context) (schema.GroupVersionResource, bool) {
+// recordedSynced waits, briefly, for the informers of the recorded kinds to
+// list them, and says why the first that has not could not.
+func (r *run) recordedSynced(ctx context.Context) error {
 	for _, gvr := range r.recorded {
-		inf, ok := r.t.managed.informer(gvr)
-		if ok && !waitForSync(ctx, inf) {
-			return gvr, false
+		if err := r.listed(ctx, gvr); err != nil {
+			return fmt.Errorf("the instance's ApplySet annotation lists %s, a kind the graph no longer uses: %w", gvr.GroupResource(), err)
 		}
 	}
-	return schema.GroupVersionResource{}, true
+	return nil
 }
 
 // recordedKnown tells, once the recorded kinds' informers have had a moment
@@ -131,10 +130,7 @@ func (r *run) recordedKnown(ctx context.Context) error {
 		u := r.unmapped[0]
 		return fmt.Errorf("looking up the instance's %s (a kind its ApplySet annotation lists that the graph no longer uses) in %s failed: %w", u.kind, r.t, u.err)
 	}
-	if gvr, ok := r.recordedSynced(ctx); !ok {
-		return fmt.Errorf("listing the instance's %s (a kind its ApplySet annotation lists that the graph no longer uses) has not succeeded; the agent's role needs list and watch on it", gvr.GroupResource())
-	}
-	return nil
+	return r.recordedSynced(ctx)
 }
 
 // recordNamespace adds ns to the instance's ApplySet additional-namespaces

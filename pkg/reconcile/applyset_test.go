@@ -94,3 +94,34 @@ func TestApplySetKeepsKindsItCannotMap(t *testing.T) {
 		t.Errorf("recordedKnown = %v, want the ServiceAccount's lookup error", err)
 	}
 }
+
+// A kind the ApplySet annotation lists that the agent may not list leaves
+// its objects unknown: the instance says so with the API server's refusal
+// as soon as the list fails, and is queued again for when it succeeds.
+func TestApplySetKindThatCannotBeListedSaysWhy(t *testing.T) {
+	deployments := &kinds.Info{GVK: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, Resource: "deployments"}
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	inst := &unstructured.Unstructured{}
+	inst.SetAnnotations(map[string]string{v1alpha1.AnnotationApplySetGroupKinds: "ConfigMap,Deployment.apps"})
+	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{{Version: "v1"}})
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	key := InstanceKey{Namespace: "ns", Name: "a"}
+	r := &run{
+		s:    &served{graph: &graph.Graph{Nodes: []*graph.Node{{ID: "deploy", Kind: deployments, Template: map[string]any{}}}}},
+		inst: inst,
+		key:  key,
+		t:    &target{managed: refusingInformers(t, func(InstanceKey) {}), mapper: mapper},
+	}
+	r.recorded = r.recordedKinds()
+	if !slices.Equal(r.recorded, []schema.GroupVersionResource{configMaps}) {
+		t.Fatalf("recorded kinds %v, want configmaps", r.recorded)
+	}
+	err := r.recordedKnown(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the instance's ApplySet annotation lists configmaps, a kind the graph no longer uses") ||
+		!strings.Contains(err.Error(), `cannot list resource "configmaps"`) {
+		t.Errorf("recordedKnown = %v, want the API server's refusal to list configmaps", err)
+	}
+	if !r.t.managed.awaiting[configMaps].Has(key) {
+		t.Error("the instance is not queued again for when configmaps can be listed")
+	}
+}

@@ -174,8 +174,9 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	// The kinds the ApplySet annotation lists beyond the graph's are
 	// looked for before manage writes it again: one whose informer finds
 	// nothing leaves it (and the informer stops); one not listed in time
-	// stays.
-	r.recordedSynced(ctx)
+	// stays. One that cannot be listed is not this run's concern: the
+	// instance is queued again once it is, to prune what it holds.
+	_ = r.recordedSynced(ctx)
 	if err := r.manage(ctx); err != nil {
 		status.MarkManageFailed(err)
 		status.ComputeState(false, true)
@@ -672,19 +673,28 @@ func (r *run) waitForManagedInformers(ctx context.Context) error {
 		if !n.IsManaged() {
 			continue
 		}
-		gvr := n.Kind.GVR()
-		inf, ok := r.t.managed.informer(gvr)
-		if !ok || inf.HasSynced() {
-			continue
+		if err := r.listed(ctx, n.Kind.GVR()); err != nil {
+			return err
 		}
-		synced := waitUntil(ctx, func() bool { return inf.HasSynced() || r.t.managed.listFailure(gvr) != nil })
-		if err := r.t.managed.listFailure(gvr); err != nil {
-			r.t.managed.awaitSync(gvr, r.key)
-			return &unlistedKindError{resource: gvr.GroupResource(), where: r.t, err: err}
-		}
-		if !synced {
-			return fmt.Errorf("the cache of %s in %s has not synced", gvr.GroupResource(), r.t)
-		}
+	}
+	return nil
+}
+
+// listed waits, briefly, until the informer of gvr has listed its objects
+// or failed to. A failure (an unlistedKindError) ends the wait at once and
+// queues the instance again for when the informer lists them.
+func (r *run) listed(ctx context.Context, gvr schema.GroupVersionResource) error {
+	inf, ok := r.t.managed.informer(gvr)
+	if !ok || inf.HasSynced() {
+		return nil
+	}
+	synced := waitUntil(ctx, func() bool { return inf.HasSynced() || r.t.managed.listFailure(gvr) != nil })
+	if err := r.t.managed.listFailure(gvr); err != nil {
+		r.t.managed.awaitSync(gvr, r.key)
+		return &unlistedKindError{resource: gvr.GroupResource(), where: r.t, err: err}
+	}
+	if !synced {
+		return fmt.Errorf("the cache of %s in %s has not synced", gvr.GroupResource(), r.t)
 	}
 	return nil
 }

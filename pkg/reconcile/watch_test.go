@@ -52,6 +52,26 @@ func TestManagedKindsAreCountedByGraph(t *testing.T) {
 
 // unreachableInformers are managed informers of a cluster nothing listens
 // for: they never list, and retry until the test ends and stops them.
+// refusingInformers are informers of an API server that refuses every
+// list, as one refuses an agent whose role does not grant the kind.
+func refusingInformers(t *testing.T, enqueue func(InstanceKey)) *managedInformers {
+	t.Helper()
+	refusing := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		rw.WriteHeader(http.StatusForbidden)
+		_, _ = rw.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,` +
+			`"message":"configmaps is forbidden: User \"agent\" cannot list resource \"configmaps\""}`))
+	}))
+	t.Cleanup(refusing.Close)
+	client, err := newHeldClient(&rest.Config{Host: refusing.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newManagedInformers(client, func(schema.GroupVersionResource, any, any, bool) {}, enqueue)
+	t.Cleanup(w.stopAll)
+	return w
+}
+
 func unreachableInformers(t *testing.T) *managedInformers {
 	t.Helper()
 	client, err := newHeldClient(&rest.Config{Host: "http://127.0.0.1:1"})
@@ -66,21 +86,10 @@ func unreachableInformers(t *testing.T) *managedInformers {
 // An informer whose lists the API server refuses says why, and keeps the
 // instances that wait for it to retry them once it has listed its kind.
 func TestInformerThatCannotListSaysWhy(t *testing.T) {
-	refusing := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
-		rw.Header().Set("Content-Type", "application/json")
-		rw.WriteHeader(http.StatusForbidden)
-		_, _ = rw.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,` +
-			`"message":"configmaps is forbidden: User \"agent\" cannot list resource \"configmaps\""}`))
-	}))
-	t.Cleanup(refusing.Close)
-	client, err := newHeldClient(&rest.Config{Host: refusing.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var enqueued []InstanceKey
-	w := newManagedInformers(client, func(schema.GroupVersionResource, any, any, bool) {}, func(k InstanceKey) { enqueued = append(enqueued, k) })
-	t.Cleanup(w.stopAll)
+	w := refusingInformers(t, func(k InstanceKey) { enqueued = append(enqueued, k) })
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	var err error
 	if err := w.listFailure(gvr); err != nil {
 		t.Fatalf("a kind not watched has a list failure: %v", err)
 	}
