@@ -287,6 +287,35 @@ func (c *clients) deleteAll(t testing.TB, apiVersion, kind, ns string, names ...
 	})
 }
 
+// deleteCRD deletes a CRD and waits until it is gone. The API server
+// deletes a CRD's objects first, listing them from its watch cache, which
+// refuses lists (429, "storage is (re)initializing") until it has filled;
+// its finalizer retries with a backoff that doubles each time, so a CRD
+// deleted while that cache fills (made moments before, on a loaded
+// machine) can take minutes to go. So its objects are first listed until
+// the cache answers, as the finalizer's list then will.
+func (c *clients) deleteCRD(t testing.TB, name string) {
+	t.Helper()
+	crd := c.mustGet(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		v, _ := v.(map[string]any)
+		if served, _ := v["served"].(bool); !served {
+			continue
+		}
+		version, _ := v["name"].(string)
+		objects := c.dyn.Resource(schema.GroupVersionResource{Group: group, Version: version, Resource: plural})
+		eventually(t, 60*time.Second, "the objects of "+name+" to list", func() (bool, string) {
+			_, err := objects.List(context.Background(), metav1.ListOptions{})
+			return err == nil, fmt.Sprint(err)
+		})
+		break
+	}
+	c.deleteAll(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+}
+
 // stillThere says what keeps an object from being deleted: whether its
 // deletion began, the finalizers left, and its conditions (a CRD's
 // Terminating one says how far the API server got with its objects).

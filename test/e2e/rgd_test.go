@@ -769,7 +769,7 @@ func TestRGDsDoNotTakeACRDThatIsNotTheirs(t *testing.T) {
 			// Replaced by a CRD of the user's own under a stopped agent,
 			// whose webhook cannot be asked.
 			stopAgentNow(t)
-			c.deleteAll(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
+			c.deleteCRD(t, "gadgets.kro.run")
 			c.apply(t, gadgetCRD)
 			startAgent(t, cfg)
 			eventually(t, 30*time.Second, "the RGD to report the CRD is not its own", func() (bool, string) {
@@ -784,7 +784,7 @@ func TestRGDsDoNotTakeACRDThatIsNotTheirs(t *testing.T) {
 				t.Errorf("an RGD of the kind of the user's CRD: %v, want it denied saying %q", err, notTheirs)
 			}
 			untouched(t, c)
-			c.deleteAll(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.kro.run")
+			c.deleteCRD(t, "gadgets.kro.run")
 
 			// Created by the user just after the agent found none, before
 			// its first write: of the version the RGD generates, so the

@@ -514,11 +514,7 @@ func TestRGDWhoseKindIsGoneStaysEditable(t *testing.T) {
 				return err == nil, fmt.Sprint(err)
 			})
 			c.waitRGDActive(t, "gadgetry")
-			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.example.org")
-			eventually(t, 30*time.Second, "the Gadget CRD to be gone", func() (bool, string) {
-				_, err := c.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.example.org")
-				return apierrors.IsNotFound(err), fmt.Sprint(err)
-			})
+			c.deleteCRD(t, "gadgets.example.org")
 			// A fresh agent knows nothing of Gadget from before.
 			stopAgentNow(t)
 			startAgent(t, cfg)
