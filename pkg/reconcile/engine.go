@@ -603,6 +603,11 @@ func (e *Engine) processNext(ctx context.Context) bool {
 	return true
 }
 
+// statusNotStoredQuietTries is how many times in a row a status write may
+// lose fields to a schema not in use yet before it is logged as an error:
+// the queue's backoff has then waited some seconds.
+const statusNotStoredQuietTries = 10
+
 // logFailure logs a failed reconcile for whoever runs the agent (the
 // instance's status and Events say it to its users). A conflict is routine,
 // the cache trailing the API server, and the next try reads the change: it
@@ -610,6 +615,12 @@ func (e *Engine) processNext(ctx context.Context) bool {
 func (e *Engine) logFailure(key InstanceKey, err error) {
 	if apierrors.IsConflict(err) {
 		e.opts.Log.V(1).Info("instance changed while reconciled, trying again", "instance", key.String(), "error", err.Error())
+		return
+	}
+	// The API server takes a CRD's new schema into use moments after the
+	// change; a status that goes on losing fields long after is an error.
+	if notStored := (*statusNotStoredError)(nil); errors.As(err, &notStored) && e.queue.NumRequeues(key) < statusNotStoredQuietTries {
+		e.opts.Log.V(1).Info("status written before the API server serves its new schema, trying again", "instance", key.String(), "error", err.Error())
 		return
 	}
 	e.opts.Log.Error(err, "reconciling instance", "instance", key.String())

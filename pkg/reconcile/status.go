@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -88,12 +91,108 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
-	r.e.statuses.wrote(r.inst, next, out.GetResourceVersion())
 	r.recordTransitions(old, st)
+	stored, _ := out.Object["status"].(map[string]any)
+	dropped := droppedFields("status", next, stored, r.statusSchema())
+	if len(dropped) > 0 {
+		// The API server pruned fields its schema of the kind lacks: the
+		// RGD's change added them to the CRD, and the API server does not
+		// use the new schema yet. What it did store is remembered, so
+		// that the next run, soon, writes them again.
+		next = stored
+	}
+	// Remembered over the version the write was based on.
+	r.e.statuses.wrote(r.inst, next, out.GetResourceVersion())
 	// A later write in the same run compares with what is there now.
 	r.inst.Object["status"] = next
 	r.inst.SetResourceVersion(out.GetResourceVersion())
+	if len(dropped) > 0 {
+		return &statusNotStoredError{kind: r.key.GVK.Kind, fields: dropped}
+	}
 	return nil
+}
+
+// statusSchema is the schema of the instances' status in the CRD the
+// served graph generated; for a kind held without a graph, whose runs
+// write no field that was not there, one that keeps nothing.
+func (r *run) statusSchema() *extv1.JSONSchemaProps {
+	if r.s.graph == nil || r.s.graph.CRD == nil || len(r.s.graph.CRD.Spec.Versions) == 0 {
+		return &extv1.JSONSchemaProps{}
+	}
+	v := r.s.graph.CRD.Spec.Versions[0]
+	if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+		return &extv1.JSONSchemaProps{}
+	}
+	status, ok := v.Schema.OpenAPIV3Schema.Properties["status"]
+	if !ok {
+		return &extv1.JSONSchemaProps{}
+	}
+	return &status
+}
+
+// statusNotStoredError is a status write the API server took without some
+// of its fields, which the schema it serves for the kind does not have yet.
+type statusNotStoredError struct {
+	kind   string
+	fields []string
+}
+
+func (e *statusNotStoredError) Error() string {
+	return fmt.Sprintf("the API server did not store %s of the status written: its schema of %s does not have them yet (the CRD was just changed); writing them again",
+		strings.Join(e.fields, ", "), e.kind)
+}
+
+// droppedFields are the paths, below path, of the fields written holds
+// (null aside) that stored lacks, in objects and in lists of equal length,
+// where the schema s keeps them: a field the kind's schema does not have
+// is pruned for good, and not written again. A nil s keeps everything
+// (x-kubernetes-preserve-unknown-fields).
+func droppedFields(path string, written, stored any, s *extv1.JSONSchemaProps) []string {
+	var out []string
+	switch w := written.(type) {
+	case map[string]any:
+		st, _ := stored.(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(w)) {
+			fs, kept := fieldSchema(s, k)
+			if w[k] == nil || !kept {
+				continue
+			}
+			sv, found := st[k]
+			if !found {
+				out = append(out, path+"."+k)
+				continue
+			}
+			out = append(out, droppedFields(path+"."+k, w[k], sv, fs)...)
+		}
+	case []any:
+		var items *extv1.JSONSchemaProps
+		if s != nil && s.Items != nil {
+			items = s.Items.Schema
+		}
+		if st, ok := stored.([]any); ok && len(st) == len(w) {
+			for i := range w {
+				out = append(out, droppedFields(fmt.Sprintf("%s[%d]", path, i), w[i], st[i], items)...)
+			}
+		}
+	}
+	return out
+}
+
+// fieldSchema is the schema of an object's field k under s, and whether s
+// keeps the field at all.
+func fieldSchema(s *extv1.JSONSchemaProps, k string) (*extv1.JSONSchemaProps, bool) {
+	switch {
+	case s == nil:
+		return nil, true
+	case s.Properties != nil:
+		if p, ok := s.Properties[k]; ok {
+			return &p, true
+		}
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		return s.AdditionalProperties.Schema, true
+	}
+	return nil, s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields
 }
 
 // statusPatch is the merge patch from the status old to next, as JSON

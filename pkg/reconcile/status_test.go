@@ -3,9 +3,12 @@ package reconcile
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -164,5 +167,52 @@ func TestConditionsNameWhatTheGraphWaitsFor(t *testing.T) {
 				t.Errorf("Ready says %q, want %q", ready.Message, tc.ready)
 			}
 		})
+	}
+}
+
+// A status the API server stored without fields the kind's schema has
+// (the CRD just changed to add them, its new schema not in use yet) is
+// told apart from fields the schema prunes for good, which are not
+// written again and again.
+func TestDroppedFieldsAreThoseTheSchemaKeeps(t *testing.T) {
+	preserve := true
+	schema := &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
+		"state": {Type: "string"},
+		"size":  {Type: "integer"},
+		"endpoint": {Type: "object", Properties: map[string]extv1.JSONSchemaProps{
+			"url": {Type: "string"}, "port": {Type: "integer"},
+		}},
+		"ports":  {Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{"name": {Type: "string"}}}}},
+		"labels": {Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Schema: &extv1.JSONSchemaProps{Type: "string"}}},
+		"free":   {XPreserveUnknownFields: &preserve},
+	}}
+	written := map[string]any{
+		"state":    "ACTIVE",
+		"size":     int64(3),
+		"endpoint": map[string]any{"url": "http://x", "port": int64(80)},
+		"ports":    []any{map[string]any{"name": "http", "extra": "pruned for good"}},
+		"labels":   map[string]any{"a": "b"},
+		"free":     map[string]any{"anything": map[string]any{"deep": true}},
+		"unknown":  "pruned for good",
+		"gone":     nil,
+	}
+	stored := map[string]any{
+		"state":    "ACTIVE",
+		"endpoint": map[string]any{"url": "http://x"},
+		"ports":    []any{map[string]any{"name": "http"}},
+		"labels":   map[string]any{},
+		"free":     map[string]any{"anything": map[string]any{}},
+	}
+	got := droppedFields("status", written, stored, schema)
+	want := []string{"status.endpoint.port", "status.free.anything.deep", "status.labels.a", "status.size"}
+	if !slices.Equal(got, want) {
+		t.Errorf("droppedFields = %v, want %v", got, want)
+	}
+	if got := droppedFields("status", written, written, schema); len(got) != 0 {
+		t.Errorf("droppedFields of a status stored whole = %v", got)
+	}
+	msg := (&statusNotStoredError{kind: "Outer", fields: want[3:]}).Error()
+	if !strings.Contains(msg, "did not store status.size of the status written: its schema of Outer does not have them yet") {
+		t.Errorf("message %q", msg)
 	}
 }
