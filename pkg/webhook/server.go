@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"log"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -26,6 +29,10 @@ type Server struct {
 	Instance *InstanceLabeler
 	// Ready is closed once the listener is open.
 	Ready chan struct{}
+	// Log receives what the HTTP server itself reports (a connection
+	// that failed or closed before its TLS handshake), which would
+	// otherwise go to standard error unstructured.
+	Log logr.Logger
 }
 
 // Handler returns the HTTP handler of both webhooks.
@@ -47,6 +54,7 @@ func (s *Server) Start(ctx context.Context) error {
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.Certs.GetCertificate},
+		ErrorLog:          log.New(serverLog{s.Log}, "", 0),
 	}
 	if s.Ready != nil {
 		close(s.Ready)
@@ -64,6 +72,21 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		return err
 	}
+}
+
+// serverLog writes the HTTP server's messages to a structured logger. A
+// failed TLS handshake is most often a TCP probe or a client that gave up,
+// so it is logged at debug level; the rest as errors.
+type serverLog struct{ log logr.Logger }
+
+func (l serverLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if strings.Contains(msg, "TLS handshake error") {
+		l.log.V(1).Info(msg)
+	} else {
+		l.log.Error(nil, msg)
+	}
+	return len(p), nil
 }
 
 // NeedLeaderElection lets every replica serve admission requests.
