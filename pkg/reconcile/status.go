@@ -138,7 +138,7 @@ type statusNotStoredError struct {
 }
 
 func (e *statusNotStoredError) Error() string {
-	return fmt.Sprintf("the API server did not store %s of the status written: its schema of %s does not have them yet (the CRD was just changed); writing them again",
+	return fmt.Sprintf("the API server did not store %s of the status written: the schema it uses for %s does not have them yet (its CRD changed moments ago); writing them again",
 		strings.Join(e.fields, ", "), e.kind)
 }
 

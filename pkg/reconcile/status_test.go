@@ -212,7 +212,7 @@ func TestDroppedFieldsAreThoseTheSchemaKeeps(t *testing.T) {
 		t.Errorf("droppedFields of a status stored whole = %v", got)
 	}
 	msg := (&statusNotStoredError{kind: "Outer", fields: want[3:]}).Error()
-	if !strings.Contains(msg, "did not store status.size of the status written: its schema of Outer does not have them yet") {
+	if !strings.Contains(msg, "did not store status.size of the status written: the schema it uses for Outer does not have them yet") {
 		t.Errorf("message %q", msg)
 	}
 }
