@@ -420,11 +420,7 @@ func TestKindsDroppedBeforeARestartAreStillPruned(t *testing.T) {
 			startAgent(t, cfg)
 			c.waitState(t, "kro.run/v1alpha1", "RecordedKinds", ns, "deleted", v1alpha1.InstanceError)
 
-			c.delete(t, "kro.run/v1alpha1", "RecordedKinds", ns, "deleted")
-			eventually(t, 20*time.Second, "the deleted instance to go", func() (bool, string) {
-				_, err := c.get(t, "kro.run/v1alpha1", "RecordedKinds", ns, "deleted")
-				return apierrors.IsNotFound(err), fmt.Sprint(err)
-			})
+			c.deleteAll(t, "kro.run/v1alpha1", "RecordedKinds", ns, "deleted")
 			if ok, err := accountGone(c, t, "deleted")(); !ok {
 				t.Errorf("the deleted instance left its ServiceAccount behind: %s", err)
 			}
