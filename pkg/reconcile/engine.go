@@ -480,10 +480,11 @@ func (e *Engine) enqueue(key InstanceKey) { e.queue.Add(key) }
 func (e *Engine) retryRefused(key InstanceKey) { e.queue.AddAfter(key, admissionSettle) }
 
 // retryNowAndSettled tries an instance again at once, and again once the
-// API server's own caches have caught up with what changed: its quota
-// admission and its webhook client read quotas and endpoints from
-// informers, which may still hold them as they were when the first try
-// comes, and a refusal then would wait out the backoff.
+// API server's own caches have caught up with what changed: its quota,
+// LimitRange and Pod Security admission and its webhook client read
+// quotas, LimitRanges, namespaces and endpoints from informers of their
+// own, which may still hold them as they were when the first try comes,
+// and a refusal then would wait out the backoff.
 func (e *Engine) retryNowAndSettled(key InstanceKey) {
 	e.queue.Add(key)
 	e.queue.AddAfter(key, admissionSettle)

@@ -239,7 +239,7 @@ func (t *target) follow(cfg *rest.Config, e *Engine, log logr.Logger) error {
 		return fmt.Errorf("creating the metadata client: %w", err)
 	}
 	t.admission = newAdmissionWatch(client, e.retryRefused, log)
-	t.namespaceWatch = newNamespaceWatch(client, e.enqueue, log)
+	t.namespaceWatch = newNamespaceWatch(client, e.retryNowAndSettled, log)
 	t.holders = newHolderWatches(client, e.enqueue, log)
 	t.quotas = newQuotaWatches(client, e.retryNowAndSettled, log)
 	t.webhookServices = newWebhookServiceWatches(client, e.retryNowAndSettled, log)
