@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +30,9 @@ type namespaceWatch struct {
 	// retry is told the instances to try again.
 	retry func(InstanceKey)
 	log   logr.Logger
+	// limitRangesSettle is how long after a LimitRange changed the
+	// instances still waiting on its namespace are tried once more.
+	limitRangesSettle time.Duration
 
 	// waiting are the namespaces each instance's last run waited for.
 	waiting waiters[string]
@@ -35,8 +40,16 @@ type namespaceWatch struct {
 }
 
 func newNamespaceWatch(client metadata.Interface, retry func(InstanceKey), log logr.Logger) *namespaceWatch {
-	return &namespaceWatch{client: client, retry: retry, log: log}
+	return &namespaceWatch{client: client, retry: retry, log: log, limitRangesSettle: limitRangeListTTL + time.Second}
 }
+
+// limitRangeListTTL is how long the API server's LimitRanger admission
+// uses a list of a namespace's LimitRanges it made itself. It makes one
+// when its informer holds none for the namespace (a LimitRange created
+// moments ago, not seen yet), and goes on using it while its informer
+// still holds none: a LimitRange deleted within that time refuses Pods
+// until the list expires.
+const limitRangeListTTL = 30 * time.Second
 
 // start watches the cluster's namespaces, and its LimitRanges, until
 // stopWatching is called. The first list of namespaces counts: a
@@ -48,7 +61,7 @@ func (w *namespaceWatch) start() {
 		func(ns cache.ObjectName) { w.changed(ns.Name) }, w.log,
 		"instances waiting for a namespace are retried with backoff only")
 	watchNames(ctx, w.client, corev1.SchemeGroupVersion.WithResource("limitranges"), false,
-		func(lr cache.ObjectName) { w.changed(lr.Namespace) }, w.log,
+		func(lr cache.ObjectName) { w.limitRangesChanged(ctx, lr.Namespace) }, w.log,
 		"instances a LimitRange refused are retried with backoff only")
 }
 
@@ -82,6 +95,21 @@ func (w *namespaceWatch) changed(name string) {
 	for _, key := range w.waiting.waitingFor(name) {
 		w.retry(key)
 	}
+}
+
+// limitRangesChanged tries again the instances waiting on a namespace one
+// of whose LimitRanges changed, and, those still waiting then, once more
+// when a list of them the API server made itself has expired.
+func (w *namespaceWatch) limitRangesChanged(ctx context.Context, namespace string) {
+	if len(w.waiting.waitingFor(namespace)) == 0 {
+		return
+	}
+	w.changed(namespace)
+	time.AfterFunc(w.limitRangesSettle, func() {
+		if ctx.Err() == nil {
+			w.changed(namespace)
+		}
+	})
 }
 
 // namespaceUnavailable is an apply refused because the object's namespace

@@ -1,10 +1,12 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +57,64 @@ func TestNamespaceChangesRetryWaitingInstances(t *testing.T) {
 	if len(retried) != 0 {
 		t.Fatalf("instances whose last run waited for nothing retried: %v", retried)
 	}
+}
+
+// A LimitRange that changes retries the instances waiting on its
+// namespace at once, and those still waiting once more after a while: the
+// API server's LimitRanger may refuse by a LimitRange just deleted until a
+// list it made itself expires. Nothing is retried later for an instance
+// whose run no longer waited, or once the watch has stopped.
+func TestLimitRangeChangesRetryWaitingInstancesOnceMore(t *testing.T) {
+	retried := make(chan string, 10)
+	w := newNamespaceWatch(nil, func(k InstanceKey) { retried <- k.Name }, logr.Discard())
+	w.limitRangesSettle = 50 * time.Millisecond
+	key := func(name string) InstanceKey {
+		return InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Sleeper"}, Namespace: "limited", Name: name}
+	}
+	next := func() string {
+		select {
+		case name := <-retried:
+			return name
+		case <-time.After(5 * time.Second):
+			return "none"
+		}
+	}
+	none := func(what string) {
+		select {
+		case name := <-retried:
+			t.Fatalf("%s retried %s", what, name)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	w.limitRangesChanged(ctx, "limited")
+	none("a LimitRange of a namespace nothing waits on")
+
+	w.note(key("refused"), sets.New("limited"))
+	w.limitRangesChanged(ctx, "limited")
+	if got := next(); got != "refused" {
+		t.Fatalf("the change retried %s, want refused at once", got)
+	}
+	if got := next(); got != "refused" {
+		t.Fatalf("after the settle %s was retried, want refused once more", got)
+	}
+
+	w.limitRangesChanged(ctx, "limited")
+	if got := next(); got != "refused" {
+		t.Fatalf("the change retried %s, want refused at once", got)
+	}
+	w.note(key("refused"), nil)
+	none("an instance no longer waiting, after the settle,")
+
+	w.note(key("refused"), sets.New("limited"))
+	w.limitRangesChanged(ctx, "limited")
+	if got := next(); got != "refused" {
+		t.Fatalf("the change retried %s, want refused at once", got)
+	}
+	stop()
+	none("a stopped watch, after the settle,")
 }
 
 func TestNamespaceUnavailable(t *testing.T) {
