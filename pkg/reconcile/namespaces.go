@@ -30,9 +30,9 @@ type namespaceWatch struct {
 	// retry is told the instances to try again.
 	retry func(InstanceKey)
 	log   logr.Logger
-	// limitRangesSettle is how long after a LimitRange changed the
-	// instances still waiting on its namespace are tried once more.
-	limitRangesSettle time.Duration
+	// afterLimitRangesSettle runs f once a change of LimitRanges has
+	// settled in the API server.
+	afterLimitRangesSettle func(f func())
 
 	// waiting are the namespaces each instance's last run waited for.
 	waiting waiters[string]
@@ -40,7 +40,8 @@ type namespaceWatch struct {
 }
 
 func newNamespaceWatch(client metadata.Interface, retry func(InstanceKey), log logr.Logger) *namespaceWatch {
-	return &namespaceWatch{client: client, retry: retry, log: log, limitRangesSettle: limitRangeListTTL + time.Second}
+	return &namespaceWatch{client: client, retry: retry, log: log,
+		afterLimitRangesSettle: func(f func()) { time.AfterFunc(limitRangeListTTL+time.Second, f) }}
 }
 
 // limitRangeListTTL is how long the API server's LimitRanger admission
@@ -105,7 +106,7 @@ func (w *namespaceWatch) limitRangesChanged(ctx context.Context, namespace strin
 		return
 	}
 	w.changed(namespace)
-	time.AfterFunc(w.limitRangesSettle, func() {
+	w.afterLimitRangesSettle(func() {
 		if ctx.Err() == nil {
 			w.changed(namespace)
 		}

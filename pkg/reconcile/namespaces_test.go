@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -60,61 +59,60 @@ func TestNamespaceChangesRetryWaitingInstances(t *testing.T) {
 }
 
 // A LimitRange that changes retries the instances waiting on its
-// namespace at once, and those still waiting once more after a while: the
-// API server's LimitRanger may refuse by a LimitRange just deleted until a
-// list it made itself expires. Nothing is retried later for an instance
-// whose run no longer waited, or once the watch has stopped.
+// namespace at once, and those still waiting once more when the change has
+// settled: the API server's LimitRanger may refuse by a LimitRange just
+// deleted until a list it made itself expires. Nothing is retried then for
+// an instance whose run no longer waited, or once the watch has stopped.
 func TestLimitRangeChangesRetryWaitingInstancesOnceMore(t *testing.T) {
-	retried := make(chan string, 10)
-	w := newNamespaceWatch(nil, func(k InstanceKey) { retried <- k.Name }, logr.Discard())
-	w.limitRangesSettle = 50 * time.Millisecond
+	var retried []string
+	w := newNamespaceWatch(nil, func(k InstanceKey) { retried = append(retried, k.Name) }, logr.Discard())
+	var settled []func()
+	w.afterLimitRangesSettle = func(f func()) { settled = append(settled, f) }
+	settle := func() {
+		for _, f := range settled {
+			f()
+		}
+		settled = nil
+	}
 	key := func(name string) InstanceKey {
 		return InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Sleeper"}, Namespace: "limited", Name: name}
 	}
-	next := func() string {
-		select {
-		case name := <-retried:
-			return name
-		case <-time.After(5 * time.Second):
-			return "none"
-		}
-	}
-	none := func(what string) {
-		select {
-		case name := <-retried:
-			t.Fatalf("%s retried %s", what, name)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+
 	w.limitRangesChanged(ctx, "limited")
-	none("a LimitRange of a namespace nothing waits on")
+	settle()
+	if len(retried) != 0 {
+		t.Fatalf("a LimitRange of a namespace nothing waits on retried %v", retried)
+	}
 
 	w.note(key("refused"), sets.New("limited"))
+	w.note(key("elsewhere"), sets.New("other"))
 	w.limitRangesChanged(ctx, "limited")
-	if got := next(); got != "refused" {
-		t.Fatalf("the change retried %s, want refused at once", got)
+	if !slices.Equal(retried, []string{"refused"}) {
+		t.Fatalf("the change retried %v, want refused at once", retried)
 	}
-	if got := next(); got != "refused" {
-		t.Fatalf("after the settle %s was retried, want refused once more", got)
+	settle()
+	if !slices.Equal(retried, []string{"refused", "refused"}) {
+		t.Fatalf("once settled, %v were retried, want refused once more", retried)
 	}
 
+	retried = nil
 	w.limitRangesChanged(ctx, "limited")
-	if got := next(); got != "refused" {
-		t.Fatalf("the change retried %s, want refused at once", got)
-	}
 	w.note(key("refused"), nil)
-	none("an instance no longer waiting, after the settle,")
+	settle()
+	if !slices.Equal(retried, []string{"refused"}) {
+		t.Fatalf("an instance that no longer waits was retried %v, want once, at the change", retried)
+	}
 
+	retried = nil
 	w.note(key("refused"), sets.New("limited"))
 	w.limitRangesChanged(ctx, "limited")
-	if got := next(); got != "refused" {
-		t.Fatalf("the change retried %s, want refused at once", got)
-	}
 	stop()
-	none("a stopped watch, after the settle,")
+	settle()
+	if !slices.Equal(retried, []string{"refused"}) {
+		t.Fatalf("a stopped watch retried %v, want refused once, at the change", retried)
+	}
 }
 
 func TestNamespaceUnavailable(t *testing.T) {
