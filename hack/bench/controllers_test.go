@@ -102,7 +102,10 @@ func TestTouchedCountsWhatAProcessUsesNotWhatItHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("touched in 300 ms: %.2f MB busy, %.2f MB idle", busyMB, idleMB)
-	if busyMB < toucherMB || idleMB >= 1 {
+	// The idle one's runtime still wakes (its monitor thread, timers), and
+	// under CI's load it has touched up to 1.4 MB in the window: a quarter
+	// of what it holds tells the two apart with room for that.
+	if busyMB < toucherMB || idleMB >= toucherMB/4 {
 		t.Errorf("touched in 300 ms: %.1f MB by a process touching %d MB, %.1f MB by one that holds as much and sleeps", busyMB, toucherMB, idleMB)
 	}
 	u, err := busy.usage()
