@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,9 @@ type benchCluster struct {
 	auditLog   string
 	cfg        *rest.Config
 	dyn        dynamic.Interface
+	// keepLogsIn, when set, is where delete copies the cluster's logs
+	// first.
+	keepLogsIn string
 }
 
 // freshCluster deletes any cluster of that name and creates a new one with
@@ -79,7 +83,22 @@ func freshCluster(ctx context.Context, root, name string, nodes int) (*benchClus
 }
 
 func (c *benchCluster) delete(ctx context.Context, root string) {
+	if c.keepLogsIn != "" {
+		if dir, err := c.keepLogs(); err != nil {
+			log.Printf("  keeping the cluster's logs: %v", err)
+		} else {
+			log.Printf("  the cluster's logs, its API server's audit log among them: %s", dir)
+		}
+	}
 	_ = runScript(ctx, root, "down.sh", c.name, nil)
+}
+
+// keepLogs copies the cluster's logs (its components' and the API
+// server's audit log) into a directory of their own under keepLogsIn, to
+// be read request by request after the cluster is gone.
+func (c *benchCluster) keepLogs() (string, error) {
+	dir := filepath.Join(c.keepLogsIn, c.name+"-"+time.Now().Format("20060102-150405.000"))
+	return dir, os.CopyFS(dir, os.DirFS(filepath.Dir(c.auditLog)))
 }
 
 func runScript(ctx context.Context, root, script, cluster string, stdout *bytes.Buffer, env ...string) error {

@@ -42,3 +42,31 @@ func TestCountRequestsReadsRotatedAuditLogs(t *testing.T) {
 		t.Errorf("writes %d, gets %d, events %d; want 2, 1, 1 (%v)", r.Writes, r.Gets, r.Events, r.ByVerb)
 	}
 }
+
+// A cluster's logs are copied whole into a directory of their own, to be
+// read after the cluster is deleted; a second copy does not overwrite the
+// first.
+func TestKeepLogsCopiesTheClustersLogs(t *testing.T) {
+	logs, kept := t.TempDir(), t.TempDir()
+	for name, text := range map[string]string{"audit.log": `{"verb":"create"}` + "\n", "kube-apiserver.log": "started\n"} {
+		if err := os.WriteFile(filepath.Join(logs, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &benchCluster{name: "kro-bench", auditLog: filepath.Join(logs, "audit.log"), keepLogsIn: kept}
+	first, err := c.keepLogs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(first, "audit.log")); err != nil || string(got) != `{"verb":"create"}`+"\n" {
+		t.Errorf("kept audit log: %q, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(first, "kube-apiserver.log")); err != nil {
+		t.Errorf("the API server's log was not kept: %v", err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	second, err := c.keepLogs()
+	if err != nil || second == first {
+		t.Errorf("a second copy went to %s (the first to %s): %v", second, first, err)
+	}
+}

@@ -58,7 +58,7 @@ spec:
 // CRDs installed and one RGD with one instance, after settle, and then how
 // much of it the controller touches over as long again.
 func (b *bench) idle(ctx context.Context, ctl *controller, settle time.Duration) (Idle, error) {
-	c, err := freshCluster(ctx, b.root, b.clusterName, 2)
+	c, err := b.freshCluster(ctx, 2)
 	if err != nil {
 		return Idle{}, err
 	}
@@ -97,7 +97,7 @@ func (b *bench) idle(ctx context.Context, ctl *controller, settle time.Duration)
 // webhooks where it registered them) and, for kro-agent, `kubectl kro tree`
 // with 10k unrelated objects.
 func (b *bench) latencies(ctx context.Context, ctl *controller, tries int, withTree bool) ([]Latency, error) {
-	c, err := freshCluster(ctx, b.root, b.clusterName, 2)
+	c, err := b.freshCluster(ctx, 2)
 	if err != nil {
 		return nil, err
 	}

@@ -129,6 +129,7 @@ func main() {
 	outDir := flag.String("out", "bench/results", "directory for the results")
 	into := flag.String("into", "", "results file this run's figures replace theirs in (default: the day's file in -out), to complete an earlier day's table")
 	report := flag.String("report", "", "only redraw bench/README.md and the plot from this results file")
+	clusterLogs := flag.String("cluster-logs", "", "directory to copy each cluster's logs into before it is deleted, the API server's audit log among them")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 
@@ -169,7 +170,7 @@ func main() {
 		counts = append(counts, n)
 	}
 	slices.Sort(counts)
-	b := &bench{root: root, logDir: logDir, quiet: *quiet, driftTries: *drift, smallestN: counts[0], clusterName: "kro-bench"}
+	b := &bench{root: root, logDir: logDir, quiet: *quiet, driftTries: *drift, smallestN: counts[0], clusterName: "kro-bench", clusterLogs: *clusterLogs}
 	fresh := &Results{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Kubernetes: "v1.36.3 (kwok fake nodes)", Kro: version, Workers: *workers, Repeat: *repeat}
 	file := filepath.Join(*outDir, fresh.Date+".json")
 	if *into != "" {

@@ -24,6 +24,20 @@ type bench struct {
 	// workload are made.
 	smallestN   int
 	clusterName string
+	// clusterLogs, when set, is where each cluster's logs are copied
+	// before it is deleted.
+	clusterLogs string
+}
+
+// freshCluster starts a fresh cluster for one measurement, with nodes
+// fake nodes.
+func (b *bench) freshCluster(ctx context.Context, nodes int) (*benchCluster, error) {
+	c, err := freshCluster(ctx, b.root, b.clusterName, nodes)
+	if err != nil {
+		return nil, err
+	}
+	c.keepLogsIn = b.clusterLogs
+	return c, nil
 }
 
 // restSettle is how long a controller is left alone before its RSS at
@@ -38,7 +52,7 @@ func nodesFor(w workload, n int) int {
 // create returned, and for pods-bound until every Deployment is available.
 func (b *bench) floor(ctx context.Context, w workload, n int) (Floor, error) {
 	out := Floor{Workload: w.Name, N: n}
-	c, err := freshCluster(ctx, b.root, b.clusterName, nodesFor(w, n))
+	c, err := b.freshCluster(ctx, nodesFor(w, n))
 	if err != nil {
 		return out, err
 	}
@@ -86,7 +100,7 @@ func (b *bench) throughput(ctx context.Context, ctl *controller, w workload, n i
 	// nothing changes and drift repair.
 	quiet := first && n == b.smallestN && b.quiet > 0
 	out := Throughput{Workload: w.Name, N: n, Controller: ctl.Name, QuietWrites: -1}
-	c, err := freshCluster(ctx, b.root, b.clusterName, nodesFor(w, n))
+	c, err := b.freshCluster(ctx, nodesFor(w, n))
 	if err != nil {
 		return out, err
 	}
