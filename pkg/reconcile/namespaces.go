@@ -91,21 +91,22 @@ func (w *namespaceWatch) forgetKind(gvk schema.GroupVersionKind) {
 
 // changed tries again the instances waiting for a namespace that was
 // created, changed (its deletion began, or its labels changed) or
-// deleted, or one of whose LimitRanges changed.
-func (w *namespaceWatch) changed(name string) {
-	for _, key := range w.waiting.waitingFor(name) {
+// deleted, or one of whose LimitRanges changed, and says how many.
+func (w *namespaceWatch) changed(name string) int {
+	keys := w.waiting.waitingFor(name)
+	for _, key := range keys {
 		w.retry(key)
 	}
+	return len(keys)
 }
 
 // limitRangesChanged tries again the instances waiting on a namespace one
 // of whose LimitRanges changed, and, those still waiting then, once more
 // when a list of them the API server made itself has expired.
 func (w *namespaceWatch) limitRangesChanged(ctx context.Context, namespace string) {
-	if len(w.waiting.waitingFor(namespace)) == 0 {
+	if w.changed(namespace) == 0 {
 		return
 	}
-	w.changed(namespace)
 	w.afterLimitRangesSettle(func() {
 		if ctx.Err() == nil {
 			w.changed(namespace)
