@@ -62,6 +62,10 @@ type ValidationReport struct {
 	// Cluster says where custom kinds were resolved, or why they were not.
 	Cluster string             `json:"cluster"`
 	Results []ValidationResult `json:"results"`
+	// Unreadable names each document that is not YAML or JSON, or not an
+	// object of its kind, with why: the others are validated all the same,
+	// as kubectl apply -R goes on past a file it cannot read.
+	Unreadable []string `json:"unreadable,omitempty"`
 }
 
 func newValidateCommand(parent *Options) *cobra.Command {
@@ -102,7 +106,7 @@ func (o *validateOptions) run(ctx context.Context) error {
 		return err
 	}
 	var rgds []parsedRGD
-	var others []string
+	var others, unreadable []string
 	for _, file := range files {
 		in, err := readFile(file, o.Streams.In)
 		if err != nil {
@@ -113,6 +117,10 @@ func (o *validateOptions) run(ctx context.Context) error {
 			declared.Add(crd)
 		}
 		others = append(others, in.others...)
+		unreadable = append(unreadable, in.unreadable...)
+	}
+	if len(rgds) == 0 && len(unreadable) > 0 {
+		return errors.New(strings.Join(unreadable, "\nerror: "))
 	}
 	if len(rgds) == 0 {
 		hint := ""
@@ -129,7 +137,7 @@ func (o *validateOptions) run(ctx context.Context) error {
 		return fmt.Errorf("%s: no ResourceGraphDefinition found%s", strings.Join(o.files, ", "), hint)
 	}
 	stored := storedIn(live)
-	report := ValidationReport{Cluster: where, Results: make([]ValidationResult, len(rgds))}
+	report := ValidationReport{Cluster: where, Results: make([]ValidationResult, len(rgds)), Unreadable: unreadable}
 	graphs, errs := compileTogether(rgds, declared, graph.Options{AllowUnknownKinds: allowUnknown, ValidateCRD: offline.Validate})
 	blame := blameInvalidKinds(rgds, errs)
 	for i, err := range kindsDefinedTwice(rgds) {
@@ -177,6 +185,9 @@ func (o *validateOptions) run(ctx context.Context) error {
 		if !r.Valid {
 			return ErrInvalid
 		}
+	}
+	if len(unreadable) > 0 {
+		return ErrInvalid
 	}
 	return nil
 }
@@ -366,12 +377,17 @@ type fileContents struct {
 	rgds   []parsedRGD
 	crds   []*extv1.CustomResourceDefinition
 	others []string
+	// unreadable says, for each document that could not be read, which
+	// and why.
+	unreadable []string
 }
 
 // readFile reads every ResourceGraphDefinition and CustomResourceDefinition
 // in a multi-document YAML or JSON file. RGDs are read strictly: an unknown
 // field is an error, as the API server's strict field validation would
-// say. Other kinds are skipped.
+// say. Other kinds are skipped. A document that cannot be read (a Helm
+// template among the manifests, say) is named in unreadable, and the rest
+// of the file is read; the error is for a file that cannot be read at all.
 func readFile(file string, stdin io.Reader) (fileContents, error) {
 	var in fileContents
 	data, err := readInput(file, stdin)
@@ -391,7 +407,8 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			return in, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+			in.unreadable = append(in.unreadable, fmt.Sprintf("%s: document %d: %v", file, i+1, err))
+			continue
 		}
 		switch gv, _ := schema.ParseGroupVersion(meta.APIVersion); {
 		case gv.WithKind(meta.Kind).GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind:
@@ -403,7 +420,8 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 		case meta.Kind == "CustomResourceDefinition" && gv == extv1.SchemeGroupVersion:
 			crd := &extv1.CustomResourceDefinition{}
 			if err := yaml.Unmarshal(doc, crd); err != nil {
-				return in, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+				in.unreadable = append(in.unreadable, fmt.Sprintf("%s: document %d: %v", file, i+1, err))
+				continue
 			}
 			in.crds = append(in.crds, crd)
 		case meta.Kind != "":
@@ -448,6 +466,9 @@ func printValidation(w io.Writer, format string, report ValidationReport) error 
 		return printObject(w, format, report)
 	}
 	fmt.Fprintf(w, "Kinds resolved: %s\n", report.Cluster)
+	for _, u := range report.Unreadable {
+		fmt.Fprintf(w, "not read: %s\n", strings.ReplaceAll(u, "\n", "\n  "))
+	}
 	for _, r := range report.Results {
 		if r.Valid {
 			fmt.Fprintf(w, "resourcegraphdefinition/%s (%s): valid\n  topological order: %s\n", r.Name, r.File, strings.Join(r.TopologicalOrder, " -> "))

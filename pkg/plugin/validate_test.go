@@ -20,8 +20,9 @@ func TestValidationNamesEveryDocument(t *testing.T) {
 	err := printValidation(&out, "", ValidationReport{Cluster: "offline", Results: []ValidationResult{
 		{Name: "web", File: "a.yaml", Valid: true, TopologicalOrder: []string{"cm", "deploy"}},
 		{File: "a.yaml", Errors: []string{"document 2: yaml: unmarshal errors:\nline 3: key \"a\" already set in map"}},
-	}})
+	}, Unreadable: []string{"chart/cm.yaml: document 1: error converting YAML to JSON: yaml: line 4: did not find expected node content"}})
 	want := `Kinds resolved: offline
+not read: chart/cm.yaml: document 1: error converting YAML to JSON: yaml: line 4: did not find expected node content
 resourcegraphdefinition/web (a.yaml): valid
   topological order: cm -> deploy
 resourcegraphdefinition/<unnamed> (a.yaml): 1 error(s)
@@ -202,6 +203,62 @@ func TestValidateReadsDirectories(t *testing.T) {
 	}
 	if _, err := validate("-f", filepath.Join(root, "nope")); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("-f of a path that does not exist: %v", err)
+	}
+}
+
+// A document that is not YAML (a Helm template among the manifests) is
+// named with why, and every RGD around it is validated all the same, as
+// kubectl apply -R goes on past a file it cannot read; the exit is 1.
+func TestValidateGoesOnPastWhatItCannotRead(t *testing.T) {
+	root := t.TempDir()
+	rgd := func(name string) string {
+		return fmt.Sprintf(`{apiVersion: kro.run/v1alpha1, kind: ResourceGraphDefinition, metadata: {name: %s},
+  spec: {schema: {apiVersion: v1alpha1, kind: K%s}, resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}}]}}`, name, name)
+	}
+	template := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n  labels: {{- toYaml .Values.labels | nindent 4 }}\n"
+	for path, content := range map[string]string{
+		"rgd.yaml":                rgd("first"),
+		"chart/templates/cm.yaml": template,
+		"mixed.yaml":              template + "---\n" + rgd("second"),
+	} {
+		path = filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
+	cmd.SetArgs([]string{"validate", "--offline", "-o", "json", "-R", "-f", root})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err != ErrInvalid {
+		t.Errorf("exit: %v, want %v", err, ErrInvalid)
+	}
+	var report ValidationReport
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	var valid []string
+	for _, r := range report.Results {
+		valid = append(valid, r.Name+"="+fmt.Sprint(r.Valid))
+	}
+	if got := fmt.Sprint(valid); got != "[second=true first=true]" {
+		t.Errorf("RGDs %s, want [second=true first=true] (files in lexical order)", got)
+	}
+	wantUnreadable := []string{
+		filepath.Join(root, "chart/templates/cm.yaml") + ": document 1: error converting YAML to JSON: yaml: line 4: did not find expected node content",
+		filepath.Join(root, "mixed.yaml") + ": document 1: error converting YAML to JSON: yaml: line 4: did not find expected node content",
+	}
+	if got := fmt.Sprint(report.Unreadable); got != fmt.Sprint(wantUnreadable) {
+		t.Errorf("unreadable:\n%s\nwant\n%s", strings.Join(report.Unreadable, "\n"), strings.Join(wantUnreadable, "\n"))
+	}
+	// Nothing but what cannot be read is an error that says where and why.
+	err := runWithoutCluster("validate", "--offline", "-f", filepath.Join(root, "chart/templates/cm.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "cm.yaml: document 1: error converting YAML to JSON") {
+		t.Errorf("only a template: %v", err)
 	}
 }
 
