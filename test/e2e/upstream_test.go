@@ -56,7 +56,7 @@ var upstreamDifferences = []struct {
 // namespace of its own. Its RGDs, instances and the objects it expects are
 // upstream's files as released; only upstreamDifferences may differ.
 func TestUpstreamSuite(t *testing.T) {
-	suite := upstreamSuiteDir(t)
+	suite := filepath.Join(upstreamModule(t), "test", "e2e", "chainsaw")
 	tests, err := filepath.Glob(filepath.Join(suite, "*", "chainsaw-test.yaml"))
 	if err != nil || len(tests) < 10 {
 		t.Fatalf("upstream kro %s's chainsaw tests in %s: found %d (%v)", upstreamKro, suite, len(tests), err)
@@ -91,9 +91,88 @@ func TestUpstreamSuite(t *testing.T) {
 	testenv.Test(t, f.Feature())
 }
 
-// upstreamSuiteDir downloads upstream kro's module, as make bench does to
-// build it, and returns the directory of its chainsaw tests.
-func upstreamSuiteDir(t *testing.T) string {
+// upstreamRefusals are why kro-agent refuses some of upstream's examples,
+// each an error message pattern (README, "Differences from upstream kro").
+var upstreamRefusals = []struct{ pattern, why string }{
+	{`unknown marker "\w+": a value written without quotes ends at the first space`, "a default of several words needs quotes (kro refuses it too)"},
+	{`is embedded in text, so it must be a string, but has type bool`, "a value embedded in text must be a string"},
+	{`expression has type bool, but the field expects string`, "an expression's type must fit its field"},
+	{`undeclared reference to 'spc'`, "an expression naming an unknown resource (kro refuses it too)"},
+	{`unknown field "spec\.resources\[\w+\]\.externalRef\.(name|namespace)"`, "a field an RGD does not have (kro refuses it too)"},
+	{`key "\w+" already set in map`, "a key given twice (kro refuses it too)"},
+}
+
+// TestUpstreamExamples validates every RGD among upstream kro's examples,
+// file by file, as kubectl kro validate --offline does (kinds that are not
+// built in typed dyn): each is valid, or refused only for the reasons of
+// upstreamRefusals, each of which still shows.
+func TestUpstreamExamples(t *testing.T) {
+	examples := filepath.Join(upstreamModule(t), "examples")
+	f := features.New("upstream kro's example RGDs are valid, or refused as the README says").
+		Assess("every example RGD", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			used := make([]bool, len(upstreamRefusals))
+			validated := 0
+			err := filepath.WalkDir(examples, func(path string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() || !slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(path)) {
+					return err
+				}
+				raw, err := os.ReadFile(path)
+				if err != nil || !strings.Contains(string(raw), "kind: ResourceGraphDefinition") {
+					return err
+				}
+				name, _ := filepath.Rel(examples, path)
+				out, err := kroStdout(t, cfg, "validate", "--offline", "-o", "json", "-f", path)
+				if err != nil && strings.Contains(err.Error(), "no ResourceGraphDefinition found") {
+					return nil // the experimental Graph kind's examples, which write RGDs in their templates
+				}
+				var report struct {
+					Results []struct {
+						Valid  bool     `json:"valid"`
+						Errors []string `json:"errors"`
+					} `json:"results"`
+					Unreadable []string `json:"unreadable"`
+				}
+				if jerr := json.Unmarshal([]byte(out), &report); jerr != nil {
+					t.Errorf("%s: %v (%v):\n%s", name, jerr, err, out)
+					return nil
+				}
+				for _, u := range report.Unreadable {
+					t.Errorf("%s: not read: %s", name, u)
+				}
+				for _, r := range report.Results {
+					validated++
+					for _, e := range r.Errors {
+						i := slices.IndexFunc(upstreamRefusals, func(r struct{ pattern, why string }) bool {
+							return regexp.MustCompile(r.pattern).MatchString(e)
+						})
+						if i < 0 {
+							t.Errorf("%s: refused for a reason the README does not give: %s", name, e)
+							continue
+						}
+						used[i] = true
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if validated < 40 {
+				t.Errorf("validated %d example RGDs in %s, want at least 40", validated, examples)
+			}
+			for i, r := range upstreamRefusals {
+				if !used[i] {
+					t.Errorf("no example was refused for %s (%s): take it off upstreamRefusals", r.why, r.pattern)
+				}
+			}
+			return ctx
+		})
+	testenv.Test(t, f.Feature())
+}
+
+// upstreamModule downloads upstream kro's module, as make bench does to
+// build it, and returns its directory.
+func upstreamModule(t *testing.T) string {
 	t.Helper()
 	module := "github.com/kubernetes-sigs/kro@" + upstreamKro
 	out, err := exec.Command("go", "mod", "download", "-json", module).Output()
@@ -108,7 +187,7 @@ func upstreamSuiteDir(t *testing.T) string {
 	if err := json.Unmarshal(out, &dl); err != nil || dl.Dir == "" {
 		t.Fatalf("go mod download -json %s printed no directory: %v\n%s", module, err, out)
 	}
-	return filepath.Join(dl.Dir, "test", "e2e", "chainsaw")
+	return dl.Dir
 }
 
 // chainsawTest is the part of a chainsaw Test the upstream suite uses.
