@@ -118,20 +118,15 @@ spec:
 				}
 				args = append(args, "-f", path)
 			}
-			var out bytes.Buffer
-			cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
-			cmd.SetArgs(args)
-			cmd.SetOut(io.Discard)
-			cmd.SetErr(io.Discard)
-			err := cmd.Execute()
+			out, err := runPlugin(args...)
 			if valid := err == nil; valid != tc.valid {
-				t.Errorf("valid = %v (%v), want %v; output:\n%s", valid, err, tc.valid, out.String())
+				t.Errorf("valid = %v (%v), want %v; output:\n%s", valid, err, tc.valid, out)
 			}
-			rest := out.String()
+			rest := out
 			for _, w := range tc.want {
 				i := strings.Index(rest, w)
 				if i < 0 {
-					t.Fatalf("output lacks %q (in order %q):\n%s", w, tc.want, out.String())
+					t.Fatalf("output lacks %q (in order %q):\n%s", w, tc.want, out)
 				}
 				rest = rest[i+len(w):]
 			}
@@ -163,31 +158,14 @@ func TestValidateReadsDirectories(t *testing.T) {
 		}
 	}
 	validate := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
-		cmd.SetArgs(append([]string{"validate", "--offline", "-o", "json"}, args...))
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		err := cmd.Execute()
-		return out.String(), err
-	}
-	names := func(out string) []string {
-		var report ValidationReport
-		if err := json.Unmarshal([]byte(out), &report); err != nil {
-			t.Fatalf("%v:\n%s", err, out)
-		}
-		var names []string
-		for _, r := range report.Results {
-			names = append(names, r.Name+"="+fmt.Sprint(r.Valid))
-		}
-		return names
+		return runPlugin(append([]string{"validate", "--offline", "-o", "json"}, args...)...)
 	}
 	out, err := validate("-f", root)
-	if got := fmt.Sprint(names(out)); err != nil || got != "[top=true]" {
+	if got := validity(t, out); err != nil || got != "[top=true]" {
 		t.Errorf("-f DIR: %v, RGDs %s, want [top=true]", err, got)
 	}
 	out, err = validate("-R", "-f", root)
-	if got := fmt.Sprint(names(out)); err != nil || got != "[below=true deep=true top=true]" {
+	if got := validity(t, out); err != nil || got != "[below=true deep=true top=true]" {
 		t.Errorf("-R -f DIR: %v, RGDs %s, want [below=true deep=true top=true]", err, got)
 	}
 	// A directory with RGDs only in the directories below it.
@@ -229,23 +207,12 @@ func TestValidateGoesOnPastWhatItCannotRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var out bytes.Buffer
-	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
-	cmd.SetArgs([]string{"validate", "--offline", "-o", "json", "-R", "-f", root})
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	if err := cmd.Execute(); err != ErrInvalid {
+	out, err := runPlugin("validate", "--offline", "-o", "json", "-R", "-f", root)
+	if err != ErrInvalid {
 		t.Errorf("exit: %v, want %v", err, ErrInvalid)
 	}
-	var report ValidationReport
-	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
-		t.Fatalf("%v:\n%s", err, out.String())
-	}
-	var valid []string
-	for _, r := range report.Results {
-		valid = append(valid, r.Name+"="+fmt.Sprint(r.Valid))
-	}
-	if got := fmt.Sprint(valid); got != "[second=true first=true]" {
+	report := decodeReport(t, out)
+	if got := validity(t, out); got != "[second=true first=true]" {
 		t.Errorf("RGDs %s, want [second=true first=true] (files in lexical order)", got)
 	}
 	wantUnreadable := []string{
@@ -256,7 +223,7 @@ func TestValidateGoesOnPastWhatItCannotRead(t *testing.T) {
 		t.Errorf("unreadable:\n%s\nwant\n%s", strings.Join(report.Unreadable, "\n"), strings.Join(wantUnreadable, "\n"))
 	}
 	// Nothing but what cannot be read is an error that says where and why.
-	err := runWithoutCluster("validate", "--offline", "-f", filepath.Join(root, "chart/templates/cm.yaml"))
+	err = runWithoutCluster("validate", "--offline", "-f", filepath.Join(root, "chart/templates/cm.yaml"))
 	if err == nil || !strings.Contains(err.Error(), "cm.yaml: document 1: error converting YAML to JSON") {
 		t.Errorf("only a template: %v", err)
 	}
@@ -297,18 +264,11 @@ spec:
 	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
-	cmd.SetArgs([]string{"validate", "--offline", "-o", "json", "-f", file})
-	cmd.SetOut(io.Discard)
-	cmd.SetErr(io.Discard)
-	if err := cmd.Execute(); err != ErrInvalid {
+	out, err := runPlugin("validate", "--offline", "-o", "json", "-f", file)
+	if err != ErrInvalid {
 		t.Fatalf("validate: %v, want %v", err, ErrInvalid)
 	}
-	var report ValidationReport
-	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
-		t.Fatal(err)
-	}
+	report := decodeReport(t, out)
 	var got []string
 	for _, r := range report.Results {
 		got = append(got, r.Name+": "+strings.Join(r.Errors, "; "))
@@ -346,15 +306,7 @@ spec:
 		_, _ = io.WriteString(w, rgd)
 	}))
 	defer srv.Close()
-	run := func(url string) (string, error) {
-		var out bytes.Buffer
-		cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
-		cmd.SetArgs([]string{"validate", "--offline", "-f", url})
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		err := cmd.Execute()
-		return out.String(), err
-	}
+	run := func(url string) (string, error) { return runPlugin("validate", "--offline", "-f", url) }
 	if out, err := run(srv.URL + "/rgd.yaml"); err != nil || !strings.Contains(out, "resourcegraphdefinition/remote ("+srv.URL+"/rgd.yaml): valid") {
 		t.Errorf("validate -f URL: %v\n%s", err, out)
 	}
@@ -372,13 +324,43 @@ func TestValidateWarnsAsTheWebhookDoes(t *testing.T) {
 	if err := os.WriteFile(file, []byte(rgd), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
-	cmd.SetArgs([]string{"validate", "--offline", "-f", file})
-	if err := cmd.Execute(); err != nil {
+	out, err := runPlugin("validate", "--offline", "-f", file)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "  topological order: cm\n  warning: spec.resources[cm].includeWhen[0]: ${1 > 0} reads nothing, so it is always the same\n"; !strings.HasSuffix(out.String(), want) {
-		t.Errorf("output:\n%s\nwant it to end with:\n%s", out.String(), want)
+	if want := "  topological order: cm\n  warning: spec.resources[cm].includeWhen[0]: ${1 > 0} reads nothing, so it is always the same\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("output:\n%s\nwant it to end with:\n%s", out, want)
 	}
+}
+
+// runPlugin runs kubectl kro with args and returns what it prints on its
+// standard output.
+func runPlugin(args ...string) (string, error) {
+	var out bytes.Buffer
+	cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: io.Discard})
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+// decodeReport reads the report validate -o json printed.
+func decodeReport(t *testing.T, out string) ValidationReport {
+	t.Helper()
+	var report ValidationReport
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("no validation report: %v:\n%s", err, out)
+	}
+	return report
+}
+
+// validity lists each RGD of a validate -o json report as name=valid.
+func validity(t *testing.T, out string) string {
+	t.Helper()
+	var names []string
+	for _, r := range decodeReport(t, out).Results {
+		names = append(names, r.Name+"="+fmt.Sprint(r.Valid))
+	}
+	return fmt.Sprint(names)
 }
