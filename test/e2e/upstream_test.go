@@ -99,7 +99,7 @@ var upstreamRefusals = []struct{ pattern, why string }{
 	{`expression has type bool, but the field expects string`, "an expression's type must fit its field"},
 	{`undeclared reference to 'spc'`, "an expression naming an unknown resource (kro refuses it too)"},
 	{`unknown field "spec\.resources\[\w+\]\.externalRef\.(name|namespace)"`, "a field an RGD does not have (kro refuses it too)"},
-	{`key "\w+" already set in map`, "a key given twice (kro refuses it too)"},
+	{`key "\w+" already set in map`, "a key given twice, which validate reads in the file (kubectl keeps the last without a word)"},
 }
 
 // TestUpstreamExamples validates every RGD among upstream kro's examples,
