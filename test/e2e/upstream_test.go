@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/plugin"
 )
 
 // upstreamKro is the release of upstream kro whose own end-to-end suite
@@ -125,13 +126,7 @@ func TestUpstreamExamples(t *testing.T) {
 				if err != nil && strings.Contains(err.Error(), "no ResourceGraphDefinition found") {
 					return nil // the experimental Graph kind's examples, which write RGDs in their templates
 				}
-				var report struct {
-					Results []struct {
-						Valid  bool     `json:"valid"`
-						Errors []string `json:"errors"`
-					} `json:"results"`
-					Unreadable []string `json:"unreadable"`
-				}
+				var report plugin.ValidationReport
 				if jerr := json.Unmarshal([]byte(out), &report); jerr != nil {
 					t.Errorf("%s: %v (%v):\n%s", name, jerr, err, out)
 					return nil
