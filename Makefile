@@ -78,6 +78,7 @@ fuzz:
 	$(GO) test ./pkg/graph -run '^$$' -fuzz FuzzCompile -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/resolve -run '^$$' -fuzz FuzzResolve -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/webhook -run '^$$' -fuzz FuzzAdmissionDecoding -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/plugin -run '^$$' -fuzz FuzzReadFile -fuzztime $(FUZZTIME)
 
 ## generate: deepcopy and the RGD CRD from the API types
 generate:
