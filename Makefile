@@ -10,7 +10,7 @@ GOTESTSUM := $(GO) run gotest.tools/gotestsum@v1.13.0
 CONTROLLER_GEN := $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: build test unit e2e lint fuzz generate snapshot cluster cluster-down kubeconfig demo demo-down image dist bench
+.PHONY: build test unit e2e lint fuzz generate generated snapshot cluster cluster-down kubeconfig demo demo-down image dist bench
 
 VERSION ?= v0.1.0-dev
 LDFLAGS := -s -w -X github.com/kro-agent/kro-agent/pkg/version.Version=$(VERSION)
@@ -57,8 +57,8 @@ unit:
 e2e: cluster-binaries
 	$(GOTESTSUM) --format testname -- -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./test/...
 
-## lint: gofmt, go vet and staticcheck (unused code, deprecated APIs, bugs), with and without the e2e tag (so `make unit` builds)
-lint:
+## lint: gofmt, generated files current, go vet and staticcheck (unused code, deprecated APIs, bugs), with and without the e2e tag (so `make unit` builds)
+lint: generated
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -83,6 +83,16 @@ fuzz:
 ## generate: deepcopy and the RGD CRD from the API types
 generate:
 	$(CONTROLLER_GEN) object crd paths=./pkg/apis/... output:crd:dir=manifests/crds
+
+# generated: fails when `make generate` changes what it writes, so that an API
+# type changed without it, or one controller-gen cannot read, is caught here
+# rather than by the next person to run it. The files are left regenerated.
+GENERATED = manifests/crds/*.yaml pkg/apis/*/*/zz_generated.deepcopy.go
+generated:
+	@before=$$(cat $(GENERATED) | sha256sum); \
+	  $(MAKE) -s generate || exit 1; \
+	  if [ "$$before" != "$$(cat $(GENERATED) | sha256sum)" ]; then \
+	    echo "generated files were not current; make generate rewrote them:"; git status --short $(GENERATED); exit 1; fi
 
 ## bench: kro-agent side by side with upstream kro on fresh local clusters (SPEC §10); see bench/README.md
 BENCH_FLAGS ?=

@@ -127,7 +127,10 @@ func (s *InstanceStatus) MarkGraphUnresolved(err error) {
 
 // ResourceError is the error of one resource of an instance's graph, as
 // its conditions report it: "resource ID: what failed". kubectl kro reads
-// the resource back from the message (ResourceNamed).
+// the resource back from the message (ResourceNamed). An error, not an
+// API type: no deepcopy.
+//
+// +kubebuilder:object:generate=false
 type ResourceError struct {
 	ID  string
 	Err error
