@@ -77,6 +77,12 @@ func TestRGDLifecycle(t *testing.T) {
 			if crd.GetLabels()[v1alpha1.LabelRGDID] != string(rgd.GetUID()) || crd.GetLabels()[v1alpha1.LabelOwned] != "true" {
 				t.Errorf("CRD labels = %v", crd.GetLabels())
 			}
+			// kubectl get shows what kro's own columns show: Ready among them.
+			out, err := kubectl(t, cfg, "", "get", "rgd", "notes", "-o", "wide")
+			if fields := strings.Fields(out); err != nil || len(fields) != 14 || strings.Join(fields[:7], " ") != "NAME APIVERSION KIND STATE READY TOPOLOGICALORDER AGE" ||
+				strings.Join(fields[7:13], " ") != `notes v1alpha1 Note Active True ["note"]` {
+				t.Errorf("kubectl get rgd notes -o wide: %v\n%s", err, out)
+			}
 			return ctx
 		}).
 		Assess("an invalid update is reported and the instance's resources are untouched", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -18,6 +18,7 @@ import (
 // +kubebuilder:printcolumn:name="APIVersion",type=string,JSONPath=`.spec.schema.apiVersion`
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.schema.kind`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="TopologicalOrder",type=string,priority=1,JSONPath=`.status.topologicalOrder`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ResourceGraphDefinition struct {
