@@ -235,6 +235,12 @@ func (c *clients) tryApply(t testing.TB, doc string) (*unstructured.Unstructured
 	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 		t.Fatal(err)
 	}
+	return c.applyObject(t, u)
+}
+
+// applyObject server-side applies an object as the test user.
+func (c *clients) applyObject(t testing.TB, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	t.Helper()
 	out, err := c.resource(t, u.GetAPIVersion(), u.GetKind()).Namespace(u.GetNamespace()).
 		Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: testManager, Force: true})
 	if err != nil {

@@ -40,14 +40,16 @@ const upstreamKro = "v0.9.4"
 // upstream kro"). An assertion that fails anywhere else fails the test, and
 // so does a difference listed here that the suite no longer runs into.
 var upstreamDifferences = []struct {
-	kind, path, why string
-	seen            bool
+	kind string
+	path *regexp.Regexp
+	why  string
+	seen bool
 }{
-	{kind: "ResourceGraphDefinition", path: `^\.metadata\.finalizers$`,
+	{kind: "ResourceGraphDefinition", path: regexp.MustCompile(`^\.metadata\.finalizers$`),
 		why: "an RGD carries no finalizer unless the agent runs with --allow-crd-deletion"},
-	{kind: "CustomResourceDefinition", path: `^\.spec\.versions\[\d+\]\.additionalPrinterColumns\[\d+\]\.description$`,
+	{kind: "CustomResourceDefinition", path: regexp.MustCompile(`^\.spec\.versions\[\d+\]\.additionalPrinterColumns\[\d+\]\.description$`),
 		why: "the default printer columns are described in other words"},
-	{kind: "CustomResourceDefinition", path: `\.x-kubernetes-validations\[\d+\]\.message$`,
+	{kind: "CustomResourceDefinition", path: regexp.MustCompile(`\.x-kubernetes-validations\[\d+\]\.message$`),
 		why: "a validation marker's rule carries no message of its own, so a refusal quotes the rule"},
 }
 
@@ -92,15 +94,22 @@ func TestUpstreamSuite(t *testing.T) {
 	testenv.Test(t, f.Feature())
 }
 
-// upstreamRefusals are why kro-agent refuses some of upstream's examples,
-// each an error message pattern (README, "Differences from upstream kro").
-var upstreamRefusals = []struct{ pattern, why string }{
-	{`unknown marker "\w+": a value written without quotes ends at the first space`, "a default of several words needs quotes (kro refuses it too)"},
-	{`is embedded in text, so it must be a string, but has type bool`, "a value embedded in text must be a string"},
-	{`expression has type bool, but the field expects string`, "an expression's type must fit its field"},
-	{`undeclared reference to 'spc'`, "an expression naming an unknown resource (kro refuses it too)"},
-	{`unknown field "spec\.resources\[\w+\]\.externalRef\.(name|namespace)"`, "a field an RGD does not have (kro refuses it too)"},
-	{`key "\w+" already set in map`, "a key given twice, which validate reads in the file (kubectl keeps the last without a word)"},
+// upstreamRefusal is an error message kro-agent refuses an upstream
+// example with, and why.
+type upstreamRefusal struct {
+	pattern *regexp.Regexp
+	why     string
+}
+
+// upstreamRefusals are why kro-agent refuses some of upstream's examples
+// (README, "Differences from upstream kro").
+var upstreamRefusals = []upstreamRefusal{
+	{regexp.MustCompile(`unknown marker "\w+": a value written without quotes ends at the first space`), "a default of several words needs quotes (kro refuses it too)"},
+	{regexp.MustCompile(`is embedded in text, so it must be a string, but has type bool`), "a value embedded in text must be a string"},
+	{regexp.MustCompile(`expression has type bool, but the field expects string`), "an expression's type must fit its field"},
+	{regexp.MustCompile(`undeclared reference to 'spc'`), "an expression naming an unknown resource (kro refuses it too)"},
+	{regexp.MustCompile(`unknown field "spec\.resources\[\w+\]\.externalRef\.(name|namespace)"`), "a field an RGD does not have (kro refuses it too)"},
+	{regexp.MustCompile(`key "\w+" already set in map`), "a key given twice, which validate reads in the file (kubectl keeps the last without a word)"},
 }
 
 // TestUpstreamExamples validates every RGD among upstream kro's examples,
@@ -137,9 +146,7 @@ func TestUpstreamExamples(t *testing.T) {
 				for _, r := range report.Results {
 					validated++
 					for _, e := range r.Errors {
-						i := slices.IndexFunc(upstreamRefusals, func(r struct{ pattern, why string }) bool {
-							return regexp.MustCompile(r.pattern).MatchString(e)
-						})
+						i := slices.IndexFunc(upstreamRefusals, func(r upstreamRefusal) bool { return r.pattern.MatchString(e) })
 						if i < 0 {
 							t.Errorf("%s: refused for a reason the README does not give: %s", name, e)
 							continue
@@ -348,10 +355,9 @@ func (r *chainsawRun) namespaced(apiVersion, kind string) bool {
 
 func (r *chainsawRun) apply(what string, u *unstructured.Unstructured) {
 	r.t.Helper()
-	out, err := r.c.resource(r.t, u.GetAPIVersion(), u.GetKind()).Namespace(u.GetNamespace()).
-		Apply(context.Background(), u.GetName(), u, metav1.ApplyOptions{FieldManager: testManager, Force: true})
+	out, err := r.c.applyObject(r.t, u)
 	if err != nil {
-		r.t.Fatalf("%s: applying %s %s: %v", what, u.GetKind(), u.GetName(), err)
+		r.t.Fatalf("%s: %v", what, err)
 	}
 	if !slices.ContainsFunc(r.applied, func(a *unstructured.Unstructured) bool { return sameObject(a, out) }) {
 		r.applied = append(r.applied, out)
@@ -412,7 +418,7 @@ func (r *chainsawRun) mismatches(want *unstructured.Unstructured) ([]string, err
 func (r *chainsawRun) expectedDifference(kind, path string) bool {
 	for i := range upstreamDifferences {
 		d := &upstreamDifferences[i]
-		if d.kind == kind && regexp.MustCompile(d.path).MatchString(path) {
+		if d.kind == kind && d.path.MatchString(path) {
 			d.seen = true
 			return true
 		}
