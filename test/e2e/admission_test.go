@@ -111,11 +111,14 @@ func refuseRepeatedly(t *testing.T, c *clients, kind, ns, name string, n int, re
 	}
 }
 
+// soon is how quickly an instance is ACTIVE once what refused it changed.
+const soon = 20 * time.Second
+
 // activeSoonAfter waits for an instance to be ACTIVE, and fails the test
-// if that took more than 20 seconds from since.
+// if that took longer than soon from since.
 func (c *clients) activeSoonAfter(t *testing.T, kind, ns, name string, since time.Time, what string) {
 	t.Helper()
-	c.activeWithin(t, kind, ns, name, since, 20*time.Second, what)
+	c.activeWithin(t, kind, ns, name, since, soon, what)
 }
 
 // activeWithin waits for an instance to be ACTIVE, and fails the test if
@@ -274,7 +277,7 @@ func TestRefusedPodIsRetriedWhenWhatRefusedItChanges(t *testing.T) {
 		// it to let the Pod in.
 		refuse, admit            func(t *testing.T, c *clients, ns string)
 		refusal, waitsOn, advice string
-		// within is how soon after admit the instance is ACTIVE; 20 s
+		// within is how soon after admit the instance is ACTIVE; soon
 		// when zero.
 		within time.Duration
 	}{{
@@ -335,7 +338,7 @@ func TestRefusedPodIsRetriedWhenWhatRefusedItChanges(t *testing.T) {
 			tc.admit(t, c, tc.ns)
 			within := tc.within
 			if within == 0 {
-				within = 20 * time.Second
+				within = soon
 			}
 			c.activeWithin(t, "Sleeper", tc.ns, "unbounded", time.Now(), within, "what refused it changed")
 			if pod := c.mustGet(t, "v1", "Pod", tc.ns, "unbounded"); pod.GetAnnotations()["note"] != "waiting-13" {
