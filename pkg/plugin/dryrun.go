@@ -423,7 +423,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		}
 	}
 	instance := s.gvk.Kind + " " + cache.NewObjectName(defaulted.GetNamespace(), defaulted.GetName()).String()
-	suspended := defaulted.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended
+	suspended := v1alpha1.IsSuspended(defaulted)
 	for i := range plan {
 		plan[i].Instance = instance
 		plan[i].GenerateName = s.generateName

@@ -166,7 +166,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		r.t.noteWaits(key, err, waits{})
 		return res, err
 	}
-	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
+	if v1alpha1.IsSuspended(inst) {
 		status.MarkSuspended()
 		status.ComputeState(false, false)
 		return result{}, r.writeStatus(ctx, status, nil)

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // Labels, annotations and the finalizer kro-agent sets, as upstream kro names
 // them (see the kro "Instances" documentation): on instances, and with the
 // instance-* and node-id labels added, on every resource an instance manages.
@@ -54,3 +56,9 @@ const (
 	// Finalizer holds an instance until its resources are deleted in order.
 	Finalizer = "kro.run/finalizer"
 )
+
+// IsSuspended says whether an instance carries AnnotationReconcile set to
+// ReconcileSuspended.
+func IsSuspended(instance metav1.Object) bool {
+	return instance.GetAnnotations()[AnnotationReconcile] == ReconcileSuspended
+}
