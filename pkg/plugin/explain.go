@@ -66,13 +66,31 @@ type ExplainedCondition struct {
 	ObservedGeneration int64  `json:"observedGeneration"`
 	Generation         int64  `json:"generation"`
 	Stale              bool   `json:"stale"`
-	Since              string `json:"since,omitempty"`
+	// StaleReason says why a stale condition lags behind the generation.
+	StaleReason string `json:"staleReason,omitempty"`
+	Since       string `json:"since,omitempty"`
+}
+
+// Why a condition can lag behind its object's generation.
+const (
+	notCaughtUp = "the agent has not caught up"
+	suspended   = "the instance is suspended (" + v1alpha1.AnnotationReconcile + "=" + v1alpha1.ReconcileSuspended + "): kro-agent leaves its conditions as they were until the annotation is removed"
+)
+
+// lagOf says why the conditions of an instance can lag behind its
+// generation.
+func lagOf(instance *unstructured.Unstructured) string {
+	if v1alpha1.IsSuspended(instance) {
+		return suspended
+	}
+	return notCaughtUp
 }
 
 // explainConditions explains the conditions of u, an instance or an RGD;
 // custom are the traits of the custom conditions an instance's RGD declares
-// (graph.DeclaredConditionTraits), nil for an RGD.
-func explainConditions(object string, u *unstructured.Unstructured, custom map[string]graph.ConditionTraits, now time.Time) []ExplainedCondition {
+// (graph.DeclaredConditionTraits), nil for an RGD; lag says why a stale
+// condition of u is stale.
+func explainConditions(object string, u *unstructured.Unstructured, custom map[string]graph.ConditionTraits, lag string, now time.Time) []ExplainedCondition {
 	var out []ExplainedCondition
 	for _, c := range conditionsOf(u) {
 		e := ExplainedCondition{
@@ -80,6 +98,9 @@ func explainConditions(object string, u *unstructured.Unstructured, custom map[s
 			Meaning:            meaningOf(c.Type, custom),
 			ObservedGeneration: c.ObservedGeneration, Generation: u.GetGeneration(),
 			Stale: c.ObservedGeneration < u.GetGeneration(),
+		}
+		if e.Stale {
+			e.StaleReason = lag
 		}
 		if _, builtIn := meanings[c.Type]; builtIn {
 			e.ReasonMeaning = reasonMeanings[c.Reason]
@@ -136,7 +157,8 @@ func newExplainCommand(parent *Options) *cobra.Command {
 		"Explain every condition of an instance and of its RGD",
 		`explain-conditions prints each condition of the instance and of its ResourceGraphDefinition:
 what it means, its status and why, since when, and whether it is stale (observedGeneration
-behind metadata.generation: the agent has not processed the latest change yet). Given an
+behind metadata.generation: the agent has not processed the latest change yet, or the
+instance is suspended). Given an
 RGD (rgd NAME), it explains the RGD's conditions alone.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
 	cmd.Example = `  kubectl kro explain-conditions webapp demo
   kubectl kro explain-conditions rgd webapp`
@@ -172,7 +194,7 @@ func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time)
 		var released *releasedError
 		if errors.As(err, &released) {
 			// No RGD to explain: the instance's conditions say it was released.
-			return explainConditions(released.kind+"/"+name, released.instance, nil, now), nil
+			return explainConditions(released.kind+"/"+name, released.instance, nil, lagOf(released.instance), now), nil
 		}
 		if err != nil {
 			return nil, err
@@ -183,13 +205,13 @@ func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time)
 			status = sch.Status
 		}
 		custom := graph.DeclaredConditionTraits(status)
-		conds = explainConditions(s.mapping.GroupVersionKind.Kind+"/"+s.instance.GetName(), s.instance, custom, now)
+		conds = explainConditions(s.mapping.GroupVersionKind.Kind+"/"+s.instance.GetName(), s.instance, custom, lagOf(s.instance), now)
 	}
 	rgdObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(rgd)
 	if err != nil {
 		return nil, err
 	}
-	return append(conds, explainConditions("ResourceGraphDefinition/"+rgd.Name, &unstructured.Unstructured{Object: rgdObj}, nil, now)...), nil
+	return append(conds, explainConditions("ResourceGraphDefinition/"+rgd.Name, &unstructured.Unstructured{Object: rgdObj}, nil, notCaughtUp, now)...), nil
 }
 
 func printExplained(w io.Writer, conds []ExplainedCondition, p palette) {
@@ -201,7 +223,7 @@ func printExplained(w io.Writer, conds []ExplainedCondition, p palette) {
 		}
 		stale := ""
 		if c.Stale {
-			stale = fmt.Sprintf(" (STALE: observed generation %d, object is at %d; the agent has not caught up)", c.ObservedGeneration, c.Generation)
+			stale = fmt.Sprintf(" (STALE: observed generation %d, object is at %d; %s)", c.ObservedGeneration, c.Generation, c.StaleReason)
 		}
 		fmt.Fprintf(w, "  %s=%s  reason %s, since %s%s\n", c.Type, p.verdict(c.Status), c.Reason, orDash(c.Since), stale)
 		fmt.Fprintf(w, "    means:  %s\n", c.Meaning)

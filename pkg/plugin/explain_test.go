@@ -40,7 +40,7 @@ func TestExplainSaysHowCustomConditionsBearOnReady(t *testing.T) {
 		"Crowded":      "declared by the RGD with negative polarity",
 		"Later":        "computed by an expression of the RGD",
 	}
-	got := explainConditions("Gated/g", inst, custom, time.Now())
+	got := explainConditions("Gated/g", inst, custom, lagOf(inst), time.Now())
 	if len(got) != len(want) {
 		t.Fatalf("%d conditions explained, want %d: %+v", len(got), len(want), got)
 	}
@@ -58,9 +58,37 @@ func TestExplainSaysHowCustomConditionsBearOnReady(t *testing.T) {
 		if c.Stale != (c.Type == "Pressure") {
 			t.Errorf("%s: stale = %v", c.Type, c.Stale)
 		}
+		if c.Stale && c.StaleReason != notCaughtUp {
+			t.Errorf("%s is stale because %q", c.Type, c.StaleReason)
+		}
 	}
 	// The RGD's own conditions have no custom ones.
 	if m := meaningOf("Serving", nil); m != "not a condition kro-agent sets" {
 		t.Errorf("an RGD's unknown condition means %q", m)
+	}
+}
+
+func TestConditionsOfASuspendedInstanceAreStaleBecauseItIsSuspended(t *testing.T) {
+	inst := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "demo", "generation": int64(3),
+			"annotations": map[string]any{"kro.run/reconcile": "suspended"}},
+		"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "GraphResolved", "status": "True", "reason": "Resolved", "observedGeneration": int64(2)},
+			map[string]any{"type": "Ready", "status": "Unknown", "reason": "Suspended", "observedGeneration": int64(3)},
+		}},
+	}}
+	var out strings.Builder
+	printExplained(&out, explainConditions("WebApp/demo", inst, nil, lagOf(inst), time.Now()), palette{})
+	for _, want := range []string{
+		"GraphResolved=True  reason Resolved, since -" +
+			" (STALE: observed generation 2, object is at 3; the instance is suspended (kro.run/reconcile=suspended): kro-agent leaves its conditions as they were until the annotation is removed)",
+		"Ready=Unknown  reason Suspended, since -\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("explain-conditions printed\n%s\nwant it to say %q", out.String(), want)
+		}
+	}
+	if strings.Contains(out.String(), notCaughtUp) {
+		t.Errorf("explain-conditions says of a suspended instance that %s:\n%s", notCaughtUp, out.String())
 	}
 }
