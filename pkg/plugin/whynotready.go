@@ -278,7 +278,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		}
 		return d
 	}
-	if inst.GetAnnotations()[v1alpha1.AnnotationReconcile] == v1alpha1.ReconcileSuspended {
+	if v1alpha1.IsSuspended(inst) {
 		return &Diagnosis{
 			Cause:  instRef + " is suspended by the annotation " + v1alpha1.AnnotationReconcile + "=" + v1alpha1.ReconcileSuspended,
 			Advice: fmt.Sprintf("kubectl annotate %s %s %s- to resume", strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), v1alpha1.AnnotationReconcile),
@@ -478,7 +478,7 @@ func troubled(conds []metav1.Condition) []metav1.Condition {
 
 // immutableAdvice is what to do about a change the API server refuses
 // because it needs a field that cannot change once the object exists.
-const immutableAdvice = "the change needs a field the API server lets no one change once the object exists (a Job's template, a Service's clusterIP, a selector): undo it on the instance, or delete the object the message names and kro-agent creates it again with the new values"
+const immutableAdvice = "the change needs a field the API server lets no one change once the object exists (a Job's template, a Service's clusterIP, a selector): undo it on the instance (or in its RGD, where the change came from there), or delete the object the message names and kro-agent creates it again with the new values"
 
 // immutableChange tells an apply refused because it changes an immutable
 // field of an object that exists, which no retry will get past.

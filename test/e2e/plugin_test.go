@@ -568,7 +568,7 @@ func TestPlugin(t *testing.T) {
 				t.Errorf("the refusal is not shortened to its field and reason (%d characters): %s", len(msg), msg)
 			}
 			out, err := kro(t, cfg, nil, "why-not-ready", "batch", "nightly", "-n", ns)
-			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "undo it on the instance, or delete the object the message names and kro-agent creates it again with the new values") {
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "undo it on the instance (or in its RGD, where the change came from there), or delete the object the message names and kro-agent creates it again with the new values") {
 				t.Errorf("why-not-ready: %v\n%s", err, out)
 			}
 			c.delete(t, "kro.run/v1alpha1", "Batch", ns, "nightly")
