@@ -33,11 +33,12 @@ func (n News) Note() string {
 // Newsworthy returns the changes from prev to next worth telling: each
 // condition that turned unhappy (False, or True where negative says True
 // is the unhappy status of that type), and the top-level condition happy
-// back to True after being False. The steps of a healthy rollout are left
-// to the conditions themselves. A message is told once: the top-level
+// back to True after being False: in prev, or, as spellEnded says, at some
+// write since it was last True (Spells). The steps of a healthy rollout are
+// left to the conditions themselves. A message is told once: the top-level
 // condition repeats the reason and message of the dependent that turned
 // it, so it is told only when no dependent told that.
-func Newsworthy(prev, next []metav1.Condition, happy string, negative func(conditionType string) bool) []News {
+func Newsworthy(prev, next []metav1.Condition, happy string, negative func(conditionType string) bool, spellEnded bool) []News {
 	var news []News
 	told := map[string]bool{}
 	tell := func(c metav1.Condition, warning bool) {
@@ -73,7 +74,7 @@ func Newsworthy(prev, next []metav1.Condition, happy string, negative func(condi
 			switch {
 			case top.Status == metav1.ConditionFalse:
 				tell(*top, true)
-			case top.Status == metav1.ConditionTrue && was != nil && was.Status == metav1.ConditionFalse:
+			case top.Status == metav1.ConditionTrue && was != nil && (was.Status == metav1.ConditionFalse || spellEnded):
 				tell(*top, false)
 			}
 		}

@@ -5,18 +5,20 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // notes runs one change of conditions through a manager, as a reconciler
 // does, and returns the Events Newsworthy would have told of it.
-func notes(t *testing.T, conds *[]metav1.Condition, change func(m *Manager)) []string {
+func notes(t *testing.T, conds *[]metav1.Condition, spells *Spells[string], change func(m *Manager)) []string {
 	t.Helper()
 	prev := slices.Clone(*conds)
 	m := newManager(conds, 1, &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	change(m)
+	ended := spells.Ended("o", meta.FindStatusCondition(*conds, "Ready"))
 	var out []string
-	for _, n := range Newsworthy(prev, *conds, "Ready", func(c string) bool { return c == "Pressure" }) {
+	for _, n := range Newsworthy(prev, *conds, "Ready", func(c string) bool { return c == "Pressure" }, ended) {
 		out = append(out, n.EventType()+" "+n.Reason+" "+n.Note())
 	}
 	return out
@@ -24,6 +26,7 @@ func notes(t *testing.T, conds *[]metav1.Condition, change func(m *Manager)) []s
 
 func TestNewsworthy(t *testing.T) {
 	var conds []metav1.Condition
+	var spells Spells[string]
 	for _, step := range []struct {
 		what   string
 		change func(m *Manager)
@@ -57,8 +60,22 @@ func TestNewsworthy(t *testing.T) {
 			m.MarkFalse("A", "Broken", "a is broken")
 			m.MarkFalse("B", "Broken", "b is broken")
 		}, []string{"Warning Broken A is False: a is broken", "Warning Broken B is False: b is broken"}},
+		{"their fix under way is not news", func(m *Manager) {
+			m.MarkUnknown("A", "Working", "rolling out the fix")
+			m.MarkUnknown("B", "Working", "rolling out the fix")
+		}, nil},
+		{"Ready back to True after trouble is, though Unknown came between", func(m *Manager) {
+			m.MarkTrue("A", "Done", "")
+			m.MarkTrue("B", "Done", "")
+		}, []string{"Normal Ready Ready is True"}},
+		{"a rollout after that is not news again", func(m *Manager) {
+			m.MarkUnknown("A", "Working", "rolling out")
+		}, nil},
+		{"nor its end", func(m *Manager) {
+			m.MarkTrue("A", "Done", "")
+		}, nil},
 	} {
-		if got := notes(t, &conds, step.change); !slices.Equal(got, step.want) {
+		if got := notes(t, &conds, &spells, step.change); !slices.Equal(got, step.want) {
 			t.Errorf("%s: told %q, want %q", step.what, got, step.want)
 		}
 	}
@@ -75,8 +92,42 @@ func TestNewsworthyTellsReadyTurnedByAConditionAlreadyUnhappy(t *testing.T) {
 		{Type: "Audit", Status: metav1.ConditionFalse, Reason: "Missing", Message: "no audit"},
 		{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Missing", Message: "no audit"},
 	}
-	got := Newsworthy(prev, next, "Ready", nil)
+	got := Newsworthy(prev, next, "Ready", nil, false)
 	if len(got) != 1 || got[0].Type != "Ready" || !got[0].Warning {
 		t.Errorf("told %+v, want Ready turning False", got)
+	}
+}
+
+func TestSpellsEndOnTrueAfterFalse(t *testing.T) {
+	var s Spells[string]
+	at := func(status metav1.ConditionStatus) *metav1.Condition {
+		return &metav1.Condition{Type: "Ready", Status: status}
+	}
+	for i, step := range []struct {
+		id     string
+		top    *metav1.Condition
+		forget bool
+		ended  bool
+	}{
+		{id: "a", top: at(metav1.ConditionTrue)},
+		{id: "a", top: at(metav1.ConditionUnknown)},
+		{id: "a", top: at(metav1.ConditionTrue)}, // a rollout: no spell
+		{id: "a", top: at(metav1.ConditionFalse)},
+		{id: "b", top: at(metav1.ConditionTrue)}, // another object's spell is its own
+		{id: "a", top: nil},                      // no Ready written: nothing learnt
+		{id: "a", top: at(metav1.ConditionUnknown)},
+		{id: "a", top: at(metav1.ConditionTrue), ended: true},
+		{id: "a", top: at(metav1.ConditionTrue)}, // ended once
+		{id: "a", top: at(metav1.ConditionFalse)},
+		{id: "a", forget: true}, // gone
+		{id: "a", top: at(metav1.ConditionTrue)},
+	} {
+		if step.forget {
+			s.Forget(step.id)
+			continue
+		}
+		if got := s.Ended(step.id, step.top); got != step.ended {
+			t.Errorf("step %d (%s): ended = %v, want %v", i, step.id, got, step.ended)
+		}
 	}
 }

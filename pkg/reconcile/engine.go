@@ -129,7 +129,10 @@ type Engine struct {
 	applied *appliedCache
 	// statuses remembers status writes, against a stale instance cache.
 	statuses statusMemo
-	ctx      context.Context
+	// spells remembers the instances whose Ready has been False since it
+	// was last True, so that its coming back is told.
+	spells conditions.Spells[types.UID]
+	ctx    context.Context
 	// kindNotServed, when set, is told the RGD one of whose kinds an apply
 	// in the local cluster found not served (the RGD reconciler checks
 	// the RGD again).
@@ -403,6 +406,9 @@ func (e *Engine) instanceUpdated(gvk schema.GroupVersionKind, obj any) {
 // deletion finished.
 func (e *Engine) instanceDeleted(gvk schema.GroupVersionKind, obj any) {
 	e.enqueueInstance(gvk, obj)
+	if m, ok := heldMeta(obj); ok {
+		e.spells.Forget(m.UID)
+	}
 	e.mu.RLock()
 	rgdName, empty := e.emptyLocked(gvk)
 	e.mu.RUnlock()

@@ -12,6 +12,7 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -82,6 +83,9 @@ type RGDReconciler struct {
 	// schemas follows the CRDs of the kinds each RGD's graph was compiled
 	// against, so that it is compiled again when one of them changes.
 	schemas *schemaChanges
+	// spells remembers the RGDs whose Ready has been False since it was
+	// last True, so that its coming back is told.
+	spells conditions.Spells[string]
 }
 
 // recheckEvery bounds how often an RGD is compiled again because an apply
@@ -626,7 +630,8 @@ func (r *RGDReconciler) writeStatus(ctx context.Context, rgd *v1alpha1.ResourceG
 	if err := r.Client.Status().Update(ctx, rgd); err != nil {
 		return err
 	}
-	for _, n := range conditions.Newsworthy(before, status.Conditions, v1alpha1.ConditionReady, nil) {
+	ended := r.spells.Ended(rgd.Name, meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady))
+	for _, n := range conditions.Newsworthy(before, status.Conditions, v1alpha1.ConditionReady, nil, ended) {
 		r.event(rgd, n.EventType(), n.Reason, "Reconcile", "%s", n.Note())
 	}
 	return nil

@@ -129,6 +129,7 @@ func (r *RGDReconciler) forget(rgdName string) {
 	delete(r.waiting, rgdName)
 	r.mu.Unlock()
 	r.schemas.forget(rgdName)
+	r.spells.Forget(rgdName)
 }
 
 // event records an Event on the RGD, when a recorder is set; action is

@@ -12,6 +12,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -229,7 +230,8 @@ func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus)
 	if r.g != nil {
 		negative = r.g.Negative
 	}
-	for _, n := range conditions.Newsworthy(decodeStatus(old).Conditions, st.Conditions, v1alpha1.ConditionReady, negative) {
+	ended := r.e.spells.Ended(r.inst.GetUID(), meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady))
+	for _, n := range conditions.Newsworthy(decodeStatus(old).Conditions, st.Conditions, v1alpha1.ConditionReady, negative, ended) {
 		r.tell(n.EventType(), n.Reason, n.Message, n.Note(), nil)
 	}
 }

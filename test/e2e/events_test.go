@@ -58,6 +58,32 @@ spec:
       metadata: {name: "${schema.metadata.name}-${name}"}
 `
 
+// toldGatedRGD: a ConfigMap whose data key the instance chooses, with a
+// value read from the ConfigMap "gate", which the graph waits for.
+const toldGatedRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: told-gated}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: ToldGated
+    spec:
+      key: string | default=good
+  resources:
+  - id: gate
+    externalRef:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: gate}
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}"}
+      data: '${ {schema.spec.key: gate.data.value} }'
+`
+
 // The events API folds the Events of one reason about one version of an
 // object into a series, whatever their notes: what `kubectl describe`
 // shows is right only if each piece of news is one Event of its own.
@@ -150,6 +176,51 @@ func TestEvents(t *testing.T) {
 			eventually(t, 10*time.Second, "a Normal Event that Ready is True again", func() (bool, string) {
 				got := events(t, c, "Ready")
 				return len(got) == 1 && got[0].Object["type"] == "Normal" && got[0].Object["note"] == "Ready is True", notes(got)
+			})
+			return ctx
+		}).
+		Assess("trouble that ends by way of work in progress is told as over, once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			readyEvents := func() []unstructured.Unstructured {
+				list, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(context.Background(),
+					metav1.ListOptions{FieldSelector: "regarding.name=g1,reason=Ready"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return list.Items
+			}
+			gate := fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: gate, namespace: %s}, data: {value: open}}", ns)
+			c.apply(t, gate)
+			c.apply(t, toldGatedRGD)
+			c.waitRGDActive(t, "told-gated")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ToldGated, metadata: {name: g1, namespace: %s}, spec: {key: bad key}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", v1alpha1.InstanceError)
+			// The fix goes in while the gate is closed: Ready goes from
+			// False to Unknown, waiting, and only then to True.
+			c.delete(t, "v1", "ConfigMap", ns, "gate")
+			if _, err := c.resource(t, "kro.run/v1alpha1", "ToldGated").Namespace(ns).Patch(context.Background(), "g1", types.MergePatchType, []byte(`{"spec":{"key":"good"}}`), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			c.waitState(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", v1alpha1.InstanceInProgress)
+			if got := readyEvents(); len(got) != 0 {
+				t.Fatalf("Ready told before it is True: %s", notes(got))
+			}
+			c.apply(t, gate)
+			c.waitState(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", v1alpha1.InstanceActive)
+			eventually(t, 10*time.Second, "a Normal Event that Ready is True again", func() (bool, string) {
+				got := readyEvents()
+				return len(got) == 1 && got[0].Object["type"] == "Normal" && got[0].Object["note"] == "Ready is True", notes(got)
+			})
+			// Waiting again with nothing wrong, and done: a rollout, not
+			// news.
+			c.delete(t, "v1", "ConfigMap", ns, "gate")
+			c.waitState(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", v1alpha1.InstanceInProgress)
+			c.apply(t, gate)
+			c.waitState(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", v1alpha1.InstanceActive)
+			never(t, 3*time.Second, "Ready told again after a rollout", func() bool {
+				got := readyEvents()
+				_, series := got[0].Object["series"]
+				return len(got) != 1 || series
 			})
 			return ctx
 		}).

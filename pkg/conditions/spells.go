@@ -1,0 +1,50 @@
+package conditions
+
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Spells remembers the objects whose top-level condition has been False
+// since it was last True. A status write knows only the conditions it
+// replaces, so a recovery that passes through Unknown on its way back (a fix
+// applied, then waited for) looks to Newsworthy like a healthy rollout; with
+// Spells it is told as the end of the trouble it is. Only memory: a spell
+// under way when the process restarts ends untold. K identifies an object
+// for as long as it lives: an instance's UID, an RGD's name.
+type Spells[K comparable] struct {
+	mu      sync.Mutex
+	unhappy map[K]bool
+}
+
+// Ended notes top, the top-level condition just written for the object
+// id, and reports whether it ends a spell: True after being False since it
+// was last True.
+func (s *Spells[K]) Ended(id K, top *metav1.Condition) bool {
+	if top == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch top.Status {
+	case metav1.ConditionFalse:
+		if s.unhappy == nil {
+			s.unhappy = map[K]bool{}
+		}
+		s.unhappy[id] = true
+	case metav1.ConditionTrue:
+		if s.unhappy[id] {
+			delete(s.unhappy, id)
+			return true
+		}
+	}
+	return false
+}
+
+// Forget drops what is remembered of an object that is gone.
+func (s *Spells[K]) Forget(id K) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.unhappy, id)
+}
