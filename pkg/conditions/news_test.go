@@ -16,7 +16,7 @@ func notes(t *testing.T, conds *[]metav1.Condition, spells *Spells[string], chan
 	prev := slices.Clone(*conds)
 	m := newManager(conds, 1, &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
 	change(m)
-	ended := spells.Ended("o", meta.FindStatusCondition(*conds, "Ready"))
+	ended := spells.Ended("o", meta.FindStatusCondition(prev, "Ready"), meta.FindStatusCondition(*conds, "Ready"))
 	var out []string
 	for _, n := range Newsworthy(prev, *conds, "Ready", func(c string) bool { return c == "Pressure" }, ended) {
 		out = append(out, n.EventType()+" "+n.Reason+" "+n.Note())
@@ -103,30 +103,35 @@ func TestSpellsEndOnTrueAfterFalse(t *testing.T) {
 	at := func(status metav1.ConditionStatus) *metav1.Condition {
 		return &metav1.Condition{Type: "Ready", Status: status}
 	}
+	unknown, falseNow, trueNow := at(metav1.ConditionUnknown), at(metav1.ConditionFalse), at(metav1.ConditionTrue)
 	for i, step := range []struct {
-		id     string
-		top    *metav1.Condition
-		forget bool
-		ended  bool
+		id         string
+		prev, next *metav1.Condition
+		forget     bool
+		ended      bool
 	}{
-		{id: "a", top: at(metav1.ConditionTrue)},
-		{id: "a", top: at(metav1.ConditionUnknown)},
-		{id: "a", top: at(metav1.ConditionTrue)}, // a rollout: no spell
-		{id: "a", top: at(metav1.ConditionFalse)},
-		{id: "b", top: at(metav1.ConditionTrue)}, // another object's spell is its own
-		{id: "a", top: nil},                      // no Ready written: nothing learnt
-		{id: "a", top: at(metav1.ConditionUnknown)},
-		{id: "a", top: at(metav1.ConditionTrue), ended: true},
-		{id: "a", top: at(metav1.ConditionTrue)}, // ended once
-		{id: "a", top: at(metav1.ConditionFalse)},
+		{id: "a", prev: nil, next: trueNow},
+		{id: "a", prev: trueNow, next: unknown},
+		{id: "a", prev: unknown, next: trueNow}, // a rollout: no spell
+		{id: "a", prev: trueNow, next: falseNow},
+		{id: "b", prev: unknown, next: trueNow}, // another object's spell is its own
+		{id: "a", prev: falseNow, next: nil},    // no Ready written: nothing learnt
+		{id: "a", prev: falseNow, next: unknown},
+		{id: "a", prev: unknown, next: trueNow, ended: true},
+		{id: "a", prev: trueNow, next: trueNow}, // ended once
+		{id: "a", prev: trueNow, next: falseNow},
 		{id: "a", forget: true}, // gone
-		{id: "a", top: at(metav1.ConditionTrue)},
+		{id: "a", prev: unknown, next: trueNow},
+		// A spell begun before the process started is known by the
+		// status it finds.
+		{id: "c", prev: falseNow, next: unknown},
+		{id: "c", prev: unknown, next: trueNow, ended: true},
 	} {
 		if step.forget {
 			s.Forget(step.id)
 			continue
 		}
-		if got := s.Ended(step.id, step.top); got != step.ended {
+		if got := s.Ended(step.id, step.prev, step.next); got != step.ended {
 			t.Errorf("step %d (%s): ended = %v, want %v", i, step.id, got, step.ended)
 		}
 	}

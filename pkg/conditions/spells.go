@@ -18,15 +18,24 @@ type Spells[K comparable] struct {
 	unhappy map[K]bool
 }
 
-// Ended notes top, the top-level condition just written for the object
-// id, and reports whether it ends a spell: True after being False since it
-// was last True.
-func (s *Spells[K]) Ended(id K, top *metav1.Condition) bool {
+// Ended notes the top-level condition of the object id as it was before
+// a status write (prev) and as written (next), and reports whether next
+// ends a spell: True after being False since it was last True. Noting prev
+// as well knows a spell begun before the process started, or by a write
+// it did not see.
+func (s *Spells[K]) Ended(id K, prev, next *metav1.Condition) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.note(id, prev)
+	return s.note(id, next)
+}
+
+// note notes the top-level condition top of the object id, and reports
+// whether it ends a spell.
+func (s *Spells[K]) note(id K, top *metav1.Condition) bool {
 	if top == nil {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch top.Status {
 	case metav1.ConditionFalse:
 		if s.unhappy == nil {

@@ -630,7 +630,8 @@ func (r *RGDReconciler) writeStatus(ctx context.Context, rgd *v1alpha1.ResourceG
 	if err := r.Client.Status().Update(ctx, rgd); err != nil {
 		return err
 	}
-	ended := r.spells.Ended(rgd.Name, meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady))
+	ended := r.spells.Ended(rgd.Name,
+		meta.FindStatusCondition(before, v1alpha1.ConditionReady), meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady))
 	for _, n := range conditions.Newsworthy(before, status.Conditions, v1alpha1.ConditionReady, nil, ended) {
 		r.event(rgd, n.EventType(), n.Reason, "Reconcile", "%s", n.Note())
 	}

@@ -230,8 +230,10 @@ func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus)
 	if r.g != nil {
 		negative = r.g.Negative
 	}
-	ended := r.e.spells.Ended(r.inst.GetUID(), meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady))
-	for _, n := range conditions.Newsworthy(decodeStatus(old).Conditions, st.Conditions, v1alpha1.ConditionReady, negative, ended) {
+	prev := decodeStatus(old).Conditions
+	ended := r.e.spells.Ended(r.inst.GetUID(),
+		meta.FindStatusCondition(prev, v1alpha1.ConditionReady), meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady))
+	for _, n := range conditions.Newsworthy(prev, st.Conditions, v1alpha1.ConditionReady, negative, ended) {
 		r.tell(n.EventType(), n.Reason, n.Message, n.Note(), nil)
 	}
 }
