@@ -186,11 +186,11 @@ func TestWebAppLifecycle(t *testing.T) {
 				return err != nil, "still there"
 			})
 			eventually(t, 10*time.Second, "the Pruned event to name the Ingress", func() (bool, string) {
-				events, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=shop,reason=Pruned"})
-				if err != nil || len(events.Items) == 0 {
-					return false, fmt.Sprint(err)
+				events := eventsAbout(t, c, ns, "shop", "Pruned")
+				if len(events) == 0 {
+					return false, "none"
 				}
-				note := fmt.Sprint(events.Items[len(events.Items)-1].Object["note"])
+				note := fmt.Sprint(events[len(events)-1].Object["note"])
 				return note == "deleted Ingress "+ns+"/shop (resource ingress) in the local cluster, which the graph no longer produces", note
 			})
 			c.mustGet(t, "apps/v1", "Deployment", ns, "shop")

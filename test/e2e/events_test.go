@@ -84,6 +84,18 @@ spec:
       data: '${ {schema.spec.key: gate.data.value} }'
 `
 
+// eventsAbout lists the Events of a reason about the object name, whose
+// Events are in ns ("default" for a cluster-scoped one).
+func eventsAbout(t *testing.T, c *clients, ns, name, reason string) []unstructured.Unstructured {
+	t.Helper()
+	list, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(context.Background(),
+		metav1.ListOptions{FieldSelector: "regarding.name=" + name + ",reason=" + reason})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
 // The events API folds the Events of one reason about one version of an
 // object into a series, whatever their notes: what `kubectl describe`
 // shows is right only if each piece of news is one Event of its own.
@@ -91,12 +103,7 @@ func TestEvents(t *testing.T) {
 	const ns = "told"
 	events := func(t *testing.T, c *clients, reason string) []unstructured.Unstructured {
 		t.Helper()
-		list, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(context.Background(),
-			metav1.ListOptions{FieldSelector: "regarding.name=t1,reason=" + reason})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return list.Items
+		return eventsAbout(t, c, ns, "t1", reason)
 	}
 	notes := func(items []unstructured.Unstructured) string {
 		var out []string
@@ -181,14 +188,6 @@ func TestEvents(t *testing.T) {
 		}).
 		Assess("trouble that ends by way of work in progress is told as over, once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			readyEvents := func() []unstructured.Unstructured {
-				list, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(context.Background(),
-					metav1.ListOptions{FieldSelector: "regarding.name=g1,reason=Ready"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return list.Items
-			}
 			gate := fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: gate, namespace: %s}, data: {value: open}}", ns)
 			c.apply(t, gate)
 			c.apply(t, toldGatedRGD)
@@ -202,13 +201,13 @@ func TestEvents(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.waitState(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", v1alpha1.InstanceInProgress)
-			if got := readyEvents(); len(got) != 0 {
+			if got := eventsAbout(t, c, ns, "g1", "Ready"); len(got) != 0 {
 				t.Fatalf("Ready told before it is True: %s", notes(got))
 			}
 			c.apply(t, gate)
 			c.waitState(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", v1alpha1.InstanceActive)
 			eventually(t, 10*time.Second, "a Normal Event that Ready is True again", func() (bool, string) {
-				got := readyEvents()
+				got := eventsAbout(t, c, ns, "g1", "Ready")
 				return len(got) == 1 && got[0].Object["type"] == "Normal" && got[0].Object["note"] == "Ready is True", notes(got)
 			})
 			// Waiting again with nothing wrong, and done: a rollout, not
@@ -218,7 +217,7 @@ func TestEvents(t *testing.T) {
 			c.apply(t, gate)
 			c.waitState(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", v1alpha1.InstanceActive)
 			never(t, 3*time.Second, "Ready told again after a rollout", func() bool {
-				got := readyEvents()
+				got := eventsAbout(t, c, ns, "g1", "Ready")
 				_, series := got[0].Object["series"]
 				return len(got) != 1 || series
 			})
@@ -248,20 +247,12 @@ spec:
 				return err == nil, fmt.Sprint(err)
 			})
 			c.waitRGDActive(t, "told-sprockets")
-			rgdEvents := func(reason string) []unstructured.Unstructured {
-				list, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace("default").List(context.Background(),
-					metav1.ListOptions{FieldSelector: "regarding.name=told-sprockets,reason=" + reason})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return list.Items
-			}
 			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "sprockets.told.example.dev")
 			// What the message says depends on how far the deletion got
 			// (being deleted, its schema taken down, gone); that the kind
 			// of resource sprocket is the trouble, it says in any case.
 			eventually(t, 30*time.Second, "a Warning that the graph is no longer accepted", func() (bool, string) {
-				got := rgdEvents(v1alpha1.ReasonInvalidResourceGraph)
+				got := eventsAbout(t, c, "default", "told-sprockets", v1alpha1.ReasonInvalidResourceGraph)
 				return len(got) == 1 && got[0].Object["type"] == "Warning" &&
 					strings.HasPrefix(fmt.Sprint(got[0].Object["note"]), "GraphAccepted is False: spec.resources[sprocket].template.kind: "), notes(got)
 			})
@@ -273,7 +264,7 @@ spec:
 			c.apply(t, crd)
 			c.waitRGDActive(t, "told-sprockets")
 			eventually(t, 10*time.Second, "a Normal Event that the RGD is Ready again", func() (bool, string) {
-				got := rgdEvents("Ready")
+				got := eventsAbout(t, c, "default", "told-sprockets", "Ready")
 				return len(got) == 1 && got[0].Object["type"] == "Normal" && got[0].Object["note"] == "Ready is True", notes(got)
 			})
 			return ctx

@@ -635,11 +635,11 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			// Events are sent in the background: the one recorded as the
 			// finalizer came off may reach the API server a moment later.
 			eventually(t, 10*time.Second, "the Released event", func() (bool, string) {
-				events, err := c.resource(t, "events.k8s.io/v1", "Event").Namespace(ns).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=m1,reason=Released"})
-				if err != nil || len(events.Items) != 1 {
-					return false, fmt.Sprint(err, events)
+				events := eventsAbout(t, c, ns, "m1", "Released")
+				if len(events) != 1 {
+					return false, fmt.Sprint(events)
 				}
-				note := fmt.Sprint(events.Items[0].Object["note"])
+				note := fmt.Sprint(events[0].Object["note"])
 				return strings.Contains(note, "ResourceGraphDefinition memos was deleted"), note
 			})
 			// kubectl kro explains the instance without its RGD.
