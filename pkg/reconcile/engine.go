@@ -352,6 +352,14 @@ func (e *Engine) stopLocked(rgdName string) {
 		return
 	}
 	if s := e.kinds[gvk]; s != nil {
+		if s.informer != nil {
+			// No deletion of these instances will be seen any more.
+			for _, obj := range s.informer.informer.GetStore().List() {
+				if m, ok := heldMeta(obj); ok {
+					e.spells.Forget(m.UID)
+				}
+			}
+		}
 		e.instances.stop(s.gvr)
 	}
 	for _, t := range e.targets() {
