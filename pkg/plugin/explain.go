@@ -75,6 +75,7 @@ type ExplainedCondition struct {
 const (
 	notCaughtUp = "the agent has not caught up"
 	suspended   = "the instance is suspended (" + v1alpha1.AnnotationReconcile + "=" + v1alpha1.ReconcileSuspended + "): kro-agent leaves its conditions as they were until the annotation is removed"
+	rgdGone     = "its ResourceGraphDefinition was deleted: kro-agent manages it no more"
 )
 
 // lagOf says why the conditions of an instance can lag behind its
@@ -157,9 +158,9 @@ func newExplainCommand(parent *Options) *cobra.Command {
 		"Explain every condition of an instance and of its RGD",
 		`explain-conditions prints each condition of the instance and of its ResourceGraphDefinition:
 what it means, its status and why, since when, and whether it is stale (observedGeneration
-behind metadata.generation: the agent has not processed the latest change yet, or the
-instance is suspended). Given an
-RGD (rgd NAME), it explains the RGD's conditions alone.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+behind metadata.generation: the agent has not processed the latest change yet, the instance
+is suspended, or its RGD was deleted), and why. Given an RGD (rgd NAME), it explains the
+RGD's conditions alone.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
 	cmd.Example = `  kubectl kro explain-conditions webapp demo
   kubectl kro explain-conditions rgd webapp`
 	return cmd
@@ -194,7 +195,7 @@ func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time)
 		var released *releasedError
 		if errors.As(err, &released) {
 			// No RGD to explain: the instance's conditions say it was released.
-			return explainConditions(released.kind+"/"+name, released.instance, nil, lagOf(released.instance), now), nil
+			return explainConditions(released.kind+"/"+name, released.instance, nil, rgdGone, now), nil
 		}
 		if err != nil {
 			return nil, err

@@ -654,6 +654,15 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			if err != nil || !strings.Contains(out, "Ready=False  reason Released") || strings.Contains(out, "ResourceGraphDefinition/") {
 				t.Errorf("explain-conditions of a released instance: %v\n%s", err, out)
 			}
+			// An edit after the release leaves its conditions behind, for
+			// want of an agent, not for an agent running late.
+			if _, err := c.resource(t, "kro.run/v1alpha1", "Memo").Namespace(ns).Patch(ctx, "m1", types.MergePatchType, []byte(`{"spec":{"text":"edited"}}`), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			out, err = kro(t, cfg, nil, "explain-conditions", "memo", "m1", "-n", ns)
+			if err != nil || !strings.Contains(out, "(STALE: observed generation 1, object is at 2; its ResourceGraphDefinition was deleted: kro-agent manages it no more)") {
+				t.Errorf("explain-conditions of a released instance edited since: %v\n%s", err, out)
+			}
 			// status lists it, asked for its kind and among every instance:
 			// the kind's CRD stays, labelled by the RGD that generated it.
 			for _, args := range [][]string{{"status", "memo"}, {"status"}} {
