@@ -534,6 +534,16 @@ func (e *Engine) managedEvent(cluster string, gvr schema.GroupVersionResource, b
 	if ok {
 		e.queue.Add(owner)
 	}
+	// An instance finds its objects by the UID their instance-id label
+	// names (members): one whose name labels were changed since still
+	// counts for it, and its events, its deletion among them, must reach
+	// it too, or an instance being deleted waits for an event that went
+	// elsewhere.
+	if uid := types.UID(m.Labels[v1alpha1.LabelInstanceID]); uid != "" && (!ok || !e.holds(owner, uid)) {
+		if byUID, found := e.instanceWithUID(uid); found {
+			e.queue.Add(byUID)
+		}
+	}
 	// An edit of the labels naming the owner (only the agent's own
 	// identity may make one, SPEC §6) would send this and every later
 	// event to the instance they name now, if any: the owner they named is
@@ -574,6 +584,35 @@ func (e *Engine) owner(gvr schema.GroupVersionResource, labels map[string]string
 		return InstanceKey{}, false
 	}
 	return InstanceKey{GVK: gvk, Namespace: namespace, Name: name}, true
+}
+
+// holds reports whether the instance key is served and has the UID uid.
+func (e *Engine) holds(key InstanceKey, uid types.UID) bool {
+	s := e.kind(key.GVK)
+	if s == nil || s.informer == nil {
+		return false
+	}
+	h, err := heldAt(s.informer.informer.GetStore(), cache.NewObjectName(key.Namespace, key.Name).String())
+	return err == nil && h != nil && h.meta.UID == uid
+}
+
+// instanceWithUID finds the served instance with the UID uid.
+func (e *Engine) instanceWithUID(uid types.UID) (InstanceKey, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for gvk, s := range e.kinds {
+		if s.informer == nil {
+			continue
+		}
+		objs, err := s.informer.informer.GetIndexer().ByIndex(indexUID, string(uid))
+		if err != nil || len(objs) == 0 {
+			continue
+		}
+		if m, ok := heldMeta(objs[0]); ok {
+			return InstanceKey{GVK: gvk, Namespace: m.Namespace, Name: m.Name}, true
+		}
+	}
+	return InstanceKey{}, false
 }
 
 // instanceKind finds the kind of the instance namespace/name with uid among

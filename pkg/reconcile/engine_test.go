@@ -1,14 +1,21 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/go-logr/logr/funcr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 )
 
 // A conflict is the cache trailing the API server, retried at once: not an
@@ -26,5 +33,75 @@ func TestConflictsAreNotLoggedAsErrors(t *testing.T) {
 	e.logFailure(key, errors.New("applying config: forbidden"))
 	if len(lines) != 1 || !strings.Contains(lines[0], `"msg"="reconciling instance"`) || !strings.Contains(lines[0], "forbidden") {
 		t.Errorf("a failure was logged as %q", lines)
+	}
+}
+
+// An object whose name labels were changed to name another instance still
+// belongs, by the UID its instance-id label names, to the instance that
+// made it, which finds its objects by that UID: its events, its deletion
+// among them, reach that instance too, or one being deleted would wait for
+// an event sent elsewhere. An object whose labels agree is sent to its
+// instance alone.
+func TestManagedEventsReachTheInstanceTheirUIDNames(t *testing.T) {
+	webApp := schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
+	instances := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return nil, errors.New("not listed in this test")
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return nil, errors.New("not watched in this test")
+		},
+	}, &heldObject{}, 0, cache.Indexers{indexUID: byUID})
+	for _, inst := range []string{
+		`{"apiVersion":"kro.run/v1alpha1","kind":"WebApp","metadata":{"name":"moved","namespace":"ns","uid":"uid-moved"}}`,
+		`{"apiVersion":"kro.run/v1alpha1","kind":"WebApp","metadata":{"name":"other","namespace":"ns","uid":"uid-other"}}`,
+	} {
+		h, err := holdJSON([]byte(inst))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := instances.GetIndexer().Add(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := &Engine{
+		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[InstanceKey]()),
+		kinds:   map[schema.GroupVersionKind]*served{webApp: {rgdName: "webapp", gvr: webApp.GroupVersion().WithResource("webapps"), informer: &watched{informer: instances}}},
+		byRGD:   map[string]schema.GroupVersionKind{"webapp": webApp},
+		applied: newAppliedCache(),
+	}
+	defer e.queue.ShutDown()
+	deployment := func(instanceName string) *heldObject {
+		h, err := holdJSON([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"moved","namespace":"ns","uid":"uid-deployment","labels":{` +
+			`"kro.run/instance-name":"` + instanceName + `","kro.run/instance-namespace":"ns","kro.run/resource-graph-definition-name":"webapp","kro.run/instance-id":"uid-moved"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	queued := func() []string {
+		var out []string
+		for e.queue.Len() > 0 {
+			key, _ := e.queue.Get()
+			out = append(out, key.Name)
+			e.queue.Done(key)
+			e.queue.Forget(key)
+		}
+		slices.Sort(out)
+		return out
+	}
+	deployments := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	for _, tc := range []struct {
+		named string
+		want  []string
+	}{
+		{"moved", []string{"moved"}},
+		{"other", []string{"moved", "other"}},
+		{"nobody-by-that-name", []string{"moved", "nobody-by-that-name"}},
+	} {
+		e.managedEvent("", deployments, nil, deployment(tc.named), true)
+		if got := queued(); !slices.Equal(got, tc.want) {
+			t.Errorf("the deletion of an object of moved's labelled for %s queued %q, want %q", tc.named, got, tc.want)
+		}
 	}
 }

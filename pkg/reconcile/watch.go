@@ -413,7 +413,7 @@ func (w *instanceInformers) watch(gvr schema.GroupVersionResource, handler cache
 	if x, ok := w.byGVR[gvr]; ok {
 		close(x.stop)
 	}
-	inf := cache.NewSharedIndexInformer(w.client.listWatch(gvr, nil), &heldObject{}, 0, cache.Indexers{})
+	inf := cache.NewSharedIndexInformer(w.client.listWatch(gvr, nil), &heldObject{}, 0, cache.Indexers{indexUID: byUID})
 	_, _ = inf.AddEventHandler(handler)
 	x := newWatched(inf, listChanged)
 	x.run(nil, listChanged)
@@ -442,6 +442,17 @@ func stopEvery(set map[schema.GroupVersionResource]*watched) {
 		close(x.stop)
 		delete(set, gvr)
 	}
+}
+
+// indexUID indexes instances by their own UID, which their objects'
+// instance-id label names.
+const indexUID = "uid"
+
+func byUID(obj any) ([]string, error) {
+	if m, ok := heldMeta(obj); ok && m.UID != "" {
+		return []string{string(m.UID)}, nil
+	}
+	return nil, nil
 }
 
 func byInstanceID(obj any) ([]string, error) {

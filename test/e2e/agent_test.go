@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -333,4 +334,40 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A managed object whose owner labels were changed (by the agent's own
+// identity: the guard lets nobody else) still belongs to its instance by
+// UID, and the instance's deletion deletes it and finishes: its deletion
+// must not wait for an event that the new labels send elsewhere.
+func TestDeletionFinishesWhenAMemberNamesAnotherOwner(t *testing.T) {
+	const ns = "relabelled"
+	f := features.New("deleting an instance one of whose objects was relabelled").
+		Assess("finishes, the relabelled object deleted with the rest", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			c.waitRGDActive(t, "webapp")
+			c.apply(t, webapp(ns, "moved", ", replicas: 1"))
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "moved", v1alpha1.InstanceActive)
+			// Suspended, the agent leaves the labels as they are now.
+			if _, err := kubectl(t, cfg, "", "-n", ns, "annotate", "webapp", "moved", "kro.run/reconcile=suspended"); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := kubectl(t, cfg, "", "-n", ns, "label", "deployment", "moved", "kro.run/instance-name=someone-else", "--overwrite"); err != nil {
+				t.Fatalf("relabelling the Deployment: %v\n%s", err, out)
+			}
+			c.deleteAll(t, "kro.run/v1alpha1", "WebApp", ns, "moved")
+			for _, o := range [][2]string{{"apps/v1", "Deployment"}, {"v1", "Service"}, {"v1", "ConfigMap"}} {
+				name := "moved"
+				if o[1] == "ConfigMap" {
+					name = "moved-config"
+				}
+				if _, err := c.get(t, o[0], o[1], ns, name); !apierrors.IsNotFound(err) {
+					t.Errorf("%s %s of the deleted instance: %v", o[1], name, err)
+				}
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
 }
