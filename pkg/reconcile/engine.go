@@ -578,7 +578,7 @@ func (e *Engine) owner(gvr schema.GroupVersionResource, labels map[string]string
 		// RGD built on another RGD's kind): they name the RGD serving it,
 		// not the one whose instance manages it. That instance is found
 		// by its UID.
-		gvk, ok = e.instanceKind(namespace, name, types.UID(labels[v1alpha1.LabelInstanceID]))
+		return e.instanceWithUID(types.UID(labels[v1alpha1.LabelInstanceID]))
 	}
 	if !ok {
 		return InstanceKey{}, false
@@ -613,20 +613,6 @@ func (e *Engine) instanceWithUID(uid types.UID) (InstanceKey, bool) {
 		}
 	}
 	return InstanceKey{}, false
-}
-
-// instanceKind finds the kind of the instance namespace/name with uid among
-// the kinds served.
-func (e *Engine) instanceKind(namespace, name string, uid types.UID) (schema.GroupVersionKind, bool) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	key := cache.NewObjectName(namespace, name).String()
-	for gvk, s := range e.kinds {
-		if h, err := heldAt(s.informer.informer.GetStore(), key); err == nil && h != nil && h.meta.UID == uid {
-			return gvk, true
-		}
-	}
-	return schema.GroupVersionKind{}, false
 }
 
 func (e *Engine) processNext(ctx context.Context) bool {
