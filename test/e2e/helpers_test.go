@@ -486,18 +486,48 @@ func (c *clients) waitInstanceWebhook(t testing.TB, apiVersion, kind, ns string)
 // guard policy for the caller, who must have the agent's identity (as in a
 // workload cluster reached with the agent's own kubeconfig): a server-side
 // dry-run that puts an instance's labels on an unlabelled ConfigMap is
-// denied. A policy the agent has just written again exists at once, but the
-// API server reloads policies from its informer about once a second, so
-// until then the agent could take over an object it did not create.
+// denied.
 func (c *clients) waitTakeoverGuard(t testing.TB, ns string) {
 	t.Helper()
+	c.waitGuardDenies(t, ns, "no-takeover", nil,
+		map[string]string{v1alpha1.LabelOwned: "true", v1alpha1.LabelInstanceID: "probe"}, "was not created by kro-agent")
+}
+
+// waitLabelsGuard waits until the API server enforces the ownership-label
+// guard policy for the caller, who must not have the agent's identity: a
+// server-side dry-run that changes a kro.run/ label on a ConfigMap the
+// agent would own is denied.
+func (c *clients) waitLabelsGuard(t testing.TB, ns string) {
+	t.Helper()
+	c.waitGuardDenies(t, ns, "ownership-label", map[string]string{v1alpha1.LabelOwned: "true"},
+		map[string]string{v1alpha1.LabelNodeID: "probe"}, "only kro-agent may change or remove it")
+}
+
+// waitGuardDenies waits until a server-side dry-run patch of the labels
+// patch onto a probe ConfigMap made with the labels has, is denied with a
+// message holding denial. A policy the agent has just written exists at
+// once, but the API server reloads policies from its informer about once
+// a second, so until then the guard still holds as it was.
+func (c *clients) waitGuardDenies(t testing.TB, ns, guard string, labels, patch map[string]string, denial string) {
+	t.Helper()
 	cms := c.resource(t, "v1", "ConfigMap").Namespace(ns)
-	probe := c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: guard-probe, namespace: %s}}", ns))
+	probe := &unstructured.Unstructured{}
+	probe.SetAPIVersion("v1")
+	probe.SetKind("ConfigMap")
+	probe.SetName("guard-probe")
+	probe.SetNamespace(ns)
+	probe.SetLabels(labels)
+	if _, err := c.applyObject(t, probe); err != nil {
+		t.Fatal(err)
+	}
 	defer func() { _ = cms.Delete(context.Background(), probe.GetName(), metav1.DeleteOptions{}) }()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true",%q:"probe"}}}`, v1alpha1.LabelOwned, v1alpha1.LabelInstanceID)
-	eventually(t, 30*time.Second, "the no-takeover guard to deny", func() (bool, string) {
-		_, err := cms.Patch(context.Background(), probe.GetName(), types.MergePatchType, []byte(patch), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
-		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "was not created by kro-agent"), fmt.Sprintf("dry-run label patch: %v", err)
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": patch}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the "+guard+" guard to deny", func() (bool, string) {
+		_, err := cms.Patch(context.Background(), probe.GetName(), types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), denial), fmt.Sprintf("dry-run label patch: %v", err)
 	})
 }
 

@@ -117,14 +117,8 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 			// The guard policies name the agent by its username, and the
 			// agent just started writes them for its new one in its own
 			// time: until the API server enforces them, the admin running
-			// this test is still the agent to them. A server-side dry run
-			// of an ownership-label edit says when it no longer is.
-			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: guard-probe, namespace: %s, labels: {kro.run/owned: 'true'}}}", ns))
-			eventually(t, 30*time.Second, "the guard policies to name the agent's new identity", func() (bool, string) {
-				out, err := kubectl(t, cfg, "", "-n", ns, "label", "configmap", "guard-probe", "kro.run/node-id=probe", "--dry-run=server")
-				return err != nil && strings.Contains(out, "only kro-agent may change or remove it"), out
-			})
-			c.delete(t, "v1", "ConfigMap", ns, "guard-probe")
+			// this test is still the agent to them.
+			c.waitLabelsGuard(t, ns)
 			return ctx
 		}).
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
