@@ -482,6 +482,10 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 		// Tried again when the namespace or its LimitRanges change.
 		r.awaited.namespaces = waitAlso(r.awaited.namespaces, refusal.namespace)
 		err = refusal
+	} else if unauthorized, ok := asUnauthorized(err, ref.GVR.GroupResource(), r.t); ok {
+		// Tried again as soon as a grant is aggregated into the agent's
+		// role, in the local cluster.
+		err = unauthorized
 	} else if apierrors.IsForbidden(err) && live == nil {
 		// The informers hold only objects with the agent's labels: one of
 		// the same name without them is found when the API server refuses

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
 
 // indexInstance indexes managed objects by the UID of their instance.
@@ -484,7 +485,7 @@ func (e *unlistedKindError) Error() string {
 	if status := apierrors.APIStatus(nil); errors.As(e.err, &status) {
 		why = status.Status().Message
 	}
-	what, verbs := "the objects of that kind it manages", "get, list, watch, create, update, patch and delete on "+e.resource.String()
+	what, verbs := "the objects of that kind it manages", managedVerbs(e.resource)
 	if e.instances {
 		what = "the instances"
 		verbs = fmt.Sprintf("get, list, watch, update and patch on %[1]s and %[1]s/status", e.resource)
@@ -492,12 +493,49 @@ func (e *unlistedKindError) Error() string {
 	if !apierrors.IsForbidden(e.err) {
 		return fmt.Sprintf("listing %s in %s fails, so kro-agent cannot see %s: %s", e.resource, e.where, what, why)
 	}
-	grant := `in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`
-	if e.where.cluster != "" {
-		grant = "to the identity of the kubeconfig Cluster " + e.where.cluster + " is registered with"
-	}
 	return fmt.Sprintf("kro-agent may not list %s in %s, so it cannot see %s: %s; grant %s %s",
-		e.resource, e.where, what, why, verbs, grant)
+		e.resource, e.where, what, why, verbs, grantsIn(e.where))
 }
 
 func (e *unlistedKindError) Unwrap() error { return e.err }
+
+// unauthorizedError is a write to a managed object the API server's
+// authorizer denied: kro-agent's role lacks a verb on its kind. Its
+// message adds to the API server's what to grant, and where.
+type unauthorizedError struct {
+	resource schema.GroupResource
+	where    *target
+	err      error
+}
+
+// asUnauthorized makes err, a write of an object of resource in where,
+// an unauthorizedError when the authorizer denied it.
+func asUnauthorized(err error, resource schema.GroupResource, where *target) (*unauthorizedError, bool) {
+	if !refusal.IsUnauthorized(err) {
+		return nil, false
+	}
+	return &unauthorizedError{resource: resource, where: where, err: err}, true
+}
+
+func (e *unauthorizedError) Error() string {
+	return fmt.Sprintf("%s; grant kro-agent %s %s", e.err, managedVerbs(e.resource), grantsIn(e.where))
+}
+
+func (e *unauthorizedError) Unwrap() error { return e.err }
+
+// managedVerbs are the verbs kro-agent needs on a kind whose objects it
+// manages: to follow, apply, prune and delete them.
+func managedVerbs(resource schema.GroupResource) string {
+	return "get, list, watch, create, update, patch and delete on " + resource.String()
+}
+
+// grantsIn says where kro-agent is granted what it does in where: its
+// aggregated role in the local cluster (which it follows, to try a denied
+// write again as soon as a grant is added), the identity of a workload
+// cluster's kubeconfig there.
+func grantsIn(where *target) string {
+	if where.cluster != "" {
+		return "to the identity of the kubeconfig Cluster " + where.cluster + " is registered with"
+	}
+	return `in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`
+}

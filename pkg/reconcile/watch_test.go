@@ -141,3 +141,30 @@ func TestUnlistedKindErrorSaysWhatToGrant(t *testing.T) {
 		t.Errorf("message of another failure: %q", msg)
 	}
 }
+
+// A write the authorizer denied says what to grant, and where; one an
+// admission webhook denied is left as the API server worded it.
+func TestUnauthorizedWriteSaysWhatToGrant(t *testing.T) {
+	ns := schema.GroupResource{Resource: "namespaces"}
+	denied := apierrors.NewForbidden(ns, "other", errors.New(`User "system:serviceaccount:kro-system:kro-agent" cannot patch resource "namespaces" in API group "" in the namespace "other"`))
+	local, ok := asUnauthorized(denied, ns, &target{})
+	if !ok {
+		t.Fatal("the authorizer's denial is not told")
+	}
+	want := `namespaces "other" is forbidden: User "system:serviceaccount:kro-system:kro-agent" cannot patch resource "namespaces" in API group "" in the namespace "other"; ` +
+		`grant kro-agent get, list, watch, create, update, patch and delete on namespaces in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`
+	if msg := local.Error(); msg != want {
+		t.Errorf("message\n%s\nwant\n%s", msg, want)
+	}
+	if !apierrors.IsForbidden(local) || !refusedByServer(local) {
+		t.Error("the error does not unwrap to the API server's")
+	}
+	remote, _ := asUnauthorized(denied, ns, &target{cluster: "eu-west-1"})
+	if msg := remote.Error(); !strings.HasSuffix(msg, "grant kro-agent get, list, watch, create, update, patch and delete on namespaces to the identity of the kubeconfig Cluster eu-west-1 is registered with") {
+		t.Errorf("remote message %q", msg)
+	}
+	webhook := apierrors.NewForbidden(ns, "other", errors.New(`admission webhook "deny.example.com" denied the request: no`))
+	if _, ok := asUnauthorized(webhook, ns, &target{}); ok {
+		t.Error("a webhook's denial is taken for the authorizer's")
+	}
+}

@@ -5,6 +5,7 @@ package refusal
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -113,4 +114,22 @@ func readableEscalation(status *apierrors.StatusError) error {
 	short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
 	short.ErrStatus.Message = msg
 	return short
+}
+
+// unauthorized is how the API server's authorizer words a request it
+// denies: `User "NAME" cannot VERB resource "RESOURCE" in API group …`.
+// Admission webhooks and policies deny with 403 Forbidden too, in their
+// own words, and granting the writer more would not get past them.
+var unauthorized = regexp.MustCompile(`User ".*" cannot [a-z]+ resource "`)
+
+// IsUnauthorized tells whether err is a request the API server's
+// authorizer denied: the writer's roles lack the verb on the resource.
+func IsUnauthorized(err error) bool {
+	return apierrors.IsForbidden(err) && QuotesUnauthorized(err.Error())
+}
+
+// QuotesUnauthorized tells whether message, a refusal or a condition
+// quoting one, is the authorizer's denial of a request.
+func QuotesUnauthorized(message string) bool {
+	return unauthorized.MatchString(message)
 }

@@ -103,3 +103,23 @@ func TestReadableRefusalOfAnEscalation(t *testing.T) {
 		t.Error("another refusal was changed")
 	}
 }
+
+func TestIsUnauthorizedTellsTheAuthorizerFromAdmission(t *testing.T) {
+	ns := schema.GroupResource{Resource: "namespaces"}
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"authorizer, namespaced", apierrors.NewForbidden(ns, "other", errors.New(`User "system:serviceaccount:kro-system:kro-agent" cannot patch resource "namespaces" in API group "" in the namespace "other"`)), true},
+		{"authorizer, cluster scope", apierrors.NewForbidden(schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}, "x", errors.New(`User "alice" cannot delete resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope`)), true},
+		{"admission webhook", apierrors.NewForbidden(ns, "other", errors.New(`admission webhook "deny.example.com" denied the request: no`)), false},
+		{"admission policy", apierrors.NewForbidden(ns, "other", errors.New(`ValidatingAdmissionPolicy 'kro-agent-no-takeover' with binding 'kro-agent-no-takeover' denied request: cannot take over`)), false},
+		{"escalation", apierrors.NewForbidden(ns, "other", errors.New(`user "alice" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:`)), false},
+		{"not forbidden", errors.New(`User "alice" cannot patch resource "namespaces"`), false},
+	} {
+		if got := IsUnauthorized(c.err); got != c.want {
+			t.Errorf("%s: IsUnauthorized(%q) = %v, want %v", c.name, c.err, got, c.want)
+		}
+	}
+}
