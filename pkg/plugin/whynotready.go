@@ -257,8 +257,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	}
 	if inst.GetDeletionTimestamp() != nil {
 		d := &Diagnosis{Cause: instRef + " is being deleted"}
-		if cond := findCondition(inst, v1alpha1.ConditionResourcesReady); cond != nil {
-			d.Details = append(d.Details, conditionLine(*cond))
+		deleting := findCondition(inst, v1alpha1.ConditionResourcesReady)
+		if deleting != nil {
+			d.Details = append(d.Details, conditionLine(*deleting))
 		}
 		d.Events = c.recentEvents(ctx, inst)
 		d.Advice = fmt.Sprintf("kro-agent deletes its resources in reverse dependency order, then removes the finalizer %s; kubectl kro tree %s %s%s shows what is left",
@@ -275,6 +276,11 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			d.Resource = r
 			d.Advice = fmt.Sprintf("whoever owns the finalizers %s has not released %s %s: look at that controller, and remove a finalizer only if nothing will; kro-agent deletes the rest once it is gone",
 				strings.Join(r.object.GetFinalizers(), ", "), r.Kind, cache.NewObjectName(r.Namespace, r.Name))
+		}
+		if deleting != nil && refusal.QuotesUnauthorized(deleting.Message) {
+			// Nothing else moves it on: the rest of the graph waits
+			// for what it may not delete.
+			d.Advice = grantAdvice("the deletion the condition above names", "goes on deleting")
 		}
 		return d
 	}
@@ -545,12 +551,22 @@ func failsToRender(inst *unstructured.Unstructured, tree *Tree) (*Row, *metav1.C
 // by the API server, or its values that do not make valid resources.
 func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string) {
 	if c := findCondition(inst, v1alpha1.ConditionResourcesReady); c != nil && c.Reason == v1alpha1.ReasonApplyFailed {
+		if refusal.QuotesUnauthorized(c.Message) {
+			return c, grantAdvice("this write", "tries again")
+		}
 		return c, "the API server refuses kro-agent's apply; fix the cause above: kro-agent tries again within seconds of a change to the instance or to the cluster's admission webhooks and policies, and otherwise at its next retry (the wait doubles with each refusal, up to 16 minutes)"
 	}
 	if c := findCondition(inst, v1alpha1.ConditionGraphResolved); c != nil && c.Status == metav1.ConditionFalse {
 		return c, "the instance's values do not make valid resources (the condition above says why: a template that fails on them, or two resources given one name); fix the instance's spec or the RGD"
 	}
 	return nil, ""
+}
+
+// grantAdvice says what to do about a write of kro-agent's the API
+// server's authorizer denied (what: which), the condition above quoting
+// it with what to grant; then says what kro-agent does once it may.
+func grantAdvice(what, then string) string {
+	return fmt.Sprintf("kro-agent's roles do not allow it %s: grant it what the message above names, where it says; in its own cluster kro-agent %s as soon as the grant is aggregated into its role, in a workload cluster at its next retry (the wait doubles with each refusal, up to 16 minutes)", what, then)
 }
 
 // namespaceUnavailable says what to do about a missing object whose

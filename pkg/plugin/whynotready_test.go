@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
@@ -86,5 +87,24 @@ func TestKindNotWatchedAdvice(t *testing.T) {
 	d := rgdNotActive(rgd, nil)
 	if !strings.HasPrefix(d.Advice, "grant kro-agent the kind named above") || len(d.Details) != 1 || !strings.Contains(d.Details[0], "poddisruptionbudgets.policy") {
 		t.Errorf("diagnosis %+v", d)
+	}
+}
+
+// An apply the authorizer denied is fixed by a grant, which the agent
+// follows; any other refusal by what the message names.
+func TestCreationBlockedAdviceForADeniedWrite(t *testing.T) {
+	instance := func(message string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
+			map[string]any{"type": v1alpha1.ConditionResourcesReady, "status": "False", "reason": v1alpha1.ReasonApplyFailed, "message": message},
+		}}}}
+	}
+	denied := `applying Namespace other (resource ns) in the local cluster: namespaces "other" is forbidden: User "system:serviceaccount:kro-system:kro-agent" cannot patch resource "namespaces" in API group "" in the namespace "other"; grant kro-agent get, list, watch, create, update, patch and delete on namespaces in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`
+	cond, advice := creationBlocked(instance(denied))
+	if cond == nil || !strings.HasPrefix(advice, "kro-agent's roles do not allow it this write: grant it what the message above names") {
+		t.Errorf("advice for a denied write: %q", advice)
+	}
+	_, advice = creationBlocked(instance(`applying ConfigMap a (resource config) in the local cluster: configmaps "a" is forbidden: admission webhook "deny.example.com" denied the request: no`))
+	if !strings.HasPrefix(advice, "the API server refuses kro-agent's apply") {
+		t.Errorf("advice for a write an admission webhook denied: %q", advice)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -56,6 +57,9 @@ func (t *target) deleteObject(ctx context.Context, ref objectRef, uid types.UID)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // already gone, or replaced by another object
 	}
+	if unauthorized, ok := asUnauthorized(err, ref.GVR.GroupResource(), t); ok {
+		return unauthorized
+	}
 	return err
 }
 
@@ -97,7 +101,8 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 		remaining[node] = len(objs) > 0
 	}
 	dependents := dependentsOf(g)
-	var waiting []string
+	var waiting, failures []string
+	var refused []error
 	for node, objs := range members {
 		// Objects of nodes no longer in the graph have no dependents.
 		blockedBy := ""
@@ -118,19 +123,46 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 				continue
 			}
 			if err := r.t.deleteObject(ctx, r.t.ref(m), m.uid); err != nil {
-				return result{}, fmt.Errorf("deleting %s %s: %w", kind, m.name, err)
+				// The others of the node are deleted all the same; the
+				// refusal is what the status leads with, and the run
+				// ends with it, to be retried.
+				refused = append(refused, fmt.Errorf("deleting %s %s: %w", kind, m.name, err))
+				failures = append(failures, fmt.Sprintf("%s %s cannot be deleted: %v", kind, m.name, err))
+				continue
 			}
 			waiting = append(waiting, fmt.Sprintf("deleting %s %s", kind, m.name))
 		}
 	}
 	if len(members) > 0 {
 		slices.Sort(waiting)
-		status.MarkDeleting("deleting resources in reverse topological order" + r.inCluster() + ": " + joinMax(waiting, 5))
+		slices.Sort(failures)
+		msg := joinMax(waiting, 5)
+		if len(failures) > 0 {
+			msg = strings.Join(failures, "; ")
+			if len(waiting) > 0 {
+				msg += "; and " + joinMax(waiting, 5)
+			}
+			r.tellDeleteFailures(failures)
+		}
+		status.MarkDeleting("deleting resources in reverse topological order" + r.inCluster() + ": " + msg)
 		status.ComputeState(true, false)
 		// Watch events on the members bring the instance back as they go.
-		return result{}, r.writeStatus(ctx, status, nil)
+		return result{}, errors.Join(append(refused, r.writeStatus(ctx, status, nil))...)
 	}
 	return result{}, r.removeFinalizer(ctx)
+}
+
+// tellDeleteFailures tells, as Warnings, the deletions of the instance's
+// objects the API server refused, each once: not again while the
+// instance's status, written when the run began, says so already, as it
+// does on every retry until what refused it changes.
+func (r *run) tellDeleteFailures(failures []string) {
+	said := meta.FindStatusCondition(r.currentStatus().Conditions, v1alpha1.ConditionResourcesReady)
+	for _, f := range failures {
+		if said == nil || !strings.Contains(said.Message, f) {
+			r.tell("Warning", "DeleteFailed", f, f, nil)
+		}
+	}
 }
 
 // removeFinalizer lets the API server delete the instance.

@@ -226,10 +226,20 @@ spec:
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Allowance, metadata: {name: a1, namespace: %s}, spec: {cpu: '1'}}", ns))
 			// Refused often enough that the queue's backoff would wait
 			// longer than the test does.
-			refuseRepeatedly(t, c, "Allowance", ns, "a1", 14, `resourcequotas "a1" is forbidden`, func(i int) string {
+			// The refusal says what to grant, and where.
+			const denied = `resourcequotas "a1" is forbidden: User "system:serviceaccount:kro-system:kro-agent" cannot patch resource "resourcequotas"`
+			const grant = `; grant kro-agent get, list, watch, create, update, patch and delete on resourcequotas in a ClusterRole labelled kro.run/aggregate-to-agent: "true"`
+			refuseRepeatedly(t, c, "Allowance", ns, "a1", 14, denied, func(i int) string {
 				return fmt.Sprintf(`{"spec":{"cpu":"%d"}}`, i+2)
 			})
-			c.apply(t, `
+			if rr := condition(c.mustGet(t, "kro.run/v1alpha1", "Allowance", ns, "a1"), v1alpha1.ConditionResourcesReady); !strings.Contains(rr.Message, grant) {
+				t.Errorf("the denied write does not say what to grant: %s", rr.Message)
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "allowance", "a1", "-n", ns)
+			if err == nil || !strings.Contains(out, "kro-agent's roles do not allow it this write: grant it what the message above names") {
+				t.Errorf("why-not-ready for a denied write: %v\n%s", err, out)
+			}
+			const quotaGrant = `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
@@ -238,10 +248,37 @@ metadata:
 rules:
 - apiGroups: [""]
   resources: [resourcequotas]
-  verbs: [get, list, watch, create, update, patch, delete]
-`)
+  verbs: [get, list, watch, create, update, patch%s]
+`
+			c.apply(t, fmt.Sprintf(quotaGrant, ""))
 			c.activeSoonAfter(t, "Allowance", ns, "a1", time.Now(), "a grant of ResourceQuotas was aggregated into the agent's role")
+			// Granted all but delete: the instance's deletion waits, says
+			// why, and goes on as soon as delete is granted too.
+			c.delete(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
+			const deleteDenied = `ResourceQuota a1 cannot be deleted: resourcequotas "a1" is forbidden: User "system:serviceaccount:kro-system:kro-agent" cannot delete resource "resourcequotas"`
+			eventually(t, 30*time.Second, "the deleted instance to say what it may not delete", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
+				rr := condition(inst, v1alpha1.ConditionResourcesReady)
+				return rr != nil && rr.Reason == v1alpha1.ReasonDeleting && strings.Contains(rr.Message, deleteDenied) && strings.Contains(rr.Message, grant), conditionSummary(inst)
+			})
+			eventually(t, 10*time.Second, "the refused deletion to be told", func() (bool, string) {
+				events := eventsAbout(t, c, ns, "a1", "DeleteFailed")
+				var notes []string
+				for _, e := range events {
+					notes = append(notes, fmt.Sprint(e.Object["note"]))
+				}
+				return len(events) == 1 && strings.Contains(notes[0], deleteDenied), strings.Join(notes, "\n")
+			})
+			out, err = kro(t, cfg, nil, "why-not-ready", "allowance", "a1", "-n", ns)
+			if err == nil || !strings.Contains(out, "kro-agent's roles do not allow it the deletion the condition above names") {
+				t.Errorf("why-not-ready for a refused deletion: %v\n%s", err, out)
+			}
+			c.apply(t, fmt.Sprintf(quotaGrant, ", delete"))
+			deleted := time.Now()
 			c.deleteAll(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
+			if took := time.Since(deleted); took > soon {
+				t.Errorf("the instance took %s to go once delete was granted; want it within %s", took, soon)
+			}
 			return ctx
 		}).
 		Assess("instances of a group the roles do not grant are named on the RGD until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
