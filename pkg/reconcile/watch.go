@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kro-agent/kro-agent/pkg/access"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
@@ -488,7 +489,7 @@ func (e *unlistedKindError) Error() string {
 	what, verbs := "the objects of that kind it manages", managedVerbs(e.resource)
 	if e.instances {
 		what = "the instances"
-		verbs = fmt.Sprintf("get, list, watch, update and patch on %[1]s and %[1]s/status", e.resource)
+		verbs = fmt.Sprintf("%[1]s on %[2]s and %[2]s/status", access.Words(access.InstanceVerbs, "and"), e.resource)
 	}
 	if !apierrors.IsForbidden(e.err) {
 		return fmt.Sprintf("listing %s in %s fails, so kro-agent cannot see %s: %s", e.resource, e.where, what, why)
@@ -523,10 +524,10 @@ func (e *unauthorizedError) Error() string {
 
 func (e *unauthorizedError) Unwrap() error { return e.err }
 
-// managedVerbs are the verbs kro-agent needs on a kind whose objects it
-// manages: to follow, apply, prune and delete them.
+// managedVerbs says what kro-agent needs on a kind whose objects it
+// manages.
 func managedVerbs(resource schema.GroupResource) string {
-	return "get, list, watch, create, update, patch and delete on " + resource.String()
+	return access.Words(access.ManagedVerbs, "and") + " on " + resource.String()
 }
 
 // grantsIn says where kro-agent is granted what it does in where: its
@@ -537,5 +538,5 @@ func grantsIn(where *target) string {
 	if where.cluster != "" {
 		return "to the identity of the kubeconfig Cluster " + where.cluster + " is registered with"
 	}
-	return `in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`
+	return access.GrantedIn
 }

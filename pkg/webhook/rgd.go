@@ -14,9 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/kro-agent/kro-agent/pkg/access"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/crdcheck"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -42,6 +44,11 @@ type RGDValidator struct {
 	// changed spec would replace and whether any instance of it is stored,
 	// to warn of a change that would break them; nil skips the warning.
 	Stored client.Reader
+	// Reviews, when set, asks the API server's authorizer whether the
+	// agent may do with each kind of the graph what it needs (package
+	// access), to warn of what its roles do not grant; nil skips the
+	// warning.
+	Reviews authorizationv1client.AuthorizationV1Interface
 }
 
 var _ admission.Handler = (*RGDValidator)(nil)
@@ -98,7 +105,69 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if w := v.breakingWarning(ctx, rgd, g); w != "" {
 		warned = append(warned, w)
 	}
+	warned = append(warned, v.grantWarnings(ctx, g)...)
 	return admission.Allowed("").WithWarnings(warned...)
+}
+
+// grantWarnings warns of each kind of the graph on which the agent's
+// roles do not grant what it needs: the RGD is valid, but its instances'
+// writes would be refused until they do. What cannot be asked is left to
+// the instances' conditions, which name the refusal.
+func (v *RGDValidator) grantWarnings(ctx context.Context, g *graph.Graph) []string {
+	if v.Reviews == nil || g == nil {
+		return nil
+	}
+	var needs []access.Need
+	var ids [][]string // the resources of each need's kind
+	at := map[schema.GroupResource]int{}
+	for _, n := range g.Nodes {
+		if n.Kind == nil {
+			continue
+		}
+		gr := n.Kind.GVR().GroupResource()
+		verbs := access.ManagedVerbs
+		if n.External != nil {
+			verbs = access.ReadVerbs
+		}
+		i, seen := at[gr]
+		if !seen {
+			i = len(needs)
+			at[gr] = i
+			needs = append(needs, access.Need{Resource: gr})
+			ids = append(ids, nil)
+		}
+		ids[i] = append(ids[i], n.ID)
+		if len(verbs) > len(needs[i].Verbs) {
+			needs[i].Verbs = verbs // a template's besides an externalRef's
+		}
+	}
+	roles := make([]string, len(ids))
+	for i, of := range ids {
+		roles[i] = "resource " + of[0]
+		if len(of) > 1 {
+			roles[i] = "resources " + access.Words(of, "and")
+		}
+	}
+	if g.CRD != nil {
+		instances := schema.GroupResource{Group: g.CRD.Spec.Group, Resource: g.CRD.Spec.Names.Plural}
+		needs = append(needs, access.Need{Resource: instances, Verbs: access.InstanceVerbs},
+			access.Need{Resource: instances, Subresource: "status", Verbs: access.StatusVerbs})
+		roles = append(roles, "the instances", "the instances' status")
+	}
+	denied, err := access.Denied(ctx, v.Reviews, needs)
+	if err != nil {
+		return nil
+	}
+	var warned []string
+	for i, verbs := range denied {
+		if len(verbs) == 0 {
+			continue
+		}
+		n := needs[i]
+		warned = append(warned, fmt.Sprintf("kro-agent may not %s %s (%s), so the instances cannot be reconciled until it may: grant it %s on %s %s",
+			access.Words(verbs, "or"), n, roles[i], access.Words(n.Verbs, "and"), n, access.GrantedIn))
+	}
+	return warned
 }
 
 // breakingWarning is the warning, "" for none, of a schema change that would

@@ -130,7 +130,10 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 		}).
 		Assess("an RGD of the kinds the roles grant serves its instances, and deletes them", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			// Its kinds are granted: the RGD is admitted without a warning.
+			if out, err := kubectl(t, cfg, example(t, "webapp", "rgd.yaml"), "apply", "--server-side", "-f", "-"); err != nil || strings.Contains(out, "Warning") {
+				t.Errorf("applying the webapp RGD: %v\n%s", err, out)
+			}
 			c.waitRGDActive(t, "webapp")
 			c.apply(t, webapp(ns, "granted", ", replicas: 1"))
 			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "granted", v1alpha1.InstanceActive)
@@ -149,7 +152,12 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 		}).
 		Assess("a kind the roles do not grant is named on the RGD and its instances until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			c.apply(t, budgetRGD)
+			// Warned of as it is admitted.
+			out, err := kubectl(t, cfg, budgetRGD, "apply", "--server-side", "-f", "-")
+			const warned = `Warning: kro-agent may not get, list, watch, create, update, patch or delete poddisruptionbudgets.policy (resource budget), so the instances cannot be reconciled until it may: grant it`
+			if err != nil || !strings.Contains(out, warned) || strings.Contains(out, "configmaps") {
+				t.Errorf("applying an RGD of a kind the roles do not grant: %v\n%s", err, out)
+			}
 			const notListed = "kro-agent may not list poddisruptionbudgets.policy in the local cluster"
 			const grant = `grant get, list, watch, create, update, patch and delete on poddisruptionbudgets.policy in a ClusterRole labelled kro.run/aggregate-to-agent: "true"`
 			eventually(t, 30*time.Second, "the RGD to say which kind it cannot list", func() (bool, string) {
@@ -166,7 +174,7 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 				return rr != nil && rr.Reason == v1alpha1.ReasonKindNotWatched && strings.Contains(rr.Message, notListed) &&
 					state == string(v1alpha1.InstanceError), conditionSummary(inst)
 			})
-			out, err := kro(t, cfg, nil, "why-not-ready", "budget", "b1", "-n", ns)
+			out, err = kro(t, cfg, nil, "why-not-ready", "budget", "b1", "-n", ns)
 			if err == nil || !strings.Contains(out, notListed) || !strings.Contains(out, "grant kro-agent the kind named above") {
 				t.Errorf("why-not-ready while the kind is not granted: %v\n%s", err, out)
 			}
@@ -283,7 +291,7 @@ rules:
 		}).
 		Assess("instances of a group the roles do not grant are named on the RGD until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			c.apply(t, `
+			out, err := kubectl(t, cfg, `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
 metadata: {name: rolegadgets}
@@ -300,7 +308,15 @@ spec:
       kind: ConfigMap
       metadata: {name: "${schema.metadata.name}-gadget"}
       data: {size: "${string(schema.spec.size)}"}
-`)
+`, "apply", "--server-side", "-f", "-")
+			for _, want := range []string{
+				"Warning: kro-agent may not get, list, watch, update or patch gadgets.roles.example.com (the instances)",
+				"Warning: kro-agent may not update or patch gadgets.roles.example.com/status (the instances' status)",
+			} {
+				if err != nil || !strings.Contains(out, want) {
+					t.Errorf("applying an RGD whose instances' group the roles do not grant: %v\n%s\nwant %s", err, out, want)
+				}
+			}
 			eventually(t, 30*time.Second, "the RGD to say it cannot list its instances", func() (bool, string) {
 				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "rolegadgets")
 				cr := condition(rgd, v1alpha1.ConditionControllerReady)

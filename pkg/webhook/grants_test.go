@@ -1,0 +1,121 @@
+package webhook
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kro-agent/kro-agent/pkg/kinds"
+)
+
+// An RGD whose kinds the agent's roles do not grant is admitted with a
+// warning per kind, naming the resources of that kind, what is denied and
+// what to grant. The fake client stands in for the API server's
+// authorizer: the rules it lists are RBAC's grants, and a review of a verb
+// they do not cover is allowed if another authorizer grants it (extra).
+func TestRGDWarnsOfKindsTheAgentMayNotUse(t *testing.T) {
+	rules := []authorizationv1.ResourceRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}}, // an externalRef's: watch is missing
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"example.com"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+	}
+	extra := map[string]bool{"update namespaces": true}
+	var asked []string
+	var mu sync.Mutex
+	client := fake.NewClientset()
+	client.PrependReactor("create", "selfsubjectrulesreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		review := action.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectRulesReview).DeepCopy()
+		if review.Spec.Namespace == "" {
+			t.Error("rules asked for without a namespace")
+		}
+		review.Status.ResourceRules = rules
+		return true, review, nil
+	})
+	client.PrependReactor("create", "selfsubjectaccessreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		review := action.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview).DeepCopy()
+		a := review.Spec.ResourceAttributes
+		resource := a.Resource
+		if a.Subresource != "" {
+			resource += "/" + a.Subresource
+		}
+		mu.Lock()
+		asked = append(asked, a.Verb+" "+resource)
+		mu.Unlock()
+		review.Status.Allowed = a.Namespace == "" && extra[a.Verb+" "+resource]
+		return true, review, nil
+	})
+	r, err := kinds.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := (&Server{RGDs: &RGDValidator{Resolver: r, Reviews: client.AuthorizationV1()}}).Handler()
+	resp := review(t, h, PathValidateRGD, rgdKind, rgdObject(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gadgets}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Gadget, group: example.com}
+  resources:
+  - id: ns
+    template: {apiVersion: v1, kind: Namespace, metadata: {name: "${schema.metadata.name}"}}
+  - id: other
+    template: {apiVersion: v1, kind: Namespace, metadata: {name: "${schema.metadata.name}-other"}}
+  - id: token
+    externalRef: {apiVersion: v1, kind: Secret, metadata: {name: token}}
+  - id: config
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}", namespace: "${ns.metadata.name}"}}
+`))
+	if !resp.Allowed {
+		t.Fatalf("a valid RGD was denied: %s", resp.Result.Message)
+	}
+	want := []string{
+		`kro-agent may not create, patch or delete namespaces (resources ns and other), so the instances cannot be reconciled until it may: grant it get, list, watch, create, update, patch and delete on namespaces in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`,
+		`kro-agent may not watch secrets (resource token), so the instances cannot be reconciled until it may: grant it get, list and watch on secrets in a ClusterRole labelled`,
+	}
+	if len(resp.Warnings) != len(want) {
+		t.Fatalf("warnings:\n%s\nwant %d", strings.Join(resp.Warnings, "\n"), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(resp.Warnings[i], w) {
+			t.Errorf("warning %d:\n%s\nwant it to begin\n%s", i, resp.Warnings[i], w)
+		}
+	}
+
+	slices.Sort(asked)
+	if want := []string{"create namespaces", "delete namespaces", "patch namespaces", "update namespaces", "watch secrets"}; !slices.Equal(asked, want) {
+		t.Errorf("reviews asked for %q; want only what the rules do not cover, %q", asked, want)
+	}
+
+	// The instances' kind and its status, when they are not granted.
+	rules[3] = authorizationv1.ResourceRule{APIGroups: []string{"example.com"}, Resources: []string{"gadgets"}, Verbs: []string{"get", "list", "watch", "update"}}
+	asked = nil
+	resp = review(t, h, PathValidateRGD, rgdKind, rgdObject(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gadgets}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Gadget, group: example.com}
+  resources:
+  - id: config
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}"}}
+`))
+	want = []string{
+		`kro-agent may not patch gadgets.example.com (the instances), so the instances cannot be reconciled until it may: grant it get, list, watch, update and patch on gadgets.example.com in`,
+		`kro-agent may not update or patch gadgets.example.com/status (the instances' status), so the instances cannot be reconciled until it may: grant it update and patch on gadgets.example.com/status in`,
+	}
+	if len(resp.Warnings) != len(want) {
+		t.Fatalf("warnings:\n%s\nwant %d", strings.Join(resp.Warnings, "\n"), len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(resp.Warnings[i], w) {
+			t.Errorf("warning %d:\n%s\nwant it to begin\n%s", i, resp.Warnings[i], w)
+		}
+	}
+}
