@@ -56,13 +56,30 @@ func TestRGDWarnsOfKindsTheAgentMayNotUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := (&Server{RGDs: &RGDValidator{Resolver: r, Reviews: client.AuthorizationV1()}}).Handler()
-	resp := review(t, h, PathValidateRGD, rgdKind, rgdObject(t, `
+	// warns admits an RGD of resources over the kind Gadget of
+	// example.com, and checks each warning begins as want says.
+	warns := func(resources string, want ...string) {
+		t.Helper()
+		resp := review(t, h, PathValidateRGD, rgdKind, rgdObject(t, `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
 metadata: {name: gadgets}
 spec:
   schema: {apiVersion: v1alpha1, kind: Gadget, group: example.com}
-  resources:
+  resources:`+resources))
+		if !resp.Allowed {
+			t.Fatalf("a valid RGD was denied: %s", resp.Result.Message)
+		}
+		if len(resp.Warnings) != len(want) {
+			t.Fatalf("warnings:\n%s\nwant %d", strings.Join(resp.Warnings, "\n"), len(want))
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(resp.Warnings[i], w) {
+				t.Errorf("warning %d:\n%s\nwant it to begin\n%s", i, resp.Warnings[i], w)
+			}
+		}
+	}
+	warns(`
   - id: ns
     template: {apiVersion: v1, kind: Namespace, metadata: {name: "${schema.metadata.name}"}}
   - id: other
@@ -71,23 +88,10 @@ spec:
     externalRef: {apiVersion: v1, kind: Secret, metadata: {name: token}}
   - id: config
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}", namespace: "${ns.metadata.name}"}}
-`))
-	if !resp.Allowed {
-		t.Fatalf("a valid RGD was denied: %s", resp.Result.Message)
-	}
-	want := []string{
+`,
 		`kro-agent may not create, patch or delete namespaces (resources ns and other), so the instances cannot be reconciled until it may: grant it get, list, watch, create, update, patch and delete on namespaces in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`,
 		`kro-agent may not watch secrets (resource token), so the instances cannot be reconciled until it may: grant it get, list and watch on secrets in a ClusterRole labelled`,
-	}
-	if len(resp.Warnings) != len(want) {
-		t.Fatalf("warnings:\n%s\nwant %d", strings.Join(resp.Warnings, "\n"), len(want))
-	}
-	for i, w := range want {
-		if !strings.HasPrefix(resp.Warnings[i], w) {
-			t.Errorf("warning %d:\n%s\nwant it to begin\n%s", i, resp.Warnings[i], w)
-		}
-	}
-
+	)
 	slices.Sort(asked)
 	if want := []string{"create namespaces", "delete namespaces", "patch namespaces", "update namespaces", "watch secrets"}; !slices.Equal(asked, want) {
 		t.Errorf("reviews asked for %q; want only what the rules do not cover, %q", asked, want)
@@ -95,27 +99,11 @@ spec:
 
 	// The instances' kind and its status, when they are not granted.
 	rules[3] = authorizationv1.ResourceRule{APIGroups: []string{"example.com"}, Resources: []string{"gadgets"}, Verbs: []string{"get", "list", "watch", "update"}}
-	asked = nil
-	resp = review(t, h, PathValidateRGD, rgdKind, rgdObject(t, `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: gadgets}
-spec:
-  schema: {apiVersion: v1alpha1, kind: Gadget, group: example.com}
-  resources:
+	warns(`
   - id: config
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}"}}
-`))
-	want = []string{
+`,
 		`kro-agent may not patch gadgets.example.com (the instances), so the instances cannot be reconciled until it may: grant it get, list, watch, update and patch on gadgets.example.com in`,
 		`kro-agent may not update or patch gadgets.example.com/status (the instances' status), so the instances cannot be reconciled until it may: grant it update and patch on gadgets.example.com/status in`,
-	}
-	if len(resp.Warnings) != len(want) {
-		t.Fatalf("warnings:\n%s\nwant %d", strings.Join(resp.Warnings, "\n"), len(want))
-	}
-	for i, w := range want {
-		if !strings.HasPrefix(resp.Warnings[i], w) {
-			t.Errorf("warning %d:\n%s\nwant it to begin\n%s", i, resp.Warnings[i], w)
-		}
-	}
+	)
 }
