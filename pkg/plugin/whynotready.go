@@ -277,10 +277,13 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			d.Advice = fmt.Sprintf("whoever owns the finalizers %s has not released %s %s: look at that controller, and remove a finalizer only if nothing will; kro-agent deletes the rest once it is gone",
 				strings.Join(r.object.GetFinalizers(), ", "), r.Kind, cache.NewObjectName(r.Namespace, r.Name))
 		}
-		if deleting != nil && refusal.QuotesUnauthorized(deleting.Message) {
+		if deleting != nil && v1alpha1.QuotesDeleteRefused(deleting.Message) {
 			// Nothing else moves it on: the rest of the graph waits
-			// for what it may not delete.
-			d.Advice = grantAdvice("the deletion the condition above names", "goes on deleting")
+			// for what cannot be deleted.
+			d.Advice = "the API server refuses the deletion the condition above names: fix the cause it gives (an admission webhook or policy that refuses it); kro-agent tries again within seconds of a change to the cluster's admission webhooks and policies, and otherwise at its next retry (the wait doubles with each refusal, up to 16 minutes)"
+			if refusal.QuotesUnauthorized(deleting.Message) {
+				d.Advice = grantAdvice("the deletion the condition above names", "goes on deleting")
+			}
 		}
 		return d
 	}

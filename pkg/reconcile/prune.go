@@ -127,7 +127,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 				// refusal is what the status leads with, and the run
 				// ends with it, to be retried.
 				refused = append(refused, fmt.Errorf("deleting %s %s: %w", kind, m.name, err))
-				failures = append(failures, fmt.Sprintf("%s %s cannot be deleted: %v", kind, m.name, err))
+				failures = append(failures, v1alpha1.DeleteRefused(kind, m.name, err))
 				continue
 			}
 			waiting = append(waiting, fmt.Sprintf("deleting %s %s", kind, m.name))

@@ -175,6 +175,69 @@ func TestRefusedInstanceIsRetriedWhenAdmissionChanges(t *testing.T) {
 	testenv.Test(t, f)
 }
 
+// A deleted instance whose object an admission policy will not let go
+// stays DELETING and says which object and why, told once as a Warning;
+// it goes once the policy does.
+func TestRefusedDeletionSaysWhatItWaitsFor(t *testing.T) {
+	const ns = "kept"
+	f := features.New("a deletion an admission policy refuses").
+		Assess("is named on the instance, and goes on once the policy is gone", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, moodRGD)
+			c.waitRGDActive(t, "mood")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: clingy, namespace: %s}, spec: {mood: stay}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Mood", ns, "clingy", v1alpha1.InstanceActive)
+			applyPolicy(t, c, "keep-configmaps", []string{fmt.Sprintf(`
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: keep-configmaps}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %s}}
+    resourceRules:
+      - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [configmaps]}
+  validations:
+    - expression: "!has(oldObject.data) || !('mood' in oldObject.data)"
+      message: ConfigMaps with a mood are kept by policy keep-configmaps`, ns), `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: keep-configmaps}
+spec:
+  policyName: keep-configmaps
+  validationActions: [Deny]`})
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: policy-probe, namespace: %s}, data: {mood: probe}}", ns))
+			eventually(t, 30*time.Second, "policy keep-configmaps to be enforced", func() (bool, string) {
+				err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Delete(context.Background(), "policy-probe", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+				return err != nil, fmt.Sprintf("a dry-run delete: %v", err)
+			})
+
+			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "clingy")
+			const refused = "ConfigMap clingy cannot be deleted: "
+			eventually(t, 30*time.Second, "the deleted instance to say what cannot be deleted", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Mood", ns, "clingy")
+				rr := condition(inst, v1alpha1.ConditionResourcesReady)
+				return rr != nil && rr.Reason == v1alpha1.ReasonDeleting && strings.Contains(rr.Message, refused) &&
+					strings.Contains(rr.Message, "ConfigMaps with a mood are kept by policy keep-configmaps"), conditionSummary(inst)
+			})
+			eventually(t, 10*time.Second, "the refused deletion to be told", func() (bool, string) {
+				events := eventsAbout(t, c, ns, "clingy", "DeleteFailed")
+				return len(events) == 1 && strings.Contains(fmt.Sprint(events[0].Object["note"]), refused), fmt.Sprint(len(events), " events")
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "mood", "clingy", "-n", ns)
+			if err == nil || !strings.Contains(out, "the API server refuses the deletion the condition above names") {
+				t.Errorf("why-not-ready for a refused deletion: %v\n%s", err, out)
+			}
+			c.delete(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", "keep-configmaps")
+			c.deleteAll(t, "kro.run/v1alpha1", "Mood", ns, "clingy")
+			c.delete(t, "v1", "ConfigMap", ns, "policy-probe")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
 // An instance refused because another owner's object holds a name its
 // graph renders is tried again as soon as that object is deleted, however
 // many times it was refused before: what why-not-ready advises (delete it

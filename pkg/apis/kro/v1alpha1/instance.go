@@ -140,6 +140,22 @@ func (e *ResourceError) Error() string { return "resource " + e.ID + ": " + e.Er
 
 func (e *ResourceError) Unwrap() error { return e.Err }
 
+// deleteRefused is how an instance's Deleting condition tells an object
+// the API server refused to delete.
+const deleteRefused = " cannot be deleted: "
+
+// DeleteRefused words, for an instance's Deleting condition, the API
+// server's refusal (why) to delete one of its objects.
+func DeleteRefused(kind, name string, why error) string {
+	return kind + " " + name + deleteRefused + why.Error()
+}
+
+// QuotesDeleteRefused tells whether message, an instance's Deleting
+// condition, tells a refused delete (DeleteRefused).
+func QuotesDeleteRefused(message string) bool {
+	return strings.Contains(message, deleteRefused)
+}
+
 // ResourceNamed returns the resource a condition message made of a
 // ResourceError names.
 func ResourceNamed(message string) (string, bool) {
