@@ -180,7 +180,22 @@ func conditionLine(c metav1.Condition) string {
 const (
 	adviceUnprocessed = "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"
 	adviceStale       = "kro-agent has not processed the latest change: check that it is running and not failing"
+	adviceNoLeader    = "start kro-agent: kubectl -n kro-system get pods -l app.kubernetes.io/name=kro-agent shows its replicas and why they do not run; kro-agent processes what is waiting as soon as one leads"
 )
+
+// notProcessed is the diagnosis of an object kro-agent has not processed,
+// or not in its latest change (cause, with details), with what kro-agent's
+// Lease says of whether one runs; advice is what to do when one does.
+func (c *cluster) notProcessed(ctx context.Context, cause string, details []string, advice string) *Diagnosis {
+	d := &Diagnosis{Cause: cause, Details: details, Advice: advice}
+	if lease, leading := c.agentLeader(ctx); lease != "" {
+		d.Details = append(d.Details, lease)
+		if !leading {
+			d.Advice = adviceNoLeader
+		}
+	}
+	return d
+}
 
 // diagnoseRGD says why an RGD is not Active, for why-not-ready given the
 // RGD itself.
@@ -189,12 +204,10 @@ func (c *cluster) diagnoseRGD(ctx context.Context, rgd *v1alpha1.ResourceGraphDe
 	ready := meta.FindStatusCondition(rgd.Status.Conditions, v1alpha1.ConditionReady)
 	switch {
 	case len(rgd.Status.Conditions) == 0:
-		return &Diagnosis{Cause: ref + " has no conditions: kro-agent has not processed it",
-			Advice: adviceUnprocessed}
+		return c.notProcessed(ctx, ref+" has no conditions: kro-agent has not processed it", nil, adviceUnprocessed)
 	case ready != nil && ready.ObservedGeneration < rgd.Generation:
-		return &Diagnosis{Cause: fmt.Sprintf("%s's conditions are stale: they describe generation %d, the RGD is at %d", ref, ready.ObservedGeneration, rgd.Generation),
-			Details: []string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)},
-			Advice:  adviceStale}
+		return c.notProcessed(ctx, fmt.Sprintf("%s's conditions are stale: they describe generation %d, the RGD is at %d", ref, ready.ObservedGeneration, rgd.Generation),
+			[]string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)}, adviceStale)
 	case rgd.Status.State == v1alpha1.StateActive:
 		kind := rgdKind(rgd).Kind
 		return &Diagnosis{Ready: true, Cause: fmt.Sprintf("%s is Active: it serves %s (kubectl kro status rgd %s lists its instances)", ref, kind, rgd.Name)}
@@ -297,12 +310,10 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	ready := findCondition(inst, v1alpha1.ConditionReady)
 	switch {
 	case len(conds) == 0:
-		return &Diagnosis{Cause: instRef + " has no conditions: kro-agent has not processed it",
-			Advice: adviceUnprocessed}
+		return c.notProcessed(ctx, instRef+" has no conditions: kro-agent has not processed it", nil, adviceUnprocessed)
 	case ready != nil && ready.ObservedGeneration < inst.GetGeneration():
-		return &Diagnosis{Cause: fmt.Sprintf("%s's conditions are stale: they describe generation %d, the instance is at %d", instRef, ready.ObservedGeneration, inst.GetGeneration()),
-			Details: []string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)},
-			Advice:  adviceStale}
+		return c.notProcessed(ctx, fmt.Sprintf("%s's conditions are stale: they describe generation %d, the instance is at %d", instRef, ready.ObservedGeneration, inst.GetGeneration()),
+			[]string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)}, adviceStale)
 	}
 	if d := placementDiagnosis(s, instRef); d != nil {
 		return d
