@@ -79,10 +79,32 @@ const (
 )
 
 // lagOf says why the conditions of an instance can lag behind its
-// generation.
-func lagOf(instance *unstructured.Unstructured) string {
+// generation; behind says why kro-agent has not processed it.
+func lagOf(instance *unstructured.Unstructured, behind string) string {
 	if v1alpha1.IsSuspended(instance) {
 		return suspended
+	}
+	return behind
+}
+
+// behind says why kro-agent has not caught up with an object, asked only
+// for one whose conditions are stale: its Lease's word when no replica
+// leads, notCaughtUp otherwise.
+func (c *cluster) behind(ctx context.Context, objects ...*unstructured.Unstructured) string {
+	stale := false
+	for _, u := range objects {
+		if u == nil {
+			continue
+		}
+		for _, cond := range conditionsOf(u) {
+			stale = stale || cond.ObservedGeneration < u.GetGeneration()
+		}
+	}
+	if !stale {
+		return notCaughtUp
+	}
+	if lease, leading := c.agentLeader(ctx); !leading {
+		return lease
 	}
 	return notCaughtUp
 }
@@ -189,7 +211,9 @@ func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time)
 	if err != nil {
 		return nil, err
 	}
-	var conds []ExplainedCondition
+	var instance *unstructured.Unstructured
+	var instanceKind string
+	var custom map[string]graph.ConditionTraits
 	if rgd == nil {
 		s, err := c.load(ctx, kind, name)
 		var released *releasedError
@@ -200,19 +224,24 @@ func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time)
 		if err != nil {
 			return nil, err
 		}
-		rgd = s.rgd
+		rgd, instance, instanceKind = s.rgd, s.instance, s.mapping.GroupVersionKind.Kind
 		var status runtime.RawExtension
 		if sch := rgd.Spec.Schema; sch != nil {
 			status = sch.Status
 		}
-		custom := graph.DeclaredConditionTraits(status)
-		conds = explainConditions(s.mapping.GroupVersionKind.Kind+"/"+s.instance.GetName(), s.instance, custom, lagOf(s.instance), now)
+		custom = graph.DeclaredConditionTraits(status)
 	}
 	rgdObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(rgd)
 	if err != nil {
 		return nil, err
 	}
-	return append(conds, explainConditions("ResourceGraphDefinition/"+rgd.Name, &unstructured.Unstructured{Object: rgdObj}, nil, notCaughtUp, now)...), nil
+	rgdU := &unstructured.Unstructured{Object: rgdObj}
+	lag := c.behind(ctx, rgdU, instance)
+	var conds []ExplainedCondition
+	if instance != nil {
+		conds = explainConditions(instanceKind+"/"+instance.GetName(), instance, custom, lagOf(instance, lag), now)
+	}
+	return append(conds, explainConditions("ResourceGraphDefinition/"+rgd.Name, rgdU, nil, lag, now)...), nil
 }
 
 func printExplained(w io.Writer, conds []ExplainedCondition, p palette) {

@@ -40,7 +40,7 @@ func TestExplainSaysHowCustomConditionsBearOnReady(t *testing.T) {
 		"Crowded":      "declared by the RGD with negative polarity",
 		"Later":        "computed by an expression of the RGD",
 	}
-	got := explainConditions("Gated/g", inst, custom, lagOf(inst), time.Now())
+	got := explainConditions("Gated/g", inst, custom, lagOf(inst, notCaughtUp), time.Now())
 	if len(got) != len(want) {
 		t.Fatalf("%d conditions explained, want %d: %+v", len(got), len(want), got)
 	}
@@ -78,7 +78,7 @@ func TestConditionsOfASuspendedInstanceAreStaleBecauseItIsSuspended(t *testing.T
 		}},
 	}}
 	var out strings.Builder
-	printExplained(&out, explainConditions("WebApp/demo", inst, nil, lagOf(inst), time.Now()), palette{})
+	printExplained(&out, explainConditions("WebApp/demo", inst, nil, lagOf(inst, notCaughtUp), time.Now()), palette{})
 	for _, want := range []string{
 		"GraphResolved=True  reason Resolved, since -" +
 			" (STALE: observed generation 2, object is at 3; the instance is suspended (kro.run/reconcile=suspended): kro-agent leaves its conditions as they were until the annotation is removed)",

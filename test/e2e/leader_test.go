@@ -129,6 +129,10 @@ func TestTwoReplicas(t *testing.T) {
 					t.Errorf("why-not-ready with no replica running: %v\n%s\nwant %q", err, out, want)
 				}
 			}
+			if out, err := kro(t, cfg, nil, "explain-conditions", "webapp", "ha", "-n", ns); err != nil ||
+				!strings.Contains(out, "(STALE: observed generation 1, object is at 2; no kro-agent holds its Lease kro-system/kro-agent.kro.run") {
+				t.Errorf("explain-conditions with no replica running: %v\n%s", err, out)
+			}
 			return ctx
 		}).
 		Feature()
