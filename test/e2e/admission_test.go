@@ -149,14 +149,22 @@ spec:
         data: {mood: "${schema.spec.mood}"}
 `
 
+// moodsIn starts the agent, makes namespace ns and serves Moods (moodRGD),
+// their webhook registered.
+func moodsIn(t *testing.T, cfg *envconf.Config, ns string) *clients {
+	t.Helper()
+	c := agentIn(t, cfg, ns)
+	c.apply(t, moodRGD)
+	c.waitRGDActive(t, "mood")
+	c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+	return c
+}
+
 func TestRefusedInstanceIsRetriedWhenAdmissionChanges(t *testing.T) {
 	const ns = "refusals"
 	f := features.New("an instance an admission policy refuses is tried again once the policy changes").
 		Assess("refused many times, then admitted within seconds of the policy's removal", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentIn(t, cfg, ns)
-			c.apply(t, moodRGD)
-			c.waitRGDActive(t, "mood")
-			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			c := moodsIn(t, cfg, ns)
 			applyRefusingPolicy(t, c, "refuse-moods", ns, "mood")
 
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: sulky, namespace: %s}, spec: {mood: refused}}", ns))
@@ -182,10 +190,7 @@ func TestRefusedDeletionSaysWhatItWaitsFor(t *testing.T) {
 	const ns = "kept"
 	f := features.New("a deletion an admission policy refuses").
 		Assess("is named on the instance, and goes on once the policy is gone", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentIn(t, cfg, ns)
-			c.apply(t, moodRGD)
-			c.waitRGDActive(t, "mood")
-			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			c := moodsIn(t, cfg, ns)
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: clingy, namespace: %s}, spec: {mood: stay}}", ns))
 			c.waitState(t, "kro.run/v1alpha1", "Mood", ns, "clingy", v1alpha1.InstanceActive)
 			applyPolicy(t, c, "keep-configmaps", []string{fmt.Sprintf(`
@@ -246,10 +251,7 @@ func TestNameIsTakenOnceItsHolderIsDeleted(t *testing.T) {
 	const ns = "heldnames"
 	f := features.New("a name another owner's object holds").
 		Assess("is taken within seconds of that object's deletion", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentIn(t, cfg, ns)
-			c.apply(t, moodRGD)
-			c.waitRGDActive(t, "mood")
-			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			c := moodsIn(t, cfg, ns)
 			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: taken, namespace: %s}, data: {owner: bob}}", ns))
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: taken, namespace: %s}, spec: {mood: patient}}", ns))
 			refuseRepeatedly(t, c, "Mood", ns, "taken", 14, "ConfigMap "+ns+"/taken already exists in the local cluster and was not created by kro-agent", func(i int) string {
@@ -297,10 +299,7 @@ func TestQuotaRefusalIsRetriedWhenTheQuotaChanges(t *testing.T) {
 	const ns = "quotas"
 	f := features.New("a write a ResourceQuota has no room for").
 		Assess("says which quota, and is applied within seconds of the quota's change", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentIn(t, cfg, ns)
-			c.apply(t, moodRGD)
-			c.waitRGDActive(t, "mood")
-			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			c := moodsIn(t, cfg, ns)
 			// No room for any ConfigMap (each namespace has one already,
 			// kube-root-ca.crt), counted before the instance comes.
 			applyCountedQuota(t, c, ns, "room", `count/configmaps: "0"`, "count/configmaps")

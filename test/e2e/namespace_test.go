@@ -27,10 +27,7 @@ func TestInstanceInADeletedNamespace(t *testing.T) {
 	const ns = "doomed"
 	f := features.New("an instance whose namespace is being deleted").
 		Assess("waits for its deletion without failing", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentIn(t, cfg, ns)
-			c.apply(t, moodRGD)
-			c.waitRGDActive(t, "mood")
-			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			c := moodsIn(t, cfg, ns)
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: last, namespace: %s}, spec: {mood: calm}}", ns))
 			c.waitState(t, "kro.run/v1alpha1", "Mood", ns, "last", v1alpha1.InstanceActive)
 			// A policy refusing the instance's deletion holds the namespace

@@ -121,10 +121,7 @@ func TestWebhookRefusalIsRetriedWhenItsServiceHasEndpoints(t *testing.T) {
 	const webhook = "configmaps.webhookcalls.e2e.kro-agent.dev"
 	f := features.New("a write an admission webhook without endpoints refuses").
 		Assess("says which Service it waits on, and is applied within seconds of its endpoints", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentIn(t, cfg, ns)
-			c.apply(t, moodRGD)
-			c.waitRGDActive(t, "mood")
-			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "Mood", ns)
+			c := moodsIn(t, cfg, ns)
 			hook := serveWebhook(t, ns, service)
 			c.apply(t, fmt.Sprintf(`{apiVersion: v1, kind: Service, metadata: {name: %s, namespace: %s}, spec: {ports: [{name: https, port: 443, targetPort: %d}]}}`, service, ns, hook.port))
 			c.apply(t, fmt.Sprintf(`
