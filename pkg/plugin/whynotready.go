@@ -178,20 +178,32 @@ func conditionLine(c metav1.Condition) string {
 // What to do about conditions the agent has not written, of an instance or
 // an RGD.
 const (
-	adviceUnprocessed = "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"
-	adviceStale       = "kro-agent has not processed the latest change: check that it is running and not failing"
-	adviceNoLeader    = "start kro-agent: kubectl -n kro-system get pods -l app.kubernetes.io/name=kro-agent shows its replicas and why they do not run; kro-agent processes what is waiting as soon as one leads"
+	adviceUnprocessed   = "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"
+	adviceStale         = "kro-agent has not processed the latest change: check that it is running and not failing"
+	adviceStatusRefused = "kro-agent processes the instance, but the API server refuses its status as the last event above says: for a denial, grant what it names, where it says; kro-agent tries again as soon as a grant is aggregated into its role or an admission policy or webhook changes, and otherwise at its next retry (the wait doubles with each refusal, up to 16 minutes)"
+	adviceNoLeader      = "start kro-agent: kubectl -n kro-system get pods -l app.kubernetes.io/name=kro-agent shows its replicas and why they do not run; kro-agent processes what is waiting as soon as one leads"
 )
 
 // notProcessed is the diagnosis of an object kro-agent has not processed,
 // or not in its latest change (cause, with details), with what kro-agent's
-// Lease says of whether one runs; advice is what to do when one does.
-func (c *cluster) notProcessed(ctx context.Context, cause string, details []string, advice string) *Diagnosis {
+// Lease says of whether one runs; advice is what to do when one does. An
+// instance's recent events (inst, nil for an RGD, which ref names) can say
+// why its status is not written.
+func (c *cluster) notProcessed(ctx context.Context, inst *unstructured.Unstructured, ref, cause string, details []string, advice string) *Diagnosis {
 	d := &Diagnosis{Cause: cause, Details: details, Advice: advice}
 	if lease, leading := c.agentLeader(ctx); lease != "" {
 		d.Details = append(d.Details, lease)
 		if !leading {
 			d.Advice = adviceNoLeader
+			return d
+		}
+	}
+	if inst != nil {
+		d.Events = c.recentEvents(ctx, inst)
+		// The latest event, as a refusal since fixed is not the cause.
+		if n := len(d.Events); n > 0 && strings.HasPrefix(d.Events[n-1], "Warning "+v1alpha1.EventStatusWriteFailed+":") {
+			d.Cause = ref + "'s status is not up to date: the API server refuses kro-agent's writes of it"
+			d.Advice = adviceStatusRefused
 		}
 	}
 	return d
@@ -204,9 +216,9 @@ func (c *cluster) diagnoseRGD(ctx context.Context, rgd *v1alpha1.ResourceGraphDe
 	ready := meta.FindStatusCondition(rgd.Status.Conditions, v1alpha1.ConditionReady)
 	switch {
 	case len(rgd.Status.Conditions) == 0:
-		return c.notProcessed(ctx, ref+" has no conditions: kro-agent has not processed it", nil, adviceUnprocessed)
+		return c.notProcessed(ctx, nil, ref, ref+" has no conditions: kro-agent has not processed it", nil, adviceUnprocessed)
 	case ready != nil && ready.ObservedGeneration < rgd.Generation:
-		return c.notProcessed(ctx, fmt.Sprintf("%s's conditions are stale: they describe generation %d, the RGD is at %d", ref, ready.ObservedGeneration, rgd.Generation),
+		return c.notProcessed(ctx, nil, ref, fmt.Sprintf("%s's conditions are stale: they describe generation %d, the RGD is at %d", ref, ready.ObservedGeneration, rgd.Generation),
 			[]string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)}, adviceStale)
 	case rgd.Status.State == v1alpha1.StateActive:
 		kind := rgdKind(rgd).Kind
@@ -310,9 +322,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	ready := findCondition(inst, v1alpha1.ConditionReady)
 	switch {
 	case len(conds) == 0:
-		return c.notProcessed(ctx, instRef+" has no conditions: kro-agent has not processed it", nil, adviceUnprocessed)
+		return c.notProcessed(ctx, inst, instRef, instRef+" has no conditions: kro-agent has not processed it", nil, adviceUnprocessed)
 	case ready != nil && ready.ObservedGeneration < inst.GetGeneration():
-		return c.notProcessed(ctx, fmt.Sprintf("%s's conditions are stale: they describe generation %d, the instance is at %d", instRef, ready.ObservedGeneration, inst.GetGeneration()),
+		return c.notProcessed(ctx, inst, instRef, fmt.Sprintf("%s's conditions are stale: they describe generation %d, the instance is at %d", instRef, ready.ObservedGeneration, inst.GetGeneration()),
 			[]string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)}, adviceStale)
 	}
 	if d := placementDiagnosis(s, instRef); d != nil {

@@ -132,7 +132,9 @@ type Engine struct {
 	// spells remembers the instances whose Ready has been False since it
 	// was last True, so that its coming back is told.
 	spells conditions.Spells[types.UID]
-	ctx    context.Context
+	// statusRefusals remembers the refused status writes told.
+	statusRefusals statusRefusals
+	ctx            context.Context
 	// kindNotServed, when set, is told the RGD one of whose kinds an apply
 	// in the local cluster found not served (the RGD reconciler checks
 	// the RGD again).
@@ -356,7 +358,7 @@ func (e *Engine) stopLocked(rgdName string) {
 			// No deletion of these instances will be seen any more.
 			for _, obj := range s.informer.informer.GetStore().List() {
 				if m, ok := heldMeta(obj); ok {
-					e.spells.Forget(m.UID)
+					e.forgetInstance(m.UID)
 				}
 			}
 		}
@@ -410,12 +412,19 @@ func (e *Engine) instanceUpdated(gvk schema.GroupVersionKind, obj any) {
 	e.enqueueInstance(gvk, obj)
 }
 
+// forgetInstance forgets what the engine remembers of an instance beyond
+// a run, once no event of it will be seen any more.
+func (e *Engine) forgetInstance(uid types.UID) {
+	e.spells.Forget(uid)
+	e.statusRefusals.forget(uid)
+}
+
 // instanceDeleted is told that an instance is gone from the API server, its
 // deletion finished.
 func (e *Engine) instanceDeleted(gvk schema.GroupVersionKind, obj any) {
 	e.enqueueInstance(gvk, obj)
 	if m, ok := heldMeta(obj); ok {
-		e.spells.Forget(m.UID)
+		e.forgetInstance(m.UID)
 	}
 	e.mu.RLock()
 	rgdName, empty := e.emptyLocked(gvk)

@@ -12,6 +12,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,8 +91,9 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, patchOptions, "status")
 	countWrite("status", err)
 	if err != nil {
-		return fmt.Errorf("writing status: %w", err)
+		return r.statusRefused(err)
 	}
+	r.e.statusRefusals.forget(r.inst.GetUID())
 	r.recordTransitions(old, st)
 	stored, _ := out.Object["status"].(map[string]any)
 	dropped := droppedFields("status", next, stored, r.statusSchema())
@@ -273,6 +275,10 @@ func (r *run) manage(ctx context.Context) error {
 	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
 		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, patchOptions)
 	countWrite("manage", err)
+	if unauthorized, ok := asUnauthorized(err, r.s.gvr.GroupResource(), r.e.local); ok {
+		unauthorized.instances = true
+		err = unauthorized
+	}
 	if err != nil {
 		return fmt.Errorf("adding finalizer and labels: %w", err)
 	}
@@ -281,6 +287,57 @@ func (r *run) manage(ctx context.Context) error {
 	r.inst.SetAnnotations(out.GetAnnotations())
 	r.inst.SetFinalizers(out.GetFinalizers())
 	return nil
+}
+
+// statusRefused is the error of a status write the API server refused.
+// The status cannot say so, so a refusal that lasts (the agent may not
+// write the status, or the status does not validate) is told as a Warning
+// Event, once until a status is written; a conflict or an instance gone
+// is routine, and a failure to reach the API server is not the
+// instance's.
+func (r *run) statusRefused(err error) error {
+	if unauthorized, ok := asUnauthorized(err, r.s.gvr.GroupResource(), r.e.local); ok {
+		unauthorized.instances = true
+		err = unauthorized
+	}
+	err = fmt.Errorf("writing status: %w", err)
+	if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+		// Tried again as soon as the instance's cluster's admission
+		// configuration, or the agent's grants, change.
+		r.e.local.admission.note(r.key, err)
+		if r.e.statusRefusals.news(r.inst.GetUID(), err.Error()) {
+			r.tell("Warning", v1alpha1.EventStatusWriteFailed, err.Error(), err.Error(), nil)
+		}
+	}
+	return err
+}
+
+// statusRefusals remembers, per instance, the refusal of a status write
+// last told, so that its retries do not tell it again.
+type statusRefusals struct {
+	mu sync.Mutex
+	m  map[types.UID]string
+}
+
+// news records message as the refusal of the instance uid's status write,
+// and tells whether it is news.
+func (s *statusRefusals) news(uid types.UID, message string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[uid] == message {
+		return false
+	}
+	if s.m == nil {
+		s.m = map[types.UID]string{}
+	}
+	s.m[uid] = message
+	return true
+}
+
+func (s *statusRefusals) forget(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, uid)
 }
 
 // statusMemo remembers the last status written to each instance and the

@@ -489,7 +489,7 @@ func (e *unlistedKindError) Error() string {
 	what, verbs := "the objects of that kind it manages", managedVerbs(e.resource)
 	if e.instances {
 		what = "the instances"
-		verbs = fmt.Sprintf("%[1]s on %[2]s and %[2]s/status", access.Words(access.InstanceVerbs, "and"), e.resource)
+		verbs = instanceVerbs(e.resource)
 	}
 	if !apierrors.IsForbidden(e.err) {
 		return fmt.Sprintf("listing %s in %s fails, so kro-agent cannot see %s: %s", e.resource, e.where, what, why)
@@ -500,13 +500,15 @@ func (e *unlistedKindError) Error() string {
 
 func (e *unlistedKindError) Unwrap() error { return e.err }
 
-// unauthorizedError is a write to a managed object the API server's
-// authorizer denied: kro-agent's role lacks a verb on its kind. Its
-// message adds to the API server's what to grant, and where.
+// unauthorizedError is a write to a managed object (or to an instance,
+// when instances is set) the API server's authorizer denied: kro-agent's
+// role lacks a verb on its kind. Its message adds to the API server's what
+// to grant, and where.
 type unauthorizedError struct {
-	resource schema.GroupResource
-	where    *target
-	err      error
+	resource  schema.GroupResource
+	where     *target
+	err       error
+	instances bool
 }
 
 // asUnauthorized makes err, a write of an object of resource in where,
@@ -519,7 +521,11 @@ func asUnauthorized(err error, resource schema.GroupResource, where *target) (*u
 }
 
 func (e *unauthorizedError) Error() string {
-	return fmt.Sprintf("%s; grant kro-agent %s %s", e.err, managedVerbs(e.resource), grantsIn(e.where))
+	verbs := managedVerbs(e.resource)
+	if e.instances {
+		verbs = instanceVerbs(e.resource)
+	}
+	return fmt.Sprintf("%s; grant kro-agent %s %s", e.err, verbs, grantsIn(e.where))
 }
 
 func (e *unauthorizedError) Unwrap() error { return e.err }
@@ -528,6 +534,12 @@ func (e *unauthorizedError) Unwrap() error { return e.err }
 // manages.
 func managedVerbs(resource schema.GroupResource) string {
 	return access.Words(access.ManagedVerbs, "and") + " on " + resource.String()
+}
+
+// instanceVerbs says what kro-agent needs on the kind of an RGD's
+// instances, and on their status.
+func instanceVerbs(resource schema.GroupResource) string {
+	return fmt.Sprintf("%[1]s on %[2]s and %[2]s/status", access.Words(access.InstanceVerbs, "and"), resource)
 }
 
 // grantsIn says where kro-agent is granted what it does in where: its

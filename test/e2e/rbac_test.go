@@ -325,7 +325,7 @@ spec:
 					strings.Contains(cr.Message, "grant get, list, watch, update and patch on gadgets.roles.example.com and gadgets.roles.example.com/status"), conditionSummary(rgd)
 			})
 			c.apply(t, fmt.Sprintf("{apiVersion: roles.example.com/v1alpha1, kind: Gadget, metadata: {name: g1, namespace: %s}, spec: {}}", ns))
-			c.apply(t, `
+			const gadgetsGrant = `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
@@ -334,9 +334,28 @@ metadata:
 rules:
 - apiGroups: [roles.example.com]
   resources: [gadgets, gadgets/status]
-  verbs: [get, list, watch, update, patch]
-`)
+  verbs: [get, list, watch%s]
+`
+			// Granted to read them, not to write their status: the
+			// status cannot say so, an event does.
+			c.apply(t, fmt.Sprintf(gadgetsGrant, ""))
+			const statusDenied = `writing status: gadgets.roles.example.com "g1" is forbidden: User "system:serviceaccount:kro-system:kro-agent" cannot patch resource "gadgets/status"`
+			eventually(t, 30*time.Second, "the refused status write to be told", func() (bool, string) {
+				events := eventsAbout(t, c, ns, "g1", v1alpha1.EventStatusWriteFailed)
+				return len(events) == 1 && strings.Contains(fmt.Sprint(events[0].Object["note"]), statusDenied) &&
+						strings.Contains(fmt.Sprint(events[0].Object["note"]), "grant kro-agent get, list, watch, update and patch on gadgets.roles.example.com and gadgets.roles.example.com/status"),
+					fmt.Sprint(len(events), " events")
+			})
+			if out, err := kro(t, cfg, nil, "why-not-ready", "gadget", "g1", "-n", ns); err == nil ||
+				!strings.Contains(out, "Gadget/g1's status is not up to date: the API server refuses kro-agent's writes of it") {
+				t.Errorf("why-not-ready while the status may not be written: %v\n%s", err, out)
+			}
+			c.apply(t, fmt.Sprintf(gadgetsGrant, ", update, patch"))
+			granted := time.Now()
 			c.waitState(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1", v1alpha1.InstanceActive)
+			if took := time.Since(granted); took > soon {
+				t.Errorf("the instance took %s to be ACTIVE once its status was granted; want it within %s", took, soon)
+			}
 			c.waitRGDActive(t, "rolegadgets")
 			c.deleteAll(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1")
 			return ctx

@@ -140,6 +140,11 @@ func (e *ResourceError) Error() string { return "resource " + e.ID + ": " + e.Er
 
 func (e *ResourceError) Unwrap() error { return e.Err }
 
+// EventStatusWriteFailed is the reason of the Warning Event that tells an
+// instance's status write the API server refused: the status itself
+// cannot say it.
+const EventStatusWriteFailed = "StatusWriteFailed"
+
 // deleteRefused is how an instance's Deleting condition tells an object
 // the API server refused to delete.
 const deleteRefused = " cannot be deleted: "
