@@ -185,25 +185,25 @@ const (
 )
 
 // notProcessed is the diagnosis of an object kro-agent has not processed,
-// or not in its latest change (cause, with details), with what kro-agent's
-// Lease says of whether one runs; advice is what to do when one does. An
-// instance's recent events (inst, nil for an RGD, which ref names) can say
-// why its status is not written.
+// or not in its latest change (cause, with details); advice is what to do
+// when kro-agent runs. For an instance (inst; nil for an RGD, which ref
+// names) whose latest event tells a status write the API server refused,
+// that is the diagnosis: an agent processes it. Otherwise kro-agent's
+// Lease says whether one runs.
 func (c *cluster) notProcessed(ctx context.Context, inst *unstructured.Unstructured, ref, cause string, details []string, advice string) *Diagnosis {
 	d := &Diagnosis{Cause: cause, Details: details, Advice: advice}
+	if inst != nil {
+		d.Events = c.recentEvents(ctx, inst)
+		if n := len(d.Events); n > 0 && strings.HasPrefix(d.Events[n-1], "Warning "+v1alpha1.EventStatusWriteFailed+":") {
+			d.Cause = ref + "'s status is not up to date: the API server refuses kro-agent's writes of it"
+			d.Advice = adviceStatusRefused
+			return d
+		}
+	}
 	if lease, leading := c.agentLeader(ctx); lease != "" {
 		d.Details = append(d.Details, lease)
 		if !leading {
 			d.Advice = adviceNoLeader
-			return d
-		}
-	}
-	if inst != nil {
-		d.Events = c.recentEvents(ctx, inst)
-		// The latest event, as a refusal since fixed is not the cause.
-		if n := len(d.Events); n > 0 && strings.HasPrefix(d.Events[n-1], "Warning "+v1alpha1.EventStatusWriteFailed+":") {
-			d.Cause = ref + "'s status is not up to date: the API server refuses kro-agent's writes of it"
-			d.Advice = adviceStatusRefused
 		}
 	}
 	return d

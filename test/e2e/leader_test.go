@@ -55,6 +55,13 @@ func (r *replica) stop(t testing.TB) {
 	}
 }
 
+// deleteLeaseAfter deletes, when the test ends, the Lease the replicas it
+// starts leave: the suite's shared agent runs without leader election, and
+// a Lease no replica holds would tell later tests that no agent runs.
+func deleteLeaseAfter(t testing.TB, c *clients) {
+	t.Cleanup(func() { c.delete(t, "coordination.k8s.io/v1", "Lease", "kro-system", agent.LeaderElectionID) })
+}
+
 func leaseHolder(t testing.TB, c *clients) string {
 	u, err := c.get(t, "coordination.k8s.io/v1", "Lease", "kro-system", agent.LeaderElectionID)
 	if err != nil {
@@ -77,6 +84,7 @@ func TestTwoReplicas(t *testing.T) {
 			c := newClients(t, cfg)
 			namespace(t, c, "kro-system")
 			namespace(t, c, ns)
+			deleteLeaseAfter(t, c)
 			replicas := map[string]*replica{"a": startReplica(cfg), "b": startReplica(cfg)}
 			defer func() {
 				for _, r := range replicas {
@@ -152,6 +160,7 @@ func TestStandbyKeepsInstanceKinds(t *testing.T) {
 			c := newClients(t, cfg)
 			namespace(t, c, "kro-system")
 			namespace(t, c, "standby")
+			deleteLeaseAfter(t, c)
 			covered := func() (bool, string) { return c.instanceWebhookCovers(t, "webapps") }
 			// In a cluster both replicas register the same Service; here
 			// both register the leader's address.
