@@ -247,7 +247,9 @@ spec:
 				return err == nil, fmt.Sprint(err)
 			})
 			c.waitRGDActive(t, "told-sprockets")
-			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "sprockets.told.example.dev")
+			// Gone before it is applied again: applied while its deletion
+			// is under way, it would be deleted all the same.
+			c.deleteCRD(t, "sprockets.told.example.dev")
 			// What the message says depends on how far the deletion got
 			// (being deleted, its schema taken down, gone); that the kind
 			// of resource sprocket is the trouble, it says in any case.

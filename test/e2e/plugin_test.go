@@ -484,9 +484,11 @@ func TestPlugin(t *testing.T) {
 			c.apply(t, webapp(ns, "clash", ", replicas: 1"))
 			var out string
 			var err error
+			// Until its first status is written, the refusal shows among
+			// the instance's events already; the diagnosis is of that status.
 			eventually(t, 20*time.Second, "the refused apply in the diagnosis", func() (bool, string) {
 				out, err = kro(t, cfg, nil, "why-not-ready", "webapp", "clash", "-n", ns)
-				return strings.Contains(out, "ApplyFailed"), out
+				return strings.Contains(out, "ResourcesReady=False (ApplyFailed)"), out
 			})
 			if !errors.Is(err, plugin.ErrNotReady) {
 				t.Errorf("exit: %v, want not ready", err)
