@@ -275,12 +275,8 @@ func (r *run) manage(ctx context.Context) error {
 	out, err := r.e.opts.Dynamic.Resource(r.s.gvr).Namespace(r.inst.GetNamespace()).
 		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, patchOptions)
 	countWrite("manage", err)
-	if unauthorized, ok := asUnauthorized(err, r.s.gvr.GroupResource(), r.e.local); ok {
-		unauthorized.instances = true
-		err = unauthorized
-	}
 	if err != nil {
-		return fmt.Errorf("adding finalizer and labels: %w", err)
+		return fmt.Errorf("adding finalizer and labels: %w", r.instanceWriteRefused(err))
 	}
 	r.inst.SetResourceVersion(out.GetResourceVersion())
 	r.inst.SetLabels(out.GetLabels())
@@ -296,11 +292,7 @@ func (r *run) manage(ctx context.Context) error {
 // is routine, and a failure to reach the API server is not the
 // instance's.
 func (r *run) statusRefused(err error) error {
-	if unauthorized, ok := asUnauthorized(err, r.s.gvr.GroupResource(), r.e.local); ok {
-		unauthorized.instances = true
-		err = unauthorized
-	}
-	err = fmt.Errorf("writing status: %w", err)
+	err = fmt.Errorf("writing status: %w", r.instanceWriteRefused(err))
 	if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 		// Tried again as soon as the instance's cluster's admission
 		// configuration, or the agent's grants, change.
@@ -308,6 +300,16 @@ func (r *run) statusRefused(err error) error {
 		if r.e.statusRefusals.news(r.inst.GetUID(), err.Error()) {
 			r.tell("Warning", v1alpha1.EventStatusWriteFailed, err.Error(), err.Error(), nil)
 		}
+	}
+	return err
+}
+
+// instanceWriteRefused is err, a write of the instance itself, with what
+// to grant added when the authorizer denied it.
+func (r *run) instanceWriteRefused(err error) error {
+	if unauthorized, ok := asUnauthorized(err, r.s.gvr.GroupResource(), r.e.local); ok {
+		unauthorized.instances = true
+		return unauthorized
 	}
 	return err
 }
