@@ -175,12 +175,16 @@ func conditionLine(c metav1.Condition) string {
 	return fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
 }
 
+// nextRetry is when kro-agent tries again a write the API server refused,
+// when nothing it follows changes: its work queue's backoff.
+const nextRetry = "at its next retry (the wait doubles with each refusal, up to 16 minutes)"
+
 // What to do about conditions the agent has not written, of an instance or
 // an RGD.
 const (
 	adviceUnprocessed   = "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"
 	adviceStale         = "kro-agent has not processed the latest change: check that it is running and not failing"
-	adviceStatusRefused = "kro-agent processes the instance, but the API server refuses its status as the last event above says: for a denial, grant what it names, where it says; kro-agent tries again as soon as a grant is aggregated into its role or an admission policy or webhook changes, and otherwise at its next retry (the wait doubles with each refusal, up to 16 minutes)"
+	adviceStatusRefused = "kro-agent processes the instance, but the API server refuses its status as the last event above says: for a denial, grant what it names, where it says; kro-agent tries again as soon as a grant is aggregated into its role or an admission policy or webhook changes, and otherwise " + nextRetry
 	adviceNoLeader      = "start kro-agent: kubectl -n kro-system get pods -l app.kubernetes.io/name=kro-agent shows its replicas and why they do not run; kro-agent processes what is waiting as soon as one leads"
 )
 
@@ -305,7 +309,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		if deleting != nil && v1alpha1.QuotesDeleteRefused(deleting.Message) {
 			// Nothing else moves it on: the rest of the graph waits
 			// for what cannot be deleted.
-			d.Advice = "the API server refuses the deletion the condition above names: fix the cause it gives (an admission webhook or policy that refuses it); kro-agent tries again within seconds of a change to the cluster's admission webhooks and policies, and otherwise at its next retry (the wait doubles with each refusal, up to 16 minutes)"
+			d.Advice = "the API server refuses the deletion the condition above names: fix the cause it gives (an admission webhook or policy that refuses it); kro-agent tries again within seconds of a change to the cluster's admission webhooks and policies, and otherwise " + nextRetry
 			if refusal.QuotesUnauthorized(deleting.Message) {
 				d.Advice = grantAdvice("the deletion the condition above names", "goes on deleting")
 			}
@@ -580,7 +584,7 @@ func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string
 		if refusal.QuotesUnauthorized(c.Message) {
 			return c, grantAdvice("this write", "tries again")
 		}
-		return c, "the API server refuses kro-agent's apply; fix the cause above: kro-agent tries again within seconds of a change to the instance or to the cluster's admission webhooks and policies, and otherwise at its next retry (the wait doubles with each refusal, up to 16 minutes)"
+		return c, "the API server refuses kro-agent's apply; fix the cause above: kro-agent tries again within seconds of a change to the instance or to the cluster's admission webhooks and policies, and otherwise " + nextRetry
 	}
 	if c := findCondition(inst, v1alpha1.ConditionGraphResolved); c != nil && c.Status == metav1.ConditionFalse {
 		return c, "the instance's values do not make valid resources (the condition above says why: a template that fails on them, or two resources given one name); fix the instance's spec or the RGD"
@@ -592,7 +596,7 @@ func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string
 // server's authorizer denied (what: which), the condition above quoting
 // it with what to grant; then says what kro-agent does once it may.
 func grantAdvice(what, then string) string {
-	return fmt.Sprintf("kro-agent's roles do not allow it %s: grant it what the message above names, where it says; in its own cluster kro-agent %s as soon as the grant is aggregated into its role, in a workload cluster at its next retry (the wait doubles with each refusal, up to 16 minutes)", what, then)
+	return fmt.Sprintf("kro-agent's roles do not allow it %s: grant it what the message above names, where it says; in its own cluster kro-agent %s as soon as the grant is aggregated into its role, in a workload cluster %s", what, then, nextRetry)
 }
 
 // namespaceUnavailable says what to do about a missing object whose
