@@ -418,6 +418,25 @@ spec:
 	}
 }
 
+// A name whose expressions do not compile is reported once, for what is
+// wrong in it, not again for iterators it looks as if it did not use.
+func TestNameThatDoesNotCompileIsOneError(t *testing.T) {
+	doc := fmt.Sprintf(`
+metadata: {name: t}
+spec:
+  schema: %s
+  resources:
+  - id: cms
+    forEach: [{it: "${schema.spec.items}"}, {idx: "${lists.range(2)}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${it}-${string(idx)}-${nope}"}}
+`, defaultSchema)
+	_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t)})
+	var cerr *Error
+	if !errors.As(err, &cerr) || len(cerr.Errs) != 1 || !strings.Contains(cerr.Errs[0].Error(), "undeclared reference to 'nope'") {
+		t.Errorf("want one error, the undeclared reference, got %v", err)
+	}
+}
+
 // Offline, a kind the resolver does not know is let through as a custom
 // resource's, but not one a built-in group does not have.
 func TestUnknownKindsOfBuiltinGroupsAreMistakes(t *testing.T) {

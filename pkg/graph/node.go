@@ -160,10 +160,16 @@ func (c *compiler) checkIteratorsInName(n *Node, p *field.Path) {
 		return
 	}
 	var refs []string
+	compiled := false
 	for _, f := range n.Fields {
 		if f.Path.String() == "metadata.name" {
-			refs = f.References()
+			refs, compiled = f.References(), true
 		}
+	}
+	if !compiled && strings.Contains(nameOf(n.Template), "${") {
+		// The name's expressions did not compile and that error is
+		// reported already; which iterators they use is unknown.
+		return
 	}
 	for _, it := range n.ForEach {
 		if !slices.Contains(refs, it.Name) {
