@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +30,8 @@ func newTreeCommand(parent *Options) *cobra.Command {
 		"Show an instance and every resource it manages, nested by the dependency graph",
 		`tree shows an instance and every resource it manages, in the RGD's topological order
 and nested under the resource each depends on: node id, kind and name, namespace, READY
-(the readyWhen verdict), HEALTH (kstatus), REASON and AGE. Resources are found by the
+(the readyWhen verdict), HEALTH (kstatus), REASON and AGE. A collection (forEach) has a
+row of its own, with its items and what depends on it under it. Resources are found by the
 labels kro-agent sets, with one LIST per kind in the graph (per 500 objects). A resource
 that is itself an instance of an RGD shows what it manages under it. For an instance
 placed on a workload cluster by region, they are found there, through the Cluster's
@@ -128,7 +130,7 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 	fmt.Fprintln(tw, "NODE\tKIND/NAME\tNAMESPACE\tREADY\tHEALTH\tREASON\tAGE")
 	in := t.Instance
 	fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", p.bold("(instance)"), in.Kind, in.Name, orDash(in.Namespace), p.verdict(in.Ready), "-", orDash(oneLine(in.Reason)), age(in.Created, now))
-	rows := t.nested()
+	rows := withCollectionHeads(t.nested())
 	branch := branches(rows)
 	for i, r := range rows {
 		node := branch[i] + orDash(nodeName(r.NodeID))
@@ -148,6 +150,70 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 	if s.graphErr != nil {
 		fmt.Fprintf(w, "\nResourceGraphDefinition %s does not compile, so its resources cannot be shown:\n%s\n", s.rgd.Name, s.graphErr)
 	}
+}
+
+// withCollectionHeads gives each collection whose items are listed a row
+// of its own, with its items (and what nests under them) one level
+// deeper: a resource that depends on a collection depends on all of its
+// items, and nested under the last item it would seem to wait for that
+// one alone. rows are in nested order; the heads exist in the text alone.
+func withCollectionHeads(rows []Row) []Row {
+	out := make([]Row, 0, len(rows))
+	var under [][]int // the places, with -1, of the collections headed so far
+	headed := map[string]bool{}
+	for _, r := range rows {
+		if r.Index != nil && !headed[r.NodeID] {
+			headed[r.NodeID] = true
+			out = append(out, collectionHead(r.NodeID, r.Depth, rows))
+			under = append(under, r.place[:len(r.place)-1])
+		}
+		for _, p := range under {
+			if hasPrefix(r.place, p) {
+				r.Depth++
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func hasPrefix(place, prefix []int) bool {
+	return len(place) >= len(prefix) && slices.Equal(place[:len(prefix)], prefix)
+}
+
+// collectionHead is the row of the collection id: its kind, how many
+// items it has and how many of them are ready; its verdict is the items'
+// when they agree, and otherwise that of the first item not ready.
+func collectionHead(id string, depth int, rows []Row) Row {
+	head := Row{NodeID: id, Depth: depth}
+	n, ready, agree := 0, 0, true
+	for _, r := range rows {
+		if r.NodeID != id || r.Index == nil {
+			continue
+		}
+		if n == 0 {
+			head.Kind, head.Namespace, head.Ready = r.Kind, r.Namespace, r.Ready
+		}
+		if r.Namespace != head.Namespace {
+			head.Namespace = ""
+		}
+		if r.Ready != head.Ready && agree {
+			agree = false
+			if head.Ready == VerdictReady {
+				head.Ready = r.Ready
+			}
+		}
+		if r.Ready == VerdictReady || r.Ready == VerdictExternal && r.blocking == "" {
+			ready++
+		}
+		n++
+	}
+	head.Kind = fmt.Sprintf("%s ×%d", head.Kind, n)
+	head.Reason = fmt.Sprintf("%d of %d ready", ready, n)
+	if head.Ready == VerdictExternal {
+		head.Reason = "external; " + head.Reason
+	}
+	return head
 }
 
 // branches draws what comes before each row's node id, as tree(1) does:

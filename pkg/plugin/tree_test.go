@@ -34,12 +34,53 @@ func TestTreeDrawsBranchesAndTheirContinuations(t *testing.T) {
 		"├─ config",
 		"│  ├─ deployment",
 		"│  │  └─ pods",
-		"│  ├─ shards[0]",
-		"│  └─ shards[1]",
+		"│  └─ shards",
+		"│     ├─ shards[0]",
+		"│     └─ shards[1]",
 		"└─ service",
 	}
 	if strings.Join(nodes, "\n") != strings.Join(want, "\n") {
 		t.Errorf("tree drawn as\n%s\nwant\n%s\n(all of it:\n%s)", strings.Join(nodes, "\n"), strings.Join(want, "\n"), out.String())
+	}
+}
+
+// What depends on a collection is drawn under the collection's own row,
+// beside its items, not under the last item; an item's nested instance
+// stays under that item.
+func TestDependentsOfACollectionNestUnderIt(t *testing.T) {
+	index := func(i int) *int { return &i }
+	tree := &Tree{
+		Instance: Row{Kind: "Org", Name: "one", Namespace: "default", Ready: VerdictReady},
+		Rows: []Row{
+			{NodeID: "cms", Depth: 1, Index: index(0), Kind: "Tenant", Name: "a", Namespace: "default", Ready: VerdictReady, place: []int{0, -1, 0}},
+			{NodeID: "cms", Depth: 1, Index: index(1), Kind: "Tenant", Name: "b", Namespace: "default", Ready: VerdictNotReady, Reason: "IN_PROGRESS", place: []int{0, -1, 1}},
+			{NodeID: "cms[1]/ns", Depth: 2, Kind: "Namespace", Name: "b", Ready: VerdictReady, place: []int{0, -1, 1, -2, 0}},
+			{NodeID: "cms", Depth: 1, Index: index(2), Kind: "Tenant", Name: "c", Namespace: "other", Ready: VerdictMissing, place: []int{0, -1, 2}},
+			{NodeID: "sec", Depth: 2, Kind: "Secret", Name: "s", Namespace: "default", Ready: VerdictReady, place: []int{0, 1}},
+		},
+	}
+	var out bytes.Buffer
+	printTree(&out, tree, &subject{}, newPalette(&out, "never"), time.Now())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")[2:]
+	node := regexp.MustCompile(`^[│ ]*[├└]─ \S+`)
+	var nodes []string
+	for _, line := range lines {
+		nodes = append(nodes, node.FindString(line))
+	}
+	want := []string{
+		"└─ cms",
+		"   ├─ cms[0]",
+		"   ├─ cms[1]",
+		"   │  └─ ns",
+		"   ├─ cms[2]",
+		"   └─ sec",
+	}
+	if strings.Join(nodes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tree drawn as\n%s\nwant\n%s\n(all of it:\n%s)", strings.Join(nodes, "\n"), strings.Join(want, "\n"), out.String())
+	}
+	head := strings.Fields(lines[0])
+	if got := strings.Join(head[1:], " "); got != "cms Tenant ×3 - NotReady - 1 of 3 ready -" {
+		t.Errorf("the collection's row reads %q", got)
 	}
 }
 

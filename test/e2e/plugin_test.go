@@ -670,8 +670,10 @@ func TestPlugin(t *testing.T) {
 			}
 			tree, err := kro(t, cfg, nil, "tree", "workerpool", "growing", "-n", ns)
 			lines := strings.Split(tree, "\n")
-			if err != nil || len(lines) < 4 || !strings.Contains(lines[2], "workers[0]") || !strings.Contains(lines[3], "workers[1]") ||
-				!strings.Contains(lines[3], "Deployment/growing-B_b-eu") || !strings.Contains(lines[3], "Missing") {
+			// The collection's row, then its items.
+			if err != nil || len(lines) < 5 || !strings.Contains(lines[2], "Deployment ×2") || !strings.Contains(lines[2], "Missing") ||
+				!strings.Contains(lines[2], "1 of 2 ready") || !strings.Contains(lines[3], "workers[0]") || !strings.Contains(lines[4], "workers[1]") ||
+				!strings.Contains(lines[4], "Deployment/growing-B_b-eu") || !strings.Contains(lines[4], "Missing") {
 				t.Errorf("tree: %v\n%s", err, tree)
 			}
 			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "growing")
