@@ -24,7 +24,7 @@ import (
 func main() {
 	var o agent.Options
 	var qps float64
-	flag.Float64Var(&qps, "kube-api-qps", -1, "client-side limit of queries per second to the API server; negative: none, the workers bound the load and the API server's priority and fairness protects it")
+	flag.Float64Var(&qps, "kube-api-qps", -1, "client-side limit of queries per second to the API server; negative: none, the workers bound the load (each with at most 16 requests in flight, for a collection's items) and the API server's priority and fairness protects it")
 	flag.IntVar(&o.Burst, "kube-api-burst", 100, "burst of queries to the API server, with a positive --kube-api-qps")
 	// A reconcile spends most of its time waiting on the API server, and
 	// with more requests in flight the API server, etcd and the agent each

@@ -362,7 +362,8 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 		return
 	}
 	// Every item is rendered before any is applied: items naming one
-	// object leave the whole collection as it is.
+	// object leave the whole collection as it is. The items do not depend
+	// on each other, so their applies are sent together, a few at a time.
 	objs := make([]*unstructured.Unstructured, len(items))
 	for i, item := range items {
 		oi := ownership.Item{NodeID: n.ID, Index: item.Index, Size: len(items)}
@@ -373,13 +374,24 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 			objs[i] = u
 		}
 	}
+	writes := make([]*applyWrite, len(items))
+	for i, u := range objs {
+		if u != nil {
+			writes[i] = r.beforeApply(ctx, n, u)
+		}
+	}
+	concurrently(len(writes), func(i int) {
+		if w := writes[i]; w != nil {
+			w.send(ctx, r)
+		}
+	})
 	observed := make([]any, 0, len(items))
 	allReady, allApplied := true, true
 	for i, item := range items {
 		var obj *unstructured.Unstructured
-		ok := objs[i] != nil
+		ok := writes[i] != nil
 		if ok {
-			obj, ok = r.applyOne(ctx, n, objs[i])
+			obj, ok = r.afterApply(ctx, n, writes[i])
 		}
 		if !ok {
 			// The items do not depend on each other: one that cannot be
@@ -434,26 +446,54 @@ func (r *run) claim(n *graph.Node, item ownership.Item, u *unstructured.Unstruct
 // applyOne applies one rendered object, unless it is not the instance's
 // to write or is on its way out.
 func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	w := r.beforeApply(ctx, n, u)
+	if w == nil {
+		return nil, false
+	}
+	w.send(ctx, r)
+	return r.afterApply(ctx, n, w)
+}
+
+// applyWrite is the apply of one rendered object: what it is sent
+// against, and what the API server answered.
+type applyWrite struct {
+	u    *unstructured.Unstructured
+	ref  objectRef
+	live *unstructured.Unstructured
+	out  *unstructured.Unstructured
+	err  error
+}
+
+// send applies w's object. It touches nothing of the run but w, so the
+// items of a collection are sent at once.
+func (w *applyWrite) send(ctx context.Context, r *run) {
+	w.out, w.err = r.e.apply(ctx, r.t, r.inst.GetUID(), w.ref, w.u.Object, w.live)
+}
+
+// beforeApply makes ready to apply u: its namespace recorded and there,
+// the object not another owner's nor on its way out. It returns nil, with
+// the reason recorded, when u is not to be applied now.
+func (r *run) beforeApply(ctx context.Context, n *graph.Node, u *unstructured.Unstructured) *applyWrite {
 	if err := r.recordNamespace(ctx, u.GetNamespace()); err != nil {
 		r.fail(err)
-		return nil, false
+		return nil
 	}
 	if err := r.t.ensureNamespace(ctx, u.GetNamespace()); err != nil {
 		r.fail(err)
-		return nil, false
+		return nil
 	}
 	ref := objectRef{Cluster: r.t.cluster, GVR: n.Kind.GVR(), Namespace: u.GetNamespace(), Name: u.GetName()}
 	r.desired[ref.anyVersion()] = true
 	live, err := r.t.cached(ref)
 	if err != nil {
 		r.fail(err)
-		return nil, false
+		return nil
 	}
 	if live != nil {
 		if whose := ownership.Whose(live.GetLabels(), r.id); whose != "" {
 			// Never take over an object another owner made: apply would.
 			r.fail(r.heldByOther(n, ref, whose))
-			return nil, false
+			return nil
 		}
 	}
 	if live != nil && live.GetDeletionTimestamp() != nil {
@@ -466,9 +506,15 @@ func (r *run) applyOne(ctx context.Context, n *graph.Node, u *unstructured.Unstr
 			r.deleting = msg
 		}
 		r.noteWhy(n, n.ID+": "+msg)
-		return nil, false
+		return nil
 	}
-	out, err := r.e.apply(ctx, r.t, r.inst.GetUID(), ref, u.Object, live)
+	return &applyWrite{u: u, ref: ref, live: live}
+}
+
+// afterApply takes in the API server's answer to w: the object as it now
+// is, or the refusal recorded, with what to wait for before trying again.
+func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*unstructured.Unstructured, bool) {
+	u, ref, live, out, err := w.u, w.ref, w.live, w.out, w.err
 	if refusal, ok := asQuotaRefusal(err, r.t.cluster, u.GetNamespace()); ok {
 		// Tried again when the quota changes, not at the next retry of
 		// the backoff.

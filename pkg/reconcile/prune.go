@@ -23,27 +23,49 @@ import (
 // this instance's that the graph no longer produces: an includeWhen turned
 // false, a collection that shrank, a resource removed from the RGD.
 func (r *run) prune(ctx context.Context) error {
+	var stale []member
+	var nodes []string
 	for node, objs := range r.t.managed.members(r.inst.GetUID()) {
 		for _, m := range objs {
-			ref := r.t.ref(m)
-			if r.desired[ref.anyVersion()] || m.terminating {
-				continue
+			if !r.desired[r.t.ref(m).anyVersion()] && !m.terminating {
+				stale, nodes = append(stale, m), append(nodes, node)
 			}
-			// Namespace and node tell apart the objects one resource left
-			// behind as it moved (to another namespace, or another kind).
-			kind := r.t.kindOf(m.gvr)
-			what := fmt.Sprintf("%s %s (resource %s) in %s", kind, cache.NewObjectName(m.namespace, m.name).String(), node, r.t)
-			if err := r.t.deleteObject(ctx, ref, m.uid); err != nil {
-				return fmt.Errorf("pruning %s: %w", what, err)
-			}
-			note := "deleted " + what + ", which the graph no longer produces"
-			r.tell("Normal", "Pruned", note, note, &corev1.ObjectReference{
-				APIVersion: m.gvr.GroupVersion().String(), Kind: kind,
-				Namespace: m.namespace, Name: m.name, UID: m.uid,
-			})
 		}
 	}
-	return nil
+	var refused []error
+	for i, err := range r.t.deleteAll(ctx, stale) {
+		m := stale[i]
+		// Namespace and node tell apart the objects one resource left
+		// behind as it moved (to another namespace, or another kind).
+		kind := r.t.kindOf(m.gvr)
+		what := fmt.Sprintf("%s %s (resource %s) in %s", kind, cache.NewObjectName(m.namespace, m.name).String(), nodes[i], r.t)
+		if err != nil {
+			refused = append(refused, fmt.Errorf("pruning %s: %w", what, err))
+			continue
+		}
+		note := "deleted " + what + ", which the graph no longer produces"
+		r.tell("Normal", "Pruned", note, note, &corev1.ObjectReference{
+			APIVersion: m.gvr.GroupVersion().String(), Kind: kind,
+			Namespace: m.namespace, Name: m.name, UID: m.uid,
+		})
+	}
+	switch len(refused) {
+	case 0:
+		return nil
+	case 1:
+		return refused[0]
+	}
+	return fmt.Errorf("%w; and %d more objects the graph no longer produces could not be pruned", refused[0], len(refused)-1)
+}
+
+// deleteAll deletes the objects ms, which do not wait for each other,
+// a few at a time, and returns the error of each.
+func (t *target) deleteAll(ctx context.Context, ms []member) []error {
+	errs := make([]error, len(ms))
+	concurrently(len(ms), func(i int) {
+		errs[i] = t.deleteObject(ctx, t.ref(ms[i]), ms[i].uid)
+	})
+	return errs
 }
 
 // deleteObject deletes one object, only if it is still the one we saw.
@@ -103,6 +125,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	dependents := dependentsOf(g)
 	var waiting, failures []string
 	var refused []error
+	var deletable []member
 	for node, objs := range members {
 		// Objects of nodes no longer in the graph have no dependents.
 		blockedBy := ""
@@ -117,21 +140,25 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 			continue
 		}
 		for _, m := range objs {
-			kind := r.t.kindOf(m.gvr)
 			if m.terminating {
-				waiting = append(waiting, terminating(kind, m))
+				waiting = append(waiting, terminating(r.t.kindOf(m.gvr), m))
 				continue
 			}
-			if err := r.t.deleteObject(ctx, r.t.ref(m), m.uid); err != nil {
-				// The others of the node are deleted all the same; the
-				// refusal is what the status leads with, and the run
-				// ends with it, to be retried.
-				refused = append(refused, fmt.Errorf("deleting %s %s: %w", kind, m.name, err))
-				failures = append(failures, v1alpha1.DeleteRefused(kind, m.name, err))
-				continue
-			}
-			waiting = append(waiting, fmt.Sprintf("deleting %s %s", kind, m.name))
+			deletable = append(deletable, m)
 		}
+	}
+	errs := r.t.deleteAll(ctx, deletable)
+	for i, m := range deletable {
+		kind := r.t.kindOf(m.gvr)
+		if err := errs[i]; err != nil {
+			// The others are deleted all the same; the refusal is what
+			// the status leads with, and the run ends with it, to be
+			// retried.
+			refused = append(refused, fmt.Errorf("deleting %s %s: %w", kind, m.name, err))
+			failures = append(failures, v1alpha1.DeleteRefused(kind, m.name, err))
+			continue
+		}
+		waiting = append(waiting, fmt.Sprintf("deleting %s %s", kind, m.name))
 	}
 	if len(members) > 0 {
 		slices.Sort(waiting)
