@@ -131,7 +131,9 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	depth := map[string]int{}
 	place := map[string][]int{}
 	skipped := map[string]bool{}
+	ready := map[string]bool{}
 	for i, n := range s.graph.Nodes {
+		first := len(t.Rows)
 		d := 1
 		var parentPlace []int
 		if len(n.Dependencies) > 0 {
@@ -159,6 +161,11 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 				row.Reason = dependsOnSkipped(dep)
 			} else {
 				row = absentRow(n, scope, d, kind, inst.GetNamespace())
+				if dep := unreadyDependency(n, ready); dep != "" && row.Ready == VerdictMissing && row.pending == nil {
+					// Its template may render, but kro-agent applies it
+					// only once what it depends on is ready.
+					row.Reason = "not created yet: kro-agent waits for " + dep + " to be ready"
+				}
 			}
 			skipped[n.ID] = row.Ready == VerdictSkipped
 			t.Rows = append(t.Rows, row)
@@ -172,6 +179,8 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			}
 			t.Rows = append(t.Rows, rows...)
 		}
+		// A kind the user may not list is not known to block anything.
+		ready[n.ID] = allReady(t.Rows[first:]) || forbidden[n.ID]
 	}
 	for i := range t.Rows {
 		r := &t.Rows[i]
@@ -413,6 +422,27 @@ func skippedDependency(n *graph.Node, skipped map[string]bool) string {
 		return n.Dependencies[i]
 	}
 	return ""
+}
+
+// unreadyDependency is the first of n's dependencies that is not ready
+// (ready says which are), or "".
+func unreadyDependency(n *graph.Node, ready map[string]bool) string {
+	if i := slices.IndexFunc(n.Dependencies, func(d string) bool { return !ready[d] }); i >= 0 {
+		return n.Dependencies[i]
+	}
+	return ""
+}
+
+// allReady tells whether the rows of a node say it is ready, as kro-agent
+// needs it to be before it applies what depends on it: every object
+// ready, an externalRef's read and ready, an empty collection.
+func allReady(rows []Row) bool {
+	for _, r := range rows {
+		if r.Ready != VerdictReady && (r.Ready != VerdictExternal || r.blocking != "") {
+			return false
+		}
+	}
+	return len(rows) > 0
 }
 
 // dependsOnSkipped says why a node is skipped along with dep.

@@ -155,3 +155,37 @@ func TestInstanceReasonDoesNotRepeatTheState(t *testing.T) {
 		}
 	}
 }
+
+// A node is ready for what depends on it when every row of it is: objects
+// ready, externalRefs read and ready, and not when it has no row at all.
+func TestAllReady(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rows []Row
+		want bool
+	}{
+		{"no rows", nil, false},
+		{"ready objects", []Row{{Ready: VerdictReady}, {Ready: VerdictReady}}, true},
+		{"an item missing", []Row{{Ready: VerdictReady}, {Ready: VerdictMissing}}, false},
+		{"an external read", []Row{{Ready: VerdictExternal}}, true},
+		{"an external not ready", []Row{{Ready: VerdictExternal, blocking: "is not ready"}}, false},
+		{"an object of unknown health", []Row{{Ready: VerdictUnknown}}, false},
+	} {
+		if got := allReady(tc.rows); got != tc.want {
+			t.Errorf("%s: allReady = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// What depends on a resource that is not ready names it, the first of its
+// dependencies that is not.
+func TestUnreadyDependency(t *testing.T) {
+	g := compileGrid(t)
+	echoes := g.Node("echoes")
+	if got := unreadyDependency(echoes, map[string]bool{}); got != "named" {
+		t.Errorf("with named not ready: %q", got)
+	}
+	if got := unreadyDependency(echoes, map[string]bool{"named": true}); got != "" {
+		t.Errorf("with named ready: %q", got)
+	}
+}

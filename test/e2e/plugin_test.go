@@ -472,8 +472,8 @@ func TestPlugin(t *testing.T) {
 				}
 			}
 			tree, err := kro(t, cfg, nil, "tree", "blocked", "stuck", "-n", ns)
-			if err != nil || !strings.Contains(tree, "service") || !strings.Contains(tree, "Missing") {
-				t.Errorf("the Service waiting on the Deployment should show as missing: %v\n%s", err, tree)
+			if err != nil || !regexp.MustCompile(`service +Service/stuck +`+ns+` +Missing +- +not created yet: kro-agent waits for deployment to be ready`).MatchString(tree) {
+				t.Errorf("the Service waiting on the Deployment should show as missing, and why: %v\n%s", err, tree)
 			}
 			return ctx
 		}).
