@@ -316,6 +316,10 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 	// longer.
 	produced := map[objectKey]bool{}
 	unnamed := map[string]bool{}
+	// refused holds, for the nodes with an invalid object (one the API
+	// server refuses, one that cannot be rendered) and for those that
+	// depend on one, which node that is: kro-agent goes no further.
+	refused := map[string]string{}
 	var plan []PlannedResource
 	for _, n := range g.Nodes {
 		kind := "?"
@@ -415,6 +419,16 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		} else if len(observed) == 1 {
 			scope.Observe(n, observed[0])
 		}
+		if i := slices.IndexFunc(n.Dependencies, func(d string) bool { return refused[d] != "" }); i >= 0 {
+			dep := n.Dependencies[i]
+			refused[n.ID] = refused[dep]
+			for j := first; j < len(plan); j++ {
+				plan[j].Reason = afterRefused(plan[j], dep, refused[dep])
+			}
+		}
+		if slices.ContainsFunc(plan[first:], func(p PlannedResource) bool { return p.Action == ActionInvalid }) {
+			refused[n.ID] = n.ID
+		}
 	}
 	if live != nil {
 		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan)...)
@@ -473,6 +487,29 @@ func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolv
 // deferredWhileSuspended is the reason of p, planned for an instance
 // suspended by its annotation: kro-agent writes nothing for it, and does
 // what changes only once it is resumed.
+// afterRefused is the reason of a planned object of a resource that
+// depends on dep, which has an invalid object (root is dep) or waits for
+// root, which has one.
+func afterRefused(p PlannedResource, dep, root string) string {
+	var verb string
+	switch p.Action {
+	case ActionCreate:
+		verb = "creates"
+	case ActionUpdate:
+		verb = "updates"
+	default:
+		return p.Reason
+	}
+	why := fmt.Sprintf("kro-agent %s it only after %s, which is invalid (above)", verb, dep)
+	if dep != root {
+		why = fmt.Sprintf("kro-agent %s it only after %s, which waits for %s, which is invalid (above)", verb, dep, root)
+	}
+	if p.Reason == "" {
+		return why
+	}
+	return why + "; " + p.Reason
+}
+
 func deferredWhileSuspended(p PlannedResource) string {
 	switch p.Action {
 	case ActionCreate, ActionUpdate, ActionDelete:

@@ -271,3 +271,24 @@ func TestDeferredWhileSuspended(t *testing.T) {
 		}
 	}
 }
+
+// What depends on a resource with an invalid object, directly or through
+// another, says that kro-agent does not get to it; what it would not
+// write anyway keeps its reason.
+func TestAfterRefused(t *testing.T) {
+	for _, tc := range []struct {
+		p         PlannedResource
+		dep, root string
+		want      string
+	}{
+		{PlannedResource{Action: ActionCreate}, "cms", "cms", "kro-agent creates it only after cms, which is invalid (above)"},
+		{PlannedResource{Action: ActionUpdate, Reason: "spec.x is pending"}, "sec", "cms",
+			"kro-agent updates it only after sec, which waits for cms, which is invalid (above); spec.x is pending"},
+		{PlannedResource{Action: ActionUnchanged}, "cms", "cms", ""},
+		{PlannedResource{Action: ActionPending, Reason: "waits for a value"}, "cms", "cms", "waits for a value"},
+	} {
+		if got := afterRefused(tc.p, tc.dep, tc.root); got != tc.want {
+			t.Errorf("%s after %s (%s): got %q, want %q", tc.p.Action, tc.dep, tc.root, got, tc.want)
+		}
+	}
+}
