@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 )
 
@@ -401,38 +403,43 @@ func TestInvalidRGDs(t *testing.T) {
 // again at each template field that uses it.
 func TestWrongIteratorListIsOneError(t *testing.T) {
 	for _, list := range []string{"${schema.spec.name}", "${schema.spec.nope}", "${cms.metadata.name}"} {
-		doc := fmt.Sprintf(`
-metadata: {name: t}
-spec:
-  schema: %s
-  resources:
-  - id: cms
-    forEach: [{it: "%s"}]
-    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "x-${it}"}, data: {v: "${it}"}}
-`, defaultSchema, list)
-		_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t)})
-		var cerr *Error
-		if !errors.As(err, &cerr) || len(cerr.Errs) != 1 || cerr.Errs[0].Field != "spec.resources[cms].forEach[0][it]" {
+		if e, err := soleError(t, collectionOfIt(`[{it: "`+list+`"}]`, "x-${it}")); e == nil || e.Field != "spec.resources[cms].forEach[0][it]" {
 			t.Errorf("forEach over %s: want one error at its forEach, got %v", list, err)
 		}
 	}
 }
 
-// A name whose expressions do not compile is reported once, for what is
-// wrong in it, not again for iterators it looks as if it did not use.
-func TestNameThatDoesNotCompileIsOneError(t *testing.T) {
-	doc := fmt.Sprintf(`
+// soleError compiles doc and returns its one error, nil when it did not
+// fail with exactly one; err is what Compile returned.
+func soleError(t *testing.T, doc string) (e *field.Error, err error) {
+	t.Helper()
+	_, err = Compile(parseRGD(t, doc), Options{Resolver: builtin(t)})
+	var cerr *Error
+	if !errors.As(err, &cerr) || len(cerr.Errs) != 1 {
+		return nil, err
+	}
+	return cerr.Errs[0], err
+}
+
+// collectionOfIt is an RGD of one collection, cms, of ConfigMaps named
+// name whose data holds the iterator it.
+func collectionOfIt(forEach, name string) string {
+	return fmt.Sprintf(`
 metadata: {name: t}
 spec:
   schema: %s
   resources:
   - id: cms
-    forEach: [{it: "${schema.spec.items}"}, {idx: "${lists.range(2)}"}]
-    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${it}-${string(idx)}-${nope}"}}
-`, defaultSchema)
-	_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t)})
-	var cerr *Error
-	if !errors.As(err, &cerr) || len(cerr.Errs) != 1 || !strings.Contains(cerr.Errs[0].Error(), "undeclared reference to 'nope'") {
+    forEach: %s
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "%s"}, data: {v: "${it}"}}
+`, defaultSchema, forEach, name)
+}
+
+// A name whose expressions do not compile is reported once, for what is
+// wrong in it, not again for iterators it looks as if it did not use.
+func TestNameThatDoesNotCompileIsOneError(t *testing.T) {
+	doc := collectionOfIt(`[{it: "${schema.spec.items}"}, {idx: "${lists.range(2)}"}]`, "${it}-${string(idx)}-${nope}")
+	if e, err := soleError(t, doc); e == nil || !strings.Contains(e.Error(), "undeclared reference to 'nope'") {
 		t.Errorf("want one error, the undeclared reference, got %v", err)
 	}
 }

@@ -23,13 +23,6 @@ func TestTreeDrawsBranchesAndTheirContinuations(t *testing.T) {
 			{NodeID: "service", Depth: 1, Kind: "Service", Name: "demo", Namespace: "default", Ready: VerdictMissing, place: []int{4}},
 		},
 	}
-	var out bytes.Buffer
-	printTree(&out, tree, &subject{}, newPalette(&out, "never"), time.Now())
-	node := regexp.MustCompile(`^[│ ]*[├└]─ \S+`)
-	var nodes []string
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n")[2:] {
-		nodes = append(nodes, node.FindString(line))
-	}
 	want := []string{
 		"├─ config",
 		"│  ├─ deployment",
@@ -39,9 +32,25 @@ func TestTreeDrawsBranchesAndTheirContinuations(t *testing.T) {
 		"│     └─ shards[1]",
 		"└─ service",
 	}
+	checkDrawn(t, tree, want)
+}
+
+// checkDrawn draws tree and checks the branches and node ids of its rows
+// below the instance's; it returns the text of those rows.
+func checkDrawn(t *testing.T, tree *Tree, want []string) []string {
+	t.Helper()
+	var out bytes.Buffer
+	printTree(&out, tree, &subject{}, newPalette(&out, "never"), time.Now())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")[2:]
+	node := regexp.MustCompile(`^[│ ]*[├└]─ \S+`)
+	var nodes []string
+	for _, line := range lines {
+		nodes = append(nodes, node.FindString(line))
+	}
 	if strings.Join(nodes, "\n") != strings.Join(want, "\n") {
 		t.Errorf("tree drawn as\n%s\nwant\n%s\n(all of it:\n%s)", strings.Join(nodes, "\n"), strings.Join(want, "\n"), out.String())
 	}
+	return lines
 }
 
 // What depends on a collection is drawn under the collection's own row,
@@ -59,25 +68,14 @@ func TestDependentsOfACollectionNestUnderIt(t *testing.T) {
 			{NodeID: "sec", Depth: 2, Kind: "Secret", Name: "s", Namespace: "default", Ready: VerdictReady, place: []int{0, 1}},
 		},
 	}
-	var out bytes.Buffer
-	printTree(&out, tree, &subject{}, newPalette(&out, "never"), time.Now())
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")[2:]
-	node := regexp.MustCompile(`^[│ ]*[├└]─ \S+`)
-	var nodes []string
-	for _, line := range lines {
-		nodes = append(nodes, node.FindString(line))
-	}
-	want := []string{
+	lines := checkDrawn(t, tree, []string{
 		"└─ cms",
 		"   ├─ cms[0]",
 		"   ├─ cms[1]",
 		"   │  └─ ns",
 		"   ├─ cms[2]",
 		"   └─ sec",
-	}
-	if strings.Join(nodes, "\n") != strings.Join(want, "\n") {
-		t.Errorf("tree drawn as\n%s\nwant\n%s\n(all of it:\n%s)", strings.Join(nodes, "\n"), strings.Join(want, "\n"), out.String())
-	}
+	})
 	head := strings.Fields(lines[0])
 	if got := strings.Join(head[1:], " "); got != "cms Tenant ×3 - NotReady - 1 of 3 ready -" {
 		t.Errorf("the collection's row reads %q", got)
