@@ -484,9 +484,6 @@ func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolv
 	return p
 }
 
-// deferredWhileSuspended is the reason of p, planned for an instance
-// suspended by its annotation: kro-agent writes nothing for it, and does
-// what changes only once it is resumed.
 // afterRefused is the reason of a planned object of a resource that
 // depends on dep, which has an invalid object (root is dep) or waits for
 // root, which has one.
@@ -504,23 +501,28 @@ func afterRefused(p PlannedResource, dep, root string) string {
 	if dep != root {
 		why = fmt.Sprintf("kro-agent %s it only after %s, which waits for %s, which is invalid (above)", verb, dep, root)
 	}
-	if p.Reason == "" {
-		return why
-	}
-	return why + "; " + p.Reason
+	return ledBy(why, p.Reason)
 }
 
+// deferredWhileSuspended is the reason of p, planned for an instance
+// suspended by its annotation: kro-agent writes nothing for it, and does
+// what changes only once it is resumed.
 func deferredWhileSuspended(p PlannedResource) string {
 	switch p.Action {
 	case ActionCreate, ActionUpdate, ActionDelete:
 	default:
 		return p.Reason
 	}
-	why := fmt.Sprintf("not while the instance is suspended (%s=%s): kro-agent does this once the annotation is removed", v1alpha1.AnnotationReconcile, v1alpha1.ReconcileSuspended)
-	if p.Reason == "" {
-		return why
+	return ledBy(fmt.Sprintf("not while the instance is suspended (%s=%s): kro-agent does this once the annotation is removed", v1alpha1.AnnotationReconcile, v1alpha1.ReconcileSuspended), p.Reason)
+}
+
+// ledBy is a planned object's reason, when is why kro-agent does it only
+// later, before what the reason said already.
+func ledBy(when, reason string) string {
+	if reason == "" {
+		return when
 	}
-	return why + "; " + p.Reason
+	return when + "; " + reason
 }
 
 // statusChange plans the status of live, an existing instance: the fields

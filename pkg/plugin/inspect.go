@@ -438,11 +438,17 @@ func unreadyDependency(n *graph.Node, ready map[string]bool) string {
 // ready, an externalRef's read and ready, an empty collection.
 func allReady(rows []Row) bool {
 	for _, r := range rows {
-		if r.Ready != VerdictReady && (r.Ready != VerdictExternal || r.blocking != "") {
+		if !r.isReady() {
 			return false
 		}
 	}
 	return len(rows) > 0
+}
+
+// isReady tells a row whose object is ready, or, for an externalRef, read
+// and ready.
+func (r Row) isReady() bool {
+	return r.Ready == VerdictReady || r.Ready == VerdictExternal && r.blocking == ""
 }
 
 // dependsOnSkipped says why a node is skipped along with dep.

@@ -186,7 +186,7 @@ func hasPrefix(place, prefix []int) bool {
 // when they agree, and otherwise that of the first item not ready.
 func collectionHead(id string, depth int, rows []Row) Row {
 	head := Row{NodeID: id, Depth: depth}
-	n, ready, agree := 0, 0, true
+	n, ready := 0, 0
 	for _, r := range rows {
 		if r.NodeID != id || r.Index == nil {
 			continue
@@ -197,13 +197,10 @@ func collectionHead(id string, depth int, rows []Row) Row {
 		if r.Namespace != head.Namespace {
 			head.Namespace = ""
 		}
-		if r.Ready != head.Ready && agree {
-			agree = false
-			if head.Ready == VerdictReady {
-				head.Ready = r.Ready
-			}
+		if head.Ready == VerdictReady {
+			head.Ready = r.Ready
 		}
-		if r.Ready == VerdictReady || r.Ready == VerdictExternal && r.blocking == "" {
+		if r.isReady() {
 			ready++
 		}
 		n++
