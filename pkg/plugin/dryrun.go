@@ -102,7 +102,7 @@ the instance's values.`,
   kubectl kro dry-run -f instance.yaml -o yaml
   kubectl kro dry-run -f rgd.yaml -A
   kubectl kro dry-run -f rgd.yaml -o json | jq -e 'all(.[]; .held | not)'   # in CI: fail on a change kro-agent would hold`,
-		Args: cobra.NoArgs,
+		Args: filesOnly,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "file or URL of the instances, or of the changed RGDs, to preview; - reads standard input")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -30,6 +31,22 @@ func readInput(file string, stdin io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s: no such file", file)
 	}
 	return b, err
+}
+
+// filesOnly is the Args of a command that reads its input from -f: a file
+// given without -f is what a user most likely meant, so the error shows the
+// command again with it, where cobra's NoArgs would call it an unknown
+// command.
+func filesOnly(cmd *cobra.Command, args []string) error {
+	path := cmd.CommandPath()
+	switch {
+	case len(args) == 0:
+		return nil
+	case cmd.Flags().Lookup("filename").Value.Type() == "string" && (len(args) > 1 || cmd.Flags().Changed("filename")):
+		return fmt.Errorf("%s reads one file, given with -f, not arguments (%s): put the documents in one file, or run it once per file", path, strings.Join(args, ", "))
+	default:
+		return fmt.Errorf("%s reads files with -f, not as arguments: %s -f %s", path, path, strings.Join(args, " -f "))
+	}
 }
 
 // isURL reports whether -f names a manifest on the web.

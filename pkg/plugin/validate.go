@@ -84,7 +84,7 @@ Exits 1 when any RGD is invalid.`,
   kubectl kro validate -R -f platform/
   kubectl kro validate -f rgd.yaml --offline -o json
   cat rgd.yaml | kubectl kro validate -f -`,
-		Args: cobra.NoArgs,
+		Args: filesOnly,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
 	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file with one or more RGDs, a directory of such files, or a URL; - reads standard input")
