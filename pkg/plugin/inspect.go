@@ -54,7 +54,8 @@ type Row struct {
 	Name      string `json:"name,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	// Ready is the readyWhen verdict (or existence): Ready, NotReady,
-	// Deleting, Deleted, Skipped, Missing, Conflict, External or Unknown.
+	// Deleting, Deleted, Skipped, Missing, Conflict, Stale, External or
+	// Unknown.
 	Ready string `json:"ready"`
 	// Health is kstatus's generic verdict (Current, InProgress, Failed, ...).
 	Health string `json:"health,omitempty"`
@@ -73,6 +74,9 @@ type Row struct {
 	blocking string
 	// pending is why a missing object's template cannot be rendered yet.
 	pending error
+	// refused is a missing object whose Reason quotes the instance's
+	// ResourcesReady: the API server refused kro-agent's apply of it.
+	refused bool
 }
 
 // node is the row's node id, with the item's index in a collection:
@@ -113,19 +117,36 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		return t, s.workloadErr
 	}
 	where := c.members(s)
-	members, forbidden := where.fetchMembers(ctx, s)
+	objs, forbidden := where.fetchMembers(ctx, s)
 	scope := resolve.NewScope(s.graph, inst.Object)
+	// What each node's objects are now, in topological order: a node's
+	// name renders from what its dependencies are.
+	sorted := map[string]members{}
+	excluded := map[string]bool{}
 	for _, n := range s.graph.Nodes {
+		skipped := ""
+		if dep := skippedDependency(n, excluded); dep != "" {
+			skipped = dependsOnSkipped(dep)
+		} else if why, err := resolve.Excluded(n, scope); err == nil && why != "" {
+			skipped = "includeWhen " + why + " is false"
+		}
+		excluded[n.ID] = skipped != ""
+		m := members{current: objs[n.ID]}
+		if inst.GetDeletionTimestamp() == nil {
+			// An instance being deleted loses every object anyway.
+			m = sortOut(n, objs[n.ID], scope, skipped, inst.GetNamespace())
+		}
+		sorted[n.ID] = m
 		if n.IsCollection() {
 			var items []any
-			for _, u := range members[n.ID] {
+			for _, u := range m.current {
 				items = append(items, u.Object)
 			}
-			if len(members[n.ID]) > 0 {
+			if len(m.current) > 0 {
 				scope.Observe(n, items)
 			}
-		} else if objs := members[n.ID]; len(objs) > 0 {
-			scope.Observe(n, objs[0].Object)
+		} else if len(m.current) > 0 {
+			scope.Observe(n, m.current[0].Object)
 		}
 	}
 	depth := map[string]int{}
@@ -155,7 +176,7 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			t.Rows = append(t.Rows, where.externalRows(ctx, n, scope, d)...)
 		case forbidden[n.ID]:
 			t.Rows = append(t.Rows, Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown, Reason: "you may not list " + kind})
-		case len(members[n.ID]) == 0:
+		case len(sorted[n.ID].current) == 0:
 			row := Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictSkipped}
 			if dep := skippedDependency(n, skipped); dep != "" {
 				row.Reason = dependsOnSkipped(dep)
@@ -170,9 +191,14 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			skipped[n.ID] = row.Ready == VerdictSkipped
 			t.Rows = append(t.Rows, row)
 		default:
-			rows := make([]Row, 0, len(members[n.ID]))
-			for _, u := range members[n.ID] {
-				rows = append(rows, objectRow(n, u, scope, d))
+			m := sorted[n.ID]
+			rows := make([]Row, 0, len(m.current))
+			for _, u := range m.current {
+				row := objectRow(n, u, scope, d)
+				if index, ok := m.index[u]; ok {
+					row.Index = &index
+				}
+				rows = append(rows, row)
 			}
 			if n.IsCollection() {
 				rows = withMissingItems(rows, n, scope, d, kind, inst.GetNamespace())
@@ -189,10 +215,17 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			r.place = append(slices.Clone(r.place), -1, *r.Index)
 		}
 	}
+	// What kro-agent prunes comes last, after every node's row.
+	for _, n := range s.graph.Nodes {
+		for _, stale := range sorted[n.ID].stale {
+			t.Rows = append(t.Rows, staleRow(n, stale, scope, len(s.graph.Nodes)))
+		}
+	}
 	if inst.GetDeletionTimestamp() != nil {
 		markDeleted(t.Rows)
 	}
 	where.markConflicts(ctx, t.Rows, s)
+	markRefused(t.Rows, inst)
 	if id, _ := unrendered(inst); id != "" {
 		// What exists of it was rendered from earlier values: ready as
 		// it is, but not what the instance now asks.
@@ -255,6 +288,28 @@ func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
 		}
 		if whose := ownership.Whose(u.GetLabels(), inst); whose != "" {
 			r.Ready, r.Reason, r.Created, r.object = VerdictConflict, "exists and "+whose, ptrTime(u.GetCreationTimestamp()), u
+		}
+	}
+}
+
+// markRefused gives the missing object whose apply the API server refused
+// (the instance's ResourcesReady quotes the refusal, naming the object and
+// its resource) the refusal as its reason, rather than "does not exist".
+func markRefused(rows []Row, inst *unstructured.Unstructured) {
+	c := findCondition(inst, v1alpha1.ConditionResourcesReady)
+	if c == nil || c.Reason != v1alpha1.ReasonApplyFailed {
+		return
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.Ready != VerdictMissing || r.Name == "" {
+			continue
+		}
+		// As the agent words it: applying Kind name (resource id) in
+		// where: what the API server answered.
+		_, refusal, found := strings.Cut(c.Message, fmt.Sprintf("applying %s %s (resource %s) in ", r.Kind, r.Name, r.NodeID))
+		if _, answer, ok := strings.Cut(refusal, ": "); found && ok {
+			r.Reason, r.refused = "kro-agent's apply is refused: "+answer, true
 		}
 	}
 }

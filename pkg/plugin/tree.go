@@ -261,8 +261,11 @@ func printDot(w io.Writer, t *Tree) {
 		if r.Name != "" {
 			label += "/" + r.Name
 		}
+		if r.Ready == VerdictStale {
+			label += " (stale)"
+		}
 		labels[r.NodeID] = append(labels[r.NodeID], label)
-		if v, ok := verdicts[r.NodeID]; !ok || v == VerdictReady {
+		if v, ok := verdicts[r.NodeID]; r.Ready != VerdictStale && (!ok || v == VerdictReady) {
 			verdicts[r.NodeID] = r.Ready
 		}
 	}

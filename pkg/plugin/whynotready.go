@@ -371,7 +371,8 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			verdict = "someone else's"
 		}
 		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) is %s", r.node(), strings.TrimSpace(r.Kind+" "+r.Name), verdict)}
-		if r.Reason != "" {
+		if r.Reason != "" && !r.refused {
+			// A refusal is told whole by the condition that quotes it.
 			d.Details = append(d.Details, r.Reason)
 		}
 		if r.object != nil {

@@ -652,12 +652,13 @@ func TestPlugin(t *testing.T) {
 			c.delete(t, "kro.run/v1alpha1", "FirstOf", ns, "short")
 			return ctx
 		}).
-		Assess("an item a collection cannot create shows as missing", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("an item a collection cannot create shows as missing, and the one it replaces as stale", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			pool := "{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: growing, namespace: %s}, spec: {queues: %s}}"
-			c.apply(t, fmt.Sprintf(pool, ns, "[a]"))
+			c.apply(t, fmt.Sprintf(pool, ns, "[a, b]"))
 			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "growing", v1alpha1.InstanceActive)
-			// The second item's name is not a valid object name.
+			// The second item's name is not a valid object name; the
+			// object of the item it replaces stays until one that is.
 			c.apply(t, fmt.Sprintf(pool, ns, "[a, B_b]"))
 			var out string
 			var err error
@@ -671,9 +672,10 @@ func TestPlugin(t *testing.T) {
 			tree, err := kro(t, cfg, nil, "tree", "workerpool", "growing", "-n", ns)
 			lines := strings.Split(tree, "\n")
 			// The collection's row, then its items.
-			if err != nil || len(lines) < 5 || !strings.Contains(lines[2], "Deployment ×2") || !strings.Contains(lines[2], "Missing") ||
-				!strings.Contains(lines[2], "1 of 2 ready") || !strings.Contains(lines[3], "workers[0]") || !strings.Contains(lines[4], "workers[1]") ||
-				!strings.Contains(lines[4], "Deployment/growing-B_b-eu") || !strings.Contains(lines[4], "Missing") {
+			if err != nil || len(lines) < 6 || !strings.Contains(lines[2], "Deployment ×2") || !strings.Contains(lines[2], "Missing") ||
+				!strings.Contains(lines[2], "1 of 2 ready") || !strings.Contains(lines[3], "workers[0]") ||
+				!regexp.MustCompile(`workers\[1\] +Deployment/growing-B_b-eu +\S+ +Missing +- +kro-agent's apply is refused: Deployment.apps "growing-B_b-eu" is invalid`).MatchString(lines[4]) ||
+				!regexp.MustCompile(`└─ workers +Deployment/growing-b-eu +\S+ +Stale +Current +no longer produced: collection workers has no such item now`).MatchString(lines[5]) {
 				t.Errorf("tree: %v\n%s", err, tree)
 			}
 			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "growing")

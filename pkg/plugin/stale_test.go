@@ -1,0 +1,113 @@
+package plugin
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kro-agent/kro-agent/pkg/resolve"
+)
+
+// movingRGD has a resource whose name comes from the instance, one that
+// waits for another's status for its name, and a collection.
+const movingRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: moving}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Moving
+    spec: {name: string, names: "[]string"}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.name}"}
+  - id: echo
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${config.data.next}"}
+  - id: copies
+    forEach:
+    - entry: ${schema.spec.names}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${entry}"}
+`
+
+func configMap(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": "ns"}}}
+}
+
+// The objects of a node that its template no longer renders are stale,
+// each with why, and a collection's objects take the index of the item
+// they are now; where the name cannot be rendered, nothing is called stale.
+func TestSortOutTellsStaleObjects(t *testing.T) {
+	g := compileRGD(t, movingRGD)
+	inst := map[string]any{"metadata": map[string]any{"name": "m", "namespace": "ns"}, "spec": map[string]any{"name": "new", "names": []any{"b", "c"}}}
+	scope := resolve.NewScope(g, inst)
+
+	old, renamed := configMap("old"), configMap("new")
+	m := sortOut(g.Node("config"), []*unstructured.Unstructured{old, renamed}, scope, "", "ns")
+	if len(m.current) != 1 || m.current[0] != renamed || len(m.stale) != 1 || m.stale[0].object != old || m.stale[0].why != "resource config renders ConfigMap/new now" {
+		t.Errorf("renamed: current %v, stale %+v", names(m.current), m.stale)
+	}
+
+	// echo's name waits for config's data, not observed.
+	m = sortOut(g.Node("echo"), []*unstructured.Unstructured{old}, scope, "", "ns")
+	if len(m.current) != 1 || len(m.stale) != 0 {
+		t.Errorf("unrenderable name: current %v, stale %+v", names(m.current), m.stale)
+	}
+
+	a, b, c := configMap("a"), configMap("b"), configMap("c")
+	m = sortOut(g.Node("copies"), []*unstructured.Unstructured{a, b, c}, scope, "", "ns")
+	if len(m.current) != 2 || m.index[b] != 0 || m.index[c] != 1 || len(m.stale) != 1 || m.stale[0].object != a ||
+		m.stale[0].why != "collection copies has no such item now" {
+		t.Errorf("collection: current %v, index %v, stale %+v", names(m.current), m.index, m.stale)
+	}
+
+	m = sortOut(g.Node("config"), []*unstructured.Unstructured{renamed}, scope, "includeWhen ${false} is false", "ns")
+	if len(m.current) != 0 || len(m.stale) != 1 || m.stale[0].why != "includeWhen ${false} is false" {
+		t.Errorf("skipped: current %v, stale %+v", names(m.current), m.stale)
+	}
+
+	row := staleRow(g.Node("copies"), m.stale[0], scope, 3)
+	if row.Ready != VerdictStale || row.Index != nil || row.Depth != 1 ||
+		row.Reason != "no longer produced: includeWhen ${false} is false; kro-agent deletes it once every resource is applied" {
+		t.Errorf("stale row = %+v", row)
+	}
+}
+
+func names(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, u := range objs {
+		out = append(out, u.GetName())
+	}
+	return out
+}
+
+// A missing object whose apply the instance's ResourcesReady says was
+// refused gives the API server's answer as its reason; another missing
+// object keeps its own.
+func TestMissingObjectsTellTheirRefusal(t *testing.T) {
+	inst := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "ResourcesReady", "status": "False", "reason": "ApplyFailed",
+		"message": `applying Service a.b (resource service) in the local cluster: Service "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots`,
+	}}}}}
+	rows := []Row{
+		{NodeID: "service", Kind: "Service", Name: "a.b", Ready: VerdictMissing, Reason: "expected by the graph but does not exist"},
+		{NodeID: "other", Kind: "Service", Name: "a.b", Ready: VerdictMissing, Reason: "expected by the graph but does not exist"},
+	}
+	markRefused(rows, inst)
+	if want := `kro-agent's apply is refused: Service "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots`; rows[0].Reason != want || !rows[0].refused {
+		t.Errorf("refused row = %q, want %q", rows[0].Reason, want)
+	}
+	if !strings.HasPrefix(rows[1].Reason, "expected by the graph") || rows[1].refused {
+		t.Errorf("another resource's row = %q", rows[1].Reason)
+	}
+}
