@@ -252,7 +252,7 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) (
 			return err
 		}
 		if defaulted, err = ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
-			return err
+			return refusal.Readable(err)
 		}
 		if live, err = ri.Get(ctx, inst.GetName(), metav1.GetOptions{}); err != nil {
 			live = nil

@@ -42,6 +42,13 @@ func Readable(err error) error {
 	if ok && status.ErrStatus.Reason == metav1.StatusReasonForbidden {
 		return readableEscalation(status)
 	}
+	if ok {
+		if m := undeclaredField.FindStringSubmatch(status.ErrStatus.Message); m != nil {
+			short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
+			short.ErrStatus.Message = m[2] + ": field not declared in the schema of " + m[1]
+			return short
+		}
+	}
 	if !ok || status.ErrStatus.Reason != metav1.StatusReasonInvalid || status.ErrStatus.Details == nil {
 		return err
 	}
@@ -62,6 +69,12 @@ func Readable(err error) error {
 	}
 	return short
 }
+
+// undeclaredField is how the API server refuses a server-side apply of an
+// object with a field its kind's schema does not declare: as an internal
+// error (500) whose message leads with its typed-patch machinery, the
+// object and its kind (Kind=...), then the field's path with a leading dot.
+var undeclaredField = regexp.MustCompile(`^failed to create typed patch object \([^;]*; [^,]*, Kind=([^)]*)\): \.?(.+): field not declared in schema$`)
 
 // shortenQuotedValue cuts the value out of "Invalid value: VALUE: detail"
 // when it is long. The detail is what follows the value's last ": ".

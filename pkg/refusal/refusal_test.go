@@ -123,3 +123,24 @@ func TestIsUnauthorizedTellsTheAuthorizerFromAdmission(t *testing.T) {
 		}
 	}
 }
+
+// An apply of a field the kind does not declare, which the API server
+// refuses as an internal error worded by its typed-patch machinery, names
+// the field and the kind, and stays the same error to classify.
+func TestReadableRefusalOfAnUndeclaredField(t *testing.T) {
+	for _, tc := range []struct{ message, want string }{
+		{"failed to create typed patch object (default/bad; kro.run/v1alpha1, Kind=WebApp): .spec.colour: field not declared in schema",
+			"spec.colour: field not declared in the schema of WebApp"},
+		{"failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .colour: field not declared in schema",
+			"colour: field not declared in the schema of ConfigMap"},
+		{"failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .data: expected map, got &{[] [] true}",
+			"failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .data: expected map, got &{[] [] true}"},
+	} {
+		refused := apierrors.NewInternalError(errors.New("x"))
+		refused.ErrStatus.Message = tc.message
+		got := Readable(refused)
+		if got.Error() != tc.want || apierrors.ReasonForError(got) != apierrors.ReasonForError(refused) {
+			t.Errorf("Readable(%q) = %q (%s), want %q", tc.message, got, apierrors.ReasonForError(got), tc.want)
+		}
+	}
+}

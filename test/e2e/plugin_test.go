@@ -780,6 +780,12 @@ func TestPlugin(t *testing.T) {
 				!strings.Contains(out, "deployment: Deployment plugin/generated CREATE") || !regexp.MustCompile(`kro.run/instance-name: gen-\w{5}\n`).MatchString(out) {
 				t.Errorf("dry-run of an instance with generateName: %v\n%s", err, out)
 			}
+			// A field the kind does not declare, which the API server
+			// refuses in its typed-patch machinery's words, is named.
+			writeFile(t, file, webapp(ns, "typo", ", replikas: 3"))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err == nil || err.Error() != "the instance itself is refused: spec.replikas: field not declared in the schema of WebApp" {
+				t.Errorf("dry-run of an instance with an undeclared field: %v\n%s", err, out)
+			}
 			// A value that waits on another resource's status is pending.
 			c.apply(t, pendingRGD)
 			c.waitRGDActive(t, "pending")
