@@ -162,7 +162,7 @@ func withCollectionHeads(rows []Row) []Row {
 	var under [][]int // the places, with -1, of the collections headed so far
 	headed := map[string]bool{}
 	for _, r := range rows {
-		if r.Index != nil && !headed[r.NodeID] {
+		if r.isItem() && !headed[r.NodeID] {
 			headed[r.NodeID] = true
 			out = append(out, collectionHead(r.NodeID, r.Depth, rows))
 			under = append(under, r.place[:len(r.place)-1])
@@ -177,6 +177,13 @@ func withCollectionHeads(rows []Row) []Row {
 	return out
 }
 
+// isItem tells a row placed as an item under its collection. The rows a
+// released instance left keep their item's index but are placed flat, in
+// the order they were created: no graph nests or judges them any more.
+func (r Row) isItem() bool {
+	return r.Index != nil && len(r.place) >= 2 && r.place[len(r.place)-2] == -1
+}
+
 func hasPrefix(place, prefix []int) bool {
 	return len(place) >= len(prefix) && slices.Equal(place[:len(prefix)], prefix)
 }
@@ -188,7 +195,7 @@ func collectionHead(id string, depth int, rows []Row) Row {
 	head := Row{NodeID: id, Depth: depth}
 	n, ready := 0, 0
 	for _, r := range rows {
-		if r.NodeID != id || r.Index == nil {
+		if r.NodeID != id || !r.isItem() {
 			continue
 		}
 		if n == 0 {

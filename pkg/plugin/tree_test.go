@@ -91,3 +91,25 @@ func TestBranchesOfAFlatList(t *testing.T) {
 		t.Errorf("branches of no rows = %q", got)
 	}
 }
+
+// What a released instance left is drawn flat, in the order it was
+// created: a collection's items keep their index but get no row of their
+// own collection, which would nest what follows under it and count as
+// not ready items that no readyWhen judges any more.
+func TestReleasedItemsAreDrawnFlat(t *testing.T) {
+	index := func(i int) *int { return &i }
+	rows := []Row{
+		{NodeID: "cells", Index: index(0), Kind: "ConfigMap", Name: "m1-a", Ready: VerdictUnknown},
+		{NodeID: "cells", Index: index(1), Kind: "ConfigMap", Name: "m1-b", Ready: VerdictUnknown},
+		{NodeID: "summary", Kind: "ConfigMap", Name: "m1-summary", Ready: VerdictUnknown},
+	}
+	for i := range rows {
+		rows[i].Depth = 1
+	}
+	sortByCreation(rows)
+	checkDrawn(t, &Tree{Instance: Row{Kind: "Mix", Name: "m1"}, ReleasedFrom: "mix", Rows: rows}, []string{
+		"├─ cells[0]",
+		"├─ cells[1]",
+		"└─ summary",
+	})
+}
