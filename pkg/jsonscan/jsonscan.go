@@ -31,6 +31,42 @@ func Members(data []byte) ([]Member, error) {
 	return whole(data, '{', '}', "object")
 }
 
+// Leading returns the first n members of the JSON object in data, or all
+// of them when it has fewer, and checks only what it reads up to there.
+// It is for reading the members a producer writes first out of an object
+// already checked whole as part of another, such as the manager and the
+// operation of each managedFields entry the API server sends.
+func Leading(data []byte, n int) ([]Member, error) {
+	s := scanner{data: data}
+	s.space()
+	if !s.next('{') {
+		return nil, s.errorf("expected an object")
+	}
+	var members []Member
+	if err := s.container('}', 1, &members, func() bool { return len(members) < n }); err != nil {
+		return nil, err
+	}
+	return members[:min(n, len(members))], nil
+}
+
+// EachElement calls f with each element of the JSON array in data, in
+// order, until f returns false, and checks only what it reads up to there:
+// for finding one element of an array already checked whole as part of
+// another value.
+func EachElement(data []byte, f func(element []byte) bool) error {
+	s := scanner{data: data}
+	s.space()
+	if !s.next('[') {
+		return s.errorf("expected an array")
+	}
+	var elements []Member
+	return s.container(']', 1, &elements, func() bool {
+		e := elements[len(elements)-1]
+		elements = elements[:0]
+		return f(data[e.ValueStart:e.End])
+	})
+}
+
 // Elements returns the elements of the JSON array in data, in order, as
 // slices of data. Surrounding whitespace is allowed; anything else around
 // the array, or an array that is not valid JSON, is an error.
@@ -55,7 +91,7 @@ func whole(data []byte, open, close byte, what string) ([]Member, error) {
 		return nil, s.errorf("expected an %s", what)
 	}
 	var spans []Member
-	if err := s.container(close, 1, &spans); err != nil {
+	if err := s.container(close, 1, &spans, nil); err != nil {
 		return nil, err
 	}
 	s.space()
@@ -150,10 +186,10 @@ func (s *scanner) value(depth int) error {
 	switch {
 	case c == '{':
 		s.i++
-		return s.container('}', depth+1, nil)
+		return s.container('}', depth+1, nil, nil)
 	case c == '[':
 		s.i++
-		return s.container(']', depth+1, nil)
+		return s.container(']', depth+1, nil, nil)
 	case c == '"':
 		return s.str()
 	case c == 't':
@@ -171,8 +207,9 @@ func (s *scanner) value(depth int) error {
 // container scans the rest of an object or an array after its opening
 // bracket, through its closing one; depth is how many containers enclose
 // its values. An object's members, or an array's elements as members
-// without a name, are appended to members unless it is nil.
-func (s *scanner) container(closing byte, depth int, members *[]Member) error {
+// without a name, are appended to members unless it is nil; then, unless
+// it is nil, more tells whether to go on scanning.
+func (s *scanner) container(closing byte, depth int, members *[]Member, more func() bool) error {
 	s.space()
 	if s.next(closing) {
 		return nil
@@ -206,6 +243,9 @@ func (s *scanner) container(closing byte, depth int, members *[]Member) error {
 		if members != nil {
 			m.End = s.i
 			*members = append(*members, m)
+			if more != nil && !more() {
+				return nil
+			}
 		}
 		s.space()
 		if s.next(',') {

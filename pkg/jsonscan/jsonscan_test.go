@@ -175,7 +175,41 @@ func FuzzElements(f *testing.F) {
 				t.Fatalf("Elements(%q)[%d] = %q, encoding/json %q", data, i, got[i], want[i])
 			}
 		}
+		// EachElement visits the same, and stops where it is told to.
+		var visited [][]byte
+		if err := EachElement(data, func(e []byte) bool { visited = append(visited, e); return len(visited) < 2 }); err != nil {
+			t.Fatalf("EachElement(%q): %v", data, err)
+		}
+		if len(visited) != min(len(got), 2) {
+			t.Fatalf("EachElement(%q) visited %d elements, want %d", data, len(visited), min(len(got), 2))
+		}
+		for i := range visited {
+			if !bytes.Equal(visited[i], got[i]) {
+				t.Fatalf("EachElement(%q) visited %q as element %d, Elements gives %q", data, visited[i], i, got[i])
+			}
+		}
 	})
+}
+
+// Leading reads the first members of an object and nothing after them: the
+// rest, checked by whoever checked the whole, may hold anything.
+func TestLeadingReadsOnlyTheFirstMembers(t *testing.T) {
+	data := []byte(` {"manager":"kro-agent", "operation" : "Apply","fieldsV1": {"f:x"`)
+	got, err := Leading(data, 2)
+	if err != nil || len(got) != 2 || got[0].Name != "manager" || string(data[got[1].ValueStart:got[1].End]) != `"Apply"` {
+		t.Errorf("Leading = %+v, %v", got, err)
+	}
+	if got, err := Leading([]byte(`{"a":1}`), 2); err != nil || len(got) != 1 {
+		t.Errorf("Leading of one member = %+v, %v", got, err)
+	}
+	if got, err := Leading([]byte(`{}`), 2); err != nil || len(got) != 0 {
+		t.Errorf("Leading of no member = %+v, %v", got, err)
+	}
+	for _, in := range []string{``, `[]`, `{"a"}`, `{"a":}`, `{"a":1 "b":2}`} {
+		if _, err := Leading([]byte(in), 2); err == nil {
+			t.Errorf("Leading(%q) accepted it", in)
+		}
+	}
 }
 
 var errNull = jsonNull{}

@@ -26,6 +26,21 @@ import (
 // with what the agent already owns.
 const FieldManager = "kro-agent"
 
+// Applied tells whether a managedFields entry, of manager by operation, is
+// kro-agent's own server-side apply. It is what tells an object kro-agent
+// applied from one that only carries its labels (copied onto it by a
+// controller that copies its parent's labels, or written by someone), which
+// kro-agent neither prunes nor deletes.
+func Applied(manager, operation string) bool {
+	return manager == FieldManager && operation == string(metav1.ManagedFieldsOperationApply)
+}
+
+// AppliedByAgent tells whether an object's managedFields hold kro-agent's
+// own server-side apply (Applied).
+func AppliedByAgent(entries []metav1.ManagedFieldsEntry) bool {
+	return slices.ContainsFunc(entries, func(e metav1.ManagedFieldsEntry) bool { return Applied(e.Manager, string(e.Operation)) })
+}
+
 // Instance identifies an instance for labelling.
 type Instance struct {
 	GVK       schema.GroupVersionKind

@@ -424,7 +424,11 @@ func (c *cluster) listMembers(ctx context.Context, inst *unstructured.Unstructur
 				return
 			}
 			for i := range items {
-				found = append(found, &items[i])
+				// One that only carries the instance's labels (copied by
+				// the controller that made it) is not what kro-agent manages.
+				if ownership.AppliedByAgent(items[i].GetManagedFields()) {
+					found = append(found, &items[i])
+				}
 			}
 			c.noteList(watchedList{gvr: j.gvr, namespace: j.ns, selector: selector, seen: seenOf(items)})
 		}(j)

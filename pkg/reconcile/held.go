@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/jsonscan"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // heldObject is how the agent's informers (of instances and of managed
@@ -29,6 +31,10 @@ import (
 type heldObject struct {
 	meta metav1.ObjectMeta
 	raw  []byte
+	// applied tells an object kro-agent applied (ownership.Applied) from
+	// one that only carries its labels: only the first are the instance's
+	// to prune and delete.
+	applied bool
 }
 
 // heldLabels are the labels kept decoded: the instance index and the
@@ -90,6 +96,7 @@ func holdMembers(data []byte, top []jsonscan.Member) (*heldObject, error) {
 			err = keepOnly(v, []string{metav1.InitialEventsAnnotationKey}, &h.meta.Annotations)
 		case "managedFields":
 			managedFields = true
+			h.applied, err = appliedByAgent(v)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("decoding metadata.%s: %w", m.Name, err)
@@ -105,6 +112,46 @@ func holdMembers(data []byte, top []jsonscan.Member) (*heldObject, error) {
 	raw = append(raw, stripped...)
 	h.raw = append(raw, data[md.End:]...)
 	return h, nil
+}
+
+// appliedByAgent tells whether managedFields (their JSON) hold an entry of
+// kro-agent's server-side apply. Only the manager and operation of the
+// entries up to that one are read, not the fields they own: the API server
+// lists applies first, and writes each entry's manager and operation first.
+func appliedByAgent(managedFields []byte) (applied bool, err error) {
+	if string(managedFields) == "null" {
+		return false, nil
+	}
+	scanErr := jsonscan.EachElement(managedFields, func(entry []byte) bool {
+		var manager, operation string
+		if manager, operation, err = managerAndOperation(entry); err != nil {
+			return false
+		}
+		applied = ownership.Applied(manager, operation)
+		return !applied
+	})
+	return applied, errors.Join(scanErr, err)
+}
+
+// managerAndOperation decodes the manager and operation of one
+// managedFields entry, reading the rest of it only when they are not its
+// first two members.
+func managerAndOperation(entry []byte) (manager, operation string, err error) {
+	members, err := jsonscan.Leading(entry, 2)
+	if err == nil && (len(members) < 2 || members[0].Name != "manager" || members[1].Name != "operation") {
+		members, err = jsonscan.Members(entry)
+	}
+	for _, m := range members {
+		switch {
+		case err != nil:
+			return "", "", err
+		case m.Name == "manager":
+			err = decodeString(entry[m.ValueStart:m.End], &manager)
+		case m.Name == "operation":
+			err = decodeString(entry[m.ValueStart:m.End], &operation)
+		}
+	}
+	return manager, operation, err
 }
 
 // last returns the last member of that name, the one a decoder keeps.
@@ -213,7 +260,7 @@ func (h *heldObject) GetObjectMeta() metav1.Object { return &h.meta }
 func (h *heldObject) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 func (h *heldObject) DeepCopyObject() runtime.Object {
-	return &heldObject{meta: *h.meta.DeepCopy(), raw: h.raw}
+	return &heldObject{meta: *h.meta.DeepCopy(), raw: h.raw, applied: h.applied}
 }
 
 // heldMeta returns the metadata of an object one of the agent's informers

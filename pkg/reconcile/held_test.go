@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -28,7 +29,10 @@ func managedDeployment() *unstructured.Unstructured {
 				v1alpha1.LabelNodeID:            "deployment",
 				"team":                          "payments",
 			},
-			"managedFields": []any{map[string]any{"manager": "kro-agent"}},
+			"managedFields": []any{
+				map[string]any{"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:spec": map[string]any{}}},
+				map[string]any{"manager": "kro-agent", "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": map[string]any{"f:metadata": map[string]any{}}},
+			},
 		},
 		"spec":   map[string]any{"replicas": int64(2)},
 		"status": map[string]any{"availableReplicas": int64(1)},
@@ -155,7 +159,17 @@ func TestMembersAreReadFromTheCacheByNode(t *testing.T) {
 	other := managedDeployment()
 	other.SetName("other")
 	other.SetLabels(map[string]string{v1alpha1.LabelInstanceID: "inst-2", v1alpha1.LabelNodeID: "deployment"})
-	for _, h := range []*heldObject{web, held(t, u), held(t, other)} {
+	// The instance's labels, copied by the controller that created it
+	// (or written by hand): not kro-agent's.
+	copied := managedDeployment()
+	copied.SetName("copied")
+	copied.SetUID("u-3")
+	copied.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kro-agent", Operation: metav1.ManagedFieldsOperationUpdate}, {Manager: "operator", Operation: metav1.ManagedFieldsOperationApply}})
+	noFields := managedDeployment()
+	noFields.SetName("nofields")
+	noFields.SetUID("u-4")
+	noFields.SetManagedFields(nil)
+	for _, h := range []*heldObject{web, held(t, u), held(t, other), held(t, copied), held(t, noFields)} {
 		for _, i := range []cache.SharedIndexInformer{inf, oldInf} {
 			if err := i.GetIndexer().Add(h); err != nil {
 				t.Fatal(err)
@@ -177,5 +191,31 @@ func TestMembersAreReadFromTheCacheByNode(t *testing.T) {
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("members = %+v, want %+v", got, want)
+	}
+}
+
+// An object is kro-agent's when an entry of its managedFields is
+// kro-agent's apply, wherever that entry is and in whatever order its
+// members come; an update by kro-agent's name, or an apply by another, is
+// not.
+func TestAppliedByAgent(t *testing.T) {
+	for _, tc := range []struct {
+		managedFields string
+		want          bool
+	}{
+		{`[{"manager":"kro-agent","operation":"Apply","fieldsV1":{"f:data":{}}}]`, true},
+		{`[{"manager":"kubectl","operation":"Update"},{"manager":"kro-agent","operation":"Apply"}]`, true},
+		{`[{"operation":"Apply","time":"2026-11-27T10:00:00Z","manager":"kro-agent"}]`, true},
+		{`[{"manager":"kro-agent","operation":"Update"},{"manager":"operator","operation":"Apply"}]`, false},
+		{`[]`, false},
+		{`null`, false},
+	} {
+		got, err := appliedByAgent([]byte(tc.managedFields))
+		if err != nil || got != tc.want {
+			t.Errorf("appliedByAgent(%s) = %v, %v; want %v", tc.managedFields, got, err, tc.want)
+		}
+	}
+	if _, err := appliedByAgent([]byte(`[{"manager":1,"operation":"Apply"}]`)); err == nil {
+		t.Error("a manager that is not a string was accepted")
 	}
 }

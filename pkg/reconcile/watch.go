@@ -335,8 +335,8 @@ type member struct {
 	finalizers []string
 }
 
-// members returns the objects labelled as the instance's, by node id,
-// from the informers' caches. Nothing is decoded: the prune after every
+// members returns the objects kro-agent applied that are labelled as the
+// instance's, by node id, from the informers' caches. Nothing is decoded: the prune after every
 // apply reads them all and deletes, at most, a few. An object the
 // informers of two versions of its kind both hold is listed once.
 func (w *managedInformers) members(instUID types.UID) map[string][]member {
@@ -355,7 +355,10 @@ func (w *managedInformers) members(instUID types.UID) map[string][]member {
 		}
 		for _, o := range objs {
 			m := &o.(*heldObject).meta
-			if seen[m.UID] {
+			if seen[m.UID] || !o.(*heldObject).applied {
+				// Another's object with the instance's labels (a
+				// controller that copies its parent's labels to what it
+				// creates) is not kro-agent's to prune or delete.
 				continue
 			}
 			seen[m.UID] = true

@@ -400,6 +400,39 @@ func TestCollections(t *testing.T) {
 			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "jobs", v1alpha1.InstanceActive)
 			return ctx
 		}).
+		Assess("an object that only carries an instance's labels is neither pruned nor deleted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			pool := "{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: copied, namespace: %s}, spec: {queues: %s}}"
+			c.apply(t, fmt.Sprintf(pool, ns, "[a, b]"))
+			c.waitState(t, "kro.run/v1alpha1", "WorkerPool", ns, "copied", v1alpha1.InstanceActive)
+			// A controller that copies its parent's labels onto what it
+			// creates gives its object every label of the instance's item.
+			item := c.mustGet(t, "apps/v1", "Deployment", ns, "copied-a-eu")
+			extra := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+				"metadata": map[string]any{"name": "copied-extra", "namespace": ns},
+				"spec": map[string]any{"replicas": int64(0), "selector": map[string]any{"matchLabels": map[string]any{"worker": "copied-extra"}},
+					"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"worker": "copied-extra"}},
+						"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}}}}}
+			extra.SetLabels(item.GetLabels())
+			if _, err := c.resource(t, "apps/v1", "Deployment").Namespace(ns).Create(ctx, extra, metav1.CreateOptions{FieldManager: "operator"}); err != nil {
+				t.Fatal(err)
+			}
+			// The prune that follows the shrunk collection leaves it be.
+			c.apply(t, fmt.Sprintf(pool, ns, "[a]"))
+			eventually(t, 20*time.Second, "item b to be pruned", func() (bool, string) {
+				_, err := c.get(t, "apps/v1", "Deployment", ns, "copied-b-eu")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			c.mustGet(t, "apps/v1", "Deployment", ns, "copied-extra")
+			if tree, err := kro(t, cfg, nil, "tree", "workerpool", "copied", "-n", ns); err != nil || strings.Contains(tree, "copied-extra") {
+				t.Errorf("the tree lists what kro-agent does not manage: %v\n%s", err, tree)
+			}
+			// Nor does the instance's deletion delete it, or wait for it.
+			c.deleteAll(t, "kro.run/v1alpha1", "WorkerPool", ns, "copied")
+			c.mustGet(t, "apps/v1", "Deployment", ns, "copied-extra")
+			c.delete(t, "apps/v1", "Deployment", ns, "copied-extra")
+			return ctx
+		}).
 		Assess("two items naming one object leave the collection as it is", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			// A queue listed twice gives two items one Deployment: applying
