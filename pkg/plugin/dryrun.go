@@ -326,13 +326,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		if n.Kind != nil {
 			kind = n.Kind.GVK.Kind
 		}
-		skipped := ""
-		if dep := skippedDependency(n, excluded); dep != "" {
-			skipped = dependsOnSkipped(dep)
-		} else if why, err := resolve.Excluded(n, scope); err == nil && why != "" {
-			skipped = "includeWhen " + why + " is false"
-		}
-		if skipped != "" {
+		if skipped := skipReason(n, excluded, scope); skipped != "" {
 			excluded[n.ID] = true
 			plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: ActionSkipped, Reason: skipped})
 			continue

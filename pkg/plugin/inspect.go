@@ -121,17 +121,12 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	scope := resolve.NewScope(s.graph, inst.Object)
 	// What each node's objects are now, in topological order: a node's
 	// name renders from what its dependencies are.
-	sorted := map[string]members{}
+	sorted := map[string]nodeObjects{}
 	excluded := map[string]bool{}
 	for _, n := range s.graph.Nodes {
-		skipped := ""
-		if dep := skippedDependency(n, excluded); dep != "" {
-			skipped = dependsOnSkipped(dep)
-		} else if why, err := resolve.Excluded(n, scope); err == nil && why != "" {
-			skipped = "includeWhen " + why + " is false"
-		}
+		skipped := skipReason(n, excluded, scope)
 		excluded[n.ID] = skipped != ""
-		m := members{current: objs[n.ID]}
+		m := nodeObjects{current: objs[n.ID]}
 		if inst.GetDeletionTimestamp() == nil {
 			// An instance being deleted loses every object anyway.
 			m = sortOut(n, objs[n.ID], scope, skipped, inst.GetNamespace())
@@ -508,6 +503,19 @@ func allReady(rows []Row) bool {
 // and ready.
 func (r Row) isReady() bool {
 	return r.Ready == VerdictReady || r.Ready == VerdictExternal && r.blocking == ""
+}
+
+// skipReason says why kro-agent skips n, or "" when it does not (or cannot
+// tell yet): a dependency skipped (skipped says which are), or an
+// includeWhen that is false.
+func skipReason(n *graph.Node, skipped map[string]bool, scope *resolve.Scope) string {
+	if dep := skippedDependency(n, skipped); dep != "" {
+		return dependsOnSkipped(dep)
+	}
+	if why, err := resolve.Excluded(n, scope); err == nil && why != "" {
+		return "includeWhen " + why + " is false"
+	}
+	return ""
 }
 
 // dependsOnSkipped says why a node is skipped along with dep.

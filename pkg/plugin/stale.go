@@ -17,9 +17,9 @@ import (
 // instance's readiness waits for.
 const VerdictStale = "Stale"
 
-// members are the objects labelled as one node's, sorted out against what
-// the graph renders now.
-type members struct {
+// nodeObjects are the objects labelled as one node's, sorted out against
+// what the graph renders now.
+type nodeObjects struct {
 	// current are the objects the graph still produces.
 	current []*unstructured.Unstructured
 	// index is, for a collection, the item each current object is now.
@@ -38,13 +38,13 @@ type staleObject struct {
 // When what n produces cannot be told (its template or forEach waits for
 // something, or fails), every object counts as current: kro-agent prunes
 // nothing while any resource cannot be applied either.
-func sortOut(n *graph.Node, objs []*unstructured.Unstructured, scope *resolve.Scope, skipped, instanceNamespace string) members {
-	all := members{current: objs}
+func sortOut(n *graph.Node, objs []*unstructured.Unstructured, scope *resolve.Scope, skipped, instanceNamespace string) nodeObjects {
+	all := nodeObjects{current: objs}
 	if len(objs) == 0 || n.Kind == nil || n.External != nil {
 		return all
 	}
 	if skipped != "" {
-		out := members{}
+		out := nodeObjects{}
 		for _, u := range objs {
 			out.stale = append(out.stale, staleObject{u, skipped})
 		}
@@ -67,7 +67,7 @@ func sortOut(n *graph.Node, objs []*unstructured.Unstructured, scope *resolve.Sc
 		want[key] = item.Index
 		named = key.kind.Kind + "/" + key.name
 	}
-	out := members{index: map[*unstructured.Unstructured]int{}}
+	out := nodeObjects{index: map[*unstructured.Unstructured]int{}}
 	for _, u := range objs {
 		index, ok := want[objectKey{kind: u.GroupVersionKind().GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}]
 		switch {
