@@ -43,8 +43,11 @@ type Diagnosis struct {
 	Cause    string   `json:"cause,omitempty"`
 	Resource *Row     `json:"resource,omitempty"`
 	Details  []string `json:"details,omitempty"`
-	Events   []string `json:"events,omitempty"`
-	Advice   string   `json:"advice,omitempty"`
+	// Pods are what keeps the Pods of a blocking workload from being
+	// ready.
+	Pods   []PodTrouble `json:"pods,omitempty"`
+	Events []string     `json:"events,omitempty"`
+	Advice string       `json:"advice,omitempty"`
 }
 
 type whyOptions struct {
@@ -390,12 +393,14 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			// The object's own account of what it waits for: a
 			// Deployment whose Pods a ResourceQuota refuses says so
 			// only in its ReplicaFailure condition.
+			admission := false
 			for _, cond := range troubled(conditionsOf(r.object)) {
 				d.Details = append(d.Details, conditionLine(cond))
 				if advice := admissionAdvice(cond.Message, r, true); advice != "" && !isInstance(r.object) {
-					d.Advice = advice
+					d.Advice, admission = advice, true
 				}
 			}
+			where.explainPods(ctx, d, r, admission)
 		}
 		if r.Ready == VerdictDeleting {
 			d.Advice = "kro-agent creates it again once it is gone, and its dependents wait for that; if it stays, whoever owns its finalizers has not released them: look at that controller, and remove a finalizer only if nothing will"
@@ -629,6 +634,12 @@ func (c *cluster) recentEvents(ctx context.Context, u *unstructured.Unstructured
 // namespace/name; those about a cluster-scoped object (namespace "") are
 // looked for in every namespace, as they are recorded in default.
 func (c *cluster) recentEventsAbout(ctx context.Context, kind, namespace, name string) []string {
+	return eventLines(c.eventsAbout(ctx, kind, namespace, name), "", func(corev1.Event) bool { return true })
+}
+
+// eventsAbout lists the Events about the object kind namespace/name, the
+// oldest first.
+func (c *cluster) eventsAbout(ctx context.Context, kind, namespace, name string) []corev1.Event {
 	sel := fields.Set{"involvedObject.name": name, "involvedObject.kind": kind}
 	list, err := c.dyn.Resource(corev1.SchemeGroupVersion.WithResource("events")).Namespace(namespace).
 		List(ctx, metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
@@ -643,12 +654,21 @@ func (c *cluster) recentEventsAbout(ctx context.Context, kind, namespace, name s
 		}
 	}
 	sort.Slice(events, func(i, j int) bool { return eventTime(events[i]).Time.Before(eventTime(events[j]).Time) })
+	return events
+}
+
+// eventLines are the last few of events that keep tells, a line each,
+// with about (which object they are about) after their reason.
+func eventLines(events []corev1.Event, about string, keep func(corev1.Event) bool) []string {
 	// The same event recorded again (another retry, another series) is
 	// one line: the latest.
 	var out []string
 	for i := len(events) - 1; i >= 0 && len(out) < 5; i-- {
 		e := events[i]
-		if line := fmt.Sprintf("%s %s: %s", e.Type, e.Reason, oneLine(e.Message)); !slices.Contains(out, line) {
+		if !keep(e) {
+			continue
+		}
+		if line := fmt.Sprintf("%s %s%s: %s", e.Type, e.Reason, about, oneLine(e.Message)); !slices.Contains(out, line) {
 			out = append(out, line)
 		}
 	}
@@ -677,6 +697,9 @@ func printDiagnosis(w io.Writer, d *Diagnosis, p palette) {
 	}
 	if r := d.Resource; r != nil && r.Health != "" {
 		fmt.Fprintf(w, "  health (kstatus): %s\n", r.Health)
+	}
+	for _, t := range d.Pods {
+		fmt.Fprintf(w, "  %s\n", t)
 	}
 	if len(d.Events) > 0 {
 		fmt.Fprintln(w, p.bold("Recent events:"))

@@ -456,7 +456,8 @@ func TestPlugin(t *testing.T) {
 			var err error
 			eventually(t, 20*time.Second, "the diagnosis", func() (bool, string) {
 				out, err = kro(t, cfg, nil, "why-not-ready", "blocked", "stuck", "-n", ns)
-				return strings.Contains(out, "availableReplicas"), out
+				// The scheduler marks the Pod unschedulable soon after.
+				return strings.Contains(out, "availableReplicas") && strings.Contains(out, "Unschedulable"), out
 			})
 			if !errors.Is(err, plugin.ErrNotReady) {
 				t.Errorf("exit: %v, want not ready", err)
@@ -466,6 +467,10 @@ func TestPlugin(t *testing.T) {
 				"readyWhen ${deployment.status.?availableReplicas.orValue(0) == deployment.spec.replicas} is false",
 				"deployment.status.?availableReplicas.orValue(0) = 0",
 				"health (kstatus): InProgress",
+				// What keeps it so is in its Pod: no node matches its nodeSelector.
+				"(1 of 1) is not ready: Pending, Unschedulable: ",
+				"didn't match Pod's node affinity/selector",
+				"What to do: no node can take its Pods",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
