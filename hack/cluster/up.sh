@@ -26,7 +26,10 @@ else
   # on the host no ClusterIP is reachable: the API server calls the
   # Services of admission webhooks and aggregated APIs at their endpoints
   # (EndpointSlices) instead, as it does where kube-proxy is not on its
-  # network.
+  # network. The controller manager and the scheduler run alone, so they
+  # do not elect a leader: with leader election, a machine busy enough to
+  # delay a renewal of their lease by ten seconds (tests beside a build)
+  # made them exit, and nothing starts them again.
   kwokctl create cluster --name "$cluster_name" --runtime binary \
     --etcd-binary "$bin/etcd" \
     --kube-apiserver-binary "$bin/kube-apiserver" \
@@ -35,6 +38,8 @@ else
     --kwok-controller-binary "$bin/kwok" \
     --kubeconfig "$KWOK_WORKDIR/clusters/$cluster_name/merged-kubeconfig.yaml" \
     --extra-args kube-apiserver=enable-aggregator-routing=true \
+    --extra-args kube-controller-manager=leader-elect=false \
+    --extra-args kube-scheduler=leader-elect=false \
     ${extra_args[@]+"${extra_args[@]}"} \
     --wait 2m >&2
   kwokctl scale node --name "$cluster_name" --replicas "$nodes" >&2
