@@ -76,17 +76,29 @@ func (c *cluster) explainPods(ctx context.Context, d *Diagnosis, r *Row, advised
 		d.Details = append(d.Details, fmt.Sprintf("its Pods cannot be read: %v", err))
 		return
 	}
-	if d.Pods = podTroubles(pods); len(d.Pods) == 0 {
+	troubles := podTroubles(pods)
+	if len(troubles) == 0 {
 		return
 	}
-	first := d.Pods[0]
+	first := troubles[0]
+	if advice := podAdvice(first, r); advice != "" && !advised {
+		d.Advice = advice
+	}
+	if isPod(r.object) {
+		// Its own conditions and events are told already; what is not
+		// is a container's state.
+		d.Pods = slices.DeleteFunc(troubles, func(t PodTrouble) bool { return t.Container == "" })
+		return
+	}
+	d.Pods = troubles
 	told := oneLine(first.Message)
 	d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "Pod", r.Namespace, first.Pods[0]), " (Pod "+first.Pods[0]+")", func(e corev1.Event) bool {
 		return e.Type == corev1.EventTypeWarning && oneLine(e.Message) != told
 	})...)
-	if advice := podAdvice(first, r); advice != "" && !advised {
-		d.Advice = advice
-	}
+}
+
+func isPod(u *unstructured.Unstructured) bool {
+	return u != nil && u.GroupVersionKind().GroupKind() == schema.GroupKind{Kind: "Pod"}
 }
 
 // workloadsWithPods are the kinds whose Pods why-not-ready looks at:
@@ -101,10 +113,19 @@ var workloadsWithPods = map[schema.GroupKind]bool{
 }
 
 // podsOf lists the Pods the workload u controls: those whose controller is
-// u, or, for a Deployment, one of its ReplicaSets. It is nil for a kind
-// that controls no Pods, or one whose selector cannot be read.
+// u, or, for a Deployment, one of its ReplicaSets; a Pod is its own. It is
+// nil for a kind that controls no Pods, or one whose selector cannot be
+// read.
 func (c *cluster) podsOf(ctx context.Context, u *unstructured.Unstructured) ([]corev1.Pod, error) {
 	gk := u.GroupVersionKind().GroupKind()
+	if isPod(u) {
+		// A graph may make a Pod itself.
+		p := corev1.Pod{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err != nil {
+			return nil, fmt.Errorf("reading Pod %s: %w", u.GetName(), err)
+		}
+		return []corev1.Pod{p}, nil
+	}
 	if !workloadsWithPods[gk] {
 		return nil, nil
 	}
@@ -307,15 +328,19 @@ func allRunning(statuses []corev1.ContainerStatus) bool {
 // podAdvice is what to do about the trouble most of a workload's Pods
 // share, "" where the message says it best.
 func podAdvice(t PodTrouble, r *Row) string {
+	pods, its, ask, refer := fmt.Sprintf("resource %s's Pods", r.NodeID), "its Pods", "ask", "refer"
+	if isPod(r.object) {
+		pods, its, ask, refer = "resource "+r.NodeID, "it", "asks", "refers"
+	}
 	switch t.Reason {
 	case "Unschedulable":
-		return fmt.Sprintf("no node can take its Pods, for the reason the scheduler gives above: add or free capacity on the nodes, or change what resource %s's Pods ask for (resource requests, node selector, affinity, tolerations)", r.NodeID)
+		return fmt.Sprintf("no node can take %s, for the reason the scheduler gives above: add or free capacity on the nodes, or change what %s %s for (resource requests, node selector, affinity, tolerations)", its, pods, ask)
 	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName":
-		return fmt.Sprintf("its Pods cannot pull their image: check the image the instance gives resource %s, and that the nodes may pull it (imagePullSecrets)", r.NodeID)
+		return fmt.Sprintf("%s cannot pull the image: check the image the instance gives resource %s, and that the nodes may pull it (imagePullSecrets)", pods, r.NodeID)
 	case "CrashLoopBackOff", "Error":
-		return fmt.Sprintf("a container of its Pods keeps exiting: kubectl logs %s -c %s --previous%s shows why", t.Pods[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
+		return fmt.Sprintf("a container of %s keeps exiting: kubectl logs %s -c %s --previous%s shows why", pods, t.Pods[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
 	case "CreateContainerConfigError":
-		return "its Pods refer to configuration that is not there (the message above names it): create it, or have the template name one that exists"
+		return fmt.Sprintf("%s %s to configuration that is not there (the message above names it): create it, or have resource %s's template name one that exists", pods, refer, r.NodeID)
 	}
 	return ""
 }

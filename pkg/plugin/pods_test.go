@@ -96,14 +96,24 @@ func TestPodTroublesAreToldOnceForAllPodsTheyHold(t *testing.T) {
 }
 
 func TestPodAdviceNamesWhatToLookAt(t *testing.T) {
-	r := &Row{NodeID: "deployment", Namespace: "apps"}
+	workload := &unstructured.Unstructured{}
+	workload.SetAPIVersion("apps/v1")
+	workload.SetKind("Deployment")
+	r := &Row{NodeID: "deployment", Namespace: "apps", object: workload}
 	crash := podTroubles([]corev1.Pod{pod("a-3", corev1.PodRunning, notReady, backingOff)})[0]
-	if got := podAdvice(crash, r); !strings.Contains(got, "kubectl logs a-3 -c web --previous -n apps") {
+	if got := podAdvice(crash, r); !strings.Contains(got, "a container of resource deployment's Pods keeps exiting: kubectl logs a-3 -c web --previous -n apps") {
 		t.Errorf("advice for a crashing container: %q", got)
 	}
 	unschedulable := podTroubles([]corev1.Pod{pod("a-2", corev1.PodPending, noNode)})[0]
-	if got := podAdvice(unschedulable, r); !strings.Contains(got, "what resource deployment's Pods ask for") {
+	if got := podAdvice(unschedulable, r); !strings.Contains(got, "no node can take its Pods") || !strings.Contains(got, "what resource deployment's Pods ask for") {
 		t.Errorf("advice for a Pod no node takes: %q", got)
+	}
+	// A Pod the graph makes itself is "it".
+	self := &unstructured.Unstructured{}
+	self.SetAPIVersion("v1")
+	self.SetKind("Pod")
+	if got := podAdvice(unschedulable, &Row{NodeID: "pod", object: self}); !strings.Contains(got, "no node can take it") || !strings.Contains(got, "what resource pod asks for") {
+		t.Errorf("advice for a Pod of the graph no node takes: %q", got)
 	}
 }
 
