@@ -244,8 +244,10 @@ func podTrouble(p *corev1.Pod) (PodTrouble, bool) {
 	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || podCondition(p, corev1.PodReady) == corev1.ConditionTrue {
 		return t, false
 	}
-	if p.Status.Phase == corev1.PodFailed {
-		t.Reason, t.Message = cmp.Or(p.Status.Reason, "Failed"), p.Status.Message
+	if p.Status.Phase == corev1.PodFailed && p.Status.Reason != "" {
+		// The kubelet ended it (Evicted, say); otherwise its
+		// containers say how it failed.
+		t.Reason, t.Message = p.Status.Reason, p.Status.Message
 		return t, true
 	}
 	for _, c := range p.Status.Conditions {
@@ -275,6 +277,9 @@ func podTrouble(p *corev1.Pod) (PodTrouble, bool) {
 		}
 	}
 	t.Reason = "NotReady"
+	if p.Status.Phase == corev1.PodFailed {
+		t.Reason, t.Message = "Failed", p.Status.Message
+	}
 	return t, true
 }
 
@@ -337,8 +342,16 @@ func podAdvice(t PodTrouble, r *Row) string {
 		return fmt.Sprintf("no node can take %s, for the reason the scheduler gives above: add or free capacity on the nodes, or change what %s %s for (resource requests, node selector, affinity, tolerations)", its, pods, ask)
 	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName":
 		return fmt.Sprintf("%s cannot pull the image: check the image the instance gives resource %s, and that the nodes may pull it (imagePullSecrets)", pods, r.NodeID)
-	case "CrashLoopBackOff", "Error":
+	case "OOMKilled":
+		return fmt.Sprintf("a container of %s uses more memory than its limit: raise the limit in resource %s's template, or have it use less", pods, r.NodeID)
+	case "CrashLoopBackOff":
+		if strings.Contains(t.Message, "(OOMKilled)") {
+			return podAdvice(PodTrouble{Reason: "OOMKilled"}, r)
+		}
+		// The container that exited is the one before the back-off.
 		return fmt.Sprintf("a container of %s keeps exiting: kubectl logs %s -c %s --previous%s shows why", pods, t.Pods[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
+	case "Error":
+		return fmt.Sprintf("a container of %s exited with an error: kubectl logs %s -c %s%s shows why", pods, t.Pods[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
 	case "CreateContainerConfigError":
 		return fmt.Sprintf("%s %s to configuration that is not there (the message above names it): create it, or have resource %s's template name one that exists", pods, refer, r.NodeID)
 	}

@@ -33,6 +33,7 @@ func TestPodTroubleSaysWhereAPodIsStuck(t *testing.T) {
 	deleting.DeletionTimestamp = &metav1.Time{}
 	initStuck := pod("init", corev1.PodPending, notReady)
 	initStuck.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "migrate", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2}}}}
+	jobFailed := pod("job", corev1.PodFailed, nil, corev1.ContainerStatus{Name: "run", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}})
 	evicted := pod("evicted", corev1.PodFailed, nil)
 	evicted.Status.Reason, evicted.Status.Message = "Evicted", "The node was low on resource: memory."
 
@@ -52,6 +53,8 @@ func TestPodTroubleSaysWhereAPodIsStuck(t *testing.T) {
 			"Pending/: ContainersNotReady: containers with unready status: [web]"},
 		{"an init container that failed", initStuck, "Pending/init container migrate: Error: exited with code 2"},
 		{"evicted", evicted, "Failed/: Evicted: The node was low on resource: memory."},
+		{"a Job's Pod that failed tells its container's exit", jobFailed, "Failed/run: Error: exited with code 3 (Error)"},
+		{"failed, no container told", pod("a", corev1.PodFailed, nil), "Failed/: Failed: "},
 		{"running, not ready: the readiness probe", pod("a", corev1.PodRunning, notReady, corev1.ContainerStatus{Name: "web", State: running}),
 			"Running/: ContainersNotReady: its containers run, but not all are ready: their readiness probe has not passed (the Pod's events say why)"},
 	} {
@@ -107,6 +110,15 @@ func TestPodAdviceNamesWhatToLookAt(t *testing.T) {
 	unschedulable := podTroubles([]corev1.Pod{pod("a-2", corev1.PodPending, noNode)})[0]
 	if got := podAdvice(unschedulable, r); !strings.Contains(got, "no node can take its Pods") || !strings.Contains(got, "what resource deployment's Pods ask for") {
 		t.Errorf("advice for a Pod no node takes: %q", got)
+	}
+	failed := podTroubles([]corev1.Pod{pod("job-1", corev1.PodFailed, nil, corev1.ContainerStatus{Name: "run", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error"}}})})[0]
+	if got := podAdvice(failed, r); !strings.Contains(got, "kubectl logs job-1 -c run -n apps shows why") {
+		t.Errorf("advice for a container that exited, not restarted: %q", got)
+	}
+	oom := backingOff
+	oom.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}
+	if got := podAdvice(podTroubles([]corev1.Pod{pod("a-4", corev1.PodRunning, notReady, oom)})[0], r); !strings.Contains(got, "uses more memory than its limit: raise the limit in resource deployment's template") {
+		t.Errorf("advice for a container killed for its memory: %q", got)
 	}
 	// A Pod the graph makes itself is "it".
 	self := &unstructured.Unstructured{}
