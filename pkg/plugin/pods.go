@@ -23,8 +23,8 @@ import (
 // only that; what keeps it so (a Pod no node can take, an image that
 // cannot be pulled, a container that keeps exiting) is in its Pods.
 type PodTrouble struct {
-	// Pods names the first few Pods it holds; Count is how many it holds.
-	Pods  []string `json:"names"`
+	// Names are the first few Pods it holds; Count is how many it holds.
+	Names []string `json:"names"`
 	Count int      `json:"count"`
 	// Of is how many Pods the workload has.
 	Of    int    `json:"of"`
@@ -43,11 +43,11 @@ const podTroublesShown = 3
 
 // String is the trouble as why-not-ready prints it.
 func (t PodTrouble) String() string {
-	who, are := "Pod "+strings.Join(t.Pods, ", "), "is"
+	who, are := "Pod "+strings.Join(t.Names, ", "), "is"
 	if t.Count > 1 {
-		who, are = "Pods "+strings.Join(t.Pods, ", "), "are"
+		who, are = "Pods "+strings.Join(t.Names, ", "), "are"
 	}
-	if more := t.Count - len(t.Pods); more > 0 {
+	if more := t.Count - len(t.Names); more > 0 {
 		who += fmt.Sprintf(" and %d more", more)
 	}
 	where := t.Phase
@@ -92,7 +92,7 @@ func (c *cluster) explainPods(ctx context.Context, d *Diagnosis, r *Row, advised
 	}
 	d.Pods = troubles
 	told := oneLine(first.Message)
-	d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "Pod", r.Namespace, first.Pods[0]), " (Pod "+first.Pods[0]+")", func(e corev1.Event) bool {
+	d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "Pod", r.Namespace, first.Names[0]), " (Pod "+first.Names[0]+")", func(e corev1.Event) bool {
 		return e.Type == corev1.EventTypeWarning && oneLine(e.Message) != told
 	})...)
 }
@@ -219,8 +219,8 @@ func podTroubles(pods []corev1.Pod) []PodTrouble {
 			j = len(out) - 1
 		}
 		out[j].Count++
-		if len(out[j].Pods) < podsNamed {
-			out[j].Pods = append(out[j].Pods, pods[i].Name)
+		if len(out[j].Names) < podsNamed {
+			out[j].Names = append(out[j].Names, pods[i].Name)
 		}
 	}
 	for i := range out {
@@ -349,9 +349,9 @@ func podAdvice(t PodTrouble, r *Row) string {
 			return podAdvice(PodTrouble{Reason: "OOMKilled"}, r)
 		}
 		// The container that exited is the one before the back-off.
-		return fmt.Sprintf("a container of %s keeps exiting: kubectl logs %s -c %s --previous%s shows why", pods, t.Pods[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
+		return fmt.Sprintf("a container of %s keeps exiting: kubectl logs %s -c %s --previous%s shows why", pods, t.Names[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
 	case "Error":
-		return fmt.Sprintf("a container of %s exited with an error: kubectl logs %s -c %s%s shows why", pods, t.Pods[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
+		return fmt.Sprintf("a container of %s exited with an error: kubectl logs %s -c %s%s shows why", pods, t.Names[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
 	case "CreateContainerConfigError":
 		return fmt.Sprintf("%s %s to configuration that is not there (the message above names it): create it, or have resource %s's template name one that exists", pods, refer, r.NodeID)
 	}
