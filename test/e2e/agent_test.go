@@ -239,18 +239,22 @@ func TestWebAppLifecycle(t *testing.T) {
 		}).
 		Assess("suspend stops all writes and says so; resuming repairs", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			annotate := func(v string) {
+			annotateOn := func(name, v string) {
 				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, v1alpha1.AnnotationReconcile, v)
-				if _, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Patch(ctx, "shop", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				if _, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			annotate(`"suspended"`)
-			eventually(t, 10*time.Second, "ResourcesReady to say Suspended", func() (bool, string) {
-				inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
-				cond := condition(inst, "ResourcesReady")
-				return cond != nil && cond.Reason == "Suspended", conditionSummary(inst)
-			})
+			annotate := func(v string) { annotateOn("shop", v) }
+			suspended := func(name string) {
+				annotateOn(name, `"suspended"`)
+				eventually(t, 10*time.Second, "ResourcesReady to say Suspended", func() (bool, string) {
+					inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, name)
+					cond := condition(inst, "ResourcesReady")
+					return cond != nil && cond.Reason == "Suspended", conditionSummary(inst)
+				})
+			}
+			suspended("shop")
 			c.delete(t, "v1", "ConfigMap", ns, "shop-config")
 			never(t, 3*time.Second, "a suspended instance's ConfigMap was recreated", func() bool {
 				_, err := c.get(t, "v1", "ConfigMap", ns, "shop-config")
@@ -269,6 +273,18 @@ func TestWebAppLifecycle(t *testing.T) {
 				return err == nil, fmt.Sprint(err)
 			})
 			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceActive)
+
+			// Deleting is asked for in so many words: a suspended instance
+			// is deleted with its resources, not held until a resume.
+			c.apply(t, webapp(ns, "paused", ", replicas: 1"))
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "paused", v1alpha1.InstanceActive)
+			suspended("paused")
+			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "paused")
+			eventually(t, 20*time.Second, "the suspended instance and its resources to be gone", func() (bool, string) {
+				_, instErr := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "paused")
+				_, cmErr := c.get(t, "v1", "ConfigMap", ns, "paused-config")
+				return apierrors.IsNotFound(instErr) && apierrors.IsNotFound(cmErr), fmt.Sprintf("instance: %v; ConfigMap: %v", instErr, cmErr)
+			})
 			return ctx
 		}).
 		Assess("deletion goes in reverse topological order, waiting for each layer", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
