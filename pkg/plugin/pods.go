@@ -95,6 +95,30 @@ func (c *cluster) explainPods(ctx context.Context, d *Diagnosis, r *Row, advised
 	d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "Pod", r.Namespace, first.Names[0]), " (Pod "+first.Names[0]+")", func(e corev1.Event) bool {
 		return e.Type == corev1.EventTypeWarning && oneLine(e.Message) != told
 	})...)
+	if waitsForClaims(first) {
+		// Why a claim is not bound is told only about the claim.
+		i := slices.IndexFunc(pods, func(p corev1.Pod) bool { return p.Name == first.Names[0] })
+		for _, claim := range claimsOf(&pods[i]) {
+			d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "PersistentVolumeClaim", r.Namespace, claim), " (PersistentVolumeClaim "+claim+")", func(corev1.Event) bool { return true })...)
+		}
+	}
+}
+
+// waitsForClaims tells Pods the scheduler holds back until their
+// PersistentVolumeClaims are bound: no node lacks anything, a volume does.
+func waitsForClaims(t PodTrouble) bool {
+	return t.Reason == "Unschedulable" && strings.Contains(t.Message, "unbound") && strings.Contains(t.Message, "PersistentVolumeClaim")
+}
+
+// claimsOf names the PersistentVolumeClaims p mounts, at most a few.
+func claimsOf(p *corev1.Pod) []string {
+	var claims []string
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil && len(claims) < podsNamed {
+			claims = append(claims, v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	return claims
 }
 
 func isPod(u *unstructured.Unstructured) bool {
@@ -333,13 +357,18 @@ func allRunning(statuses []corev1.ContainerStatus) bool {
 // podAdvice is what to do about the trouble most of a workload's Pods
 // share, "" where the message says it best.
 func podAdvice(t PodTrouble, r *Row) string {
-	pods, its, ask, refer := fmt.Sprintf("resource %s's Pods", r.NodeID), "its Pods", "ask", "refer"
+	// The workload's Pods, or a Pod of the graph itself.
+	pods, its, their, plural := fmt.Sprintf("resource %s's Pods", r.NodeID), "its Pods", "their", ""
 	if isPod(r.object) {
-		pods, its, ask, refer = "resource "+r.NodeID, "it", "asks", "refers"
+		pods, its, their, plural = "resource "+r.NodeID, "it", "its", "s"
 	}
+	if waitsForClaims(t) {
+		return fmt.Sprintf("%s wait%s for %s PersistentVolumeClaims to be bound (the claims' events above say why they are not): give the claims a StorageClass that provisions volumes (storageClassName in resource %s's template, or a default StorageClass in the cluster), or create PersistentVolumes they can bind", pods, plural, their, r.NodeID)
+	}
+	container := strings.TrimPrefix(t.Container, "init container ")
 	switch t.Reason {
 	case "Unschedulable":
-		return fmt.Sprintf("no node can take %s, for the reason the scheduler gives above: add or free capacity on the nodes, or change what %s %s for (resource requests, node selector, affinity, tolerations)", its, pods, ask)
+		return fmt.Sprintf("no node can take %s, for the reason the scheduler gives above: add or free capacity on the nodes, or change what %s ask%s for (resource requests, node selector, affinity, tolerations)", its, pods, plural)
 	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName":
 		return fmt.Sprintf("%s cannot pull the image: check the image the instance gives resource %s, and that the nodes may pull it (imagePullSecrets)", pods, r.NodeID)
 	case "OOMKilled":
@@ -349,11 +378,11 @@ func podAdvice(t PodTrouble, r *Row) string {
 			return podAdvice(PodTrouble{Reason: "OOMKilled"}, r)
 		}
 		// The container that exited is the one before the back-off.
-		return fmt.Sprintf("a container of %s keeps exiting: kubectl logs %s -c %s --previous%s shows why", pods, t.Names[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
+		return fmt.Sprintf("a container of %s keeps exiting: kubectl logs %s -c %s --previous%s shows why", pods, t.Names[0], container, namespaceFlag(r.Namespace))
 	case "Error":
-		return fmt.Sprintf("a container of %s exited with an error: kubectl logs %s -c %s%s shows why", pods, t.Names[0], strings.TrimPrefix(t.Container, "init container "), namespaceFlag(r.Namespace))
+		return fmt.Sprintf("a container of %s exited with an error: kubectl logs %s -c %s%s shows why", pods, t.Names[0], container, namespaceFlag(r.Namespace))
 	case "CreateContainerConfigError":
-		return fmt.Sprintf("%s %s to configuration that is not there (the message above names it): create it, or have resource %s's template name one that exists", pods, refer, r.NodeID)
+		return fmt.Sprintf("%s refer%s to configuration that is not there (the message above names it): create it, or have resource %s's template name one that exists", pods, plural, r.NodeID)
 	}
 	return ""
 }

@@ -120,12 +120,28 @@ func TestPodAdviceNamesWhatToLookAt(t *testing.T) {
 	if got := podAdvice(podTroubles([]corev1.Pod{pod("a-4", corev1.PodRunning, notReady, oom)})[0], r); !strings.Contains(got, "uses more memory than its limit: raise the limit in resource deployment's template") {
 		t.Errorf("advice for a container killed for its memory: %q", got)
 	}
+	claim := pod("db-0", corev1.PodPending, []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found"}})
+	waiting := podTroubles([]corev1.Pod{claim})[0]
+	if got := podAdvice(waiting, r); !strings.Contains(got, "resource deployment's Pods wait for their PersistentVolumeClaims to be bound") || strings.Contains(got, "no node") {
+		t.Errorf("advice for a Pod whose claim is not bound: %q", got)
+	}
 	// A Pod the graph makes itself is "it".
 	self := &unstructured.Unstructured{}
 	self.SetAPIVersion("v1")
 	self.SetKind("Pod")
 	if got := podAdvice(unschedulable, &Row{NodeID: "pod", object: self}); !strings.Contains(got, "no node can take it") || !strings.Contains(got, "what resource pod asks for") {
 		t.Errorf("advice for a Pod of the graph no node takes: %q", got)
+	}
+}
+
+func TestClaimsOfAPod(t *testing.T) {
+	p := corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+		{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-db-0"}}},
+	}}}
+	if got := claimsOf(&p); len(got) != 1 || got[0] != "data-db-0" {
+		t.Errorf("claims = %v, want [data-db-0]", got)
 	}
 }
 

@@ -399,6 +399,36 @@ spec:
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${left.metadata.name}-leaf"}}
 `
 
+// claimRGD makes a StatefulSet whose Pod mounts a claim no volume can
+// bind: the local cluster has no StorageClass.
+const claimRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: claims}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Claims
+    spec: {size: string | default=1Gi}
+  resources:
+  - id: db
+    template:
+      apiVersion: apps/v1
+      kind: StatefulSet
+      metadata: {name: "${schema.metadata.name}"}
+      spec:
+        serviceName: "${schema.metadata.name}"
+        replicas: 1
+        selector: {matchLabels: {db: "${schema.metadata.name}"}}
+        template:
+          metadata: {labels: {db: "${schema.metadata.name}"}}
+          spec: {containers: [{name: db, image: postgres}]}
+        volumeClaimTemplates:
+        - metadata: {name: data}
+          spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: "${schema.spec.size}"}}}
+    readyWhen: ["${db.status.?readyReplicas.orValue(0) == 1}"]
+`
+
 func TestPlugin(t *testing.T) {
 	const ns = "plugin"
 	f := features.New("kubectl kro explains instances").
@@ -480,6 +510,29 @@ func TestPlugin(t *testing.T) {
 			if err != nil || !regexp.MustCompile(`service +Service/stuck +`+ns+` +Missing +- +not created yet: kro-agent waits for deployment to be ready`).MatchString(tree) {
 				t.Errorf("the Service waiting on the Deployment should show as missing, and why: %v\n%s", err, tree)
 			}
+			return ctx
+		}).
+		Assess("why-not-ready tells a Pod that waits for its claim, and why the claim is not bound", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, claimRGD)
+			c.waitRGDActive(t, "claims")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Claims, metadata: {name: pg, namespace: %s}, spec: {}}", ns))
+			var out string
+			eventually(t, 30*time.Second, "the claim's event in the diagnosis", func() (bool, string) {
+				out, _ = kro(t, cfg, nil, "why-not-ready", "claims", "pg", "-n", ns)
+				return strings.Contains(out, "(PersistentVolumeClaim data-pg-0): "), out
+			})
+			for _, want := range []string{
+				"Root cause: resource db (StatefulSet pg) is not ready",
+				"Pod pg-0 (1 of 1) is not ready: Pending, Unschedulable: ",
+				"unbound immediate PersistentVolumeClaims",
+				"What to do: resource db's Pods wait for their PersistentVolumeClaims to be bound",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
+				}
+			}
+			c.delete(t, "kro.run/v1alpha1", "Claims", ns, "pg")
 			return ctx
 		}).
 		Assess("why-not-ready shows the apply the API server refuses, and the object's name", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
