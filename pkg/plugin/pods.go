@@ -88,13 +88,13 @@ func (c *cluster) explainPods(ctx context.Context, d *Diagnosis, r *Row, advised
 		// Its own conditions and events are told already; what is not
 		// is a container's state.
 		d.Pods = slices.DeleteFunc(troubles, func(t PodTrouble) bool { return t.Container == "" })
-		return
+	} else {
+		d.Pods = troubles
+		told := oneLine(first.Message)
+		d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "Pod", r.Namespace, first.Names[0]), " (Pod "+first.Names[0]+")", func(e corev1.Event) bool {
+			return e.Type == corev1.EventTypeWarning && oneLine(e.Message) != told
+		})...)
 	}
-	d.Pods = troubles
-	told := oneLine(first.Message)
-	d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "Pod", r.Namespace, first.Names[0]), " (Pod "+first.Names[0]+")", func(e corev1.Event) bool {
-		return e.Type == corev1.EventTypeWarning && oneLine(e.Message) != told
-	})...)
 	if waitsForClaims(first) {
 		// Why a claim is not bound is told only about the claim.
 		i := slices.IndexFunc(pods, func(p corev1.Pod) bool { return p.Name == first.Names[0] })
@@ -363,7 +363,7 @@ func podAdvice(t PodTrouble, r *Row) string {
 		pods, its, their, plural = "resource "+r.NodeID, "it", "its", "s"
 	}
 	if waitsForClaims(t) {
-		return fmt.Sprintf("%s wait%s for %s PersistentVolumeClaims to be bound (the claims' events above say why they are not): give the claims a StorageClass that provisions volumes (storageClassName in resource %s's template, or a default StorageClass in the cluster), or create PersistentVolumes they can bind", pods, plural, their, r.NodeID)
+		return fmt.Sprintf("%s wait%s for %s PersistentVolumeClaims to be bound (the claims' events above say why they are not): give the claims a StorageClass that provisions volumes (their storageClassName, or a default StorageClass in the cluster), or create PersistentVolumes they can bind", pods, plural, their)
 	}
 	container := strings.TrimPrefix(t.Container, "init container ")
 	switch t.Reason {
