@@ -853,3 +853,14 @@ func failRegistrationsWhenAsked(rt http.RoundTripper) http.RoundTripper {
 		return rt.RoundTrip(r)
 	})
 }
+
+// sayAll reports each of wants that out, what command printed, does not
+// say.
+func sayAll(t *testing.T, command, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s lacks %q:\n%s", command, want, out)
+		}
+	}
+}

@@ -492,7 +492,7 @@ func TestPlugin(t *testing.T) {
 			if !errors.Is(err, plugin.ErrNotReady) {
 				t.Errorf("exit: %v, want not ready", err)
 			}
-			for _, want := range []string{
+			sayAll(t, "why-not-ready", out,
 				"Root cause: resource deployment (Deployment stuck) is not ready",
 				"readyWhen ${deployment.status.?availableReplicas.orValue(0) == deployment.spec.replicas} is false",
 				"deployment.status.?availableReplicas.orValue(0) = 0",
@@ -501,11 +501,7 @@ func TestPlugin(t *testing.T) {
 				"(1 of 1) is not ready: Pending, Unschedulable: ",
 				"didn't match Pod's node affinity/selector",
 				"What to do: no node can take its Pods",
-			} {
-				if !strings.Contains(out, want) {
-					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
-				}
-			}
+			)
 			tree, err := kro(t, cfg, nil, "tree", "blocked", "stuck", "-n", ns)
 			if err != nil || !regexp.MustCompile(`service +Service/stuck +`+ns+` +Missing +- +not created yet: kro-agent waits for deployment to be ready`).MatchString(tree) {
 				t.Errorf("the Service waiting on the Deployment should show as missing, and why: %v\n%s", err, tree)
@@ -522,16 +518,12 @@ func TestPlugin(t *testing.T) {
 				out, _ = kro(t, cfg, nil, "why-not-ready", "claims", "pg", "-n", ns)
 				return strings.Contains(out, "(PersistentVolumeClaim data-pg-0): "), out
 			})
-			for _, want := range []string{
+			sayAll(t, "why-not-ready", out,
 				"Root cause: resource db (StatefulSet pg) is not ready",
 				"Pod pg-0 (1 of 1) is not ready: Pending, Unschedulable: ",
 				"unbound immediate PersistentVolumeClaims",
 				"What to do: resource db's Pods wait for their PersistentVolumeClaims to be bound",
-			} {
-				if !strings.Contains(out, want) {
-					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
-				}
-			}
+			)
 			c.delete(t, "kro.run/v1alpha1", "Claims", ns, "pg")
 			return ctx
 		}).
@@ -551,15 +543,11 @@ func TestPlugin(t *testing.T) {
 			if !errors.Is(err, plugin.ErrNotReady) {
 				t.Errorf("exit: %v, want not ready", err)
 			}
-			for _, want := range []string{
+			sayAll(t, "why-not-ready", out,
 				"Root cause: resource config (ConfigMap clash-config) is someone else's",
 				"exists and was not created by kro-agent (it has no kro.run/instance-id label)",
 				"delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource config render another name",
-			} {
-				if !strings.Contains(out, want) {
-					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
-				}
-			}
+			)
 			tree, err := kro(t, cfg, nil, "tree", "webapp/clash", "-n", ns)
 			if err != nil || !regexp.MustCompile(`config +ConfigMap/clash-config +\S+ +Conflict +- +exists and was not created by kro-agent`).MatchString(tree) ||
 				!strings.Contains(tree, "not created yet: waiting for resource config") {
@@ -655,11 +643,7 @@ func TestPlugin(t *testing.T) {
 			if !errors.Is(err, plugin.ErrNotReady) {
 				t.Errorf("why-not-ready exit: %v, want not ready", err)
 			}
-			for _, want := range []string{"Root cause: TeamConfig/loose does not set a field its resources are rendered from", named, "kubectl edit teamconfig loose -n " + ns} {
-				if !strings.Contains(out, want) {
-					t.Errorf("why-not-ready lacks %q:\n%s", want, out)
-				}
-			}
+			sayAll(t, "why-not-ready", out, "Root cause: TeamConfig/loose does not set a field its resources are rendered from", named, "kubectl edit teamconfig loose -n "+ns)
 			if tree, err := kro(t, cfg, nil, "tree", "teamconfig", "loose", "-n", ns); err != nil || !strings.Contains(tree, "not created yet: the instance does not set spec.team") {
 				t.Errorf("tree: %v\n%s", err, tree)
 			}
@@ -806,11 +790,7 @@ func TestPlugin(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			for _, want := range []string{"config: ConfigMap plugin/preview-config CREATE", "deployment: Deployment plugin/preview CREATE", "service: Service plugin/preview CREATE", "ingress: Ingress SKIPPED\n  includeWhen ${schema.spec.ingress.enabled} is false", "+  replicas: 1"} {
-				if !strings.Contains(out, want) {
-					t.Errorf("dry-run lacks %q:\n%s", want, out)
-				}
-			}
+			sayAll(t, "dry-run", out, "config: ConfigMap plugin/preview-config CREATE", "deployment: Deployment plugin/preview CREATE", "service: Service plugin/preview CREATE", "ingress: Ingress SKIPPED\n  includeWhen ${schema.spec.ingress.enabled} is false", "+  replicas: 1")
 			if _, err := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "preview"); err == nil {
 				t.Error("dry-run created the instance")
 			}
@@ -1112,11 +1092,7 @@ func TestPlugin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"WebApp", "ready", "WorkerPool", "pool", "ACTIVE"} {
-				if !strings.Contains(out, want) {
-					t.Errorf("status lacks %q:\n%s", want, out)
-				}
-			}
+			sayAll(t, "status", out, "WebApp", "ready", "WorkerPool", "pool", "ACTIVE")
 			if strings.Contains(out, "NAMESPACE") {
 				t.Errorf("status of one namespace has a NAMESPACE column, as kubectl has only with -A:\n%s", out)
 			}

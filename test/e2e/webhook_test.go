@@ -110,16 +110,12 @@ func TestWebhooks(t *testing.T) {
 				out, err = kubectl(t, cfg, brokenRGD, "apply", "-f", "-")
 				return err != nil && strings.Contains(out, "denied the request"), out
 			})
-			for _, want := range []string{
+			sayAll(t, "denial", out,
 				`admission webhook "resourcegraphdefinitions.kro-agent.kro.run" denied the request: ResourceGraphDefinition broken is invalid`,
 				`spec.resources[first].template.spec.replicas: Invalid value: "${schema.spec.name}": expression has type string, but the field expects int`,
 				`spec.resources[second].template.data.x`, `undeclared reference to 'nowhere'`,
 				`dependency cycle: first -> second -> first`,
-			} {
-				if !strings.Contains(out, want) {
-					t.Errorf("denial lacks %q:\n%s", want, out)
-				}
-			}
+			)
 			c := newClients(t, cfg)
 			if _, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "broken"); err == nil {
 				t.Error("the invalid RGD was stored")
