@@ -302,6 +302,12 @@ func (c *compiler) templateKind(n *Node, path *field.Path) *kinds.Info {
 				c.errs = append(c.errs, field.Required(path.Child("metadata", "name"), "a template needs a name (it may use expressions)"))
 			}
 		case nil:
+			if _, generated := meta["generateName"]; generated {
+				// Applied by name, again at every reconcile, a generated
+				// name would make a new object each time.
+				c.errs = append(c.errs, field.Forbidden(path.Child("metadata", "generateName"), "kro-agent applies each object by its name, again whenever it reconciles, so a generated name would make a new object each time; give metadata.name instead (it may use expressions, such as ${schema.metadata.name}-suffix)"))
+				break
+			}
 			c.errs = append(c.errs, field.Required(path.Child("metadata", "name"), "a template needs a name (it may use expressions)"))
 		default:
 			c.errs = append(c.errs, field.Invalid(path.Child("metadata", "name"), literalShown(name), literalMismatch(name, spec.StringProperty())))

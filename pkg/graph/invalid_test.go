@@ -116,6 +116,10 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {labels: {a: b}}}`,
 			"spec.resources[cm].template.metadata.name", `needs a name`},
+		{"a generated name", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {generateName: "cm-"}}`,
+			"spec.resources[cm].template.metadata.generateName", `a generated name would make a new object each time; give metadata.name instead`},
 		{"unknown kind", "", `
   - id: widget
     template: {apiVersion: example.com/v1, kind: Widget, metadata: {name: x}}`,
