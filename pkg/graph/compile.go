@@ -56,6 +56,16 @@ var (
 	celReservedWords = []string{"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
 )
 
+// serverSetMetadata are the fields of an object's metadata the API server
+// sets that make kro-agent's server-side apply of a template fail.
+// creationTimestamp and generation it ignores (kubectl's YAML often carries
+// a null creationTimestamp).
+var serverSetMetadata = []struct{ name, refused string }{
+	{"uid", "refuses an apply naming another object's uid, or one that does not exist yet"},
+	{"resourceVersion", "refuses an apply that carries one as a conflict as soon as the object has changed"},
+	{"managedFields", "refuses an apply that carries them"},
+}
+
 // Compile validates rgd and builds its Graph. On failure the error is an
 // *Error listing every problem found, each naming its field path.
 func Compile(rgd *v1alpha1.ResourceGraphDefinition, opts Options) (*Graph, error) {
@@ -311,6 +321,11 @@ func (c *compiler) templateKind(n *Node, path *field.Path) *kinds.Info {
 			c.errs = append(c.errs, field.Required(path.Child("metadata", "name"), "a template needs a name (it may use expressions)"))
 		default:
 			c.errs = append(c.errs, field.Invalid(path.Child("metadata", "name"), literalShown(name), literalMismatch(name, spec.StringProperty())))
+		}
+		for _, f := range serverSetMetadata {
+			if _, set := meta[f.name]; set {
+				c.errs = append(c.errs, field.Forbidden(path.Child("metadata", f.name), fmt.Sprintf("the API server sets it, and %s: remove it (a template copied from a live object, kubectl get -o yaml, carries it)", f.refused)))
+			}
 		}
 		if labels, ok := meta["labels"].(map[string]any); ok {
 			for _, k := range slices.Sorted(maps.Keys(labels)) {

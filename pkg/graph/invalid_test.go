@@ -116,6 +116,18 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {labels: {a: b}}}`,
 			"spec.resources[cm].template.metadata.name", `needs a name`},
+		{"a uid, as a live object has", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, uid: 0b2d5f3e-1c4a-4a7e-9d1b-2f6c8e0a9b7d}}`,
+			"spec.resources[cm].template.metadata.uid", `Forbidden: the API server sets it, and refuses an apply naming another object's uid`},
+		{"a resourceVersion", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, resourceVersion: "4711"}}`,
+			"spec.resources[cm].template.metadata.resourceVersion", `as a conflict as soon as the object has changed: remove it (a template copied from a live object`},
+		{"managedFields", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, managedFields: [{manager: kubectl}]}}`,
+			"spec.resources[cm].template.metadata.managedFields", `refuses an apply that carries them`},
 		{"a generated name", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {generateName: "cm-"}}`,
