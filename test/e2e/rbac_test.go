@@ -346,10 +346,12 @@ rules:
 						strings.Contains(fmt.Sprint(events[0].Object["note"]), "grant kro-agent get, list, watch, update and patch on gadgets.roles.example.com and gadgets.roles.example.com/status"),
 					fmt.Sprint(len(events), " events")
 			})
-			if out, err := kro(t, cfg, nil, "why-not-ready", "gadget", "g1", "-n", ns); err == nil ||
-				!strings.Contains(out, "Gadget/g1's status is not up to date: the API server refuses kro-agent's writes of it") {
-				t.Errorf("why-not-ready while the status may not be written: %v\n%s", err, out)
-			}
+			// The RGD tells its kind is listed again a moment after the
+			// instance's informer has listed it.
+			eventually(t, 10*time.Second, "why-not-ready to say the status may not be written", func() (bool, string) {
+				out, err := kro(t, cfg, nil, "why-not-ready", "gadget", "g1", "-n", ns)
+				return err != nil && strings.Contains(out, "Gadget/g1's status is not up to date: the API server refuses kro-agent's writes of it"), fmt.Sprintf("%v\n%s", err, out)
+			})
 			c.apply(t, fmt.Sprintf(gadgetsGrant, ", update, patch"))
 			granted := time.Now()
 			c.waitState(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1", v1alpha1.InstanceActive)
