@@ -336,9 +336,10 @@ type member struct {
 }
 
 // members returns the objects kro-agent applied that are labelled as the
-// instance's, by node id, from the informers' caches. Nothing is decoded: the prune after every
-// apply reads them all and deletes, at most, a few. An object the
-// informers of two versions of its kind both hold is listed once.
+// instance's, by node id, from the informers' caches. Nothing is decoded:
+// the prune after every apply reads them all and deletes, at most, a few.
+// An object the informers of two versions of its kind both hold is listed
+// once.
 func (w *managedInformers) members(instUID types.UID) map[string][]member {
 	w.mu.Lock()
 	informers := make(map[schema.GroupVersionResource]cache.SharedIndexInformer, len(w.byGVR))
@@ -354,8 +355,9 @@ func (w *managedInformers) members(instUID types.UID) map[string][]member {
 			continue
 		}
 		for _, o := range objs {
-			m := &o.(*heldObject).meta
-			if seen[m.UID] || !o.(*heldObject).applied {
+			h := o.(*heldObject)
+			m := &h.meta
+			if seen[m.UID] || !h.applied {
 				// Another's object with the instance's labels (a
 				// controller that copies its parent's labels to what it
 				// creates) is not kro-agent's to prune or delete.
@@ -367,7 +369,7 @@ func (w *managedInformers) members(instUID types.UID) map[string][]member {
 			if m.DeletionTimestamp != nil {
 				// Rare, so decoded only here rather than held for every object.
 				mem.terminating = true
-				if u, err := o.(*heldObject).object(); err == nil {
+				if u, err := h.object(); err == nil {
 					mem.finalizers = u.GetFinalizers()
 				}
 			}
