@@ -159,7 +159,7 @@ func (c *cluster) podsOf(ctx context.Context, u *unstructured.Unstructured) ([]c
 	}
 	controllers := map[types.UID]bool{u.GetUID(): true}
 	if gk.Kind == "Deployment" {
-		sets, err := listTyped[appsv1.ReplicaSet](ctx, c, appsv1.SchemeGroupVersion.WithResource("replicasets"), u.GetNamespace(), selector)
+		sets, err := listTyped[appsv1.ReplicaSet](ctx, c, appsv1.SchemeGroupVersion.WithResource("replicasets"), u.GetNamespace(), metav1.ListOptions{LabelSelector: selector.String()})
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +171,7 @@ func (c *cluster) podsOf(ctx context.Context, u *unstructured.Unstructured) ([]c
 		}
 	}
 	gvr := corev1.SchemeGroupVersion.WithResource("pods")
-	pods, err := listTyped[corev1.Pod](ctx, c, gvr, u.GetNamespace(), selector)
+	pods, err := listTyped[corev1.Pod](ctx, c, gvr, u.GetNamespace(), metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		return nil, err
 	}
@@ -200,24 +200,6 @@ func workloadSelector(u *unstructured.Unstructured) (labels.Selector, bool) {
 		return nil, false
 	}
 	return selector, true
-}
-
-// listTyped lists the objects of gvr in namespace that selector matches,
-// as T.
-func listTyped[T any](ctx context.Context, c *cluster, gvr schema.GroupVersionResource, namespace string, selector labels.Selector) ([]T, error) {
-	list, err := c.dyn.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(list.Items))
-	for _, item := range list.Items {
-		var t T
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &t); err != nil {
-			return nil, fmt.Errorf("reading %s %s: %w", item.GetKind(), item.GetName(), err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 func controlledBy(o metav1.Object, uid types.UID) bool {

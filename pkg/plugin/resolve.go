@@ -503,3 +503,20 @@ func rgdKind(r *v1alpha1.ResourceGraphDefinition) schema.GroupVersionKind {
 	}
 	return r.Spec.Schema.GroupVersionKind()
 }
+
+// listTyped lists the objects of gvr in namespace that opts select, as T.
+func listTyped[T any](ctx context.Context, c *cluster, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) ([]T, error) {
+	list, err := c.dyn.Resource(gvr).Namespace(namespace).List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(list.Items))
+	for _, item := range list.Items {
+		var t T
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &t); err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", item.GetKind(), item.GetName(), err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -641,17 +640,10 @@ func (c *cluster) recentEventsAbout(ctx context.Context, kind, namespace, name s
 // oldest first.
 func (c *cluster) eventsAbout(ctx context.Context, kind, namespace, name string) []corev1.Event {
 	sel := fields.Set{"involvedObject.name": name, "involvedObject.kind": kind}
-	list, err := c.dyn.Resource(corev1.SchemeGroupVersion.WithResource("events")).Namespace(namespace).
-		List(ctx, metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
+	events, err := listTyped[corev1.Event](ctx, c, corev1.SchemeGroupVersion.WithResource("events"), namespace,
+		metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
 	if err != nil {
 		return nil
-	}
-	var events []corev1.Event
-	for _, item := range list.Items {
-		e := corev1.Event{}
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &e) == nil {
-			events = append(events, e)
-		}
 	}
 	sort.Slice(events, func(i, j int) bool { return eventTime(events[i]).Time.Before(eventTime(events[j]).Time) })
 	return events
