@@ -179,7 +179,7 @@ func conditionLine(c metav1.Condition) string {
 
 // nextRetry is when kro-agent tries again a write the API server refused,
 // when nothing it follows changes: its work queue's backoff.
-const nextRetry = "at its next retry (the wait doubles with each refusal, up to 16 minutes)"
+const nextRetry = "at its next retry (a second after the first refusal, the wait doubling with each, up to 16 minutes)"
 
 // What to do about conditions the agent has not written, of an instance or
 // an RGD.

@@ -30,6 +30,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
 
 // InstanceKey names an instance of a served kind.
@@ -114,6 +115,9 @@ type EngineOptions struct {
 type Engine struct {
 	opts  EngineOptions
 	queue workqueue.TypedRateLimitingInterface[InstanceKey]
+	// refusals paces the retries of runs the API server refused for good
+	// (retries.go); the queue paces those after other errors.
+	refusals workqueue.TypedRateLimiter[InstanceKey]
 
 	mu        sync.RWMutex
 	kinds     map[schema.GroupVersionKind]*served
@@ -158,15 +162,16 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	if opts.UnusedClusterTimeout == 0 {
 		opts.UnusedClusterTimeout = time.Minute
 	}
+	afterError, afterRefusal := newRetryLimiters()
 	e := &Engine{
 		opts: opts,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[InstanceKey](),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(afterError,
 			workqueue.TypedRateLimitingQueueConfig[InstanceKey]{Name: "instances"}),
-		kinds:   map[schema.GroupVersionKind]*served{},
-		byRGD:   map[string]schema.GroupVersionKind{},
-		applied: newAppliedCache(),
-		remote:  map[string]*target{},
+		refusals: afterRefusal,
+		kinds:    map[schema.GroupVersionKind]*served{},
+		byRGD:    map[string]schema.GroupVersionKind{},
+		applied:  newAppliedCache(),
+		remote:   map[string]*target{},
 	}
 	informers, err := newHeldClient(opts.Config)
 	if err != nil {
@@ -637,19 +642,29 @@ func (e *Engine) processNext(ctx context.Context) bool {
 	switch {
 	case errors.As(err, &contested):
 		// Not a failure to retry soon: a restoration that waits its turn.
-		e.queue.Forget(key)
+		e.forgetFailures(key)
 		e.queue.AddAfter(key, contested.retryAfter)
+	case err != nil && refusal.IsLasting(err):
+		e.logFailure(key, err)
+		e.queue.AddAfter(key, e.refusals.When(key))
 	case err != nil:
 		// Retries back off in the queue.
 		e.logFailure(key, err)
 		e.queue.AddRateLimited(key)
 	case res.requeueAfter > 0:
-		e.queue.Forget(key)
+		e.forgetFailures(key)
 		e.queue.AddAfter(key, res.requeueAfter)
 	default:
-		e.queue.Forget(key)
+		e.forgetFailures(key)
 	}
 	return true
+}
+
+// forgetFailures starts the next failure of the instance over from the
+// shortest wait.
+func (e *Engine) forgetFailures(key InstanceKey) {
+	e.queue.Forget(key)
+	e.refusals.Forget(key)
 }
 
 // statusNotStoredQuietTries is how many times in a row a status write may

@@ -129,6 +129,31 @@ func readableEscalation(status *apierrors.StatusError) error {
 	return short
 }
 
+// IsLasting tells whether err is a refusal the API server gives again to
+// the same write until something changes: the object is invalid, the writer
+// is forbidden (by its roles, an admission webhook or policy, a quota), the
+// request is one the server does not take, or the object does not fit its
+// kind's schema. A conflict, a timeout, throttling or any other server error
+// may pass on the next try.
+func IsLasting(err error) bool {
+	switch {
+	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err),
+		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsUnsupportedMediaType(err),
+		apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err):
+		return true
+	}
+	return apierrors.IsInternalError(err) && misfitsSchema(err.Error())
+}
+
+// misfitsSchema tells whether message is the API server's refusal of an
+// apply whose object does not fit its kind's schema (a field it does not
+// declare, a value of another type), as the server words it or as Readable
+// does. The server answers it as an internal error.
+func misfitsSchema(message string) bool {
+	return strings.HasPrefix(message, "failed to create typed patch object") ||
+		strings.Contains(message, ": field not declared in the schema of ")
+}
+
 // unauthorized is how the API server's authorizer words a request it
 // denies: `User "NAME" cannot VERB resource "RESOURCE" in API group …`.
 // Admission webhooks and policies deny with 403 Forbidden too, in their

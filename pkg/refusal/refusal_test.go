@@ -2,6 +2,7 @@ package refusal
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -141,6 +142,36 @@ func TestReadableRefusalOfAnUndeclaredField(t *testing.T) {
 		got := Readable(refused)
 		if got.Error() != tc.want || apierrors.ReasonForError(got) != apierrors.ReasonForError(refused) {
 			t.Errorf("Readable(%q) = %q (%s), want %q", tc.message, got, apierrors.ReasonForError(got), tc.want)
+		}
+	}
+}
+
+// A refusal that stays until something changes is told apart from errors
+// the next try may get past.
+func TestIsLasting(t *testing.T) {
+	gr := schema.GroupResource{Resource: "configmaps"}
+	undeclared := apierrors.NewInternalError(errors.New("x"))
+	undeclared.ErrStatus.Message = "failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .colour: field not declared in schema"
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x", field.ErrorList{field.Required(field.NewPath("data"), "")}), true},
+		{apierrors.NewForbidden(gr, "x", errors.New(`admission webhook "deny.example.com" denied the request`)), true},
+		{apierrors.NewBadRequest("the body is not JSON"), true},
+		{apierrors.NewRequestEntityTooLargeError("limit is 3145728"), true},
+		{undeclared, true},
+		{Readable(undeclared), true},
+		{fmt.Errorf("applying ConfigMap x (resource config): %w", apierrors.NewForbidden(gr, "x", errors.New("exceeded quota"))), true},
+		{apierrors.NewConflict(gr, "x", errors.New("the object has been modified")), false},
+		{apierrors.NewTooManyRequests("slow down", 1), false},
+		{apierrors.NewServerTimeout(gr, "patch", 1), false},
+		{apierrors.NewInternalError(errors.New(`failed calling webhook "deny.example.com": connection refused`)), false},
+		{apierrors.NewNotFound(gr, "x"), false},
+		{errors.New("dial tcp 127.0.0.1:6443: connection refused"), false},
+	} {
+		if got := IsLasting(tc.err); got != tc.want {
+			t.Errorf("IsLasting(%v) = %t, want %t", tc.err, got, tc.want)
 		}
 	}
 }

@@ -183,6 +183,37 @@ func TestRefusedInstanceIsRetriedWhenAdmissionChanges(t *testing.T) {
 	testenv.Test(t, f)
 }
 
+// A write the API server refuses until something changes is not sent again
+// at once: the agent tries again a second later, then after twice as long
+// each time. What usually ends a refusal brings the instance back through
+// what the agent watches; client-go's pace, from 5 ms, would send some
+// eight refused applies in the first second.
+func TestLastingRefusalIsTriedAgainAfterASecond(t *testing.T) {
+	const ns = "paced"
+	f := features.New("an apply the API server refuses for good").
+		Assess("is tried again a second later, not at once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := moodsIn(t, cfg, ns)
+			applyRefusingPolicy(t, c, "refuse-paced", ns, "mood")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: sulky, namespace: %s}, spec: {mood: refused}}", ns))
+			eventually(t, 30*time.Second, "the instance to be refused", func() (bool, string) {
+				u := c.mustGet(t, "kro.run/v1alpha1", "Mood", ns, "sulky")
+				cond := condition(u, v1alpha1.ConditionResourcesReady)
+				return cond != nil && cond.Reason == v1alpha1.ReasonApplyFailed && strings.Contains(cond.Message, "is refused by policy"), conditionSummary(u)
+			})
+			before := len(writeRequestsIn(ns))
+			// Retries come 1 s and 3 s after the first refusal, and are
+			// refused the same: no status write.
+			time.Sleep(3 * time.Second)
+			if tries := writeRequestsIn(ns)[before:]; len(tries) > 2 {
+				t.Errorf("%d writes in the 3 s after the refusal, want at most 2 retries:\n%s", len(tries), strings.Join(tries, "\n"))
+			}
+			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "sulky")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
 // A deleted instance whose object an admission policy will not let go
 // stays DELETING and says which object and why, told once as a Warning;
 // it goes once the policy does.
