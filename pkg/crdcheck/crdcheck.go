@@ -7,6 +7,7 @@ package crdcheck
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -55,15 +56,49 @@ func fieldErrors(err error) field.ErrorList {
 		if !knownTypes[typ] {
 			typ = field.ErrorTypeInvalid
 		}
-		out = append(out, &field.Error{
+		e := &field.Error{
 			Type:     typ,
 			Field:    cause.Field,
 			BadValue: field.OmitValueType{},
 			// The message already holds the type and the value.
 			Detail: strings.TrimPrefix(strings.TrimPrefix(cause.Message, typ.String()), ": "),
-		})
+		}
+		if expression, rest, ok := quotedRule(e.Field, e.Detail); ok {
+			e.BadValue, e.Detail = expression, rest
+		}
+		out = append(out, e)
 	}
 	return out
+}
+
+// quotedRule finds the expression an error about an x-kubernetes-validations
+// rule or messageExpression is about (at path) in its detail, where the API
+// server quotes the whole rule, a Go struct in JSON
+// ({"Rule":"self > 0","Message":"",...}), before what is wrong with it.
+func quotedRule(path, detail string) (expression, rest string, ok bool) {
+	key := ""
+	switch {
+	case strings.HasSuffix(path, ".rule"):
+		key = "Rule"
+	case strings.HasSuffix(path, ".messageExpression"):
+		key = "MessageExpression"
+	default:
+		return "", "", false
+	}
+	if !strings.HasPrefix(detail, "{") {
+		return "", "", false
+	}
+	d := json.NewDecoder(strings.NewReader(detail))
+	var rule map[string]any
+	if d.Decode(&rule) != nil {
+		return "", "", false
+	}
+	expression, ok = rule[key].(string)
+	if !ok {
+		return "", "", false
+	}
+	rest, ok = strings.CutPrefix(detail[d.InputOffset():], ": ")
+	return expression, rest, ok
 }
 
 var knownTypes = map[field.ErrorType]bool{

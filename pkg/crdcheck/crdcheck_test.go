@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -30,6 +31,30 @@ func TestFieldErrorsPrintAsTheAPIServerPrintedThem(t *testing.T) {
 		}
 		if got[i].Field != sent[i].Field || got[i].Type != sent[i].Type {
 			t.Errorf("error %d: field %s type %s, want %s %s", i, got[i].Field, got[i].Type, sent[i].Field, sent[i].Type)
+		}
+	}
+}
+
+// An error about a rule's expression, which the API server prints with the
+// whole rule as a Go struct, names the expression.
+func TestFieldErrorsQuoteTheExpressionOfARule(t *testing.T) {
+	rules := field.NewPath("spec", "versions").Index(0).Child("schema", "openAPIV3Schema", "properties[spec]", "x-kubernetes-validations")
+	rule := apiextensions.ValidationRule{Rule: "self.size() > 'x'", MessageExpression: "'too ' + 1"}
+	sent := field.ErrorList{
+		field.Invalid(rules.Index(0).Child("rule"), rule, "compilation failed: ERROR: <input>:1:13: found no matching overload for '_>_' applied to '(int, string)'"),
+		field.Invalid(rules.Index(0).Child("messageExpression"), rule, "messageExpression compilation failed: ERROR: <input>:1:8: found no matching overload"),
+	}
+	want := []string{
+		`spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "self.size() > 'x'": compilation failed: ERROR: <input>:1:13: found no matching overload for '_>_' applied to '(int, string)'`,
+		`spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].messageExpression: Invalid value: "'too ' + 1": messageExpression compilation failed: ERROR: <input>:1:8: found no matching overload`,
+	}
+	got := fieldErrors(apierrors.NewInvalid(schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}, "apps.kro.run", sent))
+	if len(got) != len(want) {
+		t.Fatalf("got %d errors, want %d: %v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i].Error() != want[i] {
+			t.Errorf("error %d:\n got %s\nwant %s", i, got[i].Error(), want[i])
 		}
 	}
 }

@@ -7,6 +7,7 @@ package offline
 
 import (
 	"context"
+	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -27,5 +28,16 @@ func Validate(crd *extv1.CustomResourceDefinition) (field.ErrorList, error) {
 	if len(crd.Spec.Versions) > 0 {
 		internal.Status.StoredVersions = []string{crd.Spec.Versions[0].Name}
 	}
-	return validation.ValidateCustomResourceDefinition(context.Background(), internal), nil
+	errs := validation.ValidateCustomResourceDefinition(context.Background(), internal)
+	for _, e := range errs {
+		// An error about a rule's expression carries the whole rule, which
+		// prints as a Go struct; the expression is what it is about.
+		if rule, ok := e.BadValue.(apiextensions.ValidationRule); ok {
+			e.BadValue = rule.Rule
+			if strings.HasSuffix(e.Field, ".messageExpression") {
+				e.BadValue = rule.MessageExpression
+			}
+		}
+	}
+	return errs, nil
 }
