@@ -70,13 +70,16 @@ for _ in $(seq 300); do
 done
 $ready || { echo "kro-agent did not become ready within a minute; see $state/agent.log" >&2; tail -20 "$state/agent.log" >&2; exit 1; }
 
+# The demo's example takes back the fields someone changed since the last
+# make demo (kubectl edit, patch or a client-side apply), rather than
+# stopping at the conflict: running it again shows the example as shipped.
 step "applying examples/webapp/rgd.yaml"
-kubectl apply --server-side --field-manager=kro-demo -f examples/webapp/rgd.yaml
+kubectl apply --server-side --force-conflicts --field-manager=kro-demo -f examples/webapp/rgd.yaml
 kubectl wait --for=jsonpath='{.status.state}'=Active rgd/webapp --timeout=60s
 kubectl get rgd webapp
 
 step "applying examples/webapp/instance.yaml"
-kubectl apply --server-side --field-manager=kro-demo -f examples/webapp/instance.yaml
+kubectl apply --server-side --force-conflicts --field-manager=kro-demo -f examples/webapp/instance.yaml
 kubectl wait --for=jsonpath='{.status.state}'=ACTIVE webapp/demo --timeout=120s
 kubectl get webapp demo
 
