@@ -450,6 +450,19 @@ func defaultJSON(s *extv1.JSONSchemaProps, value string) ([]byte, error) {
 				return nil, fmt.Errorf("%q does not match pattern %q", value, s.Pattern)
 			}
 		}
+	case "array":
+		var items []json.RawMessage
+		_ = json.Unmarshal(raw, &items) // raw is a list, as checked above
+		n := int64(len(items))
+		if s.MinItems != nil && n < *s.MinItems {
+			return nil, fmt.Errorf("%s has %d items, fewer than minItems %d", raw, n, *s.MinItems)
+		}
+		if s.MaxItems != nil && n > *s.MaxItems {
+			return nil, fmt.Errorf("%s has %d items, more than maxItems %d", raw, n, *s.MaxItems)
+		}
+		if err := uniqueDefaultItems(s, items); err != nil {
+			return nil, fmt.Errorf("%s %v", raw, err)
+		}
 	case "integer", "number":
 		f, _ := strconv.ParseFloat(value, 64)
 		if s.Minimum != nil && f < *s.Minimum {
@@ -460,6 +473,50 @@ func defaultJSON(s *extv1.JSONSchemaProps, value string) ([]byte, error) {
 		}
 	}
 	return raw, nil
+}
+
+// uniqueDefaultItems checks the items of a list default are unique where
+// the list's type says they must be: a set's items, a map list's keys. The
+// API server takes such a default into the CRD, then refuses every object
+// it is defaulted into.
+func uniqueDefaultItems(s *extv1.JSONSchemaProps, items []json.RawMessage) error {
+	if s.XListType == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, item := range items {
+		var key []byte
+		switch *s.XListType {
+		case "set":
+			key = item
+		case "map":
+			var fields map[string]json.RawMessage
+			if json.Unmarshal(item, &fields) != nil {
+				return fmt.Errorf("holds %s, but its items must be objects", item)
+			}
+			k := map[string]json.RawMessage{}
+			for _, name := range s.XListMapKeys {
+				k[name] = fields[name]
+				if _, given := fields[name]; !given && s.Items != nil && s.Items.Schema != nil {
+					// A key left out takes its default first.
+					if d := s.Items.Schema.Properties[name].Default; d != nil {
+						k[name] = d.Raw
+					}
+				}
+			}
+			key, _ = json.Marshal(k)
+		default:
+			return nil
+		}
+		if seen[string(key)] {
+			if *s.XListType == "map" {
+				return fmt.Errorf("holds two items with keys %s, but each item's keys (%s) must be unique", key, strings.Join(s.XListMapKeys, ", "))
+			}
+			return fmt.Errorf("holds %s twice, but its items must be unique", item)
+		}
+		seen[string(key)] = true
+	}
+	return nil
 }
 
 // scalarJSON encodes a scalar written in a marker as JSON of the given type.
