@@ -30,7 +30,6 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
-	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
 
 // InstanceKey names an instance of a served kind.
@@ -644,7 +643,7 @@ func (e *Engine) processNext(ctx context.Context) bool {
 		// Not a failure to retry soon: a restoration that waits its turn.
 		e.forgetFailures(key)
 		e.queue.AddAfter(key, contested.retryAfter)
-	case err != nil && refusal.IsLasting(err):
+	case err != nil && refusedUntilChange(err):
 		e.logFailure(key, err)
 		e.queue.AddAfter(key, e.refusals.When(key))
 	case err != nil:

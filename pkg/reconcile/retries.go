@@ -1,10 +1,13 @@
 package reconcile
 
 import (
+	"errors"
 	"time"
 
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
 
 // A failed run of an instance is tried again after a wait that doubles with
@@ -14,11 +17,12 @@ import (
 // failure. An error the next try may get past (a conflict, a timeout,
 // throttling, a webhook that could not be called) is tried again after
 // 5 ms. A refusal the API server gives again until something changes (the
-// object invalid, the write forbidden) waits a second: what usually ends it
-// (the instance edited, an admission policy or webhook, a grant or a quota
-// changed, a name's holder gone) brings the instance back at once through
-// what the agent watches, and waits of 5 ms would send some eight refused
-// writes, and log as many errors, in the first second alone.
+// object invalid, the write forbidden, its namespace missing) waits a
+// second: what usually ends it (the instance edited, an admission policy or
+// webhook, a grant, a quota or a namespace changed, a name's holder gone)
+// brings the instance back at once through what the agent watches, and
+// waits of 5 ms would send some eight refused writes, and log as many
+// errors, in the first second alone.
 const (
 	firstRetryAfterError   = 5 * time.Millisecond
 	firstRetryAfterRefusal = time.Second
@@ -34,4 +38,15 @@ func newRetryLimiters() (afterError, afterRefusal workqueue.TypedRateLimiter[Ins
 	afterRefusal = workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[InstanceKey](firstRetryAfterRefusal, longestRetryWait), shared)
 	return afterError, afterRefusal
+}
+
+// refusedUntilChange tells a failed run whose write the API server will
+// refuse the same way until something changes: a lasting refusal
+// (refusal.IsLasting), or one whose end the agent watches for by other
+// means (the namespace the object goes into created, endpoints for the
+// Service of a webhook the API server could not call).
+func refusedUntilChange(err error) bool {
+	var namespace *namespaceUnavailable
+	var webhook *webhookRefusal
+	return refusal.IsLasting(err) || errors.As(err, &namespace) || errors.As(err, &webhook)
 }
