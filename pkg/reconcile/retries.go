@@ -15,8 +15,8 @@ import (
 // instance shares (10 tries a second, bursts of 100), as client-go's default
 // controller rate limiter paces them. Only the first wait differs with the
 // failure. An error the next try may get past (a conflict, a timeout,
-// throttling, a webhook that could not be called) is tried again after
-// 5 ms. A refusal the API server gives again until something changes (the
+// throttling, a webhook at a URL that could not be called) is tried again
+// after 5 ms. A refusal the API server gives again until something changes (the
 // object invalid, the write forbidden, its namespace missing) waits a
 // second: what usually ends it (the instance edited, an admission policy or
 // webhook, a grant, a quota or a namespace changed, a name's holder gone)

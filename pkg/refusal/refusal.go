@@ -4,6 +4,7 @@
 package refusal
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -142,7 +143,8 @@ func IsLasting(err error) bool {
 		apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err):
 		return true
 	}
-	return apierrors.IsInternalError(err) && misfitsSchema(err.Error())
+	var status apierrors.APIStatus
+	return apierrors.IsInternalError(err) && errors.As(err, &status) && misfitsSchema(status.Status().Message)
 }
 
 // misfitsSchema tells whether message is the API server's refusal of an

@@ -162,6 +162,7 @@ func TestIsLasting(t *testing.T) {
 		{apierrors.NewRequestEntityTooLargeError("limit is 3145728"), true},
 		{undeclared, true},
 		{Readable(undeclared), true},
+		{fmt.Errorf("applying ConfigMap x (resource cm): %w", undeclared), true},
 		{fmt.Errorf("applying ConfigMap x (resource config): %w", apierrors.NewForbidden(gr, "x", errors.New("exceeded quota"))), true},
 		{apierrors.NewConflict(gr, "x", errors.New("the object has been modified")), false},
 		{apierrors.NewTooManyRequests("slow down", 1), false},
