@@ -241,9 +241,7 @@ func TestWebAppLifecycle(t *testing.T) {
 			c := newClients(t, cfg)
 			annotateOn := func(name, v string) {
 				patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, v1alpha1.AnnotationReconcile, v)
-				if _, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-					t.Fatal(err)
-				}
+				c.patch(t, "kro.run/v1alpha1", "WebApp", ns, name, patch)
 			}
 			annotate := func(v string) { annotateOn("shop", v) }
 			suspended := func(name string) {

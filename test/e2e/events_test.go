@@ -13,7 +13,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -115,9 +114,7 @@ func TestEvents(t *testing.T) {
 	}
 	patch := func(t *testing.T, c *clients, spec string) {
 		t.Helper()
-		if _, err := c.resource(t, "kro.run/v1alpha1", "Told").Namespace(ns).Patch(context.Background(), "t1", types.MergePatchType, []byte(`{"spec":`+spec+`}`), metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		c.patch(t, "kro.run/v1alpha1", "Told", ns, "t1", `{"spec":`+spec+`}`)
 	}
 	f := features.New("each piece of news is told by one Event").
 		Assess("a negative-polarity condition warns when it turns True, not when it clears", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -197,9 +194,7 @@ func TestEvents(t *testing.T) {
 			// The fix goes in while the gate is closed: Ready goes from
 			// False to Unknown, waiting, and only then to True.
 			c.delete(t, "v1", "ConfigMap", ns, "gate")
-			if _, err := c.resource(t, "kro.run/v1alpha1", "ToldGated").Namespace(ns).Patch(context.Background(), "g1", types.MergePatchType, []byte(`{"spec":{"key":"good"}}`), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.patch(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", `{"spec":{"key":"good"}}`)
 			c.waitState(t, "kro.run/v1alpha1", "ToldGated", ns, "g1", v1alpha1.InstanceInProgress)
 			if got := eventsAbout(t, c, ns, "g1", "Ready"); len(got) != 0 {
 				t.Fatalf("Ready told before it is True: %s", notes(got))

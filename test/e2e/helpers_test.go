@@ -263,6 +263,14 @@ func (c *clients) mustGet(t testing.TB, apiVersion, kind, ns, name string) *unst
 	return u
 }
 
+// patch merge-patches an object, and fails the test if it cannot.
+func (c *clients) patch(t testing.TB, apiVersion, kind, ns, name, patch string) {
+	t.Helper()
+	if _, err := c.resource(t, apiVersion, kind).Namespace(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patch %s %s/%s with %s: %v", kind, ns, name, patch, err)
+	}
+}
+
 func (c *clients) delete(t testing.TB, apiVersion, kind, ns, name string) {
 	t.Helper()
 	err := c.resource(t, apiVersion, kind).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{})

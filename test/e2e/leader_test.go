@@ -12,9 +12,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
@@ -128,9 +126,7 @@ func TestTwoReplicas(t *testing.T) {
 			// The last replica to stop releases the Lease: why-not-ready
 			// reads there that none runs, and says to start one.
 			stop("c")
-			if _, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Patch(ctx, "ha", types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.patch(t, "kro.run/v1alpha1", "WebApp", ns, "ha", `{"spec":{"replicas":2}}`)
 			out, err := kro(t, cfg, nil, "why-not-ready", "webapp", "ha", "-n", ns)
 			for _, want := range []string{"'s conditions are stale", "no kro-agent holds its Lease kro-system/kro-agent.kro.run", "What to do: start kro-agent"} {
 				if err == nil || !strings.Contains(out, want) {

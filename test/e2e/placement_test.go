@@ -273,10 +273,7 @@ func TestPlacement(t *testing.T) {
 			w.delete(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", guard.NoTakeoverPolicyName)
 			// Any change to the Cluster makes it checked at once rather
 			// than at the next interval.
-			patch := []byte(`{"metadata":{"annotations":{"test/poke":"` + time.Now().Format(time.RFC3339Nano) + `"}}}`)
-			if _, err := c.resource(t, "agent.kro.run/v1alpha1", "Cluster").Patch(ctx, "eu-west-1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			c.patch(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1", `{"metadata":{"annotations":{"test/poke":"`+time.Now().Format(time.RFC3339Nano)+`"}}}`)
 			eventually(t, 20*time.Second, "the no-takeover policy back in the workload cluster", func() (bool, string) {
 				_, err := w.get(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", guard.NoTakeoverPolicyName)
 				return err == nil, fmt.Sprint(err)
@@ -380,10 +377,7 @@ func TestPlacement(t *testing.T) {
 			c, w := newClients(t, cfg), workload(t)
 			watched := startKro(ctx, cfg, "tree", "regionalapp/a1", "-n", "placed", "--watch", "--watch-interval", "200ms")
 			suspend := func(value string) {
-				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"kro.run/reconcile":%s}}}`, value)
-				if _, err := c.resource(t, "kro.run/v1alpha1", "RegionalApp").Namespace("placed").Patch(ctx, "a1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-					t.Fatal(err)
-				}
+				c.patch(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", fmt.Sprintf(`{"metadata":{"annotations":{"kro.run/reconcile":%s}}}`, value))
 			}
 			suspend(`"suspended"`)
 			eventually(t, 10*time.Second, "the instance's status to say it is suspended", func() (bool, string) {
