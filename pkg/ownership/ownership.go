@@ -183,15 +183,18 @@ func ManagedLabels(rgd RGD, inst Instance, item Item) map[string]string {
 	return out
 }
 
-// AddManagedLabels merges the managed labels into obj's own, which the
-// template may already have set.
+// AddManagedLabels merges the managed labels into obj's own, which its
+// template may have set. A label the template sets keeps its value over the
+// instance's label of the same key: the RGD's author wrote it for this
+// object, and may select on it (a Service on a Pod's app label), while the
+// instance's author labelled the instance as a whole. kro's own labels win
+// over both.
 func AddManagedLabels(obj metav1.Object, rgd RGD, inst Instance, item Item) {
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	for k, v := range ManagedLabels(rgd, inst, item) {
-		labels[k] = v
+	labels := ManagedLabels(rgd, inst, item)
+	for k, v := range obj.GetLabels() {
+		if !IsOwnershipKey(k) {
+			labels[k] = v
+		}
 	}
 	obj.SetLabels(labels)
 }

@@ -143,3 +143,26 @@ func TestWhose(t *testing.T) {
 		}
 	}
 }
+
+// The template's own labels keep their values over the instance's labels
+// of the same keys; kro's labels win over both.
+func TestAddManagedLabelsKeepsTheTemplatesOwn(t *testing.T) {
+	obj := &metav1.ObjectMeta{Labels: map[string]string{"team": "template", "app": "web", "app.kubernetes.io/managed-by": "helm"}}
+	AddManagedLabels(obj, RGD{Name: "webapp", UID: "rgd-1"}, inst, Item{NodeID: "deployment"})
+	for k, want := range map[string]string{
+		"team":                         "template", // the instance says "a"
+		"app":                          "web",
+		"app.kubernetes.io/managed-by": "kro",
+		"kro.run/owned":                "true", // the instance says "false"
+		"kro.run/node-id":              "deployment",
+	} {
+		if got := obj.Labels[k]; got != want {
+			t.Errorf("label %s = %q, want %q", k, got, want)
+		}
+	}
+	bare := &metav1.ObjectMeta{}
+	AddManagedLabels(bare, RGD{Name: "webapp", UID: "rgd-1"}, inst, Item{NodeID: "deployment"})
+	if bare.Labels["team"] != "a" {
+		t.Errorf("the instance's label did not propagate where the template sets none: %v", bare.Labels)
+	}
+}

@@ -115,6 +115,19 @@ func TestWebAppLifecycle(t *testing.T) {
 			if d.GetLabels()["team"] != "payments" {
 				t.Error("the instance's own label did not propagate")
 			}
+			// An instance label the template also sets (app, which the
+			// Deployment's selector matches on its Pods) keeps the template's
+			// value; the ConfigMap, whose template sets none, takes the
+			// instance's.
+			c.patch(t, "kro.run/v1alpha1", "WebApp", ns, "shop", `{"metadata":{"labels":{"app":"billing"}}}`)
+			eventually(t, 20*time.Second, "the instance's app label to reach the ConfigMap", func() (bool, string) {
+				cm := c.mustGet(t, "v1", "ConfigMap", ns, "shop-config")
+				return cm.GetLabels()["app"] == "billing", fmt.Sprint(cm.GetLabels())
+			})
+			if got := c.mustGet(t, "apps/v1", "Deployment", ns, "shop").GetLabels()["app"]; got != "shop" {
+				t.Errorf("the Deployment's app label = %q, want the template's shop", got)
+			}
+			c.patch(t, "kro.run/v1alpha1", "WebApp", ns, "shop", `{"metadata":{"labels":{"app":null}}}`)
 			if len(d.GetOwnerReferences()) != 0 {
 				t.Errorf("owner references set: %v", d.GetOwnerReferences())
 			}
