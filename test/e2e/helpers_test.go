@@ -263,6 +263,38 @@ func (c *clients) mustGet(t testing.TB, apiVersion, kind, ns, name string) *unst
 	return u
 }
 
+// warningsSeen collects the warnings the API server sends a client.
+type warningsSeen struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (w *warningsSeen) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, text)
+}
+
+func (w *warningsSeen) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.seen)
+}
+
+// warnedClient is a dynamic client of the test cluster that collects the
+// warnings the API server sends it, as kubectl prints them.
+func warnedClient(t testing.TB, cfg *envconf.Config) (dynamic.Interface, *warningsSeen) {
+	t.Helper()
+	rc := rest.CopyConfig(cfg.Client().RESTConfig())
+	warnings := &warningsSeen{}
+	rc.WarningHandler = warnings
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dyn, warnings
+}
+
 // patch merge-patches an object, and fails the test if it cannot.
 func (c *clients) patch(t testing.TB, apiVersion, kind, ns, name, patch string) {
 	t.Helper()

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -102,24 +98,6 @@ func kubeconfigSecret(name, kubeconfig string) string {
 		"stringData": map[string]any{"kubeconfig": kubeconfig},
 	})
 	return string(doc)
-}
-
-// warningsSeen collects the warnings the API server sends a client.
-type warningsSeen struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (w *warningsSeen) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.seen = append(w.seen, text)
-}
-
-func (w *warningsSeen) all() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.seen)
 }
 
 func clusterObject(name, region, secret string) string {
@@ -312,13 +290,7 @@ func TestPlacement(t *testing.T) {
 			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "m1", v1alpha1.InstanceActive)
 			// The label changed as kubectl label changes it, by a patch,
 			// with the API server's warnings collected.
-			rc := rest.CopyConfig(cfg.Client().RESTConfig())
-			var warnings warningsSeen
-			rc.WarningHandler = &warnings
-			dyn, err := dynamic.NewForConfig(rc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dyn, warnings := warnedClient(t, cfg)
 			gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "regionalapps"}
 			patch := []byte(`{"metadata":{"labels":{"agent.kro.run/region":"us-east"}}}`)
 			if _, err := dyn.Resource(gvr).Namespace("placed").Patch(ctx, "m1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
