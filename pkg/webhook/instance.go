@@ -85,12 +85,49 @@ func (l *InstanceLabeler) Handle(ctx context.Context, req admission.Request) adm
 	labels := ownership.InstanceLabels(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id)
 	annotations := ownership.ApplySetAnnotations(id, ownership.TemplateGroupKinds(def), nil)
 	resp := admission.Patched("", metadataPatch(inst.Metadata, labels, annotations)...)
+	var old []byte
 	if req.Operation == admissionv1.Update {
-		if w := regionChangeWarning(req.OldObject.Raw, meta.Labels[agentv1.LabelRegion]); w != "" {
+		old = req.OldObject.Raw
+		if w := regionChangeWarning(old, meta.Labels[agentv1.LabelRegion]); w != "" {
 			resp = resp.WithWarnings(w)
 		}
 	}
+	if w := keptLabelsWarning(old, meta.Labels, labels); w != "" {
+		resp = resp.WithWarnings(w)
+	}
 	return resp
+}
+
+// keptLabelsWarning warns that labels of kro-agent's that the request set
+// to other values, or removed, keep kro-agent's values (want): the write is
+// admitted all the same, and without a word kubectl label would report the
+// instance relabelled. old is the instance before an update (nil on
+// create). A label the request left as it was says nothing, so one
+// kro-agent itself moves on (its version, after an upgrade) is put right
+// quietly. "" when there is nothing to warn of.
+func keptLabelsWarning(old []byte, have, want map[string]string) string {
+	var before struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	if old != nil {
+		_ = json.UnmarshalCaseSensitivePreserveInts(old, &before)
+	}
+	var kept []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		v, has := have[k]
+		was, had := before.Metadata.Labels[k]
+		switch {
+		case has && v == want[k], !has && !had, has == had && v == was:
+			continue
+		}
+		kept = append(kept, k+"="+want[k])
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	return "kro-agent sets these labels on its instances, and they keep its values: " + strings.Join(kept, ", ")
 }
 
 // regionChangeWarning warns, as the update that changes it is admitted,

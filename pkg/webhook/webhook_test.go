@@ -511,3 +511,54 @@ func TestRegionChangeOfAPlacedInstanceIsWarned(t *testing.T) {
 		})
 	}
 }
+
+// A request that sets kro-agent's labels on an instance to other values,
+// or removes them, is admitted with them kept, and warned; one that leaves
+// them as they were is not, even where they are not kro-agent's values
+// (its version, after an upgrade).
+func TestKeptLabelsAreWarned(t *testing.T) {
+	h := testServer(t)
+	kind := metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
+	id := ownership.ApplySetID(ownership.Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}, Name: "x", Namespace: "default"})
+	instance := func(labels map[string]any) map[string]any {
+		return map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp", "metadata": map[string]any{"name": "x", "namespace": "default", "labels": labels}}
+	}
+	agents := func(extra map[string]any) map[string]any {
+		l := map[string]any{"kro.run/owned": "true", "kro.run/kro-version": "v0.1.0-dev", "kro.run/resource-graph-definition-id": "rgd-uid",
+			"kro.run/resource-graph-definition-name": "webapp", "app.kubernetes.io/managed-by": "kro", "applyset.kubernetes.io/id": id}
+		for k, v := range extra {
+			if v == nil {
+				delete(l, k)
+			} else {
+				l[k] = v
+			}
+		}
+		return l
+	}
+	const prefix = "kro-agent sets these labels on its instances, and they keep its values: "
+	for _, tc := range []struct {
+		name     string
+		old, obj map[string]any
+		want     []string
+	}{
+		{"created with none of them", nil, instance(map[string]any{"team": "a"}), nil},
+		{"created with another value", nil, instance(map[string]any{"kro.run/owned": "false"}), []string{prefix + "kro.run/owned=true"}},
+		{"one removed, one changed", instance(agents(nil)), instance(agents(map[string]any{"kro.run/owned": nil, "app.kubernetes.io/managed-by": "me"})),
+			[]string{prefix + "app.kubernetes.io/managed-by=kro, kro.run/owned=true"}},
+		{"another label changed", instance(agents(nil)), instance(agents(map[string]any{"team": "b"})), nil},
+		{"an older agent's version left as it was", instance(agents(map[string]any{"kro.run/kro-version": "v0.0.9"})), instance(agents(map[string]any{"kro.run/kro-version": "v0.0.9", "team": "b"})), nil},
+		{"an instance from before the webhook", instance(map[string]any{"team": "a"}), instance(map[string]any{"team": "b"}), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var resp *admissionv1.AdmissionResponse
+			if tc.old == nil {
+				resp = review(t, h, PathMutateInstance, kind, tc.obj)
+			} else {
+				resp = reviewUpdate(t, h, PathMutateInstance, kind, tc.old, tc.obj)
+			}
+			if !resp.Allowed || !slices.Equal(resp.Warnings, tc.want) {
+				t.Errorf("allowed %v, warnings %q; want allowed with %q", resp.Allowed, resp.Warnings, tc.want)
+			}
+		})
+	}
+}

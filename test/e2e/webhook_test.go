@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
@@ -245,6 +246,18 @@ spec:
 			}
 			if f := out.GetFinalizers(); !slices.Equal(f, []string{"e2e.kro.run/hold", v1alpha1.Finalizer}) {
 				t.Errorf("finalizers of an instance with its own: %v", f)
+			}
+			// An ownership label the author sets otherwise keeps the agent's
+			// value, and the author is told so.
+			dyn, warnings := warnedClient(t, cfg)
+			own.SetLabels(map[string]string{v1alpha1.LabelOwned: "false"})
+			out, err = dyn.Resource(schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}).Namespace(ns).Create(ctx, own, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				t.Fatalf("dry-run create of an instance labelled %s=false: %v", v1alpha1.LabelOwned, err)
+			}
+			kept := "kro-agent sets these labels on its instances, and they keep its values: kro.run/owned=true"
+			if got := warnings.all(); out.GetLabels()[v1alpha1.LabelOwned] != "true" || !slices.Contains(got, kept) {
+				t.Errorf("label %s = %q, warnings %q; want true, and the warning %q", v1alpha1.LabelOwned, out.GetLabels()[v1alpha1.LabelOwned], got, kept)
 			}
 			return ctx
 		}).
