@@ -202,10 +202,13 @@ func TestLastingRefusalIsTriedAgainAfterASecond(t *testing.T) {
 			})
 			before := len(writeRequestsIn(ns))
 			// Retries come 1 s and 3 s after the first refusal, and are
-			// refused the same: no status write.
+			// refused the same: no status write. One more may come of the
+			// policy's own creation, should the agent see it only after
+			// the refusal (a retry two seconds after an admission change);
+			// client-go's pace sends five or more here.
 			time.Sleep(3 * time.Second)
-			if tries := writeRequestsIn(ns)[before:]; len(tries) > 2 {
-				t.Errorf("%d writes in the 3 s after the refusal, want at most 2 retries:\n%s", len(tries), strings.Join(tries, "\n"))
+			if tries := writeRequestsIn(ns)[before:]; len(tries) > 3 {
+				t.Errorf("%d writes in the 3 s after the refusal, want at most 3:\n%s", len(tries), strings.Join(tries, "\n"))
 			}
 			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "sulky")
 			return ctx
