@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,7 +111,7 @@ func documents(file string, data []byte) ([]*unstructured.Unstructured, error) {
 	for i, doc := range docs {
 		u := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, unquotedExpression(doc, err))
 		}
 		if len(u.Object) > 0 {
 			objs = append(objs, u)
@@ -120,3 +122,23 @@ func documents(file string, data []byte) ([]*unstructured.Unstructured, error) {
 	}
 	return objs, nil
 }
+
+// unquotedExpression explains a YAML error in doc that an expression
+// written without quotes caused: ${a ? b : c}, or a map literal like
+// ${x.merge({"k": v})}, holds ": ", which YAML reads as the start of a
+// mapping, and its own error says only that mapping values are not allowed
+// there. Other errors come back as they are.
+func unquotedExpression(doc []byte, err error) error {
+	m := mappingValuesAt.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	n, _ := strconv.Atoi(m[1])
+	lines := bytes.Split(doc, []byte("\n"))
+	if n < 1 || n > len(lines) || !bytes.Contains(lines[n-1], []byte("${")) {
+		return err
+	}
+	return fmt.Errorf(`%w: the expression on line %d holds ": ", which YAML reads as a key and its value; quote the whole value ('${...}')`, err, n)
+}
+
+var mappingValuesAt = regexp.MustCompile(`yaml: line (\d+): mapping values are not allowed in this context`)

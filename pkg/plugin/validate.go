@@ -407,7 +407,7 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			in.unreadable = append(in.unreadable, fmt.Sprintf("%s: document %d: %v", file, i+1, err))
+			in.unreadable = append(in.unreadable, fmt.Sprintf("%s: document %d: %v", file, i+1, unquotedExpression(doc, err)))
 			continue
 		}
 		switch gv, _ := schema.ParseGroupVersion(meta.APIVersion); {

@@ -364,3 +364,32 @@ func validity(t *testing.T, out string) string {
 	}
 	return fmt.Sprint(names)
 }
+
+// YAML's error for an expression holding ": " written without quotes says
+// only that mapping values are not allowed; validate and dry-run name the
+// expression and how to write it.
+func TestUnquotedExpressionIsExplained(t *testing.T) {
+	const doc = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: x}
+spec:
+  resources:
+    - id: cm
+      template:
+        data:
+          maybe: ${has(schema.spec.a) ? schema.spec.a : omit()}
+`
+	in, err := readFile("-", strings.NewReader(doc))
+	want := `-: document 1: error converting YAML to JSON: yaml: line 9: mapping values are not allowed in this context: the expression on line 9 holds ": ", which YAML reads as a key and its value; quote the whole value ('${...}')`
+	if err != nil || len(in.unreadable) != 1 || in.unreadable[0] != want {
+		t.Errorf("readFile: %v, unreadable %q; want %q", err, in.unreadable, want)
+	}
+	if _, err := documents("-", []byte(doc)); err == nil || err.Error() != want {
+		t.Errorf("documents: %v; want %s", err, want)
+	}
+	// The same error on a line with no expression is YAML's alone.
+	plain := []byte("a: b: c\n")
+	if _, err := documents("-", plain); err == nil || strings.Contains(err.Error(), "expression") {
+		t.Errorf("documents of a plain YAML error: %v", err)
+	}
+}
