@@ -137,6 +137,37 @@ func (e *Env) fieldsFit(fieldOf func(string) (*apiservercel.DeclType, bool), got
 	return "", true
 }
 
+// ConversionHint says how to turn a scalar of type got into the scalar
+// type want, when CEL has a conversion that does it: "" otherwise.
+func ConversionHint(want *apiservercel.DeclType, got *types.Type) string {
+	if want == nil || got == nil {
+		return ""
+	}
+	if isOptional(got) {
+		got = got.Parameters()[0]
+	}
+	gk := got.Kind()
+	switch want.CelType().Kind() {
+	case types.StringKind:
+		if gk == types.IntKind || gk == types.UintKind || gk == types.DoubleKind || gk == types.BoolKind {
+			return "convert it with string(...)"
+		}
+	case types.IntKind:
+		if gk == types.StringKind || gk == types.DoubleKind {
+			return "convert it with int(...)"
+		}
+	case types.DoubleKind:
+		if gk == types.StringKind {
+			return "convert it with double(...)"
+		}
+	case types.BoolKind:
+		if gk == types.StringKind {
+			return `compare it instead (... == "true")`
+		}
+	}
+	return ""
+}
+
 func isOptional(t *types.Type) bool {
 	return t.Kind() == types.OpaqueKind && t.TypeName() == "optional_type" && len(t.Parameters()) == 1
 }

@@ -241,7 +241,11 @@ func TestInvalidRGDs(t *testing.T) {
 		{"type mismatch", "", `
   - id: deploy
     template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}, spec: {replicas: "${schema.spec.name}"}}`,
-			"spec.resources[deploy].template.spec.replicas", `expression has type string, but the field expects int`},
+			"spec.resources[deploy].template.spec.replicas", `expression has type string, but the field expects int; convert it with int(...)`},
+		{"an int into a string field", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {length: "${size(schema.spec.name)}"}}`,
+			"spec.resources[cm].template.data.length", `expression has type int, but the field expects string; convert it with string(...)`},
 		{"scalar into a list", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, finalizers: "${schema.spec.name}"}}`,

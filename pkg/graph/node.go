@@ -311,6 +311,8 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 				msg := fmt.Sprintf("expression has type %s, but the field expects %s", celenv.TypeString(got), celenv.TypeName(want))
 				if why != "" {
 					msg += ", " + why
+				} else if hint := celenv.ConversionHint(want, got); hint != "" {
+					msg += "; " + hint
 				}
 				c.errs = append(c.errs, field.Invalid(fp, raw, msg))
 				return nil
