@@ -279,6 +279,14 @@ func TestInvalidRGDs(t *testing.T) {
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: y}}
     readyWhen: ["${cm.metadata.name != ''}"]`,
 			"spec.resources[cm2].readyWhen[0]", `readyWhen may reference only the resource itself (cm2), not cm`},
+		{"readyWhen naming another resource as if it were one object", "", `
+  - id: cms
+    forEach: [{name: "${['a', 'b']}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${name}"}}
+  - id: cm2
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: y}}
+    readyWhen: ["${cms.data.x == 'y'}"]`,
+			"spec.resources[cm2].readyWhen[0]", `readyWhen may reference only the resource itself (cm2), not cms`},
 		{"readyWhen not boolean", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
@@ -335,7 +343,12 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cms
     forEach: [{cm: "${schema.spec.items}"}]
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${cm}"}}`,
-			"spec.resources[cms].forEach[0][cm]", `clashes with a resource id`},
+			"spec.resources[cms].forEach[0][cm]", `iterator name clashes with the id of resource cm; choose another`},
+		{"forEach iterator named with a reserved word", "", `
+  - id: cms
+    forEach: [{item: "${schema.spec.items}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${item}"}}`,
+			"spec.resources[cms].forEach[0][item]", `Invalid value: "item": is a reserved word; choose another iterator name`},
 		{"forEach iterator YAML reads as a boolean", "", `
   - id: cms
     forEach: [{n: "${schema.spec.items}"}]

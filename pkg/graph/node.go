@@ -104,8 +104,11 @@ func (c *compiler) compileForEach(n *Node, dims []v1alpha1.ForEachDimension, pat
 				// into booleans: an iterator written n arrives as false.
 				c.errs = append(c.errs, field.Invalid(np, name, yamlBoolKey(name)))
 				continue
-			case c.byID[name] != nil || slices.Contains(reservedIDs, name) || slices.Contains(celReservedWords, name):
-				c.errs = append(c.errs, field.Invalid(np, name, "iterator name clashes with a resource id or a reserved word"))
+			case c.byID[name] != nil:
+				c.errs = append(c.errs, field.Invalid(np, name, fmt.Sprintf("iterator name clashes with the id of resource %s; choose another", name)))
+				continue
+			case slices.Contains(reservedIDs, name) || slices.Contains(celReservedWords, name):
+				c.errs = append(c.errs, field.Invalid(np, name, "is a reserved word; choose another iterator name"))
 				continue
 			case seen[name]:
 				c.errs = append(c.errs, field.Duplicate(np, name))
@@ -203,20 +206,56 @@ func (c *compiler) compileReadyWhen(n *Node, srcs []string, path *field.Path) {
 			return
 		}
 	}
+	notSelf := func(ip *field.Path, src, ref string) *field.Error {
+		return field.Invalid(ip, src, fmt.Sprintf("readyWhen may reference only the resource itself (%s), not %s", self, ref))
+	}
 	for i, src := range srcs {
 		ip := path.Index(i)
+		before := len(c.errs)
 		e := c.compileCondition(env, src, ip)
 		if e == nil {
+			// Reading another resource is the error to fix first: how
+			// that resource is typed (a collection to index, a field it
+			// lacks) does not matter here.
+			if others := c.otherResources(env, src, self); len(others) > 0 {
+				c.errs = c.errs[:before]
+				for _, ref := range others {
+					c.errs = append(c.errs, notSelf(ip, src, ref))
+				}
+			}
 			continue
 		}
 		for _, ref := range e.References {
 			if ref != self {
-				c.errs = append(c.errs, field.Invalid(ip, src, fmt.Sprintf("readyWhen may reference only the resource itself (%s), not %s", self, ref)))
+				c.errs = append(c.errs, notSelf(ip, src, ref))
 			}
 		}
 		e.Inputs = c.inputs(env, e)
 		n.ReadyWhen = append(n.ReadyWhen, e)
 	}
+}
+
+// otherResources lists the resource ids other than self that the ${...}
+// expression src names, read from its parsed form alone: it may not check.
+func (c *compiler) otherResources(env *celenv.Env, src, self string) []string {
+	segs, err := expr.Parse(src)
+	if err != nil || !expr.IsStandalone(segs) {
+		return nil
+	}
+	ast, iss := env.CEL().Parse(segs[0].Expr)
+	if iss.Err() != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.KindMatcher(celast.IdentKind)) {
+		if id := x.AsIdent(); id != self && c.byID[id] != nil && !boundByMacro(x) && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // inputs compiles each maximal field path an expression reads
