@@ -168,6 +168,22 @@ func ConversionHint(want *apiservercel.DeclType, got *types.Type) string {
 	return ""
 }
 
+// TruthTest is the comparison that makes a boolean of a value of type t
+// where a condition is wanted (" != \"\"" for a string), "" for a type
+// that has no obvious one.
+func TruthTest(t *types.Type) string {
+	if t == nil {
+		return ""
+	}
+	switch t.Kind() {
+	case types.StringKind:
+		return ` != ""`
+	case types.IntKind, types.UintKind, types.DoubleKind:
+		return " > 0"
+	}
+	return ""
+}
+
 func isOptional(t *types.Type) bool {
 	return t.Kind() == types.OpaqueKind && t.TypeName() == "optional_type" && len(t.Parameters()) == 1
 }

@@ -291,7 +291,7 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
     readyWhen: ["${cm.metadata.name}"]`,
-			"spec.resources[cm].readyWhen[0]", `must be a boolean expression, but has type string`},
+			"spec.resources[cm].readyWhen[0]", `must be a boolean expression, but has type string; test it, as in ${cm.metadata.name != ""}`},
 		{"readyWhen not an expression", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}

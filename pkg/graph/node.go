@@ -300,7 +300,11 @@ func (c *compiler) inputs(env *celenv.Env, e *Expression) []*Expression {
 func (c *compiler) compileCondition(env *celenv.Env, src string, path *field.Path) *Expression {
 	e := c.compileStandalone(env, src, path)
 	if e != nil && !celenv.IsBool(e.Type) {
-		c.errs = append(c.errs, field.Invalid(path, src, fmt.Sprintf("must be a boolean expression, but has type %s", celenv.TypeString(e.Type))))
+		msg := fmt.Sprintf("must be a boolean expression, but has type %s", celenv.TypeString(e.Type))
+		if test := celenv.TruthTest(e.Type); test != "" {
+			msg += "; test it, as in ${" + e.Source + test + "}"
+		}
+		c.errs = append(c.errs, field.Invalid(path, src, msg))
 		return nil
 	}
 	return e
