@@ -100,6 +100,9 @@ type compiler struct {
 	// paths of each node in the RGD, by id.
 	paths map[string]*field.Path
 	env   *celenv.Env
+	// reservedIDs are the ids refused as reserved words, with their paths:
+	// an expression naming one fails for that reason alone.
+	reservedIDs map[string]*field.Path
 }
 
 var (
@@ -279,6 +282,10 @@ func (c *compiler) checkID(id string, path *field.Path) bool {
 			validation.LabelValueMaxLength, v1alpha1.LabelNodeID)))
 	case slices.Contains(reservedIDs, id) || slices.Contains(celReservedWords, id):
 		c.errs = append(c.errs, field.Invalid(path, id, "is a reserved word; choose another id"))
+		if c.reservedIDs == nil {
+			c.reservedIDs = map[string]*field.Path{}
+		}
+		c.reservedIDs[id] = path
 	case c.byID[id] != nil:
 		c.errs = append(c.errs, field.Duplicate(path, id))
 	default:

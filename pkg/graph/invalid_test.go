@@ -80,6 +80,12 @@ func TestInvalidRGDs(t *testing.T) {
   - id: in
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
 			"spec.resources[0].id", `reserved word`},
+		{"an expression naming a resource whose id is a CEL keyword", "", `
+  - id: var
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+  - id: other
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${var.metadata.name}-y"}}`,
+			"spec.resources[other].template.metadata.name", `names resource var, whose id is a reserved word (spec.resources[0].id): rename the resource, here too`},
 		{"id not lowerCamelCase", "", `
   - id: My-Config
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"fmt"
+	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -381,6 +383,12 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 func (c *compiler) compileExpr(env *celenv.Env, src string, path *field.Path, raw string) *Expression {
 	e, err := buildExpr(env, src)
 	if err != nil {
+		if id, at, ok := c.namesReservedID(src); ok {
+			// Its own error (a syntax error for a CEL keyword, an
+			// undeclared name for a reserved one) would say it again.
+			c.errs = append(c.errs, field.Invalid(path, raw, fmt.Sprintf("names resource %s, whose id is a reserved word (%s): rename the resource, here too", id, at)))
+			return nil
+		}
 		c.errs = append(c.errs, field.Invalid(path, raw, strings.TrimSpace(err.Error())))
 		return nil
 	}
@@ -392,6 +400,18 @@ func (c *compiler) compileExpr(env *celenv.Env, src string, path *field.Path, ra
 		return nil
 	}
 	return e
+}
+
+// namesReservedID finds, in an expression that failed to compile, a
+// resource whose id was refused as a reserved word, selected from as
+// resources are (var.metadata, in[0]), and the path of that id.
+func (c *compiler) namesReservedID(src string) (string, *field.Path, bool) {
+	for _, id := range slices.Sorted(maps.Keys(c.reservedIDs)) {
+		if regexp.MustCompile(`(^|[^.\w])` + regexp.QuoteMeta(id) + `[.\[]`).MatchString(src) {
+			return id, c.reservedIDs[id], true
+		}
+	}
+	return "", nil, false
 }
 
 func buildExpr(env *celenv.Env, src string) (*Expression, error) {
