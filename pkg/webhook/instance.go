@@ -85,39 +85,46 @@ func (l *InstanceLabeler) Handle(ctx context.Context, req admission.Request) adm
 	labels := ownership.InstanceLabels(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id)
 	annotations := ownership.ApplySetAnnotations(id, ownership.TemplateGroupKinds(def), nil)
 	resp := admission.Patched("", metadataPatch(inst.Metadata, labels, annotations)...)
-	var old []byte
+	// The instance before an update, read once for both warnings; a
+	// create, or an old object that does not decode, has none.
+	var before instanceBefore
 	if req.Operation == admissionv1.Update {
-		old = req.OldObject.Raw
-		if w := regionChangeWarning(old, meta.Labels[agentv1.LabelRegion]); w != "" {
+		if err := json.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, &before); err != nil {
+			before = instanceBefore{}
+		}
+		if w := regionChangeWarning(&before, meta.Labels[agentv1.LabelRegion]); w != "" {
 			resp = resp.WithWarnings(w)
 		}
 	}
-	if w := keptLabelsWarning(old, meta.Labels, labels); w != "" {
+	if w := keptLabelsWarning(before.Metadata.Labels, meta.Labels, labels); w != "" {
 		resp = resp.WithWarnings(w)
 	}
 	return resp
 }
 
+// instanceBefore is what the labeler reads of an instance before an
+// update.
+type instanceBefore struct {
+	Metadata struct {
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Status struct {
+		Placement *agentv1.Placement `json:"placement"`
+	} `json:"status"`
+}
+
 // keptLabelsWarning warns that labels of kro-agent's that the request set
 // to other values, or removed, keep kro-agent's values (want): the write is
 // admitted all the same, and without a word kubectl label would report the
-// instance relabelled. old is the instance before an update (nil on
-// create). A label the request left as it was says nothing, so one
+// instance relabelled. before are the instance's labels before an update
+// (none on create). A label the request left as it was says nothing, so one
 // kro-agent itself moves on (its version, after an upgrade) is put right
 // quietly. "" when there is nothing to warn of.
-func keptLabelsWarning(old []byte, have, want map[string]string) string {
-	var before struct {
-		Metadata struct {
-			Labels map[string]string `json:"labels"`
-		} `json:"metadata"`
-	}
-	if old != nil {
-		_ = json.UnmarshalCaseSensitivePreserveInts(old, &before)
-	}
+func keptLabelsWarning(before, have, want map[string]string) string {
 	var kept []string
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		v, has := have[k]
-		was, had := before.Metadata.Labels[k]
+		was, had := before[k]
 		switch {
 		case has && v == want[k], !has && !had, has == had && v == was:
 			continue
@@ -132,19 +139,11 @@ func keptLabelsWarning(old []byte, have, want map[string]string) string {
 
 // regionChangeWarning warns, as the update that changes it is admitted,
 // that a changed region label does not move an instance already placed
-// (old is the instance before the update): its Placed condition says the
+// (before is the instance before the update): its Placed condition says the
 // same afterwards. "" when the label is unchanged or the instance not
 // placed.
-func regionChangeWarning(old []byte, label string) string {
-	var before struct {
-		Metadata struct {
-			Labels map[string]string `json:"labels"`
-		} `json:"metadata"`
-		Status struct {
-			Placement *agentv1.Placement `json:"placement"`
-		} `json:"status"`
-	}
-	if err := json.UnmarshalCaseSensitivePreserveInts(old, &before); err != nil || before.Status.Placement == nil || before.Status.Placement.Cluster == "" {
+func regionChangeWarning(before *instanceBefore, label string) string {
+	if before.Status.Placement == nil || before.Status.Placement.Cluster == "" {
 		return ""
 	}
 	if before.Metadata.Labels[agentv1.LabelRegion] == label {
