@@ -519,13 +519,16 @@ func TestRegionChangeOfAPlacedInstanceIsWarned(t *testing.T) {
 func TestKeptLabelsAreWarned(t *testing.T) {
 	h := testServer(t)
 	kind := metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
-	id := ownership.ApplySetID(ownership.Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}, Name: "x", Namespace: "default"})
+	id := ownership.Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}, Name: "x", Namespace: "default"}
 	instance := func(labels map[string]any) map[string]any {
 		return map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp", "metadata": map[string]any{"name": "x", "namespace": "default", "labels": labels}}
 	}
+	// The labels the webhook sets, changed by extra (nil removes one).
 	agents := func(extra map[string]any) map[string]any {
-		l := map[string]any{"kro.run/owned": "true", "kro.run/kro-version": "v0.1.0-dev", "kro.run/resource-graph-definition-id": "rgd-uid",
-			"kro.run/resource-graph-definition-name": "webapp", "app.kubernetes.io/managed-by": "kro", "applyset.kubernetes.io/id": id}
+		l := map[string]any{}
+		for k, v := range ownership.InstanceLabels(ownership.RGD{Name: "webapp", UID: "rgd-uid"}, id) {
+			l[k] = v
+		}
 		for k, v := range extra {
 			if v == nil {
 				delete(l, k)
