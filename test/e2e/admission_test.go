@@ -160,14 +160,21 @@ func moodsIn(t *testing.T, cfg *envconf.Config, ns string) *clients {
 	return c
 }
 
+// refusedMoodIn creates the Mood sulky in ns, whose ConfigMap the
+// admission policy named policy refuses, applied and enforced first.
+func refusedMoodIn(t *testing.T, cfg *envconf.Config, ns, policy string) *clients {
+	t.Helper()
+	c := moodsIn(t, cfg, ns)
+	applyRefusingPolicy(t, c, policy, ns, "mood")
+	c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: sulky, namespace: %s}, spec: {mood: refused}}", ns))
+	return c
+}
+
 func TestRefusedInstanceIsRetriedWhenAdmissionChanges(t *testing.T) {
 	const ns = "refusals"
 	f := features.New("an instance an admission policy refuses is tried again once the policy changes").
 		Assess("refused many times, then admitted within seconds of the policy's removal", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := moodsIn(t, cfg, ns)
-			applyRefusingPolicy(t, c, "refuse-moods", ns, "mood")
-
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: sulky, namespace: %s}, spec: {mood: refused}}", ns))
+			c := refusedMoodIn(t, cfg, ns, "refuse-moods")
 			refuseRepeatedly(t, c, "Mood", ns, "sulky", 14, "is refused by policy", func(i int) string {
 				return fmt.Sprintf(`{"spec":{"mood":"refused-%d"}}`, i)
 			})
@@ -192,9 +199,7 @@ func TestLastingRefusalIsTriedAgainAfterASecond(t *testing.T) {
 	const ns = "paced"
 	f := features.New("an apply the API server refuses for good").
 		Assess("is tried again a second later, not at once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := moodsIn(t, cfg, ns)
-			applyRefusingPolicy(t, c, "refuse-paced", ns, "mood")
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: sulky, namespace: %s}, spec: {mood: refused}}", ns))
+			c := refusedMoodIn(t, cfg, ns, "refuse-paced")
 			eventually(t, 30*time.Second, "the instance to be refused", func() (bool, string) {
 				u := c.mustGet(t, "kro.run/v1alpha1", "Mood", ns, "sulky")
 				cond := condition(u, v1alpha1.ConditionResourcesReady)
