@@ -18,10 +18,11 @@ LDFLAGS := -s -w -X github.com/kro-agent/kro-agent/pkg/version.Version=$(VERSION
 # runs (and is benchmarked) here is what runs in a cluster: no libc to map.
 GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-## build: the agent and the kubectl plugin into bin/
+## build: the agent and the kubectl plugin into bin/, with the plugin's completion for kubectl
 build:
 	$(GOBUILD) -o $(BIN)/kro-agent ./cmd/agent
 	$(GOBUILD) -o $(BIN)/kubectl-kro ./cmd/kubectl-kro
+	install -m 0755 cmd/kubectl-kro/kubectl_complete-kro $(BIN)/kubectl_complete-kro
 
 ## demo: build, start the local cluster, run the agent in the background, apply examples/webapp
 demo: build cluster-binaries

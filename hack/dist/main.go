@@ -63,6 +63,10 @@ func Build(version, dir, manifest string, platforms []Platform) error {
 	if err != nil {
 		return err
 	}
+	complete, err := os.ReadFile(filepath.Join(root, "cmd", "kubectl-kro", "kubectl_complete-kro"))
+	if err != nil {
+		return err
+	}
 	for i, p := range platforms {
 		bin := filepath.Join(dir, fmt.Sprintf("kubectl-kro-%s-%s", p.OS, p.Arch))
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X github.com/kro-agent/kro-agent/pkg/version.Version="+version, "-o", bin, "./cmd/kubectl-kro")
@@ -76,7 +80,11 @@ func Build(version, dir, manifest string, platforms []Platform) error {
 			return err
 		}
 		_ = os.Remove(bin)
-		archive, err := tarGz(map[string][]byte{"kubectl-kro": data, "README.md": readme})
+		archive, err := tarGz([]archived{
+			{"kubectl-kro", 0o755, data},
+			{"kubectl_complete-kro", 0o755, complete},
+			{"README.md", 0o644, readme},
+		})
 		if err != nil {
 			return err
 		}
@@ -98,22 +106,25 @@ func Build(version, dir, manifest string, platforms []Platform) error {
 	return os.WriteFile(manifest, b.Bytes(), 0o644)
 }
 
-// tarGz packs files with fixed times and modes, so the same inputs give
-// the same bytes and the same sha256.
-func tarGz(files map[string][]byte) ([]byte, error) {
+// archived is one file of a release archive.
+type archived struct {
+	name string
+	mode int64
+	data []byte
+}
+
+// tarGz packs files in the order given with fixed times, so the same inputs
+// give the same bytes and the same sha256.
+func tarGz(files []archived) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	zw.ModTime = time.Unix(0, 0)
 	tw := tar.NewWriter(zw)
-	for _, name := range []string{"kubectl-kro", "README.md"} {
-		mode := int64(0o644)
-		if name == "kubectl-kro" {
-			mode = 0o755
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(files[name])), ModTime: time.Unix(0, 0)}); err != nil {
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
 			return nil, err
 		}
-		if _, err := tw.Write(files[name]); err != nil {
+		if _, err := tw.Write(f.data); err != nil {
 			return nil, err
 		}
 	}
@@ -151,6 +162,12 @@ spec:
     the root cause that keeps an instance from being Ready, explain-conditions
     says what each condition means, status lists instances, and dry-run
     previews what the agent would apply.
+  caveats: |
+    kubectl (1.26 and later) completes kubectl kro's commands, kinds and
+    names once kubectl_complete-kro, which the archive holds, is on your
+    PATH too; it does not depend on the version, so a copy outlasts upgrades:
+
+      cp "${KREW_ROOT:-$HOME/.krew}/store/kro/{{ .Version }}/kubectl_complete-kro" "${KREW_ROOT:-$HOME/.krew}/bin/"
   platforms:
 {{- range .Platforms }}
   - selector:

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -22,6 +26,7 @@ type krewPlugin struct {
 		Homepage         string `json:"homepage"`
 		ShortDescription string `json:"shortDescription"`
 		Description      string `json:"description"`
+		Caveats          string `json:"caveats"`
 		Platforms        []struct {
 			Selector struct {
 				MatchLabels map[string]string `json:"matchLabels"`
@@ -46,8 +51,9 @@ func readManifest(t *testing.T, path string) krewPlugin {
 	return p
 }
 
-// TestDistFillsChecksums builds one platform's archive and checks that the
-// manifest carries its real sha256, and that a rebuild gives the same bytes.
+// TestDistFillsChecksums builds one platform's archive and checks what it
+// holds, that the manifest carries its real sha256, and that a rebuild gives
+// the same bytes.
 func TestDistFillsChecksums(t *testing.T) {
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "krew.yaml")
@@ -63,7 +69,19 @@ func TestDistFillsChecksums(t *testing.T) {
 		return hex.EncodeToString(sum[:])
 	}
 	first := build()
+	files := archiveFiles(t, filepath.Join(dir, "kubectl-kro_v0.0.0-test_linux_amd64.tar.gz"))
+	for name, mode := range map[string]int64{"kubectl-kro": 0o755, "kubectl_complete-kro": 0o755, "README.md": 0o644} {
+		if got, ok := files[name]; !ok || got.Mode != mode {
+			t.Errorf("archive entry %s: %+v, want mode %o", name, got, mode)
+		}
+	}
+	if complete := files["kubectl_complete-kro"]; complete == nil || !strings.Contains(string(complete.data), "exec kubectl-kro __complete \"$@\"") {
+		t.Errorf("kubectl_complete-kro does not hand kubectl's words to the plugin's completion: %+v", complete)
+	}
 	p := readManifest(t, manifest)
+	if !strings.Contains(p.Spec.Caveats, "store/kro/v0.0.0-test/kubectl_complete-kro") {
+		t.Errorf("caveats do not say where krew put kubectl_complete-kro:\n%s", p.Spec.Caveats)
+	}
 	if len(p.Spec.Platforms) != 1 || p.Spec.Platforms[0].SHA256 != first {
 		t.Fatalf("manifest sha256 %+v does not match the archive's %s", p.Spec.Platforms, first)
 	}
@@ -94,5 +112,40 @@ func TestCheckedInManifest(t *testing.T) {
 		if !seen {
 			t.Errorf("no platform %s", k)
 		}
+	}
+}
+
+// archivedFile is what a release archive holds under one name.
+type archivedFile struct {
+	Mode int64
+	data []byte
+}
+
+func archiveFiles(t *testing.T, path string) map[string]*archivedFile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]*archivedFile{}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = &archivedFile{Mode: h.Mode, data: data}
 	}
 }

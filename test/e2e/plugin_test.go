@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -36,6 +37,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/plugin"
 	"github.com/kro-agent/kro-agent/pkg/version"
+	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite golden files")
@@ -992,6 +994,36 @@ func TestPlugin(t *testing.T) {
 			}
 			if got := complete("tree", "--context", ""); !slices.Contains(got, raw.CurrentContext) {
 				t.Errorf("tree --context offers %v, want the kubeconfig's context %q", got, raw.CurrentContext)
+			}
+			return ctx
+		}).
+		Assess("kubectl itself completes kubectl kro through the kubectl_complete-kro shipped beside it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// What make build and the release archives put on PATH: the
+			// plugin and its completion script, side by side.
+			dir := t.TempDir()
+			build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "kubectl-kro"), "./cmd/kubectl-kro")
+			build.Dir = filepath.Join("..", "..")
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("building kubectl-kro: %v\n%s", err, out)
+			}
+			script, err := os.ReadFile(filepath.Join("..", "..", "cmd", "kubectl-kro", "kubectl_complete-kro"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "kubectl_complete-kro"), script, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			bin, err := localcluster.BinDir(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// kubectl drops its own flags before asking a plugin, so the
+			// kubeconfig comes from the environment, as in a user's shell.
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "__complete", "kro", "tree", "webapp", "-n", ns, "--cache-dir", kubeCacheDir, "re")
+			cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+cfg.KubeconfigFile())
+			out, err := cmd.Output()
+			if got := strings.Split(strings.TrimSpace(string(out)), "\n"); err != nil || !slices.Contains(got, "ready") || got[len(got)-1] != ":4" {
+				t.Errorf("kubectl __complete kro tree webapp re: %v, offered %q, want ready and no file completion (:4)", err, got)
 			}
 			return ctx
 		}).
