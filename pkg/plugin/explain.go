@@ -30,21 +30,22 @@ var meanings = map[string]string{
 
 // reasonMeanings explains the built-in reasons.
 var reasonMeanings = map[string]string{
-	v1alpha1.ReasonWaitingForInput:      "a resource waits for a dependency to become ready or for a value that does not exist yet",
-	v1alpha1.ReasonFieldUnset:           "a resource template reads a field the instance does not set and its schema gives no default; set it on the instance",
-	v1alpha1.ReasonResourceNotReady:     "a resource is not ready yet: its readyWhen is not met, or it is not created until its inputs are there (the message names it)",
-	v1alpha1.ReasonApplyFailed:          "the API server refused a write; kro-agent retries with backoff",
-	v1alpha1.ReasonResolveFailed:        "an expression fails on the instance's values; change the instance spec",
-	v1alpha1.ReasonGraphNotAccepted:     "the instance's RGD has no graph kro-agent can serve (invalid, or changed in a way refused as breaking): nothing is applied or deleted for it until the RGD is fixed",
-	v1alpha1.ReasonReleased:             "the instance's RGD was deleted: kro-agent took its finalizer off and manages it no more",
-	v1alpha1.ReasonSuspended:            "the instance carries kro.run/reconcile: suspended; nothing is written",
-	v1alpha1.ReasonDeleting:             "the instance is being deleted, resources in reverse topological order",
-	v1alpha1.ReasonInvalidResourceGraph: "the RGD is invalid; the message is the validation error",
-	v1alpha1.ReasonBreakingChange:       "the RGD's new schema would break stored instances; it is applied once none is left, or at once if the RGD is annotated to force it",
-	v1alpha1.ReasonKindPending:          "work in progress: nothing has reported a result yet (for KindReady: the CRD is not established yet)",
-	v1alpha1.ReasonNotServing:           "instances of the kind are not being reconciled",
-	v1alpha1.ReasonKindNotWatched:       "kro-agent cannot list a kind the graph manages (its role does not grant it, most often), so it cannot see those objects: nothing is applied, pruned or deleted for an instance until it can; the message says what to grant",
-	v1alpha1.ReasonStaysPlaced:          "the instance's region label changed after it was placed; it stays on its cluster, where its resources are (delete and create it again to move it)",
+	v1alpha1.ReasonWaitingForInput:          "a resource waits for a dependency to become ready or for a value that does not exist yet",
+	v1alpha1.ReasonFieldUnset:               "a resource template reads a field the instance does not set and its schema gives no default; set it on the instance",
+	v1alpha1.ReasonResourceNotReady:         "a resource is not ready yet: its readyWhen is not met, or it is not created until its inputs are there (the message names it)",
+	v1alpha1.ReasonApplyFailed:              "the API server refused a write; kro-agent retries with backoff",
+	v1alpha1.ReasonResolveFailed:            "an expression fails on the instance's values; change the instance spec",
+	v1alpha1.ReasonGraphNotAccepted:         "the instance's RGD has no graph kro-agent can serve (invalid, or changed in a way refused as breaking): nothing is applied or deleted for it until the RGD is fixed",
+	v1alpha1.ReasonReleased:                 "the instance's RGD was deleted: kro-agent took its finalizer off and manages it no more",
+	v1alpha1.ReasonSuspended:                "the instance carries kro.run/reconcile: suspended; nothing is written",
+	v1alpha1.ReasonDeleting:                 "the instance is being deleted, resources in reverse topological order",
+	v1alpha1.ReasonInvalidResourceGraph:     "the RGD is invalid; the message is the validation error",
+	v1alpha1.ReasonBreakingChange:           "the RGD's new schema would break stored instances; it is applied once none is left, or at once if the RGD is annotated to force it",
+	v1alpha1.ReasonKindPending:              "work in progress: nothing has reported a result yet (for KindReady: the CRD is not established yet)",
+	v1alpha1.ReasonNotServing:               "instances of the kind are not being reconciled",
+	v1alpha1.ReasonServingEarlierGeneration: "instances are reconciled with the graph of an earlier generation of the RGD (the message names it), as its latest could not be applied (KindReady says why); they get the latest once it is",
+	v1alpha1.ReasonKindNotWatched:           "kro-agent cannot list a kind the graph manages (its role does not grant it, most often), so it cannot see those objects: nothing is applied, pruned or deleted for an instance until it can; the message says what to grant",
+	v1alpha1.ReasonStaysPlaced:              "the instance's region label changed after it was placed; it stays on its cluster, where its resources are (delete and create it again to move it)",
 }
 
 // unevaluatedMeanings explains the reasons kro-agent gives a condition the

@@ -210,12 +210,14 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			r.place = append(slices.Clone(r.place), -1, *r.Index)
 		}
 	}
-	// What kro-agent prunes comes last, after every node's row.
+	// What kro-agent prunes comes last, after every node's row, and then
+	// the objects of resources the RGD no longer has.
 	for _, n := range s.graph.Nodes {
 		for _, stale := range sorted[n.ID].stale {
 			t.Rows = append(t.Rows, staleRow(n, stale, scope, len(s.graph.Nodes)))
 		}
 	}
+	t.Rows = append(t.Rows, goneRows(objs, s, len(s.graph.Nodes))...)
 	if inst.GetDeletionTimestamp() != nil {
 		markDeleted(t.Rows)
 	}
@@ -313,7 +315,7 @@ func markRefused(rows []Row, inst *unstructured.Unstructured) {
 // groups what it finds by node; forbidden names the nodes of kinds the
 // user may not list.
 func (c *cluster) fetchMembers(ctx context.Context, s *subject) (map[string][]*unstructured.Unstructured, map[string]bool) {
-	objs, forbiddenKinds := c.listMembers(ctx, s.instance, graphMemberKinds(s.graph))
+	objs, forbiddenKinds := c.listMembers(ctx, s.instance, c.memberKinds(s))
 	found := map[string][]*unstructured.Unstructured{}
 	for _, u := range objs {
 		node := u.GetLabels()[v1alpha1.LabelNodeID]
@@ -353,6 +355,28 @@ func graphMemberKinds(g *graph.Graph) []memberKind {
 		if n.Template != nil && n.Kind != nil && n.Kind.Resource != "" {
 			kinds = append(kinds, memberKind{gvr: n.Kind.GVR(), namespaced: n.Kind.Namespaced, kind: n.Kind.GVK.Kind})
 		}
+	}
+	return kinds
+}
+
+// memberKinds are the kinds the instance of s may have objects of: those
+// its graph creates, and those its ApplySet annotation records beside them
+// (kinds of resources the RGD had before, whose objects kro-agent has not
+// pruned, or still keeps with the graph of an earlier generation). A
+// recorded kind the cluster no longer serves has nothing left to list.
+func (c *cluster) memberKinds(s *subject) []memberKind {
+	kinds := graphMemberKinds(s.graph)
+	listed := map[schema.GroupResource]bool{}
+	for _, k := range kinds {
+		listed[k.gvr.GroupResource()] = true
+	}
+	for _, gk := range ownership.RecordedKinds(s.instance) {
+		m, err := c.mapper.RESTMapping(gk)
+		if err != nil || listed[m.Resource.GroupResource()] {
+			continue
+		}
+		listed[m.Resource.GroupResource()] = true
+		kinds = append(kinds, mappedMemberKind(m))
 	}
 	return kinds
 }

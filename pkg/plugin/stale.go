@@ -2,10 +2,14 @@ package plugin
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
@@ -43,8 +47,19 @@ func sortOut(n *graph.Node, objs []*unstructured.Unstructured, scope *resolve.Sc
 	if len(objs) == 0 || n.Kind == nil || n.External != nil {
 		return all
 	}
+	// Objects of the kind the resource had before it changed are never
+	// what it produces now, whatever else can be told.
+	var otherKind []staleObject
+	objs = slices.DeleteFunc(slices.Clone(objs), func(u *unstructured.Unstructured) bool {
+		if u.GroupVersionKind().GroupKind() == n.Kind.GVK.GroupKind() {
+			return false
+		}
+		otherKind = append(otherKind, staleObject{u, fmt.Sprintf("resource %s is a %s now", n.ID, n.Kind.GVK.Kind)})
+		return true
+	})
+	all = nodeObjects{current: objs, stale: otherKind}
 	if skipped != "" {
-		out := nodeObjects{}
+		out := nodeObjects{stale: otherKind}
 		for _, u := range objs {
 			out.stale = append(out.stale, staleObject{u, skipped})
 		}
@@ -67,7 +82,7 @@ func sortOut(n *graph.Node, objs []*unstructured.Unstructured, scope *resolve.Sc
 		want[key] = item.Index
 		named = key.kind.Kind + "/" + key.name
 	}
-	out := nodeObjects{index: map[*unstructured.Unstructured]int{}}
+	out := nodeObjects{index: map[*unstructured.Unstructured]int{}, stale: otherKind}
 	for _, u := range objs {
 		index, ok := want[objectKey{kind: u.GroupVersionKind().GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}]
 		switch {
@@ -114,4 +129,42 @@ func staleRow(n *graph.Node, s staleObject, scope *resolve.Scope, place int) Row
 	}
 	row.place = []int{place}
 	return row
+}
+
+// goneRows are the rows of the objects in objs (by node id) whose resource
+// the RGD of s no longer has, in the order they were created, listed after
+// every other row. kro-agent deletes them as it prunes; while it serves the
+// graph of an earlier generation of the RGD it keeps them instead, and the
+// tree, drawn from the RGD as it is now, cannot judge their readiness.
+func goneRows(objs map[string][]*unstructured.Unstructured, s *subject, place int) []Row {
+	earlier := servesEarlierGraph(s.rgd)
+	var rows []Row
+	for id, us := range objs {
+		if s.graph.Node(id) != nil {
+			continue
+		}
+		for _, u := range us {
+			row := releasedRow(u)
+			row.Index, row.place = nil, []int{place}
+			switch {
+			case row.Ready == VerdictDeleting:
+			case earlier:
+				row.Reason = fmt.Sprintf("the RGD has no resource %s now, but kro-agent reconciles the instance with the graph of an earlier generation, which has (KindReady says why generation %d is not applied)", id, s.rgd.Generation)
+			default:
+				row.Ready, row.Reason = VerdictStale, fmt.Sprintf("no longer produced: the RGD has no resource %s now; kro-agent deletes it once every resource is applied", id)
+			}
+			rows = append(rows, row)
+		}
+	}
+	slices.SortStableFunc(rows, compareCreated)
+	return rows
+}
+
+// servesEarlierGraph tells whether kro-agent reconciles the instances of rgd
+// with the graph of an earlier generation, its latest not applied (a change
+// refused as breaking).
+func servesEarlierGraph(rgd *v1alpha1.ResourceGraphDefinition) bool {
+	served := meta.FindStatusCondition(rgd.Status.Conditions, v1alpha1.ConditionControllerReady)
+	return served != nil && served.Status == metav1.ConditionTrue && served.Reason == v1alpha1.ReasonServingEarlierGeneration &&
+		served.ObservedGeneration == rgd.Generation
 }

@@ -3,9 +3,12 @@ package plugin
 import (
 	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -80,6 +83,53 @@ func TestSortOutTellsStaleObjects(t *testing.T) {
 	if row.Ready != VerdictStale || row.Index != nil || row.Depth != 1 ||
 		row.Reason != "no longer produced: includeWhen ${false} is false; kro-agent deletes it once every resource is applied" {
 		t.Errorf("stale row = %+v", row)
+	}
+}
+
+// An object of the kind a resource had before it changed is stale even
+// where what the resource renders now cannot be told.
+func TestSortOutTellsObjectsOfAnotherKind(t *testing.T) {
+	g := compileRGD(t, movingRGD)
+	scope := resolve.NewScope(g, map[string]any{"metadata": map[string]any{"name": "m", "namespace": "ns"}, "spec": map[string]any{"name": "new"}})
+	secret := configMap("new")
+	secret.SetKind("Secret")
+	for _, id := range []string{"config", "echo"} {
+		m := sortOut(g.Node(id), []*unstructured.Unstructured{secret}, scope, "", "ns")
+		if len(m.current) != 0 || len(m.stale) != 1 || m.stale[0].why != "resource "+id+" is a ConfigMap now" {
+			t.Errorf("%s: current %v, stale %+v", id, names(m.current), m.stale)
+		}
+	}
+}
+
+// Objects of a resource the RGD no longer has are listed after the rest:
+// stale, to be pruned, unless kro-agent still serves the graph of an
+// earlier generation, which keeps them; those being deleted say so.
+func TestGoneRows(t *testing.T) {
+	g := compileRGD(t, movingRGD)
+	retired, leaving, current := configMap("retired"), configMap("leaving"), configMap("m")
+	retired.SetLabels(map[string]string{v1alpha1.LabelNodeID: "retired"})
+	leaving.SetLabels(map[string]string{v1alpha1.LabelNodeID: "retired"})
+	leaving.SetDeletionTimestamp(&metav1.Time{Time: time.Unix(1, 0)})
+	retired.SetCreationTimestamp(metav1.Time{Time: time.Unix(1, 0)})
+	leaving.SetCreationTimestamp(metav1.Time{Time: time.Unix(2, 0)})
+	objs := map[string][]*unstructured.Unstructured{"retired": {retired, leaving}, "config": {current}}
+	rgd := &v1alpha1.ResourceGraphDefinition{ObjectMeta: metav1.ObjectMeta{Name: "moving", Generation: 5}}
+	rows := goneRows(objs, &subject{rgd: rgd, graph: g}, 3)
+	if len(rows) != 2 || rows[0].Name != "retired" || rows[0].Ready != VerdictStale || rows[1].Name != "leaving" || rows[1].Ready != VerdictDeleting ||
+		rows[0].Reason != "no longer produced: the RGD has no resource retired now; kro-agent deletes it once every resource is applied" || rows[0].Depth != 1 {
+		t.Fatalf("gone rows: %+v", rows)
+	}
+
+	rgd.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionControllerReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonServingEarlierGeneration, ObservedGeneration: 5}}
+	rows = goneRows(objs, &subject{rgd: rgd, graph: g}, 3)
+	if len(rows) != 2 || rows[0].Ready != VerdictUnknown ||
+		rows[0].Reason != "the RGD has no resource retired now, but kro-agent reconciles the instance with the graph of an earlier generation, which has (KindReady says why generation 5 is not applied)" {
+		t.Errorf("gone rows while an earlier graph is served: %+v", rows)
+	}
+	// Conditions of an earlier generation say nothing of what is served now.
+	rgd.Generation = 6
+	if rows = goneRows(objs, &subject{rgd: rgd, graph: g}, 3); rows[0].Ready != VerdictStale {
+		t.Errorf("gone rows under stale conditions: %+v", rows)
 	}
 }
 

@@ -268,6 +268,12 @@ func TestApplySetAnnotations(t *testing.T) {
 				s, err := c.get(t, "v1", "Secret", ns, "k")
 				return err == nil && s.GetDeletionTimestamp() != nil, fmt.Sprint(err)
 			})
+			// The RGD no longer names the kind, but tree still shows what
+			// the instance has of it, from the kinds the annotation records.
+			tree, err := kro(t, cfg, nil, "tree", "applysetkinds", "k", "-n", ns)
+			if err != nil || !regexp.MustCompile(`(?m)^└─ secret +Secret/k +\S+ +Deleting +\S+ +being deleted, held by the finalizers e2e.kro.run/hold`).MatchString(tree) {
+				t.Errorf("tree of an instance whose removed resource is still being deleted: %v\n%s", err, tree)
+			}
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ApplySetKinds, metadata: {name: k, namespace: %s, labels: {touched: \"yes\"}}, spec: {}}", ns))
 			never(t, 3*time.Second, "Secret left contains-group-kinds while a Secret of the instance exists", func() bool {
 				return kinds(c, t) != "ConfigMap,Secret"

@@ -231,7 +231,7 @@ func TestRGDLifecycle(t *testing.T) {
 			eventually(t, 10*time.Second, "ControllerReady to name the generation served", func() (bool, string) {
 				cond := rgdCondition(t, c, "notes", "ControllerReady")
 				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes")
-				return cond != nil && cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == rgd.GetGeneration() &&
+				return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == v1alpha1.ReasonServingEarlierGeneration && cond.ObservedGeneration == rgd.GetGeneration() &&
 					strings.Contains(cond.Message, fmt.Sprintf("with the graph of generation %d: generation %d is not applied", rgd.GetGeneration()-1, rgd.GetGeneration())), fmt.Sprint(cond)
 			})
 			before := c.mustGet(t, "v1", "ConfigMap", ns, "n3-note")
@@ -242,6 +242,9 @@ func TestRGDLifecycle(t *testing.T) {
 			})
 			if out, err := kro(t, cfg, nil, "why-not-ready", "note", "n3", "-n", ns); err != nil || !strings.Contains(out, "is Ready, though ResourceGraphDefinition notes is not Active") {
 				t.Errorf("why-not-ready of an instance served with the earlier graph: %v\n%s", err, out)
+			}
+			if out, err := kro(t, cfg, nil, "tree", "note", "n3", "-n", ns); err != nil || !strings.Contains(out, "is not applied, so kro-agent reconciles Note/n3 with the graph of an earlier one; this tree is drawn from generation") {
+				t.Errorf("tree of an instance served with the earlier graph does not say so: %v\n%s", err, out)
 			}
 			// A restarted agent does not know that graph: the instances are
 			// held, and say so, rather than claim ACTIVE unattended.

@@ -34,6 +34,11 @@ const (
 	ReasonServing              = "Serving"
 	ReasonNotServing           = "NotServing"
 	ReasonKindNotWatched       = "KindNotWatched"
+
+	// ReasonServingEarlierGeneration is ControllerReady's while instances
+	// are reconciled with the graph of an earlier generation, the latest
+	// one's kind not applied (see KindReady).
+	ReasonServingEarlierGeneration = "ServingEarlierGeneration"
 )
 
 // RGDConditions is the condition set of a ResourceGraphDefinition.
@@ -99,7 +104,7 @@ func (s *ResourceGraphDefinitionStatus) MarkServing(generation int64, gvk schema
 // MarkServingEarlier records instances reconciled with the graph of an
 // earlier generation, because this one's kind could not be applied.
 func (s *ResourceGraphDefinitionStatus) MarkServingEarlier(generation, served int64, gvk schema.GroupVersionKind) {
-	s.manage(generation).MarkTrue(ConditionControllerReady, ReasonServing,
+	s.manage(generation).MarkTrue(ConditionControllerReady, ReasonServingEarlierGeneration,
 		"serving instances of %s %s with the graph of generation %d: generation %d is not applied (see KindReady)", gvk.GroupVersion(), gvk.Kind, served, generation)
 	s.State = StateInactive
 }

@@ -17,7 +17,7 @@ func TestServingNamesTheKind(t *testing.T) {
 		t.Errorf("ControllerReady = %+v", c)
 	}
 	s.MarkServingEarlier(4, 3, gvk)
-	if c := meta.FindStatusCondition(s.Conditions, ConditionControllerReady); c == nil ||
+	if c := meta.FindStatusCondition(s.Conditions, ConditionControllerReady); c == nil || c.Reason != ReasonServingEarlierGeneration ||
 		c.Message != "serving instances of kro.run/v1alpha1 WebApp with the graph of generation 3: generation 4 is not applied (see KindReady)" {
 		t.Errorf("ControllerReady = %+v", c)
 	}
