@@ -77,6 +77,24 @@ type Row struct {
 	// refused is a missing object whose Reason quotes the instance's
 	// ResourcesReady: the API server refused kro-agent's apply of it.
 	refused bool
+	// leftover is an object the graph no longer produces (stale, or of a
+	// resource the RGD no longer has): kro-agent prunes it, and nothing
+	// waits for it to be gone, so it blocks nothing.
+	leftover bool
+}
+
+// blocks tells whether the row keeps the instance from being ready: an
+// object not ready, missing, someone else's, or being deleted (kro-agent
+// creates it again once it is gone).
+func (r Row) blocks() bool {
+	if r.leftover {
+		return false
+	}
+	switch r.Ready {
+	case VerdictNotReady, VerdictMissing, VerdictDeleting, VerdictConflict:
+		return true
+	}
+	return false
 }
 
 // node is the row's node id, with the item's index in a collection:

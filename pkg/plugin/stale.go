@@ -127,7 +127,7 @@ func staleRow(n *graph.Node, s staleObject, scope *resolve.Scope, place int) Row
 	if row.Ready != VerdictDeleting {
 		row.Ready, row.Reason = VerdictStale, "no longer produced: "+s.why+"; kro-agent deletes it once every resource is applied"
 	}
-	row.place = []int{place}
+	row.place, row.leftover = []int{place}, true
 	return row
 }
 
@@ -145,7 +145,7 @@ func goneRows(objs map[string][]*unstructured.Unstructured, s *subject, place in
 		}
 		for _, u := range us {
 			row := releasedRow(u)
-			row.Index, row.place = nil, []int{place}
+			row.Index, row.place, row.leftover = nil, []int{place}, true
 			switch {
 			case row.Ready == VerdictDeleting:
 			case earlier:

@@ -119,6 +119,12 @@ func TestGoneRows(t *testing.T) {
 		rows[0].Reason != "no longer produced: the RGD has no resource retired now; kro-agent deletes it once every resource is applied" || rows[0].Depth != 1 {
 		t.Fatalf("gone rows: %+v", rows)
 	}
+	// kro-agent waits for no object it prunes: one still being deleted
+	// is not what keeps the instance from being ready, as one of the
+	// graph's would be.
+	if rows[1].blocks() || !(Row{Ready: VerdictDeleting}).blocks() {
+		t.Errorf("a pruned object being deleted blocks: %v; one of the graph's: %v", rows[1].blocks(), (Row{Ready: VerdictDeleting}).blocks())
+	}
 
 	rgd.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionControllerReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonServingEarlierGeneration, ObservedGeneration: 5}}
 	rows = goneRows(objs, &subject{rgd: rgd, graph: g}, 3)

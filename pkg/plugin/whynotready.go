@@ -360,7 +360,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		if r.Ready == VerdictExternal && r.blocking != "" {
 			return externalDiagnosis(ctx, r, s, where)
 		}
-		if r.Ready != VerdictNotReady && r.Ready != VerdictMissing && r.Ready != VerdictDeleting && r.Ready != VerdictConflict {
+		if !r.blocks() {
 			continue
 		}
 		verdict := strings.ToLower(r.Ready)
