@@ -586,7 +586,7 @@ func failsToRender(inst *unstructured.Unstructured, tree *Tree) (*Row, *metav1.C
 // by the API server, or its values that do not make valid resources.
 func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string) {
 	if c := findCondition(inst, v1alpha1.ConditionResourcesReady); c != nil && c.Reason == v1alpha1.ReasonApplyFailed {
-		if refusal.QuotesUnauthorized(c.Message) {
+		if refusal.QuotesUnauthorized(c.Message) || refusal.QuotesEscalation(c.Message) {
 			return c, grantAdvice("this write", "tries again")
 		}
 		return c, "the API server refuses kro-agent's apply; fix the cause above: kro-agent tries again within seconds of a change to the instance or to the cluster's admission webhooks and policies, and otherwise " + nextRetry

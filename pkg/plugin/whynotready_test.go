@@ -90,8 +90,9 @@ func TestKindNotWatchedAdvice(t *testing.T) {
 	}
 }
 
-// An apply the authorizer denied is fixed by a grant, which the agent
-// follows; any other refusal by what the message names.
+// An apply the authorizer denied, or refused as granting more than the
+// agent holds, is fixed by a grant, which the agent follows; any other
+// refusal by what the message names.
 func TestCreationBlockedAdviceForADeniedWrite(t *testing.T) {
 	instance := func(message string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
@@ -102,6 +103,11 @@ func TestCreationBlockedAdviceForADeniedWrite(t *testing.T) {
 	cond, advice := creationBlocked(instance(denied))
 	if cond == nil || !strings.HasPrefix(advice, "kro-agent's roles do not allow it this write: grant it what the message above names") {
 		t.Errorf("advice for a denied write: %q", advice)
+	}
+	// A binding of a role that grants more than kro-agent holds.
+	_, advice = creationBlocked(instance(`applying RoleBinding team-edit (resource binding) in the local cluster: rolebindings.rbac.authorization.k8s.io "team-edit" is forbidden: user "system:serviceaccount:kro-system:kro-agent" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held: 69 rules, the first {APIGroups:[""], Resources:["bindings"], Verbs:["get" "list" "watch"]}; to bind a role granting what it does not hold itself, the writer needs the verb bind on that role (a rule on rbac.authorization.k8s.io clusterroles or roles naming it in resourceNames)`))
+	if !strings.HasPrefix(advice, "kro-agent's roles do not allow it this write: grant it what the message above names") {
+		t.Errorf("advice for a binding refused as an escalation: %q", advice)
 	}
 	_, advice = creationBlocked(instance(`applying ConfigMap a (resource config) in the local cluster: configmaps "a" is forbidden: admission webhook "deny.example.com" denied the request: no`))
 	if !strings.HasPrefix(advice, "the API server refuses kro-agent's apply") {

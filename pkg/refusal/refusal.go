@@ -173,3 +173,11 @@ func IsUnauthorized(err error) bool {
 func QuotesUnauthorized(message string) bool {
 	return unauthorized.MatchString(message)
 }
+
+// QuotesEscalation tells whether message, a refusal or a condition quoting
+// one, is the API server's refusal of a role or binding that grants what
+// its writer does not hold: like a denial, a grant to the writer ends it
+// (the verb bind or escalate, or what it would grant).
+func QuotesEscalation(message string) bool {
+	return strings.Contains(message, escalation)
+}
