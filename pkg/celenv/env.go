@@ -136,6 +136,10 @@ var collectionSelection = regexp.MustCompile(`type 'list\(__(\w+)__\)' does not 
 // undefinedField is cel-go's words for a field an object type lacks.
 var undefinedField = regexp.MustCompile(`^undefined field '([^']+)'$`)
 
+// undeclaredReference is cel-go's words for a name, or a function, the
+// environment does not declare; the container is always the empty one here.
+var undeclaredReference = regexp.MustCompile(`^(undeclared reference to '([^']+)') \(in container ''\)$`)
+
 // yamlBooleans are the words YAML 1.1, as kubectl reads manifests, turns
 // into booleans, also as keys (a schema field written on becomes true),
 // the shortest of each first.
@@ -191,6 +195,12 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 			"${1} is a collection (forEach), a list of its objects: select one (${1}[0]) or use a macro such as ${1}.all(x, ...) or ${1}.map(x, ...)"))
 		if m := undefinedField.FindStringSubmatch(ce.Message); m != nil {
 			if hint := e.fieldHint(src, ce.ExprID, m[1]); hint != "" {
+				reworded.Message += ": " + hint
+			}
+		}
+		if m := undeclaredReference.FindStringSubmatch(ce.Message); m != nil {
+			reworded.Message = m[1]
+			if hint := e.referenceHint(src, ce.ExprID, m[2]); hint != "" {
 				reworded.Message += ": " + hint
 			}
 		}
@@ -252,6 +262,54 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s has %s", operand, strings.Join(names, ", "))
+}
+
+// referenceHint says what the name, or function, that the expression with
+// id in src refers to and the environment does not declare may have been
+// meant as: the declared one most like it, or, for a name, every name the
+// expression may read when they are few (macros' variables included). It
+// is "" when nothing near is declared.
+func (e *Env) referenceHint(src string, id int64, name string) string {
+	parsed, iss := e.env.Parse(src)
+	if iss.Err() != nil {
+		return ""
+	}
+	native := parsed.NativeRep()
+	found := celast.MatchDescendants(celast.NavigateAST(native), func(x celast.NavigableExpr) bool { return x.ID() == id })
+	if len(found) != 1 {
+		return ""
+	}
+	scope, ok := macroScope(e.env, found[0], native.SourceInfo())
+	if !ok {
+		return ""
+	}
+	var names []string
+	switch found[0].Kind() {
+	case celast.IdentKind:
+		for _, v := range scope.Variables() {
+			if isIdentifier(v.Name()) {
+				names = append(names, v.Name())
+			}
+		}
+	case celast.CallKind:
+		for fn := range scope.Functions() {
+			// Operators (_+_, @in) are no spelling of a call.
+			if !strings.HasPrefix(fn, "_") && !strings.HasPrefix(fn, "@") {
+				names = append(names, fn)
+			}
+		}
+	default:
+		return ""
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if best, ok := spelling.Closest(name, names); ok {
+		return fmt.Sprintf("did you mean %s?", best)
+	}
+	if found[0].Kind() != celast.IdentKind || len(names) == 0 || len(names) > maxFieldsListed {
+		return ""
+	}
+	return "it can read " + strings.Join(names, ", ")
 }
 
 // macroScope returns env with the variables that the macros enclosing x

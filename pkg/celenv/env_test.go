@@ -131,7 +131,9 @@ func TestSchemaOf(t *testing.T) {
 	}
 }
 
-func TestUndefinedFieldsSayWhatTheObjectHas(t *testing.T) {
+// A field an object lacks, or a name or function nothing declares, is told
+// with the one meant or what there is.
+func TestUnknownFieldsAndNamesSayWhatThereIs(t *testing.T) {
 	scalar := func(typ string) spec.Schema { return spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{typ}}} }
 	app := objectSchema(map[string]spec.Schema{
 		"spec": *objectSchema(map[string]spec.Schema{"replicas": scalar("integer"), "image": scalar("string"), "name": scalar("string")}),
@@ -156,8 +158,17 @@ func TestUndefinedFieldsSayWhatTheObjectHas(t *testing.T) {
 		{"cel.bind(s, items, s.map(i, i.spec.imag))", "undefined field 'imag': did you mean i.spec.image?"},
 		{"schema.spec.?replica.orValue(1)", "undefined field 'replica': did you mean schema.spec.?replicas?"},
 		{"items.all(i, i.spec.?imag.hasValue())", "undefined field 'imag': did you mean i.spec.?image?"},
-		// A range that does not compile types nothing: cel-go's words alone.
-		{"item.map(i, i.spec.replica)", "undeclared reference to 'item'"},
+		// A range that does not compile types nothing.
+		{"item.map(i, i.spec.replica)", "undeclared reference to 'item': did you mean items?"},
+		// A name nothing declares: the one meant, or what there is.
+		{"schem.spec.name", "undeclared reference to 'schem': did you mean schema?\n"},
+		{"items.map(i, j.spec.name)", "undeclared reference to 'j': did you mean i?\n"},
+		{"config.data.name", "undeclared reference to 'config': it can read items, schema\n"},
+		{"items.map(entry, other)", "undeclared reference to 'other': it can read entry, items, schema\n"},
+		// A function nothing declares: the one meant, if any.
+		{"sise(items)", "undeclared reference to 'sise': did you mean size?\n"},
+		{"schema.spec.name.lowerAcii()", "undeclared reference to 'lowerAcii': did you mean lowerAscii?\n"},
+		{"frobnicate(items)", "undeclared reference to 'frobnicate'\n"},
 		// Each of two errors gets its own, in the order of the source.
 		{"schema.spec.nme + schema.spec.imag", "undefined field 'nme': did you mean schema.spec.name?\n | schema.spec.nme + schema.spec.imag\n | ...........^\nERROR: <input>:1:30: undefined field 'imag': did you mean schema.spec.image?"},
 	} {
