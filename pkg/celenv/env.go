@@ -136,6 +136,31 @@ var collectionSelection = regexp.MustCompile(`type 'list\(__(\w+)__\)' does not 
 // undefinedField is cel-go's words for a field an object type lacks.
 var undefinedField = regexp.MustCompile(`^undefined field '([^']+)'$`)
 
+// mismatchedOperands is cel-go's words for an operator given operands of
+// two types it does not take together.
+var mismatchedOperands = regexp.MustCompile(`^found no matching overload for '(_\+_|_==_|_!=_|_<_|_<=_|_>_|_>=_)' applied to '\((\w+), (\w+)\)'$`)
+
+// operandHint says how to give an operator operands of one type, where
+// one is a string and the other a scalar (CEL converts nothing by itself),
+// or, for +, two numbers of different types; "" otherwise.
+func operandHint(op, left, right string) string {
+	scalar := func(t string) bool { return t == "int" || t == "uint" || t == "double" || t == "bool" }
+	other := left
+	switch {
+	case left == "string" && scalar(right):
+		other = right
+	case right == "string" && scalar(left):
+	case op == "_+_" && left != right && scalar(left) && scalar(right) && left != "bool" && right != "bool":
+		return "+ adds numbers of one type only: convert one of them, with " + left + "(...) or " + right + "(...)"
+	default:
+		return ""
+	}
+	if op == "_+_" {
+		return "+ joins strings and adds numbers, never one to the other: convert the " + other + " with string(...)"
+	}
+	return "CEL compares values of one type only: convert the string with " + other + "(...), or the " + other + " with string(...)"
+}
+
 // undeclaredReference is cel-go's words for a name, or a function, the
 // environment does not declare; the container is always the empty one here.
 var undeclaredReference = regexp.MustCompile(`^(undeclared reference to '([^']+)') \(in container ''\)$`)
@@ -195,6 +220,11 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 			"${1} is a collection (forEach), a list of its objects: select one (${1}[0]) or use a macro such as ${1}.all(x, ...) or ${1}.map(x, ...)"))
 		if m := undefinedField.FindStringSubmatch(ce.Message); m != nil {
 			if hint := e.fieldHint(src, ce.ExprID, m[1]); hint != "" {
+				reworded.Message += ": " + hint
+			}
+		}
+		if m := mismatchedOperands.FindStringSubmatch(ce.Message); m != nil {
+			if hint := operandHint(m[1], m[2], m[3]); hint != "" {
 				reworded.Message += ": " + hint
 			}
 		}

@@ -169,6 +169,12 @@ func TestUnknownFieldsAndNamesSayWhatThereIs(t *testing.T) {
 		{"sise(items)", "undeclared reference to 'sise': did you mean size?\n"},
 		{"schema.spec.name.lowerAcii()", "undeclared reference to 'lowerAcii': did you mean lowerAscii?\n"},
 		{"frobnicate(items)", "undeclared reference to 'frobnicate'\n"},
+		// Operands of two types: how to make them one.
+		{`schema.spec.name + "-" + schema.spec.replicas`, "applied to '(string, int)': + joins strings and adds numbers, never one to the other: convert the int with string(...)\n"},
+		{`schema.spec.replicas + 0.5`, "applied to '(int, double)': + adds numbers of one type only: convert one of them, with int(...) or double(...)\n"},
+		{`schema.spec.replicas == "3"`, "applied to '(int, string)': CEL compares values of one type only: convert the string with int(...), or the int with string(...)\n"},
+		{`(schema.spec.replicas > 1) == "yes"`, "applied to '(bool, string)': CEL compares values of one type only: convert the string with bool(...), or the bool with string(...)\n"},
+		{`[1] + "a"`, "applied to '(list(int), string)'\n"},
 		// Each of two errors gets its own, in the order of the source.
 		{"schema.spec.nme + schema.spec.imag", "undefined field 'nme': did you mean schema.spec.name?\n | schema.spec.nme + schema.spec.imag\n | ...........^\nERROR: <input>:1:30: undefined field 'imag': did you mean schema.spec.image?"},
 	} {
