@@ -239,25 +239,35 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 	return errors.New(strings.Join(lines, "\n"))
 }
 
+// exprAt is the expression with id in src, as the checker numbered it,
+// and the source positions of src; false when src does not parse.
+func (e *Env) exprAt(src string, id int64) (celast.NavigableExpr, *celast.SourceInfo, bool) {
+	parsed, iss := e.env.Parse(src)
+	if iss.Err() != nil {
+		return nil, nil, false
+	}
+	native := parsed.NativeRep()
+	found := celast.MatchDescendants(celast.NavigateAST(native), func(x celast.NavigableExpr) bool { return x.ID() == id })
+	if len(found) != 1 {
+		return nil, nil, false
+	}
+	return found[0], native.SourceInfo(), true
+}
+
 // fieldHint says which fields the object has that the selection with
 // expression id in src reads field of: the one most like field, or all of
 // them when they are few. It is "" when the object's type is not known (a
 // dyn value, or one the checker could not type for another error).
 func (e *Env) fieldHint(src string, id int64, field string) string {
-	parsed, iss := e.env.Parse(src)
-	if iss.Err() != nil {
-		return ""
-	}
-	native := parsed.NativeRep()
-	found := celast.MatchDescendants(celast.NavigateAST(native), func(x celast.NavigableExpr) bool { return x.ID() == id })
-	if len(found) != 1 {
+	found, info, ok := e.exprAt(src, id)
+	if !ok {
 		return ""
 	}
 	// selected is the object a field is read of, with the operator that
 	// reads it: o.field, or o.?field.
 	var selected celast.Expr
 	op := "."
-	switch x := found[0]; {
+	switch x := found; {
 	case x.Kind() == celast.SelectKind:
 		selected = x.AsSelect().Operand()
 	case x.Kind() == celast.CallKind && x.AsCall().FunctionName() == operators.OptSelect && len(x.AsCall().Args()) == 2:
@@ -265,11 +275,11 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 	default:
 		return ""
 	}
-	operand, err := parser.Unparse(selected, native.SourceInfo())
+	operand, err := parser.Unparse(selected, info)
 	if err != nil {
 		return ""
 	}
-	scope, ok := macroScope(e.env, found[0], native.SourceInfo())
+	scope, ok := macroScope(e.env, found, info)
 	if !ok {
 		return ""
 	}
@@ -300,21 +310,16 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 // expression may read when they are few (macros' variables included). It
 // is "" when nothing near is declared.
 func (e *Env) referenceHint(src string, id int64, name string) string {
-	parsed, iss := e.env.Parse(src)
-	if iss.Err() != nil {
+	found, info, ok := e.exprAt(src, id)
+	if !ok {
 		return ""
 	}
-	native := parsed.NativeRep()
-	found := celast.MatchDescendants(celast.NavigateAST(native), func(x celast.NavigableExpr) bool { return x.ID() == id })
-	if len(found) != 1 {
-		return ""
-	}
-	scope, ok := macroScope(e.env, found[0], native.SourceInfo())
+	scope, ok := macroScope(e.env, found, info)
 	if !ok {
 		return ""
 	}
 	var names []string
-	switch found[0].Kind() {
+	switch found.Kind() {
 	case celast.IdentKind:
 		for _, v := range scope.Variables() {
 			if isIdentifier(v.Name()) {
@@ -336,7 +341,7 @@ func (e *Env) referenceHint(src string, id int64, name string) string {
 	if best, ok := spelling.Closest(name, names); ok {
 		return fmt.Sprintf("did you mean %s?", best)
 	}
-	if found[0].Kind() != celast.IdentKind || len(names) == 0 || len(names) > maxFieldsListed {
+	if found.Kind() != celast.IdentKind || len(names) == 0 || len(names) > maxFieldsListed {
 		return ""
 	}
 	return "it can read " + strings.Join(names, ", ")
