@@ -263,6 +263,52 @@ func (c *cluster) instanceHint(ctx context.Context, m *meta.RESTMapping, name st
 	return c.meantName(ctx, ri.Namespace(ns), name)
 }
 
+// maxNamesOffered bounds the names listed to a KIND given without NAME.
+const maxNamesOffered = 10
+
+// whichInstance answers KIND given without NAME to command: with the names
+// of the kind's objects in the namespace to choose from (only metadata is
+// listed, and only on this error path), or with what is wrong with the kind
+// when the server does not serve it. missing is the answer without names,
+// when they cannot be listed.
+func (o *Options) whichInstance(ctx context.Context, command string, missing *nameMissingError) error {
+	c, err := o.cluster()
+	if err != nil {
+		return missing
+	}
+	var m *meta.RESTMapping
+	var list *metav1.PartialObjectMetadataList
+	err = c.withMapping(missing.kind, func(mapping *meta.RESTMapping) (err error) {
+		m = mapping
+		var ri metadata.ResourceInterface = c.metadata.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			ri = c.metadata.Resource(m.Resource).Namespace(c.namespace)
+		}
+		list, err = ri.List(ctx, metav1.ListOptions{Limit: maxNamesOffered + 1})
+		return err
+	})
+	if unknown := (*unknownKindError)(nil); errors.As(err, &unknown) {
+		return c.withHint(ctx, err, nil, "")
+	}
+	if err != nil {
+		return missing
+	}
+	answer := *missing
+	answer.listed, answer.command = true, command
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		answer.namespace = c.namespace
+	}
+	for i, item := range list.Items {
+		if i == maxNamesOffered {
+			answer.more = true
+			break
+		}
+		answer.names = append(answer.names, item.Name)
+	}
+	answer.more = answer.more || list.Continue != ""
+	return &answer
+}
+
 // meantName is "did you mean NAME?" for the object listed in ri whose name
 // is within a typo of name, or "" for none, or when ri cannot be listed.
 // Only metadata is listed, and only on the way to a user's error.

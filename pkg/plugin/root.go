@@ -62,11 +62,17 @@ func instanceCommand(o *Options, use, short, long string, formats []string, outp
 		Long:  long,
 		Args: func(_ *cobra.Command, args []string) error {
 			_, _, err := instanceArgs(args)
+			if errors.As(err, new(*nameMissingError)) {
+				return nil // answered with the names there are, below
+			}
 			return err
 		},
 		ValidArgsFunction: completeInstances(o, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, err := instanceArgs(args)
+			if missing := (*nameMissingError)(nil); errors.As(err, &missing) {
+				return o.whichInstance(cmd.Context(), cmd.Name(), missing)
+			}
 			if err != nil {
 				return err
 			}
@@ -76,6 +82,39 @@ func instanceCommand(o *Options, use, short, long string, formats []string, outp
 	addOutputFlag(cmd, output, "", formats...)
 	addColorFlag(cmd, color)
 	return cmd
+}
+
+// nameMissingError is a KIND given without the NAME of an instance.
+type nameMissingError struct {
+	kind string
+	// names are the kind's objects in the namespace, when they were
+	// listed; more tells that there are others beside them.
+	names  []string
+	listed bool
+	more   bool
+	// command and namespace say how to name one, and where they are.
+	command, namespace string
+}
+
+func (e *nameMissingError) Error() string {
+	ask := "which " + e.kind + "?"
+	where := "the cluster"
+	if e.namespace != "" {
+		where = "namespace " + e.namespace
+	}
+	switch {
+	case !e.listed:
+		return fmt.Sprintf("%s give KIND NAME or KIND/NAME, such as %s demo", ask, e.kind)
+	case len(e.names) == 0 && e.namespace == "":
+		return fmt.Sprintf("%s %s has none to name", ask, where)
+	case len(e.names) == 0:
+		return fmt.Sprintf("%s %s has none (kubectl kro status %s -A lists those of every namespace)", ask, where, e.kind)
+	}
+	names := strings.Join(e.names, ", ")
+	if e.more {
+		names += ", and more: kubectl kro status " + e.kind + " lists them"
+	}
+	return fmt.Sprintf("%s give its name too, as in kubectl kro %s %s %s (%s has %s)", ask, e.command, e.kind, e.names[0], where, names)
 }
 
 // instanceArgs reads one instance from the arguments the way kubectl takes
@@ -94,7 +133,7 @@ func instanceArgs(args []string) (kind, name string, err error) {
 		}
 		return args[0], args[1], nil
 	case len(args) == 1:
-		return "", "", fmt.Errorf("which %s? give KIND NAME or KIND/NAME, such as %s demo", args[0], args[0])
+		return "", "", &nameMissingError{kind: args[0]}
 	case len(args) == 0:
 		return "", "", errors.New("which instance? give KIND NAME or KIND/NAME, such as webapp demo")
 	}

@@ -39,6 +39,27 @@ func TestInstanceArgsTakeBothKubectlForms(t *testing.T) {
 	}
 }
 
+// A KIND given without NAME is answered with the names there are to give.
+func TestNameMissingSaysWhichThereAre(t *testing.T) {
+	for _, tc := range []struct {
+		err  nameMissingError
+		want string
+	}{
+		{nameMissingError{kind: "webapp"}, "which webapp? give KIND NAME or KIND/NAME, such as webapp demo"},
+		{nameMissingError{kind: "webapp", listed: true, command: "tree", namespace: "team-a", names: []string{"shop", "blog"}},
+			"which webapp? give its name too, as in kubectl kro tree webapp shop (namespace team-a has shop, blog)"},
+		{nameMissingError{kind: "rgd", listed: true, command: "why-not-ready", names: []string{"a"}, more: true},
+			"which rgd? give its name too, as in kubectl kro why-not-ready rgd a (the cluster has a, and more: kubectl kro status rgd lists them)"},
+		{nameMissingError{kind: "webapp", listed: true, command: "tree", namespace: "team-a"},
+			"which webapp? namespace team-a has none (kubectl kro status webapp -A lists those of every namespace)"},
+		{nameMissingError{kind: "tenant", listed: true, command: "tree"}, "which tenant? the cluster has none to name"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%+v:\n got %s\nwant %s", tc.err, got, tc.want)
+		}
+	}
+}
+
 func TestStatusArgsNormalizeOneInstance(t *testing.T) {
 	for _, tc := range []struct{ in, want []string }{
 		{nil, nil},

@@ -1060,6 +1060,14 @@ func TestPlugin(t *testing.T) {
 					t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
 				}
 			}
+			// A kind without a name: the names there are to give.
+			if _, err := kro(t, cfg, nil, "tree", "webapp", "-n", ns); err == nil ||
+				!strings.Contains(err.Error(), "which webapp? give its name too, as in kubectl kro tree webapp ") || !strings.Contains(err.Error(), "(namespace "+ns+" has ") {
+				t.Errorf("tree of a kind without a name: %v", err)
+			}
+			if _, err := kro(t, cfg, nil, "tree", "webap", "-n", ns); err == nil || !strings.Contains(err.Error(), `the server has no kind "webap": did you mean webapp?`) {
+				t.Errorf("tree of a mistyped kind without a name: %v", err)
+			}
 			// Nothing near: no suggestion.
 			if _, err := kro(t, cfg, nil, "tree", "nosuchkindatall", "x", "-n", ns); err == nil || strings.Contains(err.Error(), "did you mean") {
 				t.Errorf("a kind far from every RGD's: %v", err)
