@@ -33,21 +33,26 @@ func (r *run) prune(ctx context.Context) error {
 		}
 	}
 	var refused []error
+	pruned := map[prunedGroup][]member{}
+	var groups []prunedGroup
 	for i, err := range r.t.deleteAll(ctx, stale) {
 		m := stale[i]
 		// Namespace and node tell apart the objects one resource left
 		// behind as it moved (to another namespace, or another kind).
 		kind := r.t.kindOf(m.gvr)
-		what := fmt.Sprintf("%s %s (resource %s) in %s", kind, cache.NewObjectName(m.namespace, m.name).String(), nodes[i], r.t)
 		if err != nil {
+			what := fmt.Sprintf("%s %s (resource %s) in %s", kind, cache.NewObjectName(m.namespace, m.name).String(), nodes[i], r.t)
 			refused = append(refused, fmt.Errorf("pruning %s: %w", what, err))
 			continue
 		}
-		note := "deleted " + what + ", which the graph no longer produces"
-		r.tell("Normal", "Pruned", note, note, &corev1.ObjectReference{
-			APIVersion: m.gvr.GroupVersion().String(), Kind: kind,
-			Namespace: m.namespace, Name: m.name, UID: m.uid,
-		})
+		g := prunedGroup{node: nodes[i], kind: kind}
+		if len(pruned[g]) == 0 {
+			groups = append(groups, g)
+		}
+		pruned[g] = append(pruned[g], m)
+	}
+	for _, g := range groups {
+		r.tellPruned(g, pruned[g])
 	}
 	switch len(refused) {
 	case 0:
@@ -56,6 +61,36 @@ func (r *run) prune(ctx context.Context) error {
 		return refused[0]
 	}
 	return fmt.Errorf("%w; and %d more objects the graph no longer produces could not be pruned", refused[0], len(refused)-1)
+}
+
+// prunedGroup is the objects of one kind pruned of one resource in a pass.
+type prunedGroup struct{ node, kind string }
+
+// prunedOneByOne is how many objects of one resource pruned in a pass are
+// told of an Event each, with the object as its related; more (a collection
+// that shrank by hundreds) are told of by one Event, rather than bury the
+// instance's other Events and write as many.
+const prunedOneByOne = 3
+
+// tellPruned tells of the objects ms of g, which the pass deleted.
+func (r *run) tellPruned(g prunedGroup, ms []member) {
+	if len(ms) > prunedOneByOne {
+		names := make([]string, 0, len(ms))
+		for _, m := range ms {
+			names = append(names, cache.NewObjectName(m.namespace, m.name).String())
+		}
+		slices.Sort(names)
+		note := fmt.Sprintf("deleted %d %s objects (resource %s) in %s, which the graph no longer produces: %s", len(ms), g.kind, g.node, r.t, joinMax(names, 5))
+		r.tell("Normal", "Pruned", note, note, nil)
+		return
+	}
+	for _, m := range ms {
+		note := fmt.Sprintf("deleted %s %s (resource %s) in %s, which the graph no longer produces", g.kind, cache.NewObjectName(m.namespace, m.name).String(), g.node, r.t)
+		r.tell("Normal", "Pruned", note, note, &corev1.ObjectReference{
+			APIVersion: m.gvr.GroupVersion().String(), Kind: g.kind,
+			Namespace: m.namespace, Name: m.name, UID: m.uid,
+		})
+	}
 }
 
 // deleteAll deletes the objects ms, which do not wait for each other,

@@ -155,6 +155,24 @@ func TestEvents(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("pruning many objects of one resource tells of them at once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			patch(t, c, `{"names": ["c", "d", "e", "f", "g", "h", "i"]}`)
+			eventually(t, 20*time.Second, "the seven ConfigMaps", func() (bool, string) {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "t1-i")
+				return err == nil, fmt.Sprint(err)
+			})
+			patch(t, c, `{"names": []}`)
+			eventually(t, 20*time.Second, "one Pruned Event for the seven", func() (bool, string) {
+				got := events(t, c, "Pruned")
+				return len(got) == 3 && strings.Contains(notes(got),
+					"deleted 7 ConfigMap objects (resource copies) in the local cluster, which the graph no longer produces: told/t1-c, told/t1-d, told/t1-e, told/t1-f, told/t1-g and 2 more"), notes(got)
+			})
+			never(t, 2*time.Second, "an Event for each of them", func() bool {
+				return len(events(t, c, "Pruned")) != 3
+			})
+			return ctx
+		}).
 		Assess("a refused apply is told once, however often it is retried", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			patch(t, c, `{"key": "bad key"}`)
