@@ -183,7 +183,7 @@ func newExplainCommand(parent *Options) *cobra.Command {
 what it means, its status and why, since when, and whether it is stale (observedGeneration
 behind metadata.generation: the agent has not processed the latest change yet, the instance
 is suspended, or its RGD was deleted), and why. Given an RGD (rgd NAME), it explains the
-RGD's conditions alone.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+RGD's conditions alone.`, true, []string{"json", "yaml"}, &o.output, &o.color, o.run)
 	cmd.Example = `  kubectl kro explain-conditions webapp demo
   kubectl kro explain-conditions rgd webapp`
 	return cmd

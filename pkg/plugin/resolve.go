@@ -269,9 +269,9 @@ const maxNamesOffered = 10
 // whichInstance answers KIND given without NAME to command: with the names
 // of the kind's objects in the namespace to choose from (only metadata is
 // listed, and only on this error path), or with what is wrong with the kind
-// when the server does not serve it. missing is the answer without names,
-// when they cannot be listed.
-func (o *Options) whichInstance(ctx context.Context, command string, missing *nameMissingError) error {
+// when the server does not serve it, or is the RGDs' and command takes no
+// RGD. missing is the answer without names, when they cannot be listed.
+func (o *Options) whichInstance(ctx context.Context, command string, takesRGD bool, missing *nameMissingError) error {
 	c, err := o.cluster()
 	if err != nil {
 		return missing
@@ -292,6 +292,9 @@ func (o *Options) whichInstance(ctx context.Context, command string, missing *na
 	}
 	if err != nil {
 		return missing
+	}
+	if !takesRGD && m.GroupVersionKind.GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind {
+		return fmt.Errorf("%s takes an instance, not a ResourceGraphDefinition: give the kind an RGD serves and the instance's name (kubectl kro status lists every RGD's instances)", command)
 	}
 	answer := *missing
 	answer.listed, answer.command = true, command

@@ -54,8 +54,9 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 }
 
 // instanceCommand builds a command over one instance (KIND NAME or
-// KIND/NAME): shell completion of both, -o in the given formats, and --color.
-func instanceCommand(o *Options, use, short, long string, formats []string, output, color *string, run func(ctx context.Context, kind, name string) error) *cobra.Command {
+// KIND/NAME), or also an RGD (rgd NAME) where takesRGD: shell completion of
+// both, -o in the given formats, and --color.
+func instanceCommand(o *Options, use, short, long string, takesRGD bool, formats []string, output, color *string, run func(ctx context.Context, kind, name string) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -67,11 +68,11 @@ func instanceCommand(o *Options, use, short, long string, formats []string, outp
 			}
 			return err
 		},
-		ValidArgsFunction: completeInstances(o, true),
+		ValidArgsFunction: completeInstances(o, takesRGD),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, err := instanceArgs(args)
 			if missing := (*nameMissingError)(nil); errors.As(err, &missing) {
-				return o.whichInstance(cmd.Context(), cmd.Name(), missing)
+				return o.whichInstance(cmd.Context(), cmd.Name(), takesRGD, missing)
 			}
 			if err != nil {
 				return err

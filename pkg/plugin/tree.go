@@ -37,9 +37,9 @@ that is itself an instance of an RGD shows what it manages under it. For an inst
 placed on a workload cluster by region, they are found there, through the Cluster's
 kubeconfig. --watch draws the tree again whenever it changes (with -o, prints it again):
 it watches the instance, its RGD and the lists the tree was read from by their metadata,
-and reads them again only then.`, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
-	// An RGD is not an instance: it has no tree.
-	cmd.ValidArgsFunction = completeInstances(parent, false)
+and reads them again only then.`,
+		// An RGD is not an instance: it has no tree.
+		false, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
 	addWatchFlags(cmd, &o.watch, &o.interval)
 	cmd.Example = `  kubectl kro tree webapp demo
   kubectl kro tree webapp demo -o yaml

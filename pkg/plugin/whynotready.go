@@ -67,7 +67,7 @@ resource with its failing readyWhen, the values it read, its health and its rece
 Given an RGD (rgd NAME), it says why the RGD is not Active. Exits 0 when the instance
 is Ready (the RGD Active) and 1 otherwise, for scripts. --watch waits for that: it prints
 the diagnosis again whenever it changes (it watches the instance, its RGD and what its tree
-was read from, by metadata) and ends, exiting 0, once the instance is Ready.`, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+was read from, by metadata) and ends, exiting 0, once the instance is Ready.`, true, []string{"json", "yaml"}, &o.output, &o.color, o.run)
 	addWatchFlags(cmd, &o.watch, &o.interval)
 	cmd.Example = `  kubectl kro why-not-ready webapp demo
   kubectl kro why-not-ready rgd webapp

@@ -1068,6 +1068,13 @@ func TestPlugin(t *testing.T) {
 			if _, err := kro(t, cfg, nil, "tree", "webap", "-n", ns); err == nil || !strings.Contains(err.Error(), `the server has no kind "webap": did you mean webapp?`) {
 				t.Errorf("tree of a mistyped kind without a name: %v", err)
 			}
+			// RGDs are named to the commands that take one, not to tree.
+			if _, err := kro(t, cfg, nil, "why-not-ready", "rgd"); err == nil || !strings.Contains(err.Error(), "which rgd? give its name too, as in kubectl kro why-not-ready rgd ") {
+				t.Errorf("why-not-ready rgd without a name: %v", err)
+			}
+			if _, err := kro(t, cfg, nil, "tree", "rgd"); err == nil || !strings.Contains(err.Error(), "tree takes an instance, not a ResourceGraphDefinition") {
+				t.Errorf("tree rgd without a name: %v", err)
+			}
 			// Nothing near: no suggestion.
 			if _, err := kro(t, cfg, nil, "tree", "nosuchkindatall", "x", "-n", ns); err == nil || strings.Contains(err.Error(), "did you mean") {
 				t.Errorf("a kind far from every RGD's: %v", err)
