@@ -532,6 +532,9 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 		// Tried again as soon as a grant is aggregated into the agent's
 		// role, in the local cluster.
 		err = unauthorized
+	} else if escalation, ok := asEscalation(err, u, ref.GVR.GroupResource(), r.t); ok {
+		// Likewise.
+		err = escalation
 	} else if apierrors.IsForbidden(err) && live == nil {
 		// The informers hold only objects with the agent's labels: one of
 		// the same name without them is found when the API server refuses

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -534,6 +535,37 @@ func (e *unauthorizedError) Error() string {
 }
 
 func (e *unauthorizedError) Unwrap() error { return e.err }
+
+// escalationError is a write of a binding (or a role) the API server
+// refused as granting what kro-agent does not hold itself. Its message adds
+// to the API server's what to grant kro-agent for it to be allowed, and
+// where: bind on the role a binding names, or escalate on the role's kind.
+type escalationError struct {
+	err   error
+	grant string
+}
+
+// asEscalation makes err, a write of u, of resource, in where, an
+// escalationError when the API server refused it as an escalation.
+func asEscalation(err error, u *unstructured.Unstructured, resource schema.GroupResource, where *target) (*escalationError, bool) {
+	if !apierrors.IsForbidden(err) || !refusal.QuotesEscalation(err.Error()) {
+		return nil, false
+	}
+	grant := fmt.Sprintf("escalate on %s, or what the role grants,", resource)
+	kind, _, _ := unstructured.NestedString(u.Object, "roleRef", "kind")
+	name, _, _ := unstructured.NestedString(u.Object, "roleRef", "name")
+	switch {
+	case kind == "ClusterRole" && name != "":
+		grant = fmt.Sprintf("bind on clusterroles.rbac.authorization.k8s.io named %s (resourceNames: [%s])", name, name)
+	case kind == "Role" && name != "":
+		grant = fmt.Sprintf("bind on roles.rbac.authorization.k8s.io named %s (resourceNames: [%s])", name, name)
+	}
+	return &escalationError{err: err, grant: "grant kro-agent " + grant + " " + grantsIn(where)}, true
+}
+
+func (e *escalationError) Error() string { return e.err.Error() + "; " + e.grant }
+
+func (e *escalationError) Unwrap() error { return e.err }
 
 // managedVerbs says what kro-agent needs on a kind whose objects it
 // manages.

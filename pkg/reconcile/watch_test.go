@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
@@ -166,5 +167,36 @@ func TestUnauthorizedWriteSaysWhatToGrant(t *testing.T) {
 	webhook := apierrors.NewForbidden(ns, "other", errors.New(`admission webhook "deny.example.com" denied the request: no`))
 	if _, ok := asUnauthorized(webhook, ns, &target{}); ok {
 		t.Error("a webhook's denial is taken for the authorizer's")
+	}
+}
+
+// A binding refused for granting more than kro-agent holds says what to
+// grant kro-agent for it to be allowed: bind on the role it names, or, for
+// a role, escalate on its kind.
+func TestEscalationSaysWhatToGrant(t *testing.T) {
+	bindings := schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}
+	refused := apierrors.NewForbidden(bindings, "team-edit", errors.New(`user "system:serviceaccount:kro-system:kro-agent" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held: 69 rules, the first {APIGroups:[""], Resources:["bindings"], Verbs:["get"]}`))
+	binding := &unstructured.Unstructured{Object: map[string]any{"roleRef": map[string]any{"kind": "ClusterRole", "name": "edit"}}}
+	e, ok := asEscalation(refused, binding, bindings, &target{})
+	if !ok {
+		t.Fatal("the escalation is not told")
+	}
+	if want := `; grant kro-agent bind on clusterroles.rbac.authorization.k8s.io named edit (resourceNames: [edit]) in a ClusterRole labelled kro.run/aggregate-to-agent: "true" (see manifests/agent/rbac.yaml)`; !strings.HasSuffix(e.Error(), want) {
+		t.Errorf("message\n%s\nwant it to end\n%s", e.Error(), want)
+	}
+	if !apierrors.IsForbidden(e) || !refusedByServer(e) {
+		t.Error("the error does not unwrap to the API server's")
+	}
+	binding.Object["roleRef"] = map[string]any{"kind": "Role", "name": "reader"}
+	if e, _ := asEscalation(refused, binding, bindings, &target{cluster: "eu-west-1"}); !strings.HasSuffix(e.Error(), "; grant kro-agent bind on roles.rbac.authorization.k8s.io named reader (resourceNames: [reader]) to the identity of the kubeconfig Cluster eu-west-1 is registered with") {
+		t.Errorf("message for a Role: %s", e.Error())
+	}
+	roles := schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}
+	if e, _ := asEscalation(refused, &unstructured.Unstructured{Object: map[string]any{}}, roles, &target{}); !strings.Contains(e.Error(), "; grant kro-agent escalate on clusterroles.rbac.authorization.k8s.io, or what the role grants, in a ClusterRole") {
+		t.Errorf("message for a role: %s", e.Error())
+	}
+	denied := apierrors.NewForbidden(bindings, "x", errors.New(`admission webhook "deny.example.com" denied the request: no`))
+	if _, ok := asEscalation(denied, binding, bindings, &target{}); ok {
+		t.Error("a webhook's denial is taken for an escalation")
 	}
 }

@@ -124,8 +124,8 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			// The next test starts the agent of the suite again.
 			stopAgentNow(t)
-			_, _ = kubectl(t, cfg, "", "delete", "rgd", "budgets", "allowances", "rolegadgets", "--ignore-not-found")
-			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "e2e-gadgets", "e2e-quotas", "--ignore-not-found")
+			_, _ = kubectl(t, cfg, "", "delete", "rgd", "budgets", "allowances", "rolegadgets", "teams", "--ignore-not-found")
+			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "e2e-gadgets", "e2e-quotas", "e2e-bindings", "--ignore-not-found")
 			return ctx
 		}).
 		Assess("an RGD of the kinds the roles grant serves its instances, and deletes them", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -287,6 +287,59 @@ rules:
 			if took := time.Since(deleted); took > soon {
 				t.Errorf("the instance took %s to go once delete was granted; want it within %s", took, soon)
 			}
+			return ctx
+		}).
+		Assess("a binding of a role that grants more than the agent holds says to grant bind, and goes through once it is", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			const bindingGrant = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: e2e-bindings
+  labels: {kro.run/aggregate-to-agent: "true"}
+rules:
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [rolebindings]
+  verbs: [get, list, watch, create, update, patch, delete]%s
+`
+			c.apply(t, fmt.Sprintf(bindingGrant, ""))
+			c.apply(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: teams}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Team
+    spec: {group: string}
+  resources:
+  - id: binding
+    template:
+      apiVersion: rbac.authorization.k8s.io/v1
+      kind: RoleBinding
+      metadata: {name: "${schema.metadata.name}-edit"}
+      roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
+      subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "${schema.spec.group}"}]
+`)
+			c.waitRGDActive(t, "teams")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Team, metadata: {name: blue, namespace: %s}, spec: {group: blue}}", ns))
+			const grant = `is attempting to grant RBAC permissions not currently held`
+			const what = `; grant kro-agent bind on clusterroles.rbac.authorization.k8s.io named edit (resourceNames: [edit]) in a ClusterRole labelled kro.run/aggregate-to-agent: "true"`
+			eventually(t, 30*time.Second, "the refused binding to say what to grant", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Team", ns, "blue")
+				rr := condition(inst, v1alpha1.ConditionResourcesReady)
+				return rr != nil && strings.Contains(rr.Message, grant) && strings.Contains(rr.Message, what), conditionSummary(inst)
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "team", "blue", "-n", ns)
+			if err == nil || !strings.Contains(out, "kro-agent's roles do not allow it this write: grant it what the message above names") {
+				t.Errorf("why-not-ready for a refused binding: %v\n%s", err, out)
+			}
+			c.apply(t, fmt.Sprintf(bindingGrant, `
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [clusterroles]
+  verbs: [bind]
+  resourceNames: [edit]`))
+			c.activeSoonAfter(t, "Team", ns, "blue", time.Now(), "bind on the ClusterRole edit was aggregated into the agent's role")
 			return ctx
 		}).
 		Assess("instances of a group the roles do not grant are named on the RGD until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
