@@ -48,10 +48,12 @@ func Words(words []string, conjunction string) string {
 }
 
 // Need is access to ask for: verbs on a resource (a subresource of it,
-// when set), in every namespace.
+// when set; the object of that name alone, when Name is set), in every
+// namespace.
 type Need struct {
 	Resource    schema.GroupResource
 	Subresource string
+	Name        string
 	Verbs       []string
 }
 
@@ -97,7 +99,11 @@ func Denied(ctx context.Context, authz authorizationv1client.AuthorizationV1Inte
 	}
 	asked := make([][]string, len(needs))
 	for i, n := range needs {
-		_, uncovered := validation.Covers(granted, []rbacv1.PolicyRule{{APIGroups: []string{n.Resource.Group}, Resources: []string{n.resource()}, Verbs: n.Verbs}})
+		need := rbacv1.PolicyRule{APIGroups: []string{n.Resource.Group}, Resources: []string{n.resource()}, Verbs: n.Verbs}
+		if n.Name != "" {
+			need.ResourceNames = []string{n.Name}
+		}
+		_, uncovered := validation.Covers(granted, []rbacv1.PolicyRule{need})
 		for _, r := range uncovered {
 			asked[i] = append(asked[i], r.Verbs...)
 		}
@@ -111,7 +117,7 @@ func Denied(ctx context.Context, authz authorizationv1client.AuthorizationV1Inte
 			wg.Go(func() {
 				answer, err := authz.SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 					ResourceAttributes: &authorizationv1.ResourceAttributes{
-						Group: n.Resource.Group, Resource: n.Resource.Resource, Subresource: n.Subresource, Verb: verb,
+						Group: n.Resource.Group, Resource: n.Resource.Resource, Subresource: n.Subresource, Name: n.Name, Verb: verb,
 					},
 				}}, metav1.CreateOptions{})
 				if err != nil {

@@ -46,7 +46,7 @@ func TestRGDWarnsOfKindsTheAgentMayNotUse(t *testing.T) {
 			resource += "/" + a.Subresource
 		}
 		mu.Lock()
-		asked = append(asked, a.Verb+" "+resource)
+		asked = append(asked, strings.TrimSpace(a.Verb+" "+resource+" "+a.Name))
 		mu.Unlock()
 		review.Status.Allowed = a.Namespace == "" && extra[a.Verb+" "+resource]
 		return true, review, nil
@@ -106,4 +106,25 @@ spec:
 		`kro-agent may not patch gadgets.example.com (the instances), so the instances cannot be reconciled until it may: grant it get, list, watch, update and patch on gadgets.example.com in`,
 		`kro-agent may not update or patch gadgets.example.com/status (the instances' status), so the instances cannot be reconciled until it may: grant it update and patch on gadgets.example.com/status in`,
 	)
+
+	// A binding of a role named as written: bind on that role, unless
+	// granted by name; one named by an expression is not known here.
+	rules[3] = authorizationv1.ResourceRule{APIGroups: []string{"example.com"}, Resources: []string{"*"}, Verbs: []string{"*"}}
+	rules = append(rules,
+		authorizationv1.ResourceRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"rolebindings"}, Verbs: []string{"*"}},
+		authorizationv1.ResourceRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{"view"}})
+	asked = nil
+	warns(`
+  - id: editors
+    template: {apiVersion: rbac.authorization.k8s.io/v1, kind: RoleBinding, metadata: {name: editors}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}, subjects: [{kind: Group, name: a}]}
+  - id: viewers
+    template: {apiVersion: rbac.authorization.k8s.io/v1, kind: RoleBinding, metadata: {name: viewers}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}, subjects: [{kind: Group, name: a}]}
+  - id: chosen
+    template: {apiVersion: rbac.authorization.k8s.io/v1, kind: RoleBinding, metadata: {name: chosen}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "${schema.metadata.name}"}, subjects: [{kind: Group, name: a}]}
+`,
+		`kro-agent may not bind ClusterRole edit (resource editors): unless its roles grant everything edit does, the API server refuses the binding, so the instances cannot be reconciled until it may: grant it bind on clusterroles.rbac.authorization.k8s.io named edit (resourceNames: [edit]) in a ClusterRole labelled`,
+	)
+	if want := []string{"bind clusterroles edit"}; !slices.Equal(asked, want) {
+		t.Errorf("reviews asked for %q; want only the bind of edit, %q", asked, want)
+	}
 }

@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
@@ -154,6 +156,11 @@ func (v *RGDValidator) grantWarnings(ctx context.Context, g *graph.Graph) []stri
 			access.Need{Resource: instances, Subresource: "status", Verbs: access.StatusVerbs})
 		roles = append(roles, "the instances", "the instances' status")
 	}
+	kinds := len(needs)
+	binds := boundRoles(g)
+	for _, b := range binds {
+		needs = append(needs, b.need)
+	}
 	denied, err := access.Denied(ctx, v.Reviews, needs)
 	if err != nil {
 		return nil
@@ -164,10 +171,55 @@ func (v *RGDValidator) grantWarnings(ctx context.Context, g *graph.Graph) []stri
 			continue
 		}
 		n := needs[i]
+		if i >= kinds {
+			b := binds[i-kinds]
+			warned = append(warned, fmt.Sprintf("kro-agent may not bind %s %s (resource %s): unless its roles grant everything %s does, the API server refuses the binding, so the instances cannot be reconciled until it may: grant it bind on %s named %s (resourceNames: [%s]) %s",
+				b.kind, n.Name, b.id, n.Name, n.Resource, n.Name, n.Name, access.GrantedIn))
+			continue
+		}
 		warned = append(warned, fmt.Sprintf("kro-agent may not %s %s (%s), so the instances cannot be reconciled until it may: grant it %s on %s %s",
 			access.Words(verbs, "or"), n, roles[i], access.Words(n.Verbs, "and"), n, access.GrantedIn))
 	}
 	return warned
+}
+
+// boundRole is a role a binding of the graph names as written, which
+// kro-agent needs to be allowed to bind (unless it holds all the role
+// grants itself, which is not asked).
+type boundRole struct {
+	id, kind string
+	need     access.Need
+}
+
+// boundRoles are the roles the graph's RoleBindings and ClusterRoleBindings
+// name by a literal roleRef; one an expression names is known only for an
+// instance, and left to its conditions.
+func boundRoles(g *graph.Graph) []boundRole {
+	var out []boundRole
+	seen := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Template == nil || n.Kind == nil || n.Kind.GVK.Group != rbacv1.GroupName ||
+			(n.Kind.GVK.Kind != "RoleBinding" && n.Kind.GVK.Kind != "ClusterRoleBinding") {
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(n.Template, "roleRef", "kind")
+		name, _, _ := unstructured.NestedString(n.Template, "roleRef", "name")
+		if name == "" || strings.Contains(kind+name, "${") {
+			continue
+		}
+		resource := "clusterroles"
+		if kind == "Role" {
+			resource = "roles"
+		} else if kind != "ClusterRole" {
+			continue
+		}
+		need := access.Need{Resource: schema.GroupResource{Group: rbacv1.GroupName, Resource: resource}, Name: name, Verbs: []string{"bind"}}
+		if key := resource + "/" + name; !seen[key] {
+			seen[key] = true
+			out = append(out, boundRole{id: n.ID, kind: kind, need: need})
+		}
+	}
+	return out
 }
 
 // breakingWarning is the warning, "" for none, of a schema change that would

@@ -303,7 +303,7 @@ rules:
   verbs: [get, list, watch, create, update, patch, delete]%s
 `
 			c.apply(t, fmt.Sprintf(bindingGrant, ""))
-			c.apply(t, `
+			const teams = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
 metadata: {name: teams}
@@ -320,7 +320,13 @@ spec:
       metadata: {name: "${schema.metadata.name}-edit"}
       roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
       subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "${schema.spec.group}"}]
-`)
+`
+			// kubectl apply warns of it at once.
+			out, err := kubectl(t, cfg, teams, "apply", "--server-side", "--field-manager", testManager, "--dry-run=server", "-f", "-")
+			if err != nil || !strings.Contains(out, "Warning: kro-agent may not bind ClusterRole edit (resource binding)") {
+				t.Errorf("kubectl apply of an RGD binding a role the agent may not bind: %v\n%s", err, out)
+			}
+			c.apply(t, teams)
 			c.waitRGDActive(t, "teams")
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Team, metadata: {name: blue, namespace: %s}, spec: {group: blue}}", ns))
 			const grant = `is attempting to grant RBAC permissions not currently held`
@@ -330,7 +336,7 @@ spec:
 				rr := condition(inst, v1alpha1.ConditionResourcesReady)
 				return rr != nil && strings.Contains(rr.Message, grant) && strings.Contains(rr.Message, what), conditionSummary(inst)
 			})
-			out, err := kro(t, cfg, nil, "why-not-ready", "team", "blue", "-n", ns)
+			out, err = kro(t, cfg, nil, "why-not-ready", "team", "blue", "-n", ns)
 			if err == nil || !strings.Contains(out, "kro-agent's roles do not allow it this write: grant it what the message above names") {
 				t.Errorf("why-not-ready for a refused binding: %v\n%s", err, out)
 			}
