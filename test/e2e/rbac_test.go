@@ -124,7 +124,7 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			// The next test starts the agent of the suite again.
 			stopAgentNow(t)
-			_, _ = kubectl(t, cfg, "", "delete", "rgd", "budgets", "allowances", "rolegadgets", "teams", "--ignore-not-found")
+			_, _ = kubectl(t, cfg, "", "delete", "rgd", "budgets", "allowances", "rolegadgets", "crews", "--ignore-not-found")
 			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "e2e-gadgets", "e2e-quotas", "e2e-bindings", "--ignore-not-found")
 			return ctx
 		}).
@@ -303,14 +303,14 @@ rules:
   verbs: [get, list, watch, create, update, patch, delete]%s
 `
 			c.apply(t, fmt.Sprintf(bindingGrant, ""))
-			const teams = `
+			const crews = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
-metadata: {name: teams}
+metadata: {name: crews}
 spec:
   schema:
     apiVersion: v1alpha1
-    kind: Team
+    kind: Crew
     spec: {group: string}
   resources:
   - id: binding
@@ -322,21 +322,21 @@ spec:
       subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "${schema.spec.group}"}]
 `
 			// kubectl apply warns of it at once.
-			out, err := kubectl(t, cfg, teams, "apply", "--server-side", "--field-manager", testManager, "--dry-run=server", "-f", "-")
+			out, err := kubectl(t, cfg, crews, "apply", "--server-side", "--field-manager", testManager, "--dry-run=server", "-f", "-")
 			if err != nil || !strings.Contains(out, "Warning: kro-agent may not bind ClusterRole edit (resource binding)") {
 				t.Errorf("kubectl apply of an RGD binding a role the agent may not bind: %v\n%s", err, out)
 			}
-			c.apply(t, teams)
-			c.waitRGDActive(t, "teams")
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Team, metadata: {name: blue, namespace: %s}, spec: {group: blue}}", ns))
+			c.apply(t, crews)
+			c.waitRGDActive(t, "crews")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Crew, metadata: {name: blue, namespace: %s}, spec: {group: blue}}", ns))
 			const grant = `is attempting to grant RBAC permissions not currently held`
 			const what = `; grant kro-agent bind on clusterroles.rbac.authorization.k8s.io named edit (resourceNames: [edit]) in a ClusterRole labelled kro.run/aggregate-to-agent: "true"`
 			eventually(t, 30*time.Second, "the refused binding to say what to grant", func() (bool, string) {
-				inst := c.mustGet(t, "kro.run/v1alpha1", "Team", ns, "blue")
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Crew", ns, "blue")
 				rr := condition(inst, v1alpha1.ConditionResourcesReady)
 				return rr != nil && strings.Contains(rr.Message, grant) && strings.Contains(rr.Message, what), conditionSummary(inst)
 			})
-			out, err = kro(t, cfg, nil, "why-not-ready", "team", "blue", "-n", ns)
+			out, err = kro(t, cfg, nil, "why-not-ready", "crew", "blue", "-n", ns)
 			if err == nil || !strings.Contains(out, "kro-agent's roles do not allow it this write: grant it what the message above names") {
 				t.Errorf("why-not-ready for a refused binding: %v\n%s", err, out)
 			}
@@ -345,7 +345,7 @@ spec:
   resources: [clusterroles]
   verbs: [bind]
   resourceNames: [edit]`))
-			c.activeSoonAfter(t, "Team", ns, "blue", time.Now(), "bind on the ClusterRole edit was aggregated into the agent's role")
+			c.activeSoonAfter(t, "Crew", ns, "blue", time.Now(), "bind on the ClusterRole edit was aggregated into the agent's role")
 			return ctx
 		}).
 		Assess("instances of a group the roles do not grant are named on the RGD until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
