@@ -149,7 +149,8 @@ func goneRows(objs map[string][]*unstructured.Unstructured, s *subject, place in
 			switch {
 			case row.Ready == VerdictDeleting:
 			case earlier:
-				row.Reason = fmt.Sprintf("the RGD has no resource %s now, but kro-agent reconciles the instance with the graph of an earlier generation, which has (KindReady says why generation %d is not applied)", id, s.rgd.Generation)
+				// Short enough for the table: the note under it says the rest.
+				row.Reason = fmt.Sprintf("the RGD has no resource %s now; kept by the graph of an earlier generation, which kro-agent still serves", id)
 			default:
 				row.Ready, row.Reason = VerdictStale, fmt.Sprintf("no longer produced: the RGD has no resource %s now; kro-agent deletes it once every resource is applied", id)
 			}

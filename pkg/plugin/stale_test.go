@@ -129,7 +129,7 @@ func TestGoneRows(t *testing.T) {
 	rgd.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionControllerReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonServingEarlierGeneration, ObservedGeneration: 5}}
 	rows = goneRows(objs, &subject{rgd: rgd, graph: g}, 3)
 	if len(rows) != 2 || rows[0].Ready != VerdictUnknown ||
-		rows[0].Reason != "the RGD has no resource retired now, but kro-agent reconciles the instance with the graph of an earlier generation, which has (KindReady says why generation 5 is not applied)" {
+		rows[0].Reason != "the RGD has no resource retired now; kept by the graph of an earlier generation, which kro-agent still serves" {
 		t.Errorf("gone rows while an earlier graph is served: %+v", rows)
 	}
 	// Conditions of an earlier generation say nothing of what is served now.
