@@ -64,6 +64,37 @@ func (n Need) String() string {
 	return n.Resource.String() + "/" + n.Subresource
 }
 
+// Grant says what to grant for the need, as the messages asking for it word
+// it: "get, list and watch on secrets", "bind on
+// clusterroles.rbac.authorization.k8s.io named edit (resourceNames: [edit])".
+func (n Need) Grant() string {
+	grant := Words(n.Verbs, "and") + " on " + n.String()
+	if n.Name != "" {
+		grant += fmt.Sprintf(" named %s (resourceNames: [%s])", n.Name, n.Name)
+	}
+	return grant
+}
+
+// Bind is what its writer needs to create a binding of the role its roleRef
+// names (kind ClusterRole or Role, and name), unless the writer holds all the
+// role grants itself: bind on that role alone. It is false for another kind
+// or no name.
+func Bind(roleKind, roleName string) (Need, bool) {
+	var resource string
+	switch roleKind {
+	case "ClusterRole":
+		resource = "clusterroles"
+	case "Role":
+		resource = "roles"
+	default:
+		return Need{}, false
+	}
+	if roleName == "" {
+		return Need{}, false
+	}
+	return Need{Resource: schema.GroupResource{Group: rbacv1.GroupName, Resource: resource}, Name: roleName, Verbs: []string{"bind"}}, true
+}
+
 // resource is the need's resource as RBAC rules name it: with its
 // subresource, without its group.
 func (n Need) resource() string {

@@ -554,11 +554,8 @@ func asEscalation(err error, u *unstructured.Unstructured, resource schema.Group
 	grant := fmt.Sprintf("escalate on %s, or what the role grants,", resource)
 	kind, _, _ := unstructured.NestedString(u.Object, "roleRef", "kind")
 	name, _, _ := unstructured.NestedString(u.Object, "roleRef", "name")
-	switch {
-	case kind == "ClusterRole" && name != "":
-		grant = fmt.Sprintf("bind on clusterroles.rbac.authorization.k8s.io named %s (resourceNames: [%s])", name, name)
-	case kind == "Role" && name != "":
-		grant = fmt.Sprintf("bind on roles.rbac.authorization.k8s.io named %s (resourceNames: [%s])", name, name)
+	if bind, ok := access.Bind(kind, name); ok {
+		grant = bind.Grant()
 	}
 	return &escalationError{err: err, grant: "grant kro-agent " + grant + " " + grantsIn(where)}, true
 }
@@ -570,7 +567,7 @@ func (e *escalationError) Unwrap() error { return e.err }
 // managedVerbs says what kro-agent needs on a kind whose objects it
 // manages.
 func managedVerbs(resource schema.GroupResource) string {
-	return access.Words(access.ManagedVerbs, "and") + " on " + resource.String()
+	return access.Need{Resource: resource, Verbs: access.ManagedVerbs}.Grant()
 }
 
 // instanceVerbs says what kro-agent needs on the kind of an RGD's

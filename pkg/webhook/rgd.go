@@ -173,12 +173,12 @@ func (v *RGDValidator) grantWarnings(ctx context.Context, g *graph.Graph) []stri
 		n := needs[i]
 		if i >= kinds {
 			b := binds[i-kinds]
-			warned = append(warned, fmt.Sprintf("kro-agent may not bind %s %s (resource %s): unless its roles grant everything %s does, the API server refuses the binding, so the instances cannot be reconciled until it may: grant it bind on %s named %s (resourceNames: [%s]) %s",
-				b.kind, n.Name, b.id, n.Name, n.Resource, n.Name, n.Name, access.GrantedIn))
+			warned = append(warned, fmt.Sprintf("kro-agent may not bind %s %s (resource %s): unless its roles grant everything %s does, the API server refuses the binding, so the instances cannot be reconciled until it may: grant it %s %s",
+				b.kind, n.Name, b.id, n.Name, n.Grant(), access.GrantedIn))
 			continue
 		}
-		warned = append(warned, fmt.Sprintf("kro-agent may not %s %s (%s), so the instances cannot be reconciled until it may: grant it %s on %s %s",
-			access.Words(verbs, "or"), n, roles[i], access.Words(n.Verbs, "and"), n, access.GrantedIn))
+		warned = append(warned, fmt.Sprintf("kro-agent may not %s %s (%s), so the instances cannot be reconciled until it may: grant it %s %s",
+			access.Words(verbs, "or"), n, roles[i], n.Grant(), access.GrantedIn))
 	}
 	return warned
 }
@@ -204,17 +204,11 @@ func boundRoles(g *graph.Graph) []boundRole {
 		}
 		kind, _, _ := unstructured.NestedString(n.Template, "roleRef", "kind")
 		name, _, _ := unstructured.NestedString(n.Template, "roleRef", "name")
-		if name == "" || strings.Contains(kind+name, "${") {
+		need, ok := access.Bind(kind, name)
+		if !ok || strings.Contains(name, "${") {
 			continue
 		}
-		resource := "clusterroles"
-		if kind == "Role" {
-			resource = "roles"
-		} else if kind != "ClusterRole" {
-			continue
-		}
-		need := access.Need{Resource: schema.GroupResource{Group: rbacv1.GroupName, Resource: resource}, Name: name, Verbs: []string{"bind"}}
-		if key := resource + "/" + name; !seen[key] {
+		if key := need.Grant(); !seen[key] {
 			seen[key] = true
 			out = append(out, boundRole{id: n.ID, kind: kind, need: need})
 		}
