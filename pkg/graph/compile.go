@@ -56,6 +56,12 @@ var (
 	celReservedWords = []string{"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
 )
 
+// reserved tells a name no resource id or iterator may take: one kro-agent
+// or CEL gives a meaning of its own.
+func reserved(name string) bool {
+	return slices.Contains(reservedIDs, name) || slices.Contains(celReservedWords, name)
+}
+
 // serverSetMetadata are the fields of an object's metadata the API server
 // sets that make kro-agent's server-side apply of a template fail.
 // creationTimestamp and generation it ignores (kubectl's YAML often carries
@@ -280,7 +286,7 @@ func (c *compiler) checkID(id string, path *field.Path) bool {
 		c.errs = append(c.errs, field.Invalid(path, id, fmt.Sprintf(
 			"must be no more than %d characters: every object the resource manages carries its id in the label %s",
 			validation.LabelValueMaxLength, v1alpha1.LabelNodeID)))
-	case slices.Contains(reservedIDs, id) || slices.Contains(celReservedWords, id):
+	case reserved(id):
 		c.errs = append(c.errs, field.Invalid(path, id, "is a reserved word; choose another id"))
 		if c.reservedIDs == nil {
 			c.reservedIDs = map[string]*field.Path{}

@@ -109,7 +109,7 @@ func (c *compiler) compileForEach(n *Node, dims []v1alpha1.ForEachDimension, pat
 			case c.byID[name] != nil:
 				c.errs = append(c.errs, field.Invalid(np, name, fmt.Sprintf("iterator name clashes with the id of resource %s; choose another", name)))
 				continue
-			case slices.Contains(reservedIDs, name) || slices.Contains(celReservedWords, name):
+			case reserved(name):
 				c.errs = append(c.errs, field.Invalid(np, name, "is a reserved word; choose another iterator name"))
 				continue
 			case seen[name]:
