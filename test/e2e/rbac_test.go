@@ -53,19 +53,25 @@ spec:
         selector: {matchLabels: {app: "${schema.spec.app}"}}
 `
 
-// budgetGrant grants the agent PodDisruptionBudgets, as a platform team
-// grants the kinds of its RGDs.
-const budgetGrant = `
+// agentGrant is a ClusterRole of the given rules (YAML) aggregated into the
+// agent's role, as a platform team grants the kinds of its RGDs.
+func agentGrant(name, rules string) string {
+	return fmt.Sprintf(`
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
-  name: e2e-budgets
+  name: %s
   labels: {kro.run/aggregate-to-agent: "true"}
 rules:
+%s`, name, rules)
+}
+
+// budgetGrant grants the agent PodDisruptionBudgets.
+var budgetGrant = agentGrant("e2e-budgets", `
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, list, watch, create, update, patch, delete]
-`
+`)
 
 // The agent runs as the ServiceAccount manifests/agent ships, with its
 // roles and nothing else: what it does for the examples' kinds it may do,
@@ -247,18 +253,14 @@ spec:
 			if err == nil || !strings.Contains(out, "kro-agent's roles do not allow it this write: grant it what the message above names") {
 				t.Errorf("why-not-ready for a denied write: %v\n%s", err, out)
 			}
-			const quotaGrant = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: e2e-quotas
-  labels: {kro.run/aggregate-to-agent: "true"}
-rules:
+			quotaGrant := func(moreVerbs string) string {
+				return agentGrant("e2e-quotas", `
 - apiGroups: [""]
   resources: [resourcequotas]
-  verbs: [get, list, watch, create, update, patch%s]
-`
-			c.apply(t, fmt.Sprintf(quotaGrant, ""))
+  verbs: [get, list, watch, create, update, patch`+moreVerbs+`]
+`)
+			}
+			c.apply(t, quotaGrant(""))
 			c.activeSoonAfter(t, "Allowance", ns, "a1", time.Now(), "a grant of ResourceQuotas was aggregated into the agent's role")
 			// Granted all but delete: the instance's deletion waits, says
 			// why, and goes on as soon as delete is granted too.
@@ -281,7 +283,7 @@ rules:
 			if err == nil || !strings.Contains(out, "kro-agent's roles do not allow it the deletion the condition above names") {
 				t.Errorf("why-not-ready for a refused deletion: %v\n%s", err, out)
 			}
-			c.apply(t, fmt.Sprintf(quotaGrant, ", delete"))
+			c.apply(t, quotaGrant(", delete"))
 			deleted := time.Now()
 			c.deleteAll(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
 			if took := time.Since(deleted); took > soon {
@@ -291,18 +293,14 @@ rules:
 		}).
 		Assess("a binding of a role that grants more than the agent holds says to grant bind, and goes through once it is", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			const bindingGrant = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: e2e-bindings
-  labels: {kro.run/aggregate-to-agent: "true"}
-rules:
+			bindingGrant := func(moreRules string) string {
+				return agentGrant("e2e-bindings", `
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [rolebindings]
-  verbs: [get, list, watch, create, update, patch, delete]%s
-`
-			c.apply(t, fmt.Sprintf(bindingGrant, ""))
+  verbs: [get, list, watch, create, update, patch, delete]`+moreRules+`
+`)
+			}
+			c.apply(t, bindingGrant(""))
 			const crews = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
@@ -340,7 +338,7 @@ spec:
 			if err == nil || !strings.Contains(out, "kro-agent's roles do not allow it this write: grant it what the message above names") {
 				t.Errorf("why-not-ready for a refused binding: %v\n%s", err, out)
 			}
-			c.apply(t, fmt.Sprintf(bindingGrant, `
+			c.apply(t, bindingGrant(`
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [clusterroles]
   verbs: [bind]
@@ -384,20 +382,16 @@ spec:
 					strings.Contains(cr.Message, "grant get, list, watch, update and patch on gadgets.roles.example.com and gadgets.roles.example.com/status"), conditionSummary(rgd)
 			})
 			c.apply(t, fmt.Sprintf("{apiVersion: roles.example.com/v1alpha1, kind: Gadget, metadata: {name: g1, namespace: %s}, spec: {}}", ns))
-			const gadgetsGrant = `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: e2e-gadgets
-  labels: {kro.run/aggregate-to-agent: "true"}
-rules:
+			gadgetsGrant := func(moreVerbs string) string {
+				return agentGrant("e2e-gadgets", `
 - apiGroups: [roles.example.com]
   resources: [gadgets, gadgets/status]
-  verbs: [get, list, watch%s]
-`
+  verbs: [get, list, watch`+moreVerbs+`]
+`)
+			}
 			// Granted to read them, not to write their status: the
 			// status cannot say so, an event does.
-			c.apply(t, fmt.Sprintf(gadgetsGrant, ""))
+			c.apply(t, gadgetsGrant(""))
 			const statusDenied = `writing status: gadgets.roles.example.com "g1" is forbidden: User "system:serviceaccount:kro-system:kro-agent" cannot patch resource "gadgets/status"`
 			eventually(t, 30*time.Second, "the refused status write to be told", func() (bool, string) {
 				events := eventsAbout(t, c, ns, "g1", v1alpha1.EventStatusWriteFailed)
@@ -411,7 +405,7 @@ rules:
 				out, err := kro(t, cfg, nil, "why-not-ready", "gadget", "g1", "-n", ns)
 				return err != nil && strings.Contains(out, "Gadget/g1's status is not up to date: the API server refuses kro-agent's writes of it"), fmt.Sprintf("%v\n%s", err, out)
 			})
-			c.apply(t, fmt.Sprintf(gadgetsGrant, ", update, patch"))
+			c.apply(t, gadgetsGrant(", update, patch"))
 			granted := time.Now()
 			c.waitState(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1", v1alpha1.InstanceActive)
 			if took := time.Since(granted); took > soon {
