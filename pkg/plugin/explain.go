@@ -31,7 +31,7 @@ var meanings = map[string]string{
 // reasonMeanings explains the built-in reasons.
 var reasonMeanings = map[string]string{
 	v1alpha1.ReasonWaitingForInput:          "a resource waits for a dependency to become ready or for a value that does not exist yet",
-	v1alpha1.ReasonFieldUnset:               "a resource template reads a field the instance does not set and its schema gives no default; set it on the instance",
+	v1alpha1.ReasonFieldUnset:               "a resource template reads a field the instance does not set and its schema gives no default, or reads the instance alone and misses a value in it (an item past the end of its list, a key its map lacks); set it on the instance",
 	v1alpha1.ReasonResourceNotReady:         "a resource is not ready yet: its readyWhen is not met, or it is not created until its inputs are there (the message names it)",
 	v1alpha1.ReasonApplyFailed:              "the API server refused a write; kro-agent retries with backoff",
 	v1alpha1.ReasonResolveFailed:            "an expression fails on the instance's values; change the instance spec",

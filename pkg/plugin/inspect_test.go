@@ -99,7 +99,7 @@ func TestAbsentCollectionsSayWhy(t *testing.T) {
 		{"empty", map[string]any{"size": int64(0), "names": []any{}}, "cells", VerdictReady, "empty collection"},
 		{"a list the instance does not set", map[string]any{"size": int64(1)}, "named", VerdictMissing, "not created yet: the instance does not set spec.names"},
 		{"a list of a resource not there yet", map[string]any{"size": int64(1)}, "echoes", VerdictMissing, "not created yet: waiting for resource named"},
-		{"an index past the end of the instance's list", map[string]any{"size": int64(1), "names": []any{}}, "first", VerdictMissing, "not created yet: waiting for a value it reads: metadata.name: ${schema.spec.names[0]}: index out of bounds: 0"},
+		{"an index past the end of the instance's list", map[string]any{"size": int64(1), "names": []any{}}, "first", VerdictMissing, "not created yet: metadata.name: ${schema.spec.names[0]}: index out of bounds: 0 (the expression reads only the instance"},
 		{"a list that cannot be computed", map[string]any{"size": int64(0)}, "divided", VerdictMissing, "its forEach cannot be evaluated: forEach i: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

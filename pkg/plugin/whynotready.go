@@ -338,9 +338,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	}
 	if cond := findCondition(inst, v1alpha1.ConditionGraphResolved); cond != nil && cond.Reason == v1alpha1.ReasonFieldUnset {
 		return &Diagnosis{
-			Cause:   instRef + " does not set a field its resources are rendered from",
+			Cause:   instRef + " does not set a value its resources are rendered from",
 			Details: []string{conditionLine(*cond)},
-			Advice: fmt.Sprintf("set the field on the instance (kubectl edit %s %s%s), or give it a default in ResourceGraphDefinition %s's schema (| default=...); kro-agent goes on as soon as it is there",
+			Advice: fmt.Sprintf("set it on the instance (kubectl edit %s %s%s), or change ResourceGraphDefinition %s: a default for the field in its schema (| default=...), or an expression that does without it; kro-agent goes on as soon as it is there",
 				strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace()), s.rgd.Name),
 		}
 	}
@@ -413,7 +413,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		if r.Ready == VerdictMissing {
 			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
 			if resolve.WaitsForValue(r.pending) {
-				d.Advice = "kro-agent creates it once the value its template reads is there, as it waits for a status field a controller has not written yet; when that value is the instance's own (an index past the end of one of its lists), change the instance"
+				d.Advice = "kro-agent creates it once the value its template reads is there: a status field a controller has not written yet, or an item of another resource's list"
 			}
 			// The agent says on the instance why it could not create it.
 			if cond, advice := creationBlocked(inst); cond != nil {

@@ -47,6 +47,9 @@ func (e *NotObservedError) Unwrap() error { return ErrPending }
 // Scope holds the values of the names expressions may read.
 type Scope struct {
 	vars map[string]any
+	// fromInstance holds the names whose values come from the instance
+	// alone: schema, and the iterators of lists computed from it.
+	fromInstance map[string]bool
 }
 
 // NewScope starts a scope with the instance as `schema`, for expressions
@@ -65,7 +68,7 @@ func NewScope(g *graph.Graph, instance map[string]any) *Scope {
 	if g != nil {
 		v = g.InstanceFormats.Apply(g.InstanceDefaults.Apply(in))
 	}
-	return &Scope{vars: map[string]any{graph.SchemaVar: v}}
+	return &Scope{vars: map[string]any{graph.SchemaVar: v}, fromInstance: map[string]bool{graph.SchemaVar: true}}
 }
 
 // instanceNamespace is the namespace of the instance the scope is for.
@@ -111,12 +114,35 @@ func (s *Scope) Has(name string) bool {
 
 // With returns a scope that adds one binding to s without changing s.
 func (s *Scope) With(name string, v any) *Scope {
+	return s.bind(name, v, false)
+}
+
+// bind adds one binding to a copy of s; fromInstance says whether its
+// value comes from the instance alone.
+func (s *Scope) bind(name string, v any, fromInstance bool) *Scope {
 	vars := make(map[string]any, len(s.vars)+1)
 	for k, val := range s.vars {
 		vars[k] = val
 	}
 	vars[name] = v
-	return &Scope{vars: vars}
+	from := make(map[string]bool, len(s.fromInstance)+1)
+	for k, v := range s.fromInstance {
+		from[k] = v
+	}
+	from[name] = fromInstance
+	return &Scope{vars: vars, fromInstance: from}
+}
+
+// readsOnlyInstance reports whether every name e reads holds a value that
+// comes from the instance alone: what it gives changes only when the
+// instance (or the RGD) does.
+func (s *Scope) readsOnlyInstance(e *graph.Expression) bool {
+	for _, ref := range e.References {
+		if !s.fromInstance[ref] {
+			return false
+		}
+	}
+	return len(e.References) > 0
 }
 
 // Eval evaluates e in s and returns a plain Go value (JSON-like: map,
@@ -129,7 +155,7 @@ func Eval(e *graph.Expression, s *Scope) (any, error) {
 	}
 	out, _, err := e.Program.Eval(s.vars)
 	if err != nil {
-		return nil, s.unset(e, classify(err))
+		return nil, s.settled(e, s.unset(e, classify(err)))
 	}
 	v, err := cellib.Native(out)
 	if err != nil {
@@ -155,6 +181,35 @@ func (e *UnsetError) Error() string {
 // Unwrap makes an UnsetError ErrUnset, and so pending: setting the field
 // resolves it.
 func (e *UnsetError) Unwrap() error { return ErrUnset }
+
+// InstanceValueError is the pending error of an expression that reads
+// nothing but the instance (and iterators over its lists) and misses a
+// value in it: an index past the end of one of its lists, a key one of its
+// maps does not have. As with a field the instance does not set, only its
+// author can supply the value, so it is ErrUnset: nothing else is waited
+// for.
+type InstanceValueError struct {
+	// Expression is the expression's source, without ${}.
+	Expression string
+	// Missing is CEL's words for what it did not find.
+	Missing string
+}
+
+func (e *InstanceValueError) Error() string {
+	return fmt.Sprintf("${%s}: %s (the expression reads only the instance, so only a change to the instance resolves it)", e.Expression, e.Missing)
+}
+
+// Unwrap makes an InstanceValueError ErrUnset, and so pending.
+func (e *InstanceValueError) Unwrap() error { return ErrUnset }
+
+// settled turns a pending error of an expression that reads nothing but
+// the instance, other than an UnsetError, into an InstanceValueError.
+func (s *Scope) settled(e *graph.Expression, err error) error {
+	if !errors.Is(err, ErrPending) || errors.Is(err, ErrUnset) || !s.readsOnlyInstance(e) {
+		return err
+	}
+	return &InstanceValueError{Expression: e.Source, Missing: strings.TrimSuffix(err.Error(), ": "+ErrPending.Error())}
+}
 
 // unset turns a pending error of an expression that reads the instance
 // into an UnsetError naming the field missing from it. CEL names only the

@@ -66,8 +66,9 @@ func Expand(n *graph.Node, s *Scope, maxItems int) ([]Item, error) {
 		}
 		next := make([]Item, 0, len(items)*len(list))
 		for _, item := range items {
+			fromInstance := item.Scope.readsOnlyInstance(it.List)
 			for _, elem := range list {
-				next = append(next, Item{Scope: item.Scope.With(it.Name, elem)})
+				next = append(next, Item{Scope: item.Scope.bind(it.Name, elem, fromInstance)})
 			}
 		}
 		items = next

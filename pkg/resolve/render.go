@@ -80,14 +80,19 @@ func WaitsForValue(err error) bool {
 
 // Waiting says what a pending error (of Eval, Render, Included or Expand)
 // waits for, without the words that make it pending: a field the instance
-// does not set, a resource not observed yet, or a value an expression reads
-// that is not there yet (a status field not written, a list too short).
+// does not set or a value missing from it alone, a resource not observed
+// yet, or a value an expression reads that is not there yet (a status
+// field not written, a list too short).
 func Waiting(err error) string {
 	var unset *UnsetError
 	var unobserved *NotObservedError
+	var missing *InstanceValueError
 	switch {
 	case errors.As(err, &unset):
 		return "the instance does not set " + unset.Field.String()
+	case errors.As(err, &missing):
+		// It names what is missing, and where.
+		return err.Error()
 	case errors.As(err, &unobserved):
 		return "waiting for resource " + unobserved.ID
 	}

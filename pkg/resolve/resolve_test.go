@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strconv"
@@ -624,6 +625,92 @@ spec:
 	}
 }
 
+// A value missing from what an expression reads is waited for, unless the
+// expression reads nothing but the instance (the instance itself, or the
+// iterators of lists computed from it): that value comes only with a change
+// to the instance, as a field it does not set does (ErrUnset), and the
+// error says so. A status field reading it is left out, as any whose inputs
+// are missing.
+func TestValuesMissingFromTheInstanceAloneAreTheAuthors(t *testing.T) {
+	g := compileRGD(t, `
+metadata: {name: short}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Short
+    spec:
+      names: "[]string"
+      zones: "[]string"
+      teams: "map[string]string"
+    status:
+      first: ${schema.spec.names[0]}
+  resources:
+  - id: first
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.names[0]}"}
+  - id: finalized
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-finalized"}
+      data: {by: "${first.metadata.finalizers[0]}"}
+  - id: perZone
+    forEach:
+    - zone: ${schema.spec.zones}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-${zone}"}
+      data: {team: "${schema.spec.teams[zone]}"}
+  - id: perFinalizer
+    forEach:
+    - f: ${first.metadata.finalizers}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-${f}"}
+      data: {team: "${schema.spec.teams[f]}"}
+`)
+	s := NewScope(g, obj(t, `{metadata: {name: s}, spec: {names: [], zones: [eu], teams: {}}}`))
+	s.Observe(g.Node("first"), obj(t, `{metadata: {name: a, finalizers: [x]}}`))
+	instanceValue := func(t *testing.T, err error, want string) {
+		t.Helper()
+		var iv *InstanceValueError
+		if !errors.As(err, &iv) || !errors.Is(err, ErrUnset) || WaitsForValue(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("error = %v, want an InstanceValueError containing %q", err, want)
+		}
+	}
+	_, err := Render(g.Node("first"), s)
+	instanceValue(t, err, "metadata.name: ${schema.spec.names[0]}: index out of bounds: 0 (the expression reads only the instance")
+	items, err := Expand(g.Node("perZone"), s, 0)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("Expand(perZone) = %v, %v", items, err)
+	}
+	_, err = Render(g.Node("perZone"), items[0].Scope)
+	instanceValue(t, err, "data.team: ${schema.spec.teams[zone]}: no such key: eu")
+
+	// Read from another resource, the same kind of value is waited for.
+	s.Observe(g.Node("first"), obj(t, `{metadata: {name: a}}`))
+	if _, err := Render(g.Node("finalized"), s); !WaitsForValue(err) {
+		t.Errorf("Render(finalized) = %v, want it waiting for the value", err)
+	}
+	s.Observe(g.Node("first"), obj(t, `{metadata: {name: a, finalizers: [x]}}`))
+	items, err = Expand(g.Node("perFinalizer"), s, 0)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("Expand(perFinalizer) = %v, %v", items, err)
+	}
+	if _, err := Render(g.Node("perFinalizer"), items[0].Scope); !WaitsForValue(err) {
+		t.Errorf("Render(perFinalizer) = %v, want it waiting for the value", err)
+	}
+
+	status, err := Status(g, s)
+	if _, ok := status["first"]; ok || err != nil {
+		t.Errorf("Status = %v, %v; want status.first left out, no error", status, err)
+	}
+}
+
 // What a pending render waits for is said without the words that make it
 // pending, naming the expression when what is missing is a value in what it
 // reads.
@@ -637,6 +724,8 @@ func TestWaitingSaysForWhat(t *testing.T) {
 		{fieldError(expr.Path{{Key: "data"}, {Key: "first"}}, &graph.Expression{Source: "schema.spec.names[0]"}, classify(errors.New("index out of bounds: 0"))),
 			"waiting for a value it reads: data.first: ${schema.spec.names[0]}: index out of bounds: 0", true},
 		{&UnsetError{Expression: "schema.spec.team", Field: expr.Path{{Key: "spec"}, {Key: "team"}}}, "the instance does not set spec.team", false},
+		{fmt.Errorf("data.first: %w", &InstanceValueError{Expression: "schema.spec.names[0]", Missing: "index out of bounds: 0"}),
+			"data.first: ${schema.spec.names[0]}: index out of bounds: 0 (the expression reads only the instance, so only a change to the instance resolves it)", false},
 	} {
 		if got := Waiting(tc.err); got != tc.want {
 			t.Errorf("Waiting(%v) = %q, want %q", tc.err, got, tc.want)

@@ -645,7 +645,7 @@ func TestPlugin(t *testing.T) {
 			if !errors.Is(err, plugin.ErrNotReady) {
 				t.Errorf("why-not-ready exit: %v, want not ready", err)
 			}
-			sayAll(t, "why-not-ready", out, "Root cause: TeamConfig/loose does not set a field its resources are rendered from", named, "kubectl edit teamconfig loose -n "+ns)
+			sayAll(t, "why-not-ready", out, "Root cause: TeamConfig/loose does not set a value its resources are rendered from", named, "kubectl edit teamconfig loose -n "+ns)
 			if tree, err := kro(t, cfg, nil, "tree", "teamconfig", "loose", "-n", ns); err != nil || !strings.Contains(tree, "not created yet: the instance does not set spec.team") {
 				t.Errorf("tree: %v\n%s", err, tree)
 			}
@@ -666,29 +666,36 @@ func TestPlugin(t *testing.T) {
 			c.delete(t, "kro.run/v1alpha1", "TeamConfig", ns, "loose")
 			return ctx
 		}).
-		Assess("a value a template reads that is not there is named, by the agent and the plugin", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("a value missing from the instance alone is the author's to set, as the agent and the plugin say", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, firstOfRGD)
 			c.waitRGDActive(t, "firstof")
 			short := fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: FirstOf, metadata: {name: short, namespace: %s}, spec: {names: []}}", ns)
 			c.apply(t, short)
-			const waiting = "waiting for a value it reads: data.name: ${schema.spec.names[0]}: index out of bounds: 0"
+			// Only a change to the instance gives the value, as with a field
+			// it does not set: not a dependency to wait for.
+			const missing = "data.name: ${schema.spec.names[0]}: index out of bounds: 0 (the expression reads only the instance, so only a change to the instance resolves it)"
 			eventually(t, 20*time.Second, "GraphResolved to name the value", func() (bool, string) {
 				u, err := c.get(t, "kro.run/v1alpha1", "FirstOf", ns, "short")
 				if err != nil {
 					return false, err.Error()
 				}
 				cond := condition(u, v1alpha1.ConditionGraphResolved)
-				return cond != nil && cond.Status == metav1.ConditionUnknown && cond.Message == "first: "+waiting, conditionSummary(u)
+				state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+				return cond != nil && cond.Status == metav1.ConditionUnknown && cond.Reason == v1alpha1.ReasonFieldUnset &&
+					cond.Message == "first: "+missing && state == string(v1alpha1.InstanceInProgress), state + " " + conditionSummary(u)
 			})
 			out, err := kro(t, cfg, nil, "why-not-ready", "firstof", "short", "-n", ns)
-			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "not created yet: "+waiting) ||
-				!strings.Contains(out, "when that value is the instance's own (an index past the end of one of its lists), change the instance") {
-				t.Errorf("why-not-ready: %v\n%s", err, out)
+			if !errors.Is(err, plugin.ErrNotReady) {
+				t.Errorf("why-not-ready exit: %v, want not ready", err)
+			}
+			sayAll(t, "why-not-ready", out, "Root cause: FirstOf/short does not set a value its resources are rendered from", missing, "kubectl edit firstof short -n "+ns)
+			if tree, err := kro(t, cfg, nil, "tree", "firstof", "short", "-n", ns); err != nil || !strings.Contains(tree, "not created yet: data.name: ${schema.spec.names[0]}: index out of bounds: 0") {
+				t.Errorf("tree: %v\n%s", err, tree)
 			}
 			file := t.TempDir() + "/short.yaml"
 			writeFile(t, file, short)
-			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err != nil || !strings.Contains(out, "first: ConfigMap "+ns+"/short-first PENDING\n  "+waiting) {
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err != nil || !strings.Contains(out, "first: ConfigMap "+ns+"/short-first PENDING\n  "+missing) {
 				t.Errorf("dry-run of the instance with no names: %v\n%s", err, out)
 			}
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: FirstOf, metadata: {name: short, namespace: %s}, spec: {names: [a]}}", ns))
