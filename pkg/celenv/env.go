@@ -67,7 +67,21 @@ var libraryTypes = []*apiservercel.DeclType{cellib.ConditionType}
 // baseEnvSet is the API server's base environment, extended once per process.
 func baseEnvSet() (*environment.EnvSet, error) {
 	baseOnce.Do(func() {
-		base, baseErr = environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(
+		set := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+		reg, ok := set.NewExpressionsEnv().CELTypeProvider().(*celtypes.Registry)
+		if !ok {
+			baseErr = fmt.Errorf("the API server's CEL environment has no type registry")
+			return
+		}
+		ordered := orderedProvider{reg}
+		set, baseErr = set.Extend(environment.VersionedOptions{
+			IntroducedVersion: version.MajorMinor(1, 0),
+			EnvOptions:        []cel.EnvOption{cel.CustomTypeProvider(ordered), cel.CustomTypeAdapter(ordered)},
+		})
+		if baseErr != nil {
+			return
+		}
+		base, baseErr = set.Extend(
 			environment.VersionedOptions{
 				IntroducedVersion: version.MajorMinor(1, 0),
 				EnvOptions:        []cel.EnvOption{ext.Math(), ext.Encoders(), ext.Bindings(), cellib.Library(), cel.ASTValidators(mixedLiterals{})},
