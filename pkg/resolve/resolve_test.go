@@ -711,6 +711,58 @@ spec:
 	}
 }
 
+// Maps iterate over their keys in sorted order, however deep: a Go map's
+// order changes from one evaluation to the next, and a collection over a
+// map's keys, or a string joined from them, would be rendered in another
+// order at each reconcile, and applied again.
+func TestMapsIterateInTheOrderOfTheirKeys(t *testing.T) {
+	g := compileRGD(t, `
+metadata: {name: quotas}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Quotas
+    spec:
+      quotas: "map[string]integer"
+      pools: "[]object"
+  resources:
+  - id: perQuota
+    forEach:
+    - q: ${schema.spec.quotas.map(k, k)}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-${q}"}
+      data:
+        over: ${schema.spec.quotas.filter(k, schema.spec.quotas[k] > 2).join(",")}
+        pools: ${schema.spec.pools.map(p, p.labels.map(k, k + "=" + string(p.labels[k])).join(";")).join("|")}
+`)
+	instance := `{metadata: {name: q}, spec: {quotas: {cpu: 1, mem: 2, pods: 3, pvc: 4, svc: 5, zz: 6, aa: 7},
+  pools: [{labels: {zone: a, tier: gold, app: x}}, {labels: {b: 1, a: 2}}]}}`
+	for range 30 {
+		s := NewScope(g, obj(t, instance))
+		items, err := Expand(g.Node("perQuota"), s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, item := range items {
+			keys = append(keys, item.Scope.vars["q"].(string))
+		}
+		if got := strings.Join(keys, ","); got != "aa,cpu,mem,pods,pvc,svc,zz" {
+			t.Fatalf("items = %s, want the keys in order", got)
+		}
+		out, err := Render(g.Node("perQuota"), items[0].Scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := out["data"].(map[string]any)
+		if data["over"] != "aa,pods,pvc,svc,zz" || data["pools"] != "app=x;tier=gold;zone=a|a=2;b=1" {
+			t.Fatalf("data = %v, want the keys in order", data)
+		}
+	}
+}
+
 // What a pending render waits for is said without the words that make it
 // pending, naming the expression when what is missing is a value in what it
 // reads.
