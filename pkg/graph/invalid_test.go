@@ -338,6 +338,11 @@ func TestInvalidRGDs(t *testing.T) {
     forEach: [{it: "${schema.spec.name}"}]
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${it}"}}`,
 			"spec.resources[cms].forEach[0][it]", `forEach needs a list, but the expression has type string`},
+		{"forEach over a map", `{apiVersion: v1alpha1, kind: App, spec: {labels: "map[string]string"}}`, `
+  - id: cms
+    forEach: [{it: "${schema.spec.labels}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${it}"}}`,
+			"spec.resources[cms].forEach[0][it]", `forEach needs a list, but the expression has type map(string, string); to iterate over its keys (in their sorted order), write ${schema.spec.labels.map(k, k)}`},
 		{"field selected on a collection", "", `
   - id: cms
     forEach: [{it: "${schema.spec.items}"}]

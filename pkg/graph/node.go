@@ -11,6 +11,7 @@ import (
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/parser"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -152,7 +153,11 @@ func (c *compiler) iteratorElem(n *Node, e *Expression, src string, np *field.Pa
 	}
 	elem, ok := celenv.ListElem(e.Type)
 	if !ok {
-		c.errs = append(c.errs, field.Invalid(np, src, fmt.Sprintf("forEach needs a list, but the expression has type %s", celenv.TypeString(e.Type))))
+		msg := fmt.Sprintf("forEach needs a list, but the expression has type %s", celenv.TypeString(e.Type))
+		if e.Type.Kind() == types.MapKind {
+			msg += fmt.Sprintf("; to iterate over its keys (in their sorted order), write ${%s.map(k, k)}", e.Source)
+		}
+		c.errs = append(c.errs, field.Invalid(np, src, msg))
 		return nil, false
 	}
 	return elem, true
