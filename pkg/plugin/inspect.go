@@ -131,11 +131,12 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	if s.graph == nil {
 		return t, nil
 	}
-	if s.workloadErr != nil {
-		return t, s.workloadErr
-	}
 	where := c.members(s)
-	objs, forbidden := where.fetchMembers(ctx, s)
+	var objs map[string][]*unstructured.Unstructured
+	var forbidden map[string]bool
+	if s.workloadErr == nil {
+		objs, forbidden = where.fetchMembers(ctx, s)
+	}
 	scope := resolve.NewScope(s.graph, inst.Object)
 	// What each node's objects are now, in topological order: a node's
 	// name renders from what its dependencies are.
@@ -185,6 +186,11 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			kind = n.Kind.GVK.Kind
 		}
 		switch {
+		case s.workloadErr != nil && !excluded[n.ID]:
+			// The graph is known, and what the instance's values skip;
+			// what is in the cluster is not.
+			t.Rows = append(t.Rows, Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown,
+				Reason: "in cluster " + s.placement.Cluster + ", which cannot be reached"})
 		case n.External != nil:
 			t.Rows = append(t.Rows, where.externalRows(ctx, n, scope, d)...)
 		case forbidden[n.ID]:
@@ -227,6 +233,9 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 		if r.Index != nil {
 			r.place = append(slices.Clone(r.place), -1, *r.Index)
 		}
+	}
+	if s.workloadErr != nil {
+		return t, nil
 	}
 	// What kro-agent prunes comes last, after every node's row, and then
 	// the objects of resources the RGD no longer has.

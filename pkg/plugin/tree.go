@@ -150,6 +150,9 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 	if s.graphErr != nil {
 		fmt.Fprintf(w, "\nResourceGraphDefinition %s does not compile, so its resources cannot be shown:\n%s\n", s.rgd.Name, s.graphErr)
 	}
+	if s.workloadErr != nil && s.placement != nil {
+		fmt.Fprintf(w, "\nCluster %s, where the resources are, cannot be reached, so what they are is not known:\n%s\n", s.placement.Cluster, s.workloadErr)
+	}
 	if s.rgd != nil && s.graph != nil && servesEarlierGraph(s.rgd) {
 		fmt.Fprintf(w, "\nResourceGraphDefinition %s's generation %d is not applied, so kro-agent reconciles %s with the graph of an earlier one; this tree is drawn from generation %d (kubectl kro why-not-ready rgd %s says why, and how to go on).\n",
 			s.rgd.Name, s.rgd.Generation, t.Instance.Kind+"/"+t.Instance.Name, s.rgd.Generation, s.rgd.Name)

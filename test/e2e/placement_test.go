@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -492,6 +493,12 @@ func TestPlacement(t *testing.T) {
 			out, err := kro(t, cfg, nil, "why-not-ready", "regionalapp", "a1", "-n", "placed")
 			if err == nil || !strings.Contains(out, "in cluster eu-west-1, which cannot be reached") {
 				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
+			// tree still draws the graph, each resource Unknown, and says why.
+			out, err = kro(t, cfg, nil, "tree", "regionalapp", "a1", "-n", "placed")
+			if err != nil || !regexp.MustCompile(`deploy +Deployment +- +Unknown +- +in cluster eu-west-1, which cannot be reached`).MatchString(out) ||
+				!strings.Contains(out, "Cluster eu-west-1, where the resources are, cannot be reached, so what they are is not known:\ncluster eu-west-1 is not Ready: ") {
+				t.Errorf("tree: %v\n%s", err, out)
 			}
 			never(t, 3*time.Second, "the workload Deployment was deleted or replaced", func() bool {
 				d, err := w.get(t, "apps/v1", "Deployment", "placed", "a1")
