@@ -7,7 +7,11 @@ package guard
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	authnv1 "k8s.io/api/authentication/v1"
@@ -26,10 +30,74 @@ const (
 	NoTakeoverPolicyName = "kro-agent-no-takeover"
 )
 
-// Policies returns both policies with their bindings, for agentUser: the
-// username the agent has in the cluster they are for.
-func Policies(agentUser string) []Policy {
-	return []Policy{labelsPolicy(agentUser), noTakeoverPolicy(agentUser)}
+// AnnotationIdentities is the annotation on each policy that records, by
+// writer, the username kro-agent writes with in the cluster, as JSON
+// ({"self": "system:serviceaccount:kro-system:kro-agent"}). A cluster may
+// be written to by kro-agent as two identities: its own ServiceAccount,
+// and a hub's kubeconfig that registers it as a workload Cluster. The
+// policies recognise every identity recorded, and each writer replaces
+// only its own entry: written whole for one identity, each would undo the
+// other's at its next check, and deny the other's writes in between.
+const AnnotationIdentities = "agent.kro.run/identities"
+
+// Self is the writer of the policies in the agent's own cluster.
+const Self = "self"
+
+// ForCluster is the writer of the policies in the workload Cluster name.
+func ForCluster(name string) string { return "cluster/" + name }
+
+// Policies returns both policies with their bindings, for identities: the
+// usernames kro-agent has in the cluster they are for, by writer.
+func Policies(identities map[string]string) []Policy {
+	users := slices.Sorted(maps.Values(identities))
+	users = slices.Compact(users)
+	annotations := map[string]string{}
+	if len(identities) > 0 {
+		recorded, _ := json.Marshal(identities) // a map of strings marshals; keys sorted
+		annotations[AnnotationIdentities] = string(recorded)
+	}
+	policies := []Policy{labelsPolicy(users), noTakeoverPolicy(users)}
+	for _, p := range policies {
+		p.Policy.Annotations = maps.Clone(annotations)
+	}
+	return policies
+}
+
+// identitiesOf reads the identities recorded on a policy of kro-agent's;
+// none for another's, or for one that records none.
+func identitiesOf(p *admissionregv1.ValidatingAdmissionPolicy) map[string]string {
+	identities := map[string]string{}
+	if p == nil || p.Labels[v1alpha1.LabelManagedBy] != ownership.FieldManager {
+		return identities
+	}
+	if err := json.Unmarshal([]byte(p.Annotations[AnnotationIdentities]), &identities); err != nil {
+		return map[string]string{}
+	}
+	return identities
+}
+
+// isAgent is the CEL test that the request comes from one of users;
+// notAgent its negation.
+func isAgent(users []string) string {
+	if len(users) == 1 {
+		return fmt.Sprintf("request.userInfo.username == %q", users[0])
+	}
+	return "request.userInfo.username in " + quotedList(users)
+}
+
+func notAgent(users []string) string {
+	if len(users) == 1 {
+		return fmt.Sprintf("request.userInfo.username != %q", users[0])
+	}
+	return "!(request.userInfo.username in " + quotedList(users) + ")"
+}
+
+func quotedList(users []string) string {
+	quoted := make([]string, len(users))
+	for i, u := range users {
+		quoted[i] = fmt.Sprintf("%q", u)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
 }
 
 // Guards tells whether name is that of one of the policies, and so of its
@@ -64,15 +132,23 @@ func Identity(ctx context.Context, client kubernetes.Interface) (string, error) 
 // Intact compares with.
 type Versions map[string]owned.Version
 
-// Ensure writes both policies and their bindings for agentUser whole,
-// replacing whatever is there (package owned), and returns the versions
-// it left.
-func Ensure(ctx context.Context, client kubernetes.Interface, agentUser string) (Versions, error) {
+// Ensure writes both policies and their bindings whole, replacing
+// whatever is there (package owned), but for the identities other writers
+// recorded on each policy: writer's entry becomes agentUser. It returns
+// the versions it left. The update is conditional on what it read, so a
+// writer adding its identity meanwhile fails it with a conflict, and the
+// next check puts both.
+func Ensure(ctx context.Context, client kubernetes.Interface, writer, agentUser string) (Versions, error) {
 	policies := client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
 	bindings := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
 	applied := Versions{}
-	for _, p := range Policies(agentUser) {
-		v, err := owned.Put(ctx, p.Policy, policies.Get, policies.Create, policies.Update)
+	for i, p := range Policies(nil) {
+		desired := func(cur *admissionregv1.ValidatingAdmissionPolicy) *admissionregv1.ValidatingAdmissionPolicy {
+			identities := identitiesOf(cur)
+			identities[writer] = agentUser
+			return Policies(identities)[i].Policy
+		}
+		v, err := owned.PutFrom(ctx, p.Policy.Name, desired, policies.Get, policies.Create, policies.Update)
 		if err != nil {
 			return nil, fmt.Errorf("writing %s %s: %w", policyKind, p.Policy.Name, err)
 		}
@@ -97,7 +173,7 @@ const (
 func Intact(ctx context.Context, client kubernetes.Interface, applied Versions) (bool, error) {
 	policies := client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
 	bindings := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
-	for _, p := range Policies("") {
+	for _, p := range Policies(nil) {
 		ok, err := owned.At(ctx, policies.Get, p.Policy.Name, applied[policyKind+"/"+p.Policy.Name])
 		if ok && err == nil {
 			ok, err = owned.At(ctx, bindings.Get, p.Binding.Name, applied[bindingKind+"/"+p.Binding.Name])
@@ -117,7 +193,7 @@ func Intact(ctx context.Context, client kubernetes.Interface, applied Versions) 
 // agent manages, by anyone but the agent. It runs in the API server, so it
 // holds while the agent is down, and it reads the caller's identity from
 // the request's authenticated user info, which no caller can set.
-func labelsPolicy(agentUser string) Policy {
+func labelsPolicy(agentUsers []string) Policy {
 	owned := &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelOwned: "true"}}
 	const guarded = `(k.startsWith('kro.run/') || k.startsWith('applyset.kubernetes.io/'))`
 	policy := &admissionregv1.ValidatingAdmissionPolicy{
@@ -133,7 +209,7 @@ func labelsPolicy(agentUser string) Policy {
 			},
 			MatchConditions: []admissionregv1.MatchCondition{{
 				Name:       "not-kro-agent",
-				Expression: fmt.Sprintf("request.userInfo.username != %q", agentUser),
+				Expression: notAgent(agentUsers),
 			}},
 			Variables: []admissionregv1.Variable{
 				{Name: "old", Expression: "oldObject.metadata.?labels.orValue({})"},
@@ -159,7 +235,7 @@ func labelsPolicy(agentUser string) Policy {
 // to be changed and, with its instance, deleted. Such an apply is an
 // update that adds kro.run/instance-id where there was none, which this
 // policy denies. Updates that keep the label, and creates, are untouched.
-func noTakeoverPolicy(agentUser string) Policy {
+func noTakeoverPolicy(agentUsers []string) Policy {
 	instanceID := fmt.Sprintf("%q in ", v1alpha1.LabelInstanceID)
 	policy := &admissionregv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: NoTakeoverPolicyName, Labels: managedBy()},
@@ -173,7 +249,7 @@ func noTakeoverPolicy(agentUser string) Policy {
 				}}},
 			},
 			MatchConditions: []admissionregv1.MatchCondition{
-				{Name: "kro-agent", Expression: fmt.Sprintf("request.userInfo.username == %q", agentUser)},
+				{Name: "kro-agent", Expression: isAgent(agentUsers)},
 				// Managed resources carry the label; instances and
 				// generated CRDs do not.
 				{Name: "managed-resource", Expression: instanceID + "object.metadata.?labels.orValue({})"},

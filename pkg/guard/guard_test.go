@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func TestManifestMatchesAgent(t *testing.T) {
 	const user = "system:serviceaccount:kro-system:kro-agent"
 	policies := map[string]*admissionregv1.ValidatingAdmissionPolicy{}
 	bindings := map[string]*admissionregv1.ValidatingAdmissionPolicyBinding{}
-	for _, p := range Policies(user) {
+	for _, p := range Policies(map[string]string{Self: user}) {
 		policies[p.Policy.Name], bindings[p.Binding.Name] = p.Policy, p.Binding
 	}
 	found := map[string]bool{}
@@ -34,8 +35,8 @@ func TestManifestMatchesAgent(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, ok := policies[got.Name]
-			if !ok || !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
-				t.Errorf("manifest policy %s differs from the agent's:\n got %+v\nwant %+v", got.Name, got.Spec, want)
+			if !ok || !equality.Semantic.DeepEqual(got.Spec, want.Spec) || !maps.Equal(got.Annotations, want.Annotations) {
+				t.Errorf("manifest policy %s differs from the agent's:\n got %+v\nwant %+v", got.Name, got, want)
 			}
 			found["policy "+got.Name] = true
 		case "ValidatingAdmissionPolicyBinding":
@@ -52,5 +53,33 @@ func TestManifestMatchesAgent(t *testing.T) {
 	}
 	if len(found) != len(policies)+len(bindings) {
 		t.Errorf("the manifest holds %v; want the %d policies and their bindings", found, len(policies))
+	}
+}
+
+// Written by the agent as two identities (in its own cluster, and through
+// a hub's kubeconfig for it), the policies recognise both, and record who
+// wrote which; one writer changing its identity replaces only its entry.
+func TestPoliciesRecogniseEveryRecordedIdentity(t *testing.T) {
+	identities := map[string]string{Self: "system:serviceaccount:kro-system:kro-agent", ForCluster("home"): "hub"}
+	policies := Policies(identities)
+	labels, takeover := policies[0].Policy, policies[1].Policy
+	if got, want := labels.Spec.MatchConditions[0].Expression, `!(request.userInfo.username in ["hub", "system:serviceaccount:kro-system:kro-agent"])`; got != want {
+		t.Errorf("labels policy condition = %s, want %s", got, want)
+	}
+	if got, want := takeover.Spec.MatchConditions[0].Expression, `request.userInfo.username in ["hub", "system:serviceaccount:kro-system:kro-agent"]`; got != want {
+		t.Errorf("no-takeover policy condition = %s, want %s", got, want)
+	}
+	if got := identitiesOf(labels); !maps.Equal(got, identities) {
+		t.Errorf("identities read back = %v, want %v", got, identities)
+	}
+	// One identity for two writers is named once.
+	one := Policies(map[string]string{Self: "a", ForCluster("home"): "a"})
+	if got := one[0].Policy.Spec.MatchConditions[0].Expression; got != `request.userInfo.username != "a"` {
+		t.Errorf("condition for one identity = %s", got)
+	}
+	// What another manager wrote records nothing.
+	labels.Labels = nil
+	if got := identitiesOf(labels); len(got) != 0 {
+		t.Errorf("identities of a policy not kro-agent's = %v", got)
 	}
 }

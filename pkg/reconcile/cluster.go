@@ -244,7 +244,7 @@ func (r *ClusterReconciler) guard(ctx context.Context, name string, cfg *rest.Co
 	if err != nil {
 		return err
 	}
-	versions, err := guard.Ensure(ctx, client, user)
+	versions, err := guard.Ensure(ctx, client, guard.ForCluster(name), user)
 	if err != nil {
 		return fmt.Errorf("%w; kro-agent places nothing in a cluster where it cannot protect what it manages", err)
 	}

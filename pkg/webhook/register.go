@@ -149,7 +149,7 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	if left.mutating, err = owned.PutFrom(ctx, ConfigName, mutating, mwcs.Get, mwcs.Create, mwcs.Update); err != nil {
 		return fmt.Errorf("registering the instance webhook: %w", err)
 	}
-	if left.guard, err = guard.Ensure(ctx, r.Client, r.AgentUser); err != nil {
+	if left.guard, err = guard.Ensure(ctx, r.Client, guard.Self, r.AgentUser); err != nil {
 		return fmt.Errorf("registering the guard policies: %w", err)
 	}
 	r.mu.Lock()

@@ -13,16 +13,20 @@ import (
 	"testing"
 	"time"
 
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	authnv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	"github.com/kro-agent/kro-agent/pkg/agent"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/guard"
 	"github.com/kro-agent/kro-agent/pkg/plugin"
@@ -673,5 +677,85 @@ func TestPlacement(t *testing.T) {
 			return ctx
 		}).
 		Feature()
+	testenv.Test(t, f)
+}
+
+// The agent's own cluster registered as a workload Cluster, with a
+// kubeconfig of another identity, is written to by kro-agent as two
+// users. The guard policies there recognise both, and stay as they are:
+// written whole for one identity, each writer would undo the other's at
+// every check and deny the other's writes in between.
+func TestGuardRecognisesEveryIdentityOfTheAgent(t *testing.T) {
+	f := features.New("guard policies written by the agent as two identities").
+		Assess("both identities are recorded, and nothing is written again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			stopAgentNow(t)
+			defer stopAgentNow(t) // the next test starts the usual agent
+			startAgentWith(t, cfg, func(o *agent.Options) { o.ClusterCheckInterval = 500 * time.Millisecond })
+			c := newClients(t, cfg)
+			kc := kubernetes.NewForConfigOrDie(cfg.Client().RESTConfig())
+			namespace(t, c, "kro-clusters")
+			self, err := guard.Identity(ctx, kc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A ServiceAccount of the same cluster, with a token, as a hub's
+			// kubeconfig for it would have.
+			c.apply(t, `{apiVersion: v1, kind: ServiceAccount, metadata: {name: hub, namespace: kro-clusters}}`)
+			c.apply(t, `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: kro-e2e-hub},
+  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin},
+  subjects: [{kind: ServiceAccount, name: hub, namespace: kro-clusters}]}`)
+			defer func() {
+				_ = c.resource(t, "agent.kro.run/v1alpha1", "Cluster").Delete(ctx, "home-1", metav1.DeleteOptions{})
+				_ = kc.RbacV1().ClusterRoleBindings().Delete(ctx, "kro-e2e-hub", metav1.DeleteOptions{})
+			}()
+			token, err := kc.CoreV1().ServiceAccounts("kro-clusters").CreateToken(ctx, "hub", &authnv1.TokenRequest{}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := clientcmd.Load([]byte(flatKubeconfig(t, cfg.KubeconfigFile(), "")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name := range raw.AuthInfos {
+				raw.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
+			}
+			hubKubeconfig, err := clientcmd.Write(*raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.apply(t, kubeconfigSecret("home-1", string(hubKubeconfig)))
+			c.apply(t, clusterObject("home-1", "home", "home-1"))
+			eventually(t, 30*time.Second, "Cluster home-1 to be Ready", func() (bool, string) {
+				u := c.mustGet(t, "agent.kro.run/v1alpha1", "Cluster", "", "home-1")
+				ready := condition(u, "Ready")
+				return ready != nil && ready.Status == metav1.ConditionTrue, conditionSummary(u)
+			})
+			hub := "system:serviceaccount:kro-clusters:hub"
+			want := fmt.Sprintf(`{"cluster/home-1":%q,"self":%q}`, hub, self)
+			policy := func() (*admissionregv1.ValidatingAdmissionPolicy, error) {
+				return kc.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, guard.LabelsPolicyName, metav1.GetOptions{})
+			}
+			eventually(t, 20*time.Second, "the labels policy to recognise both identities", func() (bool, string) {
+				p, err := policy()
+				if err != nil {
+					return false, err.Error()
+				}
+				condition := p.Spec.MatchConditions[0].Expression
+				return p.Annotations[guard.AnnotationIdentities] == want && strings.Contains(condition, hub) && strings.Contains(condition, self),
+					p.Annotations[guard.AnnotationIdentities] + " " + condition
+			})
+			p, err := policy()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Checked every half second from the Cluster's side, and on
+			// every registration check from the agent's own: neither writes.
+			c.patch(t, "agent.kro.run/v1alpha1", "Cluster", "", "home-1", `{"metadata":{"annotations":{"test/poke":"1"}}}`)
+			never(t, 5*time.Second, "the labels policy written again", func() bool {
+				now, err := policy()
+				return err != nil || now.ResourceVersion != p.ResourceVersion
+			})
+			return ctx
+		}).Feature()
 	testenv.Test(t, f)
 }
