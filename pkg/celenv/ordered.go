@@ -10,13 +10,15 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 )
 
-// orderedProvider is the API server's type registry, but it turns the maps of the objects expressions read into CEL
-// maps that iterate over their keys in sorted order. CEL leaves the order
-// unspecified, and a Go map's changes from one evaluation to the next: the
-// items of a forEach over m.map(k, k), or a string joined from them, would
-// come out in another order at each reconcile, and every one would write
-// the objects again. Lists keep their order; their elements are adapted
-// here too, so that maps within them are ordered as well.
+// orderedProvider is the API server's type registry, except that it turns
+// the maps of the objects expressions read into CEL maps that iterate over
+// their keys in sorted order. CEL leaves the order unspecified, and a Go
+// map's changes from one evaluation to the next: the items of a forEach
+// over m.map(k, k), or a string joined from them, would come out in
+// another order at each reconcile, and every one would write the objects
+// again. Lists keep their order; their elements are adapted here too, so
+// that maps within them are ordered as well. Every environment derives
+// from the one it is set in, so none pays for it when it is built.
 type orderedProvider struct {
 	*types.Registry
 }
