@@ -186,11 +186,16 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			kind = n.Kind.GVK.Kind
 		}
 		switch {
-		case s.workloadErr != nil && !excluded[n.ID]:
+		case s.workloadErr != nil:
 			// The graph is known, and what the instance's values skip;
-			// what is in the cluster is not.
-			t.Rows = append(t.Rows, Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown,
-				Reason: "in cluster " + s.placement.Cluster + ", which cannot be reached"})
+			// what is in the cluster is not, nor is anything read from
+			// another cluster in its place.
+			row := Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown,
+				Reason: "in cluster " + s.placement.Cluster + ", which cannot be reached"}
+			if why := skipReason(n, excluded, scope); why != "" {
+				row.Ready, row.Reason = VerdictSkipped, why
+			}
+			t.Rows = append(t.Rows, row)
 		case n.External != nil:
 			t.Rows = append(t.Rows, where.externalRows(ctx, n, scope, d)...)
 		case forbidden[n.ID]:
