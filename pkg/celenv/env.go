@@ -68,19 +68,6 @@ var libraryTypes = []*apiservercel.DeclType{cellib.ConditionType}
 func baseEnvSet() (*environment.EnvSet, error) {
 	baseOnce.Do(func() {
 		set := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
-		reg, ok := set.NewExpressionsEnv().CELTypeProvider().(*celtypes.Registry)
-		if !ok {
-			baseErr = fmt.Errorf("the API server's CEL environment has no type registry")
-			return
-		}
-		ordered := orderedProvider{reg}
-		set, baseErr = set.Extend(environment.VersionedOptions{
-			IntroducedVersion: version.MajorMinor(1, 0),
-			EnvOptions:        []cel.EnvOption{cel.CustomTypeProvider(ordered), cel.CustomTypeAdapter(ordered)},
-		})
-		if baseErr != nil {
-			return
-		}
 		base, baseErr = set.Extend(
 			environment.VersionedOptions{
 				IntroducedVersion: version.MajorMinor(1, 0),
@@ -443,10 +430,10 @@ func iterationVars(c celast.ComprehensionExpr, t *cel.Type) []cel.EnvOption {
 	return vars
 }
 
-// Program turns a checked AST into an evaluable program, with the API
-// server's cost limit.
+// Program turns a checked AST into an evaluable program whose
+// comprehensions range over maps in the order of their keys.
 func (e *Env) Program(ast *cel.Ast) (cel.Program, error) {
-	return e.env.Program(ast)
+	return e.env.Program(ast, orderedRanges(ast)...)
 }
 
 // CEL returns the underlying cel-go environment.

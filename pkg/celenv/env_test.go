@@ -278,3 +278,49 @@ func TestIssuesNameObjectsByPath(t *testing.T) {
 		t.Errorf("UserTypeNames = %q", got)
 	}
 }
+
+// A comprehension over a map ranges over its keys in sorted order, whatever
+// made the map, so that the lists and strings made from it are the same at
+// every evaluation: an instance's forEach items and rendered objects must
+// not change while the instance does not.
+func TestComprehensionsRangeOverMapsInKeyOrder(t *testing.T) {
+	quotas := &spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"},
+		AdditionalProperties: &spec.SchemaOrBool{Allows: true, Schema: &spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"integer"}}}}}}
+	env, err := New(Var{Name: "schema", Schema: objectSchema(map[string]spec.Schema{"quotas": *quotas})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]any{"schema": map[string]any{"quotas": map[string]any{"pods": 3, "cpu": 1, "zz": 6, "mem": 2, "aa": 7, "svc": 5}}}
+	for _, tc := range []struct{ src, want string }{
+		{`schema.quotas.map(k, k).join(",")`, "aa,cpu,mem,pods,svc,zz"},
+		{`dyn(schema.quotas).filter(k, schema.quotas[k] > 2).join(",")`, "aa,pods,svc,zz"},
+		{`schema.quotas.transformList(k, v, k + "=" + string(v)).join(",")`, "aa=7,cpu=1,mem=2,pods=3,svc=5,zz=6"},
+		{`{"b": 1, "d": 2, "a": 3, "c": 4, "e": 5}.map(k, k).join(",")`, "a,b,c,d,e"},
+		{`{"b": 1, "d": 2}.merge({"a": 3, "c": 4, "e": 5}).map(k, k).join(",")`, "a,b,c,d,e"},
+		{`json.unmarshal('{"b": 1, "d": 2, "a": 3, "c": 4, "e": 5}').map(k, k).join(",")`, "a,b,c,d,e"},
+		{`schema.quotas.transformMap(k, v, v * 2).transformList(k, v, k + "=" + string(v)).join(",")`, "aa=14,cpu=2,mem=4,pods=6,svc=10,zz=12"},
+		{`[{"y": 1, "x": 2, "w": 3}, {"b": 1, "a": 2}].map(m, m.map(k, k).join("")).join(",")`, "wxy,ab"},
+		{`{10: "a", 9: "b", 2: "c", 100: "d"}.map(k, string(k)).join(",")`, "2,9,10,100"},
+		{`{true: "a", false: "b"}.map(k, string(k)).join(",")`, "false,true"},
+		{`{"s": 1, 2: 2, true: 3, 1u: 4}.map(k, string(k)).join(",")`, "true,1,2,s"},
+	} {
+		ast, err := env.Compile(tc.src)
+		if err != nil {
+			t.Errorf("%s: %v", tc.src, err)
+			continue
+		}
+		prg, err := env.Program(ast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			out, _, err := prg.Eval(vars)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.src, err)
+			}
+			if got, _ := out.Value().(string); got != tc.want {
+				t.Fatalf("%s = %q, want %q", tc.src, out.Value(), tc.want)
+			}
+		}
+	}
+}

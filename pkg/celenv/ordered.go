@@ -2,35 +2,68 @@ package celenv
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
+	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/interpreter"
 )
 
-// orderedProvider is the API server's type registry, except that it turns
-// the maps of the objects expressions read into CEL maps that iterate over
-// their keys in sorted order. CEL leaves the order unspecified, and a Go
-// map's changes from one evaluation to the next: the items of a forEach
-// over m.map(k, k), or a string joined from them, would come out in
-// another order at each reconcile, and every one would write the objects
-// again. Lists keep their order; their elements are adapted here too, so
-// that maps within them are ordered as well. Every environment derives
-// from the one it is set in, so none pays for it when it is built.
-type orderedProvider struct {
-	*types.Registry
+// orderedRanges makes every comprehension of ast that ranges over a map
+// range over its keys in sorted order. CEL leaves the order unspecified,
+// and a Go map's changes from one evaluation to the next: the items of a
+// forEach over m.map(k, k), or a string joined from m.filter(...), would
+// come out in another order at each reconcile, and every one would write
+// the objects again. A comprehension is the only place an expression sees
+// that order, so ordering its range covers every map, whatever made it: an
+// object read, a literal, merge(), json.unmarshal(), transformMap(). Ranges
+// the checker knows to be lists are left as they are, and nothing else is
+// touched, so that expressions without such a range pay nothing.
+func orderedRanges(ast *cel.Ast) []cel.ProgramOption {
+	native := ast.NativeRep()
+	ranges := map[int64]bool{}
+	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.ComprehensionKind {
+			return
+		}
+		r := e.AsComprehension().IterRange()
+		if t, ok := native.TypeMap()[r.ID()]; !ok || t.Kind() != types.ListKind {
+			ranges[r.ID()] = true
+		}
+	}))
+	if len(ranges) == 0 {
+		return nil
+	}
+	return []cel.ProgramOption{cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+		if ranges[i.ID()] {
+			return orderedRange{i}, nil
+		}
+		return i, nil
+	})}
 }
 
-func (p orderedProvider) NativeToValue(v any) ref.Val {
-	switch v := v.(type) {
-	case map[string]any:
-		return orderedMap{types.NewStringInterfaceMap(p, v)}
-	case []any:
-		return types.NewDynamicList(p, v)
+// orderedRange is the range of a comprehension, evaluated to a map that
+// iterates in the order of its keys when it is a map.
+type orderedRange struct {
+	interpreter.InterpretableV2
+}
+
+func (r orderedRange) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	return ordered(r.InterpretableV2.Exec(frame))
+}
+
+func (r orderedRange) Eval(vars interpreter.Activation) ref.Val {
+	return ordered(r.InterpretableV2.Eval(vars))
+}
+
+func ordered(v ref.Val) ref.Val {
+	if m, ok := v.(traits.Mapper); ok {
+		return orderedMap{m}
 	}
-	return p.Registry.NativeToValue(v)
+	return v
 }
 
 // orderedMap is a CEL map whose iteration follows the order of its keys.
@@ -48,18 +81,27 @@ func (m orderedMap) Iterator() traits.Iterator {
 	return types.NewRefValList(types.DefaultTypeAdapter, keys).Iterator()
 }
 
-// IsZeroValue tells an empty map, as optional.ofNonZeroValue asks.
-func (m orderedMap) IsZeroValue() bool {
-	return m.Size() == types.IntZero
+// compareKeys orders map keys, which CEL allows to be strings, integers
+// and booleans: numbers by value (an int and a uint alike), the rest by
+// their own order, and keys of different kinds by kind.
+func compareKeys(a, b ref.Val) int {
+	if c, ok := a.(traits.Comparer); ok {
+		if n, ok := c.Compare(b).(types.Int); ok {
+			return int(n)
+		}
+	}
+	return cmp.Compare(keyKind(a), keyKind(b))
 }
 
-// compareKeys orders map keys: strings, as the keys of objects are, by
-// their text; others by what they print.
-func compareKeys(a, b ref.Val) int {
-	as, aok := a.(types.String)
-	bs, bok := b.(types.String)
-	if aok && bok {
-		return cmp.Compare(as, bs)
+// keyKind ranks the kinds of map keys: false before true before numbers
+// before strings.
+func keyKind(v ref.Val) int {
+	switch v.(type) {
+	case types.Bool:
+		return 0
+	case types.Int, types.Uint, types.Double:
+		return 1
+	default:
+		return 2
 	}
-	return cmp.Compare(fmt.Sprint(a.Value()), fmt.Sprint(b.Value()))
 }
