@@ -122,7 +122,7 @@ spec:
   - id: chosen
     template: {apiVersion: rbac.authorization.k8s.io/v1, kind: RoleBinding, metadata: {name: chosen}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "${schema.metadata.name}"}, subjects: [{kind: Group, name: a}]}
 `,
-		`kro-agent may not bind ClusterRole edit (resource editors): unless its roles grant everything edit does, the API server refuses the binding, so the instances cannot be reconciled until it may: grant it bind on clusterroles.rbac.authorization.k8s.io named edit (resourceNames: [edit]) in a ClusterRole labelled`,
+		`kro-agent may not bind ClusterRole edit (resource editors), and the API server refuses the binding unless kro-agent holds every permission edit grants, so the instances cannot be reconciled until it may: grant it bind on clusterroles.rbac.authorization.k8s.io named edit (resourceNames: [edit]) in a ClusterRole labelled`,
 	)
 	if want := []string{"bind clusterroles edit"}; !slices.Equal(asked, want) {
 		t.Errorf("reviews asked for %q; want only the bind of edit, %q", asked, want)

@@ -173,7 +173,7 @@ func (v *RGDValidator) grantWarnings(ctx context.Context, g *graph.Graph) []stri
 		n := needs[i]
 		if i >= kinds {
 			b := binds[i-kinds]
-			warned = append(warned, fmt.Sprintf("kro-agent may not bind %s %s (resource %s): unless its roles grant everything %s does, the API server refuses the binding, so the instances cannot be reconciled until it may: grant it %s %s",
+			warned = append(warned, fmt.Sprintf("kro-agent may not bind %s %s (resource %s), and the API server refuses the binding unless kro-agent holds every permission %s grants, so the instances cannot be reconciled until it may: grant it %s %s",
 				b.kind, n.Name, b.id, n.Name, n.Grant(), access.GrantedIn))
 			continue
 		}
