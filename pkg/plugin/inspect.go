@@ -142,13 +142,14 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	// name renders from what its dependencies are.
 	sorted := map[string]nodeObjects{}
 	excluded := map[string]bool{}
+	skipWhy := map[string]string{}
 	for _, n := range s.graph.Nodes {
-		skipped := skipReason(n, excluded, scope)
-		excluded[n.ID] = skipped != ""
+		why := skipReason(n, excluded, scope)
+		excluded[n.ID], skipWhy[n.ID] = why != "", why
 		m := nodeObjects{current: objs[n.ID]}
 		if inst.GetDeletionTimestamp() == nil {
 			// An instance being deleted loses every object anyway.
-			m = sortOut(n, objs[n.ID], scope, skipped, inst.GetNamespace())
+			m = sortOut(n, objs[n.ID], scope, why, inst.GetNamespace())
 		}
 		sorted[n.ID] = m
 		if n.IsCollection() {
@@ -192,7 +193,7 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			// another cluster in its place.
 			row := Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown,
 				Reason: "in cluster " + s.placement.Cluster + ", which cannot be reached"}
-			if why := skipReason(n, excluded, scope); why != "" {
+			if why := skipWhy[n.ID]; why != "" {
 				row.Ready, row.Reason = VerdictSkipped, why
 			}
 			t.Rows = append(t.Rows, row)
