@@ -207,22 +207,12 @@ func TestStringsAreFormattedAsKroFormatsThem(t *testing.T) {
 		{`"héllo".reverse()`, "olléh"},
 		{`"%s-%d".format(["web", 3])`, "web-3"},
 	} {
-		ast, err := env.Compile(tc.src)
-		if err != nil {
-			t.Errorf("%s: %v", tc.src, err)
+		prg := program(t, env, tc.src)
+		if prg == nil {
 			continue
 		}
-		prg, err := env.Program(ast)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _, err := prg.Eval(map[string]any{"schema": map[string]any{"hosts": []any{"a.example", "b.example"}}})
-		if err != nil {
-			t.Errorf("%s: %v", tc.src, err)
-			continue
-		}
-		if got, _ := out.Value().(string); got != tc.want {
-			t.Errorf("%s = %q, want %q", tc.src, out.Value(), tc.want)
+		if got, ok := evalString(t, prg, tc.src, map[string]any{"schema": map[string]any{"hosts": []any{"a.example", "b.example"}}}); ok && got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.src, got, tc.want)
 		}
 	}
 	// A clause its argument cannot take is still refused when compiled.
@@ -304,23 +294,47 @@ func TestComprehensionsRangeOverMapsInKeyOrder(t *testing.T) {
 		{`{true: "a", false: "b"}.map(k, string(k)).join(",")`, "false,true"},
 		{`{"s": 1, 2: 2, true: 3, 1u: 4}.map(k, string(k)).join(",")`, "true,1,2,s"},
 	} {
-		ast, err := env.Compile(tc.src)
-		if err != nil {
-			t.Errorf("%s: %v", tc.src, err)
+		prg := program(t, env, tc.src)
+		if prg == nil {
 			continue
 		}
-		prg, err := env.Program(ast)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for range 20 {
-			out, _, err := prg.Eval(vars)
-			if err != nil {
-				t.Fatalf("%s: %v", tc.src, err)
-			}
-			if got, _ := out.Value().(string); got != tc.want {
-				t.Fatalf("%s = %q, want %q", tc.src, out.Value(), tc.want)
+			if got, ok := evalString(t, prg, tc.src, vars); ok && got != tc.want {
+				t.Errorf("%s = %q, want %q", tc.src, got, tc.want)
+				break
 			}
 		}
 	}
+}
+
+// program compiles src in env and plans it, or says why it could not.
+func program(t *testing.T, env *Env, src string) cel.Program {
+	t.Helper()
+	ast, err := env.Compile(src)
+	if err != nil {
+		t.Errorf("%s: %v", src, err)
+		return nil
+	}
+	prg, err := env.Program(ast)
+	if err != nil {
+		t.Errorf("%s: %v", src, err)
+		return nil
+	}
+	return prg
+}
+
+// evalString evaluates prg, whose source is src, to a string, or says why
+// it could not.
+func evalString(t *testing.T, prg cel.Program, src string, vars map[string]any) (string, bool) {
+	t.Helper()
+	out, _, err := prg.Eval(vars)
+	if err != nil {
+		t.Errorf("%s: %v", src, err)
+		return "", false
+	}
+	got, ok := out.Value().(string)
+	if !ok {
+		t.Errorf("%s = %v (%T), want a string", src, out.Value(), out.Value())
+	}
+	return got, ok
 }
