@@ -65,7 +65,7 @@ type run struct {
 	deleting   string // a managed object is being deleted by someone else
 	pending    string // an input is not available yet
 	unset      bool   // that input is a field the instance does not set
-	failed     error  // an expression fails on the instance's values
+	failed     error  // the instance's values make no valid resource
 	applyErr   error  // the API server refused a write
 	contested  error  // an object waits its turn to be restored
 	waitingExt bool   // an externalRef is missing or not ready
