@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,7 +86,9 @@ func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalR
 				w.changed(gvr, obj)
 			}
 		},
-		UpdateFunc: func(_, obj any) { w.changed(gvr, obj) },
+		// The object as it was too: one a selector matched until a
+		// label of it changed is one its readers must read again.
+		UpdateFunc: func(old, obj any) { w.changed(gvr, old, obj) },
 		DeleteFunc: func(obj any) { w.changed(gvr, obj) },
 	})
 	x := &watched{informer: inf, stop: make(chan struct{})}
@@ -93,19 +96,22 @@ func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalR
 	w.byGVR[gvr] = x
 }
 
-// changed queues every instance that read the object.
-func (w *externalWatches) changed(gvr schema.GroupVersionResource, obj any) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	m, ok := obj.(metav1.Object)
-	if !ok {
-		return
+// changed queues every instance that read the object, in any of the
+// states given.
+func (w *externalWatches) changed(gvr schema.GroupVersionResource, states ...any) {
+	var objs []metav1.Object
+	for _, obj := range states {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if m, ok := obj.(metav1.Object); ok {
+			objs = append(objs, m)
+		}
 	}
 	var readers []InstanceKey
 	w.mu.Lock()
 	for reader, what := range w.reads[gvr] {
-		if what.matches(m) {
+		if slices.ContainsFunc(objs, what.matches) {
 			readers = append(readers, reader.instance)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -54,5 +55,32 @@ func TestExternalReadsRouteChangesUntilForgotten(t *testing.T) {
 	w.forget(db)
 	if got := changed(); len(got) != 0 {
 		t.Errorf("after db was gone: woken %v", got)
+	}
+}
+
+// An object that stops matching a selector (a label of it removed) reaches
+// the instances that read it through the selector, as one that starts to
+// does: an update is matched as it was and as it is.
+func TestExternalSelectorReadersSeeObjectsLeave(t *testing.T) {
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	team := InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Team"}, Namespace: "shop", Name: "blue"}
+	var woken []InstanceKey
+	w := &externalWatches{enqueue: func(k InstanceKey) { woken = append(woken, k) },
+		byGVR: map[schema.GroupVersionResource]*watched{configMaps: {}}, // no informer started
+		reads: map[schema.GroupVersionResource]map[externalReader]externalRead{}}
+	w.read(configMaps, externalReader{instance: team, node: "members"}, externalRead{selector: labels.SelectorFromSet(labels.Set{"team": "blue"})})
+	member := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "alpha", Labels: map[string]string{"team": "blue"}}}
+	left := member.DeepCopy()
+	left.Labels = nil
+
+	if w.changed(configMaps, left); len(woken) != 0 {
+		t.Errorf("an object the selector never matched woke %v", woken)
+	}
+	if w.changed(configMaps, member, left); !slices.Equal(woken, []InstanceKey{team}) {
+		t.Errorf("an object that stopped matching woke %v, want %v", woken, team)
+	}
+	woken = nil
+	if w.changed(configMaps, left, member); !slices.Equal(woken, []InstanceKey{team}) {
+		t.Errorf("an object that came to match woke %v, want %v", woken, team)
 	}
 }

@@ -700,6 +700,16 @@ func TestExternalCollections(t *testing.T) {
 				got, _, _ := unstructured.NestedString(roster.Object, "data", "members")
 				return got == "alpha,delta", got
 			})
+			// Neither a delete nor a create: delta stops matching either
+			// selector when its labels go.
+			c.patch(t, "v1", "ConfigMap", "teams-a", "delta", `{"metadata":{"labels":{"e2e-team":null,"e2e-pick":null}}}`)
+			eventually(t, 5*time.Second, "delta to leave the roster and the picked ones", func() (bool, string) {
+				roster := c.mustGet(t, "v1", "ConfigMap", "teams-a", "blue-roster")
+				got, _, _ := unstructured.NestedString(roster.Object, "data", "members")
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Team", "teams-a", "blue")
+				picked, _, _ := unstructured.NestedString(inst.Object, "status", "picked")
+				return got == "alpha" && picked == "0", "roster " + got + ", picked " + picked
+			})
 			return ctx
 		}).
 		Assess("a selector the instance gives that is not one is reported", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
