@@ -127,7 +127,13 @@ func TestWebAppLifecycle(t *testing.T) {
 			if got := c.mustGet(t, "apps/v1", "Deployment", ns, "shop").GetLabels()["app"]; got != "shop" {
 				t.Errorf("the Deployment's app label = %q, want the template's shop", got)
 			}
+			// A label taken off the instance is taken off what it manages.
 			c.patch(t, "kro.run/v1alpha1", "WebApp", ns, "shop", `{"metadata":{"labels":{"app":null}}}`)
+			eventually(t, 20*time.Second, "the instance's app label to leave the ConfigMap", func() (bool, string) {
+				cm := c.mustGet(t, "v1", "ConfigMap", ns, "shop-config")
+				_, has := cm.GetLabels()["app"]
+				return !has, fmt.Sprint(cm.GetLabels())
+			})
 			if len(d.GetOwnerReferences()) != 0 {
 				t.Errorf("owner references set: %v", d.GetOwnerReferences())
 			}
