@@ -313,6 +313,12 @@ func TestInvalidRGDs(t *testing.T) {
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
     includeWhen: ["${has(cm.data)}"]`,
 			"spec.resources[cm].includeWhen[0]", `cannot reference the resource it decides on`},
+		{"includeWhen reading a forEach iterator", "", `
+  - id: cm
+    forEach: [{entry: "${schema.spec.items}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${entry}"}}
+    includeWhen: ["${entry != 'skip' && schema.spec.replicas > 0}"]`,
+			"spec.resources[cm].includeWhen[0]", `includeWhen decides whether the whole collection exists, so it cannot read the iterator entry; to leave some items out, filter its list: entry: ${schema.spec.items.filter(entry, entry != 'skip' && schema.spec.replicas > 0)}`},
 		{"omit() in includeWhen", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}

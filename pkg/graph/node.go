@@ -62,6 +62,12 @@ func (c *compiler) compileNode(n *Node) {
 
 	for i, src := range r.IncludeWhen {
 		ip := p.Child("includeWhen").Index(i)
+		if it, cond := readsIterator(n, env, src); it != nil {
+			c.errs = append(c.errs, field.Invalid(ip, src, fmt.Sprintf(
+				"includeWhen decides whether the whole collection exists, so it cannot read the iterator %s; to leave some items out, filter its list: %s: ${%s.filter(%s, %s)}",
+				it.Name, it.Name, it.List.Source, it.Name, cond)))
+			continue
+		}
 		e := c.compileCondition(c.env, src, ip)
 		if e == nil {
 			continue
@@ -80,6 +86,31 @@ func (c *compiler) compileNode(n *Node) {
 		n.Dependencies = append(n.Dependencies, id)
 	}
 	sort.Strings(n.Dependencies)
+}
+
+// readsIterator returns the first of n's iterators that the includeWhen
+// src reads, compiled where they are in scope (env), with the expression
+// inside its ${...}; nil when it reads none, or does not compile there
+// either.
+func readsIterator(n *Node, env *celenv.Env, src string) (*Iterator, string) {
+	if len(n.ForEach) == 0 {
+		return nil, ""
+	}
+	segs, err := expr.Parse(src)
+	if err != nil || !expr.IsStandalone(segs) {
+		return nil, ""
+	}
+	ast, err := env.Compile(segs[0].Expr)
+	if err != nil {
+		return nil, ""
+	}
+	refs := references(ast)
+	for _, it := range n.ForEach {
+		if slices.Contains(refs, it.Name) {
+			return it, segs[0].Expr
+		}
+	}
+	return nil, ""
 }
 
 // compileForEach compiles the iterators' list expressions and returns the
