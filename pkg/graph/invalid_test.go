@@ -319,6 +319,12 @@ func TestInvalidRGDs(t *testing.T) {
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${entry}"}}
     includeWhen: ["${entry != 'skip' && schema.spec.replicas > 0}"]`,
 			"spec.resources[cm].includeWhen[0]", `includeWhen decides whether the whole collection exists, so it cannot read the iterator entry; to leave some items out, filter its list: entry: ${schema.spec.items.filter(entry, entry != 'skip' && schema.spec.replicas > 0)}`},
+		{"a collection's readyWhen reading its iterator", "", `
+  - id: cm
+    forEach: [{entry: "${schema.spec.items}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${entry}"}}
+    readyWhen: ["${entry == 'skip' || has(each.data)}"]`,
+			"spec.resources[cm].readyWhen[0]", `readyWhen judges each item of the collection by its object alone (each), so it cannot read the iterator entry; read the item's own fields instead`},
 		{"omit() in includeWhen", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}

@@ -80,7 +80,7 @@ func (c *compiler) compileNode(n *Node) {
 		addDeps(e.References)
 	}
 
-	c.compileReadyWhen(n, r.ReadyWhen, p.Child("readyWhen"))
+	c.compileReadyWhen(n, env, r.ReadyWhen, p.Child("readyWhen"))
 
 	for id := range deps {
 		n.Dependencies = append(n.Dependencies, id)
@@ -228,7 +228,7 @@ func nameOf(t map[string]any) string {
 
 // compileReadyWhen compiles readiness checks, which may read only the
 // resource itself (`each` for a collection's items).
-func (c *compiler) compileReadyWhen(n *Node, srcs []string, path *field.Path) {
+func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string, path *field.Path) {
 	if len(srcs) == 0 {
 		return
 	}
@@ -237,8 +237,11 @@ func (c *compiler) compileReadyWhen(n *Node, srcs []string, path *field.Path) {
 	if len(n.ForEach) > 0 || n.IsExternalCollection() {
 		// Judged item by item.
 		self = EachVar
+		each := celenv.Var{Name: EachVar, Schema: n.schemaOf()}
 		var err error
-		env, err = c.env.Extend(celenv.Var{Name: EachVar, Schema: n.schemaOf()})
+		if env, err = c.env.Extend(each); err == nil && len(n.ForEach) > 0 {
+			iterEnv, err = iterEnv.Extend(each)
+		}
 		if err != nil {
 			c.errs = append(c.errs, field.InternalError(path, err))
 			return
@@ -249,6 +252,12 @@ func (c *compiler) compileReadyWhen(n *Node, srcs []string, path *field.Path) {
 	}
 	for i, src := range srcs {
 		ip := path.Index(i)
+		if it, _ := readsIterator(n, iterEnv, src); it != nil {
+			c.errs = append(c.errs, field.Invalid(ip, src, fmt.Sprintf(
+				"readyWhen judges each item of the collection by its object alone (each), so it cannot read the iterator %s; read the item's own fields instead, where its template writes %s (each.metadata.name, each.data...)",
+				it.Name, it.Name)))
+			continue
+		}
 		before := len(c.errs)
 		e := c.compileCondition(env, src, ip)
 		if e == nil {
