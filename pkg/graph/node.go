@@ -88,10 +88,10 @@ func (c *compiler) compileNode(n *Node) {
 	sort.Strings(n.Dependencies)
 }
 
-// readsIterator returns the first of n's iterators that the includeWhen
-// src reads, compiled where they are in scope (env), with the expression
-// inside its ${...}; nil when it reads none, or does not compile there
-// either.
+// readsIterator returns the first of n's iterators that the condition src
+// (an includeWhen or readyWhen, where they are not in scope) reads when
+// compiled where they are (env), with the expression inside its ${...};
+// nil when it reads none, or does not compile there either.
 func readsIterator(n *Node, env *celenv.Env, src string) (*Iterator, string) {
 	if len(n.ForEach) == 0 {
 		return nil, ""
