@@ -62,14 +62,15 @@ func (c *compiler) compileNode(n *Node) {
 
 	for i, src := range r.IncludeWhen {
 		ip := p.Child("includeWhen").Index(i)
-		if it, cond := readsIterator(n, env, src); it != nil {
-			c.errs = append(c.errs, field.Invalid(ip, src, fmt.Sprintf(
-				"includeWhen decides whether the whole collection exists, so it cannot read the iterator %s; to leave some items out, filter its list: %s: ${%s.filter(%s, %s)}",
-				it.Name, it.Name, it.List.Source, it.Name, cond)))
-			continue
-		}
+		before := len(c.errs)
 		e := c.compileCondition(c.env, src, ip)
 		if e == nil {
+			// An iterator, not in scope here, is the error to explain.
+			if it, cond := readsIterator(n, env, src); it != nil {
+				c.errs = append(c.errs[:before], field.Invalid(ip, src, fmt.Sprintf(
+					"includeWhen decides whether the whole collection exists, so it cannot read the iterator %s; to leave some items out, filter its list: %s: ${%s.filter(%s, %s)}",
+					it.Name, it.Name, it.List.Source, it.Name, cond)))
+			}
 			continue
 		}
 		if slices.Contains(e.References, n.ID) {
@@ -90,15 +91,22 @@ func (c *compiler) compileNode(n *Node) {
 
 // readsIterator returns the first of n's iterators that the condition src
 // (an includeWhen or readyWhen, where they are not in scope) reads when
-// compiled where they are (env), with the expression inside its ${...};
-// nil when it reads none, or does not compile there either.
-func readsIterator(n *Node, env *celenv.Env, src string) (*Iterator, string) {
+// compiled where they are (env, with extra declared), with the expression
+// inside its ${...}; nil when it reads none, or does not compile there
+// either. It is asked only once src failed to compile, so a valid RGD
+// compiles each condition once.
+func readsIterator(n *Node, env *celenv.Env, src string, extra ...celenv.Var) (*Iterator, string) {
 	if len(n.ForEach) == 0 {
 		return nil, ""
 	}
 	segs, err := expr.Parse(src)
 	if err != nil || !expr.IsStandalone(segs) {
 		return nil, ""
+	}
+	if len(extra) > 0 {
+		if env, err = env.Extend(extra...); err != nil {
+			return nil, ""
+		}
 	}
 	ast, err := env.Compile(segs[0].Expr)
 	if err != nil {
@@ -237,11 +245,8 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 	if len(n.ForEach) > 0 || n.IsExternalCollection() {
 		// Judged item by item.
 		self = EachVar
-		each := celenv.Var{Name: EachVar, Schema: n.schemaOf()}
 		var err error
-		if env, err = c.env.Extend(each); err == nil && len(n.ForEach) > 0 {
-			iterEnv, err = iterEnv.Extend(each)
-		}
+		env, err = c.env.Extend(celenv.Var{Name: EachVar, Schema: n.schemaOf()})
 		if err != nil {
 			c.errs = append(c.errs, field.InternalError(path, err))
 			return
@@ -252,19 +257,17 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 	}
 	for i, src := range srcs {
 		ip := path.Index(i)
-		if it, _ := readsIterator(n, iterEnv, src); it != nil {
-			c.errs = append(c.errs, field.Invalid(ip, src, fmt.Sprintf(
-				"readyWhen judges each item of the collection by its object alone (each), so it cannot read the iterator %s; read the item's own fields instead, where its template writes %s (each.metadata.name, each.data...)",
-				it.Name, it.Name)))
-			continue
-		}
 		before := len(c.errs)
 		e := c.compileCondition(env, src, ip)
 		if e == nil {
-			// Reading another resource is the error to fix first: how
-			// that resource is typed (a collection to index, a field it
-			// lacks) does not matter here.
-			if others := c.otherResources(env, src, self); len(others) > 0 {
+			// Reading an iterator, or another resource, is the error to
+			// fix first: how that resource is typed (a collection to
+			// index, a field it lacks) does not matter here.
+			if it, _ := readsIterator(n, iterEnv, src, celenv.Var{Name: EachVar, Schema: n.schemaOf()}); it != nil {
+				c.errs = append(c.errs[:before], field.Invalid(ip, src, fmt.Sprintf(
+					"readyWhen judges each item of the collection by its object alone (each), so it cannot read the iterator %s; read the item's own fields instead, where its template writes %s (each.metadata.name, each.data...)",
+					it.Name, it.Name)))
+			} else if others := c.otherResources(env, src, self); len(others) > 0 {
 				c.errs = c.errs[:before]
 				for _, ref := range others {
 					c.errs = append(c.errs, notSelf(ip, src, ref))
