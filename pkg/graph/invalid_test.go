@@ -260,6 +260,10 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "app-${schema.spec.replicas}"}}`,
 			"spec.resources[cm].template.metadata.name", `must be a string, but has type int`},
+		{"text with an expression in an int field", "", `
+  - id: deploy
+    template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}, spec: {replicas: "${string(schema.spec.replicas)}0", selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}}}`,
+			"spec.resources[deploy].template.spec.replicas", `text with ${...} in it is a string, but the field expects int; write the whole value as one ${...} expression of that type`},
 		{"unterminated expression", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.name"}}`,
@@ -528,7 +532,8 @@ spec:
 
 // Literals of every type the schema allows pass, and so do values of the
 // fields it leaves open: int-or-string ports, quantities, a number where
-// one is expected, strings holding expressions.
+// one is expected, strings holding expressions, and text with expressions
+// in it where a string is one of the values a field takes.
 func TestLiteralsOfTheRightTypeAreAccepted(t *testing.T) {
 	doc := `
 apiVersion: kro.run/v1alpha1
@@ -544,6 +549,7 @@ spec:
       metadata: {name: a, labels: {tier: "on"}}
       spec:
         replicas: ${schema.spec.replicas}
+        strategy: {rollingUpdate: {maxSurge: "${string(schema.spec.replicas)}%"}}
         paused: false
         progressDeadlineSeconds: 600
         selector: {matchLabels: {app: a}}
@@ -556,14 +562,14 @@ spec:
               image: nginx
               args: ["--port", "8080"]
               ports: [{containerPort: 8080}]
-              resources: {limits: {cpu: 1, memory: 1Gi}, requests: {cpu: 250m}}
+              resources: {limits: {cpu: 1, memory: 1Gi}, requests: {cpu: 250m, memory: "${string(schema.spec.replicas)}Mi"}}
   - id: svc
     template:
       apiVersion: v1
       kind: Service
       metadata: {name: a}
       spec:
-        ports: [{port: 80, targetPort: 8080}, {port: 81, targetPort: http}]
+        ports: [{port: 80, targetPort: 8080}, {port: 81, targetPort: http}, {port: 82, targetPort: "http-${string(schema.spec.replicas)}"}]
         selector: {app: a}
 `
 	if _, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t)}); err != nil {

@@ -423,6 +423,16 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 			return nil
 		}
 	}
+	// Text around the expressions makes the value a string, which the
+	// API server would refuse in a field of another type at every apply.
+	if target, known := schemaAt(kindSchema, f.Path); known {
+		want := celenv.FieldType(target)
+		if _, ok := env.Fit(want, types.StringType); !ok {
+			c.errs = append(c.errs, field.Invalid(fp, raw, fmt.Sprintf("text with ${...} in it is a string, but the field expects %s; write the whole value as one ${...} expression of that type",
+				celenv.TypeName(want))))
+			return nil
+		}
+	}
 	return out
 }
 
