@@ -21,6 +21,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/simpleschema"
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // DefaultMaxForEachDimensions bounds the iterators of one collection.
@@ -489,7 +490,7 @@ func (c *compiler) checkFields(v any, s *spec.Schema, base *field.Path, at expr.
 				c.checkFields(t[k], s.AdditionalProperties.Schema, base, at.Child(k), kind)
 			case s.AdditionalProperties != nil && s.AdditionalProperties.Allows:
 			case len(s.Properties) > 0:
-				c.errs = append(c.errs, field.NotFound(at.Child(k).FieldPath(base), fmt.Sprintf("%s has no field %s", kind, at.Child(k))))
+				c.errs = append(c.errs, field.NotFound(at.Child(k).FieldPath(base), fmt.Sprintf("%s has no field %s%s", kind, at.Child(k), unknownFieldHint(k, s, at))))
 			}
 		}
 	case []any:
@@ -499,6 +500,19 @@ func (c *compiler) checkFields(v any, s *spec.Schema, base *field.Path, at expr.
 			}
 		}
 	}
+}
+
+// unknownFieldHint says what a field the schema s lacks may have been
+// meant as: the key YAML wrote for an unquoted on or no, or the field of s
+// spelt most like it.
+func unknownFieldHint(k string, s *spec.Schema, at expr.Path) string {
+	if words := yamlWords(k); words != "" {
+		return fmt.Sprintf(" (YAML reads an unquoted %s as the boolean %s: quote the key)", words, k)
+	}
+	if best, ok := spelling.Closest(k, slices.Sorted(maps.Keys(s.Properties))); ok {
+		return fmt.Sprintf("; did you mean %s?", at.Child(best))
+	}
+	return ""
 }
 
 func isFreeForm(s *spec.Schema) bool {

@@ -8,12 +8,14 @@ package graph
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
@@ -83,10 +85,17 @@ func (g *Graph) Order() []string {
 }
 
 // Warnings flag legal but suspicious things, cheaply: a readyWhen or
-// includeWhen that reads nothing is a constant, which is rarely meant.
+// includeWhen that reads nothing is a constant, which is rarely meant, and
+// a template key true or false is what YAML makes of an unquoted on or no.
 func (g *Graph) Warnings() []string {
 	var out []string
 	for _, n := range g.Nodes {
+		base := field.NewPath("spec", "resources").Key(n.ID).Child("template")
+		for _, at := range booleanKeys(n.Template, nil) {
+			b := at[len(at)-1].Key
+			out = append(out, fmt.Sprintf("%s: YAML reads an unquoted %s as the boolean %s, which is the key here: quote the key if you meant the word",
+				at.FieldPath(base), yamlWords(b), b))
+		}
 		for field, exprs := range map[string][]*Expression{"readyWhen": n.ReadyWhen, "includeWhen": n.IncludeWhen} {
 			for i, e := range exprs {
 				if len(e.References) == 0 {
@@ -96,6 +105,25 @@ func (g *Graph) Warnings() []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// booleanKeys are the paths, under at, of v's keys true and false.
+func booleanKeys(v any, at expr.Path) []expr.Path {
+	var out []expr.Path
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if k == "true" || k == "false" {
+				out = append(out, at.Child(k))
+			}
+			out = append(out, booleanKeys(x[k], at.Child(k))...)
+		}
+	case []any:
+		for i, item := range x {
+			out = append(out, booleanKeys(item, at.Index(i))...)
+		}
+	}
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -371,5 +372,34 @@ spec:
 		if got := compile(tc.rgd).BreakageWarning(tc.rgd, tc.current, tc.stored); got != "" {
 			t.Errorf("%s: warning %q, want none", name, got)
 		}
+	}
+}
+
+// A condition that reads nothing, and a key YAML made of an unquoted word,
+// are legal and warned of; quoted words and other keys are not.
+func TestWarnings(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: warned}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Warned, spec: {name: string}}
+  resources:
+  - id: cm
+    readyWhen: ["${1 > 0}"]
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.spec.name}", labels: {on: "x"}}
+      data: {"no": a, n: b, other: c}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"spec.resources[cm].readyWhen[0]: ${1 > 0} reads nothing, so it is always the same",
+		"spec.resources[cm].template.data.false: YAML reads an unquoted n, no or off as the boolean false, which is the key here: quote the key if you meant the word",
+		"spec.resources[cm].template.metadata.labels.true: YAML reads an unquoted y, yes or on as the boolean true, which is the key here: quote the key if you meant the word",
+	}
+	if got := g.Warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

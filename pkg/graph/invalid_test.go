@@ -157,7 +157,11 @@ func TestInvalidRGDs(t *testing.T) {
 		{"field the kind does not have", "", `
   - id: deploy
     template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}, spec: {replica: 3}}`,
-			"spec.resources[deploy].template.spec.replica", `apps/v1 Deployment has no field spec.replica`},
+			"spec.resources[deploy].template.spec.replica", `apps/v1 Deployment has no field spec.replica; did you mean spec.replicas?`},
+		{"field written as a word YAML reads as a boolean", "", `
+  - id: svc
+    template: {apiVersion: v1, kind: Service, metadata: {name: x}, spec: {on: x}}`,
+			"spec.resources[svc].template.spec.true", `v1 Service has no field spec.true (YAML reads an unquoted y, yes or on as the boolean true: quote the key)`},
 		{"kro.run label in a template", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, labels: {kro.run/owned: "true"}}}`,

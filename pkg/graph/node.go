@@ -631,8 +631,16 @@ func schemaAt(s *spec.Schema, p expr.Path) (target *spec.Schema, known bool) {
 // yamlBoolKey explains an iterator named true or false, which is what YAML
 // 1.1 makes of a key like n or y.
 func yamlBoolKey(name string) string {
-	words := celenv.YAMLBooleanWords(name)
-	written := strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-	short := words[0]
-	return fmt.Sprintf("iterator name %s is a reserved word; if it was written %s, YAML read it as the boolean %s: quote it (\"%s\": ...) or choose a longer name", name, written, name, short)
+	short := celenv.YAMLBooleanWords(name)[0]
+	return fmt.Sprintf("iterator name %s is a reserved word; if it was written %s, YAML read it as the boolean %s: quote it (\"%s\": ...) or choose a longer name", name, yamlWords(name), name, short)
+}
+
+// yamlWords lists the words YAML reads as the boolean b, "n, no or off";
+// "" when b is not "true" or "false".
+func yamlWords(b string) string {
+	words := celenv.YAMLBooleanWords(b)
+	if len(words) == 0 {
+		return ""
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
