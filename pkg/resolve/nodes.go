@@ -60,9 +60,8 @@ func Expand(n *graph.Node, s *Scope, maxItems int) ([]Item, error) {
 			return nil, fmt.Errorf("forEach %s: ${%s} gave %T, not a list", it.Name, it.List.Source, v)
 		}
 		if len(items)*len(list) > maxItems {
-			// The caller names the resource; the limit is the agent's
-			// --max-collection-size.
-			return nil, fmt.Errorf("forEach would expand to %d items, more than the limit of %d", len(items)*len(list), maxItems)
+			// The caller names the resource.
+			return nil, fmt.Errorf("forEach would expand to %d items, more than the limit of %d that kro-agent's --max-collection-size sets", len(items)*len(list), maxItems)
 		}
 		next := make([]Item, 0, len(items)*len(list))
 		for _, item := range items {

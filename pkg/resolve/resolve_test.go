@@ -136,7 +136,7 @@ func TestExpandCartesian(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("names = %v, want %v", names, want)
 	}
-	if _, err := Expand(n, s, 3); err == nil || !strings.Contains(err.Error(), "more than the limit of 3") {
+	if _, err := Expand(n, s, 3); err == nil || !strings.Contains(err.Error(), "more than the limit of 3 that kro-agent's --max-collection-size sets") {
 		t.Errorf("limit not enforced: %v", err)
 	}
 	r := Ready(n, obj(t, `{spec: {replicas: 1}, status: {readyReplicas: 1}}`), s)
