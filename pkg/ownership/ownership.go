@@ -222,6 +222,19 @@ func CRDConflict(crd string, labels map[string]string, rgd string, rgdExists fun
 	return nil
 }
 
+// Claimant is the other instance an object's labels say it belongs to,
+// when they name one that is not inst: deleting the object frees its name
+// only once that instance is gone, as it makes the object again while it
+// exists.
+func Claimant(labels map[string]string, inst Instance) (cache.ObjectName, bool) {
+	id := labels[v1alpha1.LabelInstanceID]
+	name, namespace := labels[v1alpha1.LabelInstanceName], labels[v1alpha1.LabelInstanceNamespace]
+	if id == "" || id == inst.UID || name == "" || name == inst.Name && namespace == inst.Namespace {
+		return cache.ObjectName{}, false
+	}
+	return cache.NewObjectName(namespace, name), true
+}
+
 // Whose says whose an existing object is, by its labels, to an instance
 // that expected to manage it, or "" when it is the instance's: kro-agent
 // never writes over such an object (it would take it over).

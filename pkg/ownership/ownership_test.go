@@ -122,24 +122,35 @@ func TestCRDConflict(t *testing.T) {
 	}
 }
 
+// Whose names the owner of an object that is not the instance's, and
+// Claimant the other instance among them, which would make the object
+// again if it were deleted.
 func TestWhose(t *testing.T) {
 	shop := Instance{Name: "shop", Namespace: "prod", UID: "u-1"}
 	for _, tc := range []struct {
-		labels map[string]string
-		want   string
+		labels   map[string]string
+		want     string
+		claimant string
 	}{
-		{map[string]string{v1alpha1.LabelInstanceID: "u-1"}, ""},
-		{map[string]string{"app": "x"}, "was not created by kro-agent (it has no kro.run/instance-id label)"},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-1"}, "", ""},
+		{map[string]string{"app": "x"}, "was not created by kro-agent (it has no kro.run/instance-id label)", ""},
 		{map[string]string{v1alpha1.LabelInstanceID: "u-0", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod"},
-			"was created for an earlier instance of this name (kro.run/instance-id u-0; this one's is u-1)"},
+			"was created for an earlier instance of this name (kro.run/instance-id u-0; this one's is u-1)", ""},
 		{map[string]string{v1alpha1.LabelInstanceID: "u-2", v1alpha1.LabelInstanceName: "cart", v1alpha1.LabelInstanceNamespace: "prod"},
-			"belongs to another instance, prod/cart (kro.run/instance-id u-2)"},
+			"belongs to another instance, prod/cart (kro.run/instance-id u-2)", "prod/cart"},
 		{map[string]string{v1alpha1.LabelInstanceID: "u-3", v1alpha1.LabelInstanceName: "global"},
-			"belongs to another instance, global (kro.run/instance-id u-3)"},
-		{map[string]string{v1alpha1.LabelInstanceID: "u-4"}, "belongs to another instance (kro.run/instance-id u-4)"},
+			"belongs to another instance, global (kro.run/instance-id u-3)", "global"},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-4"}, "belongs to another instance (kro.run/instance-id u-4)", ""},
 	} {
 		if got := Whose(tc.labels, shop); got != tc.want {
 			t.Errorf("Whose(%v) = %q, want %q", tc.labels, got, tc.want)
+		}
+		got := ""
+		if claimant, ok := Claimant(tc.labels, shop); ok {
+			got = claimant.String()
+		}
+		if got != tc.claimant {
+			t.Errorf("Claimant(%v) = %q, want %q", tc.labels, got, tc.claimant)
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/limitrange"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/podsecurity"
 	"github.com/kro-agent/kro-agent/pkg/quota"
 	"github.com/kro-agent/kro-agent/pkg/refusal"
@@ -409,6 +410,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 				d.Details = append(d.Details, conditionLine(*cond))
 			}
 			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource %s render another name", r.NodeID)
+			if other, ok := ownership.Claimant(r.object.GetLabels(), ownership.Instance{Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID())}); ok {
+				d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance, and %s, whose it is, makes it again while it exists: have resource %s render another name for this instance (the two render the same one), or delete the object once %s is gone", other, r.NodeID, other)
+			}
 		}
 		if r.Ready == VerdictMissing {
 			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"

@@ -490,9 +490,9 @@ func (r *run) beforeApply(ctx context.Context, n *graph.Node, u *unstructured.Un
 		return nil
 	}
 	if live != nil {
-		if whose := ownership.Whose(live.GetLabels(), r.id); whose != "" {
+		if ownership.Whose(live.GetLabels(), r.id) != "" {
 			// Never take over an object another owner made: apply would.
-			r.fail(r.heldByOther(n, ref, whose))
+			r.fail(r.heldByOther(n, ref, live))
 			return nil
 		}
 	}
@@ -539,8 +539,8 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 		// The informers hold only objects with the agent's labels: one of
 		// the same name without them is found when the API server refuses
 		// to let the apply take it over (SPEC §6).
-		if whose := r.holder(ctx, ref); whose != "" {
-			err = r.heldByOther(n, ref, whose)
+		if held := r.holder(ctx, ref); held != nil {
+			err = r.heldByOther(n, ref, held)
 		}
 	}
 	if kinds.NotServed(err) {
@@ -583,22 +583,26 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 }
 
 // heldByOther is the refusal to apply an object whose name another
-// owner's object holds (whose says whose): the instance waits for that
-// object to be deleted.
-func (r *run) heldByOther(n *graph.Node, ref objectRef, whose string) error {
+// owner's object, held, holds: the instance waits for that object to be
+// deleted.
+func (r *run) heldByOther(n *graph.Node, ref objectRef, held *unstructured.Unstructured) error {
 	r.awaited.holders = waitAlso(r.awaited.holders, ref)
-	return fmt.Errorf("%s %s already exists in %s and %s: kro-agent leaves it as it is; delete it, or have resource %s render another name",
-		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t, whose, n.ID)
+	remedy := fmt.Sprintf("delete it, or have resource %s render another name", n.ID)
+	if other, ok := ownership.Claimant(held.GetLabels(), r.id); ok {
+		remedy = fmt.Sprintf("have resource %s render another name for this instance, or delete it once %s is gone (while it exists, it makes the object again)", n.ID, other)
+	}
+	return fmt.Errorf("%s %s already exists in %s and %s: kro-agent leaves it as it is; %s",
+		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t, ownership.Whose(held.GetLabels(), r.id), remedy)
 }
 
-// holder says whose an object is that exists but is not among the
-// agent's, or "" when it is not found (or is, after all, this instance's).
-func (r *run) holder(ctx context.Context, ref objectRef) string {
+// holder is the object of ref that exists but is not among the agent's,
+// or nil when it is not found (or is, after all, this instance's).
+func (r *run) holder(ctx context.Context, ref objectRef) *unstructured.Unstructured {
 	live, err := r.t.client.Resource(ref.GVR).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	if err != nil {
-		return ""
+	if err != nil || ownership.Whose(live.GetLabels(), r.id) == "" {
+		return nil
 	}
-	return ownership.Whose(live.GetLabels(), r.id)
+	return live
 }
 
 // beingDeleted says which managed object someone else is deleting and what
