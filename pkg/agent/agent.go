@@ -26,6 +26,7 @@ import (
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/binarypages"
 	"github.com/kro-agent/kro-agent/pkg/clusters"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/reconcile"
@@ -64,8 +65,12 @@ type Options struct {
 	// ClusterCheckInterval is how often each registered workload Cluster
 	// is checked; 1 minute when zero.
 	ClusterCheckInterval time.Duration
-	Webhooks             WebhookOptions
-	Log                  logr.Logger
+	// ReleaseStartupPagesAfter is how long after the caches have synced
+	// the agent hands its binary's start-up pages back to the kernel;
+	// zero keeps them.
+	ReleaseStartupPagesAfter time.Duration
+	Webhooks                 WebhookOptions
+	Log                      logr.Logger
 }
 
 // WebhookOptions configure the admission webhooks.
@@ -211,6 +216,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := workloadClusters.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	if o.ReleaseStartupPagesAfter > 0 {
+		if err := mgr.Add(startupPages{cache: mgr.GetCache(), after: o.ReleaseStartupPagesAfter, log: o.Log}); err != nil {
+			return err
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -218,6 +228,38 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// startupPages releases the pages of the agent's binary that start-up
+// touched (package binarypages) once it is over: the caches have synced and
+// the first reconciles have had a while. Every replica does, leader or not.
+type startupPages struct {
+	cache interface {
+		WaitForCacheSync(context.Context) bool
+	}
+	after time.Duration
+	log   logr.Logger
+}
+
+func (p startupPages) NeedLeaderElection() bool { return false }
+
+func (p startupPages) Start(ctx context.Context) error {
+	if !p.cache.WaitForCacheSync(ctx) {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-time.After(p.after):
+	}
+	released, err := binarypages.Release()
+	if err != nil {
+		// The pages stay, as they would without the release.
+		p.log.Info("start-up pages of the binary kept", "reason", err.Error())
+		return nil
+	}
+	p.log.V(1).Info("start-up pages of the binary released", "bytes", released)
+	return nil
 }
 
 func orDefault(v, def string) string {

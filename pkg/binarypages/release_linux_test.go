@@ -1,0 +1,61 @@
+package binarypages
+
+import (
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestReadOnlyMappings(t *testing.T) {
+	maps := []byte(`00400000-01726000 r-xp 00000000 fe:00 9995058                            /opt/kro agent/kro-agent
+01726000-02b2a000 r--p 01326000 fe:00 9995058                            /opt/kro agent/kro-agent
+02b2a000-02bfd000 rw-p 0272a000 fe:00 9995058                            /opt/kro agent/kro-agent
+02bfd000-02c40000 rw-p 00000000 00:00 0 
+c000000000-c000400000 rw-p 00000000 00:00 0 
+7f0000000000-7f0000001000 r--p 00000000 fe:00 1234                       /opt/kro agent/kro-agent.other
+7f0000002000-7f0000003000 r--p 00000000 fe:00 1234                       /opt/kro agent/kro-agent (deleted)
+7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]
+`)
+	got := readOnlyMappings(maps, "/opt/kro agent/kro-agent")
+	want := []mapping{{0x400000, 0x1726000}, {0x1726000, 0x2b2a000}, {0x7f0000002000, 0x7f0000003000}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mappings = %#v, want %#v", got, want)
+	}
+}
+
+// Releasing the test binary's pages leaves it running: what it runs next
+// is read back from the file.
+func TestReleaseShrinksTheResidentFilePages(t *testing.T) {
+	before := rssFile(t)
+	asked, err := Release()
+	if err != nil {
+		t.Skipf("the kernel cannot release pages here: %v", err)
+	}
+	if asked == 0 {
+		t.Fatal("no mapping of the test binary found")
+	}
+	if after := rssFile(t); after >= before {
+		t.Errorf("RssFile %d kB before, %d kB after releasing %d bytes", before, after, asked)
+	}
+}
+
+func rssFile(t *testing.T) int64 {
+	t.Helper()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb
+		}
+	}
+	t.Fatal("no RssFile in /proc/self/status")
+	return 0
+}
