@@ -41,7 +41,7 @@ func main() {
 	flag.StringVar(&o.GrantsRole, "grants-cluster-role", "kro-agent-managed-resources", "the ClusterRole the agent's grants of managed kinds are aggregated into (manifests/agent/rbac.yaml): an instance whose write was forbidden is tried again as soon as it changes; empty: with backoff only")
 	flag.BoolVar(&o.AllowCRDDeletion, "allow-crd-deletion", false, "delete the CRD of a deleted ResourceGraphDefinition, and every instance with it (their resources first, in reverse order); needs delete on customresourcedefinitions")
 	flag.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reconciles may finish on shutdown")
-	flag.DurationVar(&o.ReleaseStartupPagesAfter, "release-startup-pages-after", 10*time.Second, "how long after its caches have synced the agent hands back to the kernel the pages of its binary that start-up read (package inits, wiring), which it would otherwise keep resident; 0 keeps them")
+	flag.BoolVar(&o.ReleaseStartupPages, "release-startup-pages", true, "hand back to the kernel, the first time the agent is idle, the pages of its binary that start-up read (package inits, wiring), which it would otherwise keep resident")
 	flag.DurationVar(&o.ClusterCheckInterval, "cluster-check-interval", time.Minute, "how often each registered workload Cluster is checked (kubeconfig, API server, discovery)")
 	flag.StringVar(&o.Webhooks.Addr, "webhook-bind-address", ":9443", "address of the admission webhooks; 0 disables them")
 	flag.StringVar(&o.Webhooks.URL, "webhook-url", "", "base URL the API server calls, when the agent runs outside the cluster (e.g. https://127.0.0.1:9443)")
@@ -122,12 +122,8 @@ func checkFlags(o agent.Options) error {
 	positive("webhook-cert-validity", o.Webhooks.CertValidity)
 	positive("webhook-cert-check-interval", o.Webhooks.CertCheck)
 	positive("webhook-registration-check-interval", o.Webhooks.RegistrationCheck)
-	notNegative := func(flag string, d time.Duration) {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("--%s must not be negative, got %s", flag, d))
-		}
+	if o.GracefulShutdown < 0 {
+		errs = append(errs, fmt.Errorf("--graceful-shutdown-timeout must not be negative, got %s", o.GracefulShutdown))
 	}
-	notNegative("graceful-shutdown-timeout", o.GracefulShutdown)
-	notNegative("release-startup-pages-after", o.ReleaseStartupPagesAfter)
 	return errors.Join(errs...)
 }

@@ -34,7 +34,6 @@ func TestCheckFlagsNamesEveryBadFlag(t *testing.T) {
 	o.Webhooks.CertValidity = -time.Hour
 	o.Webhooks.CertCheck = -time.Second
 	o.GracefulShutdown = -time.Second
-	o.ReleaseStartupPagesAfter = -time.Minute
 	err := checkFlags(o)
 	if err == nil {
 		t.Fatal("bad flags were accepted")
@@ -46,7 +45,6 @@ func TestCheckFlagsNamesEveryBadFlag(t *testing.T) {
 		"--webhook-cert-validity must be a positive duration, got -1h0m0s",
 		"--webhook-cert-check-interval must be a positive duration, got -1s",
 		"--graceful-shutdown-timeout must not be negative, got -1s",
-		"--release-startup-pages-after must not be negative, got -1m0s",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)

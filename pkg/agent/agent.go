@@ -65,12 +65,11 @@ type Options struct {
 	// ClusterCheckInterval is how often each registered workload Cluster
 	// is checked; 1 minute when zero.
 	ClusterCheckInterval time.Duration
-	// ReleaseStartupPagesAfter is how long after the caches have synced
-	// the agent hands its binary's start-up pages back to the kernel;
-	// zero keeps them.
-	ReleaseStartupPagesAfter time.Duration
-	Webhooks                 WebhookOptions
-	Log                      logr.Logger
+	// ReleaseStartupPages hands the pages of the binary that start-up
+	// read back to the kernel, the first time the agent is idle.
+	ReleaseStartupPages bool
+	Webhooks            WebhookOptions
+	Log                 logr.Logger
 }
 
 // WebhookOptions configure the admission webhooks.
@@ -216,8 +215,8 @@ func Run(ctx context.Context, o Options) error {
 	if err := workloadClusters.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	if o.ReleaseStartupPagesAfter > 0 {
-		if err := mgr.Add(startupPages{cache: mgr.GetCache(), after: o.ReleaseStartupPagesAfter, log: o.Log}); err != nil {
+	if o.ReleaseStartupPages {
+		if err := mgr.Add(startupPages{cache: mgr.GetCache(), log: o.Log}); err != nil {
 			return err
 		}
 	}
@@ -232,14 +231,17 @@ func Run(ctx context.Context, o Options) error {
 
 // startupPages releases the pages of the agent's binary that start-up
 // touched (package binarypages) once it is over: the caches have synced and
-// the first reconciles have had a while. Every replica does, leader or not.
+// the agent has been idle for a few seconds. Every replica does, leader or
+// not.
 type startupPages struct {
 	cache interface {
 		WaitForCacheSync(context.Context) bool
 	}
-	after time.Duration
-	log   logr.Logger
+	log logr.Logger
 }
+
+// startupQuiet is how long the agent is idle before it releases them.
+const startupQuiet = 5 * time.Second
 
 func (p startupPages) NeedLeaderElection() bool { return false }
 
@@ -247,18 +249,15 @@ func (p startupPages) Start(ctx context.Context) error {
 	if !p.cache.WaitForCacheSync(ctx) {
 		return nil
 	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-time.After(p.after):
-	}
-	released, err := binarypages.Release()
-	if err != nil {
+	released, err := binarypages.ReleaseWhenIdle(ctx, startupQuiet)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
 		// The pages stay, as they would without the release.
 		p.log.Info("start-up pages of the binary kept", "reason", err.Error())
-		return nil
+	default:
+		p.log.Info("start-up pages of the binary released", "bytes", released)
 	}
-	p.log.V(1).Info("start-up pages of the binary released", "bytes", released)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,15 @@ func release() (int64, error) {
 		asked += int64(m.end - m.start)
 	}
 	return asked, nil
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() (time.Duration, error) {
+	var u unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &u); err != nil {
+		return 0, err
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano()), nil
 }
 
 // mapping is an address range of /proc/self/maps.

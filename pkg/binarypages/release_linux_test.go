@@ -1,11 +1,14 @@
 package binarypages
 
 import (
+	"context"
+	"errors"
 	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReadOnlyMappings(t *testing.T) {
@@ -58,4 +61,46 @@ func rssFile(t *testing.T) int64 {
 	}
 	t.Fatal("no RssFile in /proc/self/status")
 	return 0
+}
+
+// Nothing is released while the process keeps a CPU busy; it is once the
+// process has been quiet for the window; and not at all once ctx ends.
+func TestReleaseWhenIdleWaitsForQuiet(t *testing.T) {
+	if _, err := cpuTime(); err != nil {
+		t.Skip(err)
+	}
+	type result struct {
+		asked int64
+		err   error
+	}
+	done := make(chan result, 1)
+	busy, stop := context.WithCancel(context.Background())
+	go func() {
+		for busy.Err() == nil { // a CPU's worth of work
+		}
+	}()
+	go func() {
+		asked, err := ReleaseWhenIdle(context.Background(), 500*time.Millisecond)
+		done <- result{asked, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("released while busy: %+v", r)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	stop()
+	select {
+	case r := <-done:
+		if r.err != nil || r.asked == 0 {
+			t.Errorf("once idle: released %d bytes, %v", r.asked, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing released once idle")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if asked, err := ReleaseWhenIdle(ctx, time.Hour); !errors.Is(err, context.Canceled) || asked != 0 {
+		t.Errorf("with ctx ended: released %d bytes, %v", asked, err)
+	}
 }

@@ -5,8 +5,11 @@ package binarypages
 import (
 	"errors"
 	"runtime"
+	"time"
 )
 
-func release() (int64, error) {
-	return 0, errors.New("releasing the binary's pages is not supported on " + runtime.GOOS)
-}
+var errUnsupported = errors.New("releasing the binary's pages is not supported on " + runtime.GOOS)
+
+func release() (int64, error) { return 0, errUnsupported }
+
+func cpuTime() (time.Duration, error) { return 0, errUnsupported }
