@@ -39,7 +39,9 @@ func run(binary, tag, out, arch string) error {
 		return err
 	}
 	// One layer: the binary at /kro-agent, owned by the non-root user the
-	// Deployment runs as. A fixed time keeps the digest reproducible.
+	// Deployment runs as, which the kernel asks of a process that hands
+	// back its binary's start-up pages (pkg/binarypages). A fixed time
+	// keeps the digest reproducible.
 	var layerTar bytes.Buffer
 	tw := tar.NewWriter(&layerTar)
 	if err := tw.WriteHeader(&tar.Header{Name: "kro-agent", Mode: 0o755, Size: int64(len(data)), Uid: 65532, Gid: 65532, ModTime: time.Unix(0, 0)}); err != nil {

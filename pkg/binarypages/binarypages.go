@@ -13,9 +13,9 @@ import (
 
 // Release advises the kernel to reclaim the read-only pages the binary has
 // mapped (its code and constant data; nothing it has written) and returns
-// how many bytes it asked about. Where the kernel cannot (not Linux, or
-// older than 5.4) it returns an error and the pages stay; nothing else
-// changes.
+// how many bytes of them left the resident set. Where the kernel does not
+// (not Linux, older than 5.4, or a binary the process neither owns nor may
+// write) it returns an error and the pages stay; nothing else changes.
 func Release() (int64, error) {
 	return release()
 }

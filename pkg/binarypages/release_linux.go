@@ -21,17 +21,48 @@ func release() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var asked int64
+	before, err := residentFileBytes()
+	if err != nil {
+		return 0, err
+	}
 	for _, m := range readOnlyMappings(maps, exe) {
 		// MADV_PAGEOUT reclaims the clean file pages at once, whatever the
 		// memory pressure: they are out of the resident set until a fault
 		// reads them back.
 		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_PAGEOUT); errno != 0 {
-			return asked, fmt.Errorf("madvise(MADV_PAGEOUT) of %s at %#x: %w", exe, m.start, errno)
+			return 0, fmt.Errorf("madvise(MADV_PAGEOUT) of %s at %#x: %w", exe, m.start, errno)
 		}
-		asked += int64(m.end - m.start)
 	}
-	return asked, nil
+	after, err := residentFileBytes()
+	if err != nil {
+		return 0, err
+	}
+	if after >= before {
+		// The kernel reclaims a file's pages only for a process that owns
+		// the file or may write it, so that no process can evict another's;
+		// the image's binary is owned by the user it runs as.
+		return 0, fmt.Errorf("the kernel kept them (%d kB resident): it releases the pages of %s only to a process that owns it or may write it", after/1024, exe)
+	}
+	return before - after, nil
+}
+
+// residentFileBytes is how much of the process's resident memory is mapped
+// from files (RssFile of /proc/self/status), nearly all of it the binary.
+func residentFileBytes() (int64, error) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("reading RssFile of /proc/self/status: %w", err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no RssFile in /proc/self/status")
 }
 
 // cpuTime is the CPU time the process has used, user and system.
