@@ -28,14 +28,23 @@ const idleShare = 50 // a fiftieth
 // quiet: it has used less than a fiftieth of a CPU over that long. Pages
 // released while the process is busy are read back at once, which costs
 // what it saves; once it is idle, what it reads back is only what it
-// still runs. It returns without releasing when ctx ends first.
+// still runs. It returns without releasing when ctx ends first; a quiet
+// of zero or less releases at once.
 func ReleaseWhenIdle(ctx context.Context, quiet time.Duration) (int64, error) {
+	if quiet <= 0 {
+		return Release()
+	}
 	type sample struct {
 		at  time.Time
 		cpu time.Duration
 	}
 	var samples []sample
-	tick := time.NewTicker(quiet / 5)
+	// Five samples a window; a window of a few nanoseconds gets one.
+	interval := quiet / 5
+	if interval == 0 {
+		interval = quiet
+	}
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		cpu, err := cpuTime()
