@@ -298,7 +298,7 @@ const conflictLookups = 8
 // that exists is someone else's (the instance's carry its label), and
 // saying "does not exist" of it would hide what blocks the instance.
 func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
-	inst := ownership.Instance{Name: s.instance.GetName(), Namespace: s.instance.GetNamespace(), UID: string(s.instance.GetUID())}
+	inst := ownerIdentity(s.instance)
 	looked := 0
 	for i := range rows {
 		r := &rows[i]
@@ -320,6 +320,12 @@ func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
 			r.Ready, r.Reason, r.Created, r.object = VerdictConflict, "exists and "+whose, ptrTime(u.GetCreationTimestamp()), u
 		}
 	}
+}
+
+// ownerIdentity is the instance u as the ownership labels of its objects
+// name it, to tell its objects from another owner's.
+func ownerIdentity(u *unstructured.Unstructured) ownership.Instance {
+	return ownership.Instance{Name: u.GetName(), Namespace: u.GetNamespace(), UID: string(u.GetUID())}
 }
 
 // markRefused gives the missing object whose apply the API server refused

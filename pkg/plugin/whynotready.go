@@ -410,7 +410,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 				d.Details = append(d.Details, conditionLine(*cond))
 			}
 			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource %s render another name", r.NodeID)
-			if other, ok := ownership.Claimant(r.object.GetLabels(), ownership.Instance{Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID())}); ok {
+			if other, ok := ownership.Claimant(r.object.GetLabels(), ownerIdentity(inst)); ok {
 				d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance, and %s, whose it is, makes it again while it exists: have resource %s render another name for this instance (the two render the same one), or delete the object once %s is gone", other, r.NodeID, other)
 			}
 		}
