@@ -1,8 +1,10 @@
-// Package offline validates a generated CustomResourceDefinition with the
-// API server's own validation code, linked in, for checks without a
-// cluster (kubectl kro validate). It links much of the API server, which
-// costs a long-running process about 14 MB of resident memory for code; the
-// agent validates on its API server instead (package crdcheck).
+// Package offline validates a generated CustomResourceDefinition, and the
+// objects of a kind it would serve, with the API server's own validation
+// code, linked in, for checks without a cluster or before the kind is
+// served (kubectl kro validate and dry-run). It links much of the API
+// server, which costs a long-running process about 14 MB of resident
+// memory for code; the agent validates on its API server instead (package
+// crdcheck).
 package offline
 
 import (

@@ -1,0 +1,71 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	metavalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+)
+
+// Admit does to obj, a new object of the kind crd serves, what the API
+// server does when it is created with strict field validation, for a kind
+// the cluster does not serve yet: status dropped (a status subresource
+// takes it apart), fields the schema does not declare named, defaults
+// filled in, then metadata, the schema's validation, list invariants and
+// x-kubernetes-validations rules checked. obj is changed in place. The
+// errors are the API server's, with its paths; a schema the API server
+// would not take is the error returned.
+func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstructured.Unstructured) (field.ErrorList, error) {
+	if len(crd.Spec.Versions) == 0 || crd.Spec.Versions[0].Schema == nil || crd.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
+		return nil, fmt.Errorf("CustomResourceDefinition %s has no schema", crd.Name)
+	}
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := extv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(crd.Spec.Versions[0].Schema.OpenAPIV3Schema, internal, nil); err != nil {
+		return nil, fmt.Errorf("reading the schema of CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+	structural, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		return nil, fmt.Errorf("the schema of CustomResourceDefinition %s is not structural: %w", crd.Name, err)
+	}
+	validator, _, err := apiservervalidation.NewSchemaValidator(internal)
+	if err != nil {
+		return nil, fmt.Errorf("the schema of CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+
+	if crd.Spec.Versions[0].Subresources != nil && crd.Spec.Versions[0].Subresources.Status != nil {
+		delete(obj.Object, "status")
+	}
+	var errs field.ErrorList
+	for _, path := range pruning.PruneWithOptions(obj.Object, structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+		errs = append(errs, field.Forbidden(field.NewPath(path), "field not declared in the schema"))
+	}
+	defaulting.Default(obj.Object, structural)
+
+	namespaced := crd.Spec.Scope == extv1.NamespaceScoped
+	errs = append(errs, metavalidation.ValidateObjectMetaAccessor(obj, namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
+	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj.Object, validator)...)
+	errs = append(errs, objectmeta.Validate(nil, obj.Object, structural, false)...)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, structural, obj.Object)...)
+	// As the API server: the rules run unless an error says the object is
+	// not what the schema describes, which they may take for granted.
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")), nil
+		}
+	}
+	ruleErrs, _ := cel.NewValidator(structural, true, celconfig.PerCallLimit).Validate(ctx, nil, structural, obj.Object, nil, celconfig.RuntimeCELCostBudget)
+	return append(errs, ruleErrs...), nil
+}

@@ -1,0 +1,122 @@
+package offline
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// appCRD serves App: spec.name required, spec.replicas defaulted to 1 and
+// at most 5, spec.tier an enum, and a rule across fields.
+func appCRD() *extv1.CustomResourceDefinition {
+	return &extv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "apps.kro.run"},
+		Spec: extv1.CustomResourceDefinitionSpec{
+			Group: "kro.run",
+			Names: extv1.CustomResourceDefinitionNames{Plural: "apps", Singular: "app", Kind: "App", ListKind: "AppList"},
+			Scope: extv1.NamespaceScoped,
+			Versions: []extv1.CustomResourceDefinitionVersion{{
+				Name: "v1alpha1", Served: true, Storage: true,
+				Subresources: &extv1.CustomResourceSubresources{Status: &extv1.CustomResourceSubresourceStatus{}},
+				Schema: &extv1.CustomResourceValidation{OpenAPIV3Schema: &extv1.JSONSchemaProps{
+					Type: "object",
+					Properties: map[string]extv1.JSONSchemaProps{
+						"spec": {
+							Type:         "object",
+							Required:     []string{"name"},
+							XValidations: extv1.ValidationRules{{Rule: "self.tier != 'free' || self.replicas == 1", Message: "the free tier runs one replica"}},
+							Properties: map[string]extv1.JSONSchemaProps{
+								"name":     {Type: "string"},
+								"replicas": {Type: "integer", Default: &extv1.JSON{Raw: []byte("1")}, Maximum: ptr(5.0)},
+								"tier":     {Type: "string", Default: &extv1.JSON{Raw: []byte(`"free"`)}, Enum: []extv1.JSON{{Raw: []byte(`"free"`)}, {Raw: []byte(`"paid"`)}}},
+							},
+						},
+						"status": {Type: "object", Properties: map[string]extv1.JSONSchemaProps{"state": {Type: "string"}}},
+					},
+				}},
+			}},
+		},
+	}
+}
+
+func app(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestAdmitDefaultsAValidObject(t *testing.T) {
+	obj := app(t, `
+apiVersion: kro.run/v1alpha1
+kind: App
+metadata: {name: demo, namespace: default}
+spec: {name: web}
+status: {state: ACTIVE}
+`)
+	errs, err := Admit(context.Background(), appCRD(), obj)
+	if err != nil || len(errs) > 0 {
+		t.Fatalf("a valid object is refused: %v %v", err, errs)
+	}
+	if got, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); got != 1 {
+		t.Errorf("spec.replicas = %d, want the default 1", got)
+	}
+	if got, _, _ := unstructured.NestedString(obj.Object, "spec", "tier"); got != "free" {
+		t.Errorf("spec.tier = %q, want the default free", got)
+	}
+	if _, ok := obj.Object["status"]; ok {
+		t.Error("status is kept; the status subresource drops it on create")
+	}
+}
+
+func TestAdmitSaysWhatTheAPIServerWouldRefuse(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      []string
+		not       string
+	}{{
+		name: "unknown field and missing required one; the rules wait",
+		doc:  `{apiVersion: kro.run/v1alpha1, kind: App, metadata: {name: demo, namespace: default}, spec: {nmae: web}}`,
+		want: []string{
+			`spec.nmae: Forbidden: field not declared in the schema`,
+			`spec.name: Required value`,
+			`some validation rules were not checked`,
+		},
+		not: "free tier",
+	}, {
+		name: "over the maximum, outside the enum",
+		doc:  `{apiVersion: kro.run/v1alpha1, kind: App, metadata: {name: demo, namespace: default}, spec: {name: web, replicas: 9, tier: gold}}`,
+		want: []string{`spec.replicas: Invalid value: 9: spec.replicas in body should be less than or equal to 5`, `spec.tier: Unsupported value: "gold"`},
+	}, {
+		name: "a rule",
+		doc:  `{apiVersion: kro.run/v1alpha1, kind: App, metadata: {name: demo, namespace: default}, spec: {name: web, replicas: 3}}`,
+		want: []string{`spec: Invalid value: the free tier runs one replica`},
+	}, {
+		name: "a name the API server does not take",
+		doc:  `{apiVersion: kro.run/v1alpha1, kind: App, metadata: {name: Demo_1, namespace: default}, spec: {name: web}}`,
+		want: []string{`metadata.name: Invalid value: "Demo_1"`},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs, err := Admit(context.Background(), appCRD(), app(t, tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := errs.ToAggregate().Error()
+			for _, want := range tc.want {
+				if !strings.Contains(got, want) {
+					t.Errorf("the errors lack %q:\n%s", want, got)
+				}
+			}
+			if tc.not != "" && strings.Contains(got, tc.not) {
+				t.Errorf("the errors hold %q:\n%s", tc.not, got)
+			}
+		})
+	}
+}
