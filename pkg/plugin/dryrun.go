@@ -68,14 +68,15 @@ type PlannedResource struct {
 
 type dryRunOptions struct {
 	*Options
-	file, output  string
-	allNamespaces bool
+	files                    []string
+	output                   string
+	recursive, allNamespaces bool
 }
 
 func newDryRunCommand(parent *Options) *cobra.Command {
 	o := &dryRunOptions{Options: parent}
 	cmd := &cobra.Command{
-		Use:   "dry-run -f instance.yaml | -f rgd.yaml",
+		Use:   "dry-run -f FILE",
 		Short: "Preview what kro-agent would do for an instance, or for a change to an RGD",
 		Long: `dry-run renders every resource of an instance against its RGD from the cluster, in
 topological order, as the agent would; values that wait on another resource's status, or
@@ -96,46 +97,59 @@ is listed, each breaking change marked, and so is what changes in how kubectl na
 prints the kind (short names, categories, printer columns). A new RGD is checked by a
 dry-run create, and the CRD it would create is named.
 
+Given RGDs and instances of their kinds together (files, or a directory, with -f), the
+instances are planned with those RGDs as if all were applied together, whether the RGD
+is new or changed: each instance is defaulted and validated under the kind's new schema
+(with the API server's own code: the kind may not be served yet) and stands in for the
+stored instance of its name, beside the RGD's other instances. Objects that are neither
+RGDs nor instances of a kind an RGD serves (given, or in the cluster) are left out, each
+named on standard error.
+
 It exits 1 when an object is invalid: refused by the API server, or not renderable from
 the instance's values.`,
 		Example: `  kubectl kro dry-run -f examples/webapp/instance.yaml
   kubectl kro dry-run -f instance.yaml -o yaml
   kubectl kro dry-run -f rgd.yaml -A
+  kubectl kro dry-run -f examples/webapp/        # a new RGD and an instance of it, before either is applied
   kubectl kro dry-run -f rgd.yaml -o json | jq -e 'all(.[]; .held | not)'   # in CI: fail on a change kro-agent would hold`,
 		Args: filesOnly,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
-	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "file or URL of the instances, or of the changed RGDs, to preview; - reads standard input")
+	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file, directory or URL of the instances, or of the changed RGDs (and instances of them), to preview; - reads standard input")
+	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f and all directories below them")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with an RGD, preview its instances in every namespace")
 	addOutputFlag(cmd, &o.output, "yaml prints the rendered objects; json prints the plan (with RGDs, each RGD's preview: schema changes, whether kro-agent holds the change, and the plan)", "json", "yaml")
 	_ = cmd.MarkFlagRequired("filename")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
 }
 
 const pendingMarker = "<pending: "
 
 func (o *dryRunOptions) run(ctx context.Context) error {
-	raw, err := readInput(o.file, o.Streams.In)
+	docs, err := o.read()
 	if err != nil {
 		return err
 	}
-	docs, err := documents(o.file, raw)
-	if err != nil {
-		return err
+	rgds := slices.DeleteFunc(slices.Clone(docs), func(u *unstructured.Unstructured) bool { return !isRGD(u) })
+	for _, u := range docs {
+		if u.GetName() == "" && u.GetGenerateName() == "" {
+			return fmt.Errorf("%s has neither metadata.name nor metadata.generateName: give it a name", u.GetKind())
+		}
+	}
+	if len(rgds) == 0 && o.allNamespaces {
+		return fmt.Errorf("-A previews the instances of an RGD in every namespace; %s holds instances, previewed in the namespaces they name", o.source())
 	}
 	c, err := o.cluster()
 	if err != nil {
 		return err
 	}
-	instances := slices.DeleteFunc(slices.Clone(docs), isRGD)
-	rgds := slices.DeleteFunc(docs, func(u *unstructured.Unstructured) bool { return !isRGD(u) })
-	switch {
-	case len(instances) == 0:
-		return o.previewRGDs(ctx, c, rgds)
-	case len(rgds) > 0:
-		return fmt.Errorf("%s holds ResourceGraphDefinitions and instances: dry-run previews either changes to RGDs, against the instances the cluster has, or instances, against the RGDs the cluster serves; give them in separate files", o.file)
-	case o.allNamespaces:
-		return fmt.Errorf("-A previews the instances of an RGD in every namespace; %s holds instances, previewed in the namespaces they name", o.file)
+	instances, err := o.instancesAmong(ctx, c, slices.DeleteFunc(docs, isRGD), rgds)
+	if err != nil {
+		return err
+	}
+	if len(rgds) > 0 {
+		return o.previewRGDs(ctx, c, rgds, instances)
 	}
 	var plan []PlannedResource
 	for _, inst := range instances {
@@ -159,14 +173,107 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	return nil
 }
 
+// read reads the objects of every file -f names, directories expanded as
+// kubectl apply reads them.
+func (o *dryRunOptions) read() ([]*unstructured.Unstructured, error) {
+	files, err := expandDirectories(o.files, o.recursive)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		hint := ""
+		if !o.recursive {
+			hint = " (-R reads the directories below a directory too)"
+		}
+		return nil, fmt.Errorf("%s: no manifest (.yaml, .yml or .json) found%s", o.source(), hint)
+	}
+	var objs []*unstructured.Unstructured
+	for _, file := range files {
+		raw, err := readInput(file, o.Streams.In)
+		if err != nil {
+			return nil, err
+		}
+		docs, err := documents(file, raw)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, docs...)
+	}
+	return objs, nil
+}
+
+// source names what -f gave, for messages.
+func (o *dryRunOptions) source() string {
+	return strings.Join(o.files, ", ")
+}
+
+// instancesAmong keeps the objects that are instances of a kind an RGD
+// serves, one of rgds or one in the cluster. The others (the ConfigMap an
+// externalRef reads, beside the RGD in its directory) become c's given
+// objects, each named on standard error; when no instance or RGD is left,
+// the first is the error.
+func (o *dryRunOptions) instancesAmong(ctx context.Context, c *cluster, objs, rgds []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	served := map[schema.GroupVersionKind]bool{}
+	for _, u := range rgds {
+		served[givenKind(u)] = true
+	}
+	listed, err := c.listRGDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the ResourceGraphDefinitions the cluster serves: %w", err)
+	}
+	for i := range listed {
+		served[rgdKind(&listed[i])] = true
+	}
+	var kept []*unstructured.Unstructured
+	for _, u := range objs {
+		if served[u.GroupVersionKind()] {
+			kept = append(kept, u)
+		} else {
+			c.given = append(c.given, u)
+		}
+	}
+	for i, u := range c.given {
+		gvk := u.GroupVersionKind()
+		if len(kept) == 0 && len(rgds) == 0 {
+			return nil, fmt.Errorf("%s %s: no ResourceGraphDefinition serves %s %s (kubectl get rgd lists the kinds served)", u.GetKind(), displayName(u), gvk.GroupVersion(), gvk.Kind)
+		}
+		if i == 0 {
+			fmt.Fprintln(o.Streams.ErrOut, "Warning: dry-run plans no object for what is neither an RGD nor an instance of one, given or in the cluster; an externalRef naming one reads it as given:")
+		}
+		fmt.Fprintf(o.Streams.ErrOut, "  %s %s\n", u.GetKind(), cache.MetaObjectToName(u))
+	}
+	return kept, nil
+}
+
+// givenKind is the kind an RGD read from a file serves, before the API
+// server defaults it.
+func givenKind(u *unstructured.Unstructured) schema.GroupVersionKind {
+	s := &v1alpha1.Schema{}
+	s.APIVersion, _, _ = unstructured.NestedString(u.Object, "spec", "schema", "apiVersion")
+	s.Kind, _, _ = unstructured.NestedString(u.Object, "spec", "schema", "kind")
+	s.Group, _, _ = unstructured.NestedString(u.Object, "spec", "schema", "group")
+	return s.GroupVersionKind()
+}
+
 // previewRGDs previews changes to RGDs: the plan of each one's instances
-// and what changes in its kind's schema. -o json prints the previews,
-// -o yaml the objects of their plans.
-func (o *dryRunOptions) previewRGDs(ctx context.Context, c *cluster, rgds []*unstructured.Unstructured) error {
+// (those given among instances in place of the stored ones of their
+// names) and what changes in its kind's schema. -o json prints the
+// previews, -o yaml the objects of their plans.
+func (o *dryRunOptions) previewRGDs(ctx context.Context, c *cluster, rgds, instances []*unstructured.Unstructured) error {
+	given := map[schema.GroupVersionKind][]*unstructured.Unstructured{}
+	for _, inst := range instances {
+		given[inst.GroupVersionKind()] = append(given[inst.GroupVersionKind()], inst)
+	}
+	for _, inst := range instances {
+		gvk := inst.GroupVersionKind()
+		if !slices.ContainsFunc(rgds, func(u *unstructured.Unstructured) bool { return givenKind(u) == gvk }) {
+			return fmt.Errorf("%s %s is an instance of an RGD in the cluster, none of those given: with RGDs, dry-run plans the instances of their kinds; preview it apart (kubectl kro dry-run -f FILE)", inst.GetKind(), displayName(inst))
+		}
+	}
 	previews := make([]*RGDPreview, 0, len(rgds))
 	var plan []PlannedResource
 	for _, u := range rgds {
-		p, err := c.dryRunRGD(ctx, u, o.allNamespaces)
+		p, err := c.dryRunRGD(ctx, u, o.allNamespaces, given[givenKind(u)])
 		if err != nil {
 			return err
 		}
@@ -225,9 +332,6 @@ func (o *dryRunOptions) print(plan []PlannedResource, headed bool) error {
 // dryRun renders the instance's graph and validates each object.
 func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) ([]PlannedResource, error) {
 	gvk := inst.GroupVersionKind()
-	if inst.GetName() == "" && inst.GetGenerateName() == "" {
-		return nil, fmt.Errorf("%s has neither metadata.name nor metadata.generateName: give it a name", gvk.Kind)
-	}
 	rgd, err := c.rgdServing(ctx, gvk)
 	if err != nil {
 		return nil, err
@@ -446,6 +550,16 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 // resources that read it render from it in scope): the plan's line for it.
 func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolve.Scope) PlannedResource {
 	p := PlannedResource{NodeID: n.ID, Kind: n.External.Kind, Action: ActionUnchanged, Reason: "externalRef: read, never written"}
+	if given := c.givenExternal(n, scope); given != nil {
+		p.Name, p.Namespace = given.GetName(), given.GetNamespace()
+		observed := resolve.Typed(n, given.Object)
+		scope.Observe(n, observed)
+		p.Reason = "externalRef: read as given (-f), never written"
+		if v := resolve.Ready(n, observed, scope); !v.Ready {
+			p.Reason += "; not ready, so what reads it waits: " + v.Reason
+		}
+		return p
+	}
 	read, err := c.readExternal(ctx, n, scope)
 	var unresolved *unresolvedExternal
 	switch {
@@ -476,6 +590,32 @@ func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolv
 		}
 	}
 	return p
+}
+
+// givenExternal is the object given to the dry run that n, an externalRef
+// by name, names; nil for none, for a reference by labels (the cluster's
+// objects are listed) and for one that cannot be resolved yet (which
+// readExternal says).
+func (c *cluster) givenExternal(n *graph.Node, scope *resolve.Scope) *unstructured.Unstructured {
+	if len(c.given) == 0 || n.Kind == nil {
+		return nil
+	}
+	target, err := resolve.ExternalTarget(n, scope)
+	if err != nil || target.Selector != nil {
+		return nil
+	}
+	for _, u := range c.given {
+		ns := u.GetNamespace()
+		if ns == "" && n.Kind.Namespaced {
+			ns = c.namespace // as kubectl apply would put it
+		}
+		if u.GroupVersionKind().GroupKind() == n.Kind.GVK.GroupKind() && u.GetName() == target.Name && ns == target.Namespace {
+			u = u.DeepCopy()
+			u.SetNamespace(ns)
+			return u
+		}
+	}
+	return nil
 }
 
 // afterRefused is the reason of a planned object of a resource that
@@ -817,7 +957,7 @@ func printPlan(w io.Writer, plan []PlannedResource, headed bool) {
 		first := i == 0 || p.Instance != plan[i-1].Instance
 		switch {
 		case first && p.GenerateName != "":
-			fmt.Fprintf(w, "%s (named by the API server from generateName %q for this preview; a create gets another name):\n", p.Instance, p.GenerateName)
+			fmt.Fprintf(w, "%s (named from generateName %q for this preview; a create gets another name):\n", p.Instance, p.GenerateName)
 		case first && several:
 			fmt.Fprintf(w, "%s:\n", p.Instance)
 		}

@@ -13,11 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	namegen "k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
 
 // RGDPreview is the preview of a change to one RGD: the plan of each of
@@ -60,8 +63,11 @@ type RGDPreview struct {
 // allNamespaces) is planned with the new graph, whose scope fills in the
 // new schema's defaults as the API server does when it reads an instance
 // after the CRD changed: what kro-agent would apply, and prune, once the
-// change is in.
-func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool) (*RGDPreview, error) {
+// change is in. The instances given, of the RGD's kind from the same
+// files, are planned too, in place of the stored ones of their names: as
+// if all were applied together, which for a new RGD is the only way to
+// see what its instances would make.
+func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool, given []*unstructured.Unstructured) (*RGDPreview, error) {
 	// current is nil for a new RGD: the preview is its admission and its CRD.
 	current, err := c.getRGD(ctx, obj.GetName())
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -81,11 +87,14 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 	if err != nil {
 		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
 	}
+	given = c.inNamespaces(g, given)
 	if current == nil {
-		return &RGDPreview{Name: rgd.Name, Kind: g.Instance.Kind, NewCRD: g.CRD.Name, ServedAs: g.Instance.GroupVersion().String(), Plan: []PlannedResource{}}, nil
+		p := &RGDPreview{Name: rgd.Name, Kind: g.Instance.Kind, NewCRD: g.CRD.Name, ServedAs: g.Instance.GroupVersion().String(), Instances: len(given)}
+		p.Plan = planEach(len(given), func(i int) []PlannedResource { return c.planGiven(ctx, rgd, g, given[i], false) })
+		return p, nil
 	}
 	gvk := rgdKind(current)
-	p := &RGDPreview{Name: rgd.Name, Kind: gvk.Kind, Plan: []PlannedResource{}} // [] in JSON when there is no instance
+	p := &RGDPreview{Name: rgd.Name, Kind: gvk.Kind}
 	stored := storedReader{dyn: c.dyn, metadata: c.metadata}
 	if crd := stored.crd(ctx, g.CRD.Name); crd != nil {
 		p.SchemaChanges = graph.SchemaChanges(crd, g.CRD)
@@ -110,32 +119,136 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 	if err != nil {
 		return nil, fmt.Errorf("listing the instances of ResourceGraphDefinition %s: %w", rgd.Name, err)
 	}
-	slices.SortFunc(instances, func(a, b unstructured.Unstructured) int {
-		return strings.Compare(a.GetNamespace()+"/"+a.GetName(), b.GetNamespace()+"/"+b.GetName())
+	// The stored instances, and those given in their place or beside them,
+	// in the order of their names.
+	type subject struct {
+		obj   *unstructured.Unstructured
+		given bool
+	}
+	var subjects []subject
+	for i := range instances {
+		stored := &instances[i]
+		if stored.GetDeletionTimestamp() != nil {
+			continue // kro-agent deletes its resources whatever the graph
+		}
+		if !slices.ContainsFunc(given, func(u *unstructured.Unstructured) bool { return sameObject(u, stored) }) {
+			subjects = append(subjects, subject{obj: stored})
+		}
+	}
+	for _, u := range given {
+		subjects = append(subjects, subject{obj: u, given: true})
+	}
+	slices.SortStableFunc(subjects, func(a, b subject) int {
+		return strings.Compare(a.obj.GetNamespace()+"/"+a.obj.GetName(), b.obj.GetNamespace()+"/"+b.obj.GetName())
 	})
-	instances = slices.DeleteFunc(instances, func(u unstructured.Unstructured) bool {
-		return u.GetDeletionTimestamp() != nil // kro-agent deletes its resources whatever the graph
+	p.Instances = len(subjects)
+	p.Plan = planEach(len(subjects), func(i int) []PlannedResource {
+		if subjects[i].given {
+			return c.planGiven(ctx, rgd, g, subjects[i].obj, true)
+		}
+		return c.planChanged(ctx, rgd, g, gvk, subjects[i].obj)
 	})
-	p.Instances = len(instances)
-	// Each plan waits mostly on the API server's dry runs: a few at a time,
-	// each into its place, so the output keeps the instances' order.
-	plans := make([][]PlannedResource, len(instances))
+	return p, nil
+}
+
+// planEach plans n instances with plan, a few at a time, since each waits
+// mostly on the API server's dry runs; the plans are joined in the order
+// of the instances. It is [] (in JSON too) for none.
+func planEach(n int, plan func(i int) []PlannedResource) []PlannedResource {
+	plans := make([][]PlannedResource, n)
 	sem := make(chan struct{}, planWorkers)
 	var wg sync.WaitGroup
-	for i := range instances {
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(live *unstructured.Unstructured) {
+		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			plans[i] = c.planChanged(ctx, rgd, g, gvk, live)
-		}(&instances[i])
+			plans[i] = plan(i)
+		}()
 	}
 	wg.Wait()
-	for _, planned := range plans {
-		p.Plan = append(p.Plan, planned...)
+	return append([]PlannedResource{}, slices.Concat(plans...)...)
+}
+
+// sameObject reports whether a and b name the same object of one kind.
+func sameObject(a, b *unstructured.Unstructured) bool {
+	return a.GetName() != "" && a.GetName() == b.GetName() && a.GetNamespace() == b.GetNamespace()
+}
+
+// inNamespaces puts each of the instances given into its namespace as
+// kubectl apply would: none for a cluster-scoped kind, the current one
+// where the file names none.
+func (c *cluster) inNamespaces(g *graph.Graph, given []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(given))
+	for i, u := range given {
+		out[i] = u.DeepCopy()
+		switch {
+		case !g.Namespaced:
+			out[i].SetNamespace("")
+		case u.GetNamespace() == "":
+			out[i].SetNamespace(c.namespace)
+		}
 	}
-	return p, nil
+	return out
+}
+
+// planGiven plans inst, an instance given beside the RGD rgd (compiled as
+// g), as if both were applied: defaulted and validated under g's schema as
+// the API server would do once it serves it (which it may not yet: served
+// is false for a new RGD), and in place of the stored instance of its
+// name, if there is one.
+func (c *cluster) planGiven(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph, given *unstructured.Unstructured, served bool) []PlannedResource {
+	// Read again as the API server decodes JSON, integers as int64 (YAML
+	// gave float64s, which CEL's string() and int fields would not take).
+	inst := &unstructured.Unstructured{}
+	raw, err := given.MarshalJSON()
+	if err == nil {
+		err = inst.UnmarshalJSON(raw)
+	}
+	if err != nil {
+		return []PlannedResource{instanceEntry(g.Instance.Kind, given, ActionInvalid, err.Error(), "")}
+	}
+	generateName := ""
+	if inst.GetName() == "" && inst.GetGenerateName() != "" {
+		// As the API server names it on create.
+		generateName = inst.GetGenerateName()
+		inst.SetName(namegen.SimpleNameGenerator.GenerateName(generateName))
+	}
+	one := func(action, reason string) []PlannedResource {
+		return []PlannedResource{instanceEntry(g.Instance.Kind, inst, action, reason, generateName)}
+	}
+	errs, err := offline.Admit(ctx, g.CRD, inst)
+	switch {
+	case err != nil:
+		return one(ActionUnknown, err.Error())
+	case len(errs) > 0:
+		return one(ActionInvalid, "the instance itself is refused: "+refusal.Readable(apierrors.NewInvalid(g.Instance.GroupKind(), inst.GetName(), errs)).Error())
+	}
+	// The stored instance of its name, whose UID it keeps; a new one gets
+	// one as the API server would give it.
+	var live *unstructured.Unstructured
+	if served && generateName == "" {
+		ri := c.dyn.Resource(g.Instance.GroupVersion().WithResource(g.Resource))
+		if g.Namespaced {
+			live, err = ri.Namespace(inst.GetNamespace()).Get(ctx, inst.GetName(), metav1.GetOptions{})
+		} else {
+			live, err = ri.Get(ctx, inst.GetName(), metav1.GetOptions{})
+		}
+		if err != nil {
+			live = nil
+		}
+	}
+	if live != nil {
+		inst.SetUID(live.GetUID())
+	} else {
+		inst.SetUID(uuid.NewUUID())
+	}
+	planned, err := c.plan(ctx, planSubject{rgd: rgd, graph: g, gvk: g.Instance, instance: inst, live: live, generateName: generateName})
+	if err != nil {
+		return one(ActionUnknown, err.Error())
+	}
+	return planned
 }
 
 // admitRGD sends obj through the API server's defaulting and admission as
@@ -174,9 +287,18 @@ func (c *cluster) planChanged(ctx context.Context, rgd *v1alpha1.ResourceGraphDe
 	// has them.
 	planned, err := c.plan(ctx, planSubject{rgd: rgd, graph: g, gvk: gvk, instance: live, live: live})
 	if err != nil {
-		return []PlannedResource{{Instance: gvk.Kind + " " + cache.MetaObjectToName(live).String(), Action: ActionUnknown, Reason: err.Error()}}
+		return []PlannedResource{instanceEntry(gvk.Kind, live, ActionUnknown, err.Error(), "")}
 	}
 	return planned
+}
+
+// instanceEntry is the one entry of an instance's plan that could not be
+// made: what happens to the instance itself, and why.
+func instanceEntry(kind string, inst *unstructured.Unstructured, action, reason, generateName string) PlannedResource {
+	return PlannedResource{
+		Instance: kind + " " + cache.MetaObjectToName(inst).String(), GenerateName: generateName,
+		Kind: kind, Name: inst.GetName(), Namespace: inst.GetNamespace(), Action: action, Reason: reason,
+	}
 }
 
 // describe is what a preview says after the plans: its summary, then
@@ -208,11 +330,15 @@ func (p *RGDPreview) summary() string {
 	if p.where != "" {
 		where = " in " + p.where
 	}
-	if p.NewCRD != "" {
-		return fmt.Sprintf("ResourceGraphDefinition %s is new: applying it creates CustomResourceDefinition %s, serving %s %s; it has no instance to preview yet", p.Name, p.NewCRD, p.ServedAs, p.Kind)
-	}
-	if p.Instances == 0 {
-		return fmt.Sprintf("ResourceGraphDefinition %s: no instance of %s%s to preview", p.Name, p.Kind, where)
+	head := "ResourceGraphDefinition " + p.Name
+	switch {
+	case p.NewCRD != "" && p.Instances == 0:
+		return fmt.Sprintf("%s is new: applying it creates CustomResourceDefinition %s, serving %s %s; it has no instance to preview yet (give instances of it with -f too)", head, p.NewCRD, p.ServedAs, p.Kind)
+	case p.NewCRD != "":
+		head = fmt.Sprintf("%s is new (applying it creates CustomResourceDefinition %s, serving %s %s)", head, p.NewCRD, p.ServedAs, p.Kind)
+		where = " given"
+	case p.Instances == 0:
+		return fmt.Sprintf("%s: no instance of %s%s to preview", head, p.Kind, where)
 	}
 	actions := map[string]int{}
 	changed := map[string]bool{}
@@ -228,7 +354,7 @@ func (p *RGDPreview) summary() string {
 			counts = append(counts, fmt.Sprintf("%d %s", actions[a], a))
 		}
 	}
-	s := fmt.Sprintf("ResourceGraphDefinition %s: %s of %s%s, %d with changes", p.Name, plural(p.Instances, "instance"), p.Kind, where, len(changed))
+	s := fmt.Sprintf("%s: %s of %s%s, %d with changes", head, plural(p.Instances, "instance"), p.Kind, where, len(changed))
 	if len(counts) > 0 {
 		s += " (" + strings.Join(counts, ", ") + ")"
 	}

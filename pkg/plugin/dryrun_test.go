@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,26 +46,64 @@ func TestUncheckedObjectsSayWhatTheInstanceDecides(t *testing.T) {
 	}
 }
 
-// A file of RGDs and instances is refused before anything is asked of the
-// cluster: an RGD there previews its change against the instances the
-// cluster has, an instance against the RGD the cluster serves, and the two
-// together would be read as one change.
-func TestDryRunOfAnRGDWithInstancesIsRefused(t *testing.T) {
-	rgd, err := os.ReadFile("../../examples/webapp/rgd.yaml")
-	if err != nil {
+// -f reads directories as kubectl apply does: the manifests in them, and
+// in the directories below with -R.
+func TestDryRunReadsDirectories(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir+"/nested", 0o700); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := os.ReadFile("../../examples/webapp/instance.yaml")
-	if err != nil {
+	for file, doc := range map[string]string{
+		"/rgd.yaml":         "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: a}\n",
+		"/README.md":        "not a manifest",
+		"/nested/inst.json": `{"apiVersion": "kro.run/v1alpha1", "kind": "A", "metadata": {"name": "x"}}`,
+		"/nested/notes.txt": "not a manifest either",
+		"/nested/empty.yml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+	} {
+		if err := os.WriteFile(dir+file, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		recursive bool
+		want      []string
+	}{
+		{false, []string{"ResourceGraphDefinition a"}},
+		{true, []string{"ConfigMap c", "A x", "ResourceGraphDefinition a"}},
+	} {
+		o := &dryRunOptions{Options: &Options{}, files: []string{dir}, recursive: tc.recursive}
+		objs, err := o.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, u := range objs {
+			got = append(got, u.GetKind()+" "+u.GetName())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("-R=%t read %q, want %q", tc.recursive, got, tc.want)
+		}
+	}
+	empty := t.TempDir()
+	if err := os.Mkdir(empty+"/below", 0o700); err != nil {
 		t.Fatal(err)
 	}
-	file := t.TempDir() + "/both.yaml"
-	if err := os.WriteFile(file, []byte(string(rgd)+"\n---\n"+string(inst)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	want := file + " holds ResourceGraphDefinitions and instances: dry-run previews either changes to RGDs, against the instances the cluster has, or instances, against the RGDs the cluster serves; give them in separate files"
-	if err := runWithoutCluster("dry-run", "-f", file); err == nil || err.Error() != want {
+	want := empty + ": no manifest (.yaml, .yml or .json) found (-R reads the directories below a directory too)"
+	if err := runWithoutCluster("dry-run", "-f", empty); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// The kind an RGD in a file serves is read as the API server would default
+// it: kro.run where it names no group.
+func TestGivenKind(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"schema": map[string]any{"apiVersion": "v1alpha1", "kind": "WebApp"}}}}
+	if got, want := givenKind(u), (schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}); got != want {
+		t.Errorf("givenKind = %v, want %v", got, want)
+	}
+	_ = unstructured.SetNestedField(u.Object, "example.com", "spec", "schema", "group")
+	if got := givenKind(u).Group; got != "example.com" {
+		t.Errorf("group = %q, want example.com", got)
 	}
 }
 
@@ -77,6 +116,11 @@ func TestRGDPreviewSummary(t *testing.T) {
 		p    RGDPreview
 		want string
 	}{
+		{"new", RGDPreview{Name: "webapp", Kind: "WebApp", NewCRD: "webapps.kro.run", ServedAs: "kro.run/v1alpha1"},
+			"ResourceGraphDefinition webapp is new: applying it creates CustomResourceDefinition webapps.kro.run, serving kro.run/v1alpha1 WebApp; it has no instance to preview yet (give instances of it with -f too)"},
+		{"new, with instances given", RGDPreview{Name: "webapp", Kind: "WebApp", NewCRD: "webapps.kro.run", ServedAs: "kro.run/v1alpha1", Instances: 2, Plan: []PlannedResource{
+			{Instance: "WebApp a/x", Action: ActionCreate}, {Instance: "WebApp a/x", Action: ActionSkipped}, {Instance: "WebApp a/y", Action: ActionInvalid}}},
+			"ResourceGraphDefinition webapp is new (applying it creates CustomResourceDefinition webapps.kro.run, serving kro.run/v1alpha1 WebApp): 2 instances of WebApp given, 2 with changes (1 create, 1 invalid)"},
 		{"no instance", RGDPreview{Name: "webapp", Kind: "WebApp", where: "namespace team-a"},
 			"ResourceGraphDefinition webapp: no instance of WebApp in namespace team-a to preview"},
 		{"nothing changes", RGDPreview{Name: "webapp", Kind: "WebApp", where: "every namespace", Instances: 1, Plan: []PlannedResource{

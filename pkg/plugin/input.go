@@ -40,15 +40,11 @@ func readInput(file string, stdin io.Reader) ([]byte, error) {
 // command again with it, where cobra's NoArgs would call it an unknown
 // command.
 func filesOnly(cmd *cobra.Command, args []string) error {
-	path := cmd.CommandPath()
-	switch {
-	case len(args) == 0:
+	if len(args) == 0 {
 		return nil
-	case cmd.Flags().Lookup("filename").Value.Type() == "string" && (len(args) > 1 || cmd.Flags().Changed("filename")):
-		return fmt.Errorf("%s reads one file, given with -f, not arguments (%s): put the documents in one file, or run it once per file", path, strings.Join(args, ", "))
-	default:
-		return fmt.Errorf("%s reads files with -f, not as arguments: %s -f %s", path, path, strings.Join(args, " -f "))
 	}
+	path := cmd.CommandPath()
+	return fmt.Errorf("%s reads files with -f, not as arguments: %s -f %s", path, path, strings.Join(args, " -f "))
 }
 
 // isURL reports whether -f names a manifest on the web.

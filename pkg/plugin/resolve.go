@@ -40,6 +40,10 @@ type cluster struct {
 	name string
 	// reads logs what is read for --watch to follow, when it is set.
 	reads *readLog
+	// given are the objects a dry run was given beside its instances and
+	// RGDs (the ConfigMap an externalRef reads): an externalRef naming one
+	// reads it as given, as if applied with them.
+	given []*unstructured.Unstructured
 }
 
 // cluster connects to the kubeconfig's cluster; kinds it does not serve

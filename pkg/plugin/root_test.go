@@ -144,8 +144,8 @@ func TestAFileWithoutDashFIsShownWithIt(t *testing.T) {
 		{[]string{"validate", "rgd.yaml"}, "kubectl kro validate reads files with -f, not as arguments: kubectl kro validate -f rgd.yaml"},
 		{[]string{"validate", "a.yaml", "b.yaml", "--offline"}, "kubectl kro validate reads files with -f, not as arguments: kubectl kro validate -f a.yaml -f b.yaml"},
 		{[]string{"dry-run", "instance.yaml"}, "kubectl kro dry-run reads files with -f, not as arguments: kubectl kro dry-run -f instance.yaml"},
-		{[]string{"dry-run", "-f", "a.yaml", "b.yaml"}, "kubectl kro dry-run reads one file, given with -f, not arguments (b.yaml): put the documents in one file, or run it once per file"},
-		{[]string{"dry-run", "a.yaml", "b.yaml"}, "kubectl kro dry-run reads one file, given with -f, not arguments (a.yaml, b.yaml): put the documents in one file, or run it once per file"},
+		{[]string{"dry-run", "-f", "a.yaml", "b.yaml"}, "kubectl kro dry-run reads files with -f, not as arguments: kubectl kro dry-run -f b.yaml"},
+		{[]string{"dry-run", "a.yaml", "b.yaml"}, "kubectl kro dry-run reads files with -f, not as arguments: kubectl kro dry-run -f a.yaml -f b.yaml"},
 	} {
 		if err := runWithoutCluster(tc.args...); err == nil || err.Error() != tc.want {
 			t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)

@@ -371,6 +371,25 @@ spec:
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-extra"}}
 `
 
+// previewGivenRGD reads a ConfigMap by externalRef and copies it, with a
+// required field of the instance.
+const previewGivenRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: previewgiven}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: PreviewGiven
+    spec:
+      size: integer | required=true maximum=3
+  resources:
+  - id: settings
+    externalRef: {apiVersion: v1, kind: ConfigMap, metadata: {name: given-settings}}
+  - id: copy
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-copy"}, data: {tier: "${settings.data.tier}", size: "${string(schema.spec.size)}"}}
+`
+
 // singletonRGD renders a ConfigMap of a fixed name: a second instance in a
 // namespace finds the first one's there.
 const singletonRGD = `
@@ -826,7 +845,7 @@ func TestPlugin(t *testing.T) {
 			// previewed under the name a dry-run create gives it.
 			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {generateName: gen-, namespace: %s}, spec: {name: generated}}", ns))
 			out, err = kro(t, cfg, nil, "dry-run", "-f", file)
-			if err != nil || !regexp.MustCompile(`^WebApp plugin/gen-\w{5} \(named by the API server from generateName "gen-" for this preview; a create gets another name\):\n`).MatchString(out) ||
+			if err != nil || !regexp.MustCompile(`^WebApp plugin/gen-\w{5} \(named from generateName "gen-" for this preview; a create gets another name\):\n`).MatchString(out) ||
 				!strings.Contains(out, "deployment: Deployment plugin/generated CREATE") || !regexp.MustCompile(`kro.run/instance-name: gen-\w{5}\n`).MatchString(out) {
 				t.Errorf("dry-run of an instance with generateName: %v\n%s", err, out)
 			}
@@ -936,11 +955,57 @@ func TestPlugin(t *testing.T) {
 			}
 			fresh := strings.Replace(strings.Replace(previewChangeRGD, "name: previewchange", "name: previewfresh", 1), "kind: PreviewChange", "kind: PreviewFresh", 1)
 			writeFile(t, file, fresh)
-			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); err != nil || out != "ResourceGraphDefinition previewfresh is new: applying it creates CustomResourceDefinition previewfreshes.kro.run, serving kro.run/v1alpha1 PreviewFresh; it has no instance to preview yet\n" {
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); err != nil || out != "ResourceGraphDefinition previewfresh is new: applying it creates CustomResourceDefinition previewfreshes.kro.run, serving kro.run/v1alpha1 PreviewFresh; it has no instance to preview yet (give instances of it with -f too)\n" {
 				t.Errorf("dry-run of an RGD not applied: %v\n%s", err, out)
 			}
 			if _, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "previewfresh"); !apierrors.IsNotFound(err) {
 				t.Errorf("dry-run of a new RGD created it: %v", err)
+			}
+
+			// A directory with a new RGD, instances of it and the ConfigMap
+			// its externalRef reads, none of them applied: the instances are
+			// planned with that RGD, validated under its schema, and the
+			// externalRef reads the ConfigMap as given.
+			given := dir + "/given"
+			if err := os.Mkdir(given, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, given+"/rgd.yaml", previewGivenRGD)
+			writeFile(t, given+"/settings.yaml", "{apiVersion: v1, kind: ConfigMap, metadata: {name: given-settings}, data: {tier: gold}}")
+			writeFile(t, given+"/instances.yaml", "{apiVersion: kro.run/v1alpha1, kind: PreviewGiven, metadata: {name: one}, spec: {size: 2}}\n---\n"+
+				"{apiVersion: kro.run/v1alpha1, kind: PreviewGiven, metadata: {name: two}, spec: {sise: 9}}")
+			out, err = kro(t, cfg, nil, "dry-run", "-f", given, "-n", ns)
+			for _, want := range []string{
+				"Warning: dry-run plans no object for what is neither an RGD nor an instance of one, given or in the cluster; an externalRef naming one reads it as given:\n  ConfigMap given-settings\n",
+				"PreviewGiven " + ns + "/one:\nsettings: ConfigMap " + ns + "/given-settings UNCHANGED\n  externalRef: read as given (-f), never written\ncopy: ConfigMap " + ns + "/one-copy CREATE\n",
+				"+  size: \"2\"\n  +  tier: gold\n",
+				"PreviewGiven " + ns + "/two INVALID\n  the instance itself is refused: PreviewGiven.kro.run \"two\" is invalid: [spec.sise: Forbidden: field not declared in the schema, spec.size: Required value",
+				"ResourceGraphDefinition previewgiven is new (applying it creates CustomResourceDefinition previewgivens.kro.run, serving kro.run/v1alpha1 PreviewGiven): 2 instances of PreviewGiven given, 2 with changes (1 create, 1 invalid)\n",
+			} {
+				if !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(out, want) {
+					t.Errorf("dry-run of a new RGD with instances: %v; lacks %q:\n%s", err, want, out)
+				}
+			}
+			if _, err := c.get(t, "v1", "ConfigMap", ns, "one-copy"); !apierrors.IsNotFound(err) {
+				t.Errorf("dry-run of a new RGD's instance created its ConfigMap: %v", err)
+			}
+			// An instance given beside a change to its RGD stands in for
+			// the stored one of its name; the others are planned as stored.
+			writeFile(t, dir+"/wide.yaml", fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: PreviewChange, metadata: {name: wide, namespace: %s}, spec: {level: low}}", ns))
+			out, err = kro(t, cfg, nil, "dry-run", "-f", dir+"/rgd.yaml", "-f", dir+"/wide.yaml", "-n", ns)
+			for _, want := range []string{
+				"PreviewChange " + ns + "/narrow:\nbase: ConfigMap " + ns + "/narrow-base UPDATE\n",
+				"PreviewChange " + ns + "/wide:\nbase: ConfigMap " + ns + "/wide-base UPDATE\n",
+				"+  level: low\n",
+				"+  level: high\n",
+				"ResourceGraphDefinition previewchange: 2 instances of PreviewChange in namespace " + ns + ", 2 with changes",
+			} {
+				if err != nil || !strings.Contains(out, want) {
+					t.Errorf("dry-run of a changed RGD with an instance: %v; lacks %q:\n%s", err, want, out)
+				}
+			}
+			if strings.Count(out, "PreviewChange "+ns+"/wide:") != 1 {
+				t.Errorf("dry-run of a changed RGD plans the given instance and the stored one both:\n%s", out)
 			}
 			// A new RGD of a kind another defines is denied, as its
 			// create would be.
