@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 )
@@ -14,34 +13,22 @@ import (
 // appCRD serves App: spec.name required, spec.replicas defaulted to 1 and
 // at most 5, spec.tier an enum, and a rule across fields.
 func appCRD() *extv1.CustomResourceDefinition {
-	return &extv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "apps.kro.run"},
-		Spec: extv1.CustomResourceDefinitionSpec{
-			Group: "kro.run",
-			Names: extv1.CustomResourceDefinitionNames{Plural: "apps", Singular: "app", Kind: "App", ListKind: "AppList"},
-			Scope: extv1.NamespaceScoped,
-			Versions: []extv1.CustomResourceDefinitionVersion{{
-				Name: "v1alpha1", Served: true, Storage: true,
-				Subresources: &extv1.CustomResourceSubresources{Status: &extv1.CustomResourceSubresourceStatus{}},
-				Schema: &extv1.CustomResourceValidation{OpenAPIV3Schema: &extv1.JSONSchemaProps{
-					Type: "object",
-					Properties: map[string]extv1.JSONSchemaProps{
-						"spec": {
-							Type:         "object",
-							Required:     []string{"name"},
-							XValidations: extv1.ValidationRules{{Rule: "self.tier != 'free' || self.replicas == 1", Message: "the free tier runs one replica"}},
-							Properties: map[string]extv1.JSONSchemaProps{
-								"name":     {Type: "string"},
-								"replicas": {Type: "integer", Default: &extv1.JSON{Raw: []byte("1")}, Maximum: ptr(5.0)},
-								"tier":     {Type: "string", Default: &extv1.JSON{Raw: []byte(`"free"`)}, Enum: []extv1.JSON{{Raw: []byte(`"free"`)}, {Raw: []byte(`"paid"`)}}},
-							},
-						},
-						"status": {Type: "object", Properties: map[string]extv1.JSONSchemaProps{"state": {Type: "string"}}},
-					},
-				}},
-			}},
+	return appsCRD(&extv1.JSONSchemaProps{
+		Type: "object",
+		Properties: map[string]extv1.JSONSchemaProps{
+			"spec": {
+				Type:         "object",
+				Required:     []string{"name"},
+				XValidations: extv1.ValidationRules{{Rule: "self.tier != 'free' || self.replicas == 1", Message: "the free tier runs one replica"}},
+				Properties: map[string]extv1.JSONSchemaProps{
+					"name":     {Type: "string"},
+					"replicas": {Type: "integer", Default: &extv1.JSON{Raw: []byte("1")}, Maximum: ptr(5.0)},
+					"tier":     {Type: "string", Default: &extv1.JSON{Raw: []byte(`"free"`)}, Enum: []extv1.JSON{{Raw: []byte(`"free"`)}, {Raw: []byte(`"paid"`)}}},
+				},
+			},
+			"status": {Type: "object", Properties: map[string]extv1.JSONSchemaProps{"state": {Type: "string"}}},
 		},
-	}
+	})
 }
 
 func app(t *testing.T, doc string) *unstructured.Unstructured {
