@@ -71,6 +71,7 @@ type dryRunOptions struct {
 	files                    []string
 	output                   string
 	recursive, allNamespaces bool
+	maxCollectionSize        int
 }
 
 func newDryRunCommand(parent *Options) *cobra.Command {
@@ -118,6 +119,7 @@ the instance's values.`,
 	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file, directory or URL of the instances, or of the changed RGDs (and instances of them), to preview; - reads standard input")
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f and all directories below them")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with an RGD, preview its instances in every namespace")
+	cmd.Flags().IntVar(&o.maxCollectionSize, "max-collection-size", resolve.DefaultMaxCollectionSize, "most items one forEach resource may expand to: give the agent's --max-collection-size when it runs with another")
 	addOutputFlag(cmd, &o.output, "yaml prints the rendered objects; json prints the plan (with RGDs, each RGD's preview: schema changes, whether kro-agent holds the change, and the plan)", "json", "yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -137,6 +139,9 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 			return fmt.Errorf("%s has neither metadata.name nor metadata.generateName: give it a name", u.GetKind())
 		}
 	}
+	if o.maxCollectionSize < 1 {
+		return fmt.Errorf("--max-collection-size must be at least 1, not %d", o.maxCollectionSize)
+	}
 	if len(rgds) == 0 && o.allNamespaces {
 		return fmt.Errorf("-A previews the instances of an RGD in every namespace; %s holds instances, previewed in the namespaces they name", o.source())
 	}
@@ -144,6 +149,7 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.maxCollectionSize = o.maxCollectionSize
 	instances, err := o.instancesAmong(ctx, c, slices.DeleteFunc(docs, isRGD), rgds)
 	if err != nil {
 		return err
@@ -443,7 +449,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		}
 		items := []resolve.Item{{Scope: scope}}
 		if n.IsCollection() {
-			if items, err = resolve.Expand(n, scope, 0); err != nil {
+			if items, err = resolve.Expand(n, scope, c.maxCollectionSize); err != nil {
 				unnamed[n.ID] = true
 				action, reason := unrenderable([]error{err})
 				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: action, Reason: reason})

@@ -336,3 +336,12 @@ func TestAfterRefused(t *testing.T) {
 		}
 	}
 }
+
+// A collection limit below one is refused before anything is asked of the
+// cluster: no collection could be planned.
+func TestDryRunCollectionLimitIsAtLeastOne(t *testing.T) {
+	want := "--max-collection-size must be at least 1, not 0"
+	if err := runWithoutCluster("dry-run", "-f", "../../examples/workers/instance.yaml", "--max-collection-size", "0"); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}

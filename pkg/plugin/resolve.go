@@ -44,6 +44,9 @@ type cluster struct {
 	// RGDs (the ConfigMap an externalRef reads): an externalRef naming one
 	// reads it as given, as if applied with them.
 	given []*unstructured.Unstructured
+	// maxCollectionSize bounds the items of a collection a dry run
+	// expands, as the agent's flag of that name does; 0 for its default.
+	maxCollectionSize int
 }
 
 // cluster connects to the kubeconfig's cluster; kinds it does not serve
