@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -55,6 +56,19 @@ type ValidationResult struct {
 	// Warnings are what the admission webhook would warn of: legal but
 	// likely unmeant, or a change kro-agent would not apply.
 	Warnings []string `json:"warnings,omitempty"`
+	// Instances are the instances of the RGD's kind in the files, each
+	// checked against the schema it generates as the API server would
+	// check it on create.
+	Instances []InstanceValidation `json:"instances,omitempty"`
+}
+
+// InstanceValidation is the outcome for one instance in the files of an
+// RGD there.
+type InstanceValidation struct {
+	Name   string   `json:"name"`
+	File   string   `json:"file"`
+	Valid  bool     `json:"valid"`
+	Errors []string `json:"errors,omitempty"`
 }
 
 // ValidationReport is the whole output of validate.
@@ -78,7 +92,10 @@ and type-checked, ids, the dependency graph and the generated CRD. Built-in kind
 checked offline; kinds from CRDs are checked through the cluster of the current
 kubeconfig when it is reachable. CRDs in the given files, and the kinds the RGDs there
 generate, are checked as the files declare them, as if all were applied together.
-Exits 1 when any RGD is invalid.`,
+Instances in the files of an RGD there are checked against the schema it generates, as
+the API server would check them on create (with its own code, offline too): fields the
+schema does not declare, required fields, bounds and enums, validation rules.
+Exits 1 when any RGD, or any instance of one, is invalid.`,
 		Example: `  kubectl kro validate -f examples/webapp/rgd.yaml
   kubectl kro validate -f crds.yaml -f rgds.yaml
   kubectl kro validate -R -f platform/
@@ -106,7 +123,8 @@ func (o *validateOptions) run(ctx context.Context) error {
 		return err
 	}
 	var rgds []parsedRGD
-	var others, unreadable []string
+	var others []fileObject
+	var unreadable []string
 	for _, file := range files {
 		in, err := readFile(file, o.Streams.In)
 		if err != nil {
@@ -128,7 +146,11 @@ func (o *validateOptions) run(ctx context.Context) error {
 		case !o.recursive && slices.ContainsFunc(o.files, isDirectory):
 			hint = " (-R reads the directories below a directory too)"
 		case len(others) > 0:
-			found := strings.Join(others[:min(len(others), 3)], ", ")
+			var names []string
+			for _, o := range others[:min(len(others), 3)] {
+				names = append(names, o.String())
+			}
+			found := strings.Join(names, ", ")
 			if len(others) > 3 {
 				found += fmt.Sprintf(" and %d more", len(others)-3)
 			}
@@ -176,13 +198,14 @@ func (o *validateOptions) run(ctx context.Context) error {
 			if w := stored.breakageWarning(ctx, rgd.obj, graphs[i]); w != "" {
 				res.Warnings = append(res.Warnings, w)
 			}
+			res.Instances = checkInstances(ctx, graphs[i], others)
 		}
 	}
 	if err := printValidation(o.Streams.Out, o.output, report); err != nil {
 		return err
 	}
 	for _, r := range report.Results {
-		if !r.Valid {
+		if !r.Valid || slices.ContainsFunc(r.Instances, func(i InstanceValidation) bool { return !i.Valid }) {
 			return ErrInvalid
 		}
 	}
@@ -190,6 +213,40 @@ func (o *validateOptions) run(ctx context.Context) error {
 		return ErrInvalid
 	}
 	return nil
+}
+
+// checkInstances checks the instances of g's kind among objs against the
+// schema g generates, with the API server's own code, as it would check
+// them on create (offline.Admit): fields it does not declare, required
+// ones, bounds and validation rules.
+func checkInstances(ctx context.Context, g *graph.Graph, objs []fileObject) []InstanceValidation {
+	var checked []InstanceValidation
+	for _, o := range objs {
+		gvk := o.obj.GroupVersionKind()
+		if gvk.GroupKind() != g.Instance.GroupKind() {
+			continue
+		}
+		res := InstanceValidation{Name: displayName(o.obj), File: o.file}
+		if gvk.Version != g.Instance.Version {
+			res.Errors = []string{fmt.Sprintf("apiVersion: %s is not served: the RGD serves %s in %s only", gvk.GroupVersion(), gvk.Kind, g.Instance.GroupVersion())}
+			checked = append(checked, res)
+			continue
+		}
+		inst := o.obj.DeepCopy()
+		if g.Namespaced && inst.GetNamespace() == "" {
+			inst.SetNamespace(metav1.NamespaceDefault) // kubectl gives it its context's namespace
+		}
+		errs, err := offline.Admit(ctx, g.CRD, inst)
+		if err != nil {
+			errs = field.ErrorList{field.InternalError(nil, err)}
+		}
+		for _, e := range errs {
+			res.Errors = append(res.Errors, e.Error())
+		}
+		res.Valid = len(res.Errors) == 0
+		checked = append(checked, res)
+	}
+	return checked
 }
 
 // compileTogether compiles RGDs meant to be applied together, with the
@@ -372,11 +429,12 @@ func isDirectory(path string) bool {
 }
 
 // fileContents is what validate reads in one file: the RGDs, the CRDs
-// their kinds may come from, and the names of other objects.
+// their kinds may come from, and other objects, among them instances of
+// the RGDs.
 type fileContents struct {
 	rgds   []parsedRGD
 	crds   []*extv1.CustomResourceDefinition
-	others []string
+	others []fileObject
 	// unreadable says, for each document that could not be read, which
 	// and why.
 	unreadable []string
@@ -425,10 +483,30 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 			}
 			in.crds = append(in.crds, crd)
 		case meta.Kind != "":
-			in.others = append(in.others, strings.TrimSpace(meta.Kind+" "+meta.Metadata.Name))
+			// Read as the API server decodes JSON: integers as int64.
+			obj := &unstructured.Unstructured{}
+			raw, err := yaml.YAMLToJSON(doc)
+			if err == nil {
+				err = obj.UnmarshalJSON(raw)
+			}
+			if err != nil {
+				in.unreadable = append(in.unreadable, fmt.Sprintf("%s: document %d: %v", file, i+1, err))
+				continue
+			}
+			in.others = append(in.others, fileObject{obj: obj, file: file})
 		}
 	}
 	return in, nil
+}
+
+// fileObject is an object read from file that is neither an RGD nor a CRD.
+type fileObject struct {
+	obj  *unstructured.Unstructured
+	file string
+}
+
+func (f fileObject) String() string {
+	return strings.TrimSpace(f.obj.GetKind() + " " + f.obj.GetName())
 }
 
 // decodeRGD reads an RGD as the API server's strict field validation
@@ -474,6 +552,16 @@ func printValidation(w io.Writer, format string, report ValidationReport) error 
 			fmt.Fprintf(w, "resourcegraphdefinition/%s (%s): valid\n  topological order: %s\n", r.Name, r.File, strings.Join(r.TopologicalOrder, " -> "))
 			for _, warning := range r.Warnings {
 				fmt.Fprintf(w, "  warning: %s\n", warning)
+			}
+			for _, inst := range r.Instances {
+				if inst.Valid {
+					fmt.Fprintf(w, "  instance %s (%s): valid\n", inst.Name, inst.File)
+					continue
+				}
+				fmt.Fprintf(w, "  instance %s (%s): %d error(s)\n", inst.Name, inst.File, len(inst.Errors))
+				for _, e := range inst.Errors {
+					fmt.Fprintf(w, "    - %s\n", strings.ReplaceAll(e, "\n", "\n      "))
+				}
 			}
 			continue
 		}

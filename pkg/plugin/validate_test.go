@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -235,6 +236,44 @@ func TestValidateOfInstancesPointsToDryRun(t *testing.T) {
 	want := "../../examples/webapp/instance.yaml: no ResourceGraphDefinition found but WebApp demo (kubectl kro dry-run -f previews instances)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// Instances in the files of an RGD there are checked against the schema it
+// generates, as the API server would check them on create; one it would
+// refuse makes the exit 1, with its errors under its RGD.
+func TestValidateChecksInstancesOfTheRGDsGiven(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "all.yaml")
+	rgd := `{apiVersion: kro.run/v1alpha1, kind: ResourceGraphDefinition, metadata: {name: sized},
+  spec: {schema: {apiVersion: v1alpha1, kind: Sized, spec: {size: "integer | required=true maximum=3"}},
+    resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {size: "${string(schema.spec.size)}"}}}]}}`
+	instances := []string{
+		`{apiVersion: kro.run/v1alpha1, kind: Sized, metadata: {name: small}, spec: {size: 2}}`,
+		`{apiVersion: kro.run/v1alpha1, kind: Sized, metadata: {name: large}, spec: {size: 9, colour: red}}`,
+		`{apiVersion: kro.run/v1beta1, kind: Sized, metadata: {name: later}, spec: {size: 1}}`,
+		`{apiVersion: v1, kind: ConfigMap, metadata: {name: other}}`,
+	}
+	if err := os.WriteFile(file, []byte(rgd+"\n---\n"+strings.Join(instances, "\n---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runPlugin("validate", "--offline", "-o", "json", "-f", file)
+	if err != ErrInvalid {
+		t.Errorf("exit: %v, want %v", err, ErrInvalid)
+	}
+	report := decodeReport(t, out)
+	if len(report.Results) != 1 || !report.Results[0].Valid {
+		t.Fatalf("the RGD is not valid alone:\n%s", out)
+	}
+	want := []InstanceValidation{
+		{Name: "small", File: file, Valid: true},
+		{Name: "large", File: file, Errors: []string{
+			"spec.colour: Forbidden: field not declared in the schema",
+			"spec.size: Invalid value: 9: spec.size in body should be less than or equal to 3",
+		}},
+		{Name: "later", File: file, Errors: []string{"apiVersion: kro.run/v1beta1 is not served: the RGD serves Sized in kro.run/v1alpha1 only"}},
+	}
+	if got := report.Results[0].Instances; !reflect.DeepEqual(got, want) {
+		t.Errorf("instances:\n%+v\nwant\n%+v", got, want)
 	}
 }
 

@@ -17,11 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	namegen "k8s.io/apiserver/pkg/storage/names"
 )
 
 // Admit does to obj, a new object of the kind crd serves, what the API
 // server does when it is created with strict field validation, for a kind
-// the cluster does not serve yet: status dropped (a status subresource
+// the cluster does not serve yet: named from its generateName, status dropped (a status subresource
 // takes it apart), fields the schema does not declare named, defaults
 // filled in, then metadata, the schema's validation, list invariants and
 // x-kubernetes-validations rules checked. obj is changed in place. The
@@ -44,6 +45,9 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 		return nil, fmt.Errorf("the schema of CustomResourceDefinition %s: %w", crd.Name, err)
 	}
 
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		obj.SetName(namegen.SimpleNameGenerator.GenerateName(obj.GetGenerateName()))
+	}
 	if crd.Spec.Versions[0].Subresources != nil && crd.Spec.Versions[0].Subresources.Status != nil {
 		delete(obj.Object, "status")
 	}
@@ -59,11 +63,13 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 	errs = append(errs, objectmeta.Validate(nil, obj.Object, structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, structural, obj.Object)...)
 	// As the API server: the rules run unless an error says the object is
-	// not what the schema describes, which they may take for granted.
+	// not what the schema describes, which they may take for granted. (It
+	// adds an error saying so, without a field; the errors above are what
+	// to correct, and the rules are checked once they are.)
 	for _, e := range errs {
 		switch e.Type {
 		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
-			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")), nil
+			return errs, nil
 		}
 	}
 	ruleErrs, _ := cel.NewValidator(structural, true, celconfig.PerCallLimit).Validate(ctx, nil, structural, obj.Object, nil, celconfig.RuntimeCELCostBudget)
