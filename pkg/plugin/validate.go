@@ -33,6 +33,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
 // ErrInvalid makes the command exit 1 after its report is printed.
@@ -94,7 +95,10 @@ kubeconfig when it is reachable. CRDs in the given files, and the kinds the RGDs
 generate, are checked as the files declare them, as if all were applied together.
 Instances in the files of an RGD there are checked against the schema it generates, as
 the API server would check them on create (with its own code, offline too): fields the
-schema does not declare, required fields, bounds and enums, validation rules.
+schema does not declare, required fields, bounds and enums, validation rules; and their
+values rendered into the templates (an expression that fails on them, such as a division
+by zero, or a value of the wrong type for its field), as far as offline allows: what
+reads another resource is not rendered.
 Exits 1 when any RGD, or any instance of one, is invalid.`,
 		Example: `  kubectl kro validate -f examples/webapp/rgd.yaml
   kubectl kro validate -f crds.yaml -f rgds.yaml
@@ -218,7 +222,8 @@ func (o *validateOptions) run(ctx context.Context) error {
 // checkInstances checks the instances of g's kind among objs against the
 // schema g generates, with the API server's own code, as it would check
 // them on create (offline.Admit): fields it does not declare, required
-// ones, bounds and validation rules.
+// ones, bounds and validation rules; then what their values make of the
+// templates (renderFailures).
 func checkInstances(ctx context.Context, g *graph.Graph, objs []fileObject) []InstanceValidation {
 	var checked []InstanceValidation
 	for _, o := range objs {
@@ -243,10 +248,62 @@ func checkInstances(ctx context.Context, g *graph.Graph, objs []fileObject) []In
 		for _, e := range errs {
 			res.Errors = append(res.Errors, e.Error())
 		}
+		if len(res.Errors) == 0 {
+			res.Errors = renderFailures(g, inst)
+		}
 		res.Valid = len(res.Errors) == 0
 		checked = append(checked, res)
 	}
 	return checked
+}
+
+// renderFailures renders g's resources from the instance inst alone, as
+// kro-agent would, and says what cannot be rendered from its values: an
+// expression failing on them (a division by zero, an index out of range,
+// a value of the wrong type for its field), an includeWhen or forEach
+// that fails, a collection over the default limit. What waits on another
+// resource, which offline does not exist, is not checked.
+func renderFailures(g *graph.Graph, inst *unstructured.Unstructured) []string {
+	var failures []string
+	fail := func(n *graph.Node, err error) {
+		if !errors.Is(err, resolve.ErrPending) {
+			failures = append(failures, fmt.Sprintf("resource %s: cannot be rendered from the instance's values: %v", n.ID, err))
+		}
+	}
+	scope := resolve.NewScope(g, inst.Object)
+	skipped := map[string]bool{}
+	for _, n := range g.Nodes {
+		if skippedDependency(n, skipped) != "" {
+			skipped[n.ID] = true
+			continue
+		}
+		switch why, err := resolve.Excluded(n, scope); {
+		case err != nil:
+			fail(n, err)
+			continue
+		case why != "":
+			skipped[n.ID] = true
+			continue
+		}
+		if n.External != nil {
+			continue // read from the cluster; what reads it waits
+		}
+		items := []resolve.Item{{Scope: scope}}
+		if n.IsCollection() {
+			var err error
+			if items, err = resolve.Expand(n, scope, 0); err != nil {
+				fail(n, err)
+				continue
+			}
+		}
+		for _, item := range items {
+			resolve.RenderOr(n, item.Scope, func(_ *graph.Field, err error) any {
+				fail(n, err)
+				return nil
+			})
+		}
+	}
+	return failures
 }
 
 // compileTogether compiles RGDs meant to be applied together, with the

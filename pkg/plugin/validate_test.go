@@ -240,17 +240,19 @@ func TestValidateOfInstancesPointsToDryRun(t *testing.T) {
 }
 
 // Instances in the files of an RGD there are checked against the schema it
-// generates, as the API server would check them on create; one it would
-// refuse makes the exit 1, with its errors under its RGD.
+// generates, as the API server would check them on create, and rendered;
+// one it would refuse, or whose values fail an expression, makes the exit
+// 1, with its errors under its RGD.
 func TestValidateChecksInstancesOfTheRGDsGiven(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "all.yaml")
 	rgd := `{apiVersion: kro.run/v1alpha1, kind: ResourceGraphDefinition, metadata: {name: sized},
   spec: {schema: {apiVersion: v1alpha1, kind: Sized, spec: {size: "integer | required=true maximum=3"}},
-    resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {size: "${string(schema.spec.size)}"}}}]}}`
+    resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {size: "${string(schema.spec.size)}", share: "${string(12 / schema.spec.size)}"}}}]}}`
 	instances := []string{
 		`{apiVersion: kro.run/v1alpha1, kind: Sized, metadata: {name: small}, spec: {size: 2}}`,
 		`{apiVersion: kro.run/v1alpha1, kind: Sized, metadata: {name: large}, spec: {size: 9, colour: red}}`,
 		`{apiVersion: kro.run/v1beta1, kind: Sized, metadata: {name: later}, spec: {size: 1}}`,
+		`{apiVersion: kro.run/v1alpha1, kind: Sized, metadata: {name: empty}, spec: {size: 0}}`,
 		`{apiVersion: v1, kind: ConfigMap, metadata: {name: other}}`,
 	}
 	if err := os.WriteFile(file, []byte(rgd+"\n---\n"+strings.Join(instances, "\n---\n")), 0o600); err != nil {
@@ -271,6 +273,7 @@ func TestValidateChecksInstancesOfTheRGDsGiven(t *testing.T) {
 			"spec.size: Invalid value: 9: spec.size in body should be less than or equal to 3",
 		}},
 		{Name: "later", File: file, Errors: []string{"apiVersion: kro.run/v1beta1 is not served: the RGD serves Sized in kro.run/v1alpha1 only"}},
+		{Name: "empty", File: file, Errors: []string{"resource cm: cannot be rendered from the instance's values: data.share: ${string(12 / schema.spec.size)}: division by zero"}},
 	}
 	if got := report.Results[0].Instances; !reflect.DeepEqual(got, want) {
 		t.Errorf("instances:\n%+v\nwant\n%+v", got, want)
