@@ -103,8 +103,8 @@ instances are planned with those RGDs as if all were applied together, whether t
 is new or changed: each instance is defaulted and validated under the kind's new schema
 (with the API server's own code: the kind may not be served yet) and stands in for the
 stored instance of its name, beside the RGD's other instances. Objects that are neither
-RGDs nor instances of a kind an RGD serves (given, or in the cluster) are left out, each
-named on standard error.
+RGDs nor instances of a kind an RGD serves (given, or in the cluster) have no plan, and
+are named on standard error; an externalRef naming one reads it as given.
 
 It exits 1 when an object is invalid: refused by the API server, or not renderable from
 the instance's values.`,

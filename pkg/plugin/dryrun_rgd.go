@@ -198,17 +198,8 @@ func (c *cluster) inNamespaces(g *graph.Graph, given []*unstructured.Unstructure
 // the API server would do once it serves it (which it may not yet: served
 // is false for a new RGD), and in place of the stored instance of its
 // name, if there is one.
-func (c *cluster) planGiven(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph, given *unstructured.Unstructured, served bool) []PlannedResource {
-	// Read again as the API server decodes JSON, integers as int64 (YAML
-	// gave float64s, which CEL's string() and int fields would not take).
-	inst := &unstructured.Unstructured{}
-	raw, err := given.MarshalJSON()
-	if err == nil {
-		err = inst.UnmarshalJSON(raw)
-	}
-	if err != nil {
-		return []PlannedResource{instanceEntry(g.Instance.Kind, given, ActionInvalid, err.Error(), "")}
-	}
+func (c *cluster) planGiven(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph, inst *unstructured.Unstructured, served bool) []PlannedResource {
+	inst = inst.DeepCopy()
 	generateName := ""
 	if inst.GetName() == "" && inst.GetGenerateName() != "" {
 		// As the API server names it on create.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -105,18 +106,33 @@ func documents(file string, data []byte) ([]*unstructured.Unstructured, error) {
 	}
 	var objs []*unstructured.Unstructured
 	for i, doc := range docs {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+		obj, err := decodeObject(doc)
+		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, unquotedExpression(doc, err))
 		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
+		if len(obj) > 0 {
+			objs = append(objs, &unstructured.Unstructured{Object: obj})
 		}
 	}
 	if len(objs) == 0 {
 		return nil, fmt.Errorf("%s: no instance or ResourceGraphDefinition found", file)
 	}
 	return objs, nil
+}
+
+// decodeObject reads one YAML or JSON document as the API server decodes
+// JSON: whole numbers as int64, which integer fields and expressions take,
+// where YAML decoding alone gives float64.
+func decodeObject(doc []byte) (map[string]any, error) {
+	raw, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, fmt.Errorf("error converting YAML to JSON: %w", err) // as kubectl says it
+	}
+	var obj map[string]any
+	if err := utiljson.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // unquotedExpression explains a YAML error in doc that an expression

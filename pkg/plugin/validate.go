@@ -540,17 +540,12 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 			}
 			in.crds = append(in.crds, crd)
 		case meta.Kind != "":
-			// Read as the API server decodes JSON: integers as int64.
-			obj := &unstructured.Unstructured{}
-			raw, err := yaml.YAMLToJSON(doc)
-			if err == nil {
-				err = obj.UnmarshalJSON(raw)
-			}
+			obj, err := decodeObject(doc)
 			if err != nil {
 				in.unreadable = append(in.unreadable, fmt.Sprintf("%s: document %d: %v", file, i+1, err))
 				continue
 			}
-			in.others = append(in.others, fileObject{obj: obj, file: file})
+			in.others = append(in.others, fileObject{obj: &unstructured.Unstructured{Object: obj}, file: file})
 		}
 	}
 	return in, nil
