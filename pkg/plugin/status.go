@@ -49,6 +49,8 @@ type statusOptions struct {
 	noHeaders     bool
 	// selector is a label query the listed instances must match.
 	selector string
+	// notReady keeps the instances whose Ready condition is not True.
+	notReady bool
 	// chunkSize is how many instances one LIST request returns at most.
 	chunkSize int64
 	watch     bool
@@ -63,7 +65,8 @@ func newStatusCommand(parent *Options) *cobra.Command {
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
 are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; --selector
-keeps the instances whose labels match; -o wide adds the RGD and the Ready condition's
+keeps the instances whose labels match, --not-ready those whose Ready condition is not
+True (False, Unknown, or not reported yet: what to look at in a fleet); -o wide adds the RGD and the Ready condition's
 message; -o name prints them as kubectl get -o name does
 (webapp.kro.run/demo), for kubectl to take, and with --watch each as it appears. --watch
 redraws the table whenever it changes (with -o json|yaml, prints the list again): it
@@ -73,6 +76,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
   kubectl kro status rgd webapp
   kubectl kro status webapp -l team=payments -A
   kubectl kro status rgd webapp -o name | xargs kubectl describe
+  kubectl kro status -A --not-ready -o wide
   kubectl kro status webapp demo --watch`,
 		Args: func(_ *cobra.Command, args []string) error {
 			_, err := statusArgs(args)
@@ -97,6 +101,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
+	cmd.Flags().BoolVar(&o.notReady, "not-ready", false, "list only the instances whose Ready condition is not True")
 	cmd.Flags().Int64Var(&o.chunkSize, "chunk-size", defaultChunkSize, "list instances in chunks of this many, as kubectl get does, rather than all at once; 0 lists each kind in one request")
 	addWatchFlags(cmd, &o.watch, &o.interval)
 	addColorFlag(cmd, &o.color)
@@ -140,6 +145,10 @@ func (o *statusOptions) print(rows []InstanceStatusRow) error {
 		return nil
 	default:
 		return printObject(o.Streams.Out, o.output, rows)
+	}
+	if len(rows) == 0 && o.notReady && !o.noHeaders {
+		fmt.Fprintln(o.Streams.Out, "No instances found that are not Ready.")
+		return nil
 	}
 	printStatus(o.Streams.Out, rows, tableColumns{namespace: o.allNamespaces, header: !o.noHeaders, wide: o.output == "wide"}, newPalette(o.Streams.Out, o.color), time.Now())
 	return nil
@@ -250,6 +259,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 				if c.Status != metav1.ConditionTrue {
 					row.Reason, row.Message = c.Reason, c.Message
 				}
+			}
+			if o.notReady && row.Ready == string(metav1.ConditionTrue) {
+				continue
 			}
 			rows = append(rows, row)
 		}

@@ -1229,6 +1229,15 @@ func TestPlugin(t *testing.T) {
 			if err != nil || !strings.Contains(one, "pool") || strings.Contains(one, "WebApp") {
 				t.Errorf("status of one instance as KIND/NAME: %v\n%s", err, one)
 			}
+			// --not-ready keeps what to look at: the blocked instance, not
+			// the ready ones; and says so when all are Ready.
+			if out, err := kro(t, cfg, nil, "status", "-n", ns, "--not-ready"); err != nil ||
+				!regexp.MustCompile(`(?m)^Blocked +stuck +[A-Z_]+ +False `).MatchString(out) || strings.Contains(out, "WorkerPool") || strings.Contains(out, "ACTIVE") {
+				t.Errorf("status --not-ready: %v\n%s", err, out)
+			}
+			if out, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns, "--not-ready"); err != nil || out != "No instances found that are not Ready.\n" {
+				t.Errorf("status --not-ready of ready instances: %v\n%s", err, out)
+			}
 			// --no-headers leaves one line per instance, for scripts.
 			if lines, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns, "--no-headers"); err != nil || !strings.HasPrefix(lines, "WorkerPool ") || strings.Count(lines, "\n") != 1 {
 				t.Errorf("status --no-headers: %v\n%s", err, lines)
