@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	namegen "k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -201,10 +200,8 @@ func (c *cluster) inNamespaces(g *graph.Graph, given []*unstructured.Unstructure
 func (c *cluster) planGiven(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, g *graph.Graph, inst *unstructured.Unstructured, served bool) []PlannedResource {
 	inst = inst.DeepCopy()
 	generateName := ""
-	if inst.GetName() == "" && inst.GetGenerateName() != "" {
-		// As the API server names it on create.
-		generateName = inst.GetGenerateName()
-		inst.SetName(namegen.SimpleNameGenerator.GenerateName(generateName))
+	if inst.GetName() == "" {
+		generateName = inst.GetGenerateName() // which Admit names it from
 	}
 	one := func(action, reason string) []PlannedResource {
 		return []PlannedResource{instanceEntry(g.Instance.Kind, inst, action, reason, generateName)}
