@@ -259,15 +259,18 @@ func checkInstances(ctx context.Context, g *graph.Graph, objs []fileObject) []In
 
 // renderFailures renders g's resources from the instance inst alone, as
 // kro-agent would, and says what cannot be rendered from its values: an
-// expression failing on them (a division by zero, an index out of range,
-// a value of the wrong type for its field), an includeWhen or forEach
-// that fails, a collection over the default limit. What waits on another
-// resource, which offline does not exist, is not checked.
+// expression failing on them (a division by zero, a value of the wrong
+// type for its field), an includeWhen or forEach that fails, a collection
+// over the default limit; each once, however many items of a collection
+// fail alike. What waits on another resource, which offline does not
+// exist, or on a value the instance leaves out, is not checked: kro-agent
+// waits for those too.
 func renderFailures(g *graph.Graph, inst *unstructured.Unstructured) []string {
 	var failures []string
 	fail := func(n *graph.Node, err error) {
-		if !errors.Is(err, resolve.ErrPending) {
-			failures = append(failures, fmt.Sprintf("resource %s: cannot be rendered from the instance's values: %v", n.ID, err))
+		msg := fmt.Sprintf("resource %s: cannot be rendered from the instance's values: %v", n.ID, err)
+		if !errors.Is(err, resolve.ErrPending) && !slices.Contains(failures, msg) {
+			failures = append(failures, msg)
 		}
 	}
 	scope := resolve.NewScope(g, inst.Object)
