@@ -85,6 +85,7 @@ fuzz:
 	$(GO) test ./pkg/resolve $(FUZZ) FuzzResolve
 	$(GO) test ./pkg/webhook $(FUZZ) FuzzAdmissionDecoding
 	$(GO) test ./pkg/plugin $(FUZZ) FuzzReadFile
+	$(GO) test ./pkg/plugin $(FUZZ) FuzzCheckInstances
 
 ## generate: deepcopy and the RGD CRD from the API types
 generate:
