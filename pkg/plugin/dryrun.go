@@ -116,7 +116,7 @@ the instance's values.`,
 		Args: filesOnly,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
-	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file, directory or URL of the instances, or of the changed RGDs (and instances of them), to preview; - reads standard input")
+	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "file, directory or URL of the instances, or of the changed RGDs (and instances of them), to preview; - reads standard input")
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f and all directories below them")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with an RGD, preview its instances in every namespace")
 	cmd.Flags().IntVar(&o.maxCollectionSize, "max-collection-size", resolve.DefaultMaxCollectionSize, "most items one forEach resource may expand to: give the agent's --max-collection-size when it runs with another")

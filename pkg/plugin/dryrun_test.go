@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -343,5 +344,23 @@ func TestDryRunCollectionLimitIsAtLeastOne(t *testing.T) {
 	want := "--max-collection-size must be at least 1, not 0"
 	if err := runWithoutCluster("dry-run", "-f", "../../examples/workers/instance.yaml", "--max-collection-size", "0"); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
+	}
+}
+
+// -f a.yaml,b.yaml names two files, as kubectl reads it; a path whose own
+// name holds a comma is one.
+func TestFileListsAreSplitAtCommasUnlessAFileHasThem(t *testing.T) {
+	dir := t.TempDir()
+	odd := filepath.Join(dir, "case_a,_b.yaml")
+	for _, path := range []string{filepath.Join(dir, "one.yaml"), filepath.Join(dir, "two.yaml"), odd} {
+		if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := filepath.Join(dir, "one.yaml") + "," + filepath.Join(dir, "two.yaml")
+	got := splitFileLists([]string{list, odd, "https://example.com/a,b.yaml", "-"})
+	want := []string{filepath.Join(dir, "one.yaml"), filepath.Join(dir, "two.yaml"), odd, "https://example.com/a,b.yaml", "-"}
+	if !slices.Equal(got, want) {
+		t.Errorf("splitFileLists = %q, want %q", got, want)
 	}
 }

@@ -36,6 +36,22 @@ func readInput(file string, stdin io.Reader) ([]byte, error) {
 	return b, err
 }
 
+// splitFileLists splits each -f value that names no file into the paths
+// its commas separate, as kubectl reads -f a.yaml,b.yaml; a path whose own
+// name holds a comma (a test's temporary directory, say) is taken whole,
+// where kubectl would split it.
+func splitFileLists(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil && strings.Contains(p, ",") && !isURL(p) {
+			out = append(out, strings.Split(p, ",")...)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // filesOnly is the Args of a command that reads its input from -f: a file
 // given without -f is what a user most likely meant, so the error shows the
 // command again with it, where cobra's NoArgs would call it an unknown

@@ -108,7 +108,7 @@ Exits 1 when any RGD, or any instance of one, is invalid.`,
 		Args: filesOnly,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context()) },
 	}
-	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "file with one or more RGDs, a directory of such files, or a URL; - reads standard input")
+	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "file with one or more RGDs, a directory of such files, or a URL; - reads standard input")
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f and all directories below them")
 	addOutputFlag(cmd, &o.output, "", "json", "yaml")
 	cmd.Flags().BoolVar(&o.offline, "offline", false, "do not contact a cluster; kinds that are not built in are typed dyn")
@@ -453,7 +453,7 @@ var manifestExtensions = []string{".json", ".yaml", ".yml"}
 // recursive: as kubectl apply -f and -R read them.
 func expandDirectories(paths []string, recursive bool) ([]string, error) {
 	var files []string
-	for _, path := range paths {
+	for _, path := range splitFileLists(paths) {
 		info, err := os.Stat(path)
 		if path == "-" || isURL(path) || (err == nil && !info.IsDir()) {
 			files = append(files, path)
