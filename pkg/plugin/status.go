@@ -77,6 +77,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
   kubectl kro status webapp -l team=payments -A
   kubectl kro status rgd webapp -o name | xargs kubectl describe
   kubectl kro status -A --not-ready -o wide
+  kubectl kro status --not-ready -o name | xargs -n1 kubectl kro why-not-ready   # the root cause of each
   kubectl kro status webapp demo --watch`,
 		Args: func(_ *cobra.Command, args []string) error {
 			_, err := statusArgs(args)
