@@ -37,7 +37,10 @@ var ErrNotReady = errors.New("not ready")
 
 // Diagnosis is why-not-ready's answer.
 type Diagnosis struct {
-	Ready bool `json:"ready"`
+	// Instance is the instance diagnosed, "Kind namespace/name"; "" for
+	// an RGD.
+	Instance string `json:"instance,omitempty"`
+	Ready    bool   `json:"ready"`
 	// Cause is the first match of: RGD not Active, suspended, stale
 	// conditions, blocking resource, instance condition.
 	Cause    string   `json:"cause,omitempty"`
@@ -130,11 +133,15 @@ func (c *cluster) whyNotReady(ctx context.Context, kind, name string) (*Diagnosi
 	case errors.As(err, &released):
 		// Its RGD coming back is what would change it.
 		c.noteObject(rgdGVR, "", released.rgd, nil)
-		return diagnoseReleased(released), nil
+		d := diagnoseReleased(released)
+		d.Instance = released.mapping.GroupVersionKind.Kind + " " + cache.MetaObjectToName(released.instance).String()
+		return d, nil
 	case err != nil:
 		return nil, err
 	}
-	return c.diagnose(ctx, s), nil
+	d := c.diagnose(ctx, s)
+	d.Instance = s.mapping.GroupVersionKind.Kind + " " + cache.MetaObjectToName(s.instance).String()
+	return d, nil
 }
 
 // print writes the diagnosis as text, or in the -o format.
@@ -686,6 +693,11 @@ func printDiagnosis(w io.Writer, d *Diagnosis, p palette) {
 	if d.Ready {
 		fmt.Fprintf(w, "%s\n", p.verdict(VerdictReady)+": "+d.Cause)
 		return
+	}
+	if d.Instance != "" {
+		// Named first: several diagnoses in a row (status --not-ready
+		// -o name | xargs) tell whose each is.
+		fmt.Fprintf(w, "%s %s\n", p.bold("Not ready:"), d.Instance)
 	}
 	fmt.Fprintf(w, "%s %s\n", p.bold("Root cause:"), d.Cause)
 	for _, line := range d.Details {
