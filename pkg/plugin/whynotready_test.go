@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -112,5 +113,20 @@ func TestCreationBlockedAdviceForADeniedWrite(t *testing.T) {
 	_, advice = creationBlocked(instance(`applying ConfigMap a (resource config) in the local cluster: configmaps "a" is forbidden: admission webhook "deny.example.com" denied the request: no`))
 	if !strings.HasPrefix(advice, "the API server refuses kro-agent's apply") {
 		t.Errorf("advice for a write an admission webhook denied: %q", advice)
+	}
+}
+
+// A diagnosis of an instance that is not Ready names it first, so that
+// several in a row can be told apart; one of an RGD has no instance.
+func TestDiagnosisNamesItsInstance(t *testing.T) {
+	var out bytes.Buffer
+	printDiagnosis(&out, &Diagnosis{Instance: "WebApp team-a/shop", Cause: "resource deployment (Deployment shop) is not ready"}, palette{})
+	if want := "Not ready: WebApp team-a/shop\nRoot cause: resource deployment (Deployment shop) is not ready\n"; out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+	out.Reset()
+	printDiagnosis(&out, &Diagnosis{Cause: "ResourceGraphDefinition webapp is not Active"}, palette{})
+	if want := "Root cause: ResourceGraphDefinition webapp is not Active\n"; out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}
 }
