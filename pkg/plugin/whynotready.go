@@ -134,7 +134,7 @@ func (c *cluster) whyNotReady(ctx context.Context, kind, name string) (*Diagnosi
 		// Its RGD coming back is what would change it.
 		c.noteObject(rgdGVR, "", released.rgd, nil)
 		d := diagnoseReleased(released)
-		d.Instance = released.mapping.GroupVersionKind.Kind + " " + cache.MetaObjectToName(released.instance).String()
+		d.Instance = released.kind + " " + cache.MetaObjectToName(released.instance).String()
 		return d, nil
 	case err != nil:
 		return nil, err
