@@ -540,7 +540,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 			plan = append(plan, p)
 		}
 	}
-	instance := s.gvk.Kind + " " + cache.NewObjectName(defaulted.GetNamespace(), defaulted.GetName()).String()
+	instance := instanceName(s.gvk.Kind, defaulted)
 	suspended := v1alpha1.IsSuspended(defaulted)
 	for i := range plan {
 		plan[i].Instance = instance

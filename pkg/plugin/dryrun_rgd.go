@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
@@ -284,7 +283,7 @@ func (c *cluster) planChanged(ctx context.Context, rgd *v1alpha1.ResourceGraphDe
 // made: what happens to the instance itself, and why.
 func instanceEntry(kind string, inst *unstructured.Unstructured, action, reason, generateName string) PlannedResource {
 	return PlannedResource{
-		Instance: kind + " " + cache.MetaObjectToName(inst).String(), GenerateName: generateName,
+		Instance: instanceName(kind, inst), GenerateName: generateName,
 		Kind: kind, Name: inst.GetName(), Namespace: inst.GetNamespace(), Action: action, Reason: reason,
 	}
 }

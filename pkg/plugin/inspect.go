@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -326,6 +327,12 @@ func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
 // name it, to tell its objects from another owner's.
 func ownerIdentity(u *unstructured.Unstructured) ownership.Instance {
 	return ownership.Instance{Name: u.GetName(), Namespace: u.GetNamespace(), UID: string(u.GetUID())}
+}
+
+// instanceName names an instance in plans and diagnoses: "Kind
+// namespace/name", or "Kind name" for a cluster-scoped one.
+func instanceName(kind string, u metav1.Object) string {
+	return kind + " " + cache.MetaObjectToName(u).String()
 }
 
 // markRefused gives the missing object whose apply the API server refused

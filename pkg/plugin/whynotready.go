@@ -134,13 +134,13 @@ func (c *cluster) whyNotReady(ctx context.Context, kind, name string) (*Diagnosi
 		// Its RGD coming back is what would change it.
 		c.noteObject(rgdGVR, "", released.rgd, nil)
 		d := diagnoseReleased(released)
-		d.Instance = released.kind + " " + cache.MetaObjectToName(released.instance).String()
+		d.Instance = instanceName(released.kind, released.instance)
 		return d, nil
 	case err != nil:
 		return nil, err
 	}
 	d := c.diagnose(ctx, s)
-	d.Instance = s.mapping.GroupVersionKind.Kind + " " + cache.MetaObjectToName(s.instance).String()
+	d.Instance = instanceName(s.mapping.GroupVersionKind.Kind, s.instance)
 	return d, nil
 }
 
