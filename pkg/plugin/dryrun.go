@@ -150,7 +150,11 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 		return err
 	}
 	c.maxCollectionSize = o.maxCollectionSize
-	instances, err := o.instancesAmong(ctx, c, slices.DeleteFunc(docs, isRGD), rgds)
+	served, err := c.listRGDs(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the ResourceGraphDefinitions the cluster serves: %w", err)
+	}
+	instances, err := o.instancesAmong(c, slices.DeleteFunc(docs, isRGD), rgds, served)
 	if err != nil {
 		return err
 	}
@@ -159,7 +163,7 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	}
 	var plan []PlannedResource
 	for _, inst := range instances {
-		p, err := c.dryRun(ctx, inst)
+		p, err := c.dryRun(ctx, inst, served)
 		if err != nil && len(instances) > 1 {
 			err = fmt.Errorf("%s %s: %w", inst.GetKind(), displayName(inst), err)
 		}
@@ -214,25 +218,21 @@ func (o *dryRunOptions) source() string {
 }
 
 // instancesAmong keeps the objects that are instances of a kind an RGD
-// serves, one of rgds or one in the cluster. The others (the ConfigMap an
+// serves, one of rgds or one of served, the cluster's. The others (the ConfigMap an
 // externalRef reads, beside the RGD in its directory) become c's given
 // objects, each named on standard error; when no instance or RGD is left,
 // the first is the error.
-func (o *dryRunOptions) instancesAmong(ctx context.Context, c *cluster, objs, rgds []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	served := map[schema.GroupVersionKind]bool{}
+func (o *dryRunOptions) instancesAmong(c *cluster, objs, rgds []*unstructured.Unstructured, served []v1alpha1.ResourceGraphDefinition) ([]*unstructured.Unstructured, error) {
+	known := map[schema.GroupVersionKind]bool{}
 	for _, u := range rgds {
-		served[givenKind(u)] = true
+		known[givenKind(u)] = true
 	}
-	listed, err := c.listRGDs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing the ResourceGraphDefinitions the cluster serves: %w", err)
-	}
-	for i := range listed {
-		served[rgdKind(&listed[i])] = true
+	for i := range served {
+		known[rgdKind(&served[i])] = true
 	}
 	var kept []*unstructured.Unstructured
 	for _, u := range objs {
-		if served[u.GroupVersionKind()] {
+		if known[u.GroupVersionKind()] {
 			kept = append(kept, u)
 		} else {
 			c.given = append(c.given, u)
@@ -335,10 +335,11 @@ func (o *dryRunOptions) print(plan []PlannedResource, headed bool) error {
 	}
 }
 
-// dryRun renders the instance's graph and validates each object.
-func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured) ([]PlannedResource, error) {
+// dryRun renders the instance's graph, of the RGD among served that
+// serves its kind, and validates each object.
+func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, served []v1alpha1.ResourceGraphDefinition) ([]PlannedResource, error) {
 	gvk := inst.GroupVersionKind()
-	rgd, err := c.rgdServing(ctx, gvk)
+	rgd, err := servingOf(served, gvk)
 	if err != nil {
 		return nil, err
 	}

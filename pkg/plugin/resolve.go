@@ -545,6 +545,12 @@ func (c *cluster) rgdServing(ctx context.Context, gvk schema.GroupVersionKind) (
 	if err != nil {
 		return nil, err
 	}
+	return servingOf(rgds, gvk)
+}
+
+// servingOf finds among rgds, listed already, the one whose schema defines
+// gvk.
+func servingOf(rgds []v1alpha1.ResourceGraphDefinition, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, error) {
 	for i := range rgds {
 		if rgdKind(&rgds[i]) == gvk {
 			return &rgds[i], nil
