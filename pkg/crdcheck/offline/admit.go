@@ -22,12 +22,12 @@ import (
 
 // Admit does to obj, a new object of the kind crd serves, what the API
 // server does when it is created with strict field validation, for a kind
-// the cluster does not serve yet: named from its generateName, status dropped (a status subresource
-// takes it apart), fields the schema does not declare named, defaults
-// filled in, then metadata, the schema's validation, list invariants and
-// x-kubernetes-validations rules checked. obj is changed in place. The
-// errors are the API server's, with its paths; a schema the API server
-// would not take is the error returned.
+// the cluster does not serve yet: named from its generateName, status
+// dropped (a status subresource takes it apart), fields the schema does
+// not declare named, defaults filled in, then metadata, the schema's
+// validation, list invariants and x-kubernetes-validations rules checked.
+// obj is changed in place. The errors are the API server's, with its
+// paths; a schema the API server would not take is the error returned.
 func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstructured.Unstructured) (field.ErrorList, error) {
 	if len(crd.Spec.Versions) == 0 || crd.Spec.Versions[0].Schema == nil || crd.Spec.Versions[0].Schema.OpenAPIV3Schema == nil {
 		return nil, fmt.Errorf("CustomResourceDefinition %s has no schema", crd.Name)
