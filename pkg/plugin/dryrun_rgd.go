@@ -108,7 +108,7 @@ func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured,
 		case allNamespaces:
 			ns, p.where = metav1.NamespaceAll, "every namespace"
 		default:
-			p.where = "namespace " + ns
+			p.where = namespacesPhrase(ns, given)
 		}
 		var err error
 		instances, err = listInChunks(ctx, c.resourceIn(m, ns), metav1.ListOptions{}, defaultChunkSize)
@@ -172,6 +172,24 @@ func planEach(n int, plan func(i int) []PlannedResource) []PlannedResource {
 // sameObject reports whether a and b name the same object of one kind.
 func sameObject(a, b *unstructured.Unstructured) bool {
 	return a.GetName() != "" && a.GetName() == b.GetName() && a.GetNamespace() == b.GetNamespace()
+}
+
+// namespacesPhrase names the namespaces a preview's instances are in: ns,
+// where they were listed, and those of the instances given, which a file
+// may put elsewhere.
+func namespacesPhrase(ns string, given []*unstructured.Unstructured) string {
+	namespaces := []string{ns}
+	for _, u := range given {
+		if !slices.Contains(namespaces, u.GetNamespace()) {
+			namespaces = append(namespaces, u.GetNamespace())
+		}
+	}
+	if len(namespaces) == 1 {
+		return "namespace " + ns
+	}
+	slices.Sort(namespaces)
+	last := len(namespaces) - 1
+	return "namespaces " + strings.Join(namespaces[:last], ", ") + " and " + namespaces[last]
 }
 
 // inNamespaces puts each of the instances given into its namespace as

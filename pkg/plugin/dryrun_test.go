@@ -127,6 +127,12 @@ func TestRGDPreviewSummary(t *testing.T) {
 		{"nothing changes", RGDPreview{Name: "webapp", Kind: "WebApp", where: "every namespace", Instances: 1, Plan: []PlannedResource{
 			{Instance: "WebApp a/x", Action: ActionUnchanged}, {Instance: "WebApp a/x", Action: ActionSkipped}}},
 			"ResourceGraphDefinition webapp: 1 instance of WebApp in every namespace, 0 with changes"},
+		{"given in other namespaces", RGDPreview{Name: "webapp", Kind: "WebApp", where: namespacesPhrase("team-a", []*unstructured.Unstructured{inNamespace("prod"), inNamespace("team-a"), inNamespace("dev")}),
+			Instances: 3, Plan: []PlannedResource{{Instance: "WebApp prod/x", Action: ActionCreate}, {Instance: "WebApp team-a/x", Action: ActionUnchanged}, {Instance: "WebApp dev/x", Action: ActionUnchanged}}},
+			"ResourceGraphDefinition webapp: 3 instances of WebApp in namespaces dev, prod and team-a, 1 with changes (1 create)"},
+		{"given in the namespace listed", RGDPreview{Name: "webapp", Kind: "WebApp", where: namespacesPhrase("team-a", []*unstructured.Unstructured{inNamespace("team-a")}),
+			Instances: 1, Plan: []PlannedResource{{Instance: "WebApp team-a/x", Action: ActionUnchanged}}},
+			"ResourceGraphDefinition webapp: 1 instance of WebApp in namespace team-a, 0 with changes"},
 		{"changes", RGDPreview{Name: "tenant", Kind: "Tenant", Instances: 3, Plan: []PlannedResource{
 			{Instance: "Tenant x", Action: ActionUpdate}, {Instance: "Tenant x", Action: ActionDelete},
 			{Instance: "Tenant y", Action: ActionUnchanged}, {Instance: "Tenant z", Action: ActionUpdate}}},
@@ -363,4 +369,12 @@ func TestFileListsAreSplitAtCommasUnlessAFileHasThem(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("splitFileLists = %q, want %q", got, want)
 	}
+}
+
+// inNamespace is an instance given in namespace ns.
+func inNamespace(ns string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp"}}
+	u.SetName("x")
+	u.SetNamespace(ns)
+	return u
 }
