@@ -253,3 +253,16 @@ func Whose(labels map[string]string, inst Instance) string {
 	}
 	return fmt.Sprintf("belongs to another instance (%s %s)", v1alpha1.LabelInstanceID, id)
 }
+
+// LeftAlone says why kro-agent does not apply what resource nodeID renders
+// over an existing object with these labels, which is not inst's (Whose
+// says whose), and what the user can do: an object another instance makes
+// is made again while that instance exists, so deleting it is no remedy
+// until then.
+func LeftAlone(labels map[string]string, inst Instance, nodeID string) string {
+	remedy := fmt.Sprintf("delete it, or have resource %s render another name", nodeID)
+	if other, ok := Claimant(labels, inst); ok {
+		remedy = fmt.Sprintf("have resource %s render another name for this instance, or delete it once %s is gone (while it exists, it makes the object again)", nodeID, other)
+	}
+	return Whose(labels, inst) + ": kro-agent leaves it as it is; " + remedy
+}

@@ -155,6 +155,25 @@ func TestWhose(t *testing.T) {
 	}
 }
 
+// LeftAlone says whose the object is and what frees its name: deleting it,
+// unless another instance makes it again.
+func TestLeftAlone(t *testing.T) {
+	shop := Instance{Name: "shop", Namespace: "prod", UID: "u-1"}
+	for _, tc := range []struct {
+		labels map[string]string
+		want   string
+	}{
+		{map[string]string{"app": "x"},
+			"was not created by kro-agent (it has no kro.run/instance-id label): kro-agent leaves it as it is; delete it, or have resource config render another name"},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-2", v1alpha1.LabelInstanceName: "cart", v1alpha1.LabelInstanceNamespace: "prod"},
+			"belongs to another instance, prod/cart (kro.run/instance-id u-2): kro-agent leaves it as it is; have resource config render another name for this instance, or delete it once prod/cart is gone (while it exists, it makes the object again)"},
+	} {
+		if got := LeftAlone(tc.labels, shop, "config"); got != tc.want {
+			t.Errorf("LeftAlone(%v) =\n%s\nwant\n%s", tc.labels, got, tc.want)
+		}
+	}
+}
+
 // The template's own labels keep their values over the instance's labels
 // of the same keys; kro's labels win over both.
 func TestAddManagedLabelsKeepsTheTemplatesOwn(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -500,13 +501,13 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 				observed = append(observed, u.Object)
 				continue
 			}
-			p, live := target.planObject(ctx, n, u, unresolved)
+			p, live := target.planObject(ctx, n, u, unresolved, id)
 			p.Cluster = target.name
 			plan = append(plan, p)
 			if p.Action == ActionCreate && n.Kind.GVK.Group == "" && n.Kind.GVK.Kind == "Namespace" {
 				newNamespaces[u.GetName()] = n.ID
 			}
-			if live != nil {
+			if live != nil && ownership.Whose(live.GetLabels(), id) == "" {
 				observed = append(observed, live.Object)
 			} else {
 				observed = append(observed, u.Object)
@@ -537,7 +538,9 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 	}
 	if live != nil {
 		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan)...)
-		if p, changes := statusChange(g, scope, live); changes {
+		// kro-agent goes no further than an invalid object: what it and
+		// its dependents would give the status is not observed.
+		if p, changes := statusChange(g, scope.Without(slices.Collect(maps.Keys(refused))...), live); changes {
 			plan = append(plan, p)
 		}
 	}
@@ -668,7 +671,7 @@ func ledBy(when, reason string) string {
 
 // statusChange plans the status of live, an existing instance: the fields
 // g projects, from the objects as the plan observed them (live where they
-// exist), against what the instance says now; false when they agree. As
+// exist) in scope, against what the instance says now; false when they agree. As
 // the agent does, it leaves out a field whose inputs are not there yet,
 // and writes state and conditions beside them, which the plan leaves to
 // the agent.
@@ -799,8 +802,9 @@ func (c *cluster) dryRunTarget(ctx context.Context, live, inst *unstructured.Uns
 
 // planObject validates one rendered object with a server-side dry-run
 // apply and compares the result with the live object. An object with
-// fields that could not be rendered (unresolved) is not sent.
-func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured.Unstructured, unresolved []error) (PlannedResource, *unstructured.Unstructured) {
+// fields that could not be rendered (unresolved) is not sent, nor one
+// whose name an object not inst's holds: kro-agent leaves that alone.
+func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured.Unstructured, unresolved []error, inst ownership.Instance) (PlannedResource, *unstructured.Unstructured) {
 	p := PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Object: u.Object}
 	ri := c.dyn.Resource(n.Kind.GVR()).Namespace(u.GetNamespace())
 	live, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
@@ -809,6 +813,10 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 			p.Reason = "cannot read the live object: " + err.Error()
 		}
 		live = nil
+	}
+	if live != nil && ownership.Whose(live.GetLabels(), inst) != "" {
+		p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID)
+		return p, live
 	}
 	if len(unresolved) > 0 {
 		p.Action, p.Reason = unrenderable(unresolved)

@@ -587,12 +587,8 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 // deleted.
 func (r *run) heldByOther(n *graph.Node, ref objectRef, held *unstructured.Unstructured) error {
 	r.awaited.holders = waitAlso(r.awaited.holders, ref)
-	remedy := fmt.Sprintf("delete it, or have resource %s render another name", n.ID)
-	if other, ok := ownership.Claimant(held.GetLabels(), r.id); ok {
-		remedy = fmt.Sprintf("have resource %s render another name for this instance, or delete it once %s is gone (while it exists, it makes the object again)", n.ID, other)
-	}
-	return fmt.Errorf("%s %s already exists in %s and %s: kro-agent leaves it as it is; %s",
-		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t, ownership.Whose(held.GetLabels(), r.id), remedy)
+	return fmt.Errorf("%s %s already exists in %s and %s",
+		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t, ownership.LeftAlone(held.GetLabels(), r.id, n.ID))
 }
 
 // holder is the object of ref that exists but is not among the agent's,

@@ -7,6 +7,7 @@ package resolve
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -115,6 +116,23 @@ func (s *Scope) Has(name string) bool {
 // With returns a scope that adds one binding to s without changing s.
 func (s *Scope) With(name string, v any) *Scope {
 	return s.bind(name, v, false)
+}
+
+// Without returns a scope that leaves out the bindings of ids without
+// changing s: what is known once those resources are not observed.
+func (s *Scope) Without(ids ...string) *Scope {
+	out := &Scope{vars: make(map[string]any, len(s.vars)), fromInstance: make(map[string]bool, len(s.fromInstance))}
+	for k, v := range s.vars {
+		if !slices.Contains(ids, k) {
+			out.vars[k] = v
+		}
+	}
+	for k, v := range s.fromInstance {
+		if !slices.Contains(ids, k) {
+			out.fromInstance[k] = v
+		}
+	}
+	return out
 }
 
 // bind adds one binding to a copy of s; fromInstance says whether its

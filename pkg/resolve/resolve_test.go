@@ -164,6 +164,14 @@ func TestStatusOmitsPending(t *testing.T) {
 	if st["serviceIP"] != "10.0.0.1" || st["url"] != "http://demo.default.svc:80" {
 		t.Errorf("status = %v", st)
 	}
+	// Without the service, what reads it is omitted again, and s keeps it.
+	st, _ = Status(g, s.Without("service"))
+	if _, ok := st["serviceIP"]; ok || st["availableReplicas"] != int64(1) {
+		t.Errorf("status without the service = %v", st)
+	}
+	if !s.Has("service") {
+		t.Error("Without changed the scope it was called on")
+	}
 }
 
 func TestDescribeCutsBetweenCharacters(t *testing.T) {

@@ -574,6 +574,17 @@ func TestPlugin(t *testing.T) {
 				!strings.Contains(tree, "not created yet: waiting for resource config") {
 				t.Errorf("tree of the blocked instance: %v\n%s", err, tree)
 			}
+			// dry-run says what the agent does: it leaves the object alone,
+			// goes no further, and so projects no status (the service's
+			// url) from what it would apply after it.
+			file := filepath.Join(t.TempDir(), "clash.yaml")
+			writeFile(t, file, webapp(ns, "clash", ", replicas: 1"))
+			preview, err := kro(t, cfg, nil, "dry-run", "-f", file)
+			if !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(preview, "config: ConfigMap "+ns+"/clash-config INVALID\n"+
+				"  it exists and was not created by kro-agent (it has no kro.run/instance-id label): kro-agent leaves it as it is; delete it, or have resource config render another name\n") ||
+				strings.Contains(preview, "its status") {
+				t.Errorf("dry-run of the blocked instance: %v\n%s", err, preview)
+			}
 			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
 			return ctx
 		}).
@@ -601,6 +612,14 @@ func TestPlugin(t *testing.T) {
 			tree, err := kro(t, cfg, nil, "tree", "singleton", "first", "-n", ns)
 			if err != nil || !regexp.MustCompile(`settings +ConfigMap/team-settings +\S+ +Ready`).MatchString(tree) {
 				t.Errorf("tree of the owner: %v\n%s", err, tree)
+			}
+			// dry-run of the second says the same.
+			file := filepath.Join(t.TempDir(), "second.yaml")
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Singleton, metadata: {name: second, namespace: %s}}", ns))
+			preview, err := kro(t, cfg, nil, "dry-run", "-f", file)
+			if !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(preview, "settings: ConfigMap "+ns+"/team-settings INVALID\n  it exists and "+owner+
+				": kro-agent leaves it as it is; have resource settings render another name for this instance, or delete it once "+ns+"/first is gone") {
+				t.Errorf("dry-run of the second instance: %v\n%s", err, preview)
 			}
 			for _, name := range []string{"second", "first"} {
 				c.delete(t, "kro.run/v1alpha1", "Singleton", ns, name)
