@@ -33,7 +33,7 @@ var reasonMeanings = map[string]string{
 	v1alpha1.ReasonWaitingForInput:          "a resource waits for a dependency to become ready or for a value that does not exist yet",
 	v1alpha1.ReasonFieldUnset:               "a resource template reads a field the instance does not set and its schema gives no default, or reads the instance alone and misses a value in it (an item past the end of its list, a key its map lacks); set it on the instance",
 	v1alpha1.ReasonResourceNotReady:         "a resource is not ready yet: its readyWhen is not met, or it is not created until its inputs are there (the message names it)",
-	v1alpha1.ReasonApplyFailed:              "the API server refused a write; kro-agent retries with backoff",
+	v1alpha1.ReasonApplyFailed:              "a resource could not be written: the API server refused the write, or an object kro-agent does not take over holds its name (the message says which); kro-agent tries again with backoff",
 	v1alpha1.ReasonResolveFailed:            "the instance's values do not make valid resources: an expression fails on them, a forEach expands past its limit, or two resources get one name (the message says which); change the instance spec, or the RGD",
 	v1alpha1.ReasonGraphNotAccepted:         "the instance's RGD has no graph kro-agent can serve (invalid, or changed in a way refused as breaking): nothing is applied or deleted for it until the RGD is fixed",
 	v1alpha1.ReasonReleased:                 "the instance's RGD was deleted: kro-agent took its finalizer off and manages it no more",
