@@ -177,7 +177,7 @@ type explainOptions struct {
 
 func newExplainCommand(parent *Options) *cobra.Command {
 	o := &explainOptions{Options: parent}
-	cmd := instanceCommand(parent, "explain-conditions (KIND NAME | KIND/NAME)",
+	cmd := instanceCommand(parent, "explain-conditions (KIND NAME | KIND/NAME | -f FILE)",
 		"Explain every condition of an instance and of its RGD",
 		`explain-conditions prints each condition of the instance and of its ResourceGraphDefinition:
 what it means, its status and why, since when, and whether it is stale (observedGeneration

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -54,14 +55,22 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 }
 
 // instanceCommand builds a command over one instance (KIND NAME or
-// KIND/NAME), or also an RGD (rgd NAME) where takesRGD: shell completion of
-// both, -o in the given formats, and --color.
+// KIND/NAME, or -f FILE as kubectl get takes it), or also an RGD (rgd NAME)
+// where takesRGD: shell completion of both, -o in the given formats, and
+// --color.
 func instanceCommand(o *Options, use, short, long string, takesRGD bool, formats []string, output, color *string, run func(ctx context.Context, kind, name string) error) *cobra.Command {
+	var file string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Long:  long,
 		Args: func(_ *cobra.Command, args []string) error {
+			if file != "" {
+				if len(args) > 0 {
+					return fmt.Errorf("give the instance as KIND NAME or with -f, not both (got %s and -f %s)", strings.Join(args, " "), file)
+				}
+				return nil
+			}
 			_, _, err := instanceArgs(args)
 			if errors.As(err, new(*nameMissingError)) {
 				return nil // answered with the names there are, below
@@ -70,6 +79,13 @@ func instanceCommand(o *Options, use, short, long string, takesRGD bool, formats
 		},
 		ValidArgsFunction: completeInstances(o, takesRGD),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if file != "" {
+				kind, name, err := o.namedInFile(cmd, file)
+				if err != nil {
+					return err
+				}
+				return run(cmd.Context(), kind, name)
+			}
 			kind, name, err := instanceArgs(args)
 			if missing := (*nameMissingError)(nil); errors.As(err, &missing) {
 				return o.whichInstance(cmd.Context(), cmd.Name(), takesRGD, missing)
@@ -80,9 +96,60 @@ func instanceCommand(o *Options, use, short, long string, takesRGD bool, formats
 			return run(cmd.Context(), kind, name)
 		},
 	}
+	what := "the instance"
+	if takesRGD {
+		what = "the instance or RGD"
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "file or URL that holds "+what+", as applied (its kind, name and namespace are read); - reads standard input")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	addOutputFlag(cmd, output, "", formats...)
 	addColorFlag(cmd, color)
 	return cmd
+}
+
+// namedInFile reads the one object file holds, as kubectl get -f does: the
+// KIND (kind, version and group, so that no other kind of its name is
+// meant) and NAME that name it, and its namespace, which the command then
+// looks in. A namespace given with -n that is not the file's is an error,
+// as kubectl makes it, rather than a look in the wrong place.
+func (o *Options) namedInFile(cmd *cobra.Command, file string) (kind, name string, err error) {
+	if info, err := os.Stat(file); err == nil && info.IsDir() {
+		return "", "", fmt.Errorf("%s is a directory: -f takes the file of one object, or give KIND NAME", file)
+	}
+	data, err := readInput(file, o.Streams.In)
+	if err != nil {
+		return "", "", err
+	}
+	objs, err := documents(file, data)
+	if err != nil {
+		return "", "", err
+	}
+	if len(objs) != 1 {
+		return "", "", fmt.Errorf("%s holds %d objects: -f takes the file of one, or give KIND NAME", file, len(objs))
+	}
+	obj := objs[0]
+	gvk := obj.GroupVersionKind()
+	switch {
+	case gvk.Kind == "" || gvk.Version == "":
+		return "", "", fmt.Errorf("%s: the object has no kind or apiVersion", file)
+	case obj.GetName() == "":
+		return "", "", fmt.Errorf("%s: %s has no metadata.name (one made from generateName is found by KIND NAME)", file, gvk.Kind)
+	}
+	kind = gvk.Kind
+	if gvk.Group != "" {
+		kind += "." + gvk.Version + "." + gvk.Group
+	}
+	if ns := obj.GetNamespace(); ns != "" {
+		flag := cmd.Flag("namespace")
+		if flag != nil && flag.Changed && flag.Value.String() != ns {
+			return "", "", fmt.Errorf("%s puts %s %s in namespace %s, but -n names %s: leave -n out, or give -n %s", file, gvk.Kind, obj.GetName(), ns, flag.Value.String(), ns)
+		}
+		if o.Config.Namespace == nil {
+			o.Config.Namespace = new(string)
+		}
+		*o.Config.Namespace = ns
+	}
+	return kind, obj.GetName(), nil
 }
 
 // nameMissingError is a KIND given without the NAME of an instance.

@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -164,4 +166,45 @@ func runWithoutCluster(args ...string) error {
 	cmd.SetArgs(args)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	return cmd.Execute()
+}
+
+// -f names the instance as kubectl get -f does; what it cannot name one
+// from is refused before anything is asked of the cluster.
+func TestInstanceFromFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	one := write("one.yaml", "apiVersion: kro.run/v1alpha1\nkind: WebApp\nmetadata: {name: demo, namespace: shop}\n")
+	two := write("two.yaml", "{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n---\n{apiVersion: v1, kind: ConfigMap, metadata: {name: b}}\n")
+	nameless := write("nameless.yaml", "{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {generateName: demo-}}\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tree", "webapp", "demo", "-f", one}, "give the instance as KIND NAME or with -f, not both (got webapp demo and -f " + one + ")"},
+		{[]string{"tree", "-f", dir}, dir + " is a directory: -f takes the file of one object, or give KIND NAME"},
+		{[]string{"why-not-ready", "-f", two}, two + " holds 2 objects: -f takes the file of one, or give KIND NAME"},
+		{[]string{"explain-conditions", "-f", nameless}, nameless + ": WebApp has no metadata.name (one made from generateName is found by KIND NAME)"},
+		{[]string{"tree", "-f", one, "-n", "default"}, one + " puts WebApp demo in namespace shop, but -n names default: leave -n out, or give -n shop"},
+		{[]string{"status", "webapp", "-f", one}, "give the instance as KIND NAME or with -f, not both (got webapp and -f " + one + ")"},
+		{[]string{"status", "-A", "-f", one}, "-f " + one + " names one instance, in its namespace; -A lists those of every namespace: give one or the other"},
+		{[]string{"status", "-f", two}, two + " holds 2 objects: -f takes the file of one, or give KIND NAME"},
+	} {
+		if err := runWithoutCluster(tc.args...); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
+		}
+	}
+
+	o := &Options{Config: genericclioptions.NewConfigFlags(false)}
+	cmd := NewRootCommandWithFlags(o.Config, genericiooptions.IOStreams{})
+	kind, name, err := o.namedInFile(cmd, one)
+	if err != nil || kind != "WebApp.v1alpha1.kro.run" || name != "demo" || *o.Config.Namespace != "shop" {
+		t.Errorf("namedInFile = %q %q %v, namespace %q; want WebApp.v1alpha1.kro.run demo in shop", kind, name, err, *o.Config.Namespace)
+	}
 }

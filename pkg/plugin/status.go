@@ -55,12 +55,14 @@ type statusOptions struct {
 	chunkSize int64
 	watch     bool
 	interval  time.Duration
+	// file names the one instance (or RGD) to show, as kubectl get -f.
+	file string
 }
 
 func newStatusCommand(parent *Options) *cobra.Command {
 	o := &statusOptions{Options: parent}
 	cmd := &cobra.Command{
-		Use:   "status [KIND [NAME] | KIND/NAME]",
+		Use:   "status [KIND [NAME] | KIND/NAME | -f FILE]",
 		Short: "One line per instance: state, Ready, reason and age",
 		Long: `status lists instances with their state, Ready condition, reason and age: of every kind
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
@@ -78,8 +80,18 @@ watches the instances (and the RGDs) by their metadata and reads them again only
   kubectl kro status rgd webapp -o name | xargs kubectl describe
   kubectl kro status -A --not-ready -o wide
   kubectl kro status --not-ready -o name | xargs -n1 kubectl kro why-not-ready   # the root cause of each
-  kubectl kro status webapp demo --watch`,
+  kubectl kro status webapp demo --watch
+  kubectl kro status -f examples/webapp/instance.yaml`,
 		Args: func(_ *cobra.Command, args []string) error {
+			if o.file != "" {
+				if len(args) > 0 {
+					return fmt.Errorf("give the instance as KIND NAME or with -f, not both (got %s and -f %s)", strings.Join(args, " "), o.file)
+				}
+				if o.allNamespaces {
+					return fmt.Errorf("-f %s names one instance, in its namespace; -A lists those of every namespace: give one or the other", o.file)
+				}
+				return nil
+			}
 			_, err := statusArgs(args)
 			return err
 		},
@@ -88,6 +100,13 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 			args, err := statusArgs(args)
 			if err != nil {
 				return err
+			}
+			if o.file != "" {
+				kind, name, err := o.namedInFile(cmd, o.file)
+				if err != nil {
+					return err
+				}
+				args = []string{kind, name}
 			}
 			if _, err := labels.Parse(o.selector); err != nil {
 				return fmt.Errorf("--selector %q: %w", o.selector, err)
@@ -104,6 +123,8 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
 	cmd.Flags().BoolVar(&o.notReady, "not-ready", false, "list only the instances whose Ready condition is not True")
 	cmd.Flags().Int64Var(&o.chunkSize, "chunk-size", defaultChunkSize, "list instances in chunks of this many, as kubectl get does, rather than all at once; 0 lists each kind in one request")
+	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "file or URL that holds the instance or RGD, as applied (its kind, name and namespace are read); - reads standard input")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	addWatchFlags(cmd, &o.watch, &o.interval)
 	addColorFlag(cmd, &o.color)
 	return cmd

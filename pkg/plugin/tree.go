@@ -26,7 +26,7 @@ type treeOptions struct {
 
 func newTreeCommand(parent *Options) *cobra.Command {
 	o := &treeOptions{Options: parent, now: time.Now}
-	cmd := instanceCommand(parent, "tree (KIND NAME | KIND/NAME)",
+	cmd := instanceCommand(parent, "tree (KIND NAME | KIND/NAME | -f FILE)",
 		"Show an instance and every resource it manages, nested by the dependency graph",
 		`tree shows an instance and every resource it manages, in the RGD's topological order
 and nested under the resource each depends on: node id, kind and name, namespace, READY

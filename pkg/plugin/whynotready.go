@@ -62,7 +62,7 @@ type whyOptions struct {
 
 func newWhyNotReadyCommand(parent *Options) *cobra.Command {
 	o := &whyOptions{Options: parent}
-	cmd := instanceCommand(parent, "why-not-ready (KIND NAME | KIND/NAME)",
+	cmd := instanceCommand(parent, "why-not-ready (KIND NAME | KIND/NAME | -f FILE)",
 		"Find the root cause that keeps an instance from being Ready",
 		`why-not-ready walks from the RGD through the instance to the earliest resource, in
 topological order, that blocks readiness, and prints the root cause: the RGD not Active,

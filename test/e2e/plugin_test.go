@@ -585,6 +585,11 @@ func TestPlugin(t *testing.T) {
 				strings.Contains(preview, "its status") {
 				t.Errorf("dry-run of the blocked instance: %v\n%s", err, preview)
 			}
+			// The same file names the instance to diagnose, namespace and all.
+			if out, err := kro(t, cfg, nil, "why-not-ready", "-f", file); !errors.Is(err, plugin.ErrNotReady) ||
+				!strings.Contains(out, "Not ready: WebApp "+ns+"/clash\nRoot cause: resource config (ConfigMap clash-config) is someone else's") {
+				t.Errorf("why-not-ready -f of the blocked instance: %v\n%s", err, out)
+			}
 			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
 			return ctx
 		}).
