@@ -848,9 +848,17 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 // fields fail to render (errs), as it reports it: an expression that fails
 // on the instance's values stops it (GraphResolved False); a field the
 // instance does not set waits for its author; anything else waits for
-// other resources.
+// other resources, named when one is not there at all (an externalRef's
+// object that does not exist).
 func unrenderable(errs []error) (action, reason string) {
-	return unchecked("some values wait on other resources' status; they are filled in once those exist", errs)
+	why := "some values wait on other resources' status; they are filled in once those exist"
+	for _, err := range errs {
+		if errors.As(err, new(*resolve.NotObservedError)) {
+			why = resolve.Waiting(err) + " (above); its values are filled in once that is there"
+			break
+		}
+	}
+	return unchecked(why, errs)
 }
 
 // unchecked is what the plan says of an object that waits (why), some of

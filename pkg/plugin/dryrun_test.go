@@ -47,6 +47,25 @@ func TestUncheckedObjectsSayWhatTheInstanceDecides(t *testing.T) {
 	}
 }
 
+// An object that waits for a resource not there at all (an externalRef's
+// object that does not exist) names it; one that waits for a value in what
+// is there names the value, as before.
+func TestUnrenderableNamesTheResourceItWaitsFor(t *testing.T) {
+	unobserved := &resolve.NotObservedError{ID: "platform"}
+	status := fmt.Errorf("data.ip: ${service.spec.clusterIP}: no such key: clusterIP: %w", resolve.ErrPending)
+	for _, tc := range []struct {
+		errs []error
+		want string
+	}{
+		{[]error{unobserved}, "waiting for resource platform (above); its values are filled in once that is there"},
+		{[]error{status, unobserved}, "waiting for a value it reads: data.ip: ${service.spec.clusterIP}: no such key: clusterIP"},
+	} {
+		if action, reason := unrenderable(tc.errs); action != ActionPending || reason != tc.want {
+			t.Errorf("unrenderable(%v) = %s, %q; want %s, %q", tc.errs, action, reason, ActionPending, tc.want)
+		}
+	}
+}
+
 // -f reads directories as kubectl apply does: the manifests in them, and
 // in the directories below with -R.
 func TestDryRunReadsDirectories(t *testing.T) {
