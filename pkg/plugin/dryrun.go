@@ -65,6 +65,10 @@ type PlannedResource struct {
 	Reason       string         `json:"reason,omitempty"`
 	Diff         string         `json:"diff,omitempty"`
 	Object       map[string]any `json:"object,omitempty"`
+
+	// deleting marks an object on its way out, which kro-agent waits for
+	// to be gone before it creates it again.
+	deleting bool
 }
 
 type dryRunOptions struct {
@@ -429,9 +433,11 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 	produced := map[objectKey]bool{}
 	unnamed := map[string]bool{}
 	// refused holds, for the nodes with an invalid object (one the API
-	// server refuses, one that cannot be rendered) and for those that
-	// depend on one, which node that is: kro-agent goes no further.
+	// server refuses, one that cannot be rendered) or one being deleted,
+	// and for those that depend on one, which node that is: kro-agent goes
+	// no further. blocked says of each such node why ("is invalid").
 	refused := map[string]string{}
+	blocked := map[string]string{}
 	var plan []PlannedResource
 	for _, n := range g.Nodes {
 		kind := "?"
@@ -529,17 +535,21 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 			dep := n.Dependencies[i]
 			refused[n.ID] = refused[dep]
 			for j := first; j < len(plan); j++ {
-				plan[j].Reason = afterRefused(plan[j], dep, refused[dep])
+				plan[j].Reason = afterRefused(plan[j], dep, refused[dep], blocked[refused[dep]])
 			}
 		}
-		if slices.ContainsFunc(plan[first:], func(p PlannedResource) bool { return p.Action == ActionInvalid }) {
-			refused[n.ID] = n.ID
+		switch {
+		case slices.ContainsFunc(plan[first:], func(p PlannedResource) bool { return p.Action == ActionInvalid }):
+			refused[n.ID], blocked[n.ID] = n.ID, "is invalid"
+		case slices.ContainsFunc(plan[first:], func(p PlannedResource) bool { return p.deleting }):
+			refused[n.ID], blocked[n.ID] = n.ID, "is being deleted"
 		}
 	}
 	if live != nil {
 		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan)...)
-		// kro-agent goes no further than an invalid object: what it and
-		// its dependents would give the status is not observed.
+		// kro-agent goes no further than an invalid object or one being
+		// deleted: what it and its dependents would give the status is
+		// not observed.
 		if p, changes := statusChange(g, scope.Without(slices.Collect(maps.Keys(refused))...), live); changes {
 			plan = append(plan, p)
 		}
@@ -631,7 +641,7 @@ func (c *cluster) givenExternal(n *graph.Node, scope *resolve.Scope) *unstructur
 // afterRefused is the reason of a planned object of a resource that
 // depends on dep, which has an invalid object (root is dep) or waits for
 // root, which has one.
-func afterRefused(p PlannedResource, dep, root string) string {
+func afterRefused(p PlannedResource, dep, root, rootIs string) string {
 	var verb string
 	switch p.Action {
 	case ActionCreate:
@@ -641,9 +651,9 @@ func afterRefused(p PlannedResource, dep, root string) string {
 	default:
 		return p.Reason
 	}
-	why := fmt.Sprintf("kro-agent %s it only after %s, which is invalid (above)", verb, dep)
+	why := fmt.Sprintf("kro-agent %s it only after %s, which %s (above)", verb, dep, rootIs)
 	if dep != root {
-		why = fmt.Sprintf("kro-agent %s it only after %s, which waits for %s, which is invalid (above)", verb, dep, root)
+		why = fmt.Sprintf("kro-agent %s it only after %s, which waits for %s, which %s (above)", verb, dep, root, rootIs)
 	}
 	return ledBy(why, p.Reason)
 }
@@ -816,6 +826,12 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	}
 	if live != nil && ownership.Whose(live.GetLabels(), inst) != "" {
 		p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID)
+		return p, live
+	}
+	if live != nil && live.GetDeletionTimestamp() != nil {
+		// The agent applies nothing over an object on its way out.
+		p.Action, p.deleting = ActionPending, true
+		p.Reason = "it is being deleted" + heldByFinalizers(live.GetFinalizers()) + "; kro-agent creates it again once it is gone, and what depends on it waits for that"
 		return p, live
 	}
 	if len(unresolved) > 0 {

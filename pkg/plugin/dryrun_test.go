@@ -342,9 +342,9 @@ func TestDeferredWhileSuspended(t *testing.T) {
 	}
 }
 
-// What depends on a resource with an invalid object, directly or through
-// another, says that kro-agent does not get to it; what it would not
-// write anyway keeps its reason.
+// What depends on a resource with an invalid object, or one being deleted,
+// directly or through another, says that kro-agent does not get to it;
+// what it would not write anyway keeps its reason.
 func TestAfterRefused(t *testing.T) {
 	for _, tc := range []struct {
 		p         PlannedResource
@@ -357,9 +357,13 @@ func TestAfterRefused(t *testing.T) {
 		{PlannedResource{Action: ActionUnchanged}, "cms", "cms", ""},
 		{PlannedResource{Action: ActionPending, Reason: "waits for a value"}, "cms", "cms", "waits for a value"},
 	} {
-		if got := afterRefused(tc.p, tc.dep, tc.root); got != tc.want {
+		if got := afterRefused(tc.p, tc.dep, tc.root, "is invalid"); got != tc.want {
 			t.Errorf("%s after %s (%s): got %q, want %q", tc.p.Action, tc.dep, tc.root, got, tc.want)
 		}
+	}
+	want := "kro-agent creates it only after config, which is being deleted (above)"
+	if got := afterRefused(PlannedResource{Action: ActionCreate}, "config", "config", "is being deleted"); got != want {
+		t.Errorf("after an object being deleted: got %q, want %q", got, want)
 	}
 }
 

@@ -527,11 +527,17 @@ func judgeHealth(row *Row, u *unstructured.Unstructured) {
 		}
 	}
 	if u.GetDeletionTimestamp() != nil {
-		row.Ready, row.Reason = VerdictDeleting, "being deleted"
-		if f := u.GetFinalizers(); len(f) > 0 {
-			row.Reason += ", held by the finalizers " + strings.Join(f, ", ")
-		}
+		row.Ready, row.Reason = VerdictDeleting, "being deleted"+heldByFinalizers(u.GetFinalizers())
 	}
+}
+
+// heldByFinalizers names the finalizers an object being deleted waits for,
+// after what is said of it: ", held by the finalizers a, b", or "".
+func heldByFinalizers(finalizers []string) string {
+	if len(finalizers) == 0 {
+		return ""
+	}
+	return ", held by the finalizers " + strings.Join(finalizers, ", ")
 }
 
 // instanceRow is the tree's first row, the instance u of kind.
