@@ -858,6 +858,21 @@ func TestPlugin(t *testing.T) {
 			if err != nil || !strings.Contains(out, "deployment: Deployment plugin/ready UPDATE") || !strings.Contains(out, "+  replicas: 3") || !strings.Contains(out, "config: ConfigMap plugin/ready-config UNCHANGED") {
 				t.Errorf("%v\n%s", err, out)
 			}
+			// An object on its way out is waited for, as the agent waits,
+			// and so is what depends on it.
+			c.hold(t, "v1", "ConfigMap", ns, "ready-config")
+			c.delete(t, "v1", "ConfigMap", ns, "ready-config")
+			out, err = kro(t, cfg, nil, "dry-run", "-f", file)
+			if err != nil || !strings.Contains(out, "config: ConfigMap plugin/ready-config PENDING\n  it is being deleted, held by the finalizers "+holdFinalizer+"; kro-agent creates it again once it is gone") ||
+				!strings.Contains(out, "deployment: Deployment plugin/ready UPDATE\n  kro-agent updates it only after config, which is being deleted (above)") {
+				t.Errorf("dry-run while a resource is being deleted: %v\n%s", err, out)
+			}
+			c.release(t, "v1", "ConfigMap", ns, "ready-config")
+			eventually(t, 20*time.Second, "the ConfigMap to be made again", func() (bool, string) {
+				cm, err := c.get(t, "v1", "ConfigMap", ns, "ready-config")
+				return err == nil && cm.GetDeletionTimestamp() == nil, fmt.Sprint(err)
+			})
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "ready", v1alpha1.InstanceActive)
 			// Every instance of a file is previewed, each under its name.
 			writeFile(t, file, webapp(ns, "ready", ", replicas: 3")+"\n---\n"+webapp(ns, "second", ""))
 			out, err = kro(t, cfg, nil, "dry-run", "-f", file)
