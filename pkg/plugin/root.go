@@ -66,10 +66,7 @@ func instanceCommand(o *Options, use, short, long string, takesRGD bool, formats
 		Long:  long,
 		Args: func(_ *cobra.Command, args []string) error {
 			if file != "" {
-				if len(args) > 0 {
-					return fmt.Errorf("give the instance as KIND NAME or with -f, not both (got %s and -f %s)", strings.Join(args, " "), file)
-				}
-				return nil
+				return notBoth(args, file)
 			}
 			_, _, err := instanceArgs(args)
 			if errors.As(err, new(*nameMissingError)) {
@@ -100,11 +97,25 @@ func instanceCommand(o *Options, use, short, long string, takesRGD bool, formats
 	if takesRGD {
 		what = "the instance or RGD"
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", "file or URL that holds "+what+", as applied (its kind, name and namespace are read); - reads standard input")
-	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	addNamingFileFlag(cmd, &file, what)
 	addOutputFlag(cmd, output, "", formats...)
 	addColorFlag(cmd, color)
 	return cmd
+}
+
+// addNamingFileFlag registers -f on a command about one object (what),
+// which names it by the file it was applied from, as kubectl get -f.
+func addNamingFileFlag(cmd *cobra.Command, file *string, what string) {
+	cmd.Flags().StringVarP(file, "filename", "f", "", "file or URL that holds "+what+", as applied (its kind, name and namespace are read); - reads standard input")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+}
+
+// notBoth refuses an object named both by arguments and with -f file.
+func notBoth(args []string, file string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("give the instance as KIND NAME or with -f, not both (got %s and -f %s)", strings.Join(args, " "), file)
+	}
+	return nil
 }
 
 // namedInFile reads the one object file holds, as kubectl get -f does: the

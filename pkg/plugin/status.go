@@ -84,13 +84,10 @@ watches the instances (and the RGDs) by their metadata and reads them again only
   kubectl kro status -f examples/webapp/instance.yaml`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if o.file != "" {
-				if len(args) > 0 {
-					return fmt.Errorf("give the instance as KIND NAME or with -f, not both (got %s and -f %s)", strings.Join(args, " "), o.file)
-				}
 				if o.allNamespaces {
 					return fmt.Errorf("-f %s names one instance, in its namespace; -A lists those of every namespace: give one or the other", o.file)
 				}
-				return nil
+				return notBoth(args, o.file)
 			}
 			_, err := statusArgs(args)
 			return err
@@ -123,8 +120,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
 	cmd.Flags().BoolVar(&o.notReady, "not-ready", false, "list only the instances whose Ready condition is not True")
 	cmd.Flags().Int64Var(&o.chunkSize, "chunk-size", defaultChunkSize, "list instances in chunks of this many, as kubectl get does, rather than all at once; 0 lists each kind in one request")
-	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "file or URL that holds the instance or RGD, as applied (its kind, name and namespace are read); - reads standard input")
-	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	addNamingFileFlag(cmd, &o.file, "the instance or RGD")
 	addWatchFlags(cmd, &o.watch, &o.interval)
 	addColorFlag(cmd, &o.color)
 	return cmd
