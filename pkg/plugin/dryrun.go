@@ -845,6 +845,9 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		if refusal.IsImmutableChange(err) {
 			p.Reason += "; " + immutableAdvice
 		}
+		if terminating, ok := refusal.NamespaceUnavailable(err, u.GetNamespace()); ok {
+			p.Reason = namespaceUnavailable(u.GetNamespace(), terminating)
+		}
 		return p, live
 	}
 	if live == nil {
@@ -858,6 +861,16 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		p.Action = ActionUpdate
 	}
 	return p, live
+}
+
+// namespaceUnavailable says why an object cannot be applied in namespace
+// ns, which does not exist or is being deleted (terminating), and when
+// kro-agent applies it: the agent waits for the namespace.
+func namespaceUnavailable(ns string, terminating bool) string {
+	if terminating {
+		return fmt.Sprintf("namespace %s is being deleted: kro-agent applies it once the namespace is created again", ns)
+	}
+	return fmt.Sprintf("namespace %s does not exist: create it (kubectl create namespace %s), or have the instance name one that does; kro-agent applies it as soon as the namespace is created", ns, ns)
 }
 
 // unrenderable says what the agent would do with an object some of whose

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/limitrange"
 	"github.com/kro-agent/kro-agent/pkg/podsecurity"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
 
 // namespaceWatch follows a cluster's namespaces and LimitRanges by name,
@@ -170,16 +170,9 @@ func asNamespacePolicyRefusal(err error, namespace string) (*namespacePolicyRefu
 // asNamespaceUnavailable tells an apply in namespace refused for want of
 // it.
 func asNamespaceUnavailable(err error, namespace string) (*namespaceUnavailable, bool) {
-	var status apierrors.APIStatus
-	if namespace == "" || !errors.As(err, &status) {
+	terminating, ok := refusal.NamespaceUnavailable(err, namespace)
+	if !ok {
 		return nil, false
 	}
-	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-		return &namespaceUnavailable{namespace: namespace, terminating: true, err: err}, true
-	}
-	d := status.Status().Details
-	if apierrors.IsNotFound(err) && d != nil && d.Kind == "namespaces" && d.Name == namespace {
-		return &namespaceUnavailable{namespace: namespace, err: err}, true
-	}
-	return nil, false
+	return &namespaceUnavailable{namespace: namespace, terminating: terminating, err: err}, true
 }

@@ -10,9 +10,26 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// NamespaceUnavailable tells whether err refused a write of an object in
+// namespace for want of it: the namespace does not exist, or is being
+// deleted (terminating). Either passes once the namespace is (created
+// again), so a writer waits for it rather than give up.
+func NamespaceUnavailable(err error, namespace string) (terminating, ok bool) {
+	var status apierrors.APIStatus
+	if namespace == "" || !errors.As(err, &status) {
+		return false, false
+	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return true, true
+	}
+	d := status.Status().Details
+	return false, apierrors.IsNotFound(err) && d != nil && d.Kind == "namespaces" && d.Name == namespace
+}
 
 // IsImmutableChange tells whether err refuses a change to a field the API
 // server lets no one change once the object exists: a Job's template, a

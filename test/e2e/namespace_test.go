@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/plugin"
 )
 
 // When a namespace is deleted, the namespace controller deletes an
@@ -109,6 +112,12 @@ spec:
 			if !strings.Contains(out, "Root cause: resource note (ConfigMap away) is missing") ||
 				!strings.Contains(out, "What to do: namespace not-yet-13 does not exist: create it (kubectl create namespace not-yet-13), or have the instance name one that does; kro-agent creates ConfigMap away within seconds of the namespace's creation") {
 				t.Errorf("why-not-ready of a resource whose namespace does not exist (err %v):\n%s", err, out)
+			}
+			file := filepath.Join(t.TempDir(), "away.yaml")
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Elsewhere, metadata: {name: away, namespace: %s}, spec: {target: not-yet-13}}", ns))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(out, "note: ConfigMap not-yet-13/away INVALID\n"+
+				"  namespace not-yet-13 does not exist: create it (kubectl create namespace not-yet-13), or have the instance name one that does; kro-agent applies it as soon as the namespace is created\n") {
+				t.Errorf("dry-run of a resource whose namespace does not exist: %v\n%s", err, out)
 			}
 			c.apply(t, "{apiVersion: v1, kind: Namespace, metadata: {name: not-yet-13}}")
 			t.Cleanup(func() { c.delete(t, "v1", "Namespace", "", "not-yet-13") })
