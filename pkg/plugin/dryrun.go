@@ -88,7 +88,9 @@ func newDryRunCommand(parent *Options) *cobra.Command {
 topological order, as the agent would; values that wait on another resource's status, or
 on a field the instance does not set, are shown as pending. Each rendered object is
 validated with a server-side dry-run apply, and the result is compared with what exists
-now. Nothing is written. A file with several instances (YAML documents) gives the plan of
+now; one your roles do not let you dry-run apply (kro-agent applies with its own) is
+compared without that check, the template's fields laid over the live object. Nothing is
+written. A file with several instances (YAML documents) gives the plan of
 each. Objects of an existing instance that the graph would no longer produce are shown as
 deleted: kro-agent prunes them. An existing instance whose projected status would say
 something else, computed from its objects as they are now, is shown as updated, with the
@@ -375,7 +377,10 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, s
 		}
 		return nil
 	})
-	if err != nil {
+	switch {
+	case refusal.IsUnauthorized(err):
+		return nil, fmt.Errorf("dry-run applies the instance as a dry run, which your roles do not allow: %w", err)
+	case err != nil:
 		return nil, fmt.Errorf("the instance itself is refused: %w", err)
 	}
 	if live != nil {
@@ -839,6 +844,12 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		return p, live
 	}
 	result, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+	if refusal.IsUnauthorized(err) {
+		// Your roles, not the agent's: a user who may create instances
+		// need not be one who may write what they make. The plan is made
+		// without the API server's check.
+		result, p.Reason, err = overlaid(live, u), uncheckedForRoles, nil
+	}
 	if err != nil {
 		// As the instance's conditions would say it, and what to do.
 		p.Action, p.Reason = ActionInvalid, refusal.Readable(err).Error()
@@ -861,6 +872,49 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		p.Action = ActionUpdate
 	}
 	return p, live
+}
+
+// uncheckedForRoles is the reason of an object the plan could not send
+// in a dry run, which the user's roles do not allow.
+const uncheckedForRoles = "not checked by the API server, as your roles do not allow its dry run (kro-agent applies with its own): the template's fields laid over the live object"
+
+// overlaid is live with what the template sets (u) laid over it, as a
+// server-side apply of u merges into it: maps key by key, lists of as
+// many items item by item (a Deployment's containers keep the fields the
+// API server defaulted), anything else replaced. It is u alone when
+// nothing is live. A field the agent applied before and the template no
+// longer sets, which an apply would remove, stays.
+func overlaid(live, u *unstructured.Unstructured) *unstructured.Unstructured {
+	if live == nil {
+		return u.DeepCopy()
+	}
+	out, _ := overlay(live.DeepCopy().Object, u.DeepCopy().Object).(map[string]any)
+	return &unstructured.Unstructured{Object: out}
+}
+
+// overlay lays set over live (see overlaid); both are copies it may keep.
+func overlay(live, set any) any {
+	switch s := set.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return s
+		}
+		for k, v := range s {
+			l[k] = overlay(l[k], v)
+		}
+		return l
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(s) {
+			return s
+		}
+		for i := range s {
+			l[i] = overlay(l[i], s[i])
+		}
+		return l
+	}
+	return set
 }
 
 // namespaceUnavailable says why an object cannot be applied in namespace

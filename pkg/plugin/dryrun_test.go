@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -400,4 +401,35 @@ func inNamespace(ns string) *unstructured.Unstructured {
 	u.SetName("x")
 	u.SetNamespace(ns)
 	return u
+}
+
+// What the template sets is laid over the live object as an apply merges
+// it: a Deployment's containers keep what the API server defaulted, a list
+// of another length and a value are replaced, and nothing live gives the
+// template's object.
+func TestOverlaid(t *testing.T) {
+	obj := func(s string) *unstructured.Unstructured {
+		t.Helper()
+		m, err := decodeObject([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &unstructured.Unstructured{Object: m}
+	}
+	live := obj(`{kind: Deployment, metadata: {name: d, uid: u1}, spec: {replicas: 2, template: {spec: {containers: [{name: web, image: "nginx:1", imagePullPolicy: IfNotPresent}]}}, selector: {matchLabels: {app: d}}}, status: {availableReplicas: 2}}`)
+	set := obj(`{kind: Deployment, metadata: {name: d}, spec: {replicas: 3, template: {spec: {containers: [{name: web, image: "nginx:2"}]}}}}`)
+	want := obj(`{kind: Deployment, metadata: {name: d, uid: u1}, spec: {replicas: 3, template: {spec: {containers: [{name: web, image: "nginx:2", imagePullPolicy: IfNotPresent}]}}, selector: {matchLabels: {app: d}}}, status: {availableReplicas: 2}}`)
+	if got := overlaid(live, set); !reflect.DeepEqual(got.Object, want.Object) {
+		t.Errorf("overlaid =\n%v\nwant\n%v", got.Object, want.Object)
+	}
+	if live.Object["spec"].(map[string]any)["replicas"] != int64(2) {
+		t.Error("overlaid changed the live object")
+	}
+	two := obj(`{spec: {args: [a, b], tags: {x: "1"}}}`)
+	if got := overlaid(obj(`{spec: {args: [a], tags: "old"}}`), two); !reflect.DeepEqual(got.Object, two.Object) {
+		t.Errorf("a list of another length and a value of another type are replaced: got %v", got.Object)
+	}
+	if got := overlaid(nil, set); !reflect.DeepEqual(got.Object, set.Object) {
+		t.Errorf("nothing live: got %v", got.Object)
+	}
 }

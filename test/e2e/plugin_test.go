@@ -904,6 +904,43 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("dry-run by a user who may write instances, not what they make", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			const user = "instance-author"
+			c := newClients(t, cfg)
+			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: e2e-instance-author}, rules: ["+
+				"{apiGroups: [kro.run], resources: [webapps], verbs: [get, list, create, update, patch]},"+
+				"{apiGroups: [kro.run], resources: [resourcegraphdefinitions], verbs: [get, list]},"+
+				"{apiGroups: ['', apps, networking.k8s.io], resources: [configmaps, services, deployments, ingresses], verbs: [get, list]}]}")
+			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: e2e-instance-author}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-instance-author}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "+user+"}]}")
+			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "e2e-instance-author")
+			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "e2e-instance-author")
+			file := filepath.Join(t.TempDir(), "ready.yaml")
+			writeFile(t, file, webapp(ns, "ready", ", replicas: 3"))
+			// Each object is planned without the API server's check, its
+			// diff the template's fields laid over the live object, and
+			// nothing is called invalid for the user's roles.
+			var out string
+			eventually(t, 10*time.Second, "the user's permissions", func() (bool, string) {
+				var err error
+				out, err = kro(t, cfg, nil, "dry-run", "-f", file, "--as", user)
+				return err == nil, fmt.Sprint(out, err)
+			})
+			sayAll(t, "dry-run as "+user, out,
+				"config: ConfigMap plugin/ready-config UNCHANGED\n  not checked by the API server, as your roles do not allow its dry run",
+				"deployment: Deployment plugin/ready UPDATE\n  not checked by the API server",
+				"-  replicas: 2\n  +  replicas: 3",
+			)
+			if strings.Contains(out, "INVALID") || strings.Contains(out, "its status") {
+				t.Errorf("dry-run as %s calls something invalid, or plans a status change:\n%s", user, out)
+			}
+			// Without the right to apply the instance, it says so.
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: unwritable, namespace: %s}, spec: {queues: [a]}}", ns))
+			if _, err := kro(t, cfg, nil, "dry-run", "-f", file, "--as", user); err == nil ||
+				!strings.Contains(err.Error(), "dry-run applies the instance as a dry run, which your roles do not allow: ") {
+				t.Errorf("dry-run without the right to apply the instance: %v", err)
+			}
+			return ctx
+		}).
 		Assess("dry-run previews what kro-agent prunes, and a change to an RGD before it is applied", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, previewChangeRGD)
