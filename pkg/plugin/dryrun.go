@@ -67,8 +67,9 @@ type PlannedResource struct {
 	Object       map[string]any `json:"object,omitempty"`
 
 	// deleting marks an object on its way out, which kro-agent waits for
-	// to be gone before it creates it again.
-	deleting bool
+	// to be gone before it creates it again; unread one the user may not
+	// read, which the plan could not observe.
+	deleting, unread bool
 }
 
 type dryRunOptions struct {
@@ -556,6 +557,9 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		// deleted: what it and its dependents would give the status is
 		// not observed.
 		if p, changes := statusChange(g, scope.Without(slices.Collect(maps.Keys(refused))...), live); changes {
+			if unread := unreadNodes(plan, g.Status); len(unread) > 0 {
+				p.Action, p.Reason, p.Diff = ActionUnknown, "its status is projected from resources you may not read ("+strings.Join(unread, ", ")+"): what it would say is not known", ""
+			}
 			plan = append(plan, p)
 		}
 	}
@@ -643,9 +647,27 @@ func (c *cluster) givenExternal(n *graph.Node, scope *resolve.Scope) *unstructur
 	return nil
 }
 
+// unreadNodes are the resources of a plan with objects the user may not
+// read that the status fields read, each once.
+func unreadNodes(plan []PlannedResource, status []*graph.Field) []string {
+	reads := func(id string) bool {
+		return slices.ContainsFunc(status, func(f *graph.Field) bool {
+			return slices.ContainsFunc(f.Exprs, func(e *graph.Expression) bool { return slices.Contains(e.References, id) })
+		})
+	}
+	var out []string
+	for _, p := range plan {
+		if p.unread && !slices.Contains(out, p.NodeID) && reads(p.NodeID) {
+			out = append(out, p.NodeID)
+		}
+	}
+	return out
+}
+
 // afterRefused is the reason of a planned object of a resource that
-// depends on dep, which has an invalid object (root is dep) or waits for
-// root, which has one.
+// depends on dep, which has an invalid object or one being deleted (root
+// is dep) or waits for root, which has one; rootIs says which ("is
+// invalid").
 func afterRefused(p PlannedResource, dep, root, rootIs string) string {
 	var verb string
 	switch p.Action {
@@ -685,11 +707,11 @@ func ledBy(when, reason string) string {
 }
 
 // statusChange plans the status of live, an existing instance: the fields
-// g projects, from the objects as the plan observed them (live where they
-// exist) in scope, against what the instance says now; false when they agree. As
-// the agent does, it leaves out a field whose inputs are not there yet,
-// and writes state and conditions beside them, which the plan leaves to
-// the agent.
+// g projects, from the objects as the plan observed them in scope (live
+// where they exist), against what the instance says now; false when they
+// agree. As the agent does, it leaves out a field whose inputs are not
+// there yet, and writes state and conditions beside them, which the plan
+// leaves to the agent.
 func statusChange(g *graph.Graph, scope *resolve.Scope, live *unstructured.Unstructured) (PlannedResource, bool) {
 	p := PlannedResource{Kind: live.GetKind(), Name: live.GetName(), Namespace: live.GetNamespace()}
 	projected, err := resolve.Status(g, scope)
@@ -822,10 +844,12 @@ func (c *cluster) dryRunTarget(ctx context.Context, live, inst *unstructured.Uns
 func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured.Unstructured, unresolved []error, inst ownership.Instance) (PlannedResource, *unstructured.Unstructured) {
 	p := PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Object: u.Object}
 	ri := c.dyn.Resource(n.Kind.GVR()).Namespace(u.GetNamespace())
-	live, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
-	if err != nil {
-		if !apierrors.IsNotFound(err) {
-			p.Reason = "cannot read the live object: " + err.Error()
+	live, readErr := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if readErr != nil {
+		if apierrors.IsNotFound(readErr) {
+			readErr = nil
+		} else {
+			p.Reason = "cannot read the live object: " + readErr.Error()
 		}
 		live = nil
 	}
@@ -847,7 +871,13 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	if refusal.IsUnauthorized(err) {
 		// Your roles, not the agent's: a user who may create instances
 		// need not be one who may write what they make. The plan is made
-		// without the API server's check.
+		// without the API server's check, from the live object, if it
+		// could be read.
+		if readErr != nil {
+			p.Action, p.unread = ActionUnknown, true
+			p.Reason = "your roles allow neither a dry run of it nor reading it (kro-agent applies with its own): " + readErr.Error()
+			return p, nil
+		}
 		result, p.Reason, err = overlaid(live, u), uncheckedForRoles, nil
 	}
 	if err != nil {

@@ -324,6 +324,19 @@ func TestStatusChange(t *testing.T) {
 	}
 }
 
+// The resources the user may not read are named where the status reads
+// them, once each.
+func TestUnreadNodes(t *testing.T) {
+	g := compileRGD(t, statusRGD)
+	plan := []PlannedResource{{NodeID: "cm", unread: true}, {NodeID: "cm", unread: true}, {NodeID: "other", unread: true}, {NodeID: "read"}}
+	if got := unreadNodes(plan, g.Status); !slices.Equal(got, []string{"cm"}) {
+		t.Errorf("unreadNodes = %q, want [cm]", got)
+	}
+	if got := unreadNodes(plan[2:], g.Status); len(got) != 0 {
+		t.Errorf("unreadNodes of what the status does not read = %q, want none", got)
+	}
+}
+
 // The changes planned for a suspended instance say they wait for it to be
 // resumed; what changes nothing says nothing more.
 func TestDeferredWhileSuspended(t *testing.T) {

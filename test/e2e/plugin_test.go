@@ -933,6 +933,23 @@ func TestPlugin(t *testing.T) {
 			if strings.Contains(out, "INVALID") || strings.Contains(out, "its status") {
 				t.Errorf("dry-run as %s calls something invalid, or plans a status change:\n%s", user, out)
 			}
+			// A user who may not even read them is told what is not known.
+			const blind = "instance-author-blind"
+			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: e2e-instance-author-blind}, rules: ["+
+				"{apiGroups: [kro.run], resources: [webapps], verbs: [get, list, patch]},"+
+				"{apiGroups: [kro.run], resources: [resourcegraphdefinitions], verbs: [get, list]}]}")
+			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: e2e-instance-author-blind}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-instance-author-blind}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "+blind+"}]}")
+			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "e2e-instance-author-blind")
+			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "e2e-instance-author-blind")
+			eventually(t, 10*time.Second, "the blind user's permissions", func() (bool, string) {
+				var err error
+				out, err = kro(t, cfg, nil, "dry-run", "-f", file, "--as", blind)
+				return err == nil, fmt.Sprint(out, err)
+			})
+			sayAll(t, "dry-run as "+blind, out,
+				"config: ConfigMap plugin/ready-config UNKNOWN\n  your roles allow neither a dry run of it nor reading it",
+				"WebApp plugin/ready UNKNOWN\n  its status is projected from resources you may not read (deployment, service): what it would say is not known",
+			)
 			// Without the right to apply the instance, it says so.
 			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: unwritable, namespace: %s}, spec: {queues: [a]}}", ns))
 			if _, err := kro(t, cfg, nil, "dry-run", "-f", file, "--as", user); err == nil ||
