@@ -290,7 +290,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		// reconciled with the graph of the generation before.
 		if ready := findCondition(inst, v1alpha1.ConditionReady); ready != nil && ready.Status == metav1.ConditionTrue &&
 			ready.ObservedGeneration == inst.GetGeneration() && inst.GetDeletionTimestamp() == nil {
-			return &Diagnosis{Ready: true, Cause: fmt.Sprintf("%s is Ready, though ResourceGraphDefinition %s is not Active (kubectl kro why-not-ready rgd %s says why)", instRef, s.rgd.Name, s.rgd.Name)}
+			return &Diagnosis{Ready: true, Cause: fmt.Sprintf("%s is Ready, though ResourceGraphDefinition %s is not Active (kubectl kro why-not-ready rgd %s says why)", instanceName(s.mapping.GroupVersionKind.Kind, inst), s.rgd.Name, s.rgd.Name)}
 		}
 		return rgdNotActive(s.rgd, s.graphErr)
 	}
@@ -442,7 +442,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		return d
 	}
 	if ready != nil && ready.Status == metav1.ConditionTrue {
-		return &Diagnosis{Ready: true, Cause: instRef + " is Ready"}
+		// Named in full, as the diagnosis of one that is not is headed:
+		// several in a row (status -o name | xargs) are told apart.
+		return &Diagnosis{Ready: true, Cause: instanceName(s.mapping.GroupVersionKind.Kind, inst) + " is Ready"}
 	}
 	d := &Diagnosis{Cause: instRef + " is not Ready"}
 	for _, cond := range conds {

@@ -489,7 +489,7 @@ func TestPlugin(t *testing.T) {
 			}
 			// KIND/NAME, as kubectl takes an object, works as well as KIND NAME.
 			why, err := kro(t, cfg, nil, "why-not-ready", "webapp/ready", "-n", ns)
-			if err != nil || !strings.Contains(why, "Ready: WebApp/ready is Ready") {
+			if err != nil || !strings.Contains(why, "Ready: WebApp "+ns+"/ready is Ready") {
 				t.Errorf("why-not-ready on a ready instance: %v\n%s", err, why)
 			}
 			return ctx
@@ -1573,7 +1573,7 @@ func TestPlugin(t *testing.T) {
 			c.apply(t, fmt.Sprintf(pool, ns, "active"))
 			select {
 			case err := <-waiting.done:
-				if err != nil || !strings.Contains(waiting.lastFrame(), "WorkerPool/waited is Ready") {
+				if err != nil || !strings.Contains(waiting.lastFrame(), "WorkerPool "+ns+"/waited is Ready") {
 					t.Errorf("why-not-ready --watch ended with %v\n%s", err, waiting.out.String())
 				}
 			case <-time.After(30 * time.Second):
