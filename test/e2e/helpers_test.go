@@ -383,6 +383,20 @@ func (c *clients) hold(t testing.TB, apiVersion, kind, ns, name string) *unstruc
 	return c.setFinalizers(t, apiVersion, kind, ns, name, `["`+holdFinalizer+`"]`)
 }
 
+// grant gives user the rules (RBAC policy rules, as a YAML flow sequence's
+// items) cluster-wide, in a ClusterRole and its binding named e2e-USER,
+// both deleted when the test ends.
+func (c *clients) grant(t testing.TB, user, rules string) {
+	t.Helper()
+	name := "e2e-" + user
+	c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: "+name+"}, rules: ["+rules+"]}")
+	c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: "+name+"}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "+name+"}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "+user+"}]}")
+	t.Cleanup(func() {
+		c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", name)
+		c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", name)
+	})
+}
+
 // release takes every finalizer off an object, letting a terminating one go.
 func (c *clients) release(t testing.TB, apiVersion, kind, ns, name string) {
 	t.Helper()

@@ -907,13 +907,9 @@ func TestPlugin(t *testing.T) {
 		Assess("dry-run by a user who may write instances, not what they make", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			const user = "instance-author"
 			c := newClients(t, cfg)
-			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: e2e-instance-author}, rules: ["+
-				"{apiGroups: [kro.run], resources: [webapps], verbs: [get, list, create, update, patch]},"+
+			c.grant(t, user, "{apiGroups: [kro.run], resources: [webapps], verbs: [get, list, create, update, patch]},"+
 				"{apiGroups: [kro.run], resources: [resourcegraphdefinitions], verbs: [get, list]},"+
-				"{apiGroups: ['', apps, networking.k8s.io], resources: [configmaps, services, deployments, ingresses], verbs: [get, list]}]}")
-			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: e2e-instance-author}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-instance-author}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "+user+"}]}")
-			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "e2e-instance-author")
-			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "e2e-instance-author")
+				"{apiGroups: ['', apps, networking.k8s.io], resources: [configmaps, services, deployments, ingresses], verbs: [get, list]}")
 			file := filepath.Join(t.TempDir(), "ready.yaml")
 			writeFile(t, file, webapp(ns, "ready", ", replicas: 3"))
 			// Each object is planned without the API server's check, its
@@ -935,12 +931,8 @@ func TestPlugin(t *testing.T) {
 			}
 			// A user who may not even read them is told what is not known.
 			const blind = "instance-author-blind"
-			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: e2e-instance-author-blind}, rules: ["+
-				"{apiGroups: [kro.run], resources: [webapps], verbs: [get, list, patch]},"+
-				"{apiGroups: [kro.run], resources: [resourcegraphdefinitions], verbs: [get, list]}]}")
-			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: e2e-instance-author-blind}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-instance-author-blind}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "+blind+"}]}")
-			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "e2e-instance-author-blind")
-			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "e2e-instance-author-blind")
+			c.grant(t, blind, "{apiGroups: [kro.run], resources: [webapps], verbs: [get, list, patch]},"+
+				"{apiGroups: [kro.run], resources: [resourcegraphdefinitions], verbs: [get, list]}")
 			eventually(t, 10*time.Second, "the blind user's permissions", func() (bool, string) {
 				var err error
 				out, err = kro(t, cfg, nil, "dry-run", "-f", file, "--as", blind)
@@ -1456,10 +1448,7 @@ func TestPlugin(t *testing.T) {
 		Assess("status --watch without permission to watch reads at its interval, and says so", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			const user = "status-lister"
 			c := newClients(t, cfg)
-			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: e2e-status-lister}, rules: [{apiGroups: [kro.run], resources: [resourcegraphdefinitions, workerpools], verbs: [get, list]}]}")
-			c.apply(t, "{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: e2e-status-lister}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-status-lister}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "+user+"}]}")
-			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "e2e-status-lister")
-			defer c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "e2e-status-lister")
+			c.grant(t, user, "{apiGroups: [kro.run], resources: [resourcegraphdefinitions, workerpools], verbs: [get, list]}")
 			eventually(t, 10*time.Second, "the user's permission to list", func() (bool, string) {
 				out, err := kro(t, cfg, nil, "status", "workerpool", "-n", ns, "--as", user)
 				return err == nil, fmt.Sprint(out, err)
