@@ -519,7 +519,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 			if p.Action == ActionCreate && n.Kind.GVK.Group == "" && n.Kind.GVK.Kind == "Namespace" {
 				newNamespaces[u.GetName()] = n.ID
 			}
-			if live != nil && ownership.Whose(live.GetLabels(), id) == "" {
+			if live != nil {
 				observed = append(observed, live.Object)
 			} else {
 				observed = append(observed, u.Object)
@@ -838,9 +838,10 @@ func (c *cluster) dryRunTarget(ctx context.Context, live, inst *unstructured.Uns
 }
 
 // planObject validates one rendered object with a server-side dry-run
-// apply and compares the result with the live object. An object with
-// fields that could not be rendered (unresolved) is not sent, nor one
-// whose name an object not inst's holds: kro-agent leaves that alone.
+// apply and compares the result with the live object, which it returns:
+// nil when there is none of inst's. An object with fields that could not
+// be rendered (unresolved) is not sent, nor one whose name an object not
+// inst's holds: kro-agent leaves that alone.
 func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured.Unstructured, unresolved []error, inst ownership.Instance) (PlannedResource, *unstructured.Unstructured) {
 	p := PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Object: u.Object}
 	ri := c.dyn.Resource(n.Kind.GVR()).Namespace(u.GetNamespace())
@@ -855,7 +856,7 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	}
 	if live != nil && ownership.Whose(live.GetLabels(), inst) != "" {
 		p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID)
-		return p, live
+		return p, nil
 	}
 	if live != nil && live.GetDeletionTimestamp() != nil {
 		// The agent applies nothing over an object on its way out.

@@ -915,12 +915,17 @@ func TestPlugin(t *testing.T) {
 			// Each object is planned without the API server's check, its
 			// diff the template's fields laid over the live object, and
 			// nothing is called invalid for the user's roles.
-			var out string
-			eventually(t, 10*time.Second, "the user's permissions", func() (bool, string) {
-				var err error
-				out, err = kro(t, cfg, nil, "dry-run", "-f", file, "--as", user)
-				return err == nil, fmt.Sprint(out, err)
-			})
+			// The plan as user sees it, once the grant is in force.
+			dryRunAs := func(user string) string {
+				var out string
+				eventually(t, 10*time.Second, user+"'s permissions", func() (bool, string) {
+					var err error
+					out, err = kro(t, cfg, nil, "dry-run", "-f", file, "--as", user)
+					return err == nil, fmt.Sprint(out, err)
+				})
+				return out
+			}
+			out := dryRunAs(user)
 			sayAll(t, "dry-run as "+user, out,
 				"config: ConfigMap plugin/ready-config UNCHANGED\n  not checked by the API server, as your roles do not allow its dry run",
 				"deployment: Deployment plugin/ready UPDATE\n  not checked by the API server",
@@ -933,12 +938,7 @@ func TestPlugin(t *testing.T) {
 			const blind = "instance-author-blind"
 			c.grant(t, blind, "{apiGroups: [kro.run], resources: [webapps], verbs: [get, list, patch]},"+
 				"{apiGroups: [kro.run], resources: [resourcegraphdefinitions], verbs: [get, list]}")
-			eventually(t, 10*time.Second, "the blind user's permissions", func() (bool, string) {
-				var err error
-				out, err = kro(t, cfg, nil, "dry-run", "-f", file, "--as", blind)
-				return err == nil, fmt.Sprint(out, err)
-			})
-			sayAll(t, "dry-run as "+blind, out,
+			sayAll(t, "dry-run as "+blind, dryRunAs(blind),
 				"config: ConfigMap plugin/ready-config UNKNOWN\n  your roles allow neither a dry run of it nor reading it",
 				"WebApp plugin/ready UNKNOWN\n  its status is projected from resources you may not read (deployment, service): what it would say is not known",
 			)
