@@ -17,9 +17,11 @@ import (
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
-// Every example works as shipped: its RGD, whatever else its directory
-// holds, then its instance, which comes up ACTIVE. examples/regional needs
-// a second cluster; the placement test registers one.
+// Every example works as shipped, with the agent running as the roles of
+// manifests/agent grant it: whatever else its directory holds (a grant of
+// the RGD's kinds, an object it reads), its RGD, then its instance, which
+// comes up ACTIVE. examples/regional needs a second cluster; the placement
+// test registers one.
 func TestExamples(t *testing.T) {
 	const ns = "examples"
 	root, err := localcluster.RepoRoot()
@@ -32,7 +34,16 @@ func TestExamples(t *testing.T) {
 	}
 	f := features.New("every example comes up ACTIVE as shipped").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			agentIn(t, cfg, ns)
+			c := agentWithShippedRoles(ctx, t, cfg)
+			namespace(t, c, ns)
+			// The agent's new username is the one the guard policies let
+			// set ownership labels once the API server has reloaded them.
+			c.waitLabelsGuard(t, ns)
+			return ctx
+		}).
+		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// The next test starts the suite's agent again.
+			stopAgentNow(t)
 			return ctx
 		})
 	inNamespace := func(doc string) string {
@@ -43,8 +54,6 @@ func TestExamples(t *testing.T) {
 		name := filepath.Base(dir)
 		f = f.Assess(name, func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			rgd := c.apply(t, example(t, name, "rgd.yaml"))
-			c.waitRGDActive(t, rgd.GetName())
 			others, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 			if err != nil {
 				t.Fatal(err)
@@ -58,6 +67,8 @@ func TestExamples(t *testing.T) {
 					c.apply(t, inNamespace(string(b)))
 				}
 			}
+			rgd := c.apply(t, example(t, name, "rgd.yaml"))
+			c.waitRGDActive(t, rgd.GetName())
 			inst := c.apply(t, inNamespace(example(t, name, "instance.yaml")))
 			c.waitState(t, inst.GetAPIVersion(), inst.GetKind(), ns, inst.GetName(), v1alpha1.InstanceActive)
 			return ctx

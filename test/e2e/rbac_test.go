@@ -73,6 +73,54 @@ var budgetGrant = agentGrant("e2e-budgets", `
   verbs: [get, list, watch, create, update, patch, delete]
 `)
 
+// agentWithShippedRoles applies the agent's namespace and roles from
+// manifests/agent and runs the agent as their ServiceAccount, in place of
+// the suite's agent, which runs as the cluster's admin. Stop it with
+// stopAgentNow when the test is done: the next test starts the suite's
+// agent again.
+func agentWithShippedRoles(ctx context.Context, t *testing.T, cfg *envconf.Config) *clients {
+	t.Helper()
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests := filepath.Join(root, "manifests", "agent")
+	apply := func(when string) {
+		if out, err := kubectl(t, cfg, "", "apply", "--server-side", "--field-manager=e2e",
+			"-f", filepath.Join(manifests, "namespace.yaml"), "-f", filepath.Join(manifests, "rbac.yaml")); err != nil {
+			t.Fatalf("applying the agent's namespace and roles %s: %v\n%s", when, err, out)
+		}
+	}
+	apply("")
+	// Applied again, as an upgrade does, once the aggregation
+	// controller has written the aggregated role's rules.
+	c := newClients(t, cfg)
+	eventually(t, 30*time.Second, "the agent's aggregated role to have rules", func() (bool, string) {
+		role := c.mustGet(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "kro-agent-managed-resources")
+		rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+		return len(rules) > 0, fmt.Sprint(role.Object["rules"])
+	})
+	apply("again, over the aggregation controller's rules")
+	admin := cfg.Client().RESTConfig()
+	core, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := core.CoreV1().ServiceAccounts("kro-system").CreateToken(ctx, "kro-agent",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asAgent := rest.AnonymousClientConfig(admin)
+	asAgent.BearerToken = token.Status.Token
+	stopAgentNow(t)
+	startAgentWith(t, cfg, func(o *agent.Options) {
+		o.Config = asAgent
+		o.GrantsRole = "kro-agent-managed-resources"
+	})
+	return c
+}
+
 // The agent runs as the ServiceAccount manifests/agent ships, with its
 // roles and nothing else: what it does for the examples' kinds it may do,
 // and a kind its roles do not grant is named, with what to grant, on the
@@ -81,44 +129,7 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 	const ns = "shipped-roles"
 	f := features.New("the agent runs with the roles of manifests/agent").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			root, err := localcluster.RepoRoot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			manifests := filepath.Join(root, "manifests", "agent")
-			apply := func(when string) {
-				if out, err := kubectl(t, cfg, "", "apply", "--server-side", "--field-manager=e2e",
-					"-f", filepath.Join(manifests, "namespace.yaml"), "-f", filepath.Join(manifests, "rbac.yaml")); err != nil {
-					t.Fatalf("applying the agent's namespace and roles %s: %v\n%s", when, err, out)
-				}
-			}
-			apply("")
-			// Applied again, as an upgrade does, once the aggregation
-			// controller has written the aggregated role's rules.
-			c := newClients(t, cfg)
-			eventually(t, 30*time.Second, "the agent's aggregated role to have rules", func() (bool, string) {
-				role := c.mustGet(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "kro-agent-managed-resources")
-				rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
-				return len(rules) > 0, fmt.Sprint(role.Object["rules"])
-			})
-			apply("again, over the aggregation controller's rules")
-			admin := cfg.Client().RESTConfig()
-			core, err := kubernetes.NewForConfig(admin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			token, err := core.CoreV1().ServiceAccounts("kro-system").CreateToken(ctx, "kro-agent",
-				&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			asAgent := rest.AnonymousClientConfig(admin)
-			asAgent.BearerToken = token.Status.Token
-			stopAgentNow(t)
-			startAgentWith(t, cfg, func(o *agent.Options) {
-				o.Config = asAgent
-				o.GrantsRole = "kro-agent-managed-resources"
-			})
+			c := agentWithShippedRoles(ctx, t, cfg)
 			namespace(t, c, ns)
 			// The guard policies name the agent by its username, and the
 			// agent just started writes them for its new one in its own
