@@ -47,6 +47,10 @@ type Instance struct {
 	Name      string
 	Namespace string
 	UID       string
+	// RGDName names the instance's ResourceGraphDefinition, when known:
+	// the object of an instance of another RGD's kind, named as this one
+	// is, is that instance's, not this one's before it was created again.
+	RGDName string
 	// Labels are the instance's own labels, set by its author.
 	Labels map[string]string
 }
@@ -223,16 +227,29 @@ func CRDConflict(crd string, labels map[string]string, rgd string, rgdExists fun
 }
 
 // Claimant is the other instance an object's labels say it belongs to,
-// when they name one that is not inst: deleting the object frees its name
-// only once that instance is gone, as it makes the object again while it
-// exists.
-func Claimant(labels map[string]string, inst Instance) (cache.ObjectName, bool) {
+// when they name one that is not inst, and its RGD when that is not
+// inst's: deleting the object frees its name only once that instance is
+// gone, as it makes the object again while it exists.
+func Claimant(labels map[string]string, inst Instance) (string, bool) {
 	id := labels[v1alpha1.LabelInstanceID]
 	name, namespace := labels[v1alpha1.LabelInstanceName], labels[v1alpha1.LabelInstanceNamespace]
-	if id == "" || id == inst.UID || name == "" || name == inst.Name && namespace == inst.Namespace {
-		return cache.ObjectName{}, false
+	if id == "" || id == inst.UID || name == "" || earlierInstance(labels, inst) {
+		return "", false
 	}
-	return cache.NewObjectName(namespace, name), true
+	other := cache.NewObjectName(namespace, name).String()
+	if rgd := labels[v1alpha1.LabelRGDName]; rgd != "" && inst.RGDName != "" && rgd != inst.RGDName {
+		other += " of ResourceGraphDefinition " + rgd
+	}
+	return other, true
+}
+
+// earlierInstance tells whether labels name an instance of inst's name,
+// namespace and RGD (when both say which): one deleted since, whose UID
+// was another.
+func earlierInstance(labels map[string]string, inst Instance) bool {
+	rgd := labels[v1alpha1.LabelRGDName]
+	return labels[v1alpha1.LabelInstanceName] == inst.Name && labels[v1alpha1.LabelInstanceNamespace] == inst.Namespace &&
+		(rgd == "" || inst.RGDName == "" || rgd == inst.RGDName)
 }
 
 // Whose says whose an existing object is, by its labels, to an instance
@@ -240,16 +257,16 @@ func Claimant(labels map[string]string, inst Instance) (cache.ObjectName, bool) 
 // never writes over such an object (it would take it over).
 func Whose(labels map[string]string, inst Instance) string {
 	id := labels[v1alpha1.LabelInstanceID]
-	name, namespace := labels[v1alpha1.LabelInstanceName], labels[v1alpha1.LabelInstanceNamespace]
 	switch {
 	case id == inst.UID:
 		return ""
 	case id == "":
 		return fmt.Sprintf("was not created by kro-agent (it has no %s label)", v1alpha1.LabelInstanceID)
-	case name == inst.Name && namespace == inst.Namespace:
+	case earlierInstance(labels, inst):
 		return fmt.Sprintf("was created for an earlier instance of this name (%s %s; this one's is %s)", v1alpha1.LabelInstanceID, id, inst.UID)
-	case name != "":
-		return fmt.Sprintf("belongs to another instance, %s (%s %s)", cache.NewObjectName(namespace, name), v1alpha1.LabelInstanceID, id)
+	}
+	if other, ok := Claimant(labels, inst); ok {
+		return fmt.Sprintf("belongs to another instance, %s (%s %s)", other, v1alpha1.LabelInstanceID, id)
 	}
 	return fmt.Sprintf("belongs to another instance (%s %s)", v1alpha1.LabelInstanceID, id)
 }

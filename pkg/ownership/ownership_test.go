@@ -126,13 +126,22 @@ func TestCRDConflict(t *testing.T) {
 // Claimant the other instance among them, which would make the object
 // again if it were deleted.
 func TestWhose(t *testing.T) {
-	shop := Instance{Name: "shop", Namespace: "prod", UID: "u-1"}
+	shop := Instance{Name: "shop", Namespace: "prod", UID: "u-1", RGDName: "webapp"}
 	for _, tc := range []struct {
 		labels   map[string]string
 		want     string
 		claimant string
 	}{
 		{map[string]string{v1alpha1.LabelInstanceID: "u-1"}, "", ""},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-0", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod", v1alpha1.LabelRGDName: "webapp"},
+			"was created for an earlier instance of this name (kro.run/instance-id u-0; this one's is u-1)", ""},
+		// An instance of another RGD's kind, of the same name, makes it.
+		{map[string]string{v1alpha1.LabelInstanceID: "u-5", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod", v1alpha1.LabelRGDName: "gateways"},
+			"belongs to another instance, prod/shop of ResourceGraphDefinition gateways (kro.run/instance-id u-5)", "prod/shop of ResourceGraphDefinition gateways"},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-6", v1alpha1.LabelInstanceName: "cart", v1alpha1.LabelInstanceNamespace: "prod", v1alpha1.LabelRGDName: "gateways"},
+			"belongs to another instance, prod/cart of ResourceGraphDefinition gateways (kro.run/instance-id u-6)", "prod/cart of ResourceGraphDefinition gateways"},
+		{map[string]string{v1alpha1.LabelInstanceID: "u-7", v1alpha1.LabelInstanceName: "cart", v1alpha1.LabelInstanceNamespace: "prod", v1alpha1.LabelRGDName: "webapp"},
+			"belongs to another instance, prod/cart (kro.run/instance-id u-7)", "prod/cart"},
 		{map[string]string{"app": "x"}, "was not created by kro-agent (it has no kro.run/instance-id label)", ""},
 		{map[string]string{v1alpha1.LabelInstanceID: "u-0", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod"},
 			"was created for an earlier instance of this name (kro.run/instance-id u-0; this one's is u-1)", ""},
@@ -145,13 +154,16 @@ func TestWhose(t *testing.T) {
 		if got := Whose(tc.labels, shop); got != tc.want {
 			t.Errorf("Whose(%v) = %q, want %q", tc.labels, got, tc.want)
 		}
-		got := ""
-		if claimant, ok := Claimant(tc.labels, shop); ok {
-			got = claimant.String()
-		}
-		if got != tc.claimant {
+		if got, _ := Claimant(tc.labels, shop); got != tc.claimant {
 			t.Errorf("Claimant(%v) = %q, want %q", tc.labels, got, tc.claimant)
 		}
+	}
+	// Where the instance's RGD is not known, the same name and namespace
+	// are taken for an earlier instance's.
+	unknown := Instance{Name: "shop", Namespace: "prod", UID: "u-1"}
+	labels := map[string]string{v1alpha1.LabelInstanceID: "u-5", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod", v1alpha1.LabelRGDName: "gateways"}
+	if got, want := Whose(labels, unknown), "was created for an earlier instance of this name (kro.run/instance-id u-5; this one's is u-1)"; got != want {
+		t.Errorf("Whose(%v) with no RGD known = %q, want %q", labels, got, want)
 	}
 }
 

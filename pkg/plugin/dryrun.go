@@ -424,7 +424,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 			return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
 		}
 	}
-	id := ownership.Instance{GVK: s.gvk, Name: defaulted.GetName(), Namespace: defaulted.GetNamespace(), UID: string(defaulted.GetUID()), Labels: defaulted.GetLabels()}
+	id := ownership.Instance{GVK: s.gvk, Name: defaulted.GetName(), Namespace: defaulted.GetNamespace(), UID: string(defaulted.GetUID()), RGDName: rgd.Name, Labels: defaulted.GetLabels()}
 	owner := ownership.RGD{Name: rgd.Name, UID: string(rgd.UID)}
 
 	scope := resolve.NewScope(g, defaulted.Object)

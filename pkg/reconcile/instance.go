@@ -122,7 +122,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	}
 	r := &run{
 		e: e, s: s, key: key, inst: inst,
-		id:        ownership.Instance{GVK: key.GVK, Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), Labels: inst.GetLabels()},
+		id:        ownership.Instance{GVK: key.GVK, Name: inst.GetName(), Namespace: inst.GetNamespace(), UID: string(inst.GetUID()), RGDName: s.rgdName, Labels: inst.GetLabels()},
 		rgd:       ownership.RGD{Name: s.rgdName, UID: s.rgdUID},
 		scope:     resolve.NewScope(s.graph, inst.Object),
 		desired:   map[objectRef]bool{},

@@ -626,6 +626,24 @@ func TestPlugin(t *testing.T) {
 				": kro-agent leaves it as it is; have resource settings render another name for this instance, or delete it once "+ns+"/first is gone") {
 				t.Errorf("dry-run of the second instance: %v\n%s", err, preview)
 			}
+			// An instance of another RGD's kind named as the owner is is
+			// not taken for the owner made again: the owner is named with
+			// its RGD.
+			c.apply(t, strings.NewReplacer("name: singleton", "name: singleton-twin", "kind: Singleton", "kind: SingletonTwin").Replace(singletonRGD))
+			c.waitRGDActive(t, "singleton-twin")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: SingletonTwin, metadata: {name: first, namespace: %s}}", ns))
+			twinOwner := fmt.Sprintf("belongs to another instance, %s/first of ResourceGraphDefinition singleton (kro.run/instance-id %s)", ns, first.GetUID())
+			eventually(t, 20*time.Second, "the twin's apply to be refused, naming the owner and its RGD", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "SingletonTwin", ns, "first")
+				cond := condition(inst, v1alpha1.ConditionResourcesReady)
+				return cond != nil && strings.Contains(cond.Message, "ConfigMap "+ns+"/team-settings already exists in the local cluster and "+twinOwner+
+					": kro-agent leaves it as it is; have resource settings render another name for this instance, or delete it once "+ns+"/first of ResourceGraphDefinition singleton is gone"), conditionSummary(inst)
+			})
+			if out, err := kro(t, cfg, nil, "why-not-ready", "singletontwin", "first", "-n", ns); !errors.Is(err, plugin.ErrNotReady) ||
+				!strings.Contains(out, "exists and "+twinOwner) || strings.Contains(out, "earlier instance") {
+				t.Errorf("why-not-ready of the twin: %v\n%s", err, out)
+			}
+			c.delete(t, "kro.run/v1alpha1", "SingletonTwin", ns, "first")
 			for _, name := range []string{"second", "first"} {
 				c.delete(t, "kro.run/v1alpha1", "Singleton", ns, name)
 			}
