@@ -1,0 +1,647 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/expr"
+	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
+	"github.com/kro-agent/kro-agent/pkg/resolve"
+)
+
+// dryRun renders the instance's graph, of the RGD among served that
+// serves its kind, and validates each object.
+func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, served []v1alpha1.ResourceGraphDefinition) ([]PlannedResource, error) {
+	gvk := inst.GroupVersionKind()
+	rgd, err := servingOf(served, gvk)
+	if err != nil {
+		return nil, err
+	}
+	// The API server's own defaulting and validation of the instance, and
+	// the instance as it is, if it exists.
+	var mapping *meta.RESTMapping
+	var defaulted, live *unstructured.Unstructured
+	err = c.withMapping(gvk.Kind+"."+gvk.Version+"."+gvk.Group, func(m *meta.RESTMapping) (err error) {
+		mapping = m
+		switch {
+		case m.Scope.Name() != meta.RESTScopeNameNamespace:
+			inst.SetNamespace("") // as kubectl apply does for a cluster-scoped kind
+		case inst.GetNamespace() == "":
+			inst.SetNamespace(c.namespace)
+		}
+		ri := c.resourceIn(m, inst.GetNamespace())
+		if inst.GetName() == "" {
+			// As kubectl create does with generateName: the API server
+			// names the instance, and nothing of that name exists yet.
+			defaulted, err = ri.Create(ctx, inst, metav1.CreateOptions{FieldManager: "kubectl-kro", DryRun: []string{metav1.DryRunAll}})
+			return err
+		}
+		if defaulted, err = ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
+			return refusal.Readable(err)
+		}
+		if live, err = ri.Get(ctx, inst.GetName(), metav1.GetOptions{}); err != nil {
+			live = nil
+		}
+		return nil
+	})
+	switch {
+	case refusal.IsUnauthorized(err):
+		return nil, fmt.Errorf("dry-run applies the instance as a dry run, which your roles do not allow: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("the instance itself is refused: %w", err)
+	}
+	if live != nil {
+		defaulted.SetUID(live.GetUID())
+	}
+	return c.plan(ctx, planSubject{rgd: rgd, gvk: mapping.GroupVersionKind, instance: defaulted, live: live, generateName: inst.GetGenerateName()})
+}
+
+// planSubject is what a plan is made for.
+type planSubject struct {
+	// rgd is the RGD whose graph renders the instance: the one the
+	// cluster serves it with, or a change to it being previewed.
+	rgd *v1alpha1.ResourceGraphDefinition
+	// graph is rgd compiled against this cluster's kinds, nil to compile
+	// it for each instance.
+	graph *graph.Graph
+	gvk   schema.GroupVersionKind
+	// instance is the instance to render: a file's, as the API server's
+	// dry run returns it, or the stored one; the graph's scope fills in
+	// its schema's defaults. live is the one stored now, nil for none.
+	instance, live *unstructured.Unstructured
+	// generateName is the prefix the API server named a new instance
+	// from for the preview, "" when it was named in the file.
+	generateName string
+}
+
+// plan renders the graph of s.rgd for s.instance, in topological order,
+// validates each object with a server-side dry run and compares it with
+// what exists; then adds what kro-agent would prune.
+func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, error) {
+	rgd, defaulted, live := s.rgd, s.instance, s.live
+	target, unplaced, err := c.dryRunTarget(ctx, live, defaulted)
+	if err != nil {
+		return nil, err
+	}
+	g := s.graph
+	if g == nil || target != c {
+		// Kinds resolve in the cluster the resources go to.
+		if g, err = graph.Compile(rgd, graph.Options{Resolver: target.resolver}); err != nil {
+			return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
+		}
+	}
+	id := ownership.Instance{GVK: s.gvk, Name: defaulted.GetName(), Namespace: defaulted.GetNamespace(), UID: string(defaulted.GetUID()), RGDName: rgd.Name, Labels: defaulted.GetLabels()}
+	owner := ownership.RGD{Name: rgd.Name, UID: string(rgd.UID)}
+
+	scope := resolve.NewScope(g, defaulted.Object)
+	excluded := map[string]bool{}
+	// Namespaces the plan creates, by the node creating each: objects in
+	// them cannot be checked by a dry run before they exist.
+	newNamespaces := map[string]string{}
+	renderers := resolve.Renderers{}
+	// What the plan renders, and the nodes some of whose objects' names it
+	// cannot render yet: what kro-agent would prune is what it renders no
+	// longer.
+	produced := map[objectKey]bool{}
+	unnamed := map[string]bool{}
+	// refused holds, for the nodes with an invalid object (one the API
+	// server refuses, one that cannot be rendered) or one being deleted,
+	// and for those that depend on one, which node that is: kro-agent goes
+	// no further. blocked says of each such node why ("is invalid").
+	refused := map[string]string{}
+	blocked := map[string]string{}
+	var plan []PlannedResource
+	for _, n := range g.Nodes {
+		kind := "?"
+		if n.Kind != nil {
+			kind = n.Kind.GVK.Kind
+		}
+		if skipped := skipReason(n, excluded, scope); skipped != "" {
+			excluded[n.ID] = true
+			plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: ActionSkipped, Reason: skipped})
+			continue
+		}
+		if n.External != nil {
+			p := target.planExternal(ctx, n, scope)
+			p.Cluster = target.name
+			plan = append(plan, p)
+			continue
+		}
+		items := []resolve.Item{{Scope: scope}}
+		if n.IsCollection() {
+			if items, err = resolve.Expand(n, scope, c.maxCollectionSize); err != nil {
+				unnamed[n.ID] = true
+				action, reason := unrenderable([]error{err})
+				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: kind, Action: action, Reason: reason})
+				continue
+			}
+		}
+		var observed []any
+		// An object another resource or item renders too fails the
+		// whole resource: the agent applies no item of such a collection.
+		var duplicate error
+		first := len(plan)
+		for _, item := range items {
+			// A value that cannot be rendered yet is shown as pending, and
+			// the plan says why.
+			var unresolved []error
+			desired := resolve.RenderOr(n, item.Scope, func(f *graph.Field, err error) any {
+				unresolved = append(unresolved, err)
+				return pendingMarker + expr.Format(f.Segments) + ">"
+			})
+			u := &unstructured.Unstructured{Object: desired}
+			if n.Kind.Namespaced && u.GetNamespace() == "" {
+				u.SetNamespace(defaulted.GetNamespace())
+			}
+			size := 0
+			if n.IsCollection() {
+				size = len(items)
+			}
+			ownership.AddManagedLabels(u, owner, id, ownership.Item{NodeID: n.ID, Index: item.Index, Size: size})
+			if strings.Contains(u.GetNamespace()+u.GetName(), pendingMarker) {
+				unnamed[n.ID] = true
+			} else {
+				produced[objectKey{kind: n.Kind.GVK.GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}] = true
+				if err := renderers.Claim(n, item.Index, u.GetNamespace(), u.GetName()); err != nil {
+					duplicate = err
+					plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionInvalid, Reason: err.Error(), Object: u.Object})
+					observed = append(observed, u.Object)
+					continue
+				}
+			}
+			uncheckedWhy := unplaced
+			if creator, ok := newNamespaces[u.GetNamespace()]; ok && n.Kind.Namespaced && uncheckedWhy == "" {
+				uncheckedWhy = fmt.Sprintf("namespace %s is created by %s first; a dry run cannot check objects in it before it exists", u.GetNamespace(), creator)
+			}
+			if uncheckedWhy != "" {
+				action, reason := unchecked(uncheckedWhy, unresolved)
+				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action, Reason: reason, Object: u.Object})
+				observed = append(observed, u.Object)
+				continue
+			}
+			p, live := target.planObject(ctx, n, u, unresolved, id)
+			p.Cluster = target.name
+			plan = append(plan, p)
+			if p.Action == ActionCreate && n.Kind.GVK.Group == "" && n.Kind.GVK.Kind == "Namespace" {
+				newNamespaces[u.GetName()] = n.ID
+			}
+			if live != nil {
+				observed = append(observed, live.Object)
+			} else {
+				observed = append(observed, u.Object)
+			}
+		}
+		if duplicate != nil {
+			for i := first; i < len(plan); i++ {
+				if plan[i].Action != ActionInvalid {
+					plan[i].Action, plan[i].Reason, plan[i].Diff = ActionInvalid, "kro-agent applies no item of this collection: "+duplicate.Error(), ""
+				}
+			}
+		}
+		if n.IsCollection() {
+			scope.Observe(n, observed)
+		} else if len(observed) == 1 {
+			scope.Observe(n, observed[0])
+		}
+		if i := slices.IndexFunc(n.Dependencies, func(d string) bool { return refused[d] != "" }); i >= 0 {
+			dep := n.Dependencies[i]
+			refused[n.ID] = refused[dep]
+			for j := first; j < len(plan); j++ {
+				plan[j].Reason = afterRefused(plan[j], dep, refused[dep], blocked[refused[dep]])
+			}
+		}
+		switch {
+		case slices.ContainsFunc(plan[first:], func(p PlannedResource) bool { return p.Action == ActionInvalid }):
+			refused[n.ID], blocked[n.ID] = n.ID, "is invalid"
+		case slices.ContainsFunc(plan[first:], func(p PlannedResource) bool { return p.deleting }):
+			refused[n.ID], blocked[n.ID] = n.ID, "is being deleted"
+		}
+	}
+	if live != nil {
+		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan)...)
+		// kro-agent goes no further than an invalid object or one being
+		// deleted: what it and its dependents would give the status is
+		// not observed.
+		if p, changes := statusChange(g, scope.Without(slices.Collect(maps.Keys(refused))...), live); changes {
+			if unread := unreadNodes(plan, g.Status); len(unread) > 0 {
+				p.Action, p.Reason, p.Diff = ActionUnknown, "its status is projected from resources you may not read ("+strings.Join(unread, ", ")+"): what it would say is not known", ""
+			}
+			plan = append(plan, p)
+		}
+	}
+	instance := instanceName(s.gvk.Kind, defaulted)
+	suspended := v1alpha1.IsSuspended(defaulted)
+	for i := range plan {
+		plan[i].Instance = instance
+		plan[i].GenerateName = s.generateName
+		if suspended {
+			plan[i].Reason = deferredWhileSuspended(plan[i])
+		}
+	}
+	return plan, nil
+}
+
+// planExternal reads what an externalRef names, as kro-agent does (the
+// resources that read it render from it in scope): the plan's line for it.
+func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolve.Scope) PlannedResource {
+	p := PlannedResource{NodeID: n.ID, Kind: n.External.Kind, Action: ActionUnchanged, Reason: "externalRef: read, never written"}
+	if given := c.givenExternal(n, scope); given != nil {
+		p.Name, p.Namespace = given.GetName(), given.GetNamespace()
+		observed := resolve.Typed(n, given.Object)
+		scope.Observe(n, observed)
+		p.Reason = "externalRef: read as given (-f), never written"
+		if v := resolve.Ready(n, observed, scope); !v.Ready {
+			p.Reason += "; not ready, so what reads it waits: " + v.Reason
+		}
+		return p
+	}
+	read, err := c.readExternal(ctx, n, scope)
+	var unresolved *unresolvedExternal
+	switch {
+	case errors.As(err, &unresolved):
+		p.Action, p.Reason = ActionPending, "externalRef: cannot be resolved yet: "+unresolved.err.Error()
+		return p
+	case errors.Is(err, errExternalKindUnknown):
+		p.Action, p.Reason = ActionUnknown, "externalRef: its kind is not known"
+		return p
+	case read.target.Selector != nil:
+		p.Namespace = read.target.Namespace
+		if err != nil {
+			p.Action, p.Reason = ActionUnknown, "externalRef: cannot be listed: "+err.Error()
+			return p
+		}
+		p.Reason = fmt.Sprintf("externalRef: %d %s match the selector %q; read, never written", len(read.matched), n.Kind.Resource, read.target.Selector)
+		return p
+	}
+	p.Name, p.Namespace = read.target.Name, read.target.Namespace
+	switch {
+	case err != nil:
+		p.Action, p.Reason = ActionUnknown, "externalRef: cannot be read: "+err.Error()
+	case read.object == nil:
+		p.Action, p.Reason = ActionPending, "externalRef: does not exist yet; kro-agent waits for it, and so does what reads it"
+	default:
+		if v := resolve.Ready(n, read.observed, scope); !v.Ready {
+			p.Reason = "externalRef: read, never written; not ready, so what reads it waits: " + v.Reason
+		}
+	}
+	return p
+}
+
+// givenExternal is the object given to the dry run that n, an externalRef
+// by name, names; nil for none, for a reference by labels (the cluster's
+// objects are listed) and for one that cannot be resolved yet (which
+// readExternal says).
+func (c *cluster) givenExternal(n *graph.Node, scope *resolve.Scope) *unstructured.Unstructured {
+	if len(c.given) == 0 || n.Kind == nil {
+		return nil
+	}
+	target, err := resolve.ExternalTarget(n, scope)
+	if err != nil || target.Selector != nil {
+		return nil
+	}
+	for _, u := range c.given {
+		ns := u.GetNamespace()
+		if ns == "" && n.Kind.Namespaced {
+			ns = c.namespace // as kubectl apply would put it
+		}
+		if u.GroupVersionKind().GroupKind() == n.Kind.GVK.GroupKind() && u.GetName() == target.Name && ns == target.Namespace {
+			u = u.DeepCopy()
+			u.SetNamespace(ns)
+			return u
+		}
+	}
+	return nil
+}
+
+// unreadNodes are the resources of a plan with objects the user may not
+// read that the status fields read, each once.
+func unreadNodes(plan []PlannedResource, status []*graph.Field) []string {
+	reads := func(id string) bool {
+		return slices.ContainsFunc(status, func(f *graph.Field) bool {
+			return slices.ContainsFunc(f.Exprs, func(e *graph.Expression) bool { return slices.Contains(e.References, id) })
+		})
+	}
+	var out []string
+	for _, p := range plan {
+		if p.unread && !slices.Contains(out, p.NodeID) && reads(p.NodeID) {
+			out = append(out, p.NodeID)
+		}
+	}
+	return out
+}
+
+// afterRefused is the reason of a planned object of a resource that
+// depends on dep, which has an invalid object or one being deleted (root
+// is dep) or waits for root, which has one; rootIs says which ("is
+// invalid").
+func afterRefused(p PlannedResource, dep, root, rootIs string) string {
+	var verb string
+	switch p.Action {
+	case ActionCreate:
+		verb = "creates"
+	case ActionUpdate:
+		verb = "updates"
+	default:
+		return p.Reason
+	}
+	why := fmt.Sprintf("kro-agent %s it only after %s, which %s (above)", verb, dep, rootIs)
+	if dep != root {
+		why = fmt.Sprintf("kro-agent %s it only after %s, which waits for %s, which %s (above)", verb, dep, root, rootIs)
+	}
+	return ledBy(why, p.Reason)
+}
+
+// deferredWhileSuspended is the reason of p, planned for an instance
+// suspended by its annotation: kro-agent writes nothing for it, and does
+// what changes only once it is resumed.
+func deferredWhileSuspended(p PlannedResource) string {
+	switch p.Action {
+	case ActionCreate, ActionUpdate, ActionDelete:
+	default:
+		return p.Reason
+	}
+	return ledBy(fmt.Sprintf("not while the instance is suspended (%s=%s): kro-agent does this once the annotation is removed", v1alpha1.AnnotationReconcile, v1alpha1.ReconcileSuspended), p.Reason)
+}
+
+// ledBy is a planned object's reason, when is why kro-agent does it only
+// later, before what the reason said already.
+func ledBy(when, reason string) string {
+	if reason == "" {
+		return when
+	}
+	return when + "; " + reason
+}
+
+// statusChange plans the status of live, an existing instance: the fields
+// g projects, from the objects as the plan observed them in scope (live
+// where they exist), against what the instance says now; false when they
+// agree. As the agent does, it leaves out a field whose inputs are not
+// there yet, and writes state and conditions beside them, which the plan
+// leaves to the agent.
+func statusChange(g *graph.Graph, scope *resolve.Scope, live *unstructured.Unstructured) (PlannedResource, bool) {
+	p := PlannedResource{Kind: live.GetKind(), Name: live.GetName(), Namespace: live.GetNamespace()}
+	projected, err := resolve.Status(g, scope)
+	if err != nil {
+		p.Action, p.Reason = ActionInvalid, "its status cannot be projected (GraphResolved): "+err.Error()
+		return p, true
+	}
+	now := map[string]any{}
+	if old, ok := live.Object["status"].(map[string]any); ok {
+		for k, v := range old {
+			if !graph.IsAgentStatusField(k) {
+				now[k] = v
+			}
+		}
+	}
+	before, err1 := yaml.Marshal(map[string]any{"status": now})
+	after, err2 := yaml.Marshal(map[string]any{"status": projected})
+	if err := errors.Join(err1, err2); err != nil {
+		p.Action, p.Reason = ActionUnknown, "its status cannot be compared: "+err.Error()
+		return p, true
+	}
+	if p.Diff = unifiedDiff(string(before), string(after)); p.Diff == "" {
+		return p, false
+	}
+	p.Action, p.Reason = ActionUpdate, "its status, projected from the resources as they are now"
+	return p, true
+}
+
+// objectKey names an object across the versions of its kind.
+type objectKey struct {
+	kind            schema.GroupKind
+	namespace, name string
+}
+
+// prunes are the objects labelled as live's, in this cluster, that the
+// plan no longer produces (a resource removed from the RGD or skipped by
+// its includeWhen, a collection that shrank, an object renamed): kro-agent
+// deletes them after a pass that applies every resource. The objects of
+// nodes in unnamed, whose names the plan cannot render yet, are left out:
+// which of them stay is not known before those names are.
+func (c *cluster) prunes(ctx context.Context, g *graph.Graph, live *unstructured.Unstructured, produced map[objectKey]bool, unnamed map[string]bool, plan []PlannedResource) []PlannedResource {
+	candidates := graphMemberKinds(g)
+	// Kinds applied for the instance before, which the RGD may no longer
+	// have; one the cluster no longer serves has no objects left.
+	for _, gk := range ownership.RecordedKinds(live) {
+		if m, err := c.mapper.RESTMapping(gk); err == nil {
+			candidates = append(candidates, mappedMemberKind(m))
+		}
+	}
+	// Each kind once, or a kind the user may not list is said twice.
+	var kinds []memberKind
+	for _, k := range candidates {
+		if !slices.ContainsFunc(kinds, func(have memberKind) bool { return have.gvr == k.gvr }) {
+			kinds = append(kinds, k)
+		}
+	}
+	objs, forbidden := c.listMembers(ctx, live, kinds)
+	var out []PlannedResource
+	for _, k := range kinds {
+		if forbidden[k.gvr] {
+			out = append(out, PlannedResource{Kind: k.kind, Action: ActionUnknown, Cluster: c.name,
+				Reason: "you may not list " + k.kind + ": which of the instance's objects of this kind kro-agent would prune is not known"})
+		}
+	}
+	// The agent prunes only after a pass that applied every resource.
+	later := ""
+	if slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Action == ActionPending || p.Action == ActionInvalid }) {
+		later = "; kro-agent deletes it once every other resource is applied"
+	}
+	slices.SortFunc(objs, func(a, b *unstructured.Unstructured) int {
+		return strings.Compare(a.GetLabels()[v1alpha1.LabelNodeID]+"/"+a.GetNamespace()+"/"+a.GetName(), b.GetLabels()[v1alpha1.LabelNodeID]+"/"+b.GetNamespace()+"/"+b.GetName())
+	})
+	for _, u := range objs {
+		node := u.GetLabels()[v1alpha1.LabelNodeID]
+		key := objectKey{kind: u.GroupVersionKind().GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}
+		if unnamed[node] || produced[key] || u.GetDeletionTimestamp() != nil {
+			continue
+		}
+		out = append(out, PlannedResource{NodeID: node, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(),
+			Action: ActionDelete, Cluster: c.name, Reason: whyPruned(g, node, key.kind, plan) + later})
+	}
+	return out
+}
+
+// whyPruned says why the graph g no longer produces an object of node, of
+// kind, given the plan's entries.
+func whyPruned(g *graph.Graph, node string, kind schema.GroupKind, plan []PlannedResource) string {
+	n := g.Node(node)
+	if n == nil {
+		return fmt.Sprintf("resource %s is no longer in the ResourceGraphDefinition", node)
+	}
+	for _, p := range plan {
+		if p.NodeID == node && p.Action == ActionSkipped {
+			return fmt.Sprintf("resource %s is skipped: %s", node, p.Reason)
+		}
+	}
+	switch {
+	case n.Kind != nil && n.Kind.GVK.GroupKind() != kind:
+		return fmt.Sprintf("resource %s is now a %s", node, n.Kind.GVK.Kind)
+	case n.IsCollection():
+		return fmt.Sprintf("collection %s no longer produces it", node)
+	}
+	return fmt.Sprintf("resource %s now renders another object in its place", node)
+}
+
+// dryRunTarget is the cluster the instance's resources are applied to: the
+// workload cluster the agent placed the live instance on, or this one. An
+// instance of a region that is not placed yet has no target to validate
+// against; unplaced then says so, for every object of the plan.
+func (c *cluster) dryRunTarget(ctx context.Context, live, inst *unstructured.Unstructured) (target *cluster, unplaced string, err error) {
+	if live != nil {
+		if p, ok := agentv1.PlacementOf(live); ok {
+			w, err := c.workloadCluster(ctx, p.Cluster)
+			if err != nil {
+				return nil, "", fmt.Errorf("%s %s is placed on cluster %s, where its resources would be checked: %w", live.GetKind(), live.GetName(), p.Cluster, err)
+			}
+			return w, "", nil
+		}
+	}
+	if region := inst.GetLabels()[agentv1.LabelRegion]; region != "" {
+		return c, fmt.Sprintf("the agent places the instance on a Ready Cluster of region %q first, and creates this there; it is not placed yet, so nothing was validated against a cluster", region), nil
+	}
+	return c, "", nil
+}
+
+// planObject validates one rendered object with a server-side dry-run
+// apply and compares the result with the live object, which it returns:
+// nil when there is none of inst's. An object with fields that could not
+// be rendered (unresolved) is not sent, nor one whose name an object not
+// inst's holds: kro-agent leaves that alone.
+func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured.Unstructured, unresolved []error, inst ownership.Instance) (PlannedResource, *unstructured.Unstructured) {
+	p := PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Object: u.Object}
+	ri := c.dyn.Resource(n.Kind.GVR()).Namespace(u.GetNamespace())
+	live, readErr := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if readErr != nil {
+		if apierrors.IsNotFound(readErr) {
+			readErr = nil
+		} else {
+			p.Reason = "cannot read the live object: " + readErr.Error()
+		}
+		live = nil
+	}
+	if live != nil && ownership.Whose(live.GetLabels(), inst) != "" {
+		p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID)
+		return p, nil
+	}
+	if live != nil && live.GetDeletionTimestamp() != nil {
+		// The agent applies nothing over an object on its way out.
+		p.Action, p.deleting = ActionPending, true
+		p.Reason = "it is being deleted" + heldByFinalizers(live.GetFinalizers()) + "; kro-agent creates it again once it is gone, and what depends on it waits for that"
+		return p, live
+	}
+	if len(unresolved) > 0 {
+		p.Action, p.Reason = unrenderable(unresolved)
+		return p, live
+	}
+	result, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+	if refusal.IsUnauthorized(err) {
+		// Your roles, not the agent's: a user who may create instances
+		// need not be one who may write what they make. The plan is made
+		// without the API server's check, from the live object, if it
+		// could be read.
+		if readErr != nil {
+			p.Action, p.unread = ActionUnknown, true
+			p.Reason = "your roles allow neither a dry run of it nor reading it (kro-agent applies with its own): " + readErr.Error()
+			return p, nil
+		}
+		result, p.Reason, err = overlaid(live, u), uncheckedForRoles, nil
+	}
+	if err != nil {
+		// As the instance's conditions would say it, and what to do.
+		p.Action, p.Reason = ActionInvalid, refusal.Readable(err).Error()
+		if refusal.IsImmutableChange(err) {
+			p.Reason += "; " + immutableAdvice
+		}
+		if terminating, ok := refusal.NamespaceUnavailable(err, u.GetNamespace()); ok {
+			p.Reason = namespaceUnavailable(u.GetNamespace(), terminating)
+		}
+		return p, live
+	}
+	if live == nil {
+		p.Action = ActionCreate
+		p.Diff = diff(nil, result)
+		return p, nil
+	}
+	p.Diff = diff(live, result)
+	p.Action = ActionUnchanged
+	if p.Diff != "" {
+		p.Action = ActionUpdate
+	}
+	return p, live
+}
+
+// uncheckedForRoles is the reason of an object the plan could not send
+// in a dry run, which the user's roles do not allow.
+const uncheckedForRoles = "not checked by the API server, as your roles do not allow its dry run (kro-agent applies with its own): the template's fields laid over the live object"
+
+// namespaceUnavailable says why an object cannot be applied in namespace
+// ns, which does not exist or is being deleted (terminating), and when
+// kro-agent applies it: the agent waits for the namespace.
+func namespaceUnavailable(ns string, terminating bool) string {
+	if terminating {
+		return fmt.Sprintf("namespace %s is being deleted: kro-agent applies it once the namespace is created again", ns)
+	}
+	return fmt.Sprintf("namespace %s does not exist: create it (kubectl create namespace %s), or have the instance name one that does; kro-agent applies it as soon as the namespace is created", ns, ns)
+}
+
+// unrenderable says what the agent would do with an object some of whose
+// fields fail to render (errs), as it reports it: an expression that fails
+// on the instance's values stops it (GraphResolved False); a field the
+// instance does not set waits for its author; anything else waits for
+// other resources, named when one is not there at all (an externalRef's
+// object that does not exist).
+func unrenderable(errs []error) (action, reason string) {
+	why := "some values wait on other resources' status; they are filled in once those exist"
+	for _, err := range errs {
+		if errors.As(err, new(*resolve.NotObservedError)) {
+			why = resolve.Waiting(err) + " (above); its values are filled in once that is there"
+			break
+		}
+	}
+	return unchecked(why, errs)
+}
+
+// unchecked is what the plan says of an object that waits (why), some of
+// whose fields may fail to render (errs): a dry run cannot send it to a
+// cluster yet, or some of its values wait on other resources. What the
+// instance's own values decide comes first: an invalid object is invalid
+// wherever it would go, and an unset field waits for the instance's author
+// whether or not the instance is placed; a value missing from what the
+// object reads is named.
+func unchecked(why string, errs []error) (action, reason string) {
+	for _, err := range errs {
+		if !errors.Is(err, resolve.ErrPending) {
+			return ActionInvalid, "cannot be rendered from the instance's values: " + err.Error()
+		}
+	}
+	for _, err := range errs {
+		if errors.Is(err, resolve.ErrUnset) {
+			return ActionPending, err.Error()
+		}
+	}
+	// A value missing from what is read (an index past the end of the
+	// instance's list, a status field not written), not a resource that
+	// does not exist yet: which one.
+	for _, err := range errs {
+		if resolve.WaitsForValue(err) {
+			return ActionPending, resolve.Waiting(err)
+		}
+	}
+	return ActionPending, why
+}
