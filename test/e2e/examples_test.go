@@ -34,11 +34,7 @@ func TestExamples(t *testing.T) {
 	}
 	f := features.New("every example comes up ACTIVE as shipped").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentWithShippedRoles(ctx, t, cfg)
-			namespace(t, c, ns)
-			// The agent's new username is the one the guard policies let
-			// set ownership labels once the API server has reloaded them.
-			c.waitLabelsGuard(t, ns)
+			agentWithShippedRoles(ctx, t, cfg, ns)
 			return ctx
 		}).
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -74,11 +74,11 @@ var budgetGrant = agentGrant("e2e-budgets", `
 `)
 
 // agentWithShippedRoles applies the agent's namespace and roles from
-// manifests/agent and runs the agent as their ServiceAccount, in place of
-// the suite's agent, which runs as the cluster's admin. Stop it with
-// stopAgentNow when the test is done: the next test starts the suite's
-// agent again.
-func agentWithShippedRoles(ctx context.Context, t *testing.T, cfg *envconf.Config) *clients {
+// manifests/agent, runs the agent as their ServiceAccount in place of the
+// suite's agent, which runs as the cluster's admin, and makes namespace
+// ns. Stop it with stopAgentNow when the test is done: the next test
+// starts the suite's agent again.
+func agentWithShippedRoles(ctx context.Context, t *testing.T, cfg *envconf.Config, ns string) {
 	t.Helper()
 	root, err := localcluster.RepoRoot()
 	if err != nil {
@@ -118,7 +118,12 @@ func agentWithShippedRoles(ctx context.Context, t *testing.T, cfg *envconf.Confi
 		o.Config = asAgent
 		o.GrantsRole = "kro-agent-managed-resources"
 	})
-	return c
+	namespace(t, c, ns)
+	// The guard policies name the agent by its username, and the agent
+	// just started writes them for its new one in its own time: until the
+	// API server enforces them, the admin running the test is still the
+	// agent to them, and the agent's own label writes are refused.
+	c.waitLabelsGuard(t, ns)
 }
 
 // The agent runs as the ServiceAccount manifests/agent ships, with its
@@ -129,13 +134,7 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 	const ns = "shipped-roles"
 	f := features.New("the agent runs with the roles of manifests/agent").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := agentWithShippedRoles(ctx, t, cfg)
-			namespace(t, c, ns)
-			// The guard policies name the agent by its username, and the
-			// agent just started writes them for its new one in its own
-			// time: until the API server enforces them, the admin running
-			// this test is still the agent to them.
-			c.waitLabelsGuard(t, ns)
+			agentWithShippedRoles(ctx, t, cfg, ns)
 			return ctx
 		}).
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
