@@ -446,6 +446,10 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		// several in a row (status -o name | xargs) are told apart.
 		return &Diagnosis{Ready: true, Cause: instanceName(s.mapping.GroupVersionKind.Kind, inst) + " is Ready"}
 	}
+	if d := customConditionDiagnosis(s, instRef); d != nil {
+		d.Events = c.recentEvents(ctx, inst)
+		return d
+	}
 	d := &Diagnosis{Cause: instRef + " is not Ready"}
 	for _, cond := range conds {
 		if cond.Status != metav1.ConditionTrue {
@@ -458,6 +462,61 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		d.Advice = immutableAdvice
 	}
 	return d
+}
+
+// customConditionDiagnosis names the condition the instance's RGD
+// declares, counting toward Ready, that holds Ready back: the first one
+// whose status is bad for it (False, or True with negative polarity),
+// otherwise the first its expression gives no status yet. It is nil when
+// none does, or the RGD did not compile.
+func customConditionDiagnosis(s *subject, instRef string) *Diagnosis {
+	if s.graph == nil {
+		return nil
+	}
+	var unknown *Diagnosis
+	for _, decl := range s.graph.Conditions {
+		cond := findCondition(s.instance, decl.Type)
+		if !decl.CountsTowardReady || cond == nil {
+			continue
+		}
+		good, bad := metav1.ConditionTrue, metav1.ConditionFalse
+		polarity := ""
+		if decl.Polarity == graph.PolarityNegative {
+			good, bad = bad, good
+			polarity = " with negative polarity (True is bad)"
+		}
+		if cond.Status == good {
+			continue
+		}
+		d := &Diagnosis{
+			Cause: fmt.Sprintf("%s's condition %s is %s: ResourceGraphDefinition %s declares it%s, counting toward Ready",
+				instRef, decl.Type, cond.Status, s.rgd.Name, polarity),
+			Details: []string{conditionLine(*cond)},
+		}
+		if decl.Status != nil {
+			d.Details = append(d.Details, fmt.Sprintf("its status: ${%s}", decl.Status.Source))
+		}
+		if cond.Status == bad {
+			d.Advice = fmt.Sprintf("the condition is the RGD's verdict on what its status expression reads%s: Ready follows once that makes it %s, which kro-agent sees as soon as it changes; if the condition should not hold Ready back, set countsTowardReady: false on it in ResourceGraphDefinition %s",
+				readsPhrase(decl.Status), good, s.rgd.Name)
+			return d
+		}
+		if unknown == nil {
+			d.Advice = fmt.Sprintf("its status expression%s gives no value yet, and the message above says why (a value it reads that is not there yet, or one it fails on); kro-agent evaluates it again whenever what it reads changes",
+				readsPhrase(decl.Status))
+			unknown = d
+		}
+	}
+	return unknown
+}
+
+// readsPhrase names what an expression reads, for advice: " (flags,
+// schema)", or "" for none known.
+func readsPhrase(e *graph.Expression) string {
+	if e == nil || len(e.References) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(e.References, ", ") + ")"
 }
 
 // admissionAdvice says what lets the API server admit what message (an

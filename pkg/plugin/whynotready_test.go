@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
@@ -128,5 +129,86 @@ func TestDiagnosisNamesItsInstance(t *testing.T) {
 	printDiagnosis(&out, &Diagnosis{Cause: "ResourceGraphDefinition webapp is not Active"}, palette{})
 	if want := "Root cause: ResourceGraphDefinition webapp is not Active\n"; out.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// gaugeRGD declares three conditions counting toward Ready (one of
+// negative polarity) and one that does not.
+const gaugeRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gauges}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Gauge
+    spec: {limit: integer}
+    status:
+      conditions:
+      - {type: Informational, status: "${size(settings.data) > 0}", reason: Counted, countsTowardReady: false}
+      - {type: Pressure, status: "${size(settings.data) > schema.spec.limit}", reason: Measured, polarity: Negative}
+      - {type: Configured, status: "${has(settings.data.mode)}", reason: Checked}
+  resources:
+  - id: settings
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}"}
+`
+
+// why-not-ready names the declared condition that holds Ready back: one
+// whose status is bad for it comes before one with no status yet, a
+// condition that does not count toward Ready is passed over, and True is
+// bad for one of negative polarity.
+func TestCustomConditionDiagnosis(t *testing.T) {
+	g := compileRGD(t, gaugeRGD)
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	rgd.Name = "gauges"
+	subject := func(conds ...metav1.Condition) *subject {
+		inst := &unstructured.Unstructured{Object: map[string]any{}}
+		var raw []any
+		for _, c := range conds {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw = append(raw, m)
+		}
+		if err := unstructured.SetNestedSlice(inst.Object, raw, "status", "conditions"); err != nil {
+			t.Fatal(err)
+		}
+		return &subject{instance: inst, rgd: rgd, graph: g}
+	}
+	cond := func(typ string, status metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: reason + " says so"}
+	}
+	for _, tc := range []struct {
+		name          string
+		conds         []metav1.Condition
+		cause, advice string
+	}{
+		{"all good", []metav1.Condition{cond("Informational", metav1.ConditionFalse, "Counted"), cond("Pressure", metav1.ConditionFalse, "Measured"), cond("Configured", metav1.ConditionTrue, "Checked")}, "", ""},
+		{"negative polarity True", []metav1.Condition{cond("Pressure", metav1.ConditionTrue, "Measured"), cond("Configured", metav1.ConditionTrue, "Checked")},
+			"Gauge/g1's condition Pressure is True: ResourceGraphDefinition gauges declares it with negative polarity (True is bad), counting toward Ready",
+			"the condition is the RGD's verdict on what its status expression reads (schema, settings): Ready follows once that makes it False"},
+		{"bad before unknown", []metav1.Condition{cond("Pressure", metav1.ConditionUnknown, "WaitingForDependency"), cond("Configured", metav1.ConditionFalse, "Checked")},
+			"Gauge/g1's condition Configured is False: ResourceGraphDefinition gauges declares it, counting toward Ready",
+			"set countsTowardReady: false on it in ResourceGraphDefinition gauges"},
+		{"unknown", []metav1.Condition{cond("Pressure", metav1.ConditionUnknown, "EvaluationFailed"), cond("Configured", metav1.ConditionTrue, "Checked")},
+			"Gauge/g1's condition Pressure is Unknown",
+			"its status expression (schema, settings) gives no value yet"},
+	} {
+		d := customConditionDiagnosis(subject(tc.conds...), "Gauge/g1")
+		switch {
+		case tc.cause == "" && d != nil:
+			t.Errorf("%s: diagnosed %q", tc.name, d.Cause)
+		case tc.cause == "":
+		case d == nil:
+			t.Errorf("%s: no diagnosis", tc.name)
+		case !strings.HasPrefix(d.Cause, tc.cause) || !strings.Contains(d.Advice, tc.advice):
+			t.Errorf("%s:\ncause  %q\nadvice %q\nwant   %q and %q", tc.name, d.Cause, d.Advice, tc.cause, tc.advice)
+		case len(d.Details) != 2 || !strings.HasPrefix(d.Details[1], "its status: ${size(settings.data)") && !strings.HasPrefix(d.Details[1], "its status: ${has("):
+			t.Errorf("%s: details %q, want the condition and its expression", tc.name, d.Details)
+		}
 	}
 }

@@ -649,6 +649,52 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("a condition the RGD declares holding Ready back is the root cause", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: pressured}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Pressured
+    spec: {pressure: boolean | default=true}
+    status:
+      conditions:
+      - type: Pressure
+        status: ${schema.spec.pressure}
+        reason: PressureReported
+        message: the instance says so
+        polarity: Negative
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-pressure"}
+`)
+			c.waitRGDActive(t, "pressured")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Pressured, metadata: {name: p1, namespace: %s}}", ns))
+			var out string
+			eventually(t, 20*time.Second, "why-not-ready to name the condition", func() (bool, string) {
+				var err error
+				out, err = kro(t, cfg, nil, "why-not-ready", "pressured", "p1", "-n", ns)
+				return errors.Is(err, plugin.ErrNotReady) && strings.Contains(out, "Root cause: Pressured/p1's condition Pressure is True"), out
+			})
+			sayAll(t, "why-not-ready", out,
+				"ResourceGraphDefinition pressured declares it with negative polarity (True is bad), counting toward Ready",
+				"  Pressure=True (PressureReported): the instance says so\n  its status: ${schema.spec.pressure}",
+				"What to do: the condition is the RGD's verdict on what its status expression reads (schema): Ready follows once that makes it False",
+			)
+			c.patch(t, "kro.run/v1alpha1", "Pressured", ns, "p1", `{"spec":{"pressure":false}}`)
+			c.waitState(t, "kro.run/v1alpha1", "Pressured", ns, "p1", v1alpha1.InstanceActive)
+			if out, err := kro(t, cfg, nil, "why-not-ready", "pressured", "p1", "-n", ns); err != nil || !strings.Contains(out, "Pressured "+ns+"/p1 is Ready") {
+				t.Errorf("why-not-ready once the pressure is off: %v\n%s", err, out)
+			}
+			c.delete(t, "kro.run/v1alpha1", "Pressured", ns, "p1")
+			return ctx
+		}).
 		Assess("a change of an immutable field: the refusal is short and why-not-ready says what to do", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, jobRGD)
