@@ -8,17 +8,21 @@ import (
 	"slices"
 	"strings"
 
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
@@ -52,6 +56,9 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, s
 			return err
 		}
 		if defaulted, err = ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
+			if refusal.MisfitsSchema(err) {
+				err = c.everyMisfit(ctx, m, inst, err)
+			}
 			return refusal.Readable(err)
 		}
 		if live, err = ri.Get(ctx, inst.GetName(), metav1.GetOptions{}); err != nil {
@@ -69,6 +76,33 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, s
 		defaulted.SetUID(live.GetUID())
 	}
 	return c.plan(ctx, planSubject{rgd: rgd, gvk: mapping.GroupVersionKind, instance: defaulted, live: live, generateName: inst.GetGenerateName()})
+}
+
+// everyMisfit is the API server's refusal (err) of an apply of a new
+// instance that does not fit its kind's schema, which names the first
+// field that does not, made whole: every error a create of it would give,
+// from the kind's CustomResourceDefinition as the cluster serves it
+// (offline.Admit, the API server's own validation), when there are more.
+// It is err as it is for an instance that exists, whose apply merges with
+// what is stored, or when the CRD cannot be read.
+func (c *cluster) everyMisfit(ctx context.Context, m *meta.RESTMapping, inst *unstructured.Unstructured, err error) error {
+	if _, getErr := c.resourceIn(m, inst.GetNamespace()).Get(ctx, inst.GetName(), metav1.GetOptions{}); !apierrors.IsNotFound(getErr) {
+		return err
+	}
+	u, getErr := c.dyn.Resource(kinds.CRDResource).Get(ctx, m.Resource.GroupResource().String(), metav1.GetOptions{})
+	if getErr != nil {
+		return err
+	}
+	crd := &extv1.CustomResourceDefinition{}
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd) != nil {
+		return err
+	}
+	errs, admitErr := offline.Admit(ctx, crd, inst.DeepCopy())
+	if admitErr != nil || len(errs) < 2 {
+		// The server's words name one field as well.
+		return err
+	}
+	return apierrors.NewInvalid(m.GroupVersionKind.GroupKind(), inst.GetName(), errs)
 }
 
 // planSubject is what a plan is made for.

@@ -160,6 +160,13 @@ func IsLasting(err error) bool {
 		apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err):
 		return true
 	}
+	return MisfitsSchema(err)
+}
+
+// MisfitsSchema tells whether err is the API server's refusal of an apply
+// whose object does not fit its kind's schema (a string where it takes a
+// number): an internal error that names the first such field alone.
+func MisfitsSchema(err error) bool {
 	var status apierrors.APIStatus
 	return apierrors.IsInternalError(err) && errors.As(err, &status) && misfitsSchema(status.Status().Message)
 }

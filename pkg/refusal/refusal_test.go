@@ -146,6 +146,27 @@ func TestReadableRefusalOfAnUndeclaredField(t *testing.T) {
 	}
 }
 
+// An apply the API server could not fit to the kind's schema is told from
+// its other internal errors and from a validation's refusal.
+func TestMisfitsSchema(t *testing.T) {
+	misfit := apierrors.NewInternalError(errors.New("x"))
+	misfit.ErrStatus.Message = "failed to create typed patch object (default/bad; kro.run/v1alpha1, Kind=WebApp): .spec.port: expected numeric (int or float), got string"
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{misfit, true},
+		{fmt.Errorf("applying the instance: %w", misfit), true},
+		{apierrors.NewInternalError(errors.New(`failed calling webhook "deny.example.com": connection refused`)), false},
+		{apierrors.NewInvalid(schema.GroupKind{Kind: "WebApp"}, "bad", field.ErrorList{field.Invalid(field.NewPath("spec", "port"), "eighty", "must be of type integer")}), false},
+		{errors.New("failed to create typed patch object"), false},
+	} {
+		if got := MisfitsSchema(tc.err); got != tc.want {
+			t.Errorf("MisfitsSchema(%v) = %t, want %t", tc.err, got, tc.want)
+		}
+	}
+}
+
 // A refusal that stays until something changes is told apart from errors
 // the next try may get past.
 func TestIsLasting(t *testing.T) {

@@ -958,6 +958,16 @@ spec:
 			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err == nil || err.Error() != "the instance itself is refused: spec.replikas: field not declared in the schema of WebApp" {
 				t.Errorf("dry-run of an instance with an undeclared field: %v\n%s", err, out)
 			}
+			// With more than one mistake, where the API server's apply
+			// names the first alone, every one is named, as a create
+			// names them.
+			writeFile(t, file, webapp(ns, "typos", ", replicas: 50, port: eighty"))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err == nil ||
+				!strings.Contains(err.Error(), `the instance itself is refused: WebApp.kro.run "typos" is invalid: [`) ||
+				!strings.Contains(err.Error(), `spec.port: Invalid value: "string": spec.port in body must be of type integer: "string"`) ||
+				!strings.Contains(err.Error(), "spec.replicas: Invalid value: 50: spec.replicas in body should be less than or equal to 20") {
+				t.Errorf("dry-run of an instance with two mistakes: %v\n%s", err, out)
+			}
 			// A value that waits on another resource's status is pending.
 			c.apply(t, pendingRGD)
 			c.waitRGDActive(t, "pending")
