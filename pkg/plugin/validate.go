@@ -158,7 +158,7 @@ func (o *validateOptions) run(ctx context.Context) error {
 			if len(others) > 3 {
 				found += fmt.Sprintf(" and %d more", len(others)-3)
 			}
-			hint = fmt.Sprintf(" but %s (kubectl kro dry-run -f previews instances)", found)
+			hint = fmt.Sprintf(", only %s: validate checks RGDs, and the instances given with them; kubectl kro dry-run -f checks an instance against the RGD the cluster serves", found)
 		}
 		return fmt.Errorf("%s: no ResourceGraphDefinition found%s", strings.Join(o.files, ", "), hint)
 	}

@@ -233,7 +233,7 @@ func TestValidateGoesOnPastWhatItCannotRead(t *testing.T) {
 // A file of instances given to validate is pointed to dry-run.
 func TestValidateOfInstancesPointsToDryRun(t *testing.T) {
 	err := runWithoutCluster("validate", "--offline", "-f", "../../examples/webapp/instance.yaml")
-	want := "../../examples/webapp/instance.yaml: no ResourceGraphDefinition found but WebApp demo (kubectl kro dry-run -f previews instances)"
+	want := "../../examples/webapp/instance.yaml: no ResourceGraphDefinition found, only WebApp demo: validate checks RGDs, and the instances given with them; kubectl kro dry-run -f checks an instance against the RGD the cluster serves"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
