@@ -69,7 +69,10 @@ type ExplainedCondition struct {
 	Stale              bool   `json:"stale"`
 	// StaleReason says why a stale condition lags behind the generation.
 	StaleReason string `json:"staleReason,omitempty"`
-	Since       string `json:"since,omitempty"`
+	// LastTransitionTime is the condition's, as RFC 3339, for programs;
+	// Since is how long ago that was, for people.
+	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
+	Since              string `json:"since,omitempty"`
 }
 
 // Why a condition can lag behind its object's generation.
@@ -134,6 +137,7 @@ func explainConditions(object string, u *unstructured.Unstructured, custom map[s
 			e.ReasonMeaning = unevaluatedMeanings[c.Reason]
 		}
 		if !c.LastTransitionTime.IsZero() {
+			e.LastTransitionTime = c.LastTransitionTime.UTC().Format(time.RFC3339)
 			e.Since = age(&c.LastTransitionTime, now)
 		}
 		out = append(out, e)

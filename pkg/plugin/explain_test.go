@@ -92,3 +92,21 @@ func TestConditionsOfASuspendedInstanceAreStaleBecauseItIsSuspended(t *testing.T
 		t.Errorf("explain-conditions says of a suspended instance that %s:\n%s", notCaughtUp, out.String())
 	}
 }
+
+// For programs, -o json|yaml gives when a condition last changed as a time,
+// beside how long ago it was for people; a condition with none has neither.
+func TestExplainedConditionsCarryTheirTransitionTime(t *testing.T) {
+	inst := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "demo", "generation": int64(1)},
+		"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "Ready", "lastTransitionTime": "2026-11-29T02:00:00Z"},
+			map[string]any{"type": "GraphResolved", "status": "True", "reason": "Resolved"},
+		}},
+	}}
+	now := time.Date(2026, 11, 29, 2, 5, 0, 0, time.UTC)
+	got := explainConditions("WebApp/demo", inst, nil, "", now)
+	if len(got) != 2 || got[0].LastTransitionTime != "2026-11-29T02:00:00Z" || got[0].Since != "5m" ||
+		got[1].LastTransitionTime != "" || got[1].Since != "" {
+		t.Errorf("explained %+v", got)
+	}
+}
