@@ -48,8 +48,10 @@ type Instance struct {
 	Namespace string
 	UID       string
 	// RGDName names the instance's ResourceGraphDefinition, when known:
-	// the object of an instance of another RGD's kind, named as this one
-	// is, is that instance's, not this one's before it was created again.
+	// another instance's object is named with its RGD when that is not
+	// this one's, and, where the kind is not known, an object of another
+	// RGD's instance named as this one is, is not this one's before it was
+	// created again.
 	RGDName string
 	// Labels are the instance's own labels, set by its author.
 	Labels map[string]string
@@ -244,9 +246,14 @@ func Claimant(labels map[string]string, inst Instance) (string, bool) {
 }
 
 // earlierInstance tells whether labels name an instance of inst's name,
-// namespace and RGD (when both say which): one deleted since, whose UID
-// was another.
+// namespace and kind: one deleted since, whose UID was another, maybe of
+// an RGD since renamed. The ApplySet the labels place the object in says
+// so where both it and inst's kind are known (its ID is made of the four);
+// otherwise the name and namespace do, and the RGD where both say which.
 func earlierInstance(labels map[string]string, inst Instance) bool {
+	if set := labels[v1alpha1.LabelApplySetPartOf]; set != "" && inst.GVK.Kind != "" {
+		return set == ApplySetID(inst)
+	}
 	rgd := labels[v1alpha1.LabelRGDName]
 	return labels[v1alpha1.LabelInstanceName] == inst.Name && labels[v1alpha1.LabelInstanceNamespace] == inst.Namespace &&
 		(rgd == "" || inst.RGDName == "" || rgd == inst.RGDName)

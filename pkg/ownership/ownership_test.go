@@ -158,6 +158,22 @@ func TestWhose(t *testing.T) {
 			t.Errorf("Claimant(%v) = %q, want %q", tc.labels, got, tc.claimant)
 		}
 	}
+	// Where the kind is known, the ApplySet the labels name tells: an
+	// earlier WebApp of the name, of an RGD since renamed, from a Gateway
+	// of the name.
+	webapp := Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}, Name: "shop", Namespace: "prod", UID: "u-1", RGDName: "webapp"}
+	gateway := webapp
+	gateway.GVK.Kind, gateway.UID = "Gateway", "u-9"
+	renamed := map[string]string{v1alpha1.LabelInstanceID: "u-0", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod",
+		v1alpha1.LabelRGDName: "webapp-old", v1alpha1.LabelApplySetPartOf: ApplySetID(webapp)}
+	if got, want := Whose(renamed, webapp), "was created for an earlier instance of this name (kro.run/instance-id u-0; this one's is u-1)"; got != want {
+		t.Errorf("Whose(an earlier WebApp's, of a renamed RGD) = %q, want %q", got, want)
+	}
+	gateways := map[string]string{v1alpha1.LabelInstanceID: "u-9", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod",
+		v1alpha1.LabelRGDName: "gateways", v1alpha1.LabelApplySetPartOf: ApplySetID(gateway)}
+	if got, want := Whose(gateways, webapp), "belongs to another instance, prod/shop of ResourceGraphDefinition gateways (kro.run/instance-id u-9)"; got != want {
+		t.Errorf("Whose(a Gateway's of the name) = %q, want %q", got, want)
+	}
 	// Where the instance's RGD is not known, the same name and namespace
 	// are taken for an earlier instance's.
 	unknown := Instance{Name: "shop", Namespace: "prod", UID: "u-1"}

@@ -327,7 +327,8 @@ func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
 // name it, to tell its objects from another owner's: its RGD as its own
 // labels name it, set as it was admitted.
 func ownerIdentity(u *unstructured.Unstructured) ownership.Instance {
-	return ownership.Instance{Name: u.GetName(), Namespace: u.GetNamespace(), UID: string(u.GetUID()), RGDName: u.GetLabels()[v1alpha1.LabelRGDName]}
+	return ownership.Instance{GVK: u.GroupVersionKind(), Name: u.GetName(), Namespace: u.GetNamespace(), UID: string(u.GetUID()),
+		RGDName: u.GetLabels()[v1alpha1.LabelRGDName]}
 }
 
 // instanceName names an instance in plans and diagnoses: "Kind
