@@ -327,10 +327,17 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		return d
 	}
 	if v1alpha1.IsSuspended(inst) {
-		return &Diagnosis{
+		d := &Diagnosis{
 			Cause:  instRef + " is suspended by the annotation " + v1alpha1.AnnotationReconcile + "=" + v1alpha1.ReconcileSuspended,
 			Advice: fmt.Sprintf("kubectl annotate %s %s %s- to resume", strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), v1alpha1.AnnotationReconcile),
 		}
+		// GraphResolved is not touched while suspended: it tells the
+		// generation last applied.
+		if gr := findCondition(inst, v1alpha1.ConditionGraphResolved); gr != nil && gr.ObservedGeneration < inst.GetGeneration() {
+			d.Details = append(d.Details, fmt.Sprintf("the instance changed since kro-agent last applied it (generation %d; it is at %d): the change is applied once it is resumed",
+				gr.ObservedGeneration, inst.GetGeneration()))
+		}
+		return d
 	}
 	conds := conditionsOf(inst)
 	ready := findCondition(inst, v1alpha1.ConditionReady)

@@ -2,12 +2,15 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
@@ -210,5 +213,33 @@ func TestCustomConditionDiagnosis(t *testing.T) {
 		case len(d.Details) != 2 || !strings.HasPrefix(d.Details[1], "its status: ${size(settings.data)") && !strings.HasPrefix(d.Details[1], "its status: ${has("):
 			t.Errorf("%s: details %q, want the condition and its expression", tc.name, d.Details)
 		}
+	}
+}
+
+// A suspended instance changed since kro-agent last applied it says the
+// change waits for it to be resumed; one unchanged says no more than that
+// it is suspended.
+func TestSuspendedDiagnosisTellsOfAChangeWaiting(t *testing.T) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	rgd.Name, rgd.Status.State = "webapp", v1alpha1.StateActive
+	mapping := &meta.RESTMapping{GroupVersionKind: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}}
+	suspended := func(generation, applied int64) *subject {
+		inst := &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "shop", "namespace": "prod", "generation": generation,
+				"annotations": map[string]any{v1alpha1.AnnotationReconcile: v1alpha1.ReconcileSuspended}},
+			"status": map[string]any{"conditions": []any{
+				map[string]any{"type": "GraphResolved", "status": "True", "reason": "Resolved", "observedGeneration": applied},
+				map[string]any{"type": "Ready", "status": "Unknown", "reason": "Suspended", "observedGeneration": generation},
+			}},
+		}}
+		return &subject{instance: inst, mapping: mapping, rgd: rgd}
+	}
+	d := (&cluster{}).diagnose(context.Background(), suspended(3, 2))
+	if want := "the instance changed since kro-agent last applied it (generation 2; it is at 3): the change is applied once it is resumed"; !strings.HasPrefix(d.Cause, "WebApp/shop is suspended") ||
+		len(d.Details) != 1 || d.Details[0] != want {
+		t.Errorf("changed while suspended: %q %q, want the detail %q", d.Cause, d.Details, want)
+	}
+	if d := (&cluster{}).diagnose(context.Background(), suspended(2, 2)); !strings.HasPrefix(d.Cause, "WebApp/shop is suspended") || len(d.Details) != 0 {
+		t.Errorf("unchanged while suspended: %q %q", d.Cause, d.Details)
 	}
 }
