@@ -8,12 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
@@ -22,7 +20,6 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
-	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
@@ -89,12 +86,8 @@ func (c *cluster) everyMisfit(ctx context.Context, m *meta.RESTMapping, inst *un
 	if _, getErr := c.resourceIn(m, inst.GetNamespace()).Get(ctx, inst.GetName(), metav1.GetOptions{}); !apierrors.IsNotFound(getErr) {
 		return err
 	}
-	u, getErr := c.dyn.Resource(kinds.CRDResource).Get(ctx, m.Resource.GroupResource().String(), metav1.GetOptions{})
-	if getErr != nil {
-		return err
-	}
-	crd := &extv1.CustomResourceDefinition{}
-	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd) != nil {
+	crd := storedReader{dyn: c.dyn, metadata: c.metadata}.crd(ctx, m.Resource.GroupResource().String())
+	if crd == nil {
 		return err
 	}
 	errs, admitErr := offline.Admit(ctx, crd, inst.DeepCopy())
