@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -41,7 +40,7 @@ func (r *run) prune(ctx context.Context) error {
 		// behind as it moved (to another namespace, or another kind).
 		kind := r.t.kindOf(m.gvr)
 		if err != nil {
-			what := fmt.Sprintf("%s %s (resource %s) in %s", kind, cache.NewObjectName(m.namespace, m.name).String(), nodes[i], r.t)
+			what := fmt.Sprintf("%s %s (resource %s) in %s", kind, m.objectName(), nodes[i], r.t)
 			refused = append(refused, fmt.Errorf("pruning %s: %w", what, err))
 			continue
 		}
@@ -77,7 +76,7 @@ func (r *run) tellPruned(g prunedGroup, ms []member) {
 	if len(ms) > prunedOneByOne {
 		names := make([]string, 0, len(ms))
 		for _, m := range ms {
-			names = append(names, cache.NewObjectName(m.namespace, m.name).String())
+			names = append(names, m.objectName())
 		}
 		slices.Sort(names)
 		note := fmt.Sprintf("deleted %d %s objects (resource %s) in %s, which the graph no longer produces: %s", len(ms), g.kind, g.node, r.t, joinMax(names, 5))
@@ -85,7 +84,7 @@ func (r *run) tellPruned(g prunedGroup, ms []member) {
 		return
 	}
 	for _, m := range ms {
-		note := fmt.Sprintf("deleted %s %s (resource %s) in %s, which the graph no longer produces", g.kind, cache.NewObjectName(m.namespace, m.name).String(), g.node, r.t)
+		note := fmt.Sprintf("deleted %s %s (resource %s) in %s, which the graph no longer produces", g.kind, m.objectName(), g.node, r.t)
 		r.tell("Normal", "Pruned", note, note, &corev1.ObjectReference{
 			APIVersion: m.gvr.GroupVersion().String(), Kind: g.kind,
 			Namespace: m.namespace, Name: m.name, UID: m.uid,
@@ -189,11 +188,11 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 			// The others are deleted all the same; the refusal is what
 			// the status leads with, and the run ends with it, to be
 			// retried.
-			refused = append(refused, fmt.Errorf("deleting %s %s: %w", kind, m.name, err))
-			failures = append(failures, v1alpha1.DeleteRefused(kind, m.name, err))
+			refused = append(refused, fmt.Errorf("deleting %s %s: %w", kind, m.objectName(), err))
+			failures = append(failures, v1alpha1.DeleteRefused(kind, m.objectName(), err))
 			continue
 		}
-		waiting = append(waiting, fmt.Sprintf("deleting %s %s", kind, m.name))
+		waiting = append(waiting, fmt.Sprintf("deleting %s %s", kind, m.objectName()))
 	}
 	if len(members) > 0 {
 		slices.Sort(waiting)
@@ -284,7 +283,7 @@ func joinMax(items []string, max int) string {
 // whose finalizers hold it, so the user reading why the instance stays
 // DELETING knows what to look at.
 func terminating(kind string, m member) string {
-	return fmt.Sprintf("%s %s is terminating", kind, m.name) + heldBy(m.finalizers)
+	return fmt.Sprintf("%s %s is terminating", kind, m.objectName()) + heldBy(m.finalizers)
 }
 
 // heldBy names the finalizers an object being deleted waits for, if any.

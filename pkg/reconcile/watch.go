@@ -336,6 +336,13 @@ type member struct {
 	finalizers []string
 }
 
+// objectName is how messages name the object: namespace/name, or the name
+// of a cluster-scoped one. The namespace is always given, as a graph may
+// place objects in namespaces other than its instance's.
+func (m member) objectName() string {
+	return cache.NewObjectName(m.namespace, m.name).String()
+}
+
 // members returns the objects kro-agent applied that are labelled as the
 // instance's, by node id, from the informers' caches. Nothing is decoded:
 // the prune after every apply reads them all and deletes, at most, a few.

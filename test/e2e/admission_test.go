@@ -258,7 +258,7 @@ spec:
 			})
 
 			c.delete(t, "kro.run/v1alpha1", "Mood", ns, "clingy")
-			const refused = "ConfigMap clingy cannot be deleted: "
+			refused := "ConfigMap " + ns + "/clingy cannot be deleted: "
 			eventually(t, 30*time.Second, "the deleted instance to say what cannot be deleted", func() (bool, string) {
 				inst := c.mustGet(t, "kro.run/v1alpha1", "Mood", ns, "clingy")
 				rr := condition(inst, v1alpha1.ConditionResourcesReady)

@@ -325,7 +325,7 @@ func TestWebAppLifecycle(t *testing.T) {
 				inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
 				msg := condition(inst, "ResourcesReady").Message
 				return strings.Contains(msg, "reverse topological order") &&
-					strings.Contains(msg, "Service shop is terminating, held by the finalizers e2e.kro.run/hold"), msg
+					strings.Contains(msg, "Service "+ns+"/shop is terminating, held by the finalizers e2e.kro.run/hold"), msg
 			})
 			// The ConfigMap, deleted last, is held too: once the Service
 			// goes, the Deployment follows, and the tree shows both gone

@@ -275,7 +275,7 @@ spec:
 			// Granted all but delete: the instance's deletion waits, says
 			// why, and goes on as soon as delete is granted too.
 			c.delete(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
-			const deleteDenied = `ResourceQuota a1 cannot be deleted: resourcequotas "a1" is forbidden: User "system:serviceaccount:kro-system:kro-agent" cannot delete resource "resourcequotas"`
+			deleteDenied := "ResourceQuota " + ns + `/a1 cannot be deleted: resourcequotas "a1" is forbidden: User "system:serviceaccount:kro-system:kro-agent" cannot delete resource "resourcequotas"`
 			eventually(t, 30*time.Second, "the deleted instance to say what it may not delete", func() (bool, string) {
 				inst := c.mustGet(t, "kro.run/v1alpha1", "Allowance", ns, "a1")
 				rr := condition(inst, v1alpha1.ConditionResourcesReady)
