@@ -350,11 +350,15 @@ func markRefused(rows []Row, inst *unstructured.Unstructured) {
 		if r.Ready != VerdictMissing || r.Name == "" {
 			continue
 		}
-		// As the agent words it: applying Kind name (resource id) in
-		// where: what the API server answered.
-		_, refusal, found := strings.Cut(c.Message, fmt.Sprintf("applying %s %s (resource %s) in ", r.Kind, r.Name, r.NodeID))
-		if _, answer, ok := strings.Cut(refusal, ": "); found && ok {
-			r.Reason, r.refused = "kro-agent's apply is refused: "+answer, true
+		// As the agent words it: applying Kind namespace/name (resource
+		// id) in where: what the API server answered. Earlier agents
+		// named the object without its namespace.
+		for _, name := range []string{cache.NewObjectName(r.Namespace, r.Name).String(), r.Name} {
+			_, refusal, found := strings.Cut(c.Message, fmt.Sprintf("applying %s %s (resource %s) in ", r.Kind, name, r.NodeID))
+			if _, answer, ok := strings.Cut(refusal, ": "); found && ok {
+				r.Reason, r.refused = "kro-agent's apply is refused: "+answer, true
+				break
+			}
 		}
 	}
 }

@@ -149,21 +149,25 @@ func names(objs []*unstructured.Unstructured) []string {
 
 // A missing object whose apply the instance's ResourcesReady says was
 // refused gives the API server's answer as its reason; another missing
-// object keeps its own.
+// object keeps its own. The agent names the object with its namespace;
+// earlier agents named it without.
 func TestMissingObjectsTellTheirRefusal(t *testing.T) {
-	inst := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
-		"type": "ResourcesReady", "status": "False", "reason": "ApplyFailed",
-		"message": `applying Service a.b (resource service) in the local cluster: Service "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots`,
-	}}}}}
-	rows := []Row{
-		{NodeID: "service", Kind: "Service", Name: "a.b", Ready: VerdictMissing, Reason: "expected by the graph but does not exist"},
-		{NodeID: "other", Kind: "Service", Name: "a.b", Ready: VerdictMissing, Reason: "expected by the graph but does not exist"},
-	}
-	markRefused(rows, inst)
-	if want := `kro-agent's apply is refused: Service "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots`; rows[0].Reason != want || !rows[0].refused {
-		t.Errorf("refused row = %q, want %q", rows[0].Reason, want)
-	}
-	if !strings.HasPrefix(rows[1].Reason, "expected by the graph") || rows[1].refused {
-		t.Errorf("another resource's row = %q", rows[1].Reason)
+	const answer = `Service "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots`
+	for _, named := range []string{"team/a.b", "a.b"} {
+		inst := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "ResourcesReady", "status": "False", "reason": "ApplyFailed",
+			"message": "applying Service " + named + " (resource service) in the local cluster: " + answer,
+		}}}}}
+		rows := []Row{
+			{NodeID: "service", Kind: "Service", Name: "a.b", Namespace: "team", Ready: VerdictMissing, Reason: "expected by the graph but does not exist"},
+			{NodeID: "other", Kind: "Service", Name: "a.b", Namespace: "team", Ready: VerdictMissing, Reason: "expected by the graph but does not exist"},
+		}
+		markRefused(rows, inst)
+		if want := "kro-agent's apply is refused: " + answer; rows[0].Reason != want || !rows[0].refused {
+			t.Errorf("named %s: refused row = %q, want %q", named, rows[0].Reason, want)
+		}
+		if !strings.HasPrefix(rows[1].Reason, "expected by the graph") || rows[1].refused {
+			t.Errorf("named %s: another resource's row = %q", named, rows[1].Reason)
+		}
 	}
 }

@@ -570,13 +570,13 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 		// Left as the other writer made it until its turn; the rest of
 		// the graph goes on from it.
 		if r.contested == nil {
-			r.contested = fmt.Errorf("%s %s (resource %s) in %s is contested: %w", n.Kind.GVK.Kind, u.GetName(), n.ID, r.t, err)
+			r.contested = fmt.Errorf("%s %s (resource %s) in %s is contested: %w", n.Kind.GVK.Kind, cache.MetaObjectToName(u).String(), n.ID, r.t, err)
 			r.tellNews("Contested", r.contested.Error())
 		}
 		return out, true
 	}
 	if err != nil {
-		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, u.GetName(), n.ID, r.t, err))
+		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, cache.MetaObjectToName(u).String(), n.ID, r.t, err))
 		return nil, false
 	}
 	return out, true

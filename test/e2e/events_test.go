@@ -190,7 +190,7 @@ func TestEvents(t *testing.T) {
 				return len(got) != 1 || series
 			})
 			got := events(t, c, "ApplyFailed")
-			if note := fmt.Sprint(got[0].Object["note"]); got[0].Object["type"] != "Warning" || !strings.HasPrefix(note, `applying ConfigMap t1 (resource config) in the local cluster: ConfigMap "t1" is invalid: data[bad key]`) {
+			if note := fmt.Sprint(got[0].Object["note"]); got[0].Object["type"] != "Warning" || !strings.HasPrefix(note, `applying ConfigMap told/t1 (resource config) in the local cluster: ConfigMap "t1" is invalid: data[bad key]`) {
 				t.Errorf("the refusal's Event: %s", notes(got))
 			}
 			patch(t, c, `{"key": "good"}`)

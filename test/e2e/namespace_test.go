@@ -105,7 +105,7 @@ spec:
 				return fmt.Sprintf(`{"spec":{"target":"not-yet-%d"}}`, i)
 			})
 			u := c.mustGet(t, "kro.run/v1alpha1", "Elsewhere", ns, "away")
-			if want := "applying ConfigMap away (resource note) in the local cluster: namespace not-yet-13 does not exist: it is applied as soon as the namespace is created"; condition(u, v1alpha1.ConditionResourcesReady).Message != want {
+			if want := "applying ConfigMap not-yet-13/away (resource note) in the local cluster: namespace not-yet-13 does not exist: it is applied as soon as the namespace is created"; condition(u, v1alpha1.ConditionResourcesReady).Message != want {
 				t.Errorf("the refusal says %q, want %q", condition(u, v1alpha1.ConditionResourcesReady).Message, want)
 			}
 			out, err := kro(t, cfg, nil, "why-not-ready", "elsewhere", "away", "-n", ns)
