@@ -329,7 +329,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	if v1alpha1.IsSuspended(inst) {
 		d := &Diagnosis{
 			Cause:  instRef + " is suspended by the annotation " + v1alpha1.AnnotationReconcile + "=" + v1alpha1.ReconcileSuspended,
-			Advice: fmt.Sprintf("kubectl annotate %s %s %s- to resume", strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), v1alpha1.AnnotationReconcile),
+			Advice: fmt.Sprintf("kubectl annotate %s %s%s %s- to resume", strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace()), v1alpha1.AnnotationReconcile),
 		}
 		// GraphResolved is not touched while suspended: it tells the
 		// generation last applied.
@@ -398,7 +398,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		if s.placement != nil {
 			d.Cause += " in cluster " + s.placement.Cluster
 		}
-		d.Advice = "look at the resource (kubectl describe " + strings.ToLower(r.Kind) + " " + r.Name + "); its dependents wait for it"
+		d.Advice = "look at the resource (kubectl describe " + strings.ToLower(r.Kind) + " " + r.Name + namespaceFlag(r.Namespace) + "); its dependents wait for it"
 		if r.object != nil && isInstance(r.object) {
 			d.Advice = fmt.Sprintf("it is an instance of ResourceGraphDefinition %s in turn: kubectl kro why-not-ready %s %s%s follows it; its dependents wait for it",
 				r.object.GetLabels()[v1alpha1.LabelRGDName], strings.ToLower(r.Kind), r.Name, namespaceFlag(r.Namespace))
@@ -464,7 +464,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		}
 	}
 	d.Events = c.recentEvents(ctx, inst)
-	d.Advice = "kubectl kro explain-conditions " + strings.ToLower(s.mapping.GroupVersionKind.Kind) + " " + inst.GetName() + " explains each condition"
+	d.Advice = "kubectl kro explain-conditions " + strings.ToLower(s.mapping.GroupVersionKind.Kind) + " " + inst.GetName() + namespaceFlag(inst.GetNamespace()) + " explains each condition"
 	if immutableChange(inst) {
 		d.Advice = immutableAdvice
 	}

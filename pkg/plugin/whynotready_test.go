@@ -239,6 +239,9 @@ func TestSuspendedDiagnosisTellsOfAChangeWaiting(t *testing.T) {
 		len(d.Details) != 1 || d.Details[0] != want {
 		t.Errorf("changed while suspended: %q %q, want the detail %q", d.Cause, d.Details, want)
 	}
+	if want := "kubectl annotate webapp shop -n prod kro.run/reconcile- to resume"; d.Advice != want {
+		t.Errorf("advice %q, want %q", d.Advice, want)
+	}
 	if d := (&cluster{}).diagnose(context.Background(), suspended(2, 2)); !strings.HasPrefix(d.Cause, "WebApp/shop is suspended") || len(d.Details) != 0 {
 		t.Errorf("unchanged while suspended: %q %q", d.Cause, d.Details)
 	}

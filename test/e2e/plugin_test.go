@@ -849,7 +849,7 @@ spec:
 				t.Fatal(err)
 			}
 			out, err := kro(t, cfg, nil, "why-not-ready", "webapp", "ready", "-n", ns)
-			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "is suspended by the annotation kro.run/reconcile=suspended") || !strings.Contains(out, "kubectl annotate webapp ready kro.run/reconcile-") {
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "is suspended by the annotation kro.run/reconcile=suspended") || !strings.Contains(out, "kubectl annotate webapp ready -n "+ns+" kro.run/reconcile- to resume") {
 				t.Errorf("%v\n%s", err, out)
 			}
 			unpatch := []byte(`{"metadata":{"annotations":{"kro.run/reconcile":null}}}`)
@@ -1779,7 +1779,8 @@ spec:
 				t.Errorf("why-not-ready does not point at the inner instance: %v\n%s", err, out)
 			}
 			out, err = kro(t, cfg, nil, "why-not-ready", "database", "shop", "-n", ns)
-			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "resource config (ConfigMap shop-db) is not ready") {
+			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "resource config (ConfigMap shop-db) is not ready") ||
+				!strings.Contains(out, "What to do: look at the resource (kubectl describe configmap shop-db -n "+ns+"); its dependents wait for it") {
 				t.Errorf("why-not-ready of the inner instance: %v\n%s", err, out)
 			}
 			return ctx
