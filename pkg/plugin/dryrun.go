@@ -92,7 +92,9 @@ change is admitted; the admission webhook's warnings go to standard error. What 
 in the kind's schema (fields added, removed, retyped, required; defaults and validation)
 is listed, each breaking change marked, and so is what changes in how kubectl names and
 prints the kind (short names, categories, printer columns). A new RGD is checked by a
-dry-run create, and the CRD it would create is named.
+dry-run create, and the CRD it would create is named. An RGD using the kind of another
+given RGD that the cluster does not serve yet is checked as validate checks it, and its
+objects of that kind against the schema the other generates.
 
 Given RGDs and instances of their kinds together (files, or a directory, with -f), the
 instances are planned with those RGDs as if all were applied together, whether the RGD
@@ -272,12 +274,16 @@ func (o *dryRunOptions) previewRGDs(ctx context.Context, c *cluster, rgds, insta
 			return fmt.Errorf("%s %s is an instance of an RGD in the cluster, none of those given: with RGDs, dry-run plans the instances of their kinds; preview it apart (kubectl kro dry-run -f FILE)", inst.GetKind(), displayName(inst))
 		}
 	}
+	offline := c.compileGiven(rgds)
 	previews := make([]*RGDPreview, 0, len(rgds))
 	var plan []PlannedResource
 	for _, u := range rgds {
-		p, err := c.dryRunRGD(ctx, u, o.allNamespaces, given[givenKind(u)])
+		p, err := c.dryRunRGD(ctx, u, o.allNamespaces, given[givenKind(u)], offline[u.GetName()])
 		if err != nil {
 			return err
+		}
+		for _, w := range p.warnings {
+			fmt.Fprintf(o.Streams.ErrOut, "Warning: %s\n", w)
 		}
 		previews = append(previews, p)
 		plan = append(plan, p.Plan...)

@@ -221,6 +221,12 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 				observed = append(observed, u.Object)
 				continue
 			}
+			if k, ok := c.unserved[n.Kind.GVK]; ok && target == c {
+				p, admitted := planUnserved(ctx, n, u, unresolved, k)
+				plan = append(plan, p)
+				observed = append(observed, admitted.Object)
+				continue
+			}
 			p, live := target.planObject(ctx, n, u, unresolved, id)
 			p.Cluster = target.name
 			plan = append(plan, p)
@@ -295,6 +301,10 @@ func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolv
 		if v := resolve.Ready(n, observed, scope); !v.Ready {
 			p.Reason += "; not ready, so what reads it waits: " + v.Reason
 		}
+		return p
+	}
+	if k, ok := c.unserved[n.Kind.GVK]; ok {
+		p.Action, p.Reason = ActionPending, fmt.Sprintf("externalRef: %s is served once ResourceGraphDefinition %s is applied, and kro-agent waits for the object it names; so does what reads it", n.Kind.GVK.Kind, k.rgd)
 		return p
 	}
 	read, err := c.readExternal(ctx, n, scope)

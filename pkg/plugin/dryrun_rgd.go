@@ -48,6 +48,9 @@ type RGDPreview struct {
 	// where the instances were looked for: "namespace X", "every
 	// namespace", or "" for a cluster-scoped kind.
 	where string
+	// warnings are what the admission webhook would warn of, for an RGD
+	// checked offline (its dry run prints the webhook's own).
+	warnings []string
 }
 
 // dryRunRGD previews applying obj, a ResourceGraphDefinition, as it
@@ -64,35 +67,32 @@ type RGDPreview struct {
 // change is in. The instances given, of the RGD's kind from the same
 // files, are planned too, in place of the stored ones of their names: as
 // if all were applied together, which for a new RGD is the only way to
-// see what its instances would make.
-func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool, given []*unstructured.Unstructured) (*RGDPreview, error) {
+// see what its instances would make. An RGD that uses the kind of another
+// given one, not served yet (off), is checked offline instead.
+func (c *cluster) dryRunRGD(ctx context.Context, obj *unstructured.Unstructured, allNamespaces bool, given []*unstructured.Unstructured, off *offlineRGD) (*RGDPreview, error) {
 	// current is nil for a new RGD: the preview is its admission and its CRD.
 	current, err := c.getRGD(ctx, obj.GetName())
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	obj = obj.DeepCopy()
-	admitted, err := c.admitRGD(ctx, obj, current)
-	if err != nil {
+	var rgd *v1alpha1.ResourceGraphDefinition
+	var g *graph.Graph
+	var warnings []string
+	if off != nil {
+		if rgd, g, warnings, err = c.admitOffline(ctx, off, current); err != nil {
+			return nil, err
+		}
+	} else if rgd, g, err = c.admitAndCompile(ctx, obj.DeepCopy(), current); err != nil {
 		return nil, err
-	}
-	rgd := &v1alpha1.ResourceGraphDefinition{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(admitted.Object, rgd); err != nil {
-		return nil, fmt.Errorf("reading ResourceGraphDefinition %s as admitted: %w", obj.GetName(), err)
-	}
-	// The webhook validated it; a cluster without it has not.
-	g, err := graph.Compile(rgd, graph.Options{Resolver: c.resolver, ValidateCRD: offline.Validate})
-	if err != nil {
-		return nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
 	}
 	given = c.inNamespaces(g, given)
 	if current == nil {
-		p := &RGDPreview{Name: rgd.Name, Kind: g.Instance.Kind, NewCRD: g.CRD.Name, ServedAs: g.Instance.GroupVersion().String(), Instances: len(given)}
+		p := &RGDPreview{Name: rgd.Name, Kind: g.Instance.Kind, NewCRD: g.CRD.Name, ServedAs: g.Instance.GroupVersion().String(), Instances: len(given), warnings: warnings}
 		p.Plan = planEach(len(given), func(i int) []PlannedResource { return c.planGiven(ctx, rgd, g, given[i], false) })
 		return p, nil
 	}
 	gvk := rgdKind(current)
-	p := &RGDPreview{Name: rgd.Name, Kind: gvk.Kind}
+	p := &RGDPreview{Name: rgd.Name, Kind: gvk.Kind, warnings: warnings}
 	stored := storedReader{dyn: c.dyn, metadata: c.metadata}
 	if crd := stored.crd(ctx, g.CRD.Name); crd != nil {
 		p.SchemaChanges = graph.SchemaChanges(crd, g.CRD)
@@ -254,6 +254,25 @@ func (c *cluster) planGiven(ctx context.Context, rgd *v1alpha1.ResourceGraphDefi
 		return one(ActionUnknown, err.Error())
 	}
 	return planned
+}
+
+// admitAndCompile is obj as the API server admits it in a dry run (an
+// update of current, or a create when current is nil), compiled.
+func (c *cluster) admitAndCompile(ctx context.Context, obj *unstructured.Unstructured, current *v1alpha1.ResourceGraphDefinition) (*v1alpha1.ResourceGraphDefinition, *graph.Graph, error) {
+	admitted, err := c.admitRGD(ctx, obj, current)
+	if err != nil {
+		return nil, nil, err
+	}
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(admitted.Object, rgd); err != nil {
+		return nil, nil, fmt.Errorf("reading ResourceGraphDefinition %s as admitted: %w", obj.GetName(), err)
+	}
+	// The webhook validated it; a cluster without it has not.
+	g, err := graph.Compile(rgd, graph.Options{Resolver: c.resolver, ValidateCRD: offline.Validate})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, err)
+	}
+	return rgd, g, nil
 }
 
 // admitRGD sends obj through the API server's defaulting and admission as

@@ -47,6 +47,10 @@ type cluster struct {
 	// maxCollectionSize bounds the items of a collection a dry run
 	// expands, as the agent's flag of that name does; 0 for its default.
 	maxCollectionSize int
+	// unserved are the kinds RGDs given to a dry run serve once applied
+	// that the cluster does not serve yet: an object of one is checked
+	// against the schema its RGD generates (planUnserved).
+	unserved map[schema.GroupVersionKind]unservedKind
 }
 
 // cluster connects to the kubeconfig's cluster; kinds it does not serve

@@ -450,6 +450,47 @@ spec:
     readyWhen: ["${db.status.?readyReplicas.orValue(0) == 1}"]
 `
 
+// previewNestedRGDs are two RGDs, the second making an instance of the
+// first's kind and reading its status.
+const previewNestedRGDs = `apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: previewinner}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: PreviewInner
+    spec: {size: integer | default=1 maximum=5}
+    status: {config: "${config.metadata.name}"}
+  resources:
+  - id: config
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-inner"}
+      data: {size: "${string(schema.spec.size)}"}
+---
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: previewouter}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: PreviewOuter
+    spec: {size: integer | default=2}
+  resources:
+  - id: inner
+    template:
+      apiVersion: kro.run/v1alpha1
+      kind: PreviewInner
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {size: "${schema.spec.size}"}
+  - id: settings
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-settings"}
+      data: {inner: "${inner.status.config}"}`
+
 func TestPlugin(t *testing.T) {
 	const ns = "plugin"
 	f := features.New("kubectl kro explains instances").
@@ -1171,6 +1212,33 @@ spec:
 			writeFile(t, file, strings.Replace(previewChangeRGD, "name: previewchange", "name: previewtwin", 1))
 			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); err == nil || !strings.Contains(err.Error(), "ResourceGraphDefinition previewtwin is refused: ") || !strings.Contains(err.Error(), "defined by ResourceGraphDefinition previewchange already") {
 				t.Errorf("dry-run of a second RGD for a kind: %v\n%s", err, out)
+			}
+			// Two new RGDs, one using the other's kind, and an instance:
+			// the webhook would deny the second in a dry run, as the first
+			// is not applied, so it is checked offline, and its object of
+			// the first's kind against the schema the first generates.
+			writeFile(t, file, previewNestedRGDs+fmt.Sprintf("\n---\n{apiVersion: kro.run/v1alpha1, kind: PreviewOuter, metadata: {name: nest, namespace: %s}, spec: {size: 2}}", ns))
+			out, err = kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns)
+			for _, want := range []string{
+				"Warning: ResourceGraphDefinition previewouter uses PreviewInner (served once ResourceGraphDefinition previewinner is applied): kro-agent's admission webhook cannot check it before that, so it was checked here as kubectl kro validate checks it",
+				"PreviewOuter " + ns + "/nest:\ninner: PreviewInner " + ns + "/nest CREATE\n  PreviewInner is served once ResourceGraphDefinition previewinner is applied: checked against the schema it generates, not by a dry run\n",
+				"+spec:\n  +  size: 2\n",
+				"settings: ConfigMap " + ns + "/nest-settings PENDING\n",
+				"ResourceGraphDefinition previewouter is new (applying it creates CustomResourceDefinition previewouters.kro.run, serving kro.run/v1alpha1 PreviewOuter): 1 instance of PreviewOuter given, 1 with changes (1 create, 1 pending)\n",
+			} {
+				if err != nil || !strings.Contains(out, want) {
+					t.Errorf("dry-run of an RGD using the kind of another given: %v; lacks %q:\n%s", err, want, out)
+				}
+			}
+			writeFile(t, file, previewNestedRGDs+fmt.Sprintf("\n---\n{apiVersion: kro.run/v1alpha1, kind: PreviewOuter, metadata: {name: nest, namespace: %s}, spec: {size: 7}}", ns))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); !errors.Is(err, plugin.ErrInvalid) ||
+				!strings.Contains(out, "inner: PreviewInner "+ns+"/nest INVALID\n  PreviewInner.kro.run \"nest\" is invalid: spec.size: Invalid value: 7: spec.size in body should be less than or equal to 5\n") {
+				t.Errorf("dry-run of an object of a given RGD's kind that its schema refuses: %v\n%s", err, out)
+			}
+			for _, name := range []string{"previewinner", "previewouter"} {
+				if _, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", name); !apierrors.IsNotFound(err) {
+					t.Errorf("dry-run created ResourceGraphDefinition %s: %v", name, err)
+				}
 			}
 			return ctx
 		}).
