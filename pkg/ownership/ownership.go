@@ -8,6 +8,7 @@ package ownership
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -203,6 +204,28 @@ func AddManagedLabels(obj metav1.Object, rgd RGD, inst Instance, item Item) {
 		}
 	}
 	obj.SetLabels(labels)
+}
+
+// managedLabelKeys are every label ManagedLabels sets, bar the author's.
+var managedLabelKeys = []string{
+	v1alpha1.LabelOwned, v1alpha1.LabelKroVersion, v1alpha1.LabelRGDID, v1alpha1.LabelRGDName, v1alpha1.LabelManagedBy,
+	v1alpha1.LabelApplySetPartOf, v1alpha1.LabelInstanceID, v1alpha1.LabelInstanceName, v1alpha1.LabelInstanceNamespace,
+	v1alpha1.LabelNodeID, v1alpha1.LabelCollectionIndex, v1alpha1.LabelCollectionSize,
+}
+
+// ReleasePatch is the JSON merge patch that takes the managed labels off
+// the object of uid, leaving it an object like any other, as the garbage
+// collector takes an orphan's ownerReferences off. It names the UID, so
+// the API server refuses it for another object of the name (a UID never
+// changes). An object that is an instance itself keeps its own labels:
+// the instance webhook puts them back.
+func ReleasePatch(uid string) []byte {
+	labels := make(map[string]any, len(managedLabelKeys))
+	for _, k := range managedLabelKeys {
+		labels[k] = nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid, "labels": labels}})
+	return patch
 }
 
 // IsOwnershipKey reports whether a label key is one only kro-agent may set.

@@ -1,10 +1,12 @@
 package ownership
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -222,5 +224,27 @@ func TestAddManagedLabelsKeepsTheTemplatesOwn(t *testing.T) {
 	AddManagedLabels(bare, RGD{Name: "webapp", UID: "rgd-1"}, inst, Item{NodeID: "deployment"})
 	if bare.Labels["team"] != "a" {
 		t.Errorf("the instance's label did not propagate where the template sets none: %v", bare.Labels)
+	}
+}
+
+// Released, an object keeps the labels its template and the instance's
+// author gave it, and none of those that made it the instance's.
+func TestReleasePatchLeavesTheAuthorsLabels(t *testing.T) {
+	obj := &metav1.ObjectMeta{Name: "web", UID: "obj-uid", Labels: map[string]string{"app": "web"}}
+	AddManagedLabels(obj, RGD{Name: "webapp", UID: "rgd-uid"}, inst, Item{NodeID: "workers", Index: 1, Size: 3})
+	before, err := json.Marshal(map[string]any{"metadata": obj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := jsonpatch.MergePatch(before, ReleasePatch("obj-uid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Metadata metav1.ObjectMeta }
+	if err := json.Unmarshal(after, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"app": "web", "team": "a"}; !reflect.DeepEqual(got.Metadata.Labels, want) || got.Metadata.UID != "obj-uid" {
+		t.Errorf("released: labels %v, uid %s; want labels %v", got.Metadata.Labels, got.Metadata.UID, want)
 	}
 }

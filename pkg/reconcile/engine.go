@@ -137,7 +137,10 @@ type Engine struct {
 	spells conditions.Spells[types.UID]
 	// statusRefusals remembers the refused status writes told.
 	statusRefusals statusRefusals
-	ctx            context.Context
+	// orphans remembers the instances seen deleted with propagationPolicy
+	// Orphan, whose resources are left in place.
+	orphans orphanRequests
+	ctx     context.Context
 	// kindNotServed, when set, is told the RGD one of whose kinds an apply
 	// in the local cluster found not served (the RGD reconciler checks
 	// the RGD again).
@@ -266,7 +269,7 @@ func (e *Engine) kindLocked(gvk schema.GroupVersionKind, gvr schema.GroupVersion
 	}
 	s := &served{gvr: gvr, set: v1alpha1.InstanceConditions}
 	s.informer = e.instances.watch(s.gvr, cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { e.enqueueInstance(gvk, obj) },
+		AddFunc:    func(obj any) { e.instanceAdded(gvk, obj) },
 		UpdateFunc: func(_, obj any) { e.instanceUpdated(gvk, obj) },
 		DeleteFunc: func(obj any) { e.instanceDeleted(gvk, obj) },
 	}, func() { e.instancesListChanged(gvk) })
@@ -413,6 +416,13 @@ func (e *Engine) instanceUpdated(gvk schema.GroupVersionKind, obj any) {
 	if m, ok := heldMeta(obj); ok && e.statuses.echoed(m.UID, m.ResourceVersion) {
 		return
 	}
+	e.orphans.seen(obj)
+	e.enqueueInstance(gvk, obj)
+}
+
+// instanceAdded reconciles an instance created, or listed.
+func (e *Engine) instanceAdded(gvk schema.GroupVersionKind, obj any) {
+	e.orphans.seen(obj)
 	e.enqueueInstance(gvk, obj)
 }
 
@@ -421,6 +431,7 @@ func (e *Engine) instanceUpdated(gvk schema.GroupVersionKind, obj any) {
 func (e *Engine) forgetInstance(uid types.UID) {
 	e.spells.Forget(uid)
 	e.statusRefusals.forget(uid)
+	e.orphans.forget(uid)
 }
 
 // instanceDeleted is told that an instance is gone from the API server, its

@@ -151,6 +151,9 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 		return result{}, errors.Join(err, r.writeStatus(ctx, status, nil))
 	}
 	members := r.t.managed.members(r.inst.GetUID())
+	if r.e.orphans.asked(r.inst) {
+		return r.orphan(ctx, status, members)
+	}
 	g := r.s.graph
 	remaining := map[string]bool{}
 	for node, objs := range members {

@@ -404,3 +404,66 @@ func TestDeletionFinishesWhenAMemberNamesAnotherOwner(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+// An instance deleted with propagationPolicy Orphan (kubectl delete
+// --cascade=orphan) leaves its resources in place, the same objects, freed
+// of kro-agent's labels and keeping the others; kro-agent says so in an
+// Event, and manages them no more.
+func TestOrphanDeletionLeavesTheResources(t *testing.T) {
+	const ns = "orphaned"
+	f := features.New("deleting an instance with propagationPolicy Orphan").
+		Assess("leaves its resources in place, without kro-agent's labels", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, example(t, "webapp", "rgd.yaml"))
+			c.waitRGDActive(t, "webapp")
+			c.apply(t, webapp(ns, "kept", ", replicas: 1"))
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "kept", v1alpha1.InstanceActive)
+			objects := [][3]string{{"v1", "ConfigMap", "kept-config"}, {"apps/v1", "Deployment", "kept"}, {"v1", "Service", "kept"}}
+			uids := map[string]types.UID{}
+			for _, o := range objects {
+				uids[o[2]+o[1]] = c.mustGet(t, o[0], o[1], ns, o[2]).GetUID()
+			}
+			if out, err := kubectl(t, cfg, "", "-n", ns, "delete", "webapp", "kept", "--cascade=orphan"); err != nil {
+				t.Fatalf("kubectl delete --cascade=orphan: %v\n%s", err, out)
+			}
+			eventually(t, 30*time.Second, "the instance to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "WebApp", ns, "kept")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			for _, o := range objects {
+				u, err := c.get(t, o[0], o[1], ns, o[2])
+				if err != nil || u.GetUID() != uids[o[2]+o[1]] {
+					t.Errorf("%s %s of the orphaning instance: %v, want the same object left in place", o[1], o[2], err)
+					continue
+				}
+				for k := range u.GetLabels() {
+					if ownership.IsOwnershipKey(k) {
+						t.Errorf("%s %s keeps kro-agent's label %s: %v", o[1], o[2], k, u.GetLabels())
+					}
+				}
+				if u.GetLabels()["team"] != "payments" {
+					t.Errorf("%s %s lost the instance author's label: %v", o[1], o[2], u.GetLabels())
+				}
+			}
+			if d := c.mustGet(t, "apps/v1", "Deployment", ns, "kept"); d.GetLabels()["app"] != "kept" {
+				t.Errorf("the Deployment lost its template's label: %v", d.GetLabels())
+			}
+			events := eventsAbout(t, c, ns, "kept", "Orphaned")
+			if len(events) != 1 || !strings.Contains(fmt.Sprint(events[0].Object["note"]),
+				"left 3 resources in the local cluster in place, as the deletion asked (propagationPolicy Orphan), without kro-agent's labels: ConfigMap "+ns+"/kept-config, Deployment "+ns+"/kept, Service "+ns+"/kept") {
+				t.Errorf("the Orphaned event: %v", events)
+			}
+			// Freed, they are the user's: labelled as anyone likes, and
+			// left alone by kro-agent.
+			if out, err := kubectl(t, cfg, "", "-n", ns, "label", "configmap", "kept-config", "kro.run/owned=mine"); err != nil {
+				t.Errorf("labelling the released ConfigMap: %v\n%s", err, out)
+			}
+			never(t, 3*time.Second, "a released object deleted", func() bool {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "kept-config")
+				return err != nil
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
