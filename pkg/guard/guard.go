@@ -15,6 +15,7 @@ import (
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
 	authnv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -159,6 +160,47 @@ func Ensure(ctx context.Context, client kubernetes.Interface, writer, agentUser 
 		applied[bindingKind+"/"+p.Binding.Name] = v
 	}
 	return applied, nil
+}
+
+// Retract takes writer's identity off both policies, as when the Cluster
+// it stands for is deleted: the policies go on recognising the identities
+// other writers recorded, and are deleted with their bindings once none is
+// left, rather than deny every writer. A policy without writer's entry, or
+// not kro-agent's, is left as it is. Each write is conditional on what was
+// read, so an identity another writer adds meanwhile is not lost.
+func Retract(ctx context.Context, client kubernetes.Interface, writer string) error {
+	policies := client.AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	bindings := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	for i, p := range Policies(nil) {
+		cur, err := policies.Get(ctx, p.Policy.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s %s: %w", policyKind, p.Policy.Name, err)
+		}
+		identities := identitiesOf(cur)
+		if _, ok := identities[writer]; !ok {
+			continue
+		}
+		delete(identities, writer)
+		if len(identities) > 0 {
+			desired := Policies(identities)[i].Policy
+			desired.ResourceVersion = cur.ResourceVersion
+			if _, err := policies.Update(ctx, desired, metav1.UpdateOptions{FieldManager: ownership.FieldManager}); err != nil {
+				return fmt.Errorf("writing %s %s: %w", policyKind, p.Policy.Name, err)
+			}
+			continue
+		}
+		if err := bindings.Delete(ctx, p.Binding.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s %s: %w", bindingKind, p.Binding.Name, err)
+		}
+		err = policies.Delete(ctx, p.Policy.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &cur.ResourceVersion}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s %s: %w", policyKind, p.Policy.Name, err)
+		}
+	}
+	return nil
 }
 
 const (

@@ -139,13 +139,13 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	cluster := &agentv1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forget(req.Name)
+			r.forget(ctx, req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
 	if cluster.DeletionTimestamp != nil {
-		r.forget(cluster.Name)
+		r.forget(ctx, cluster.Name)
 		return ctrl.Result{}, nil
 	}
 	status := cluster.Status.DeepCopy()
@@ -213,12 +213,32 @@ func (r *ClusterReconciler) check(ctx context.Context, c *agentv1.Cluster, statu
 }
 
 // forget drops a Cluster that is gone: no longer a placement candidate,
-// and its guard policies are applied again if it comes back.
-func (r *ClusterReconciler) forget(name string) {
+// and its guard policies are applied again if it comes back. The identity
+// it recorded on the guard policies there is taken off while the agent
+// can still reach the cluster, so that it no longer may change what the
+// agent manages there; once, as nothing is left to retry from.
+func (r *ClusterReconciler) forget(ctx context.Context, name string) {
+	entry, registered := r.Registry.Get(name)
 	r.Registry.Delete(name)
 	r.guardedMu.Lock()
+	_, guarded := r.guarded[name]
 	delete(r.guarded, name)
 	r.guardedMu.Unlock()
+	if !registered || !guarded || entry.Config == nil {
+		return
+	}
+	cfg := rest.CopyConfig(entry.Config)
+	cfg.Timeout = r.Timeout
+	err := func() error {
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		return guard.Retract(ctx, client, guard.ForCluster(name))
+	}()
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "taking the deleted Cluster's identity off the guard policies in its cluster; they go on recognising it until they are deleted", "cluster", name)
+	}
 }
 
 // guard applies kro-agent's guard policies in the cluster, as the identity

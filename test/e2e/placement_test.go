@@ -676,6 +676,42 @@ func TestPlacement(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("a deleted Cluster's identity is taken off the guard policies there; with none left, they go", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			recorded := func() (map[string]string, error) {
+				p, err := w.get(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", guard.LabelsPolicyName)
+				if err != nil {
+					return nil, err
+				}
+				identities := map[string]string{}
+				err = json.Unmarshal([]byte(p.GetAnnotations()[guard.AnnotationIdentities]), &identities)
+				return identities, err
+			}
+			// Both Clusters use one kubeconfig of the workload cluster: two
+			// writers there.
+			eventually(t, 20*time.Second, "both Clusters recorded on the workload cluster's policy", func() (bool, string) {
+				ids, err := recorded()
+				return err == nil && len(ids) == 2 && ids["cluster/eu-west-1"] != "" && ids["cluster/ap-south-1"] != "", fmt.Sprint(ids, err)
+			})
+			c.delete(t, "agent.kro.run/v1alpha1", "Cluster", "", "ap-south-1")
+			eventually(t, 20*time.Second, "ap-south-1 taken off the policy, eu-west-1 kept", func() (bool, string) {
+				ids, err := recorded()
+				return err == nil && len(ids) == 1 && ids["cluster/eu-west-1"] != "", fmt.Sprint(ids, err)
+			})
+			c.delete(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1")
+			eventually(t, 20*time.Second, "the guard policies and bindings gone from the workload cluster", func() (bool, string) {
+				var left []string
+				for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
+					for _, name := range []string{guard.LabelsPolicyName, guard.NoTakeoverPolicyName} {
+						if _, err := w.get(t, "admissionregistration.k8s.io/v1", kind, "", name); !apierrors.IsNotFound(err) {
+							left = append(left, kind+" "+name)
+						}
+					}
+				}
+				return len(left) == 0, strings.Join(left, ", ")
+			})
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
