@@ -316,6 +316,13 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			d.Advice = fmt.Sprintf("whoever owns the finalizers %s has not released %s %s: look at that controller, and remove a finalizer only if nothing will; kro-agent deletes the rest once it is gone",
 				strings.Join(r.object.GetFinalizers(), ", "), r.Kind, cache.NewObjectName(r.Namespace, r.Name))
 		}
+		if slices.Contains(inst.GetFinalizers(), metav1.FinalizerOrphanDependents) || (deleting != nil && v1alpha1.QuotesOrphaning(deleting.Message)) {
+			d.Resource = nil
+			d.Advice = fmt.Sprintf("the deletion asked to leave its resources in place (propagationPolicy Orphan): kro-agent takes its labels off each, then removes the finalizer %s", v1alpha1.Finalizer)
+			if deleting != nil && refusal.QuotesUnauthorized(deleting.Message) {
+				d.Advice = grantAdvice("to leave the resources the condition above names", "goes on")
+			}
+		}
 		if deleting != nil && v1alpha1.QuotesDeleteRefused(deleting.Message) {
 			// Nothing else moves it on: the rest of the graph waits
 			// for what cannot be deleted.

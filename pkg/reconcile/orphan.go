@@ -101,7 +101,7 @@ func (r *run) orphan(ctx context.Context, status *v1alpha1.InstanceStatus, membe
 		released = append(released, what)
 	}
 	if len(failures) > 0 {
-		status.MarkDeleting("leaving the resources in place, as the deletion asked (propagationPolicy Orphan)" + r.inCluster() + ": " + strings.Join(failures, "; "))
+		status.MarkDeleting(v1alpha1.Orphaning(r.inCluster(), strings.Join(failures, "; ")))
 		status.ComputeState(true, false)
 		return result{}, errors.Join(append(refused, r.writeStatus(ctx, status, nil))...)
 	}

@@ -282,6 +282,74 @@ spec:
 	testenv.Test(t, f)
 }
 
+// A deletion with propagationPolicy Orphan that an admission policy keeps
+// from freeing an object stays DELETING, says which object and why, and
+// why-not-ready says the resources are being left in place; it finishes,
+// the object kept, once the policy goes, though the garbage collector
+// took the finalizer "orphan" off long before.
+func TestRefusedOrphaningSaysWhatItWaitsFor(t *testing.T) {
+	const ns = "orphanrefused"
+	f := features.New("an orphaning deletion an admission policy refuses").
+		Assess("is named on the instance, and goes on once the policy is gone", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := moodsIn(t, cfg, ns)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: loyal, namespace: %s}, spec: {mood: stay}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Mood", ns, "loyal", v1alpha1.InstanceActive)
+			applyPolicy(t, c, "keep-labels", []string{fmt.Sprintf(`
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: keep-labels}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %s}}
+    resourceRules:
+      - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE], resources: [configmaps]}
+  validations:
+    - expression: "!('kro.run/node-id' in oldObject.metadata.?labels.orValue({})) || ('kro.run/node-id' in object.metadata.?labels.orValue({}))"
+      message: ConfigMaps keep their labels by policy keep-labels`, ns), `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: keep-labels}
+spec:
+  policyName: keep-labels
+  validationActions: [Deny]`})
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: policy-probe, namespace: %s, labels: {kro.run/node-id: probe}}}", ns))
+			eventually(t, 30*time.Second, "policy keep-labels to be enforced", func() (bool, string) {
+				_, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(context.Background(), "policy-probe", types.MergePatchType,
+					[]byte(`{"metadata":{"labels":{"kro.run/node-id":null}}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+				return err != nil, fmt.Sprintf("a dry-run relabel: %v", err)
+			})
+			cm := c.mustGet(t, "v1", "ConfigMap", ns, "loyal")
+
+			if out, err := kubectl(t, cfg, "", "-n", ns, "delete", "mood", "loyal", "--cascade=orphan", "--wait=false"); err != nil {
+				t.Fatalf("kubectl delete --cascade=orphan: %v\n%s", err, out)
+			}
+			eventually(t, 30*time.Second, "the deleted instance to say what cannot be left in place", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Mood", ns, "loyal")
+				rr := condition(inst, v1alpha1.ConditionResourcesReady)
+				return rr != nil && rr.Reason == v1alpha1.ReasonDeleting && v1alpha1.QuotesOrphaning(rr.Message) &&
+					strings.Contains(rr.Message, "ConfigMap "+ns+"/loyal cannot be released: ") &&
+					strings.Contains(rr.Message, "ConfigMaps keep their labels by policy keep-labels"), conditionSummary(inst)
+			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "mood", "loyal", "-n", ns)
+			if err == nil || !strings.Contains(out, "What to do: the deletion asked to leave its resources in place (propagationPolicy Orphan)") {
+				t.Errorf("why-not-ready for a refused orphaning: %v\n%s", err, out)
+			}
+			c.delete(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", "keep-labels")
+			eventually(t, 30*time.Second, "the instance to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "Mood", ns, "loyal")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			if now, err := c.get(t, "v1", "ConfigMap", ns, "loyal"); err != nil || now.GetUID() != cm.GetUID() || now.GetLabels()[v1alpha1.LabelInstanceID] != "" {
+				t.Errorf("the ConfigMap after the orphaning: %v %v", err, now)
+			}
+			c.delete(t, "v1", "ConfigMap", ns, "policy-probe")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
 // An instance refused because another owner's object holds a name its
 // graph renders is tried again as soon as that object is deleted, however
 // many times it was refused before: what why-not-ready advises (delete it

@@ -161,6 +161,22 @@ func QuotesDeleteRefused(message string) bool {
 	return strings.Contains(message, deleteRefused)
 }
 
+// orphaning leads an instance's Deleting condition while the deletion,
+// asked with propagationPolicy Orphan, leaves its resources in place.
+const orphaning = "leaving the resources in place, as the deletion asked (propagationPolicy Orphan)"
+
+// Orphaning words, for an instance's Deleting condition, the resources
+// that could not yet be left in place (failures), where.
+func Orphaning(where, failures string) string {
+	return orphaning + where + ": " + failures
+}
+
+// QuotesOrphaning tells whether message, an instance's Deleting
+// condition, tells resources that could not yet be left in place.
+func QuotesOrphaning(message string) bool {
+	return strings.HasPrefix(message, orphaning)
+}
+
 // ResourceNamed returns the resource a condition message made of a
 // ResourceError names.
 func ResourceNamed(message string) (string, bool) {
