@@ -25,19 +25,28 @@ import (
 // named name, that refuse ConfigMaps in namespace ns whose data.key starts
 // with "refused".
 func refusingPolicy(name, ns, key string) []string {
+	return configMapPolicy(name, ns, "CREATE, UPDATE",
+		fmt.Sprintf(`!has(object.data) || !('%[1]s' in object.data) || !object.data['%[1]s'].startsWith('refused')`, key),
+		"this ConfigMap is refused by policy "+name)
+}
+
+// configMapPolicy is a ValidatingAdmissionPolicy and its binding, both
+// named name, that deny the operations (a YAML list's items) on
+// ConfigMaps in namespace ns unless expression holds, with message.
+func configMapPolicy(name, ns, operations, expression, message string) []string {
 	return []string{fmt.Sprintf(`
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
-metadata: {name: %[1]s}
+metadata: {name: %s}
 spec:
   failurePolicy: Fail
   matchConstraints:
-    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[2]s}}
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %s}}
     resourceRules:
-      - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+      - {apiGroups: [""], apiVersions: [v1], operations: [%s], resources: [configmaps]}
   validations:
-    - expression: "!has(object.data) || !('%[3]s' in object.data) || !object.data['%[3]s'].startsWith('refused')"
-      message: this ConfigMap is refused by policy %[1]s`, name, ns, key), fmt.Sprintf(`
+    - expression: %q
+      message: %s`, name, ns, operations, expression, message), fmt.Sprintf(`
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
 metadata: {name: %[1]s}
@@ -232,25 +241,8 @@ func TestRefusedDeletionSaysWhatItWaitsFor(t *testing.T) {
 			c := moodsIn(t, cfg, ns)
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: clingy, namespace: %s}, spec: {mood: stay}}", ns))
 			c.waitState(t, "kro.run/v1alpha1", "Mood", ns, "clingy", v1alpha1.InstanceActive)
-			applyPolicy(t, c, "keep-configmaps", []string{fmt.Sprintf(`
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: keep-configmaps}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %s}}
-    resourceRules:
-      - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [configmaps]}
-  validations:
-    - expression: "!has(oldObject.data) || !('mood' in oldObject.data)"
-      message: ConfigMaps with a mood are kept by policy keep-configmaps`, ns), `
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: keep-configmaps}
-spec:
-  policyName: keep-configmaps
-  validationActions: [Deny]`})
+			applyPolicy(t, c, "keep-configmaps", configMapPolicy("keep-configmaps", ns, "DELETE",
+				"!has(oldObject.data) || !('mood' in oldObject.data)", "ConfigMaps with a mood are kept by policy keep-configmaps"))
 			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: policy-probe, namespace: %s}, data: {mood: probe}}", ns))
 			eventually(t, 30*time.Second, "policy keep-configmaps to be enforced", func() (bool, string) {
 				err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Delete(context.Background(), "policy-probe", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
@@ -294,25 +286,9 @@ func TestRefusedOrphaningSaysWhatItWaitsFor(t *testing.T) {
 			c := moodsIn(t, cfg, ns)
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: loyal, namespace: %s}, spec: {mood: stay}}", ns))
 			c.waitState(t, "kro.run/v1alpha1", "Mood", ns, "loyal", v1alpha1.InstanceActive)
-			applyPolicy(t, c, "keep-labels", []string{fmt.Sprintf(`
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: keep-labels}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %s}}
-    resourceRules:
-      - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE], resources: [configmaps]}
-  validations:
-    - expression: "!('kro.run/node-id' in oldObject.metadata.?labels.orValue({})) || ('kro.run/node-id' in object.metadata.?labels.orValue({}))"
-      message: ConfigMaps keep their labels by policy keep-labels`, ns), `
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: keep-labels}
-spec:
-  policyName: keep-labels
-  validationActions: [Deny]`})
+			applyPolicy(t, c, "keep-labels", configMapPolicy("keep-labels", ns, "UPDATE",
+				"!('kro.run/node-id' in oldObject.metadata.?labels.orValue({})) || ('kro.run/node-id' in object.metadata.?labels.orValue({}))",
+				"ConfigMaps keep their labels by policy keep-labels"))
 			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: policy-probe, namespace: %s, labels: {kro.run/node-id: probe}}}", ns))
 			eventually(t, 30*time.Second, "policy keep-labels to be enforced", func() (bool, string) {
 				_, err := c.resource(t, "v1", "ConfigMap").Namespace(ns).Patch(context.Background(), "policy-probe", types.MergePatchType,
