@@ -192,12 +192,13 @@ func Retract(ctx context.Context, client kubernetes.Interface, writer string) er
 			}
 			continue
 		}
-		if err := bindings.Delete(ctx, p.Binding.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting %s %s: %w", bindingKind, p.Binding.Name, err)
-		}
+		// The policy first, as read: its binding goes only once it has.
 		err = policies.Delete(ctx, p.Policy.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &cur.ResourceVersion}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting %s %s: %w", policyKind, p.Policy.Name, err)
+		}
+		if err := bindings.Delete(ctx, p.Binding.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s %s: %w", bindingKind, p.Binding.Name, err)
 		}
 	}
 	return nil
