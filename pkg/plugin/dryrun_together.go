@@ -122,13 +122,13 @@ func (c *cluster) admitOffline(ctx context.Context, off *offlineRGD, current *v1
 	if off.err != nil {
 		return nil, nil, nil, fmt.Errorf("ResourceGraphDefinition %s is invalid:\n%w", rgd.Name, off.err)
 	}
-	stored := storedReader{dyn: c.dyn, metadata: c.metadata}
-	if refused := stored.immutableChanges(ctx, rgd); len(refused) > 0 {
-		return nil, nil, nil, fmt.Errorf("the change to ResourceGraphDefinition %s is refused:\n%s", rgd.Name, strings.Join(refused, "\n"))
-	}
 	// Named as the API server would name it: the instances' labels carry it.
 	rgd.UID = uuid.NewUUID()
 	if current != nil {
+		// Against current, read just now, rather than read again.
+		if refused := immutableChanges(current, rgd); len(refused) > 0 {
+			return nil, nil, nil, fmt.Errorf("the change to ResourceGraphDefinition %s is refused:\n%s", rgd.Name, strings.Join(refused, "\n"))
+		}
 		rgd.UID = current.UID
 	}
 	warnings := []string{fmt.Sprintf("ResourceGraphDefinition %s uses %s: kro-agent's admission webhook cannot check it before that, so it was checked here as kubectl kro validate checks it (applied in one kubectl apply, the webhook waits for what it uses)",

@@ -667,6 +667,12 @@ func (r storedReader) immutableChanges(ctx context.Context, rgd *v1alpha1.Resour
 	if err != nil {
 		return nil
 	}
+	return immutableChanges(old, rgd)
+}
+
+// immutableChanges are the errors, as the admission webhook denies them,
+// of changing what names the generated API of old to rgd.
+func immutableChanges(old, rgd *v1alpha1.ResourceGraphDefinition) []string {
 	var out []string
 	for _, e := range graph.ImmutableChanges(old, rgd) {
 		out = append(out, e.Error())
