@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -39,12 +38,7 @@ func (o *orphanRequests) seen(obj any) {
 	if !ok || h.meta.DeletionTimestamp == nil {
 		return
 	}
-	var md struct {
-		Metadata struct {
-			Finalizers []string `json:"finalizers"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(h.raw, &md) != nil || !slices.Contains(md.Metadata.Finalizers, metav1.FinalizerOrphanDependents) {
+	if u, err := h.object(); err != nil || !slices.Contains(u.GetFinalizers(), metav1.FinalizerOrphanDependents) {
 		return
 	}
 	o.mu.Lock()
@@ -85,10 +79,7 @@ func (r *run) orphan(ctx context.Context, status *v1alpha1.InstanceStatus, membe
 	slices.SortFunc(all, func(a, b member) int {
 		return strings.Compare(r.t.kindOf(a.gvr)+" "+a.objectName(), r.t.kindOf(b.gvr)+" "+b.objectName())
 	})
-	errs := make([]error, len(all))
-	concurrently(len(all), func(i int) {
-		errs[i] = r.t.releaseObject(ctx, r.t.ref(all[i]), all[i].uid)
-	})
+	errs := r.t.writeEach(ctx, all, r.t.releaseObject)
 	var released, failures []string
 	var refused []error
 	for i, m := range all {

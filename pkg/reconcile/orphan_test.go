@@ -25,9 +25,9 @@ func TestOrphanRequestsOutliveTheFinalizer(t *testing.T) {
 		return h
 	}
 	var o orphanRequests
-	o.seen(held(t, `{"metadata":{"name":"a","uid":"u1","finalizers":["orphan","kro.run/finalizer"]}}`))
-	o.seen(held(t, `{"metadata":{"name":"b","uid":"u2","deletionTimestamp":"2026-11-29T05:00:00Z","finalizers":["kro.run/finalizer"]}}`))
-	o.seen(held(t, `{"metadata":{"name":"c","uid":"u3","deletionTimestamp":"2026-11-29T05:00:00Z","finalizers":["orphan","kro.run/finalizer"]}}`))
+	o.seen(held(t, `{"apiVersion":"kro.run/v1alpha1","kind":"WebApp","metadata":{"name":"a","uid":"u1","finalizers":["orphan","kro.run/finalizer"]}}`))
+	o.seen(held(t, `{"apiVersion":"kro.run/v1alpha1","kind":"WebApp","metadata":{"name":"b","uid":"u2","deletionTimestamp":"2026-11-29T05:00:00Z","finalizers":["kro.run/finalizer"]}}`))
+	o.seen(held(t, `{"apiVersion":"kro.run/v1alpha1","kind":"WebApp","metadata":{"name":"c","uid":"u3","deletionTimestamp":"2026-11-29T05:00:00Z","finalizers":["orphan","kro.run/finalizer"]}}`))
 
 	afterGC := &unstructured.Unstructured{}
 	afterGC.SetUID("u3")

@@ -95,9 +95,16 @@ func (r *run) tellPruned(g prunedGroup, ms []member) {
 // deleteAll deletes the objects ms, which do not wait for each other,
 // a few at a time, and returns the error of each.
 func (t *target) deleteAll(ctx context.Context, ms []member) []error {
+	return t.writeEach(ctx, ms, t.deleteObject)
+}
+
+// writeEach writes each of the objects ms (a delete, a release) with
+// write, a few at a time, as they do not wait for each other, and
+// returns the error of each.
+func (t *target) writeEach(ctx context.Context, ms []member, write func(context.Context, objectRef, types.UID) error) []error {
 	errs := make([]error, len(ms))
 	concurrently(len(ms), func(i int) {
-		errs[i] = t.deleteObject(ctx, t.ref(ms[i]), ms[i].uid)
+		errs[i] = write(ctx, t.ref(ms[i]), ms[i].uid)
 	})
 	return errs
 }
