@@ -227,27 +227,28 @@ func (r *ClusterReconciler) forget(ctx context.Context, name string) {
 	if !registered || !guarded || entry.Config == nil {
 		return
 	}
-	cfg := rest.CopyConfig(entry.Config)
-	cfg.Timeout = r.Timeout
-	err := func() error {
-		client, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
-		return guard.Retract(ctx, client, guard.ForCluster(name))
-	}()
+	client, err := r.clientFor(entry.Config)
+	if err == nil {
+		err = guard.Retract(ctx, client, guard.ForCluster(name))
+	}
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "taking the deleted Cluster's identity off the guard policies in its cluster; they go on recognising it until they are deleted", "cluster", name)
 	}
+}
+
+// clientFor is a client of the workload cluster cfg connects to, each of
+// its requests bounded by the check's timeout.
+func (r *ClusterReconciler) clientFor(cfg *rest.Config) (kubernetes.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = r.Timeout
+	return kubernetes.NewForConfig(cfg)
 }
 
 // guard applies kro-agent's guard policies in the cluster, as the identity
 // the kubeconfig gives it there, unless they were applied over the same
 // kubeconfig before and are still as they were left.
 func (r *ClusterReconciler) guard(ctx context.Context, name string, cfg *rest.Config, digest string) error {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = r.Timeout
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := r.clientFor(cfg)
 	if err != nil {
 		return err
 	}
