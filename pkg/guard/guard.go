@@ -236,6 +236,15 @@ func Intact(ctx context.Context, client kubernetes.Interface, applied Versions) 
 // agent manages, by anyone but the agent. It runs in the API server, so it
 // holds while the agent is down, and it reads the caller's identity from
 // the request's authenticated user info, which no caller can set.
+//
+// What the agent manages is what it applied, as its informers tell it
+// (ownership.Applied), and the instances and CRDs it labels. Objects a
+// controller makes with labels copied from a managed parent (a Service's
+// EndpointSlices and Endpoints) carry kro.run/instance-id too, and their
+// controller relabels them when the parent's labels change (an upgrade of
+// kro-agent changes kro.run/kro-version; a deletion with propagationPolicy
+// Orphan takes the labels off). Denying that would leave the Service's
+// EndpointSlices stale, and traffic going to Pods that are gone.
 func labelsPolicy(agentUsers []string) Policy {
 	owned := &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelOwned: "true"}}
 	const guarded = `(k.startsWith('kro.run/') || k.startsWith('applyset.kubernetes.io/'))`
@@ -250,10 +259,10 @@ func labelsPolicy(agentUsers []string) Policy {
 					Rule:       admissionregv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
 				}}},
 			},
-			MatchConditions: []admissionregv1.MatchCondition{{
-				Name:       "not-kro-agent",
-				Expression: notAgent(agentUsers),
-			}},
+			MatchConditions: []admissionregv1.MatchCondition{
+				{Name: "not-kro-agent", Expression: notAgent(agentUsers)},
+				{Name: "instance-or-applied-by-kro-agent", Expression: instanceOrApplied},
+			},
 			Variables: []admissionregv1.Variable{
 				{Name: "old", Expression: "oldObject.metadata.?labels.orValue({})"},
 				{Name: "new", Expression: "object.metadata.?labels.orValue({})"},
@@ -269,6 +278,13 @@ func labelsPolicy(agentUsers []string) Policy {
 	}
 	return Policy{Policy: policy, Binding: denyBinding(LabelsPolicyName)}
 }
+
+// instanceOrApplied matches the objects labelsPolicy guards: those without
+// kro.run/instance-id (instances, generated CRDs) and those kro-agent's
+// server-side apply wrote (ownership.Applied).
+var instanceOrApplied = fmt.Sprintf("!(%q in oldObject.metadata.?labels.orValue({})) || "+
+	"oldObject.metadata.?managedFields.orValue([]).exists(f, f.?manager.orValue('') == %q && f.?operation.orValue('') == %q)",
+	v1alpha1.LabelInstanceID, ownership.FieldManager, metav1.ManagedFieldsOperationApply)
 
 // noTakeoverPolicy is the ValidatingAdmissionPolicy (and its binding) that
 // keeps the agent from taking over an object it did not create. The agent

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/agent"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
 
@@ -164,6 +165,38 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 			if _, err := c.get(t, "apps/v1", "Deployment", ns, "granted"); !apierrors.IsNotFound(err) {
 				t.Errorf("the Deployment of the deleted instance: %v", err)
 			}
+			return ctx
+		}).
+		Assess("a Service's EndpointSlices follow its labels", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// Their controller copies the Service's labels onto them, so
+			// they carry an instance's labels without being kro-agent's;
+			// the guard must let it take them off when the Service is
+			// released (or relabel them when kro-agent's version changes),
+			// or it no longer updates the Service's endpoints.
+			c := newClients(t, cfg)
+			c.apply(t, webapp(ns, "released", ", replicas: 1"))
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "released", v1alpha1.InstanceActive)
+			if out, err := kubectl(t, cfg, "", "-n", ns, "delete", "webapp", "released", "--cascade=orphan"); err != nil {
+				t.Fatalf("kubectl delete --cascade=orphan: %v\n%s", err, out)
+			}
+			eventually(t, 30*time.Second, "the Service's EndpointSlices to lose kro-agent's labels with it", func() (bool, string) {
+				slices, err := c.resource(t, "discovery.k8s.io/v1", "EndpointSlice").Namespace(ns).List(ctx,
+					metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=released"})
+				if err != nil || len(slices.Items) == 0 {
+					return false, fmt.Sprintf("EndpointSlices of Service released: %v", err)
+				}
+				for _, s := range slices.Items {
+					for k := range s.GetLabels() {
+						if ownership.IsOwnershipKey(k) {
+							return false, fmt.Sprintf("EndpointSlice %s keeps %s: %v", s.GetName(), k, s.GetLabels())
+						}
+					}
+				}
+				return true, ""
+			})
+			c.deleteAll(t, "v1", "Service", ns, "released")
+			c.deleteAll(t, "apps/v1", "Deployment", ns, "released")
+			c.deleteAll(t, "v1", "ConfigMap", ns, "released-config")
 			return ctx
 		}).
 		Assess("a kind the roles do not grant is named on the RGD and its instances until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
