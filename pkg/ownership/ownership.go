@@ -83,6 +83,22 @@ func InstanceLabels(rgd RGD, inst Instance) map[string]string {
 	}
 }
 
+// InstanceLabelsOver are the labels kro-agent sets on an instance that has
+// the labels have: InstanceLabels, less app.kubernetes.io/managed-by when
+// the instance's author set it. That recommended label names the tool that
+// writes an object, and an instance is written by its author's (a Helm
+// chart labels everything it renders "Helm"): were kro-agent to overwrite
+// it, the two would find each other's value at every sync, and GitOps tools
+// would report the instance forever out of sync. kro-agent tells its
+// instances by kro.run/owned; the resources it manages are labelled "kro".
+func InstanceLabelsOver(rgd RGD, inst Instance, have map[string]string) map[string]string {
+	labels := InstanceLabels(rgd, inst)
+	if _, ok := have[v1alpha1.LabelManagedBy]; ok {
+		delete(labels, v1alpha1.LabelManagedBy)
+	}
+	return labels
+}
+
 // Tooling is the value of the ApplySet tooling annotation.
 func Tooling() string { return "kro/" + version.Version }
 

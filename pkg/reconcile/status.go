@@ -244,7 +244,7 @@ func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus)
 // annotations on the instance, in one patch, only when something is missing.
 func (r *run) manage(ctx context.Context) error {
 	labels := map[string]string{}
-	for k, v := range ownership.InstanceLabels(r.rgd, r.id) {
+	for k, v := range ownership.InstanceLabelsOver(r.rgd, r.id, r.inst.GetLabels()) {
 		if r.inst.GetLabels()[k] != v {
 			labels[k] = v
 		}

@@ -82,7 +82,7 @@ func (l *InstanceLabeler) Handle(ctx context.Context, req admission.Request) adm
 	// The UID is not assigned yet on create; the agent fills that label in
 	// on its first reconcile.
 	id := ownership.Instance{GVK: gvk, Name: name, Namespace: ns}
-	labels := ownership.InstanceLabels(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id)
+	labels := ownership.InstanceLabelsOver(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id, meta.Labels)
 	annotations := ownership.ApplySetAnnotations(id, ownership.TemplateGroupKinds(def), nil)
 	resp := admission.Patched("", metadataPatch(inst.Metadata, labels, annotations)...)
 	// The instance before an update, read once for both warnings; a

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -233,6 +234,9 @@ func TestInstancePatchApplied(t *testing.T) {
 		name, metadata  string
 		wantFinalizers  []string
 		wantAnnotations map[string]string
+		// wantManagedBy is app.kubernetes.io/managed-by: "kro" unless
+		// the author's tool set it.
+		wantManagedBy string
 	}{
 		{name: "bare", metadata: `{"name":"x","namespace":"default"}`,
 			wantFinalizers: []string{v1alpha1.Finalizer}},
@@ -248,6 +252,8 @@ func TestInstancePatchApplied(t *testing.T) {
 			wantAnnotations: map[string]string{"note": "n", "applyset.kubernetes.io/tooling": "kro/v0.0.1"}},
 		{name: "finalizer there", metadata: `{"name":"x","namespace":"default","finalizers":["kro.run/finalizer","example.com/keep"]}`,
 			wantFinalizers: []string{v1alpha1.Finalizer, "example.com/keep"}},
+		{name: "rendered by Helm", metadata: `{"name":"x","namespace":"default","labels":{"app.kubernetes.io/managed-by":"Helm"}}`,
+			wantFinalizers: []string{v1alpha1.Finalizer}, wantManagedBy: "Helm"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := `{"apiVersion":"kro.run/v1alpha1","kind":"WebApp",` + spec + `}`
@@ -285,6 +291,9 @@ func TestInstancePatchApplied(t *testing.T) {
 				if m.Labels[k] != v {
 					t.Errorf("label %s = %q, want %q (patch: %s)", k, m.Labels[k], v, resp.Patch)
 				}
+			}
+			if want := cmp.Or(tc.wantManagedBy, "kro"); m.Labels["app.kubernetes.io/managed-by"] != want {
+				t.Errorf("label app.kubernetes.io/managed-by = %q, want %q (patch: %s)", m.Labels["app.kubernetes.io/managed-by"], want, resp.Patch)
 			}
 			if strings.Contains(tc.metadata, `"team":"a"`) && (m.Labels["team"] != "a" || m.Labels["a/b~c"] != "d") {
 				t.Errorf("the author's labels changed: %v", m.Labels)
@@ -546,8 +555,14 @@ func TestKeptLabelsAreWarned(t *testing.T) {
 	}{
 		{"created with none of them", nil, instance(map[string]any{"team": "a"}), nil},
 		{"created with another value", nil, instance(map[string]any{"kro.run/owned": "false"}), []string{prefix + "kro.run/owned=true"}},
-		{"one removed, one changed", instance(agents(nil)), instance(agents(map[string]any{"kro.run/owned": nil, "app.kubernetes.io/managed-by": "me"})),
-			[]string{prefix + "app.kubernetes.io/managed-by=kro, kro.run/owned=true"}},
+		{"one removed, one changed", instance(agents(nil)), instance(agents(map[string]any{"kro.run/owned": nil, "kro.run/resource-graph-definition-name": "me"})),
+			[]string{prefix + "kro.run/owned=true, kro.run/resource-graph-definition-name=webapp"}},
+		// The tool that writes the instance may name itself; removed,
+		// the label is kro-agent's again.
+		{"created by Helm", nil, instance(map[string]any{"app.kubernetes.io/managed-by": "Helm"}), nil},
+		{"managed-by changed", instance(agents(nil)), instance(agents(map[string]any{"app.kubernetes.io/managed-by": "Helm"})), nil},
+		{"managed-by removed", instance(agents(nil)), instance(agents(map[string]any{"app.kubernetes.io/managed-by": nil})),
+			[]string{prefix + "app.kubernetes.io/managed-by=kro"}},
 		{"another label changed", instance(agents(nil)), instance(agents(map[string]any{"team": "b"})), nil},
 		{"an older agent's version left as it was", instance(agents(map[string]any{"kro.run/kro-version": "v0.0.9"})), instance(agents(map[string]any{"kro.run/kro-version": "v0.0.9", "team": "b"})), nil},
 		{"an instance from before the webhook", instance(map[string]any{"team": "a"}), instance(map[string]any{"team": "b"}), nil},

@@ -259,6 +259,20 @@ spec:
 			if got := warnings.all(); out.GetLabels()[v1alpha1.LabelOwned] != "true" || !slices.Contains(got, kept) {
 				t.Errorf("label %s = %q, warnings %q; want true, and the warning %q", v1alpha1.LabelOwned, out.GetLabels()[v1alpha1.LabelOwned], got, kept)
 			}
+			// The tool that writes an instance may say so in
+			// app.kubernetes.io/managed-by, as a Helm chart does: kro-agent
+			// neither warns of it nor overwrites it at any later write, or
+			// the tool would find the instance changed at every sync. What
+			// kro-agent manages says "kro".
+			c.apply(t, fmt.Sprintf(`{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {name: charted, namespace: %s, labels: {app.kubernetes.io/managed-by: Helm}}, spec: {name: charted, replicas: 1}}`, ns))
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "charted", v1alpha1.InstanceActive)
+			if l := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "charted").GetLabels(); l[v1alpha1.LabelManagedBy] != "Helm" || l[v1alpha1.LabelOwned] != "true" {
+				t.Errorf("labels of an instance rendered by Helm: %v", l)
+			}
+			if l := c.mustGet(t, "v1", "ConfigMap", ns, "charted-config").GetLabels(); l[v1alpha1.LabelManagedBy] != v1alpha1.ManagedByValue {
+				t.Errorf("labels of the ConfigMap of an instance rendered by Helm: %v", l)
+			}
+			c.deleteAll(t, "kro.run/v1alpha1", "WebApp", ns, "charted")
 			return ctx
 		}).
 		Assess("only the agent may change ownership labels on managed resources", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
