@@ -198,9 +198,12 @@ func (o *explainOptions) run(ctx context.Context, kind, name string) error {
 	if err != nil {
 		return err
 	}
-	conds, err := c.explain(ctx, kind, name, time.Now())
+	conds, unread, err := c.explain(ctx, kind, name, time.Now())
 	if err != nil {
 		return err
+	}
+	if unread != nil {
+		fmt.Fprintf(o.Streams.ErrOut, "Warning: %s; the conditions of the instance alone are explained, and those it declares only by their type.\n", unread.why())
 	}
 	if o.output != "" {
 		return printObject(o.Streams.Out, o.output, conds)
@@ -210,11 +213,12 @@ func (o *explainOptions) run(ctx context.Context, kind, name string) error {
 }
 
 // explain explains the conditions of the instance KIND NAME and of its
-// RGD, or of the RGD alone when KIND names RGDs.
-func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time) ([]ExplainedCondition, error) {
+// RGD, or of the RGD alone when KIND names RGDs. Those of an instance whose
+// RGD the user may not read are explained alone, and unread says so.
+func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time) (conds []ExplainedCondition, unread *unreadableRGDError, err error) {
 	rgd, err := c.rgdNamed(ctx, kind, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var instance *unstructured.Unstructured
 	var instanceKind string
@@ -224,10 +228,14 @@ func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time)
 		var released *releasedError
 		if errors.As(err, &released) {
 			// No RGD to explain: the instance's conditions say it was released.
-			return explainConditions(released.kind+"/"+name, released.instance, nil, rgdGone, now), nil
+			return explainConditions(released.kind+"/"+name, released.instance, nil, rgdGone, now), nil, nil
+		}
+		if errors.As(err, &unread) {
+			inst := unread.instance
+			return explainConditions(unread.kind+"/"+name, inst, nil, lagOf(inst, c.behind(ctx, inst)), now), unread, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rgd, instance, instanceKind = s.rgd, s.instance, s.mapping.GroupVersionKind.Kind
 		var status runtime.RawExtension
@@ -238,15 +246,14 @@ func (c *cluster) explain(ctx context.Context, kind, name string, now time.Time)
 	}
 	rgdObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(rgd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rgdU := &unstructured.Unstructured{Object: rgdObj}
 	lag := c.behind(ctx, rgdU, instance)
-	var conds []ExplainedCondition
 	if instance != nil {
 		conds = explainConditions(instanceKind+"/"+instance.GetName(), instance, custom, lagOf(instance, lag), now)
 	}
-	return append(conds, explainConditions("ResourceGraphDefinition/"+rgd.Name, rgdU, nil, lag, now)...), nil
+	return append(conds, explainConditions("ResourceGraphDefinition/"+rgd.Name, rgdU, nil, lag, now)...), nil, nil
 }
 
 func printExplained(w io.Writer, conds []ExplainedCondition, p palette) {

@@ -117,7 +117,11 @@ type Tree struct {
 	// kro-agent no longer manages it, and Rows are what it left in place,
 	// flat, judged by their health alone.
 	ReleasedFrom string `json:"releasedFrom,omitempty"`
-	Rows         []Row  `json:"resources"`
+	// GraphUnreadable says why the instance's RGD could not be read, so
+	// that Rows are what kro-agent manages for it, flat, judged by their
+	// health alone.
+	GraphUnreadable string `json:"graphUnreadable,omitempty"`
+	Rows            []Row  `json:"resources"`
 
 	edges [][2]string
 }

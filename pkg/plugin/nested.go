@@ -86,6 +86,10 @@ func (c *cluster) nestedTree(ctx context.Context, u *unstructured.Unstructured, 
 		t, _, err := c.releasedTree(ctx, released, level+1)
 		return t, err
 	}
+	if unreadable := (*unreadableRGDError)(nil); errors.As(err, &unreadable) {
+		t, _, err := c.unreadableTree(ctx, unreadable, level+1)
+		return t, err
+	}
 	if err != nil {
 		return nil, err
 	}

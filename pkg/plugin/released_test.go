@@ -35,12 +35,12 @@ func left(kind, name, node string, s int, index string) *unstructured.Unstructur
 // item; what could not be listed comes first.
 func TestReleasedRowsAreOrderedByCreation(t *testing.T) {
 	rows := []Row{
-		releasedRow(left("Service", "web", "service", 3, "")),
-		releasedRow(left("ConfigMap", "w-1", "workers", 2, "1")),
-		releasedRow(left("ConfigMap", "w-10", "workers", 2, "10")),
-		releasedRow(left("ConfigMap", "w-2", "workers", 2, "2")),
-		releasedRow(left("ConfigMap", "config", "config", 1, "")),
-		releasedRow(left("Secret", "a-secret", "auth", 2, "")),
+		flatRow(left("Service", "web", "service", 3, "")),
+		flatRow(left("ConfigMap", "w-1", "workers", 2, "1")),
+		flatRow(left("ConfigMap", "w-10", "workers", 2, "10")),
+		flatRow(left("ConfigMap", "w-2", "workers", 2, "2")),
+		flatRow(left("ConfigMap", "config", "config", 1, "")),
+		flatRow(left("Secret", "a-secret", "auth", 2, "")),
 		{Depth: 1, Kind: "Widget", Ready: VerdictUnknown, Reason: kindUnlisted("Widget.example.dev", &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "example.dev", Kind: "Widget"}})},
 	}
 	sortByCreation(rows)
@@ -74,7 +74,7 @@ func TestReleasedRowBeingDeleted(t *testing.T) {
 	now := metav1.Now()
 	u.SetDeletionTimestamp(&now)
 	u.SetFinalizers([]string{"example.dev/keep"})
-	if r := releasedRow(u); r.Ready != VerdictDeleting || r.Reason != "being deleted, held by the finalizers example.dev/keep" {
+	if r := flatRow(u); r.Ready != VerdictDeleting || r.Reason != "being deleted, held by the finalizers example.dev/keep" {
 		t.Errorf("row = %s: %s", r.Ready, r.Reason)
 	}
 }
@@ -85,9 +85,9 @@ func TestPrintReleased(t *testing.T) {
 	inst := &unstructured.Unstructured{}
 	inst.SetName("m2")
 	inst.SetUID("uid-2")
-	e := &releasedError{instance: inst, kind: "Memo", rgd: "memos"}
+	e := &releasedError{graphless{instance: inst, kind: "Memo", rgd: "memos"}}
 	var b bytes.Buffer
-	printReleased(&b, &Tree{Rows: []Row{releasedRow(left("ConfigMap", "m2-note", "note", 1, ""))}}, e)
+	printReleased(&b, &Tree{Rows: []Row{flatRow(left("ConfigMap", "m2-note", "note", 1, ""))}}, e)
 	want := `
 Memo m2 was released when ResourceGraphDefinition memos was deleted: kro-agent no longer manages it. Above is what it left in place (labelled kro.run/instance-id=uid-2), in the order it was created: the graph that nested these and judged their readiness went with the RGD.
 Apply ResourceGraphDefinition memos (or another for Memo) again and kro-agent takes it back.

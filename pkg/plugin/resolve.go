@@ -167,8 +167,9 @@ type subject struct {
 	workload    *cluster
 	workloadErr error
 	// released is set, and rgd and graph nil, for an instance whose RGD
-	// was deleted.
-	released *releasedError
+	// was deleted; unreadable, for one whose RGD the user may not read.
+	released   *releasedError
+	unreadable *unreadableRGDError
 }
 
 // resourceIn is the mapping's resource in namespace ns ("" for all), or
@@ -341,17 +342,52 @@ func (c *cluster) meantName(ctx context.Context, ri metadata.ResourceInterface, 
 	return ""
 }
 
+// graphless is an instance whose graph the plugin cannot have: what it
+// manages is listed flat (flatTree), and its own conditions tell the rest.
+type graphless struct {
+	instance *unstructured.Unstructured
+	mapping  *meta.RESTMapping
+	kind     string
+	// rgd names the instance's RGD, "" when not even that is known.
+	rgd string
+}
+
 // releasedError is an instance whose RGD was deleted: kro-agent released
 // it, and it has no graph to show; its own conditions say so.
-type releasedError struct {
-	instance  *unstructured.Unstructured
-	mapping   *meta.RESTMapping
-	kind, rgd string
-}
+type releasedError struct{ graphless }
 
 func (e *releasedError) Error() string {
 	return fmt.Sprintf("%s %s belongs to ResourceGraphDefinition %s, which was deleted: kro-agent no longer manages it, and its resources were left in place",
 		e.kind, e.instance.GetName(), e.rgd)
+}
+
+// unreadableRGDError is an instance whose RGD the user may not read, as an
+// instance's author with roles in its namespace alone: an RGD is
+// cluster-scoped. kro-agent manages the instance all the same; what the
+// plugin shows of it comes from the instance and the objects it may list.
+type unreadableRGDError struct {
+	graphless
+	err error
+}
+
+func (e *unreadableRGDError) Error() string {
+	return fmt.Sprintf("%s %s belongs to %s: %v", e.kind, e.instance.GetName(), e.rgdName(), e.err)
+}
+
+func (e *unreadableRGDError) Unwrap() error { return e.err }
+
+// rgdName names the RGD for messages.
+func (e *unreadableRGDError) rgdName() string {
+	if e.rgd == "" {
+		return "a ResourceGraphDefinition"
+	}
+	return "ResourceGraphDefinition " + e.rgd
+}
+
+// why says what is missing without the RGD, and what gives it.
+func (e *unreadableRGDError) why() string {
+	return fmt.Sprintf("%s, which says how %s's resources depend on each other and when each is ready, cannot be read: you may not get resourcegraphdefinitions.kro.run (ask your cluster's admins for it: it is cluster-scoped, so a role in a namespace cannot grant it)",
+		e.rgdName(), e.instance.GetName())
 }
 
 // subjectOf finds the RGD of the instance inst, of kind mapping, and
@@ -369,10 +405,12 @@ func (c *cluster) subjectOf(ctx context.Context, inst *unstructured.Unstructured
 	var err error
 	if rgdName := labels[v1alpha1.LabelRGDName]; rgdName != "" {
 		s.rgd, err = c.getRGD(ctx, rgdName)
-		if apierrors.IsNotFound(err) {
-			return nil, &releasedError{instance: inst, mapping: mapping, kind: gvk.Kind, rgd: rgdName}
-		}
-		if err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, &releasedError{graphless{instance: inst, mapping: mapping, kind: gvk.Kind, rgd: rgdName}}
+		case apierrors.IsForbidden(err) && isInstance(inst):
+			return nil, &unreadableRGDError{graphless{instance: inst, mapping: mapping, kind: gvk.Kind, rgd: rgdName}, err}
+		case err != nil:
 			return nil, fmt.Errorf("%s %s belongs to ResourceGraphDefinition %s: %w", gvk.Kind, name, rgdName, err)
 		}
 	}
@@ -382,6 +420,9 @@ func (c *cluster) subjectOf(ctx context.Context, inst *unstructured.Unstructured
 		labelled := s.rgd
 		s.rgd, err = c.rgdServing(ctx, gvk)
 		if err != nil {
+			if apierrors.IsForbidden(err) && isInstance(inst) {
+				return nil, &unreadableRGDError{graphless{instance: inst, mapping: mapping, kind: gvk.Kind, rgd: labels[v1alpha1.LabelRGDName]}, err}
+			}
 			if owner := managedBy(labels, labelled); owner != "" {
 				return nil, fmt.Errorf("%s %s is not an instance: it is %s", gvk.Kind, name, owner)
 			}

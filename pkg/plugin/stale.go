@@ -144,7 +144,7 @@ func goneRows(objs map[string][]*unstructured.Unstructured, s *subject, place in
 			continue
 		}
 		for _, u := range us {
-			row := releasedRow(u)
+			row := flatRow(u)
 			row.Index, row.place, row.leftover = nil, []int{place}, true
 			switch {
 			case row.Ready == VerdictDeleting:

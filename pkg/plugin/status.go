@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -214,6 +215,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	for _, k := range kinds {
 		var m *meta.RESTMapping
 		var items []unstructured.Unstructured
+		// byLabels: the RGDs cannot be read (nor the CRDs), and only
+		// the objects labelled as instances are.
+		byLabels := false
 		err := c.withMapping(k, func(mapping *meta.RESTMapping) error {
 			m = mapping
 			if asked.kind {
@@ -221,7 +225,12 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 				// instances; its objects would be listed as if they were.
 				// Unless an RGD generated it and was deleted since: its
 				// instances were released, and their conditions say so.
-				if _, err := c.rgdServing(ctx, mapping.GroupVersionKind); err != nil && !c.generatedByRGD(ctx, mapping) {
+				_, err := c.rgdServing(ctx, mapping.GroupVersionKind)
+				switch {
+				case err == nil, c.generatedByRGD(ctx, mapping):
+				case apierrors.IsForbidden(err):
+					byLabels = true
+				default:
 					return err
 				}
 			}
@@ -235,6 +244,13 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 				return nil
 			}
 			items, err = listInChunks(ctx, ri, metav1.ListOptions{LabelSelector: o.selector}, o.chunkSize)
+			if err == nil && byLabels {
+				all := len(items)
+				items = slices.DeleteFunc(items, func(u unstructured.Unstructured) bool { return !isInstance(&u) })
+				if all > 0 && len(items) == 0 {
+					return fmt.Errorf("no ResourceGraphDefinition serves %s, as far as can be told without reading them (you may not): none of the %d found is labelled as an instance", mapping.GroupVersionKind.Kind, all)
+				}
+			}
 			return err
 		})
 		if err != nil {
@@ -345,6 +361,9 @@ type statusAsked struct {
 func (c *cluster) statusKinds(ctx context.Context, args []string) ([]string, statusAsked, error) {
 	if len(args) == 0 || len(args) == 1 && c.isRGDKind(args[0]) {
 		rgds, err := c.listRGDs(ctx)
+		if apierrors.IsForbidden(err) {
+			return nil, statusAsked{}, fmt.Errorf("%w\nstatus lists ResourceGraphDefinitions to find the kinds of instances there are, and they are cluster-scoped: name the kind (kubectl kro status KIND lists its instances, as far as you may list them)", err)
+		}
 		if err != nil {
 			return nil, statusAsked{}, err
 		}

@@ -80,6 +80,9 @@ func (c *cluster) tree(ctx context.Context, kind, name string) (*Tree, *subject,
 	if released := (*releasedError)(nil); errors.As(err, &released) {
 		return c.releasedTree(ctx, released, 0)
 	}
+	if unreadable := (*unreadableRGDError)(nil); errors.As(err, &unreadable) {
+		return c.unreadableTree(ctx, unreadable, 0)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -146,6 +149,9 @@ func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
 	tw.Flush()
 	if s.released != nil {
 		printReleased(w, t, s.released)
+	}
+	if s.unreadable != nil {
+		printUnreadable(w, s.unreadable)
 	}
 	if s.graphErr != nil {
 		fmt.Fprintf(w, "\nResourceGraphDefinition %s does not compile, so its resources cannot be shown:\n%s\n", s.rgd.Name, s.graphErr)

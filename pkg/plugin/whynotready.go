@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -129,12 +130,22 @@ func (c *cluster) whyNotReady(ctx context.Context, kind, name string) (*Diagnosi
 	}
 	s, err := c.load(ctx, kind, name)
 	var released *releasedError
+	var unreadable *unreadableRGDError
 	switch {
 	case errors.As(err, &released):
 		// Its RGD coming back is what would change it.
 		c.noteObject(rgdGVR, "", released.rgd, nil)
 		d := diagnoseReleased(released)
 		d.Instance = instanceName(released.kind, released.instance)
+		return d, nil
+	case errors.As(err, &unreadable):
+		c.noteObject(unreadable.mapping.Resource, unreadable.instance.GetNamespace(), unreadable.instance.GetName(), unreadable.instance)
+		d := diagnoseUnreadable(unreadable)
+		if !d.Ready {
+			d.Events = c.recentEvents(ctx, unreadable.instance)
+			c.unhealthyMember(ctx, d, unreadable)
+		}
+		d.Instance = instanceName(unreadable.kind, unreadable.instance)
 		return d, nil
 	case err != nil:
 		return nil, err
@@ -161,6 +172,70 @@ func diagnoseReleased(e *releasedError) *Diagnosis {
 		Cause: e.Error(),
 		Advice: fmt.Sprintf("apply ResourceGraphDefinition %s (or another for %s) again and kro-agent takes it back; deleting it now leaves its resources, which carry the label %s=%s (kubectl kro tree %s %s%s lists them)",
 			e.rgd, e.kind, v1alpha1.LabelInstanceID, inst.GetUID(), strings.ToLower(e.kind), inst.GetName(), namespaceFlag(inst.GetNamespace())),
+	}
+}
+
+// diagnoseUnreadable diagnoses an instance whose RGD the user may not read
+// from what kro-agent reported on it: without the graph there is no walk
+// to the blocking resource, but the conditions name it, as far as
+// kro-agent got, and say why.
+func diagnoseUnreadable(e *unreadableRGDError) *Diagnosis {
+	inst := e.instance
+	ref := e.kind + "/" + inst.GetName()
+	ready := findCondition(inst, v1alpha1.ConditionReady)
+	switch {
+	case ready == nil:
+		return &Diagnosis{Cause: ref + " has no Ready condition: kro-agent has not processed it", Advice: adviceUnprocessed}
+	case ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == inst.GetGeneration() && inst.GetDeletionTimestamp() == nil:
+		return &Diagnosis{Ready: true, Cause: ref + " is Ready"}
+	}
+	d := &Diagnosis{Cause: fmt.Sprintf("%s is not Ready, as kro-agent reports: %s", ref, orDash(ready.Message))}
+	switch {
+	case inst.GetDeletionTimestamp() != nil:
+		d.Cause = ref + " is being deleted"
+	case ready.ObservedGeneration < inst.GetGeneration():
+		d.Cause = fmt.Sprintf("%s changed since kro-agent last reported on it (it is at generation %d, its Ready condition at %d): %s=%s, as it was then",
+			ref, inst.GetGeneration(), ready.ObservedGeneration, ready.Type, ready.Status)
+	}
+	for _, t := range []string{v1alpha1.ConditionInstanceManaged, v1alpha1.ConditionGraphResolved, v1alpha1.ConditionResourcesReady} {
+		if c := findCondition(inst, t); c != nil && c.Status != metav1.ConditionTrue {
+			d.Details = append(d.Details, conditionLine(*c))
+		}
+	}
+	if v1alpha1.IsSuspended(inst) {
+		d.Details = append(d.Details, fmt.Sprintf("it is suspended (kubectl annotate %s %s%s %s- resumes it)", strings.ToLower(e.kind), inst.GetName(), namespaceFlag(inst.GetNamespace()), v1alpha1.AnnotationReconcile))
+	}
+	d.Advice = e.why() + "; with it, why-not-ready walks the graph to the resource that blocks, and tells what keeps that one from being ready"
+	return d
+}
+
+// unhealthyMember adds to d, the diagnosis of an instance whose RGD cannot
+// be read, the first of its objects, in the order they were created, whose
+// health is not Current: what its readyWhen says is not known without the
+// graph, but what keeps it from being healthy is (a Deployment's
+// ReplicaFailure quoting a ResourceQuota, its Pods' troubles).
+func (c *cluster) unhealthyMember(ctx context.Context, d *Diagnosis, e *unreadableRGDError) {
+	t, s, err := c.unreadableTree(ctx, e, 0)
+	if err != nil {
+		return
+	}
+	where := c.members(s)
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		if r.object == nil || r.Health == "" || r.Health == status.CurrentStatus.String() {
+			continue
+		}
+		d.Resource = r
+		advised := false
+		for _, cond := range troubled(conditionsOf(r.object)) {
+			d.Details = append(d.Details, fmt.Sprintf("%s %s: %s", r.Kind, r.Name, conditionLine(cond)))
+			if advice := admissionAdvice(cond.Message, r, true); advice != "" && !isInstance(r.object) {
+				d.Details = append(d.Details, e.why())
+				d.Advice, advised = advice, true
+			}
+		}
+		where.explainPods(ctx, d, r, advised)
+		return
 	}
 }
 

@@ -3,6 +3,8 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,5 +246,42 @@ func TestSuspendedDiagnosisTellsOfAChangeWaiting(t *testing.T) {
 	}
 	if d := (&cluster{}).diagnose(context.Background(), suspended(2, 2)); !strings.HasPrefix(d.Cause, "WebApp/shop is suspended") || len(d.Details) != 0 {
 		t.Errorf("unchanged while suspended: %q %q", d.Cause, d.Details)
+	}
+}
+
+// An instance whose RGD the user may not read is diagnosed from its own
+// conditions, which kro-agent wrote knowing the graph, and the advice says
+// what reading the RGD would add.
+func TestDiagnosisWithoutTheRGD(t *testing.T) {
+	instance := func(generation int64, ready map[string]any) *unreadableRGDError {
+		conds := []any{
+			map[string]any{"type": "ResourcesReady", "status": "False", "reason": "ResourceNotReady", "message": "deployment (Deployment shop) is not ready", "observedGeneration": int64(2)},
+			map[string]any{"type": "GraphResolved", "status": "True", "reason": "Resolved", "observedGeneration": int64(2)},
+		}
+		if ready != nil {
+			conds = append(conds, ready)
+		}
+		inst := &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "shop", "namespace": "prod", "generation": generation},
+			"status":   map[string]any{"conditions": conds},
+		}}
+		return &unreadableRGDError{graphless{instance: inst, kind: "WebApp", rgd: "webapp"}, errors.New("forbidden")}
+	}
+	d := diagnoseUnreadable(instance(2, map[string]any{"type": "Ready", "status": "False", "reason": "ResourceNotReady",
+		"message": "deployment (Deployment shop) is not ready", "observedGeneration": int64(2)}))
+	if d.Ready || d.Cause != "WebApp/shop is not Ready, as kro-agent reports: deployment (Deployment shop) is not ready" ||
+		!slices.Equal(d.Details, []string{"ResourcesReady=False (ResourceNotReady): deployment (Deployment shop) is not ready"}) ||
+		!strings.HasPrefix(d.Advice, "ResourceGraphDefinition webapp, which says how shop's resources depend on each other and when each is ready, cannot be read: you may not get resourcegraphdefinitions.kro.run") {
+		t.Errorf("not ready: %+v", d)
+	}
+	d = diagnoseUnreadable(instance(3, map[string]any{"type": "Ready", "status": "True", "reason": "Ready", "observedGeneration": int64(2)}))
+	if d.Ready || d.Cause != "WebApp/shop changed since kro-agent last reported on it (it is at generation 3, its Ready condition at 2): Ready=True, as it was then" {
+		t.Errorf("ready, but at an earlier generation: %+v", d)
+	}
+	if d := diagnoseUnreadable(instance(2, map[string]any{"type": "Ready", "status": "True", "reason": "Ready", "observedGeneration": int64(2)})); !d.Ready || d.Cause != "WebApp/shop is Ready" {
+		t.Errorf("ready: %+v", d)
+	}
+	if d := diagnoseUnreadable(instance(2, nil)); d.Ready || d.Cause != "WebApp/shop has no Ready condition: kro-agent has not processed it" {
+		t.Errorf("no Ready condition: %+v", d)
 	}
 }

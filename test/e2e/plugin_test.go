@@ -570,6 +570,50 @@ func TestPlugin(t *testing.T) {
 			}
 			return ctx
 		}).
+		Assess("an instance's author with roles in its namespace alone is shown what the instance says", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// RGDs are cluster-scoped: a role in a namespace cannot grant
+			// reading them, and the graph is not known without one.
+			const user = "namespace-author"
+			c := newClients(t, cfg)
+			c.apply(t, fmt.Sprintf(`{apiVersion: rbac.authorization.k8s.io/v1, kind: Role, metadata: {name: %[1]s, namespace: %[2]s}, rules: [
+  {apiGroups: [kro.run], resources: [blockeds], verbs: [get, list, watch]},
+  {apiGroups: ['', apps], resources: [deployments, replicasets, services, pods, events], verbs: [get, list, watch]}]}`, user, ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: rbac.authorization.k8s.io/v1, kind: RoleBinding, metadata: {name: %[1]s, namespace: %[2]s}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: %[1]s}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %[1]s}]}", user, ns))
+			t.Cleanup(func() {
+				c.delete(t, "rbac.authorization.k8s.io/v1", "RoleBinding", ns, user)
+				c.delete(t, "rbac.authorization.k8s.io/v1", "Role", ns, user)
+			})
+			const unread = "ResourceGraphDefinition blocked, which says how stuck's resources depend on each other and when each is ready, cannot be read: you may not get resourcegraphdefinitions.kro.run"
+			var tree string
+			eventually(t, 10*time.Second, user+"'s permissions", func() (bool, string) {
+				var err error
+				tree, err = kro(t, cfg, nil, "tree", "blocked", "stuck", "-n", ns, "--as", user)
+				return err == nil, fmt.Sprint(tree, err)
+			})
+			if !strings.Contains(tree, unread) || !regexp.MustCompile(`Deployment/stuck +`+ns+` +Unknown +InProgress`).MatchString(tree) {
+				t.Errorf("tree as %s:\n%s", user, tree)
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "blocked", "stuck", "-n", ns, "--as", user)
+			if !errors.Is(err, plugin.ErrNotReady) {
+				t.Errorf("why-not-ready as %s: exit %v, want not ready\n%s", user, err, out)
+			}
+			sayAll(t, "why-not-ready as "+user, out,
+				"Root cause: Blocked/stuck is not Ready, as kro-agent reports: ",
+				"readyWhen ${deployment.status.?availableReplicas.orValue(0) == deployment.spec.replicas} is false",
+				"(1 of 1) is not ready: Pending, Unschedulable: ",
+				"What to do: no node can take its Pods",
+			)
+			if out, err := kro(t, cfg, nil, "explain-conditions", "blocked", "stuck", "-n", ns, "--as", user); err != nil || !strings.Contains(out, "ResourcesReady=") {
+				t.Errorf("explain-conditions as %s: %v\n%s", user, err, out)
+			}
+			if out, err := kro(t, cfg, nil, "status", "blocked", "-n", ns, "--as", user); err != nil || !regexp.MustCompile(`Blocked +stuck +IN_PROGRESS`).MatchString(out) {
+				t.Errorf("status blocked as %s: %v\n%s", user, err, out)
+			}
+			if _, err := kro(t, cfg, nil, "status", "-n", ns, "--as", user); err == nil || !strings.Contains(err.Error(), "name the kind (kubectl kro status KIND") {
+				t.Errorf("status without a kind as %s: %v", user, err)
+			}
+			return ctx
+		}).
 		Assess("why-not-ready tells a Pod that waits for its claim, and why the claim is not bound", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, claimRGD)

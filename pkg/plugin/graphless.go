@@ -15,24 +15,47 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
-// releasedTree is what the instance of a deleted RGD left in place: the
-// objects carrying its instance-id label, of the kinds its ApplySet
-// annotation records, in its namespace and the namespaces recorded beside
-// it (in its workload cluster, for a placed instance). The graph that
-// nested them and judged their readiness went with the RGD, so they are
-// listed flat in the order they were created, with their generic health.
-// level is how deep in another instance's tree it is, 0 for the top.
+// releasedTree is what the instance of a deleted RGD left in place, listed
+// by flatTree. level is how deep in another instance's tree it is, 0 for
+// the top.
 func (c *cluster) releasedTree(ctx context.Context, e *releasedError, level int) (*Tree, *subject, error) {
-	inst := e.instance
-	s := &subject{instance: inst, mapping: e.mapping, released: e}
-	// The RGD coming back, or kro-agent taking the instance back, is what
-	// changes the picture for --watch.
-	c.noteObject(e.mapping.Resource, inst.GetNamespace(), inst.GetName(), inst)
+	s := &subject{instance: e.instance, mapping: e.mapping, released: e}
+	// The RGD coming back is what changes the picture for --watch.
 	c.noteObject(rgdGVR, "", e.rgd, nil)
+	t, err := c.flatTree(ctx, s, e.graphless, level)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.ReleasedFrom = e.rgd
+	return t, s, nil
+}
+
+// unreadableTree is what kro-agent manages for an instance whose RGD the
+// user may not read, listed by flatTree: without the graph, nothing says
+// how the objects nest or when each is ready, but what is there, and its
+// health, is still worth seeing.
+func (c *cluster) unreadableTree(ctx context.Context, e *unreadableRGDError, level int) (*Tree, *subject, error) {
+	s := &subject{instance: e.instance, mapping: e.mapping, unreadable: e}
+	t, err := c.flatTree(ctx, s, e.graphless, level)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.GraphUnreadable = e.why()
+	return t, s, nil
+}
+
+// flatTree lists the objects of an instance without its graph: those
+// carrying its instance-id label, of the kinds its ApplySet annotation
+// records, in its namespace and the namespaces recorded beside it (in its
+// workload cluster, for a placed instance), flat in the order they were
+// created, with their generic health.
+func (c *cluster) flatTree(ctx context.Context, s *subject, g graphless, level int) (*Tree, error) {
+	inst := g.instance
+	c.noteObject(g.mapping.Resource, inst.GetNamespace(), inst.GetName(), inst)
 	c.follow(ctx, s)
-	t := &Tree{Instance: instanceRow(inst, e.kind), Placement: s.placement, ReleasedFrom: e.rgd}
+	t := &Tree{Instance: instanceRow(inst, g.kind), Placement: s.placement}
 	if s.workloadErr != nil {
-		return nil, nil, fmt.Errorf("%s %s: %w", e.kind, inst.GetName(), s.workloadErr)
+		return nil, fmt.Errorf("%s %s: %w", g.kind, inst.GetName(), s.workloadErr)
 	}
 	where := c.members(s)
 	var kinds []memberKind
@@ -51,18 +74,18 @@ func (c *cluster) releasedTree(ctx context.Context, e *releasedError, level int)
 		}
 	}
 	for _, u := range objs {
-		t.Rows = append(t.Rows, releasedRow(u))
+		t.Rows = append(t.Rows, flatRow(u))
 	}
 	sortByCreation(t.Rows)
 	if s.workload == nil {
 		c.expandNested(ctx, t, level)
 	}
-	return t, s, nil
+	return t, nil
 }
 
-// releasedRow is an object a released instance left: no readyWhen judges
-// it any more, only its health does.
-func releasedRow(u *unstructured.Unstructured) Row {
+// flatRow is an object of an instance drawn without its graph: no
+// readyWhen judges it here, only its health does.
+func flatRow(u *unstructured.Unstructured) Row {
 	row := Row{NodeID: u.GetLabels()[v1alpha1.LabelNodeID], Depth: 1, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Created: ptrTime(u.GetCreationTimestamp()), Ready: VerdictUnknown, object: u}
 	if idx, err := strconv.Atoi(u.GetLabels()[v1alpha1.LabelCollectionIndex]); err == nil {
 		row.Index = &idx
@@ -122,4 +145,11 @@ func printReleased(w io.Writer, t *Tree, e *releasedError) {
 		fmt.Fprintf(w, "Above is what it left in place (labelled %s=%s), in the order it was created: the graph that nested these and judged their readiness went with the RGD.\n", v1alpha1.LabelInstanceID, uid)
 	}
 	fmt.Fprintf(w, "Apply ResourceGraphDefinition %s (or another for %s) again and kro-agent takes it back.\n", e.rgd, e.kind)
+}
+
+// printUnreadable says, under the tree of an instance whose RGD the user
+// may not read, what it shows.
+func printUnreadable(w io.Writer, e *unreadableRGDError) {
+	fmt.Fprintf(w, "\n%s.\nAbove is what kro-agent manages for it (labelled %s=%s), in the order it was created, with each object's health; its Ready condition says whether kro-agent finds it ready.\n",
+		e.why(), v1alpha1.LabelInstanceID, e.instance.GetUID())
 }
