@@ -386,7 +386,7 @@ func (e *unreadableRGDError) rgdName() string {
 
 // why says what is missing without the RGD, and what gives it.
 func (e *unreadableRGDError) why() string {
-	return fmt.Sprintf("%s, which says how %s's resources depend on each other and when each is ready, cannot be read: you may not get resourcegraphdefinitions.kro.run (ask your cluster's admins for it: it is cluster-scoped, so a role in a namespace cannot grant it)",
+	return fmt.Sprintf("%s, which says how %s's resources depend on each other and when each is ready, cannot be read: you may not read resourcegraphdefinitions.kro.run (ask your cluster's admins for it: it is cluster-scoped, so a role in a namespace cannot grant it)",
 		e.rgdName(), e.instance.GetName())
 }
 

@@ -271,7 +271,7 @@ func TestDiagnosisWithoutTheRGD(t *testing.T) {
 		"message": "deployment (Deployment shop) is not ready", "observedGeneration": int64(2)}))
 	if d.Ready || d.Cause != "WebApp/shop is not Ready, as kro-agent reports: deployment (Deployment shop) is not ready" ||
 		!slices.Equal(d.Details, []string{"ResourcesReady=False (ResourceNotReady): deployment (Deployment shop) is not ready"}) ||
-		!strings.HasPrefix(d.Advice, "ResourceGraphDefinition webapp, which says how shop's resources depend on each other and when each is ready, cannot be read: you may not get resourcegraphdefinitions.kro.run") {
+		!strings.HasPrefix(d.Advice, "ResourceGraphDefinition webapp, which says how shop's resources depend on each other and when each is ready, cannot be read: you may not read resourcegraphdefinitions.kro.run") {
 		t.Errorf("not ready: %+v", d)
 	}
 	d = diagnoseUnreadable(instance(3, map[string]any{"type": "Ready", "status": "True", "reason": "Ready", "observedGeneration": int64(2)}))

@@ -583,7 +583,7 @@ func TestPlugin(t *testing.T) {
 				c.delete(t, "rbac.authorization.k8s.io/v1", "RoleBinding", ns, user)
 				c.delete(t, "rbac.authorization.k8s.io/v1", "Role", ns, user)
 			})
-			const unread = "ResourceGraphDefinition blocked, which says how stuck's resources depend on each other and when each is ready, cannot be read: you may not get resourcegraphdefinitions.kro.run"
+			const unread = "ResourceGraphDefinition blocked, which says how stuck's resources depend on each other and when each is ready, cannot be read: you may not read resourcegraphdefinitions.kro.run"
 			var tree string
 			eventually(t, 10*time.Second, user+"'s permissions", func() (bool, string) {
 				var err error
