@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -149,6 +150,11 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	}
 	c.maxCollectionSize = o.maxCollectionSize
 	served, err := c.listRGDs(ctx)
+	if apierrors.IsForbidden(err) {
+		// An instance's author with roles in a namespace alone: the RGDs
+		// are cluster-scoped, and what an instance makes is theirs.
+		return fmt.Errorf("listing the ResourceGraphDefinitions the cluster serves: %w\ndry-run renders an instance with its RGD's templates: ask your cluster's admins to let you read resourcegraphdefinitions.kro.run (a role in a namespace cannot grant it), or check the instance against its schema alone with a server-side dry run (kubectl apply --dry-run=server -f FILE)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("listing the ResourceGraphDefinitions the cluster serves: %w", err)
 	}

@@ -612,6 +612,12 @@ func TestPlugin(t *testing.T) {
 			if _, err := kro(t, cfg, nil, "status", "-n", ns, "--as", user); err == nil || !strings.Contains(err.Error(), "name the kind (kubectl kro status KIND") {
 				t.Errorf("status without a kind as %s: %v", user, err)
 			}
+			// dry-run renders the templates, which only the RGD holds.
+			file := filepath.Join(t.TempDir(), "stuck.yaml")
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Blocked, metadata: {name: stuck, namespace: %s}, spec: {name: stuck}}", ns))
+			if _, err := kro(t, cfg, nil, "dry-run", "-f", file, "--as", user); err == nil || !strings.Contains(err.Error(), "(a role in a namespace cannot grant it), or check the instance against its schema alone") {
+				t.Errorf("dry-run as %s: %v", user, err)
+			}
 			return ctx
 		}).
 		Assess("why-not-ready tells a Pod that waits for its claim, and why the claim is not bound", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
