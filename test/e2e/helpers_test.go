@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -917,4 +918,29 @@ func sayAll(t *testing.T, command, out string, wants ...string) {
 			t.Errorf("%s lacks %q:\n%s", command, want, out)
 		}
 	}
+}
+
+// shippedDocument is the object of kind and name in the file at path
+// under manifests/, as YAML: a piece of what kro-agent ships, applied alone.
+func shippedDocument(t testing.TB, path, kind, name string) string {
+	t.Helper()
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "manifests", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var head struct {
+			Kind     string
+			Metadata struct{ Name string }
+		}
+		if err := yaml.Unmarshal([]byte(doc), &head); err == nil && head.Kind == kind && head.Metadata.Name == name {
+			return doc
+		}
+	}
+	t.Fatalf("manifests/%s holds no %s %s", path, kind, name)
+	return ""
 }

@@ -615,9 +615,20 @@ func TestPlugin(t *testing.T) {
 			// dry-run renders the templates, which only the RGD holds.
 			file := filepath.Join(t.TempDir(), "stuck.yaml")
 			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Blocked, metadata: {name: stuck, namespace: %s}, spec: {name: stuck}}", ns))
-			if _, err := kro(t, cfg, nil, "dry-run", "-f", file, "--as", user); err == nil || !strings.Contains(err.Error(), "(a role in a namespace cannot grant it), or check the instance against its schema alone") {
+			if _, err := kro(t, cfg, nil, "dry-run", "-f", file, "--as", user); err == nil || !strings.Contains(err.Error(), "; kro-agent's manifests hold the ClusterRole kro-agent-rgd-viewer for it, to bind with a ClusterRoleBinding), or check the instance against its schema alone") {
 				t.Errorf("dry-run as %s: %v", user, err)
 			}
+			// The ClusterRole the manifests hold for it is all it takes.
+			c.apply(t, shippedDocument(t, "agent/rbac.yaml", "ClusterRole", "kro-agent-rgd-viewer"))
+			c.apply(t, fmt.Sprintf("{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: %[1]s}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kro-agent-rgd-viewer}, subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: %[1]s}]}", user))
+			t.Cleanup(func() {
+				c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", user)
+				c.delete(t, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "kro-agent-rgd-viewer")
+			})
+			eventually(t, 10*time.Second, "the tree with its graph, as "+user, func() (bool, string) {
+				tree, err := kro(t, cfg, nil, "tree", "blocked", "stuck", "-n", ns, "--as", user)
+				return err == nil && !strings.Contains(tree, "cannot be read") && strings.Contains(tree, "not created yet: kro-agent waits for deployment to be ready"), fmt.Sprint(tree, err)
+			})
 			return ctx
 		}).
 		Assess("why-not-ready tells a Pod that waits for its claim, and why the claim is not bound", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
