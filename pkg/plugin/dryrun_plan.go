@@ -200,6 +200,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 				size = len(items)
 			}
 			ownership.AddManagedLabels(u, owner, id, ownership.Item{NodeID: n.ID, Index: item.Index, Size: size})
+			withAgentVersionOf(u, defaulted)
 			if strings.Contains(u.GetNamespace()+u.GetName(), pendingMarker) {
 				unnamed[n.ID] = true
 			} else {
@@ -586,7 +587,10 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		p.Action, p.Reason = unrenderable(unresolved)
 		return p, live
 	}
-	result, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+	result, err := ri.Apply(ctx, u.GetName(), withOwnershipLabelsOf(u, live), metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+	if err == nil && live != nil {
+		result = withOwnershipLabelsOf(result, u)
+	}
 	if refusal.IsUnauthorized(err) {
 		// Your roles, not the agent's: a user who may create instances
 		// need not be one who may write what they make. The plan is made
@@ -621,6 +625,50 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		p.Action = ActionUpdate
 	}
 	return p, live
+}
+
+// withAgentVersionOf labels u with the version of the kro-agent that
+// labelled the instance inst, which is what that kro-agent writes on the
+// objects it applies; this plugin may be of another version, and would
+// otherwise plan every object relabelled. An instance no kro-agent has
+// labelled yet leaves u as it is.
+func withAgentVersionOf(u, inst *unstructured.Unstructured) {
+	v := inst.GetLabels()[v1alpha1.LabelKroVersion]
+	if v == "" {
+		return
+	}
+	labels := u.GetLabels()
+	labels[v1alpha1.LabelKroVersion] = v
+	u.SetLabels(labels)
+}
+
+// withOwnershipLabelsOf is u with the ownership labels of from (those
+// kro-agent alone may change), and u's other labels. The dry run of an
+// object that exists is sent with the live object's: the guard policy
+// lets kro-agent alone change them, and the user's dry run of a change
+// kro-agent would make (a collection that grows relabels every item with
+// its size; a resource renamed in the RGD, with its node) would be refused
+// though kro-agent's apply is not. The result gets the rendered ones back,
+// for the diff. A new object, from nil, is sent as rendered: the guard
+// does not look at creates.
+func withOwnershipLabelsOf(u, from *unstructured.Unstructured) *unstructured.Unstructured {
+	if from == nil {
+		return u
+	}
+	labels := map[string]string{}
+	for k, v := range u.GetLabels() {
+		if !ownership.IsOwnershipKey(k) {
+			labels[k] = v
+		}
+	}
+	for k, v := range from.GetLabels() {
+		if ownership.IsOwnershipKey(k) {
+			labels[k] = v
+		}
+	}
+	out := u.DeepCopy()
+	out.SetLabels(labels)
+	return out
 }
 
 // uncheckedForRoles is the reason of an object the plan could not send

@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -444,5 +445,52 @@ func TestOverlaid(t *testing.T) {
 	}
 	if got := overlaid(nil, set); !reflect.DeepEqual(got.Object, set.Object) {
 		t.Errorf("nothing live: got %v", got.Object)
+	}
+}
+
+// The dry run of an object that exists is sent with the live object's
+// ownership labels, which the guard lets kro-agent alone change, and its
+// result shown with the rendered ones; the other labels are the
+// rendered object's throughout.
+func TestDryRunSendsTheLiveOwnershipLabels(t *testing.T) {
+	object := func(labels map[string]string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
+		u.SetLabels(labels)
+		return u
+	}
+	rendered := object(map[string]string{"app": "new", "kro.run/collection-size": "3", "kro.run/node-id": "workers"})
+	live := object(map[string]string{"app": "old", "kro.run/collection-size": "2", "kro.run/collection-index": "1", "kro.run/node-id": "workers", "team": "a"})
+	sent := withOwnershipLabelsOf(rendered, live)
+	if want := map[string]string{"app": "new", "kro.run/collection-size": "2", "kro.run/collection-index": "1", "kro.run/node-id": "workers"}; !maps.Equal(sent.GetLabels(), want) {
+		t.Errorf("sent with labels %v, want %v", sent.GetLabels(), want)
+	}
+	if rendered.GetLabels()["kro.run/collection-size"] != "3" {
+		t.Error("the rendered object was changed")
+	}
+	// What the API server returns (another manager's label kept) is shown
+	// with the rendered ownership labels: those kro-agent would write.
+	returned := object(map[string]string{"app": "new", "team": "a", "kro.run/collection-size": "2", "kro.run/collection-index": "1", "kro.run/node-id": "workers"})
+	if want := map[string]string{"app": "new", "team": "a", "kro.run/collection-size": "3", "kro.run/node-id": "workers"}; !maps.Equal(withOwnershipLabelsOf(returned, rendered).GetLabels(), want) {
+		t.Errorf("shown with labels %v, want %v", withOwnershipLabelsOf(returned, rendered).GetLabels(), want)
+	}
+	if withOwnershipLabelsOf(rendered, nil) != rendered {
+		t.Error("a new object must be sent as rendered")
+	}
+}
+
+// The plan labels objects with the version of the kro-agent that labelled
+// the instance, not the plugin's own.
+func TestDryRunLabelsWithTheAgentsVersion(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetLabels(map[string]string{"kro.run/kro-version": "v9.9.9-plugin", "app": "a"})
+	inst := &unstructured.Unstructured{Object: map[string]any{}}
+	withAgentVersionOf(u, inst)
+	if u.GetLabels()["kro.run/kro-version"] != "v9.9.9-plugin" {
+		t.Errorf("an instance no agent labelled changed the version: %v", u.GetLabels())
+	}
+	inst.SetLabels(map[string]string{"kro.run/kro-version": "v1.2.3"})
+	withAgentVersionOf(u, inst)
+	if !maps.Equal(u.GetLabels(), map[string]string{"kro.run/kro-version": "v1.2.3", "app": "a"}) {
+		t.Errorf("labels %v, want the agent's version", u.GetLabels())
 	}
 }

@@ -1126,6 +1126,23 @@ spec:
 			}
 			return ctx
 		}).
+		Assess("dry-run by a user who is not kro-agent of a change to kro-agent's labels", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// Growing a collection relabels every item with the new size,
+			// which the guard lets kro-agent alone do: the dry run as alice
+			// (a cluster admin, not kro-agent) must not be refused for it.
+			file := filepath.Join(t.TempDir(), "pool.yaml")
+			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: pool, namespace: %s}, spec: {queues: [a, b, c]}}", ns))
+			out, err := kro(t, cfg, nil, "dry-run", "-f", file, "--as", "alice", "--as-group", "system:masters")
+			if err != nil || strings.Contains(out, "INVALID") {
+				t.Errorf("dry-run as alice of a collection that grows: %v\n%s", err, out)
+			}
+			sayAll(t, "dry-run as alice", out,
+				"workers: Deployment plugin/pool-a-eu UPDATE",
+				"-    kro.run/collection-size: \"2\"\n  +    kro.run/collection-size: \"3\"",
+				"workers: Deployment plugin/pool-c-eu CREATE",
+			)
+			return ctx
+		}).
 		Assess("dry-run previews what kro-agent prunes, and a change to an RGD before it is applied", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, previewChangeRGD)
