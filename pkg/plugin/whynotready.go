@@ -230,7 +230,10 @@ func (c *cluster) unhealthyMember(ctx context.Context, d *Diagnosis, e *unreadab
 		for _, cond := range troubled(conditionsOf(r.object)) {
 			d.Details = append(d.Details, fmt.Sprintf("%s %s: %s", r.Kind, r.Name, conditionLine(cond)))
 			if advice := admissionAdvice(cond.Message, r, true); advice != "" && !isInstance(r.object) {
-				d.Details = append(d.Details, e.why())
+				if !advised {
+					// The advice it takes the place of.
+					d.Details = append(d.Details, e.why())
+				}
 				d.Advice, advised = advice, true
 			}
 		}
