@@ -55,7 +55,8 @@ func (c *cluster) flatTree(ctx context.Context, s *subject, g graphless, level i
 	c.follow(ctx, s)
 	t := &Tree{Instance: instanceRow(inst, g.kind), Placement: s.placement}
 	if s.workloadErr != nil {
-		return nil, fmt.Errorf("%s %s: %w", g.kind, inst.GetName(), s.workloadErr)
+		// Nothing there can be listed; the note under the table says why.
+		return t, nil
 	}
 	where := c.members(s)
 	var kinds []memberKind

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -92,6 +93,16 @@ func placementDiagnosis(s *subject, instRef string) *Diagnosis {
 			Details: []string{placed.Message},
 			Advice:  "register a Cluster (agent.kro.run/v1alpha1) with spec.region " + region + ", or make one of that region Ready; kubectl get clusters.agent.kro.run lists them",
 		}
+	}
+	if s.placement != nil && apierrors.IsForbidden(s.workloadErr) {
+		// The user's roles, not the cluster: kro-agent reaches it, and its
+		// conditions say how the resources there are.
+		d := asReported(s.mapping.GroupVersionKind.Kind, inst)
+		d.Details = append(d.Details, fmt.Sprintf("its resources are in cluster %s, which your roles do not let you look at: %v", s.placement.Cluster, s.workloadErr))
+		if !d.Ready {
+			d.Advice = fmt.Sprintf("reaching cluster %s takes reading its Cluster (agent.kro.run) and the Secret with its kubeconfig, which are your cluster admins'; kro-agent's conditions above are what it found there", s.placement.Cluster)
+		}
+		return d
 	}
 	if s.placement != nil && s.workloadErr != nil {
 		d := &Diagnosis{

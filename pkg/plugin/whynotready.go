@@ -181,7 +181,17 @@ func diagnoseReleased(e *releasedError) *Diagnosis {
 // kro-agent got, and say why.
 func diagnoseUnreadable(e *unreadableRGDError) *Diagnosis {
 	inst := e.instance
-	ref := e.kind + "/" + inst.GetName()
+	d := asReported(e.kind, inst)
+	if !d.Ready && d.Advice == "" {
+		d.Advice = e.why() + "; with it, why-not-ready walks the graph to the resource that blocks, and tells what keeps that one from being ready"
+	}
+	return d
+}
+
+// asReported diagnoses the instance inst of kind from what kro-agent
+// reported on it alone, for a user who may not look at what it reports on.
+func asReported(kind string, inst *unstructured.Unstructured) *Diagnosis {
+	ref := kind + "/" + inst.GetName()
 	ready := findCondition(inst, v1alpha1.ConditionReady)
 	switch {
 	case ready == nil:
@@ -203,9 +213,8 @@ func diagnoseUnreadable(e *unreadableRGDError) *Diagnosis {
 		}
 	}
 	if v1alpha1.IsSuspended(inst) {
-		d.Details = append(d.Details, fmt.Sprintf("it is suspended (kubectl annotate %s %s%s %s- resumes it)", strings.ToLower(e.kind), inst.GetName(), namespaceFlag(inst.GetNamespace()), v1alpha1.AnnotationReconcile))
+		d.Details = append(d.Details, fmt.Sprintf("it is suspended (kubectl annotate %s %s%s %s- resumes it)", strings.ToLower(kind), inst.GetName(), namespaceFlag(inst.GetNamespace()), v1alpha1.AnnotationReconcile))
 	}
-	d.Advice = e.why() + "; with it, why-not-ready walks the graph to the resource that blocks, and tells what keeps that one from being ready"
 	return d
 }
 

@@ -343,6 +343,21 @@ func TestPlacement(t *testing.T) {
 			if out, err := kro(t, cfg, nil, "why-not-ready", "regionalapp", "a1", "-n", "placed"); err != nil {
 				t.Errorf("why-not-ready on a Ready placed instance: %v\n%s", err, out)
 			}
+			// A user who may read the RGDs and the instance, not the
+			// Cluster and its kubeconfig, is told what kro-agent found
+			// there: a Ready instance is Ready for them too.
+			const user = "placed-author"
+			c := newClients(t, cfg)
+			c.grant(t, user, "{apiGroups: [kro.run], resources: [resourcegraphdefinitions, regionalapps], verbs: [get, list, watch]}")
+			eventually(t, 10*time.Second, user+"'s diagnosis", func() (bool, string) {
+				out, err := kro(t, cfg, nil, "why-not-ready", "regionalapp", "a1", "-n", "placed", "--as", user)
+				return err == nil && strings.Contains(out, "is Ready"), fmt.Sprint(out, err)
+			})
+			if out, err := kro(t, cfg, nil, "tree", "regionalapp", "a1", "-n", "placed", "--as", user); err != nil ||
+				!strings.Contains(out, `Cluster eu-west-1, where the resources are, cannot be reached, so what they are is not known:
+reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
+				t.Errorf("tree as %s: %v\n%s", user, err, out)
+			}
 			out, err = kro(t, cfg, nil, "status", "regionalapp", "-n", "placed")
 			if err != nil || !strings.Contains(out, "CLUSTER") || !strings.Contains(out, "eu-west-1") {
 				t.Errorf("status does not show the cluster: %v\n%s", err, out)
