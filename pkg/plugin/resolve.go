@@ -35,6 +35,7 @@ type cluster struct {
 	metadata  metadata.Interface
 	mapper    meta.RESTMapper
 	resolver  kinds.Resolver
+	discovery discovery.DiscoveryInterface
 	namespace string
 	// name is the registered Cluster this is, "" for the kubeconfig's.
 	name string
@@ -106,6 +107,7 @@ func connect(cfg *rest.Config, dc discovery.DiscoveryInterface, mapper meta.REST
 		metadata:  mc,
 		mapper:    mapper,
 		resolver:  kinds.Chain{kinds.NewDiscovery(dc), fallback},
+		discovery: dc,
 		namespace: namespace,
 		name:      name,
 	}, nil

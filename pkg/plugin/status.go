@@ -58,6 +58,9 @@ type statusOptions struct {
 	interval  time.Duration
 	// file names the one instance (or RGD) to show, as kubectl get -f.
 	file string
+	// toldUnread is set once the user has been told that the RGDs could
+	// not be read, and what is listed instead: once, not at every redraw.
+	toldUnread bool
 }
 
 func newStatusCommand(parent *Options) *cobra.Command {
@@ -200,6 +203,11 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	if err != nil {
 		return nil, nil, err
 	}
+	if asked.unread != nil && !o.toldUnread {
+		o.toldUnread = true
+		fmt.Fprintf(o.Streams.ErrOut, "Warning: %v\nstatus lists ResourceGraphDefinitions to find the kinds they serve, and they are cluster-scoped; listed instead are the instances of the kinds of group %s that you may list, where RGDs put their kinds unless they name another group (kubectl kro status KIND lists the instances of one; kro-agent's manifests hold the ClusterRole %s to read RGDs with)\n",
+			asked.unread, v1alpha1.GroupVersion.Group, rgdViewerRole)
+	}
 	var lists []watchedList
 	for _, read := range []*watchedList{asked.rgds, asked.crds} {
 		if read != nil {
@@ -217,7 +225,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		var items []unstructured.Unstructured
 		// byLabels: the RGDs cannot be read (nor the CRDs), and only
 		// the objects labelled as instances are.
-		byLabels := false
+		byLabels := asked.unread != nil
 		err := c.withMapping(k, func(mapping *meta.RESTMapping) error {
 			m = mapping
 			if asked.kind {
@@ -247,7 +255,7 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			if err == nil && byLabels {
 				all := len(items)
 				items = slices.DeleteFunc(items, func(u unstructured.Unstructured) bool { return !isInstance(&u) })
-				if all > 0 && len(items) == 0 {
+				if asked.kind && all > 0 && len(items) == 0 {
 					return fmt.Errorf("no ResourceGraphDefinition serves %s, as far as can be told without reading them (you may not): none of the %d found is labelled as an instance", mapping.GroupVersionKind.Kind, all)
 				}
 			}
@@ -265,6 +273,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 					name = "" // not looked for in one namespace
 				}
 				return nil, nil, c.withHint(ctx, err, m, name)
+			}
+			if asked.unread != nil && apierrors.IsForbidden(err) {
+				continue // found by discovery, not asked for: one of another team's, say
 			}
 			if m != nil {
 				return nil, nil, err
@@ -353,6 +364,9 @@ type statusAsked struct {
 	// crds is what was read of the CRDs RGDs generated, to find the kinds
 	// of RGDs deleted since; nil when they were not read.
 	crds *watchedList
+	// unread is why the RGDs could not be listed, when the kinds are
+	// those of kro.run's group found by discovery instead.
+	unread error
 }
 
 // statusKinds are the kinds status lists for args: every kind an RGD
@@ -361,6 +375,14 @@ type statusAsked struct {
 func (c *cluster) statusKinds(ctx context.Context, args []string) ([]string, statusAsked, error) {
 	if len(args) == 0 || len(args) == 1 && c.isRGDKind(args[0]) {
 		rgds, err := c.listRGDs(ctx)
+		if apierrors.IsForbidden(err) && len(args) == 0 {
+			// An instance's author with roles in a namespace alone. The
+			// kinds RGDs serve are in kro.run unless they name another
+			// group: discovery, which everyone may read, lists those.
+			if kinds := c.kindsOfGroup(v1alpha1.GroupVersion.Group); len(kinds) > 0 {
+				return kinds, statusAsked{unread: err}, nil
+			}
+		}
 		if apierrors.IsForbidden(err) {
 			return nil, statusAsked{}, fmt.Errorf("%w\nstatus lists ResourceGraphDefinitions to find the kinds of instances there are, and they are cluster-scoped: name the kind (kubectl kro status KIND lists its instances, as far as you may list them)", err)
 		}
@@ -398,6 +420,37 @@ func (c *cluster) statusKinds(ctx context.Context, args []string) ([]string, sta
 		asked.instance = args[1]
 	}
 	return args[:1], asked, nil
+}
+
+// kindsOfGroup are the resources the cluster serves in group, but RGDs
+// themselves, as KIND arguments (plural.version.group), from discovery.
+func (c *cluster) kindsOfGroup(group string) []string {
+	groups, err := c.discovery.ServerGroups()
+	if err != nil {
+		return nil
+	}
+	var kinds []string
+	seen := map[string]bool{}
+	for _, g := range groups.Groups {
+		if g.Name != group {
+			continue
+		}
+		// Each version: an RGD's kind is served in its own.
+		for _, v := range g.Versions {
+			list, err := c.discovery.ServerResourcesForGroupVersion(v.GroupVersion)
+			if err != nil {
+				continue
+			}
+			for _, r := range list.APIResources {
+				if strings.Contains(r.Name, "/") || r.Name == rgdGVR.Resource || seen[r.Name] {
+					continue // a subresource, the RGDs themselves, or seen in another version
+				}
+				seen[r.Name] = true
+				kinds = append(kinds, r.Name+"."+v.Version+"."+group)
+			}
+		}
+	}
+	return kinds
 }
 
 // kindArg is the kind rgd serves as a KIND argument that names its version
