@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -220,6 +221,10 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	// Empty, not nil: -o json prints [] when there is no instance.
 	rows := []InstanceStatusRow{}
 	listed := map[schema.GroupVersionResource]bool{}
+	// unlisted is the first kind found by discovery that the user may not
+	// list, the answer when they may list none (-A, with roles in
+	// namespaces alone).
+	var unlisted error
 	for _, k := range kinds {
 		var m *meta.RESTMapping
 		var items []unstructured.Unstructured
@@ -275,7 +280,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 				return nil, nil, c.withHint(ctx, err, m, name)
 			}
 			if asked.unread != nil && apierrors.IsForbidden(err) {
-				continue // found by discovery, not asked for: one of another team's, say
+				// Found by discovery, not asked for: another team's, say.
+				unlisted = cmp.Or(unlisted, err)
+				continue
 			}
 			if m != nil {
 				return nil, nil, err
@@ -310,6 +317,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			}
 			rows = append(rows, row)
 		}
+	}
+	if len(listed) == 0 && unlisted != nil {
+		return nil, nil, unlisted
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]

@@ -616,6 +616,10 @@ func TestPlugin(t *testing.T) {
 				!strings.Contains(out, "listed instead are the instances of the kinds of group kro.run that you may list") {
 				t.Errorf("status without a kind as %s: %v\n%s", user, err, out)
 			}
+			// In every namespace, where the user may list none of them.
+			if out, err := kro(t, cfg, nil, "status", "-A", "--as", user); err == nil || !strings.Contains(err.Error(), "is forbidden") {
+				t.Errorf("status -A as %s: %v\n%s", user, err, out)
+			}
 			// dry-run renders the templates, which only the RGD holds.
 			file := filepath.Join(t.TempDir(), "stuck.yaml")
 			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Blocked, metadata: {name: stuck, namespace: %s}, spec: {name: stuck}}", ns))
