@@ -153,7 +153,7 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	if apierrors.IsForbidden(err) {
 		// An instance's author with roles in a namespace alone: the RGDs
 		// are cluster-scoped, and what an instance makes is theirs.
-		return fmt.Errorf("listing the ResourceGraphDefinitions the cluster serves: %w\ndry-run renders an instance with its RGD's templates: ask your cluster's admins to let you read resourcegraphdefinitions.kro.run (a role in a namespace cannot grant it; kro-agent's manifests hold the ClusterRole %s for it, to bind with a ClusterRoleBinding), or check the instance against its schema alone with a server-side dry run (kubectl apply --dry-run=server -f FILE)", err, rgdViewerRole)
+		return fmt.Errorf("listing the ResourceGraphDefinitions the cluster serves: %w\ndry-run renders an instance with its RGD's templates: ask your cluster's admins to let you read resourcegraphdefinitions.kro.run (a role in a namespace cannot grant it; %s), or check the instance against its schema alone with a server-side dry run (kubectl apply --dry-run=server -f FILE)", err, rgdViewerHint)
 	}
 	if err != nil {
 		return fmt.Errorf("listing the ResourceGraphDefinitions the cluster serves: %w", err)

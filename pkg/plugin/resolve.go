@@ -388,13 +388,13 @@ func (e *unreadableRGDError) rgdName() string {
 
 // why says what is missing without the RGD, and what gives it.
 func (e *unreadableRGDError) why() string {
-	return fmt.Sprintf("%s, which says how %s's resources depend on each other and when each is ready, cannot be read: you may not read resourcegraphdefinitions.kro.run (ask your cluster's admins for it: it is cluster-scoped, so a role in a namespace cannot grant it; kro-agent's manifests hold the ClusterRole %s for it, to bind with a ClusterRoleBinding)",
-		e.rgdName(), e.instance.GetName(), rgdViewerRole)
+	return fmt.Sprintf("%s, which says how %s's resources depend on each other and when each is ready, cannot be read: you may not read resourcegraphdefinitions.kro.run (ask your cluster's admins for it: it is cluster-scoped, so a role in a namespace cannot grant it; %s)",
+		e.rgdName(), e.instance.GetName(), rgdViewerHint)
 }
 
-// rgdViewerRole is the ClusterRole manifests/agent/rbac.yaml holds for
-// people to read RGDs with.
-const rgdViewerRole = "kro-agent-rgd-viewer"
+// rgdViewerHint names the ClusterRole manifests/agent/rbac.yaml holds for
+// people to read RGDs with, for the messages of commands that need them.
+const rgdViewerHint = "kro-agent's manifests hold the ClusterRole kro-agent-rgd-viewer for it, to bind with a ClusterRoleBinding"
 
 // subjectOf finds the RGD of the instance inst, of kind mapping, and
 // compiles its graph.

@@ -206,8 +206,8 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	}
 	if asked.unread != nil && !o.toldUnread {
 		o.toldUnread = true
-		fmt.Fprintf(o.Streams.ErrOut, "Warning: %v\nstatus lists ResourceGraphDefinitions to find the kinds they serve, and they are cluster-scoped; listed instead are the instances of the kinds of group %s that you may list, where RGDs put their kinds unless they name another group (kubectl kro status KIND lists the instances of one; kro-agent's manifests hold the ClusterRole %s to read RGDs with)\n",
-			asked.unread, v1alpha1.GroupVersion.Group, rgdViewerRole)
+		fmt.Fprintf(o.Streams.ErrOut, "Warning: %v\nstatus lists ResourceGraphDefinitions to find the kinds they serve, and they are cluster-scoped; listed instead are the instances of the kinds of group %s that you may list, where RGDs put their kinds unless they name another group (kubectl kro status KIND lists the instances of one; reading RGDs lists those of every kind: %s)\n",
+			asked.unread, v1alpha1.GroupVersion.Group, rgdViewerHint)
 	}
 	var lists []watchedList
 	for _, read := range []*watchedList{asked.rgds, asked.crds} {
