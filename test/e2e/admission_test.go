@@ -169,6 +169,16 @@ func moodsIn(t *testing.T, cfg *envconf.Config, ns string) *clients {
 	return c
 }
 
+// activeMoodIn creates the Mood name in ns, with moodsIn's agent and RGD,
+// and waits until it is ACTIVE.
+func activeMoodIn(t *testing.T, cfg *envconf.Config, ns, name, mood string) *clients {
+	t.Helper()
+	c := moodsIn(t, cfg, ns)
+	c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: %s, namespace: %s}, spec: {mood: %s}}", name, ns, mood))
+	c.waitState(t, "kro.run/v1alpha1", "Mood", ns, name, v1alpha1.InstanceActive)
+	return c
+}
+
 // refusedMoodIn creates the Mood sulky in ns, whose ConfigMap the
 // admission policy named policy refuses, applied and enforced first.
 func refusedMoodIn(t *testing.T, cfg *envconf.Config, ns, policy string) *clients {
@@ -238,9 +248,7 @@ func TestRefusedDeletionSaysWhatItWaitsFor(t *testing.T) {
 	const ns = "kept"
 	f := features.New("a deletion an admission policy refuses").
 		Assess("is named on the instance, and goes on once the policy is gone", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := moodsIn(t, cfg, ns)
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: clingy, namespace: %s}, spec: {mood: stay}}", ns))
-			c.waitState(t, "kro.run/v1alpha1", "Mood", ns, "clingy", v1alpha1.InstanceActive)
+			c := activeMoodIn(t, cfg, ns, "clingy", "stay")
 			applyPolicy(t, c, "keep-configmaps", configMapPolicy("keep-configmaps", ns, "DELETE",
 				"!has(oldObject.data) || !('mood' in oldObject.data)", "ConfigMaps with a mood are kept by policy keep-configmaps"))
 			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: policy-probe, namespace: %s}, data: {mood: probe}}", ns))
@@ -283,9 +291,7 @@ func TestRefusedOrphaningSaysWhatItWaitsFor(t *testing.T) {
 	const ns = "orphanrefused"
 	f := features.New("an orphaning deletion an admission policy refuses").
 		Assess("is named on the instance, and goes on once the policy is gone", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := moodsIn(t, cfg, ns)
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: loyal, namespace: %s}, spec: {mood: stay}}", ns))
-			c.waitState(t, "kro.run/v1alpha1", "Mood", ns, "loyal", v1alpha1.InstanceActive)
+			c := activeMoodIn(t, cfg, ns, "loyal", "stay")
 			applyPolicy(t, c, "keep-labels", configMapPolicy("keep-labels", ns, "UPDATE",
 				"!('kro.run/node-id' in oldObject.metadata.?labels.orValue({})) || ('kro.run/node-id' in object.metadata.?labels.orValue({}))",
 				"ConfigMaps keep their labels by policy keep-labels"))

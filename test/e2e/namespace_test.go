@@ -30,9 +30,7 @@ func TestInstanceInADeletedNamespace(t *testing.T) {
 	const ns = "doomed"
 	f := features.New("an instance whose namespace is being deleted").
 		Assess("waits for its deletion without failing", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			c := moodsIn(t, cfg, ns)
-			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Mood, metadata: {name: last, namespace: %s}, spec: {mood: calm}}", ns))
-			c.waitState(t, "kro.run/v1alpha1", "Mood", ns, "last", v1alpha1.InstanceActive)
+			c := activeMoodIn(t, cfg, ns, "last", "calm")
 			// A policy refusing the instance's deletion holds the namespace
 			// in Terminating with the instance in it and its ConfigMap gone:
 			// the moment the namespace controller may leave it in otherwise.
