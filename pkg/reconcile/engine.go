@@ -404,10 +404,21 @@ func (e *Engine) Serving(rgdName string) (schema.GroupVersionKind, bool) {
 	return gvk, ok
 }
 
+// kind returns a copy of the kind's entry, taken under the lock. Serve and
+// Hold change the entry in place while workers reconcile its instances, and
+// a run must go on with the graph it started with: one that rendered the
+// objects of a graph and recorded the kinds, or wrote the status, of the
+// next would report on what it did not apply. Serve queues every instance
+// again, so the next run uses the new graph.
 func (e *Engine) kind(gvk schema.GroupVersionKind) *served {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.kinds[gvk]
+	s := e.kinds[gvk]
+	if s == nil {
+		return nil
+	}
+	snapshot := *s
+	return &snapshot
 }
 
 // instanceUpdated reconciles an instance that changed, unless the change is

@@ -16,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
 // A conflict is the cache trailing the API server, retried at once: not an
@@ -103,5 +106,56 @@ func TestManagedEventsReachTheInstanceTheirUIDNames(t *testing.T) {
 		if got := queued(); !slices.Equal(got, tc.want) {
 			t.Errorf("the deletion of an object of moved's labelled for %s queued %q, want %q", tc.named, got, tc.want)
 		}
+	}
+}
+
+// A run keeps the graph it started with while its RGD is served again with
+// another: the run renders, records the kinds of and reports on one graph.
+// Under -race, the reads of a worker beside Serve's writes are checked too.
+func TestARunKeepsItsGraphWhenTheKindIsServedAgain(t *testing.T) {
+	webApp := schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
+	instances := cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return nil, errors.New("not listed in this test")
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return nil, errors.New("not watched in this test")
+		},
+	}, &heldObject{}, 0, cache.Indexers{indexUID: byUID})
+	first := &graph.Graph{Instance: webApp, Resource: "webapps"}
+	e := &Engine{
+		ctx:   context.Background(),
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[InstanceKey]()),
+		kinds: map[schema.GroupVersionKind]*served{webApp: {
+			rgdName: "webapp", graph: first, gvr: webApp.GroupVersion().WithResource("webapps"), informer: &watched{informer: instances},
+		}},
+		byRGD: map[string]schema.GroupVersionKind{"webapp": webApp},
+		local: &target{managed: unreachableInformers(t)},
+	}
+	defer e.queue.ShutDown()
+	rgd := &v1alpha1.ResourceGraphDefinition{ObjectMeta: metav1.ObjectMeta{Name: "webapp", UID: "rgd-uid", Generation: 2}}
+
+	run := e.kind(webApp)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			if s := e.kind(webApp); s.graph == nil || s.rgdName != "webapp" {
+				t.Errorf("a worker read a kind without its graph: %+v", s)
+				return
+			}
+		}
+	}()
+	for range 100 {
+		if err := e.Serve(rgd, &graph.Graph{Instance: webApp, Resource: "webapps"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if run.graph != first {
+		t.Error("the kind served again changed the graph of a run that had started")
+	}
+	if s := e.kind(webApp); s.graph == first || s.rgdUID != "rgd-uid" {
+		t.Errorf("the next run does not get the graph served last: rgd %q", s.rgdUID)
 	}
 }
