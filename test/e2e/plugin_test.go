@@ -81,7 +81,11 @@ func kroFlags(cfg *envconf.Config) *genericclioptions.ConfigFlags {
 	flags := genericclioptions.NewConfigFlags(true)
 	kubeconfig := cfg.KubeconfigFile()
 	flags.KubeConfig = &kubeconfig
-	flags.CacheDir = &kubeCacheDir
+	// Each command's flag set writes its defaults through these pointers:
+	// commands running at once (status --watch in the background) must
+	// not share one variable.
+	cacheDir := kubeCacheDir
+	flags.CacheDir = &cacheDir
 	return flags
 }
 
