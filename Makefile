@@ -45,18 +45,24 @@ image:
 # take about ten minutes together on two cores: go test's default limit of
 # ten minutes a package would cut them off.
 TEST_TIMEOUT ?= 30m
+# Every test runs under the race detector. The agent's workers, informers
+# and webhook server share state, and the e2e tests run the agent in-process
+# against a real API server: there -race found workers reading a kind's
+# graph while the RGD reconciler replaced it, which no assertion saw. It
+# costs the e2e tests about a tenth more time. RACE= runs without it.
+RACE ?= -race
 
 ## test: lint, then every unit and end-to-end test (e2e tests start their own local cluster)
 test: lint cluster-binaries
-	$(GOTESTSUM) --format testname -- -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GOTESTSUM) --format testname -- -tags e2e -count=1 $(RACE) -timeout $(TEST_TIMEOUT) ./...
 
 ## unit: unit tests only, no cluster
 unit:
-	$(GOTESTSUM) --format testname -- ./...
+	$(GOTESTSUM) --format testname -- $(RACE) ./...
 
 ## e2e: end-to-end tests only
 e2e: cluster-binaries
-	$(GOTESTSUM) --format testname -- -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./test/...
+	$(GOTESTSUM) --format testname -- -tags e2e -count=1 $(RACE) -timeout $(TEST_TIMEOUT) ./test/...
 
 ## lint: gofmt, generated files current, go vet and staticcheck (unused code, deprecated APIs, bugs), with and without the e2e tag (so `make unit` builds)
 lint: generated

@@ -1658,6 +1658,11 @@ spec:
 			})
 			// -o name prints the names again when they change, not when a
 			// state does: nothing before the instance, then its name once.
+			// Its watch is its own, and may see the instance after the
+			// others did.
+			eventually(t, 10*time.Second, "-o name printing the new instance", func() (bool, string) {
+				return names.out.String() != "", names.out.String()
+			})
 			if got := names.out.String(); got != "workerpool.kro.run/watched\n" {
 				t.Errorf("status --watch -o name printed %q", got)
 			}
