@@ -31,9 +31,14 @@ type Discovery struct {
 
 	mu    sync.Mutex
 	cache map[schema.GroupVersionKind]cachedKind
-	// index is the OpenAPI v3 index as last read, at indexRead.
+	// index is the OpenAPI v3 index as last read, at indexRead, with the
+	// documents read through it (keptDocument); indexGen counts the reads,
+	// so that the expiry of one leaves a newer one alone.
 	index     map[string]openapi.GroupVersion
 	indexRead time.Time
+	indexGen  uint64
+	// dropLater calls drop once an index has expired.
+	dropLater func(drop func())
 }
 
 // cachedKind is a kind resolved, and the version of the OpenAPI document
@@ -53,24 +58,60 @@ const indexMaxAge = time.Second
 
 // NewDiscovery returns a resolver backed by client.
 func NewDiscovery(client discovery.DiscoveryInterface) *Discovery {
-	return &Discovery{client: client, now: time.Now, cache: map[schema.GroupVersionKind]cachedKind{}}
+	return &Discovery{client: client, now: time.Now, cache: map[schema.GroupVersionKind]cachedKind{},
+		dropLater: func(drop func()) { time.AfterFunc(indexMaxAge, drop) }}
 }
 
 // openAPIIndex is the OpenAPI v3 index, read again when it is older than
-// indexMaxAge. The documents are fetched anew each time they are needed: a
-// cached discovery client would keep every document it fetched for the
-// life of the process (megabytes for the core group alone); the kinds
-// resolved from them, all that is needed, are cached by Discovery instead.
+// indexMaxAge. A document read through it is kept with it, so the kinds of
+// one group-version resolved together (an RGD's ConfigMap and Service, both
+// in the core group's 1.6 MB document) read it once; and both are dropped
+// once the index expires. A cached discovery client would keep every
+// document it fetched for the life of the process; the kinds resolved from
+// them, all that is needed, are cached by Discovery instead.
 func (d *Discovery) openAPIIndex() (map[string]openapi.GroupVersion, error) {
 	if d.index != nil && d.now().Sub(d.indexRead) < indexMaxAge {
 		return d.index, nil
 	}
-	index, err := openapi.NewClient(d.client.RESTClient()).Paths()
+	paths, err := openapi.NewClient(d.client.RESTClient()).Paths()
 	if err != nil {
 		return nil, err
 	}
+	index := make(map[string]openapi.GroupVersion, len(paths))
+	for path, gv := range paths {
+		index[path] = &keptDocument{GroupVersion: gv}
+	}
+	d.indexGen++
+	gen := d.indexGen
 	d.index, d.indexRead = index, d.now()
+	d.dropLater(func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.indexGen == gen {
+			d.index = nil
+		}
+	})
 	return index, nil
+}
+
+// keptDocument is a document of the OpenAPI index, read from the API server
+// once for as long as the index is used. Discovery's lock guards it.
+type keptDocument struct {
+	openapi.GroupVersion
+	contentType string
+	bytes       []byte
+}
+
+func (k *keptDocument) Schema(contentType string) ([]byte, error) {
+	if k.bytes != nil && k.contentType == contentType {
+		return k.bytes, nil
+	}
+	b, err := k.GroupVersion.Schema(contentType)
+	if err != nil {
+		return nil, err
+	}
+	k.contentType, k.bytes = contentType, b
+	return b, nil
 }
 
 // indexedOpenAPI serves the OpenAPI index Discovery read to the schema

@@ -188,6 +188,7 @@ func TestDiscoveryReadsAChangedSchemaAgain(t *testing.T) {
 	d := NewDiscovery(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})))
 	clock := time.Now()
 	d.now = func() time.Time { return clock }
+	d.dropLater = func(func()) {} // the index expires by the clock above alone
 	gizmo := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
 	specFields := func() []string {
 		t.Helper()
@@ -222,5 +223,59 @@ func TestDiscoveryReadsAChangedSchemaAgain(t *testing.T) {
 	clock = clock.Add(2 * indexMaxAge)
 	if got := specFields(); got[0] != "colour" {
 		t.Errorf("document taken down: spec fields %v, want the cached [colour]", got)
+	}
+}
+
+// The kinds of one group-version resolved while the index lives read its
+// document once (the core group's is 1.6 MB, and an RGD uses several of its
+// kinds); once the index expires, the document goes with it and is read
+// again for the next kind.
+func TestDiscoveryReadsADocumentOncePerIndex(t *testing.T) {
+	var served atomic.Bool
+	served.Store(true)
+	inner := discoveryServer(t, &served)
+	var documents atomic.Int32
+	kind := func(name string) map[string]any {
+		return map[string]any{"type": "object", "x-kubernetes-group-version-kind": []any{map[string]any{"group": "example.net", "version": "v1", "kind": name}}}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/apis/example.net/v1":
+			_ = json.NewEncoder(w).Encode(metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList"}, GroupVersion: "example.net/v1",
+				APIResources: []metav1.APIResource{{Name: "gizmos", Kind: "Gizmo", Namespaced: true}, {Name: "widgets", Kind: "Widget", Namespaced: true}, {Name: "sprockets", Kind: "Sprocket", Namespaced: true}}})
+		case "/openapi/v3":
+			_ = json.NewEncoder(w).Encode(map[string]any{"paths": map[string]any{"apis/example.net/v1": map[string]any{"serverRelativeURL": "/openapi/v3/apis/example.net/v1?hash=1"}}})
+		case "/openapi/v3/apis/example.net/v1":
+			documents.Add(1)
+			_ = json.NewEncoder(w).Encode(map[string]any{"components": map[string]any{"schemas": map[string]any{
+				"net.example.v1.Gizmo": kind("Gizmo"), "net.example.v1.Widget": kind("Widget"), "net.example.v1.Sprocket": kind("Sprocket"),
+			}}})
+		default:
+			http.Redirect(w, r, inner.URL+r.URL.Path, http.StatusTemporaryRedirect)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	d := NewDiscovery(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(&rest.Config{Host: srv.URL})))
+	var expire func()
+	d.dropLater = func(drop func()) { expire = drop }
+	resolve := func(kind string) {
+		t.Helper()
+		if _, err := d.Resolve(schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: kind}); err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+	}
+	resolve("Gizmo")
+	resolve("Widget")
+	if n := documents.Load(); n != 1 {
+		t.Errorf("two kinds of one document read it %d times, want once", n)
+	}
+	expire()
+	if d.index != nil {
+		t.Fatal("the expired index, and the documents read through it, are still held")
+	}
+	resolve("Sprocket")
+	if n := documents.Load(); n != 2 {
+		t.Errorf("a kind resolved after the index expired: the document read %d times in all, want twice", n)
 	}
 }
