@@ -1417,6 +1417,15 @@ spec:
 			if got := strings.Split(strings.TrimSpace(string(out)), "\n"); err != nil || !slices.Contains(got, "ready") || got[len(got)-1] != ":4" {
 				t.Errorf("kubectl __complete kro tree webapp re: %v, offered %q, want ready and no file completion (:4)", err, got)
 			}
+			// The binary takes kubectl's -v, and logs its requests at 6.
+			cmd = exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "kro", "tree", "webapp", "ready", "-n", ns, "--cache-dir", kubeCacheDir, "-v=6")
+			cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+cfg.KubeconfigFile())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			instance := fmt.Sprintf(`verb="GET" url="%s/apis/kro.run/v1alpha1/namespaces/%s/webapps/ready"`, strings.TrimSuffix(cfg.Client().RESTConfig().Host, "/"), ns)
+			if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "WebApp/ready") || !strings.Contains(stderr.String(), instance) {
+				t.Errorf("kubectl kro tree -v=6: %v, want the tree on stdout and the GET of the instance logged on stderr (%s)\nstdout:\n%s\nstderr:\n%s", err, instance, out, stderr.String())
+			}
 			return ctx
 		}).
 		Assess("tree nests each resource under the one it depends on", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
