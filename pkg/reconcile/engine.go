@@ -46,7 +46,9 @@ func (k InstanceKey) String() string {
 	return k.GVK.Kind + "/" + k.Namespace + "/" + k.Name
 }
 
-// served is a kind the engine reconciles, with its compiled graph.
+// served is a kind the engine reconciles, with its compiled graph. Serve
+// and Hold change an entry in place under the engine's lock; workers read
+// copies of it (kind).
 type served struct {
 	rgdName string
 	rgdUID  string

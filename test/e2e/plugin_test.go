@@ -1823,21 +1823,31 @@ spec:
 			return ctx
 		}).
 		Assess("tree's API requests do not grow with unrelated objects", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			count := func() int64 {
-				var n atomic.Int64
-				if out, err := kro(t, cfg, &n, "tree", "webapp", "ready", "-n", ns); err != nil {
-					t.Fatalf("%v\n%s", err, out)
+			requests := func() []string {
+				var mu sync.Mutex
+				var made []string
+				flags := kroFlags(cfg)
+				flags.WrapConfigFn = countRequestsWhere(new(atomic.Int64), func(r *http.Request) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					made = append(made, r.Method+" "+r.URL.RequestURI())
+					return true
+				})
+				var out bytes.Buffer
+				if err := runKro(ctx, flags, &out, "tree", "webapp", "ready", "-n", ns); err != nil {
+					t.Fatalf("%v\n%s", err, out.String())
 				}
-				return n.Load()
+				return made
 			}
-			before := count()
+			before := requests()
 			c := newClients(t, cfg)
 			namespace(t, c, "noise")
 			createNoise(t, c, "noise", 3000)
-			after := count()
-			t.Logf("tree made %d requests before and %d after 3000 unrelated ConfigMaps", before, after)
-			if after != before {
-				t.Errorf("requests grew with unrelated objects: %d -> %d", before, after)
+			after := requests()
+			t.Logf("tree made %d requests before and %d after 3000 unrelated ConfigMaps", len(before), len(after))
+			if len(after) != len(before) {
+				t.Errorf("requests grew with unrelated objects: %d -> %d\nbefore:\n%s\nafter:\n%s", len(before), len(after),
+					strings.Join(before, "\n"), strings.Join(after, "\n"))
 			}
 			return ctx
 		}).
