@@ -21,6 +21,19 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
+// unstartedInstances is an instance informer the test fills by hand: it is
+// never started, and could list or watch nothing if it were.
+func unstartedInstances() cache.SharedIndexInformer {
+	return cache.NewSharedIndexInformer(&cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return nil, errors.New("not listed in this test")
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return nil, errors.New("not watched in this test")
+		},
+	}, &heldObject{}, 0, cache.Indexers{indexUID: byUID})
+}
+
 // A conflict is the cache trailing the API server, retried at once: not an
 // error for whoever reads the agent's log. Anything else is one.
 func TestConflictsAreNotLoggedAsErrors(t *testing.T) {
@@ -47,14 +60,7 @@ func TestConflictsAreNotLoggedAsErrors(t *testing.T) {
 // instance alone.
 func TestManagedEventsReachTheInstanceTheirUIDNames(t *testing.T) {
 	webApp := schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
-	instances := cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			return nil, errors.New("not listed in this test")
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			return nil, errors.New("not watched in this test")
-		},
-	}, &heldObject{}, 0, cache.Indexers{indexUID: byUID})
+	instances := unstartedInstances()
 	for _, inst := range []string{
 		`{"apiVersion":"kro.run/v1alpha1","kind":"WebApp","metadata":{"name":"moved","namespace":"ns","uid":"uid-moved"}}`,
 		`{"apiVersion":"kro.run/v1alpha1","kind":"WebApp","metadata":{"name":"other","namespace":"ns","uid":"uid-other"}}`,
@@ -114,14 +120,7 @@ func TestManagedEventsReachTheInstanceTheirUIDNames(t *testing.T) {
 // Under -race, the reads of a worker beside Serve's writes are checked too.
 func TestARunKeepsItsGraphWhenTheKindIsServedAgain(t *testing.T) {
 	webApp := schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
-	instances := cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
-			return nil, errors.New("not listed in this test")
-		},
-		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-			return nil, errors.New("not watched in this test")
-		},
-	}, &heldObject{}, 0, cache.Indexers{indexUID: byUID})
+	instances := unstartedInstances()
 	first := &graph.Graph{Instance: webApp, Resource: "webapps"}
 	e := &Engine{
 		ctx:   context.Background(),
