@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	"k8s.io/client-go/discovery"
@@ -254,6 +255,23 @@ func (d *Discovery) resolve(gvk schema.GroupVersionKind) (*Info, error) {
 	return nil, fmt.Errorf("%s: the cluster serves %s but not kind %s: %w", gvkString(gvk), gvk.GroupVersion(), gvk.Kind, ErrNotFound)
 }
 
+// EachResource calls f with each resource discovery lists for the versions
+// of group g, in the order g gives them (the preferred one first), leaving
+// out subresources and the versions whose list cannot be read.
+func EachResource(client discovery.DiscoveryInterface, g metav1.APIGroup, f func(metav1.GroupVersionForDiscovery, metav1.APIResource)) {
+	for _, v := range g.Versions {
+		list, err := client.ServerResourcesForGroupVersion(v.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if !strings.Contains(r.Name, "/") {
+				f(v, r)
+			}
+		}
+	}
+}
+
 // Suggest implements Suggester for a kind the cluster does not serve: the
 // same kind at the versions the cluster serves its group at (an API moved
 // on from v1alpha1), a kind of the group spelt nearly alike, or a group
@@ -274,22 +292,13 @@ func (d *Discovery) Suggest(gvk schema.GroupVersionKind) string {
 		var sameKind, names []string
 		var served []schema.GroupVersionKind
 		// The preferred version first: of equally close kinds, its wins.
-		for _, v := range g.Versions {
-			list, err := d.client.ServerResourcesForGroupVersion(v.GroupVersion)
-			if err != nil {
-				continue
+		EachResource(d.client, g, func(v metav1.GroupVersionForDiscovery, r metav1.APIResource) {
+			if r.Kind == gvk.Kind {
+				sameKind = append(sameKind, "apiVersion "+v.GroupVersion)
 			}
-			for _, r := range list.APIResources {
-				if strings.Contains(r.Name, "/") {
-					continue
-				}
-				if r.Kind == gvk.Kind {
-					sameKind = append(sameKind, "apiVersion "+v.GroupVersion)
-				}
-				served = append(served, schema.FromAPIVersionAndKind(v.GroupVersion, r.Kind))
-				names = append(names, r.Kind)
-			}
-		}
+			served = append(served, schema.FromAPIVersionAndKind(v.GroupVersion, r.Kind))
+			names = append(names, r.Kind)
+		})
 		if len(sameKind) > 0 {
 			return fmt.Sprintf("the cluster serves %s as %s", gvk.Kind, strings.Join(sameKind, " or "))
 		}

@@ -439,28 +439,22 @@ func (c *cluster) kindsOfGroup(group string) []string {
 	if err != nil {
 		return nil
 	}
-	var kinds []string
+	var args []string
 	seen := map[string]bool{}
 	for _, g := range groups.Groups {
 		if g.Name != group {
 			continue
 		}
 		// Each version: an RGD's kind is served in its own.
-		for _, v := range g.Versions {
-			list, err := c.discovery.ServerResourcesForGroupVersion(v.GroupVersion)
-			if err != nil {
-				continue
+		kinds.EachResource(c.discovery, g, func(v metav1.GroupVersionForDiscovery, r metav1.APIResource) {
+			if r.Name == rgdGVR.Resource || seen[r.Name] {
+				return // the RGDs themselves, or seen in another version
 			}
-			for _, r := range list.APIResources {
-				if strings.Contains(r.Name, "/") || r.Name == rgdGVR.Resource || seen[r.Name] {
-					continue // a subresource, the RGDs themselves, or seen in another version
-				}
-				seen[r.Name] = true
-				kinds = append(kinds, r.Name+"."+v.Version+"."+group)
-			}
-		}
+			seen[r.Name] = true
+			args = append(args, r.Name+"."+v.Version+"."+group)
+		})
 	}
-	return kinds
+	return args
 }
 
 // kindArg is the kind rgd serves as a KIND argument that names its version
