@@ -7,6 +7,7 @@ package clusters
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -21,6 +22,8 @@ type Entry struct {
 	// Ready is the Cluster's Ready condition; Message says why not.
 	Ready   bool
 	Message string
+	// Reachable says the API server answered the check.
+	Reachable bool
 	// Config connects to the cluster; nil until a kubeconfig was loaded.
 	Config *rest.Config
 	// ConfigDigest identifies the kubeconfig Config came from, so that
@@ -42,11 +45,24 @@ type Registry struct {
 	// unchecked are those of them not set or deleted since.
 	listed    bool
 	unchecked map[string]bool
+
+	// recheckers are told of the clusters to check again at once
+	// (Answered); recheckAsked is when that was last asked of each, and
+	// on what a request found.
+	recheckers   []func(name string, answered bool)
+	recheckAsked map[string]recheck
+	now          func() time.Time
+}
+
+type recheck struct {
+	at       time.Time
+	answered bool
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{clusters: map[string]Entry{}, unchecked: map[string]bool{}}
+	return &Registry{clusters: map[string]Entry{}, unchecked: map[string]bool{},
+		recheckAsked: map[string]recheck{}, now: time.Now}
 }
 
 // Watch calls f, outside the registry's lock, with the name of every
@@ -120,7 +136,7 @@ func (r *Registry) Set(e Entry) {
 	r.clusters[e.Name] = e
 	complete := r.checkedLocked(e.Name)
 	if had && old.Region == e.Region && old.Paused == e.Paused && old.Ready == e.Ready &&
-		old.Message == e.Message && old.ConfigDigest == e.ConfigDigest {
+		old.Reachable == e.Reachable && old.Message == e.Message && old.ConfigDigest == e.ConfigDigest {
 		r.notifyLocked(complete)
 		return
 	}
@@ -132,6 +148,7 @@ func (r *Registry) Delete(name string) {
 	r.mu.Lock()
 	_, had := r.clusters[name]
 	delete(r.clusters, name)
+	delete(r.recheckAsked, name)
 	complete := r.checkedLocked(name)
 	if !had {
 		r.notifyLocked(complete)
@@ -157,4 +174,46 @@ func (r *Registry) Candidates() []placement.Candidate {
 		out = append(out, placement.Candidate{Name: e.Name, Region: e.Region, Ready: e.Ready, Paused: e.Paused})
 	}
 	return out
+}
+
+// recheckSpacing is the least time between two checks of one cluster asked
+// for by Answered on the same finding: a cluster some of whose requests
+// fail while its checks pass is checked no more often than that. One
+// that stops and is back within it is checked on both.
+const recheckSpacing = 10 * time.Second
+
+// OnRecheck calls f, outside the registry's lock, with the name of each
+// cluster to check again at once and what its request found (Answered).
+func (r *Registry) OnRecheck(f func(name string, answered bool)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recheckers = append(r.recheckers, f)
+}
+
+// Answered records what a request to the named cluster found: whether its
+// API server answered. When that contradicts the cluster's last check,
+// the cluster is checked again at once rather than at its next interval:
+// one that stops answering is not Ready within seconds, while nothing
+// else might look at it for a minute, and one that comes back is Ready
+// again as soon as the agent's watches, retrying, reach it. A cluster
+// whose kubeconfig did not load has no connections to tell of it.
+func (r *Registry) Answered(name string, answered bool) {
+	r.mu.RLock()
+	e, ok := r.clusters[name]
+	r.mu.RUnlock()
+	if !ok || e.Config == nil || e.Reachable == answered {
+		return
+	}
+	r.mu.Lock()
+	now := r.now()
+	if last, asked := r.recheckAsked[name]; asked && last.answered == answered && now.Sub(last.at) < recheckSpacing {
+		r.mu.Unlock()
+		return
+	}
+	r.recheckAsked[name] = recheck{at: now, answered: answered}
+	recheckers := slices.Clone(r.recheckers)
+	r.mu.Unlock()
+	for _, f := range recheckers {
+		f(name, answered)
+	}
 }

@@ -3,6 +3,9 @@ package clusters
 import (
 	"slices"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 func TestRegistryTellsWatchersOfChangesOnly(t *testing.T) {
@@ -56,5 +59,54 @@ func TestRegistryIsCompleteOnceEveryListedClusterIsChecked(t *testing.T) {
 	empty.Expect(nil)
 	if !empty.Complete() || !slices.Equal(told, []string{""}) {
 		t.Errorf("an agent with no Cluster: complete %v, watchers told %v", empty.Complete(), told)
+	}
+}
+
+// A request that finds a cluster otherwise than its last check asks for
+// another check at once; one that agrees asks for nothing, and so does a
+// request to a cluster whose kubeconfig did not load, or is not registered.
+// Rechecks on the same finding are spaced; a cluster back from a stop is
+// rechecked at once all the same.
+func TestRegistryAsksForACheckWhenARequestContradictsTheLast(t *testing.T) {
+	r := NewRegistry()
+	now := time.Unix(0, 0)
+	r.now = func() time.Time { return now }
+	type asked struct {
+		name     string
+		answered bool
+	}
+	var got []asked
+	r.OnRecheck(func(name string, answered bool) { got = append(got, asked{name, answered}) })
+	r.Set(Entry{Name: "up", Ready: true, Reachable: true, Config: &rest.Config{}})
+	r.Set(Entry{Name: "noconfig", Message: "the kubeconfig is empty"})
+
+	r.Answered("up", true)
+	r.Answered("noconfig", false)
+	r.Answered("unregistered", false)
+	if len(got) != 0 {
+		t.Fatalf("rechecks asked where requests agree with the checks: %v", got)
+	}
+	r.Answered("up", false)
+	r.Answered("up", false) // the other informers, moments later
+	now = now.Add(recheckSpacing / 2)
+	r.Answered("up", false)
+	if want := []asked{{"up", false}}; !slices.Equal(got, want) {
+		t.Fatalf("after failed requests: asked %v, want %v", got, want)
+	}
+	// The check found it reachable all the same: failures go on asking,
+	// spaced.
+	now = now.Add(recheckSpacing)
+	r.Answered("up", false)
+	if want := []asked{{"up", false}, {"up", false}}; !slices.Equal(got, want) {
+		t.Fatalf("asked %v, want %v", got, want)
+	}
+	// The check found it unreachable: failures agree now, and an answer,
+	// moments later, does not.
+	r.Set(Entry{Name: "up", Message: "unreachable", Config: &rest.Config{}})
+	got = nil
+	r.Answered("up", false)
+	r.Answered("up", true)
+	if want := []asked{{"up", true}}; !slices.Equal(got, want) {
+		t.Fatalf("once checked unreachable: asked %v, want %v", got, want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/clusters"
@@ -34,8 +36,9 @@ const indexKubeconfigSecret = "spec.kubeconfigSecretRef"
 
 // ClusterReconciler checks each registered Cluster (kubeconfig, API
 // server, discovery), reports on its conditions and keeps the Registry
-// the instance engine places instances by. It checks again every Interval
-// and whenever the kubeconfig Secret changes.
+// the instance engine places instances by. It checks again every Interval,
+// whenever the kubeconfig Secret changes, and when the agent's requests to
+// the cluster find it stopped or back (clusters.Registry.Answered).
 type ClusterReconciler struct {
 	Client client.Client
 	// Secrets reads kubeconfig Secrets from the API server: only their
@@ -92,7 +95,24 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{SkipNameValidation: &skip}).
 		For(&agentv1.Cluster{}).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clustersOfSecret), builder.OnlyMetadata).
+		WatchesRawSource(source.Func(r.checkWhenConnectionsDisagree)).
 		Complete(r)
+}
+
+// checkWhenConnectionsDisagree queues a Cluster for a check at once when
+// a request of the agent's to it found it otherwise than its last check
+// (clusters.Registry.Answered): stopped, or back.
+func (r *ClusterReconciler) checkWhenConnectionsDisagree(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	log := ctrl.LoggerFrom(ctx).WithName("clusters")
+	r.Registry.OnRecheck(func(name string, answered bool) {
+		if answered {
+			log.Info("the cluster answers the agent's requests again; checking it now", "cluster", name)
+		} else {
+			log.Info("the cluster did not answer a request of the agent's; checking it now", "cluster", name)
+		}
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
+	})
+	return nil
 }
 
 // expectClusters tells the registry which Clusters exist, once they can be
@@ -199,6 +219,7 @@ func (r *ClusterReconciler) check(ctx context.Context, c *agentv1.Cluster, statu
 		return entry
 	}
 	health.Reachable(h.Version)
+	entry.Reachable = true
 	if h.Discovery != nil {
 		health.DiscoveryFailed(h.Discovery.Error())
 		return entry

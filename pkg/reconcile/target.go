@@ -452,6 +452,9 @@ func (e *Engine) remoteTarget(entry clusters.Entry) (*target, error) {
 		t.stopInformers()
 		delete(e.remote, entry.Name)
 	}
+	// Every request to the cluster tells the registry whether it
+	// answered, so that its Cluster is checked as soon as it stops.
+	entry.Config = e.opts.Clusters.Observed(entry.Name, entry.Config)
 	t, err := newRemoteTarget(entry, e.opts.Builtin, e.routeManaged, e.enqueue)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to cluster %s: %w", entry.Name, err)

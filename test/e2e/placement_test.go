@@ -530,6 +530,58 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 			}
 			return ctx
 		}).
+		Assess("a workload cluster that stops is not Ready at once, and Ready again once it answers", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// The periodic check is an hour away: only what the agent's own
+			// requests to the cluster find can bring a check forward.
+			stopAgentNow(t)
+			startAgentWith(t, cfg, func(o *agent.Options) { o.ClusterCheckInterval = time.Hour })
+			defer func() {
+				stopAgentNow(t)
+				startAgent(t, cfg)
+			}()
+			c, w := newClients(t, cfg), workload(t)
+			clusterReady := func(want metav1.ConditionStatus) func() (bool, string) {
+				return func() (bool, string) {
+					u := c.mustGet(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1")
+					reachable, ready := condition(u, "Reachable"), condition(u, "Ready")
+					return reachable != nil && reachable.Status == want && ready != nil && ready.Status == want, conditionSummary(u)
+				}
+			}
+			// An instance this agent placed: it watches the cluster now.
+			c.apply(t, regionalApp("s1", "eu-west"))
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "s1", v1alpha1.InstanceActive)
+			before := w.mustGet(t, "apps/v1", "Deployment", "placed", "s1")
+
+			if err := localcluster.Suspend(ctx, workloadName); err != nil {
+				t.Fatal(err)
+			}
+			running := false
+			defer func() {
+				if !running { // what follows needs the cluster
+					_, _ = localcluster.Start(ctx, workloadName)
+				}
+			}()
+			eventually(t, 30*time.Second, "Cluster eu-west-1 to be unreachable, its check brought forward", clusterReady(metav1.ConditionFalse))
+			eventually(t, 30*time.Second, "the instance to say its cluster is not Ready", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "s1")
+				rr := condition(inst, "ResourcesReady")
+				return rr != nil && rr.Status == metav1.ConditionFalse && rr.Reason == "ClusterNotReady", conditionSummary(inst)
+			})
+
+			if _, err := localcluster.Start(ctx, workloadName); err != nil {
+				t.Fatal(err)
+			}
+			running = true
+			// The agent's watches retry with a backoff of up to 30 s; the
+			// first that gets through brings the check forward.
+			eventually(t, 60*time.Second, "Cluster eu-west-1 to be Ready again", clusterReady(metav1.ConditionTrue))
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "s1", v1alpha1.InstanceActive)
+			if d := w.mustGet(t, "apps/v1", "Deployment", "placed", "s1"); d.GetUID() != before.GetUID() {
+				t.Error("the workload Deployment was replaced while its cluster was stopped")
+			}
+			deletePlaced(t, c, w, "RegionalApp", "s1", "apps/v1", "Deployment")
+			return ctx
+		}).
 		Assess("a kind dropped from the graph before a restart is still pruned on the workload cluster", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c, w := newClients(t, cfg), workload(t)
 			rgd := func(configName string, withAccount bool) string {

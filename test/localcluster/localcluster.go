@@ -75,6 +75,17 @@ func Stop(ctx context.Context, name string) error {
 	return err
 }
 
+// Suspend stops the processes of the cluster called name and keeps the
+// cluster: Start runs it again with what it held.
+func Suspend(ctx context.Context, name string) error {
+	root, err := RepoRoot()
+	if err != nil {
+		return err
+	}
+	_, err = run(ctx, filepath.Join(root, "hack", "cluster", "stop.sh"), []string{"KRO_AGENT_CLUSTER=" + name})
+	return err
+}
+
 // Create is an e2e-framework setup step that starts the cluster and points
 // the test configuration at it.
 func Create(name string) env.Func {

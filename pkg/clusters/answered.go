@@ -1,0 +1,44 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"k8s.io/client-go/rest"
+)
+
+// Observed returns a copy of cfg whose requests tell the registry whether
+// the named cluster's API server answered them (Answered): every client
+// of a workload cluster built from it reports on the cluster as it goes.
+// Any response is an answer, an error status too, but 401: credentials the
+// cluster does not take fail its check as well (they fail asking for its
+// version), so a 401 agrees with that check rather than asking for another
+// every few seconds. A request given up by its caller (its context
+// canceled: an informer stopping) tells nothing.
+// Watches count as well: client-go retries a watch the cluster refuses
+// without telling the informer's error handler, so only the transport
+// sees that a cluster stopped.
+func (r *Registry) Observed(name string, cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return answerObserver{next: rt, answered: func(ok bool) { r.Answered(name, ok) }}
+	})
+	return cfg
+}
+
+type answerObserver struct {
+	next     http.RoundTripper
+	answered func(bool)
+}
+
+func (o answerObserver) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := o.next.RoundTrip(req)
+	switch {
+	case err == nil:
+		o.answered(resp.StatusCode != http.StatusUnauthorized)
+	case !errors.Is(req.Context().Err(), context.Canceled):
+		o.answered(false)
+	}
+	return resp, err
+}
