@@ -42,19 +42,17 @@ image:
 	$(GO) run ./hack/image -binary $(BIN)/linux-amd64/kro-agent -tag kro-agent:$(VERSION) -o $(BIN)/kro-agent-image.tar
 
 # The end-to-end tests run one after another against one local cluster and
-# take about ten minutes together on two cores: go test's default limit of
-# ten minutes a package would cut them off.
+# take about fifteen minutes together on two cores, more under the race
+# detector: go test's default limit of ten minutes a package would cut them
+# off.
 TEST_TIMEOUT ?= 30m
-# RACE=-race runs every test under the race detector. The agent's workers,
-# informers and webhook server share state, and the e2e tests run the agent
-# in-process against a real API server: there -race found workers reading a
-# kind's graph while the RGD reconciler replaced it, which no assertion saw.
-# It is not the default yet: it makes make test a fifth slower (19 minutes
-# instead of 16 on two cores), and two e2e tests each failed once in three
-# runs under it: TestDeletedRegistrationsAreRestored, which takes a quiet
-# second for the end of the agent's start-up, and TestPlugin's count of the
-# requests of tree (which now lists them when it fails).
-RACE ?=
+# Every test runs under the race detector. The agent's workers, informers
+# and webhook server share state, and the e2e tests run the agent in-process
+# against a real API server: there -race found workers reading a kind's
+# graph while the RGD reconciler replaced it, which no assertion saw. It
+# makes make test about a fifth slower (19 minutes instead of 16 on two
+# cores); RACE= runs without it.
+RACE ?= -race
 
 ## test: lint, then every unit and end-to-end test (e2e tests start their own local cluster)
 test: lint cluster-binaries
