@@ -9,16 +9,16 @@ import (
 )
 
 // Observed returns a copy of cfg whose requests tell the registry whether
-// the named cluster's API server answered them (Answered): every client
-// of a workload cluster built from it reports on the cluster as it goes.
-// Any response is an answer, an error status too, but 401: credentials the
-// cluster does not take fail its check as well (they fail asking for its
-// version), so a 401 agrees with that check rather than asking for another
-// every few seconds. A request given up by its caller (its context
-// canceled: an informer stopping) tells nothing.
-// Watches count as well: client-go retries a watch the cluster refuses
-// without telling the informer's error handler, so only the transport
-// sees that a cluster stopped.
+// the named cluster's API server answered them (Answered): every client of
+// a workload cluster built from it reports on the cluster as it goes. The
+// transport is where a stopped cluster shows: client-go retries a watch the
+// cluster refuses without telling the informer's error handler.
+//
+// Any response is an answer, an error status too, except 401: credentials
+// the cluster does not take fail its check as well (asking for its
+// version), so a 401 agrees with that check instead of asking for another
+// every few seconds. A request its caller gave up (its context canceled:
+// an informer stopping) tells nothing.
 func (r *Registry) Observed(name string, cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
