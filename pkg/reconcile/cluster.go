@@ -79,6 +79,9 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
+	if err := mgr.Add(reportClusters(r.Registry)); err != nil {
+		return err
+	}
 	// A list read before the cache has started would be empty, and the
 	// registry complete at once.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {

@@ -1,11 +1,15 @@
 package reconcile
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/kro-agent/kro-agent/pkg/clusters"
 )
 
 var (
@@ -101,5 +105,45 @@ func (c instanceCounter) Collect(ch chan<- prometheus.Metric) {
 		for state, n := range counts {
 			ch <- prometheus.MustNewConstMetric(instancesDesc, prometheus.GaugeValue, float64(n), k.rgdName, k.gvk.Kind, state)
 		}
+	}
+}
+
+// clusterReadyDesc describes kro_agent_cluster_ready, which clusterGauge
+// reports.
+var clusterReadyDesc = prometheus.NewDesc("kro_agent_cluster_ready",
+	"Whether each registered workload Cluster was Ready at its last check (1) or not (0), as the leader checked it.",
+	[]string{"cluster", "region"}, nil)
+
+// clusterGauge reports the registry's clusters when Prometheus scrapes:
+// an alert on a workload cluster that stopped needs no query of the
+// Clusters' conditions.
+type clusterGauge struct{ registry *clusters.Registry }
+
+// Describe implements prometheus.Collector.
+func (g clusterGauge) Describe(ch chan<- *prometheus.Desc) { ch <- clusterReadyDesc }
+
+// Collect implements prometheus.Collector.
+func (g clusterGauge) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range g.registry.Candidates() {
+		ready := 0.0
+		if c.Ready {
+			ready = 1
+		}
+		ch <- prometheus.MustNewConstMetric(clusterReadyDesc, prometheus.GaugeValue, ready, c.Name, c.Region)
+	}
+}
+
+// reportClusters registers the clusterGauge of registry while the leader
+// checks the clusters: only its registry is filled.
+func reportClusters(registry *clusters.Registry) manager.RunnableFunc {
+	return func(ctx context.Context) error {
+		g := clusterGauge{registry}
+		if err := metrics.Registry.Register(g); err != nil {
+			// Another agent of this process reports (tests run several).
+			return nil
+		}
+		<-ctx.Done()
+		metrics.Registry.Unregister(g)
+		return nil
 	}
 }

@@ -242,6 +242,9 @@ func TestPlacement(t *testing.T) {
 					t.Errorf("%s = %+v", cond, got)
 				}
 			}
+			if n, ok := gauge(t, "kro_agent_cluster_ready", map[string]string{"cluster": "eu-west-1", "region": "eu-west"}); !ok || n != 1 {
+				t.Errorf("kro_agent_cluster_ready of eu-west-1 = %v (found: %v), want 1", n, ok)
+			}
 			// The guard policies are applied in the workload cluster too.
 			w := workload(t)
 			for _, name := range []string{"kro-agent-ownership-labels", "kro-agent-no-takeover"} {
@@ -562,6 +565,10 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 				}
 			}()
 			eventually(t, 30*time.Second, "Cluster eu-west-1 to be unreachable, its check brought forward", clusterReady(metav1.ConditionFalse))
+			// The registry the gauge reads is set before the status is written.
+			if n, ok := gauge(t, "kro_agent_cluster_ready", map[string]string{"cluster": "eu-west-1"}); !ok || n != 0 {
+				t.Errorf("kro_agent_cluster_ready of the stopped eu-west-1 = %v (found: %v), want 0", n, ok)
+			}
 			eventually(t, 30*time.Second, "the instance to say its cluster is not Ready", func() (bool, string) {
 				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "s1")
 				rr := condition(inst, "ResourcesReady")
