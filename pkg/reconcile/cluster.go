@@ -36,9 +36,10 @@ const indexKubeconfigSecret = "spec.kubeconfigSecretRef"
 
 // ClusterReconciler checks each registered Cluster (kubeconfig, API
 // server, discovery), reports on its conditions and keeps the Registry
-// the instance engine places instances by. It checks again every Interval,
-// whenever the kubeconfig Secret changes, and when the agent's requests to
-// the cluster find it stopped or back (clusters.Registry.Answered).
+// the instance engine places instances by. It checks again every Interval
+// (sooner while the cluster is not Ready, nextCheck), whenever the
+// kubeconfig Secret changes, and when the agent's requests to the cluster
+// find it stopped or back (clusters.Registry.Answered).
 type ClusterReconciler struct {
 	Client client.Client
 	// Secrets reads kubeconfig Secrets from the API server: only their
@@ -56,6 +57,11 @@ type ClusterReconciler struct {
 	// changed, so that a quiet cluster sees no writes.
 	guardedMu sync.Mutex
 	guarded   map[string]guarded
+
+	// notReady counts, by Cluster, the checks in a row that found it not
+	// Ready, which space its next check (recheckNotReady).
+	notReadyMu sync.Mutex
+	notReady   map[string]int
 }
 
 type guarded struct {
@@ -184,7 +190,42 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		cluster.Status = *status
 		err = r.Client.Status().Patch(ctx, cluster, patch)
 	}
-	return ctrl.Result{RequeueAfter: r.Interval}, err
+	return ctrl.Result{RequeueAfter: r.nextCheck(cluster.Name, entry.Ready)}, err
+}
+
+// firstRecheck is how soon a Cluster found not Ready is checked again the
+// first time.
+const firstRecheck = 5 * time.Second
+
+// nextCheck is how soon a Cluster is checked again: after Interval while it
+// is Ready; sooner while it is not, 5 s after the first check that found it
+// so and twice as long after each next one, up to Interval. A Cluster
+// registered before its API server is up, or one the agent found stopped
+// as it started, has no connection of the agent's to tell it is back
+// (clusters.Registry.Answered): it is Ready again within seconds of coming
+// up all the same, while one that stays down costs a check every Interval.
+func (r *ClusterReconciler) nextCheck(name string, ready bool) time.Duration {
+	r.notReadyMu.Lock()
+	defer r.notReadyMu.Unlock()
+	if ready {
+		delete(r.notReady, name)
+		return r.Interval
+	}
+	if r.notReady == nil {
+		r.notReady = map[string]int{}
+	}
+	r.notReady[name]++
+	return recheckNotReady(r.notReady[name], r.Interval)
+}
+
+// recheckNotReady is how soon a Cluster is checked again after checks found
+// it not Ready that many times in a row.
+func recheckNotReady(times int, interval time.Duration) time.Duration {
+	after := firstRecheck
+	for i := 1; i < times && after < interval; i++ {
+		after *= 2
+	}
+	return min(after, interval)
 }
 
 // check connects to the cluster and records each step on status; the
@@ -248,6 +289,9 @@ func (r *ClusterReconciler) forget(ctx context.Context, name string) {
 	_, guarded := r.guarded[name]
 	delete(r.guarded, name)
 	r.guardedMu.Unlock()
+	r.notReadyMu.Lock()
+	delete(r.notReady, name)
+	r.notReadyMu.Unlock()
 	if !registered || !guarded || entry.Config == nil {
 		return
 	}

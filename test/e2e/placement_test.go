@@ -535,9 +535,13 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 		}).
 		Assess("a workload cluster that stops is not Ready at once, and Ready again once it answers", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			// The periodic check is an hour away: only what the agent's own
-			// requests to the cluster find can bring a check forward.
-			stopAgentNow(t)
-			startAgentWith(t, cfg, func(o *agent.Options) { o.ClusterCheckInterval = time.Hour })
+			// requests to the cluster find, or the rechecks of a cluster
+			// that is not Ready, can bring a check forward.
+			restartAgent := func() {
+				stopAgentNow(t)
+				startAgentWith(t, cfg, func(o *agent.Options) { o.ClusterCheckInterval = time.Hour })
+			}
+			restartAgent()
 			defer func() {
 				stopAgentNow(t)
 				startAgent(t, cfg)
@@ -550,20 +554,30 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 					return reachable != nil && reachable.Status == want && ready != nil && ready.Status == want, conditionSummary(u)
 				}
 			}
+			stopped := false
+			suspend := func() {
+				if err := localcluster.Suspend(ctx, workloadName); err != nil {
+					t.Fatal(err)
+				}
+				stopped = true
+			}
+			resume := func() {
+				if _, err := localcluster.Start(ctx, workloadName); err != nil {
+					t.Fatal(err)
+				}
+				stopped = false
+			}
+			defer func() {
+				if stopped { // what follows needs the cluster
+					_, _ = localcluster.Start(ctx, workloadName)
+				}
+			}()
 			// An instance this agent placed: it watches the cluster now.
 			c.apply(t, regionalApp("s1", "eu-west"))
 			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "s1", v1alpha1.InstanceActive)
 			before := w.mustGet(t, "apps/v1", "Deployment", "placed", "s1")
 
-			if err := localcluster.Suspend(ctx, workloadName); err != nil {
-				t.Fatal(err)
-			}
-			running := false
-			defer func() {
-				if !running { // what follows needs the cluster
-					_, _ = localcluster.Start(ctx, workloadName)
-				}
-			}()
+			suspend()
 			eventually(t, 30*time.Second, "Cluster eu-west-1 to be unreachable, its check brought forward", clusterReady(metav1.ConditionFalse))
 			// The registry the gauge reads is set before the status is written.
 			if n, ok := gauge(t, "kro_agent_cluster_ready", map[string]string{"cluster": "eu-west-1"}); !ok || n != 0 {
@@ -574,14 +588,20 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 				rr := condition(inst, "ResourcesReady")
 				return rr != nil && rr.Status == metav1.ConditionFalse && rr.Reason == "ClusterNotReady", conditionSummary(inst)
 			})
-
-			if _, err := localcluster.Start(ctx, workloadName); err != nil {
-				t.Fatal(err)
-			}
-			running = true
+			resume()
 			// The agent's watches retry with a backoff of up to 30 s; the
 			// first that gets through brings the check forward.
 			eventually(t, 60*time.Second, "Cluster eu-west-1 to be Ready again", clusterReady(metav1.ConditionTrue))
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "s1", v1alpha1.InstanceActive)
+
+			// An agent that starts while the cluster is stopped never
+			// connects to it, so no request of its can find it back: the
+			// rechecks of a Cluster that is not Ready do.
+			suspend()
+			restartAgent()
+			eventually(t, 30*time.Second, "Cluster eu-west-1 to be found unreachable by the new agent", clusterReady(metav1.ConditionFalse))
+			resume()
+			eventually(t, 60*time.Second, "Cluster eu-west-1 to be Ready again, rechecked", clusterReady(metav1.ConditionTrue))
 			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "s1", v1alpha1.InstanceActive)
 			if d := w.mustGet(t, "apps/v1", "Deployment", "placed", "s1"); d.GetUID() != before.GetUID() {
 				t.Error("the workload Deployment was replaced while its cluster was stopped")
