@@ -54,36 +54,34 @@ func BinDir(ctx context.Context) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
-// Start creates (or reuses) the cluster called name and returns the path of
-// its kubeconfig.
+// Start creates (or reuses, or starts again) the cluster called name and
+// returns the path of its kubeconfig.
 func Start(ctx context.Context, name string) (string, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	out, err := run(ctx, filepath.Join(root, "hack", "cluster", "up.sh"), []string{"KRO_AGENT_CLUSTER=" + name})
+	out, err := clusterScript(ctx, "up.sh", name)
 	return strings.TrimSpace(out), err
 }
 
 // Stop deletes the cluster called name.
 func Stop(ctx context.Context, name string) error {
-	root, err := RepoRoot()
-	if err != nil {
-		return err
-	}
-	_, err = run(ctx, filepath.Join(root, "hack", "cluster", "down.sh"), []string{"KRO_AGENT_CLUSTER=" + name})
+	_, err := clusterScript(ctx, "down.sh", name)
 	return err
 }
 
 // Suspend stops the processes of the cluster called name and keeps the
 // cluster: Start runs it again with what it held.
 func Suspend(ctx context.Context, name string) error {
+	_, err := clusterScript(ctx, "stop.sh", name)
+	return err
+}
+
+// clusterScript runs one of hack/cluster's scripts for the cluster called
+// name.
+func clusterScript(ctx context.Context, script, name string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = run(ctx, filepath.Join(root, "hack", "cluster", "stop.sh"), []string{"KRO_AGENT_CLUSTER=" + name})
-	return err
+	return run(ctx, filepath.Join(root, "hack", "cluster", script), []string{"KRO_AGENT_CLUSTER=" + name})
 }
 
 // Create is an e2e-framework setup step that starts the cluster and points
