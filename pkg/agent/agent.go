@@ -211,6 +211,7 @@ func Run(ctx context.Context, o Options) error {
 		Secrets:  mgr.GetAPIReader(),
 		Registry: registry,
 		Interval: o.ClusterCheckInterval,
+		Recorder: mgr.GetEventRecorder("kro-agent"),
 	}
 	if err := workloadClusters.SetupWithManager(mgr); err != nil {
 		return err

@@ -11,10 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -50,6 +52,9 @@ type ClusterReconciler struct {
 	Interval time.Duration
 	// Timeout bounds each request of a check; 10 seconds when zero.
 	Timeout time.Duration
+	// Recorder, when set, records an Event each time a check turns a
+	// Cluster's Ready condition.
+	Recorder events.EventRecorder
 
 	// guarded records, by Cluster, the kubeconfig digest its guard
 	// policies were applied with and what they were left at. Each check
@@ -186,11 +191,32 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	r.Registry.Set(entry)
 	var err error
 	if !equality.Semantic.DeepEqual(&cluster.Status, status) {
-		patch := client.MergeFrom(cluster.DeepCopy())
+		before := cluster.DeepCopy()
 		cluster.Status = *status
-		err = r.Client.Status().Patch(ctx, cluster, patch)
+		if err = r.Client.Status().Patch(ctx, cluster, client.MergeFrom(before)); err == nil {
+			r.reportReadiness(cluster, &before.Status)
+		}
 	}
 	return ctrl.Result{RequeueAfter: r.nextCheck(cluster.Name, entry.Ready)}, err
+}
+
+// reportReadiness records an Event on a Cluster whose Ready condition the
+// check written turned: a Warning NotReady with why, or a Normal Ready,
+// also after the first check. kubectl describe shows them beside the
+// conditions, and a fleet's Events when its clusters went and came back.
+func (r *ClusterReconciler) reportReadiness(c *agentv1.Cluster, before *agentv1.ClusterStatus) {
+	now := meta.FindStatusCondition(c.Status.Conditions, agentv1.ConditionReady)
+	was := meta.FindStatusCondition(before.Conditions, agentv1.ConditionReady)
+	if r.Recorder == nil || now == nil || (was != nil && was.Status == now.Status) {
+		return
+	}
+	if now.Status == metav1.ConditionTrue {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, agentv1.ConditionReady, "Check",
+			"the API server (version %s) answers, and instances of region %q can be placed here", c.Status.ServerVersion, c.Spec.Region)
+		return
+	}
+	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "NotReady", "Check", "%s", eventNote(
+		now.Message+"; no instance is placed here, and those placed here wait, their resources left as they are"))
 }
 
 // firstRecheck is how soon a Cluster found not Ready is checked again the

@@ -588,10 +588,31 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 				rr := condition(inst, "ResourcesReady")
 				return rr != nil && rr.Status == metav1.ConditionFalse && rr.Reason == "ClusterNotReady", conditionSummary(inst)
 			})
+			// kubectl describe shows when it went, and why.
+			eventually(t, 10*time.Second, "a NotReady Event on Cluster eu-west-1 saying why", func() (bool, string) {
+				for _, e := range eventsAbout(t, c, "default", "eu-west-1", "NotReady") {
+					if note, _, _ := unstructured.NestedString(e.Object, "note"); strings.Contains(note, "connection refused") {
+						return true, note
+					}
+				}
+				return false, "none"
+			})
+			resumed := time.Now().Add(-time.Second) // Event times are in microseconds
 			resume()
 			// The agent's watches retry with a backoff of up to 30 s; the
 			// first that gets through brings the check forward.
 			eventually(t, 60*time.Second, "Cluster eu-west-1 to be Ready again", clusterReady(metav1.ConditionTrue))
+			eventually(t, 10*time.Second, "a Ready Event on Cluster eu-west-1 since it was started again", func() (bool, string) {
+				var seen []string
+				for _, e := range eventsAbout(t, c, "default", "eu-west-1", "Ready") {
+					at, _, _ := unstructured.NestedString(e.Object, "eventTime")
+					if when, err := time.Parse(time.RFC3339Nano, at); err == nil && when.After(resumed) && e.Object["type"] == "Normal" {
+						return true, ""
+					}
+					seen = append(seen, at)
+				}
+				return false, fmt.Sprintf("Ready Events at %v", seen)
+			})
 			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "s1", v1alpha1.InstanceActive)
 
 			// An agent that starts while the cluster is stopped never
