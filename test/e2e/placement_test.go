@@ -583,6 +583,11 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 			if n, ok := gauge(t, "kro_agent_cluster_ready", map[string]string{"cluster": "eu-west-1"}); !ok || n != 0 {
 				t.Errorf("kro_agent_cluster_ready of the stopped eu-west-1 = %v (found: %v), want 0", n, ok)
 			}
+			// kubectl get says why at a glance.
+			if out, err := kubectl(t, cfg, "", "get", "clusters.agent.kro.run", "eu-west-1"); err != nil ||
+				!regexp.MustCompile(`(?m)^eu-west-1 +eu-west +False +Unreachable +v1\.36\.`).MatchString(out) {
+				t.Errorf("kubectl get of the stopped Cluster: %v\n%s", err, out)
+			}
 			eventually(t, 30*time.Second, "the instance to say its cluster is not Ready", func() (bool, string) {
 				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "s1")
 				rr := condition(inst, "ResourcesReady")
