@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"iter"
+	"maps"
 	"reflect"
 	"sync"
 	"time"
@@ -144,7 +145,10 @@ func (s *schemaChanges) crdChanged(gr schema.GroupResource, now time.Time) []str
 // compiled so, it is not stale until the new ones are published.
 func (s *schemaChanges) pending(rgdName string, resolver kinds.Resolver, now time.Time) (stale bool, wait time.Duration) {
 	s.mu.Lock()
-	changed, used, compiledAt := s.changed[rgdName], s.used[rgdName], s.compiledAt[rgdName]
+	// A copy: compiled deletes from the RGD's map of changes, and this
+	// reads it without the lock (resolving a kind may ask the API server).
+	// used is replaced whole, never changed.
+	changed, used, compiledAt := maps.Clone(s.changed[rgdName]), s.used[rgdName], s.compiledAt[rgdName]
 	s.mu.Unlock()
 	for gr, since := range changed {
 		if now.Sub(since) >= schemaPublishGiveUp {

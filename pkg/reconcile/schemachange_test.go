@@ -164,3 +164,27 @@ func TestAwaitPublishTellsOfALateSchema(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// The poller reads an RGD's changes (pending) while a worker's compile
+// (compiled) drops the ones it compiled against, each in its own
+// goroutine: the race detector, which make unit runs under, reports it
+// unless pending reads a copy. Found in an e2e run of TestPlacement.
+func TestPendingReadsTheChangesWhileACompileDropsThem(t *testing.T) {
+	gizmo := schema.GroupVersionKind{Group: "example.net", Version: "v1", Kind: "Gizmo"}
+	old := &kinds.Info{GVK: gizmo, Resource: "gizmos", Schema: &spec.Schema{}}
+	published := &spec.Schema{}
+	published.Type = spec.StringOrArray{"object"}
+	current := &kinds.Info{GVK: gizmo, Resource: "gizmos", Schema: published}
+	t0 := time.Now()
+	for range 20 {
+		s := newSchemaChanges()
+		s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: old}, t0)
+		s.crdChanged(schema.GroupResource{Group: "example.net", Resource: "gizmos"}, t0)
+		var wg sync.WaitGroup
+		wg.Go(func() { s.pending("app", publishing{gizmo: current}, t0.Add(time.Second)) })
+		wg.Go(func() {
+			s.compiled("app", map[schema.GroupVersionKind]*kinds.Info{gizmo: current}, t0.Add(time.Second))
+		})
+		wg.Wait()
+	}
+}
