@@ -211,8 +211,12 @@ func (r *ClusterReconciler) reportReadiness(c *agentv1.Cluster, before *agentv1.
 		return
 	}
 	if now.Status == metav1.ConditionTrue {
+		placing := fmt.Sprintf("instances of region %q can be placed here", c.Spec.Region)
+		if c.Spec.Paused {
+			placing = "it is paused (spec.paused), so no new instance is placed here"
+		}
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, agentv1.ConditionReady, "Check",
-			"the API server (version %s) answers, and instances of region %q can be placed here", c.Status.ServerVersion, c.Spec.Region)
+			"the API server (version %s) answers, and %s", c.Status.ServerVersion, placing)
 		return
 	}
 	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "NotReady", "Check", "%s", eventNote(
