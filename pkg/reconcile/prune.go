@@ -32,8 +32,8 @@ func (r *run) prune(ctx context.Context) error {
 		}
 	}
 	var refused []error
-	pruned := map[prunedGroup][]member{}
-	var groups []prunedGroup
+	pruned := map[objectGroup][]member{}
+	var groups []objectGroup
 	for i, err := range r.t.deleteAll(ctx, stale) {
 		m := stale[i]
 		// Namespace and node tell apart the objects one resource left
@@ -44,14 +44,14 @@ func (r *run) prune(ctx context.Context) error {
 			refused = append(refused, fmt.Errorf("pruning %s: %w", what, err))
 			continue
 		}
-		g := prunedGroup{node: nodes[i], kind: kind}
+		g := objectGroup{node: nodes[i], kind: kind}
 		if len(pruned[g]) == 0 {
 			groups = append(groups, g)
 		}
 		pruned[g] = append(pruned[g], m)
 	}
 	for _, g := range groups {
-		r.tellPruned(g, pruned[g])
+		r.tellObjects("Pruned", "deleted", "which the graph no longer produces", g, pruned[g])
 	}
 	switch len(refused) {
 	case 0:
@@ -62,30 +62,32 @@ func (r *run) prune(ctx context.Context) error {
 	return fmt.Errorf("%w; and %d more objects the graph no longer produces could not be pruned", refused[0], len(refused)-1)
 }
 
-// prunedGroup is the objects of one kind pruned of one resource in a pass.
-type prunedGroup struct{ node, kind string }
+// objectGroup is the objects of one kind, of one resource, that a pass
+// did the same to (pruned, took over).
+type objectGroup struct{ node, kind string }
 
-// prunedOneByOne is how many objects of one resource pruned in a pass are
-// told of an Event each, with the object as its related; more (a collection
-// that shrank by hundreds) are told of by one Event, rather than bury the
-// instance's other Events and write as many.
-const prunedOneByOne = 3
+// toldOneByOne is how many objects of one resource a pass prunes or takes
+// over that are told of an Event each, with the object as its related;
+// more (a collection that shrank by hundreds) are told of by one Event,
+// rather than bury the instance's other Events and write as many.
+const toldOneByOne = 3
 
-// tellPruned tells of the objects ms of g, which the pass deleted.
-func (r *run) tellPruned(g prunedGroup, ms []member) {
-	if len(ms) > prunedOneByOne {
+// tellObjects tells, in Events of reason, what the pass did (done:
+// "deleted") to the objects ms of g, and why.
+func (r *run) tellObjects(reason, done, why string, g objectGroup, ms []member) {
+	if len(ms) > toldOneByOne {
 		names := make([]string, 0, len(ms))
 		for _, m := range ms {
 			names = append(names, m.objectName())
 		}
 		slices.Sort(names)
-		note := fmt.Sprintf("deleted %d %s objects (resource %s) in %s, which the graph no longer produces: %s", len(ms), g.kind, g.node, r.t, joinMax(names, 5))
-		r.tell("Normal", "Pruned", note, note, nil)
+		note := fmt.Sprintf("%s %d %s objects (resource %s) in %s, %s: %s", done, len(ms), g.kind, g.node, r.t, why, joinMax(names, 5))
+		r.tell("Normal", reason, note, note, nil)
 		return
 	}
 	for _, m := range ms {
-		note := fmt.Sprintf("deleted %s %s (resource %s) in %s, which the graph no longer produces", g.kind, m.objectName(), g.node, r.t)
-		r.tell("Normal", "Pruned", note, note, &corev1.ObjectReference{
+		note := fmt.Sprintf("%s %s %s (resource %s) in %s, %s", done, g.kind, m.objectName(), g.node, r.t, why)
+		r.tell("Normal", reason, note, note, &corev1.ObjectReference{
 			APIVersion: m.gvr.GroupVersion().String(), Kind: g.kind,
 			Namespace: m.namespace, Name: m.name, UID: m.uid,
 		})
