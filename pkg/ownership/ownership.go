@@ -298,6 +298,30 @@ func earlierInstance(labels map[string]string, inst Instance) bool {
 		(rgd == "" || inst.RGDName == "" || rgd == inst.RGDName)
 }
 
+// Adopts tells whether inst takes over an existing object with these
+// labels that is not its own: one kro-agent applied (appliedByAgent, read
+// from its managedFields: labels alone can be copied) for an earlier
+// instance of inst's name, namespace and kind, deleted without it
+// (released when its RGD was deleted, or its finalizer taken off by hand).
+// The labels place it in inst's ApplySet, whose ID is made of those four,
+// under another UID. In the cluster that holds inst (local) that instance
+// is gone for certain, as two instances of one name and kind do not exist
+// at once, and the object is what inst's graph makes: deleting it first
+// would take a running workload down for nothing. In a workload cluster
+// an instance of the same name on another hub placing there may hold it,
+// so it is left alone.
+func Adopts(inst Instance, labels map[string]string, appliedByAgent, local bool) bool {
+	id := labels[v1alpha1.LabelInstanceID]
+	return appliedByAgent && local && id != "" && id != inst.UID && inst.GVK.Kind != "" &&
+		labels[v1alpha1.LabelApplySetPartOf] == ApplySetID(inst)
+}
+
+// LeftBy says, for an Event or a plan, which earlier instance left the
+// object with these labels, which inst Adopts.
+func LeftBy(labels map[string]string) string {
+	return fmt.Sprintf("left by an earlier instance of this name (%s %s), deleted since", v1alpha1.LabelInstanceID, labels[v1alpha1.LabelInstanceID])
+}
+
 // Whose says whose an existing object is, by its labels, to an instance
 // that expected to manage it, or "" when it is the instance's: kro-agent
 // never writes over such an object (it would take it over).

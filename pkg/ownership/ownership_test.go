@@ -2,6 +2,7 @@ package ownership
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -246,5 +247,46 @@ func TestReleasePatchLeavesTheAuthorsLabels(t *testing.T) {
 	}
 	if want := map[string]string{"app": "web", "team": "a"}; !reflect.DeepEqual(got.Metadata.Labels, want) || got.Metadata.UID != "obj-uid" {
 		t.Errorf("released: labels %v, uid %s; want labels %v", got.Metadata.Labels, got.Metadata.UID, want)
+	}
+}
+
+// An instance adopts what kro-agent applied for an earlier instance of its
+// name and kind, in its own cluster, and nothing else that is not its own.
+func TestAdopts(t *testing.T) {
+	webapp := Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}, Name: "shop", Namespace: "prod", UID: "u-1", RGDName: "webapp"}
+	gateway := webapp
+	gateway.GVK.Kind = "Gateway"
+	earlier := map[string]string{v1alpha1.LabelInstanceID: "u-0", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod",
+		v1alpha1.LabelRGDName: "webapp", v1alpha1.LabelApplySetPartOf: ApplySetID(webapp)}
+	with := func(key, value string) map[string]string {
+		labels := maps.Clone(earlier)
+		labels[key] = value
+		return labels
+	}
+	kindUnknown := webapp
+	kindUnknown.GVK = schema.GroupVersionKind{}
+	for _, tc := range []struct {
+		name           string
+		inst           Instance
+		labels         map[string]string
+		applied, local bool
+		want           bool
+	}{
+		{"an earlier instance's, applied by kro-agent, here", webapp, earlier, true, true, true},
+		{"its own", webapp, with(v1alpha1.LabelInstanceID, "u-1"), true, true, false},
+		{"labelled so, but not applied by kro-agent", webapp, earlier, false, true, false},
+		{"in a workload cluster", webapp, earlier, true, false, false},
+		{"of an instance of another kind and the same name", gateway, earlier, true, true, false},
+		{"of an instance of another name", webapp, with(v1alpha1.LabelApplySetPartOf, ApplySetID(Instance{GVK: webapp.GVK, Name: "cart", Namespace: "prod"})), true, true, false},
+		{"in no ApplySet", webapp, with(v1alpha1.LabelApplySetPartOf, ""), true, true, false},
+		{"with no instance-id", webapp, with(v1alpha1.LabelInstanceID, ""), true, true, false},
+		{"for an instance whose kind is not known", kindUnknown, with(v1alpha1.LabelApplySetPartOf, ApplySetID(kindUnknown)), true, true, false},
+	} {
+		if got := Adopts(tc.inst, tc.labels, tc.applied, tc.local); got != tc.want {
+			t.Errorf("%s: Adopts = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got, want := LeftBy(earlier), "left by an earlier instance of this name (kro.run/instance-id u-0), deleted since"; got != want {
+		t.Errorf("LeftBy = %q, want %q", got, want)
 	}
 }

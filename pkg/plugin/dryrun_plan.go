@@ -573,9 +573,13 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		}
 		live = nil
 	}
+	adopted := ""
 	if live != nil && ownership.Whose(live.GetLabels(), inst) != "" {
-		p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID)
-		return p, nil
+		if !c.adopts(inst, live) {
+			p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID)
+			return p, nil
+		}
+		adopted = "kro-agent adopts it: it was " + ownership.LeftBy(live.GetLabels())
 	}
 	if live != nil && live.GetDeletionTimestamp() != nil {
 		// The agent applies nothing over an object on its way out.
@@ -624,7 +628,17 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	if p.Diff != "" {
 		p.Action = ActionUpdate
 	}
+	if adopted != "" {
+		p.Reason = strings.TrimPrefix(p.Reason+"; "+adopted, "; ")
+	}
 	return p, live
+}
+
+// adopts tells whether inst takes over live, an object that is not its
+// own, here (ownership.Adopts): kro-agent applied it for an earlier
+// instance of the name, in the instance's own cluster.
+func (c *cluster) adopts(inst ownership.Instance, live *unstructured.Unstructured) bool {
+	return ownership.Adopts(inst, live.GetLabels(), ownership.AppliedByAgent(live.GetManagedFields()), c.name == "")
 }
 
 // withAgentVersionOf labels u with the version of the kro-agent that

@@ -321,7 +321,19 @@ func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
 		if err != nil {
 			continue
 		}
-		if whose := ownership.Whose(u.GetLabels(), inst); whose != "" {
+		whose := ownership.Whose(u.GetLabels(), inst)
+		switch {
+		case whose == "":
+		case c.adopts(inst, u):
+			// Not in the way: kro-agent takes it over as it applies the
+			// resource.
+			adopted := "exists, " + ownership.LeftBy(u.GetLabels()) + ": kro-agent adopts it when it applies this resource"
+			if r.Reason == expectedMissing {
+				r.Reason = adopted
+			} else {
+				r.Reason += "; it " + adopted
+			}
+		default:
 			r.Ready, r.Reason, r.Created, r.object = VerdictConflict, "exists and "+whose, ptrTime(u.GetCreationTimestamp()), u
 		}
 	}
@@ -635,10 +647,14 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 	return row
 }
 
+// expectedMissing is the reason of a missing object that nothing else
+// explains.
+const expectedMissing = "expected by the graph but does not exist"
+
 // nameMissing names the object a node (or one item of it, in scope)
 // expects and that does not exist, when its template renders.
 func nameMissing(row *Row, n *graph.Node, scope *resolve.Scope, instanceNamespace string) {
-	row.Reason = "expected by the graph but does not exist"
+	row.Reason = expectedMissing
 	if n.Kind == nil {
 		return
 	}

@@ -72,6 +72,9 @@ type run struct {
 
 	// externalsRead are the externalRefs read this time, by node id.
 	externalsRead []string
+	// adopted are the objects this pass took over from an earlier
+	// instance of the name.
+	adopted []adoption
 	// awaited is what the run ended waiting for that no event of the
 	// instance's own brings.
 	awaited waits
@@ -200,6 +203,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	for _, n := range r.g.Nodes {
 		r.reconcileNode(ctx, n)
 	}
+	r.tellAdopted()
 	r.unreadExternals()
 	if r.applyErr == nil {
 		// A refused write is retried sooner than a contested object's turn.
@@ -462,6 +466,8 @@ type applyWrite struct {
 	live *unstructured.Unstructured
 	out  *unstructured.Unstructured
 	err  error
+	// adopting is set when live is an earlier instance's, taken over.
+	adopting bool
 }
 
 // send applies w's object. It touches nothing of the run but w, so the
@@ -489,12 +495,14 @@ func (r *run) beforeApply(ctx context.Context, n *graph.Node, u *unstructured.Un
 		r.fail(err)
 		return nil
 	}
-	if live != nil {
-		if ownership.Whose(live.GetLabels(), r.id) != "" {
+	adopting := false
+	if live != nil && ownership.Whose(live.GetLabels(), r.id) != "" {
+		if !r.adoptable(ref, live) {
 			// Never take over an object another owner made: apply would.
 			r.fail(r.heldByOther(n, ref, live))
 			return nil
 		}
+		adopting = true
 	}
 	if live != nil && live.GetDeletionTimestamp() != nil {
 		// Applying would change an object on its way out, and what
@@ -508,7 +516,14 @@ func (r *run) beforeApply(ctx context.Context, n *graph.Node, u *unstructured.Un
 		r.noteWhy(n, n.ID+": "+msg)
 		return nil
 	}
-	return &applyWrite{u: u, ref: ref, live: live}
+	return &applyWrite{u: u, ref: ref, live: live, adopting: adopting}
+}
+
+// adoptable tells whether live, an object of ref that is not the
+// instance's, is one the instance takes over (ownership.Adopts): an
+// earlier instance of its name left it behind.
+func (r *run) adoptable(ref objectRef, live *unstructured.Unstructured) bool {
+	return ownership.Adopts(r.id, live.GetLabels(), r.t.applied(ref), r.t == r.e.local)
 }
 
 // afterApply takes in the API server's answer to w: the object as it now
@@ -579,7 +594,40 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, cache.MetaObjectToName(u).String(), n.ID, r.t, err))
 		return nil, false
 	}
+	if w.adopting {
+		r.adopted = append(r.adopted, adoption{
+			g:      objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
+			m:      member{gvr: ref.GVR, namespace: live.GetNamespace(), name: live.GetName(), uid: live.GetUID()},
+			leftBy: ownership.LeftBy(live.GetLabels()),
+		})
+	}
 	return out, true
+}
+
+// adoption is an object a pass took over from an earlier instance of the
+// name (adoptable).
+type adoption struct {
+	g      objectGroup
+	m      member
+	leftBy string
+}
+
+// tellAdopted tells of the objects the pass took over, a few Events at
+// most per resource (tellObjects).
+func (r *run) tellAdopted() {
+	adopted := map[objectGroup][]member{}
+	var groups []objectGroup
+	leftBy := map[objectGroup]string{}
+	for _, a := range r.adopted {
+		if len(adopted[a.g]) == 0 {
+			groups = append(groups, a.g)
+			leftBy[a.g] = a.leftBy
+		}
+		adopted[a.g] = append(adopted[a.g], a.m)
+	}
+	for _, g := range groups {
+		r.tellObjects("Adopted", "adopted", leftBy[g], g, adopted[g])
+	}
 }
 
 // heldByOther is the refusal to apply an object whose name another

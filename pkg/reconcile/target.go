@@ -334,6 +334,13 @@ func (t *target) holds(ref objectRef) bool {
 	return ok
 }
 
+// applied reports whether the informer's copy of the object shows
+// kro-agent's own apply in its managedFields (heldObject.applied).
+func (t *target) applied(ref objectRef) bool {
+	h, ok := t.managed.held(ref.GVR, ref.key())
+	return ok && h.applied
+}
+
 // graphFor returns the graph to reconcile s with here: the hub's graph on
 // the local cluster; elsewhere the same RGD compiled against the remote
 // cluster's kinds, so a kind it lacks or a field its version does not have

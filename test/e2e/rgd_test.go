@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -732,6 +733,44 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 			finalizer(c, "m2", true)
 			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m2", v1alpha1.InstanceActive)
 			deletedWithItsNote(c, "m2")
+
+			// m1, deleted while released, left its ConfigMap behind: an
+			// instance of the name made again adopts it, where deleting it
+			// first would take down what runs on it, and dry-run and tree
+			// say so before.
+			left := c.mustGet(t, "v1", "ConfigMap", ns, "m1-note")
+			leftBy := "left by an earlier instance of this name (kro.run/instance-id " + left.GetLabels()[v1alpha1.LabelInstanceID] + "), deleted since"
+			file := filepath.Join(t.TempDir(), "m1.yaml")
+			writeFile(t, file, note("m1"))
+			if preview, err := kro(t, cfg, nil, "dry-run", "-f", file); err != nil ||
+				!strings.Contains(preview, "note: ConfigMap "+ns+"/m1-note UPDATE\n  kro-agent adopts it: it was "+leftBy+"\n") {
+				t.Errorf("dry-run of an instance made again: %v\n%s", err, preview)
+			}
+			stopAgentNow(t)
+			c.apply(t, note("m1"))
+			out, err := kro(t, cfg, nil, "tree", "memo", "m1", "-n", ns, "-o", "json")
+			var tree plugin.Tree
+			if err != nil || json.Unmarshal([]byte(out), &tree) != nil || len(tree.Rows) != 1 || tree.Rows[0].Ready != plugin.VerdictMissing ||
+				tree.Rows[0].Reason != "exists, "+leftBy+": kro-agent adopts it when it applies this resource" {
+				t.Errorf("kubectl kro tree -o json of an instance made again, not reconciled yet: %v\n%s", err, out)
+			}
+			startAgent(t, cfg)
+			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m1", v1alpha1.InstanceActive)
+			m1 := c.mustGet(t, "kro.run/v1alpha1", "Memo", ns, "m1")
+			if adopted := c.mustGet(t, "v1", "ConfigMap", ns, "m1-note"); adopted.GetUID() != left.GetUID() ||
+				adopted.GetLabels()[v1alpha1.LabelInstanceID] != string(m1.GetUID()) {
+				t.Errorf("m1-note is %s labelled for %s, want %s (the one left) labelled for m1, %s",
+					adopted.GetUID(), adopted.GetLabels()[v1alpha1.LabelInstanceID], left.GetUID(), m1.GetUID())
+			}
+			eventually(t, 10*time.Second, "the Adopted event", func() (bool, string) {
+				events := eventsAbout(t, c, ns, "m1", "Adopted")
+				if len(events) != 1 {
+					return false, fmt.Sprint(events)
+				}
+				note := fmt.Sprint(events[0].Object["note"])
+				return note == "adopted ConfigMap "+ns+"/m1-note (resource note) in the local cluster, "+leftBy, note
+			})
+			deletedWithItsNote(c, "m1")
 			return ctx
 		}).
 		Assess("are one RGD's at a time, and adopted by an RGD of another name once theirs is deleted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
