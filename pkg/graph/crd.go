@@ -46,9 +46,17 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 		labels[v1alpha1.LabelRGDID] = string(rgd.UID)
 	}
 
+	// What kubectl explain says of the kind, its spec and its status.
+	spec := specSchema.DeepCopy()
+	if spec.Description == "" {
+		spec.Description = fmt.Sprintf("The desired state of the %s: the fields ResourceGraphDefinition %s gives in spec.schema.spec.", s.Kind, rgd.Name)
+	}
 	status := statusSchema.DeepCopy()
+	status.Description = fmt.Sprintf("What kro-agent observed of the %s and the resources it manages.", s.Kind)
 	status.Properties[StatusState] = extv1.JSONSchemaProps{Type: "string", Description: "ACTIVE, IN_PROGRESS, FAILED, DELETING or ERROR."}
 	status.Properties[StatusConditions] = extv1.JSONSchemaProps{
+		Description: fmt.Sprintf("Ready, and the conditions it sums up: InstanceManaged, GraphResolved, ResourcesReady (and Placed, for an instance placed by region); "+
+			"then those ResourceGraphDefinition %s declares. kubectl kro explain-conditions says what each means.", rgd.Name),
 		Type:         "array",
 		Items:        &extv1.JSONSchemaPropsOrArray{Schema: ptrTo(conditionSchema())},
 		XListType:    ptrTo("map"),
@@ -100,6 +108,7 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 				Served:  true,
 				Storage: true,
 				Schema: &extv1.CustomResourceValidation{OpenAPIV3Schema: &extv1.JSONSchemaProps{
+					Description:  fmt.Sprintf("%s is an API defined by ResourceGraphDefinition %s and served by kro-agent, which keeps the resources of each %s as its spec asks.", s.Kind, rgd.Name, s.Kind),
 					Type:         "object",
 					XValidations: instanceNameRule(),
 					Properties: map[string]extv1.JSONSchemaProps{
@@ -107,7 +116,7 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 						"kind":       {Type: "string"},
 						// Declared so the name rule can point at it.
 						"metadata": {Type: "object", Properties: map[string]extv1.JSONSchemaProps{"name": {Type: "string"}}},
-						"spec":     *specSchema,
+						"spec":     *spec,
 						"status":   *status,
 					},
 				}},

@@ -71,9 +71,18 @@ func (c *compiler) compileStatus(raw runtime.RawExtension) (*extv1.JSONSchemaPro
 func (c *compiler) statusSchema(m map[string]any, at expr.Path, fields *[]*Field) *extv1.JSONSchemaProps {
 	s := &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if v := c.statusValueSchema(m[k], at.Child(k), fields); v != nil {
-			s.Properties[k] = *v
+		v := c.statusValueSchema(m[k], at.Child(k), fields)
+		if v == nil {
+			continue
 		}
+		prop := *v
+		if source, ok := m[k].(string); ok {
+			// kubectl explain tells where the value comes from. Only on
+			// the field: the value's schema is also what a status list's
+			// items are compared by.
+			prop.Description = "Projected by kro-agent from " + source
+		}
+		s.Properties[k] = prop
 	}
 	return s
 }
