@@ -86,6 +86,9 @@ type appliedRecord struct {
 	stored map[string]any
 	// contest counts the restorations of this digest in a row.
 	contest contest
+	// gone is set when the informer saw the object deleted by someone
+	// else: applying it again re-creates it.
+	gone bool
 }
 
 func newAppliedCache() *appliedCache {
@@ -123,7 +126,7 @@ func (c *appliedCache) unchanged(ref objectRef, rv string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if r, ok := c.records[ref]; ok {
-		r.resourceVersion = rv
+		r.resourceVersion, r.gone = rv, false
 	}
 }
 
@@ -177,7 +180,7 @@ func (c *appliedCache) setContest(ref objectRef, ct contest) {
 
 // observed is called for every informer event on a managed object: once the
 // cache holds the object, the pending copy goes; once it is deleted, the
-// whole record goes, so the object is applied again. It reports whether
+// record is marked gone, so the object is applied again. It reports whether
 // the event only echoes our own last apply: the object at the version that
 // apply produced (or that we last found holding what we want). The
 // reconcile that applied it has already gone on from its result, so such an
@@ -190,11 +193,22 @@ func (c *appliedCache) observed(ref objectRef, deleted bool, resourceVersion str
 	case !ok:
 		return false
 	case deleted:
-		delete(c.records, ref)
+		// Kept as a mark, so that the apply that makes it again can say
+		// so; the object is applied again all the same.
+		// A deletion ends a contest: the next one starts a new count.
+		r.gone, r.pending, r.resourceVersion, r.contest = true, nil, "", contest{}
 		return false
 	}
 	r.pending = nil
 	return resourceVersion != "" && r.resourceVersion == resourceVersion
+}
+
+// drop forgets ref, an object the agent deleted itself (pruned): applied
+// again some day, it is created, not re-created.
+func (c *appliedCache) drop(ref objectRef) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.records, ref)
 }
 
 func (c *appliedCache) forget(inst types.UID) {
@@ -213,16 +227,25 @@ func (c *appliedCache) forget(inst types.UID) {
 // hand edit (a new version that no longer holds our fields) is reverted,
 // at once unless the object is contested (contest.go): then it may wait,
 // and the error says how long; it says so too while a restoration that
-// waited has not settled. It returns the object as it now is.
-func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// waited has not settled. It returns the object as it now is, and the
+// drift the apply undid.
+func (e *Engine) apply(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, drift, error) {
 	if ref.GVR == secrets {
 		foldStringData(desired)
 	}
-	out, err := e.applyIfChanged(ctx, t, inst, ref, desired, live)
+	out, undone, err := e.applyIfChanged(ctx, t, inst, ref, desired, live)
 	if err != nil {
-		return out, refusal.Readable(err)
+		return out, drift{}, refusal.Readable(err)
 	}
-	return out, e.applied.unsettled(ref, time.Now())
+	return out, undone, e.applied.unsettled(ref, time.Now())
+}
+
+// drift is what an apply undid: someone else's deletion of the object, or
+// their change of a field the RGD sets.
+type drift struct {
+	deleted bool
+	// field is the first field found changed, as kubectl explain writes it.
+	field string
 }
 
 var secrets = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -258,11 +281,11 @@ func foldStringData(secret map[string]any) {
 	delete(secret, "stringData")
 }
 
-func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, drift, error) {
 	// The JSON applied is also what tells whether it changed.
 	body, err := json.Marshal(desired)
 	if err != nil {
-		return nil, err
+		return nil, drift{}, err
 	}
 	d := sha256.Sum256(body)
 	last, known := e.applied.get(ref)
@@ -270,52 +293,68 @@ func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, 
 	switch {
 	case live == nil && same && last.pending != nil:
 		// Applied moments ago; the informer has not caught up yet.
-		return last.pending, nil
+		return last.pending, drift{}, nil
 	case live == nil || live.GetDeletionTimestamp() != nil:
 	case same && live.GetResourceVersion() == last.resourceVersion:
-		return live, nil
+		return live, drift{}, nil
 	case same && contains(live.Object, desired):
 		// Changed by someone else (a status update, say) without touching
 		// our fields.
 		e.applied.unchanged(ref, live.GetResourceVersion())
-		return live, nil
+		return live, drift{}, nil
 	case same && last.stored != nil && contains(live.Object, last.stored):
 		// The same, for an object whose fields the API server keeps in
 		// its own form: applying again would change nothing.
 		e.applied.unchanged(ref, live.GetResourceVersion())
-		return live, nil
+		return live, drift{}, nil
 	case !known && contains(live.Object, desired):
 		// Found already right after a restart.
 		e.applied.put(inst, ref, d, live.GetResourceVersion(), nil, nil)
-		return live, nil
+		return live, drift{}, nil
 	}
-	// Someone changed fields of ours since we applied this very object.
+	// Someone changed fields of ours since we applied this very object,
+	// or deleted it.
 	restore := same && live != nil && live.GetDeletionTimestamp() == nil
+	recreate := known && last.gone && live == nil
 	now := time.Now()
 	if restore {
 		if c, wait := e.applied.repairWait(ref, now); wait > 0 {
-			return e.contested(ctx, t, inst, ref, d, last.stored, desired, live, c, wait)
+			out, err := e.contested(ctx, t, inst, ref, d, last.stored, desired, live, c, wait)
+			return out, drift{}, err
 		}
 	}
 	out, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Patch(ctx, ref.Name, types.ApplyPatchType, body, applyOptions)
 	countWrite("apply", err)
 	if err != nil {
-		return nil, err
+		return nil, drift{}, err
 	}
 	if out, err = takeOverFromKro(ctx, t, ref, body, out); err != nil {
 		// Not recorded as applied: the next run applies again, and tries
 		// once more.
-		return nil, err
+		return nil, drift{}, err
 	}
 	e.applied.recordApply(inst, ref, d, desired, out, live == nil, t.holds)
-	if restore && !sameWhere(live.Object, out.Object, desired) {
+	var undone drift
+	switch {
+	case restore && out.GetResourceVersion() != last.resourceVersion && !sameWhere(live.Object, out.Object, desired):
 		// Only a restoration that changed a field we set counts: a value
 		// the API server stores in its own form (a quantity "1000m" as
 		// "1") makes live differ from desired after every change by
-		// anyone, and applying it changes nothing.
+		// anyone, and applying it changes nothing. Nor does an apply
+		// that left the object at the version our last one made: the
+		// informer's copy was older than that apply, not changed since.
 		e.applied.repaired(ref, now)
+		want := desired
+		if last.stored != nil {
+			want = last.stored
+		}
+		if path, ok := firstDifference(live.Object, want, nil); ok {
+			undone.field = pathString(path)
+		}
+	case recreate:
+		undone.deleted = true
 	}
-	return out, nil
+	return out, undone, nil
 }
 
 // takeOverFromKro hands the agent the fields upstream kro applied to out,

@@ -1,11 +1,18 @@
 package reconcile
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 func TestRecordApplyKeepsResultOnlyUntilTheInformerHasIt(t *testing.T) {
@@ -69,12 +76,22 @@ func TestEchoesOnlyOurOwnVersion(t *testing.T) {
 			t.Errorf("observed(%s, %q) echoes = %v, want %v", tc.ref.Name, tc.rv, got, tc.want)
 		}
 	}
-	// A deletion is never an echo, and ends the record.
+	// A deletion is never an echo, and leaves the record a mark that the
+	// object is gone, so that applying it again says it re-creates it; and
+	// no version an event could echo.
 	if c.observed(ref, true, "7") {
 		t.Error("a deletion was taken for an echo")
 	}
+	if r, ok := c.get(ref); !ok || !r.gone || r.resourceVersion != "" {
+		t.Errorf("the record after the object's deletion = %+v (found %v), want it marked gone, without a version", r, ok)
+	}
+	if c.observed(ref, false, "7") {
+		t.Error("an event after the deletion echoes the version of before")
+	}
+	// The agent's own deletion (a prune) forgets it.
+	c.drop(ref)
 	if _, ok := c.get(ref); ok {
-		t.Error("the record outlived the object's deletion")
+		t.Error("the record outlived the agent's own deletion")
 	}
 }
 
@@ -149,6 +166,56 @@ func TestFoldStringData(t *testing.T) {
 			foldStringData(secret)
 			if got, _ := json.Marshal(secret); string(got) != tc.wantSecret {
 				t.Errorf("got %s, want %s", got, tc.wantSecret)
+			}
+		})
+	}
+}
+
+// An apply over a copy the informer holds from before the agent's own last
+// apply changes nothing, and is no restoration: the object stays at the
+// version that apply made. Only an apply that moves the object on, after
+// someone changed a field the RGD sets, restores it, and says which.
+func TestOnlyAnApplyThatChangesTheObjectRestoresIt(t *testing.T) {
+	ref := objectRef{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Namespace: "ns", Name: "shop"}
+	desired := map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "shop", "namespace": "ns", "labels": map[string]any{"app": "billing"}}}
+	// The informer's copy, without the label the agent's last apply (at
+	// version 296) added.
+	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "shop", "namespace": "ns", "resourceVersion": "290"}}}
+	for _, tc := range []struct {
+		name       string
+		answeredRV string
+		want       drift
+	}{
+		{"the informer behind the agent's last apply", "296", drift{}},
+		{"someone took the label off since", "300", drift{field: "metadata.labels.app"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPatch {
+					http.Error(rw, "only the apply is expected", http.StatusMethodNotAllowed)
+					return
+				}
+				rw.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(rw, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"shop","namespace":"ns","resourceVersion":%q,"labels":{"app":"billing"}}}`, tc.answeredRV)
+			}))
+			defer server.Close()
+			e := &Engine{applied: newAppliedCache()}
+			target := &target{client: dynamic.NewForConfigOrDie(&rest.Config{Host: server.URL}), managed: &managedInformers{}}
+			body, _ := json.Marshal(desired)
+			e.applied.put("inst", ref, sha256.Sum256(body), "296", nil, nil)
+
+			_, got, err := e.applyIfChanged(context.Background(), target, "inst", ref, desired, live.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("drift undone = %+v, want %+v", got, tc.want)
+			}
+			r, _ := e.applied.get(ref)
+			if wantRepairs := map[bool]int{false: 0, true: 1}[tc.want.field != ""]; r.contest.repairs != wantRepairs {
+				t.Errorf("restorations counted = %d, want %d", r.contest.repairs, wantRepairs)
 			}
 		})
 	}

@@ -72,9 +72,8 @@ type run struct {
 
 	// externalsRead are the externalRefs read this time, by node id.
 	externalsRead []string
-	// adopted are the objects this pass took over from an earlier
-	// instance of the name.
-	adopted []adoption
+	// news is what this pass did to objects that Events tell.
+	news []objectNews
 	// awaited is what the run ended waiting for that no event of the
 	// instance's own brings.
 	awaited waits
@@ -203,7 +202,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	for _, n := range r.g.Nodes {
 		r.reconcileNode(ctx, n)
 	}
-	r.tellAdopted()
+	r.tellObjectNews()
 	r.unreadExternals()
 	if r.applyErr == nil {
 		// A refused write is retried sooner than a contested object's turn.
@@ -468,12 +467,14 @@ type applyWrite struct {
 	err  error
 	// adopting is set when live is an earlier instance's, taken over.
 	adopting bool
+	// undone is the drift the apply undid.
+	undone drift
 }
 
 // send applies w's object. It touches nothing of the run but w, so the
 // items of a collection are sent at once.
 func (w *applyWrite) send(ctx context.Context, r *run) {
-	w.out, w.err = r.e.apply(ctx, r.t, r.inst.GetUID(), w.ref, w.u.Object, w.live)
+	w.out, w.undone, w.err = r.e.apply(ctx, r.t, r.inst.GetUID(), w.ref, w.u.Object, w.live)
 }
 
 // beforeApply makes ready to apply u: its namespace recorded and there,
@@ -595,39 +596,61 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 		return nil, false
 	}
 	if w.adopting {
-		r.adopted = append(r.adopted, adoption{
-			g:      objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
-			m:      member{gvr: ref.GVR, namespace: live.GetNamespace(), name: live.GetName(), uid: live.GetUID()},
-			leftBy: ownership.LeftBy(live.GetLabels()),
-		})
+		r.news = append(r.news, objectNews{reason: "Adopted", done: "adopted", why: ownership.LeftBy(live.GetLabels()),
+			g: objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
+			m: member{gvr: ref.GVR, namespace: live.GetNamespace(), name: live.GetName(), uid: live.GetUID()}})
 	}
+	r.noteUndone(n, ref, out, w.undone)
 	return out, true
 }
 
-// adoption is an object a pass took over from an earlier instance of the
-// name (adoptable).
-type adoption struct {
-	g      objectGroup
-	m      member
-	leftBy string
+// objectNews is something a pass did to one object that its instance's
+// Events tell: adopted it from an earlier instance of the name, re-created
+// it, restored its fields.
+type objectNews struct {
+	reason, done, why string
+	g                 objectGroup
+	m                 member
 }
 
-// tellAdopted tells of the objects the pass took over, a few Events at
-// most per resource (tellObjects).
-func (r *run) tellAdopted() {
-	adopted := map[objectGroup][]member{}
-	var groups []objectGroup
-	leftBy := map[objectGroup]string{}
-	for _, a := range r.adopted {
-		if len(adopted[a.g]) == 0 {
-			groups = append(groups, a.g)
-			leftBy[a.g] = a.leftBy
+// tellObjectNews tells what the pass did to objects, a few Events at most
+// per resource and reason (tellObjects), each group with the why of its
+// first object.
+func (r *run) tellObjectNews() {
+	type key struct {
+		reason, done string
+		g            objectGroup
+	}
+	groups := map[key][]member{}
+	var order []key
+	why := map[key]string{}
+	for _, n := range r.news {
+		k := key{n.reason, n.done, n.g}
+		if len(groups[k]) == 0 {
+			order = append(order, k)
+			why[k] = n.why
 		}
-		adopted[a.g] = append(adopted[a.g], a.m)
+		groups[k] = append(groups[k], n.m)
 	}
-	for _, g := range groups {
-		r.tellObjects("Adopted", "adopted", leftBy[g], g, adopted[g])
+	for _, k := range order {
+		r.tellObjects(k.reason, k.done, why[k], k.g, groups[k])
 	}
+}
+
+// noteUndone records, for the pass's Events, the drift an apply of ref,
+// an object of resource n, undid.
+func (r *run) noteUndone(n *graph.Node, ref objectRef, out *unstructured.Unstructured, undone drift) {
+	news := objectNews{g: objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
+		m: member{gvr: ref.GVR, namespace: out.GetNamespace(), name: out.GetName(), uid: out.GetUID()}}
+	switch {
+	case undone.deleted:
+		news.reason, news.done, news.why = "Recreated", "re-created", "which someone else deleted"
+	case undone.field != "":
+		news.reason, news.done, news.why = "Restored", "restored", "whose "+undone.field+" someone else changed"
+	default:
+		return
+	}
+	r.news = append(r.news, news)
 }
 
 // heldByOther is the refusal to apply an object whose name another

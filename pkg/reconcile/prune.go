@@ -44,6 +44,9 @@ func (r *run) prune(ctx context.Context) error {
 			refused = append(refused, fmt.Errorf("pruning %s: %w", what, err))
 			continue
 		}
+		// Made again some day (an includeWhen turning back), it is
+		// created, not re-created after someone deleted it.
+		r.e.applied.drop(r.t.ref(m))
 		g := objectGroup{node: nodes[i], kind: kind}
 		if len(pruned[g]) == 0 {
 			groups = append(groups, g)

@@ -156,6 +156,20 @@ func TestWebAppLifecycle(t *testing.T) {
 				r, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
 				return r == 2, fmt.Sprintf("replicas %d", r)
 			})
+			// kubectl describe of the instance tells both.
+			for reason, want := range map[string]string{
+				"Recreated": "re-created ConfigMap " + ns + "/shop-config (resource config) in the local cluster, which someone else deleted",
+				"Restored":  "restored Deployment " + ns + "/shop (resource deployment) in the local cluster, whose spec.replicas someone else changed",
+			} {
+				eventually(t, 10*time.Second, "the "+reason+" event", func() (bool, string) {
+					events := eventsAbout(t, c, ns, "shop", reason)
+					if len(events) != 1 {
+						return false, fmt.Sprint(events)
+					}
+					note := fmt.Sprint(events[0].Object["note"])
+					return note == want, note
+				})
+			}
 			return ctx
 		}).
 		Assess("labels naming the owner, edited, are put back", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -214,6 +228,24 @@ func TestWebAppLifecycle(t *testing.T) {
 				return note == "deleted Ingress "+ns+"/shop (resource ingress) in the local cluster, which the graph no longer produces", note
 			})
 			c.mustGet(t, "apps/v1", "Deployment", ns, "shop")
+			// Made again, it is created, not taken for one someone else
+			// deleted: the agent pruned it itself.
+			c.apply(t, webapp(ns, "shop", ", replicas: 3, image: \"nginx:1.28\", ingress: {enabled: true, host: shop.example}"))
+			eventually(t, 20*time.Second, "the Ingress to exist again", func() (bool, string) {
+				_, err := c.get(t, "networking.k8s.io/v1", "Ingress", ns, "shop")
+				return err == nil, fmt.Sprint(err)
+			})
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceActive)
+			for _, e := range eventsAbout(t, c, ns, "shop", "Recreated") {
+				if note := fmt.Sprint(e.Object["note"]); strings.Contains(note, "Ingress") {
+					t.Errorf("the Ingress, pruned and made again, was told re-created: %s", note)
+				}
+			}
+			c.apply(t, webapp(ns, "shop", ", replicas: 3, image: \"nginx:1.28\", ingress: {enabled: false}"))
+			eventually(t, 20*time.Second, "the Ingress to be pruned again", func() (bool, string) {
+				_, err := c.get(t, "networking.k8s.io/v1", "Ingress", ns, "shop")
+				return err != nil, "still there"
+			})
 			return ctx
 		}).
 		Assess("a managed object someone else deletes is waited for, then made again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
