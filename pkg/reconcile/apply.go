@@ -70,6 +70,8 @@ type appliedCache struct {
 }
 
 type appliedRecord struct {
+	// inst is the instance the object was applied for, which forgets it.
+	inst   types.UID
 	digest [32]byte
 	// resourceVersion is the object's version after our apply, or when we
 	// last found it holding what we want: while the live object is still
@@ -109,10 +111,11 @@ func (c *appliedCache) put(inst types.UID, ref objectRef, d [32]byte, rv string,
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	prev, ok := c.records[ref]
-	if !ok {
+	if !ok || prev.inst != inst {
+		// New, or adopted from an earlier instance of the name.
 		c.byInst[inst] = append(c.byInst[inst], ref)
 	}
-	next := &appliedRecord{digest: d, resourceVersion: rv, pending: pending, stored: stored}
+	next := &appliedRecord{inst: inst, digest: d, resourceVersion: rv, pending: pending, stored: stored}
 	if ok && prev.digest == d {
 		// A new desired object is a new story; the same one goes on.
 		next.contest = prev.contest
@@ -215,7 +218,10 @@ func (c *appliedCache) forget(inst types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ref := range c.byInst[inst] {
-		delete(c.records, ref)
+		// An object another instance has adopted since is that one's.
+		if r, ok := c.records[ref]; ok && r.inst == inst {
+			delete(c.records, ref)
+		}
 	}
 	delete(c.byInst, inst)
 }

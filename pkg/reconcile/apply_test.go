@@ -220,3 +220,20 @@ func TestOnlyAnApplyThatChangesTheObjectRestoresIt(t *testing.T) {
 		})
 	}
 }
+
+// An object adopted by a new instance of the name is the new one's to
+// forget: the earlier instance's forgetting leaves it, the new one's does not.
+func TestAdoptedRecordsAreForgottenWithTheirNewInstance(t *testing.T) {
+	ref := objectRef{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespace: "ns", Name: "cm"}
+	c := newAppliedCache()
+	c.put("earlier", ref, [32]byte{1}, "7", nil, nil)
+	c.put("new", ref, [32]byte{2}, "8", nil, nil)
+	c.forget("earlier")
+	if _, ok := c.get(ref); !ok {
+		t.Fatal("forgetting the earlier instance dropped the record of the object the new one adopted")
+	}
+	c.forget("new")
+	if _, ok := c.get(ref); ok {
+		t.Error("forgetting the new instance kept the record of the object it adopted")
+	}
+}
