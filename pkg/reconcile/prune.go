@@ -66,11 +66,11 @@ func (r *run) prune(ctx context.Context) error {
 }
 
 // objectGroup is the objects of one kind, of one resource, that a pass
-// did the same to (pruned, took over).
+// did the same to (pruned, adopted, re-created, restored).
 type objectGroup struct{ node, kind string }
 
-// toldOneByOne is how many objects of one resource a pass prunes or takes
-// over that are told of an Event each, with the object as its related;
+// toldOneByOne is how many objects of one resource a pass did the same to
+// that are told of an Event each, with the object as its related;
 // more (a collection that shrank by hundreds) are told of by one Event,
 // rather than bury the instance's other Events and write as many.
 const toldOneByOne = 3
