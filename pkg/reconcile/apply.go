@@ -350,11 +350,7 @@ func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, 
 		// that left the object at the version our last one made: the
 		// informer's copy was older than that apply, not changed since.
 		e.applied.repaired(ref, now)
-		want := desired
-		if last.stored != nil {
-			want = last.stored
-		}
-		if path, ok := firstDifference(live.Object, want, nil); ok {
+		if path, ok := changedField(live.Object, desired, last.stored); ok {
 			undone.field = pathString(path)
 		}
 	case recreate:

@@ -119,19 +119,14 @@ func (e *contestedError) Error() string {
 // object as it is and the error saying so, naming the field and its other
 // writer. Those are read once per restoration (a GET: the informers hold
 // no managedFields); when the object read already holds what we want (the
-// informer was behind), there is nothing to restore and no error. What we
-// want is desired, or our fields as the API server stored them (stored,
-// when it keeps some in a form of its own).
+// informer was behind), there is nothing to restore and no error
+// (changedField says what we want).
 func (e *Engine) contested(ctx context.Context, t *target, inst types.UID, ref objectRef, d [32]byte, stored, desired map[string]any,
 	live *unstructured.Unstructured, c contest, wait time.Duration) (*unstructured.Unstructured, error) {
 	if c.byRepairs != c.repairs {
-		want := desired
-		if stored != nil {
-			want = stored
-		}
 		obj, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err == nil {
-			path, differs := firstDifference(obj.Object, want, nil)
+			path, differs := changedField(obj.Object, desired, stored)
 			if !differs {
 				e.applied.put(inst, ref, d, obj.GetResourceVersion(), nil, stored)
 				return obj, nil
@@ -143,6 +138,17 @@ func (e *Engine) contested(ctx context.Context, t *target, inst types.UID, ref o
 		e.applied.setContest(ref, c)
 	}
 	return live, &contestedError{repairs: c.repairs, field: c.field, by: c.by, retryAfter: wait}
+}
+
+// changedField finds a field we set that have holds otherwise: compared
+// with desired, or with our fields as the API server stored them (stored,
+// when it keeps some in a form of its own), which is what have holds
+// while nobody changed them.
+func changedField(have, desired, stored map[string]any) ([]string, bool) {
+	if stored != nil {
+		return firstDifference(have, stored, nil)
+	}
+	return firstDifference(have, desired, nil)
 }
 
 // firstDifference finds a field of want that have lacks or holds otherwise,
