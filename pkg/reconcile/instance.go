@@ -202,7 +202,6 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	for _, n := range r.g.Nodes {
 		r.reconcileNode(ctx, n)
 	}
-	r.tellObjectNews()
 	r.unreadExternals()
 	if r.applyErr == nil {
 		// A refused write is retried sooner than a contested object's turn.
@@ -219,6 +218,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 			r.applyErr = err
 		}
 	}
+	r.tellObjectNews()
 	r.markProgress(status)
 	projected, projErr := resolve.Status(s.graph, r.scope)
 	for _, c := range resolve.Conditions(s.graph, r.scope) {
@@ -596,9 +596,8 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 		return nil, false
 	}
 	if w.adopting {
-		r.news = append(r.news, objectNews{reason: "Adopted", done: "adopted", why: ownership.LeftBy(live.GetLabels()),
-			g: objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
-			m: member{gvr: ref.GVR, namespace: live.GetNamespace(), name: live.GetName(), uid: live.GetUID()}})
+		r.noteNews("Adopted", "adopted", ownership.LeftBy(live.GetLabels()), objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
+			member{gvr: ref.GVR, namespace: live.GetNamespace(), name: live.GetName(), uid: live.GetUID()})
 	}
 	r.noteUndone(n, ref, out, w.undone)
 	return out, true
@@ -606,11 +605,17 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 
 // objectNews is something a pass did to one object that its instance's
 // Events tell: adopted it from an earlier instance of the name, re-created
-// it, restored its fields.
+// it, restored its fields, pruned it.
 type objectNews struct {
 	reason, done, why string
 	g                 objectGroup
 	m                 member
+}
+
+// noteNews records, for the pass's Events, what it did (done, told under
+// reason) to m, an object of g, and why.
+func (r *run) noteNews(reason, done, why string, g objectGroup, m member) {
+	r.news = append(r.news, objectNews{reason: reason, done: done, why: why, g: g, m: m})
 }
 
 // tellObjectNews tells what the pass did to objects, a few Events at most
@@ -640,17 +645,14 @@ func (r *run) tellObjectNews() {
 // noteUndone records, for the pass's Events, the drift an apply of ref,
 // an object of resource n, undid.
 func (r *run) noteUndone(n *graph.Node, ref objectRef, out *unstructured.Unstructured, undone drift) {
-	news := objectNews{g: objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
-		m: member{gvr: ref.GVR, namespace: out.GetNamespace(), name: out.GetName(), uid: out.GetUID()}}
+	g := objectGroup{node: n.ID, kind: n.Kind.GVK.Kind}
+	m := member{gvr: ref.GVR, namespace: out.GetNamespace(), name: out.GetName(), uid: out.GetUID()}
 	switch {
 	case undone.deleted:
-		news.reason, news.done, news.why = "Recreated", "re-created", "which someone else deleted"
+		r.noteNews("Recreated", "re-created", "which someone else deleted", g, m)
 	case undone.field != "":
-		news.reason, news.done, news.why = "Restored", "restored", "whose "+undone.field+" someone else changed"
-	default:
-		return
+		r.noteNews("Restored", "restored", "whose "+undone.field+" someone else changed", g, m)
 	}
-	r.news = append(r.news, news)
 }
 
 // heldByOther is the refusal to apply an object whose name another

@@ -32,8 +32,6 @@ func (r *run) prune(ctx context.Context) error {
 		}
 	}
 	var refused []error
-	pruned := map[objectGroup][]member{}
-	var groups []objectGroup
 	for i, err := range r.t.deleteAll(ctx, stale) {
 		m := stale[i]
 		// Namespace and node tell apart the objects one resource left
@@ -47,14 +45,7 @@ func (r *run) prune(ctx context.Context) error {
 		// Made again some day (an includeWhen turning back), it is
 		// created, not re-created after someone deleted it.
 		r.e.applied.drop(r.t.ref(m))
-		g := objectGroup{node: nodes[i], kind: kind}
-		if len(pruned[g]) == 0 {
-			groups = append(groups, g)
-		}
-		pruned[g] = append(pruned[g], m)
-	}
-	for _, g := range groups {
-		r.tellObjects("Pruned", "deleted", "which the graph no longer produces", g, pruned[g])
+		r.noteNews("Pruned", "deleted", "which the graph no longer produces", objectGroup{node: nodes[i], kind: kind}, m)
 	}
 	switch len(refused) {
 	case 0:
