@@ -46,8 +46,9 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 		labels[v1alpha1.LabelRGDID] = string(rgd.UID)
 	}
 
-	// What kubectl explain says of the kind, its spec and its status.
-	spec := specSchema.DeepCopy()
+	// What kubectl explain says of the kind, its spec and its status. The
+	// spec's own description alone changes: a shallow copy does.
+	spec := *specSchema
 	if spec.Description == "" {
 		spec.Description = fmt.Sprintf("The desired state of the %s: the fields ResourceGraphDefinition %s gives in spec.schema.spec.", s.Kind, rgd.Name)
 	}
@@ -116,7 +117,7 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 						"kind":       {Type: "string"},
 						// Declared so the name rule can point at it.
 						"metadata": {Type: "object", Properties: map[string]extv1.JSONSchemaProps{"name": {Type: "string"}}},
-						"spec":     *spec,
+						"spec":     spec,
 						"status":   *status,
 					},
 				}},
