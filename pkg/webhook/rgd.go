@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -44,7 +45,9 @@ type RGDValidator struct {
 	CRDLabels func(name string) (map[string]string, bool)
 	// Stored, when set, reads from the API server, uncached, the CRD a
 	// changed spec would replace and whether any instance of it is stored,
-	// to warn of a change that would break them; nil skips the warning.
+	// to warn of a change that would break them, and confirms an RGD of
+	// the cache that would deny a kind; nil skips the warning and trusts
+	// the cache.
 	Stored client.Reader
 	// Reviews, when set, asks the API server's authorizer whether the
 	// agent may do with each kind of the graph what it needs (package
@@ -269,6 +272,25 @@ func (v *RGDValidator) listRGDs(ctx context.Context) []v1alpha1.ResourceGraphDef
 	return list.Items
 }
 
+// confirm reads again, uncached, an RGD of the cache that would deny
+// another its kind: an RGD deleted a moment ago can linger in the cache,
+// and the kind it defined is free once it is gone. It returns nil for an
+// RGD that is gone, and the cached copy when it cannot tell.
+func (v *RGDValidator) confirm(ctx context.Context, cached *v1alpha1.ResourceGraphDefinition) *v1alpha1.ResourceGraphDefinition {
+	if v.Stored == nil {
+		return cached
+	}
+	live := &v1alpha1.ResourceGraphDefinition{}
+	switch err := v.Stored.Get(ctx, client.ObjectKey{Name: cached.Name}, live); {
+	case err == nil:
+		return live
+	case apierrors.IsNotFound(err):
+		return nil
+	default:
+		return cached
+	}
+}
+
 // kindTaken refuses a kind that is another's: defined by another RGD, or
 // served by a CRD that the RGD may not write (ownership.CRDConflict).
 func (v *RGDValidator) kindTaken(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) field.ErrorList {
@@ -278,12 +300,18 @@ func (v *RGDValidator) kindTaken(ctx context.Context, rgd *v1alpha1.ResourceGrap
 	p := field.NewPath("spec", "schema", "kind")
 	gk := rgd.Spec.Schema.GroupVersionKind().GroupKind()
 	crd := graph.CRDName(gk.Kind, gk.Group)
-	exists := map[string]bool{}
+	definesKind := func(other *v1alpha1.ResourceGraphDefinition) bool {
+		return other.Spec.Schema != nil && other.Spec.Schema.GroupVersionKind().GroupKind() == gk
+	}
+	cached := map[string]*v1alpha1.ResourceGraphDefinition{}
 	rgds := v.listRGDs(ctx)
 	for i := range rgds {
 		other := &rgds[i]
-		exists[other.Name] = true
-		if other.Name != rgd.Name && other.Spec.Schema != nil && other.Spec.Schema.GroupVersionKind().GroupKind() == gk {
+		cached[other.Name] = other
+		if other.Name == rgd.Name || !definesKind(other) {
+			continue
+		}
+		if live := v.confirm(ctx, other); live != nil && definesKind(live) {
 			return field.ErrorList{field.Forbidden(p, fmt.Sprintf("the kind %s of %s is defined by ResourceGraphDefinition %s already; a kind is defined by one RGD", gk.Kind, gk.Group, other.Name))}
 		}
 	}
@@ -294,7 +322,11 @@ func (v *RGDValidator) kindTaken(ctx context.Context, rgd *v1alpha1.ResourceGrap
 	if !ok {
 		return nil
 	}
-	if err := ownership.CRDConflict(crd, labels, rgd.Name, func(name string) bool { return exists[name] }); err != nil {
+	exists := func(name string) bool {
+		other, ok := cached[name]
+		return ok && v.confirm(ctx, other) != nil
+	}
+	if err := ownership.CRDConflict(crd, labels, rgd.Name, exists); err != nil {
 		return field.ErrorList{field.Forbidden(p, err.Error())}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -398,12 +399,23 @@ func TestInstanceKindsReadBackAndMerged(t *testing.T) {
 // rgdList reads as the agent's cache of RGDs would.
 type rgdList []v1alpha1.ResourceGraphDefinition
 
-func (l rgdList) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
-	return fmt.Errorf("not read by the webhook")
+// Get finds an RGD of the list by name; anything else is not found.
+func (l rgdList) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if rgd, ok := obj.(*v1alpha1.ResourceGraphDefinition); ok {
+		for _, r := range l {
+			if r.Name == key.Name {
+				r.DeepCopyInto(rgd)
+				return nil
+			}
+		}
+	}
+	return apierrors.NewNotFound(schema.GroupResource{Group: "kro.run", Resource: "resourcegraphdefinitions"}, key.Name)
 }
 
 func (l rgdList) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
-	list.(*v1alpha1.ResourceGraphDefinitionList).Items = l
+	if rgds, ok := list.(*v1alpha1.ResourceGraphDefinitionList); ok {
+		rgds.Items = l
+	}
 	return nil
 }
 
@@ -466,6 +478,31 @@ spec:
 	}}}).Handler()
 	if resp := review(t, h, PathValidateRGD, rgdKind, memos("memo-notes")); !resp.Allowed {
 		t.Errorf("the kind of a deleted RGD: denied: %s", resp.Result.Message)
+	}
+	// So it is while the agent's cache still holds memos: the API server
+	// says it is gone.
+	h = (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: existing, Stored: rgdList{}, CRDLabels: func(name string) (map[string]string, bool) {
+		l, ok := crds[name]
+		return l, ok
+	}}}).Handler()
+	if resp := review(t, h, PathValidateRGD, rgdKind, memos("memo-notes")); !resp.Allowed {
+		t.Errorf("the kind of an RGD deleted but still cached: denied: %s", resp.Result.Message)
+	}
+	// And a CRD no RGD generated is still refused, not the cached RGD.
+	crds[crd] = map[string]string{"app": "memo"}
+	if resp := review(t, h, PathValidateRGD, rgdKind, memos("memo-notes")); resp.Allowed ||
+		!strings.Contains(resp.Result.Message, "was not generated from a ResourceGraphDefinition") {
+		t.Errorf("a CRD no RGD generated, its kind's RGD deleted but cached: allowed %v (%v)", resp.Allowed, resp.Result)
+	}
+	// While memos is still there, the API server confirms the cache.
+	crds[crd] = map[string]string{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: "memos"}
+	h = (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: existing, Stored: existing, CRDLabels: func(name string) (map[string]string, bool) {
+		l, ok := crds[name]
+		return l, ok
+	}}}).Handler()
+	if resp := review(t, h, PathValidateRGD, rgdKind, memos("memo-notes")); resp.Allowed ||
+		!strings.Contains(resp.Result.Message, "is defined by ResourceGraphDefinition memos already") {
+		t.Errorf("another RGD's kind, confirmed: allowed %v (%v)", resp.Allowed, resp.Result)
 	}
 }
 
