@@ -158,6 +158,8 @@ func (c *compiler) compile() *Graph {
 		ComputedConditions: computed,
 		InstanceFormats:    celenv.FormatsOf(instance),
 	}
+	_, projected := statusSchema.Properties[StatusObservedGeneration]
+	g.ObservedGeneration = !projected
 	for _, n := range order {
 		n.Formats = celenv.FormatsOf(n.schemaOf())
 		if n.Kind != nil && n.Kind.Custom {

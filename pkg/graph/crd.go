@@ -63,6 +63,12 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 		XListType:    ptrTo("map"),
 		XListMapKeys: []string{"type"},
 	}
+	if g.ObservedGeneration {
+		status.Properties[StatusObservedGeneration] = extv1.JSONSchemaProps{
+			Type: "integer", Format: "int64",
+			Description: fmt.Sprintf("The metadata.generation of the %s that state and conditions describe; behind metadata.generation, kro-agent has not acted on the latest spec yet.", s.Kind),
+		}
+	}
 	status.Properties[StatusPlacement] = extv1.JSONSchemaProps{
 		Type:        "object",
 		Description: "The workload cluster the instance's resources live in, for instances labelled agent.kro.run/region.",

@@ -61,6 +61,17 @@ type Graph struct {
 	// instance read from a cache may lack: it fills them in as the API
 	// server would.
 	InstanceDefaults *Defaults
+	// ObservedGeneration tells that kro-agent writes the instances'
+	// status.observedGeneration (StatusObservedGeneration): the RGD does
+	// not project a field of that name, as an RGD written for upstream kro
+	// may.
+	ObservedGeneration bool
+}
+
+// AgentWrites reports whether k, a top-level field of an instance's
+// status, is one kro-agent writes rather than one the RGD projects.
+func (g *Graph) AgentWrites(k string) bool {
+	return IsAgentStatusField(k) || g.ObservedGeneration && k == StatusObservedGeneration
 }
 
 // Declares reports whether the RGD declares a custom condition of type t

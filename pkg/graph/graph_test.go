@@ -155,6 +155,42 @@ spec:
 	}
 }
 
+// kro-agent writes status.observedGeneration, for kstatus, unless the RGD
+// projects a field of that name, which then stays the RGD's.
+func TestObservedGenerationIsTheAgentsUnlessProjected(t *testing.T) {
+	compile := func(status string) *Graph {
+		g, err := Compile(parseRGD(t, `
+metadata: {name: og}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Og
+    status:
+      `+status+`
+  resources:
+  - id: d
+    template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}}
+`), Options{Resolver: builtin(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g := compile("replicas: ${d.spec.replicas}")
+	prop := g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties[StatusObservedGeneration]
+	if !g.ObservedGeneration || !g.AgentWrites(StatusObservedGeneration) || prop.Type != "integer" || prop.Format != "int64" {
+		t.Errorf("not projected: written by kro-agent %v, schema %+v; want it written, an int64", g.ObservedGeneration, prop)
+	}
+	g = compile("observedGeneration: ${d.status.?observedGeneration.orValue(0)}")
+	prop = g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties[StatusObservedGeneration]
+	if g.ObservedGeneration || g.AgentWrites(StatusObservedGeneration) || !strings.HasPrefix(prop.Description, "Projected by kro-agent from ") {
+		t.Errorf("projected: written by kro-agent %v, schema %+v; want the RGD's projection", g.ObservedGeneration, prop)
+	}
+	if len(g.Status) != 1 || g.Status[0].Path.String() != StatusObservedGeneration {
+		t.Errorf("projected fields %v, want observedGeneration", g.Status)
+	}
+}
+
 // A container's resources hold maps of quantities, a union of string and
 // number: an object of strings may be written into them, and they can be
 // read, as kro's examples do.

@@ -26,6 +26,12 @@ const (
 	// StatusPlacement holds the workload cluster and region of an instance
 	// placed by region (agent.kro.run/v1alpha1 Placement).
 	StatusPlacement = "placement"
+	// StatusObservedGeneration is the metadata.generation the state and
+	// conditions describe. Tools that judge health by kstatus (Flux,
+	// cli-utils' appliers) read it to tell a Ready of the previous spec
+	// from one of the current. An RGD that projects a field of this name
+	// keeps it (Graph.ObservedGeneration).
+	StatusObservedGeneration = "observedGeneration"
 )
 
 // IsAgentStatusField reports whether k, a top-level field of an instance's

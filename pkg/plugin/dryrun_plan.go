@@ -441,7 +441,7 @@ func statusChange(g *graph.Graph, scope *resolve.Scope, live *unstructured.Unstr
 	now := map[string]any{}
 	if old, ok := live.Object["status"].(map[string]any); ok {
 		for k, v := range old {
-			if !graph.IsAgentStatusField(k) {
+			if !g.AgentWrites(k) {
 				now[k] = v
 			}
 		}

@@ -259,6 +259,11 @@ func (r *RGDReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	status := rgd.Status.DeepCopy()
 	res, err := r.reconcile(ctx, rgd, status)
+	if ready := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionReady); ready != nil {
+		// The generation the conditions were last set for: one whose
+		// graph waits for schemas to check it against keeps the last.
+		status.ObservedGeneration = ready.ObservedGeneration
+	}
 	if werr := r.writeStatus(ctx, rgd, status); werr != nil {
 		if apierrors.IsConflict(werr) && err == nil {
 			// The cache was behind: the RGD changed since it was read

@@ -62,6 +62,9 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 	if r.placement != nil {
 		next[graph.StatusPlacement] = map[string]any{"cluster": r.placement.Cluster, "region": r.placement.Region}
 	}
+	if r.s.graph != nil && r.s.graph.ObservedGeneration {
+		next[graph.StatusObservedGeneration] = r.inst.GetGeneration()
+	}
 	next[graph.StatusState] = string(st.State)
 	conds, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&struct {
 		Conditions []metav1.Condition `json:"conditions"`

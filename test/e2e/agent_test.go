@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -69,6 +70,9 @@ func TestWebAppLifecycle(t *testing.T) {
 				if got := condition(inst, cond); got == nil || got.Status != metav1.ConditionTrue {
 					t.Errorf("condition %s = %+v, want True", cond, got)
 				}
+			}
+			if got, _, _ := unstructured.NestedInt64(inst.Object, "status", "observedGeneration"); got != inst.GetGeneration() {
+				t.Errorf("status.observedGeneration = %d, want the generation, %d", got, inst.GetGeneration())
 			}
 			if got, _, _ := unstructured.NestedInt64(inst.Object, "status", "availableReplicas"); got != 2 {
 				t.Errorf("status.availableReplicas = %d, want 2", got)
@@ -204,7 +208,18 @@ func TestWebAppLifecycle(t *testing.T) {
 				image := cs[0].(map[string]any)["image"]
 				return r == 3 && image == "nginx:1.28", fmt.Sprintf("replicas %d image %v", r, image)
 			})
-			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "shop", v1alpha1.InstanceActive)
+			// Tools that judge health by kstatus (Flux, cli-utils) tell a
+			// Ready of this spec from one of the last by observedGeneration.
+			eventually(t, 20*time.Second, "kstatus to find the instance Current at its new generation", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "shop")
+				observed, _, _ := unstructured.NestedInt64(inst.Object, "status", "observedGeneration")
+				res, err := kstatus.Compute(inst)
+				if err != nil {
+					t.Fatalf("kstatus of the instance: %v", err)
+				}
+				return observed == inst.GetGeneration() && inst.GetGeneration() > 1 && res.Status == kstatus.CurrentStatus,
+					fmt.Sprintf("generation %d, status.observedGeneration %d, kstatus %s (%s)", inst.GetGeneration(), observed, res.Status, res.Message)
+			})
 			return ctx
 		}).
 		Assess("includeWhen turning true creates the Ingress, turning false prunes it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

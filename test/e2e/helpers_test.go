@@ -508,10 +508,12 @@ func (c *clients) waitRGDActive(t testing.TB, name string) {
 		}
 		// Active for the generation applied: an update the agent refuses
 		// leaves the state of the one before until it has looked.
+		// status.observedGeneration says so to kstatus (Flux) as well.
 		state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 		ready := condition(u, v1alpha1.ConditionReady)
-		current := ready != nil && ready.ObservedGeneration == u.GetGeneration()
-		return state == string(v1alpha1.StateActive) && current, conditionSummary(u)
+		current := ready != nil && ready.ObservedGeneration == u.GetGeneration() && observed == u.GetGeneration()
+		return state == string(v1alpha1.StateActive) && current, fmt.Sprintf("%s; generation %d, status.observedGeneration %d", conditionSummary(u), u.GetGeneration(), observed)
 	})
 }
 

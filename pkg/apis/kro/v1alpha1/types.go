@@ -272,6 +272,12 @@ type ResourceGraphDefinitionStatus struct {
 	// +optional
 	State ResourceGraphDefinitionState `json:"state,omitempty"`
 
+	// ObservedGeneration is the metadata.generation that state and
+	// conditions describe: behind it, kro-agent has not acted on the
+	// latest spec yet (kstatus, as Flux uses it, reads it).
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// TopologicalOrder is the order in which resources are applied.
 	// +optional
 	// +listType=atomic
