@@ -316,6 +316,16 @@ func Adopts(inst Instance, labels map[string]string, appliedByAgent, local bool)
 		labels[v1alpha1.LabelApplySetPartOf] == ApplySetID(inst)
 }
 
+// NotAdoptedRemotely says, of an object in a workload cluster that Adopts
+// would take over in inst's own cluster, why kro-agent leaves it there;
+// "" for any other object.
+func NotAdoptedRemotely(inst Instance, labels map[string]string, appliedByAgent bool) string {
+	if !Adopts(inst, labels, appliedByAgent, true) {
+		return ""
+	}
+	return "kro-agent adopts what an earlier instance of this name left only in the instance's own cluster: in a workload cluster, an instance of this name placed there from another cluster may still hold it"
+}
+
 // LeftBy says, for an Event or a plan, which earlier instance left the
 // object with these labels, which inst Adopts.
 func LeftBy(labels map[string]string) string {

@@ -286,6 +286,12 @@ func TestAdopts(t *testing.T) {
 			t.Errorf("%s: Adopts = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	if got := NotAdoptedRemotely(webapp, earlier, true); !strings.Contains(got, "only in the instance's own cluster") {
+		t.Errorf("NotAdoptedRemotely of an earlier instance's object = %q, want it to say why a workload cluster's is not adopted", got)
+	}
+	if got := NotAdoptedRemotely(webapp, earlier, false); got != "" {
+		t.Errorf("NotAdoptedRemotely of an object kro-agent did not apply = %q, want none", got)
+	}
 	if got, want := LeftBy(earlier), "left by an earlier instance of this name (kro.run/instance-id u-0), deleted since"; got != want {
 		t.Errorf("LeftBy = %q, want %q", got, want)
 	}

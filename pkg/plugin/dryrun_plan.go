@@ -577,6 +577,11 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	if live != nil && ownership.Whose(live.GetLabels(), inst) != "" {
 		if !c.adopts(inst, live) {
 			p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID)
+			if c.name != "" {
+				if remote := ownership.NotAdoptedRemotely(inst, live.GetLabels(), ownership.AppliedByAgent(live.GetManagedFields())); remote != "" {
+					p.Reason += "; " + remote
+				}
+			}
 			return p, nil
 		}
 		adopted = "kro-agent adopts it: it was " + ownership.LeftBy(live.GetLabels())

@@ -436,6 +436,45 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 			}
 			return ctx
 		}).
+		Assess("on the workload cluster, what an earlier instance of the name left is not adopted, and the refusal says why", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			c.apply(t, regionalApp("t2", "eu-west"))
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t2", v1alpha1.InstanceActive)
+			left := w.mustGet(t, "v1", "ConfigMap", "placed", "t2-config")
+			// Deleted while no agent ran, its finalizer taken off by
+			// hand: its objects stay on the workload cluster.
+			stopAgentNow(t)
+			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t2")
+			c.release(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t2")
+			startAgent(t, cfg)
+			c.apply(t, regionalApp("t2", "eu-west"))
+			eventually(t, 30*time.Second, "the new instance to refuse the earlier one's ConfigMap, saying why it is not adopted", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t2")
+				msg := conditionSummary(inst)
+				return strings.Contains(msg, "ConfigMap placed/t2-config already exists in cluster eu-west-1 and was created for an earlier instance of this name") &&
+					strings.Contains(msg, "kro-agent adopts what an earlier instance of this name left only in the instance's own cluster"), msg
+			})
+			// kubectl kro dry-run says the same, and exits 1 for it.
+			file := filepath.Join(t.TempDir(), "instance.yaml")
+			writeFile(t, file, regionalApp("t2", "eu-west"))
+			out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-o", "json")
+			var plan []plugin.PlannedResource
+			if jerr := json.Unmarshal([]byte(out), &plan); err == nil || jerr != nil || len(plan) == 0 ||
+				plan[0].Action != plugin.ActionInvalid || !strings.Contains(plan[0].Reason, "left only in the instance's own cluster") {
+				t.Errorf("dry-run of the new instance: %v, want exit 1 and its ConfigMap INVALID saying why it is not adopted\n%s", err, out)
+			}
+			if cm := w.mustGet(t, "v1", "ConfigMap", "placed", "t2-config"); cm.GetLabels()[v1alpha1.LabelInstanceID] != left.GetLabels()[v1alpha1.LabelInstanceID] {
+				t.Errorf("the earlier instance's ConfigMap was relabelled: %v", cm.GetLabels())
+			}
+			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t2")
+			eventually(t, 30*time.Second, "the new instance to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t2")
+				return err != nil, "still there"
+			})
+			w.delete(t, "v1", "ConfigMap", "placed", "t2-config")
+			w.delete(t, "apps/v1", "Deployment", "placed", "t2")
+			return ctx
+		}).
 		Assess("a resource deleted on the workload cluster comes back", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			w := workload(t)
 			old := w.mustGet(t, "v1", "ConfigMap", "placed", "a1-config")
