@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -59,8 +60,10 @@ type Registrar struct {
 	// changes counts the changes to caBundle and kinds; registered is the
 	// count the last successful registration held. Equal: nothing pending.
 	changes, registered int
-	// left is what the last successful registration left, for Verify.
-	left *registered
+	// left is what the last successful registration left, for Verify,
+	// and leftCA the CA it registered.
+	left   *registered
+	leftCA []byte
 }
 
 // SetCABundle records a new CA and re-registers.
@@ -140,10 +143,10 @@ func (r *Registrar) Apply(ctx context.Context) error {
 		return r.mutatingConfig(ca, instanceRules(union(registeredKinds(cur), kinds)))
 	}
 	api := r.Client.AdmissionregistrationV1()
-	vwcs, mwcs := api.ValidatingWebhookConfigurations(), api.MutatingWebhookConfigurations()
+	mwcs := api.MutatingWebhookConfigurations()
 	var left registered
 	var err error
-	if left.validating, err = owned.Put(ctx, r.validatingConfig(ca), vwcs.Get, vwcs.Create, vwcs.Update); err != nil {
+	if left.validating, err = r.putValidating(ctx, ca); err != nil {
 		return fmt.Errorf("registering the RGD webhook: %w", err)
 	}
 	if left.mutating, err = owned.PutFrom(ctx, ConfigName, mutating, mwcs.Get, mwcs.Create, mwcs.Update); err != nil {
@@ -154,9 +157,26 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	r.registered = max(r.registered, state)
-	r.left = &left
+	r.left, r.leftCA = &left, ca
 	r.mu.Unlock()
 	return nil
+}
+
+// putValidating registers the RGD webhook's configuration. It changes only
+// with the CA: one still as the last registration left it is not written
+// again when only the instance kinds changed, which costs one read instead
+// of a write.
+func (r *Registrar) putValidating(ctx context.Context, ca []byte) (owned.Version, error) {
+	vwcs := r.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	r.mu.Lock()
+	prev, prevCA := r.left, r.leftCA
+	r.mu.Unlock()
+	if prev != nil && bytes.Equal(prevCA, ca) {
+		if intact, err := owned.At(ctx, vwcs.Get, ConfigName, prev.validating); err == nil && intact {
+			return prev.validating, nil
+		}
+	}
+	return owned.Put(ctx, r.validatingConfig(ca), vwcs.Get, vwcs.Create, vwcs.Update)
 }
 
 // configMeta names the webhook configurations and labels them with the
