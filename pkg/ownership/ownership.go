@@ -316,15 +316,9 @@ func Adopts(inst Instance, labels map[string]string, appliedByAgent, local bool)
 		labels[v1alpha1.LabelApplySetPartOf] == ApplySetID(inst)
 }
 
-// NotAdoptedRemotely says, of an object in a workload cluster that Adopts
-// would take over in inst's own cluster, why kro-agent leaves it there;
-// "" for any other object.
-func NotAdoptedRemotely(inst Instance, labels map[string]string, appliedByAgent bool) string {
-	if !Adopts(inst, labels, appliedByAgent, true) {
-		return ""
-	}
-	return "kro-agent adopts what an earlier instance of this name left only in the instance's own cluster: in a workload cluster, an instance of this name placed there from another cluster may still hold it"
-}
+// notAdoptedRemotely says why an object in a workload cluster that Adopts
+// would take over in inst's own cluster is left alone there.
+const notAdoptedRemotely = "kro-agent adopts what an earlier instance of this name left only in the instance's own cluster: in a workload cluster, an instance of this name placed there from another cluster may still hold it"
 
 // LeftBy says, for an Event or a plan, which earlier instance left the
 // object with these labels, which inst Adopts.
@@ -353,13 +347,19 @@ func Whose(labels map[string]string, inst Instance) string {
 
 // LeftAlone says why kro-agent does not apply what resource nodeID renders
 // over an existing object with these labels, which is not inst's (Whose
-// says whose), and what the user can do: an object another instance makes
-// is made again while that instance exists, so deleting it is no remedy
-// until then.
-func LeftAlone(labels map[string]string, inst Instance, nodeID string) string {
+// says whose) and which it does not adopt (appliedByAgent and local as
+// Adopts takes them), and what the user can do: an object another
+// instance makes is made again while that instance exists, so deleting it
+// is no remedy until then. Of one it would adopt in inst's own cluster it
+// also says why not in a workload cluster.
+func LeftAlone(labels map[string]string, inst Instance, nodeID string, appliedByAgent, local bool) string {
 	remedy := fmt.Sprintf("delete it, or have resource %s render another name", nodeID)
 	if other, ok := Claimant(labels, inst); ok {
 		remedy = fmt.Sprintf("have resource %s render another name for this instance, or delete it once %s is gone (while it exists, it makes the object again)", nodeID, other)
 	}
-	return Whose(labels, inst) + ": kro-agent leaves it as it is; " + remedy
+	why := Whose(labels, inst) + ": kro-agent leaves it as it is; " + remedy
+	if !local && Adopts(inst, labels, appliedByAgent, true) {
+		why += "; " + notAdoptedRemotely
+	}
+	return why
 }

@@ -199,7 +199,7 @@ func TestLeftAlone(t *testing.T) {
 		{map[string]string{v1alpha1.LabelInstanceID: "u-2", v1alpha1.LabelInstanceName: "cart", v1alpha1.LabelInstanceNamespace: "prod"},
 			"belongs to another instance, prod/cart (kro.run/instance-id u-2): kro-agent leaves it as it is; have resource config render another name for this instance, or delete it once prod/cart is gone (while it exists, it makes the object again)"},
 	} {
-		if got := LeftAlone(tc.labels, shop, "config"); got != tc.want {
+		if got := LeftAlone(tc.labels, shop, "config", true, true); got != tc.want {
 			t.Errorf("LeftAlone(%v) =\n%s\nwant\n%s", tc.labels, got, tc.want)
 		}
 	}
@@ -286,11 +286,11 @@ func TestAdopts(t *testing.T) {
 			t.Errorf("%s: Adopts = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if got := NotAdoptedRemotely(webapp, earlier, true); !strings.Contains(got, "only in the instance's own cluster") {
-		t.Errorf("NotAdoptedRemotely of an earlier instance's object = %q, want it to say why a workload cluster's is not adopted", got)
+	if got := LeftAlone(earlier, webapp, "config", true, false); !strings.Contains(got, "only in the instance's own cluster") {
+		t.Errorf("LeftAlone of an earlier instance's object in a workload cluster = %q, want it to say why it is not adopted", got)
 	}
-	if got := NotAdoptedRemotely(webapp, earlier, false); got != "" {
-		t.Errorf("NotAdoptedRemotely of an object kro-agent did not apply = %q, want none", got)
+	if got := LeftAlone(earlier, webapp, "config", false, false); strings.Contains(got, "only in the instance's own cluster") {
+		t.Errorf("LeftAlone of an object kro-agent did not apply = %q, want no word of adoption", got)
 	}
 	if got, want := LeftBy(earlier), "left by an earlier instance of this name (kro.run/instance-id u-0), deleted since"; got != want {
 		t.Errorf("LeftBy = %q, want %q", got, want)

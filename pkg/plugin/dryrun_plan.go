@@ -576,12 +576,7 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	adopted := ""
 	if live != nil && ownership.Whose(live.GetLabels(), inst) != "" {
 		if !c.adopts(inst, live) {
-			p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID)
-			if c.name != "" {
-				if remote := ownership.NotAdoptedRemotely(inst, live.GetLabels(), ownership.AppliedByAgent(live.GetManagedFields())); remote != "" {
-					p.Reason += "; " + remote
-				}
-			}
+			p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID, ownership.AppliedByAgent(live.GetManagedFields()), c.name == "")
 			return p, nil
 		}
 		adopted = "kro-agent adopts it: it was " + ownership.LeftBy(live.GetLabels())

@@ -660,14 +660,9 @@ func (r *run) noteUndone(n *graph.Node, ref objectRef, out *unstructured.Unstruc
 // deleted.
 func (r *run) heldByOther(n *graph.Node, ref objectRef, held *unstructured.Unstructured) error {
 	r.awaited.holders = waitAlso(r.awaited.holders, ref)
-	why := ownership.LeftAlone(held.GetLabels(), r.id, n.ID)
-	if r.t != r.e.local {
-		if remote := ownership.NotAdoptedRemotely(r.id, held.GetLabels(), r.t.applied(ref)); remote != "" {
-			why += "; " + remote
-		}
-	}
 	return fmt.Errorf("%s %s already exists in %s and %s",
-		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t, why)
+		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t,
+		ownership.LeftAlone(held.GetLabels(), r.id, n.ID, r.t.applied(ref), r.t == r.e.local))
 }
 
 // holder is the object of ref that exists but is not among the agent's,
