@@ -442,10 +442,11 @@ spec:
 	existing := rgdList{{ObjectMeta: metav1.ObjectMeta{Name: "memos"}, Spec: v1alpha1.ResourceGraphDefinitionSpec{Schema: &v1alpha1.Schema{APIVersion: "v1alpha1", Kind: "Memo"}}}}
 	crd := graph.CRDName("Memo", "kro.run") // memoes, as flect has it
 	crds := map[string]map[string]string{}
-	h := (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: existing, CRDLabels: func(name string) (map[string]string, bool) {
+	crdLabels := func(name string) (map[string]string, bool) {
 		l, ok := crds[name]
 		return l, ok
-	}}}).Handler()
+	}
+	h := (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: existing, CRDLabels: crdLabels}}).Handler()
 	for _, tc := range []struct {
 		name, rgd string
 		crd       map[string]string
@@ -472,19 +473,13 @@ spec:
 	}
 	// Once memos is deleted, its CRD goes to the RGD created for the kind.
 	crds[crd] = map[string]string{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: "memos"}
-	h = (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: rgdList{}, CRDLabels: func(name string) (map[string]string, bool) {
-		l, ok := crds[name]
-		return l, ok
-	}}}).Handler()
+	h = (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: rgdList{}, CRDLabels: crdLabels}}).Handler()
 	if resp := review(t, h, PathValidateRGD, rgdKind, memos("memo-notes")); !resp.Allowed {
 		t.Errorf("the kind of a deleted RGD: denied: %s", resp.Result.Message)
 	}
 	// So it is while the agent's cache still holds memos: the API server
 	// says it is gone.
-	h = (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: existing, Stored: rgdList{}, CRDLabels: func(name string) (map[string]string, bool) {
-		l, ok := crds[name]
-		return l, ok
-	}}}).Handler()
+	h = (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: existing, Stored: rgdList{}, CRDLabels: crdLabels}}).Handler()
 	if resp := review(t, h, PathValidateRGD, rgdKind, memos("memo-notes")); !resp.Allowed {
 		t.Errorf("the kind of an RGD deleted but still cached: denied: %s", resp.Result.Message)
 	}
@@ -496,10 +491,7 @@ spec:
 	}
 	// While memos is still there, the API server confirms the cache.
 	crds[crd] = map[string]string{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: "memos"}
-	h = (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: existing, Stored: existing, CRDLabels: func(name string) (map[string]string, bool) {
-		l, ok := crds[name]
-		return l, ok
-	}}}).Handler()
+	h = (&Server{RGDs: &RGDValidator{Resolver: builtin, RGDs: existing, Stored: existing, CRDLabels: crdLabels}}).Handler()
 	if resp := review(t, h, PathValidateRGD, rgdKind, memos("memo-notes")); resp.Allowed ||
 		!strings.Contains(resp.Result.Message, "is defined by ResourceGraphDefinition memos already") {
 		t.Errorf("another RGD's kind, confirmed: allowed %v (%v)", resp.Allowed, resp.Result)
