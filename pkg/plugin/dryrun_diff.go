@@ -12,14 +12,15 @@ import (
 // overlaid is live with what the template sets (u) laid over it, as a
 // server-side apply of u merges into it: maps key by key, lists of as
 // many items item by item (a Deployment's containers keep the fields the
-// API server defaulted), anything else replaced. It is u alone when
-// nothing is live. A field the agent applied before and the template no
-// longer sets, which an apply would remove, stays.
+// API server defaulted), anything else replaced, and without a field the
+// agent applied before that the template no longer sets (withoutDropped).
+// It is u alone when nothing is live.
 func overlaid(live, u *unstructured.Unstructured) *unstructured.Unstructured {
 	if live == nil {
 		return u.DeepCopy()
 	}
-	out, _ := overlay(live.DeepCopy().Object, u.DeepCopy().Object).(map[string]any)
+	kept := withoutDropped(live.DeepCopy().Object, u.Object, live.GetManagedFields())
+	out, _ := overlay(kept, u.DeepCopy().Object).(map[string]any)
 	return &unstructured.Unstructured{Object: out}
 }
 

@@ -11,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -417,19 +419,22 @@ func inNamespace(ns string) *unstructured.Unstructured {
 	return u
 }
 
+// yamlObject is the object s, written in YAML, describes.
+func yamlObject(t *testing.T, s string) *unstructured.Unstructured {
+	t.Helper()
+	m, err := decodeObject([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
 // What the template sets is laid over the live object as an apply merges
 // it: a Deployment's containers keep what the API server defaulted, a list
 // of another length and a value are replaced, and nothing live gives the
 // template's object.
 func TestOverlaid(t *testing.T) {
-	obj := func(s string) *unstructured.Unstructured {
-		t.Helper()
-		m, err := decodeObject([]byte(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &unstructured.Unstructured{Object: m}
-	}
+	obj := func(s string) *unstructured.Unstructured { return yamlObject(t, s) }
 	live := obj(`{kind: Deployment, metadata: {name: d, uid: u1}, spec: {replicas: 2, template: {spec: {containers: [{name: web, image: "nginx:1", imagePullPolicy: IfNotPresent}]}}, selector: {matchLabels: {app: d}}}, status: {availableReplicas: 2}}`)
 	set := obj(`{kind: Deployment, metadata: {name: d}, spec: {replicas: 3, template: {spec: {containers: [{name: web, image: "nginx:2"}]}}}}`)
 	want := obj(`{kind: Deployment, metadata: {name: d, uid: u1}, spec: {replicas: 3, template: {spec: {containers: [{name: web, image: "nginx:2", imagePullPolicy: IfNotPresent}]}}, selector: {matchLabels: {app: d}}}, status: {availableReplicas: 2}}`)
@@ -445,6 +450,45 @@ func TestOverlaid(t *testing.T) {
 	}
 	if got := overlaid(nil, set); !reflect.DeepEqual(got.Object, set.Object) {
 		t.Errorf("nothing live: got %v", got.Object)
+	}
+}
+
+// What kro-agent applied before and the template no longer sets is gone
+// from the overlaid object, as an apply removes it: a label, a field, a
+// container and an item of its env, found by their keys; a label another
+// manager holds too stays, and so does everything when an entry of
+// managedFields cannot be read.
+func TestOverlaidDropsWhatTheAgentNoLongerSets(t *testing.T) {
+	obj := func(s string) *unstructured.Unstructured { return yamlObject(t, s) }
+	live := obj(`{kind: Deployment, metadata: {name: d, labels: {app: d, tier: web, team: a}}, spec: {replicas: 3, template: {spec: {containers: [
+		{name: web, image: "nginx:1", imagePullPolicy: IfNotPresent, env: [{name: A, value: "1"}, {name: B, value: "2"}]},
+		{name: sidecar, image: envoy}]}}}}`)
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "apps/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
+	}
+	agent := entry(ownership.FieldManager, metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:app":{},"f:tier":{},"f:team":{}}},`+
+		`"f:spec":{"f:replicas":{},"f:template":{"f:spec":{"f:containers":{`+
+		`"k:{\"name\":\"web\"}":{".":{},"f:name":{},"f:image":{},"f:env":{"k:{\"name\":\"A\"}":{".":{},"f:name":{},"f:value":{}},"k:{\"name\":\"B\"}":{".":{},"f:name":{},"f:value":{}}}},`+
+		`"k:{\"name\":\"sidecar\"}":{".":{},"f:name":{},"f:image":{}}}}}}}`)
+	labeller := entry("kubectl-label", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:labels":{"f:team":{}}}}`)
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{agent, labeller})
+	set := obj(`{kind: Deployment, metadata: {name: d, labels: {app: d}}, spec: {template: {spec: {containers: [{name: web, image: "nginx:2", env: [{name: A, value: "1"}]}]}}}}`)
+
+	got := overlaid(live, set)
+	got.SetManagedFields(nil)
+	want := obj(`{kind: Deployment, metadata: {name: d, labels: {app: d, team: a}}, spec: {template: {spec: {containers: [
+		{name: web, image: "nginx:2", imagePullPolicy: IfNotPresent, env: [{name: A, value: "1"}]}]}}}}`)
+	if !reflect.DeepEqual(got.Object, want.Object) {
+		t.Errorf("overlaid =\n%v\nwant\n%v", got.Object, want.Object)
+	}
+	if _, ok := live.Object["spec"].(map[string]any)["replicas"]; !ok {
+		t.Error("overlaid changed the live object")
+	}
+
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{agent, entry("odd", metav1.ManagedFieldsOperationUpdate, `{"k:{oops":{}}`)})
+	got = overlaid(live, set)
+	if labels := got.GetLabels(); labels["tier"] != "web" || got.Object["spec"].(map[string]any)["replicas"] != int64(3) {
+		t.Errorf("with an entry that cannot be read, nothing should be dropped: labels %v, spec %v", labels, got.Object["spec"])
 	}
 }
 
