@@ -15,7 +15,9 @@ import (
 // applier set before and no longer sends, unless another manager holds it
 // too. Which fields kro-agent's last apply set, and which other managers
 // hold, live's managedFields tell. Nothing is removed when an entry cannot
-// be read: a field another manager holds must not look dropped.
+// be read, or names the fields of another version of the kind than set's
+// (which need not be the same): a field another manager holds must not
+// look dropped.
 func withoutDropped(live, set map[string]any, entries []metav1.ManagedFieldsEntry) map[string]any {
 	ours, others := &fieldpath.Set{}, &fieldpath.Set{}
 	for _, e := range entries {
@@ -23,7 +25,7 @@ func withoutDropped(live, set map[string]any, entries []metav1.ManagedFieldsEntr
 			continue
 		}
 		held := &fieldpath.Set{}
-		if err := held.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
+		if err := held.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil || e.APIVersion != set["apiVersion"] {
 			return live
 		}
 		if ownership.Applied(e.Manager, string(e.Operation)) && e.Subresource == "" {

@@ -457,10 +457,10 @@ func TestOverlaid(t *testing.T) {
 // from the overlaid object, as an apply removes it: a label, a field, a
 // container and an item of its env, found by their keys; a label another
 // manager holds too stays, and so does everything when an entry of
-// managedFields cannot be read.
+// managedFields cannot be read or is of another version of the kind.
 func TestOverlaidDropsWhatTheAgentNoLongerSets(t *testing.T) {
 	obj := func(s string) *unstructured.Unstructured { return yamlObject(t, s) }
-	live := obj(`{kind: Deployment, metadata: {name: d, labels: {app: d, tier: web, team: a}}, spec: {replicas: 3, template: {spec: {containers: [
+	live := obj(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: d, labels: {app: d, tier: web, team: a}}, spec: {replicas: 3, template: {spec: {containers: [
 		{name: web, image: "nginx:1", imagePullPolicy: IfNotPresent, env: [{name: A, value: "1"}, {name: B, value: "2"}]},
 		{name: sidecar, image: envoy}]}}}}`)
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
@@ -472,11 +472,11 @@ func TestOverlaidDropsWhatTheAgentNoLongerSets(t *testing.T) {
 		`"k:{\"name\":\"sidecar\"}":{".":{},"f:name":{},"f:image":{}}}}}}}`)
 	labeller := entry("kubectl-label", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:labels":{"f:team":{}}}}`)
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{agent, labeller})
-	set := obj(`{kind: Deployment, metadata: {name: d, labels: {app: d}}, spec: {template: {spec: {containers: [{name: web, image: "nginx:2", env: [{name: A, value: "1"}]}]}}}}`)
+	set := obj(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: d, labels: {app: d}}, spec: {template: {spec: {containers: [{name: web, image: "nginx:2", env: [{name: A, value: "1"}]}]}}}}`)
 
 	got := overlaid(live, set)
 	got.SetManagedFields(nil)
-	want := obj(`{kind: Deployment, metadata: {name: d, labels: {app: d, team: a}}, spec: {template: {spec: {containers: [
+	want := obj(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: d, labels: {app: d, team: a}}, spec: {template: {spec: {containers: [
 		{name: web, image: "nginx:2", imagePullPolicy: IfNotPresent, env: [{name: A, value: "1"}]}]}}}}`)
 	if !reflect.DeepEqual(got.Object, want.Object) {
 		t.Errorf("overlaid =\n%v\nwant\n%v", got.Object, want.Object)
@@ -485,10 +485,17 @@ func TestOverlaidDropsWhatTheAgentNoLongerSets(t *testing.T) {
 		t.Error("overlaid changed the live object")
 	}
 
-	live.SetManagedFields([]metav1.ManagedFieldsEntry{agent, entry("odd", metav1.ManagedFieldsOperationUpdate, `{"k:{oops":{}}`)})
-	got = overlaid(live, set)
-	if labels := got.GetLabels(); labels["tier"] != "web" || got.Object["spec"].(map[string]any)["replicas"] != int64(3) {
-		t.Errorf("with an entry that cannot be read, nothing should be dropped: labels %v, spec %v", labels, got.Object["spec"])
+	older := entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:labels":{"f:tier":{}}}}`)
+	older.APIVersion = "apps/v1beta2"
+	for why, e := range map[string]metav1.ManagedFieldsEntry{
+		"cannot be read":                  entry("odd", metav1.ManagedFieldsOperationUpdate, `{"k:{oops":{}}`),
+		"is of another version of a kind": older,
+	} {
+		live.SetManagedFields([]metav1.ManagedFieldsEntry{agent, e})
+		got = overlaid(live, set)
+		if labels := got.GetLabels(); labels["tier"] != "web" || got.Object["spec"].(map[string]any)["replicas"] != int64(3) {
+			t.Errorf("with an entry that %s, nothing should be dropped: labels %v, spec %v", why, labels, got.Object["spec"])
+		}
 	}
 }
 
