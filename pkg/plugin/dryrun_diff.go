@@ -7,19 +7,25 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/managedfields"
 )
 
 // overlaid is live with what the template sets (u) laid over it, as a
 // server-side apply of u merges into it: maps key by key, lists of as
 // many items item by item (a Deployment's containers keep the fields the
 // API server defaulted), anything else replaced, and without a field the
-// agent applied before that the template no longer sets (withoutDropped).
-// It is u alone when nothing is live.
+// agent applied before that the template no longer sets, which the apply
+// removes (managedfields.Dropped; everything kept when that cannot be
+// told). It is u alone when nothing is live.
 func overlaid(live, u *unstructured.Unstructured) *unstructured.Unstructured {
 	if live == nil {
 		return u.DeepCopy()
 	}
-	kept := withoutDropped(live.DeepCopy().Object, u.Object, live.GetManagedFields())
+	kept := live.DeepCopy().Object
+	if dropped, ok := managedfields.Dropped(u.Object, live.GetManagedFields()); ok {
+		kept = managedfields.Remove(kept, dropped)
+	}
 	out, _ := overlay(kept, u.DeepCopy().Object).(map[string]any)
 	return &unstructured.Unstructured{Object: out}
 }

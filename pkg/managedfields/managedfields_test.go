@@ -1,0 +1,56 @@
+package managedfields
+
+import (
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/ownership"
+)
+
+func object(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The fields kro-agent's apply held are found in a configuration by their
+// keys, a key field the API server defaults (a port's protocol) left out
+// as kro-agent sends it; what the configuration no longer sets is dropped,
+// highest field first, and removed from the object.
+func TestDropped(t *testing.T) {
+	entries := []metav1.ManagedFieldsEntry{{
+		Manager: ownership.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1", FieldsType: "FieldsV1",
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:name":{},"f:image":{},` +
+			`"f:ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}},"k:{\"containerPort\":9090,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}}}}}}}}}`),
+	}}
+	live := object(t, `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [{name: web, image: nginx, ports: [{containerPort: 80, protocol: TCP}, {containerPort: 9090, protocol: TCP}]}]}}}}`)
+
+	same := object(t, `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [{name: web, image: nginx, ports: [{containerPort: 80}, {containerPort: 9090}]}]}}}}`)
+	if dropped, ok := Dropped(same, entries); !ok || len(dropped) != 0 {
+		t.Errorf("the configuration kro-agent applied drops %v (ok %v), want nothing", dropped, ok)
+	}
+
+	fewer := object(t, `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [{name: web, ports: [{containerPort: 80}]}]}}}}`)
+	dropped, ok := Dropped(fewer, entries)
+	var got []string
+	for _, p := range dropped {
+		got = append(got, p.String())
+	}
+	want := []string{
+		`.spec.template.spec.containers[name="web"].image`,
+		`.spec.template.spec.containers[name="web"].ports[containerPort=9090,protocol="TCP"]`,
+	}
+	if !ok || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Dropped = %q (ok %v), want %q", got, ok, want)
+	}
+	left := Remove(live, dropped)
+	if want := object(t, `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [{name: web, ports: [{containerPort: 80, protocol: TCP}]}]}}}}`); !reflect.DeepEqual(left, want) {
+		t.Errorf("Remove = %v, want %v", left, want)
+	}
+}
