@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	"github.com/kro-agent/kro-agent/pkg/managedfields"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/takeover"
@@ -287,6 +288,25 @@ func foldStringData(secret map[string]any) {
 	delete(secret, "stringData")
 }
 
+// appliedMore tells whether kro-agent's last apply of an object, found
+// holding what it should right after a restart, set a field desired no
+// longer sets: the graph or the values it was applied with may have
+// changed while no kro-agent ran, and only an apply removes such a field.
+// Only the object's managedFields tell, which the informers do not keep,
+// so it is read, once, unless kro-agent never applied it; when it cannot
+// be read, or its managedFields cannot tell, it is applied.
+func appliedMore(ctx context.Context, t *target, ref objectRef, desired map[string]any) bool {
+	if !t.applied(ref) {
+		return false
+	}
+	obj, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return true
+	}
+	dropped, ok := managedfields.Dropped(desired, obj.GetManagedFields())
+	return !ok || len(dropped) > 0
+}
+
 func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, ref objectRef, desired map[string]any, live *unstructured.Unstructured) (*unstructured.Unstructured, drift, error) {
 	// The JSON applied is also what tells whether it changed.
 	body, err := json.Marshal(desired)
@@ -313,7 +333,7 @@ func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, 
 		// its own form: applying again would change nothing.
 		e.applied.unchanged(ref, live.GetResourceVersion())
 		return live, drift{}, nil
-	case !known && contains(live.Object, desired):
+	case !known && contains(live.Object, desired) && !appliedMore(ctx, t, ref, desired):
 		// Found already right after a restart.
 		e.applied.put(inst, ref, d, live.GetResourceVersion(), nil, nil)
 		return live, drift{}, nil

@@ -35,6 +35,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/plugin"
 	"github.com/kro-agent/kro-agent/pkg/version"
 	"github.com/kro-agent/kro-agent/test/localcluster"
@@ -1122,6 +1123,44 @@ spec:
 			if strings.Contains(out, "INVALID") || strings.Contains(out, "its status") {
 				t.Errorf("dry-run as %s calls something invalid, or plans a status change:\n%s", user, out)
 			}
+			// What kro-agent applied before and the template no longer
+			// sets (a label put into kro-agent's own apply while the
+			// instance is suspended) is planned away; and a kro-agent that
+			// starts and finds it, as after a change to the graph while
+			// none ran, applies the object again to take it away.
+			webapps := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns)
+			suspend := func(value string) {
+				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"kro.run/reconcile":%s}}}`, value)
+				if _, err := webapps.Patch(ctx, "ready", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			suspend(`"suspended"`)
+			configMaps := c.resource(t, "v1", "ConfigMap").Namespace(ns)
+			live, err := configMaps.Get(ctx, "ready-config", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			earlier := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": live.Object["data"]}}
+			earlier.SetName(live.GetName())
+			earlier.SetNamespace(ns)
+			labels := live.GetLabels()
+			labels["dropped-by-template"] = "x"
+			earlier.SetLabels(labels)
+			if _, err := configMaps.Apply(ctx, live.GetName(), earlier, metav1.ApplyOptions{FieldManager: ownership.FieldManager, Force: true}); err != nil {
+				t.Fatal(err)
+			}
+			sayAll(t, "dry-run as "+user+" with a label kro-agent no longer applies", dryRunAs(user),
+				"config: ConfigMap plugin/ready-config UPDATE\n  not while the instance is suspended",
+				"-    dropped-by-template: x\n",
+			)
+			stopAgentNow(t)
+			suspend("null")
+			startAgent(t, cfg)
+			eventually(t, 30*time.Second, "kro-agent's apply to take the label away", func() (bool, string) {
+				cm, err := configMaps.Get(ctx, "ready-config", metav1.GetOptions{})
+				return err == nil && cm.GetLabels()["dropped-by-template"] == "", fmt.Sprint(cm.GetLabels(), err)
+			})
 			// A user who may not even read them is told what is not known.
 			const blind = "instance-author-blind"
 			c.grant(t, blind, "{apiGroups: [kro.run], resources: [webapps], verbs: [get, list, patch]},"+
