@@ -70,6 +70,14 @@ func TestWriteBudget(t *testing.T) {
 			if got := writeRequestsIn(ns)[quiet:]; len(got) != 0 {
 				t.Errorf("%d writes while nothing changed; want none:\n%s", len(got), strings.Join(got, "\n"))
 			}
+			// A restarted agent reads what it applied before, and finds
+			// nothing to apply again (a Secret's stringData included).
+			stopAgentNow(t)
+			startAgent(t, cfg)
+			time.Sleep(5 * time.Second)
+			if got := writeRequestsIn(ns)[quiet:]; len(got) != 0 {
+				t.Errorf("%d writes after a restart with nothing changed; want none:\n%s", len(got), strings.Join(got, "\n"))
+			}
 			return ctx
 		}).
 		Assess("a hand edit of the data a Secret's stringData made is repaired", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
