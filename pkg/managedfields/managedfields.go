@@ -7,6 +7,7 @@ package managedfields
 
 import (
 	"bytes"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -60,6 +61,131 @@ func Remove(obj map[string]any, paths []fieldpath.Path) map[string]any {
 		obj, _ = removeAt(obj, paths[i]).(map[string]any)
 	}
 	return obj
+}
+
+// Merged is live as kro-agent's apply of config would leave it, as far as
+// managedFields tell without the kind's schema: what Dropped finds taken
+// out, then config laid over the rest as an apply merges it. Maps merge
+// key by key; a list whose items managedFields name by key fields (a
+// Deployment's containers by name) merges item by item, an item of config
+// over the live one of its key, which keeps the fields the API server
+// defaulted, and a list of as many items as live's item by item; anything
+// else config replaces. live and config are copies it may keep.
+func Merged(live, config map[string]any, entries []metav1.ManagedFieldsEntry) map[string]any {
+	if dropped, ok := Dropped(config, entries); ok {
+		live = Remove(live, dropped)
+	}
+	// Any manager's entry names a list's key fields.
+	keys := &fieldpath.Set{}
+	for _, e := range entries {
+		held := &fieldpath.Set{}
+		if e.FieldsV1 != nil && e.APIVersion == config["apiVersion"] && held.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())) == nil {
+			keys = keys.Union(held)
+		}
+	}
+	out, _ := merge(live, config, keys).(map[string]any)
+	return out
+}
+
+// merge lays set over live (see Merged); fields are the paths
+// managedFields hold under this node.
+func merge(live, set any, fields *fieldpath.Set) any {
+	switch s := set.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return s
+		}
+		for k, v := range s {
+			l[k] = merge(l[k], v, fields.WithPrefix(fieldpath.FieldNameElement(k)))
+		}
+		return l
+	case []any:
+		l, ok := live.([]any)
+		if !ok {
+			return s
+		}
+		if key := listKey(fields); key != nil {
+			return mergeByKey(l, s, key, fields)
+		}
+		if len(l) != len(s) {
+			return s
+		}
+		for i := range s {
+			l[i] = merge(l[i], s[i], &fieldpath.Set{})
+		}
+		return l
+	}
+	return set
+}
+
+// mergeByKey merges set's items over live's of the same key (names the
+// key fields): set's items in their order, then live's that set does not
+// name, which an apply leaves.
+func mergeByKey(live, set []any, key []string, fields *fieldpath.Set) []any {
+	out := make([]any, 0, len(set)+len(live))
+	merged := make([]bool, len(live))
+	for _, item := range set {
+		j := slices.IndexFunc(live, func(l any) bool { return sameKey(l, item, key) })
+		if j < 0 || merged[j] {
+			out = append(out, item)
+			continue
+		}
+		merged[j] = true
+		out = append(out, merge(live[j], item, fields.WithPrefix(keyElement(live[j], key))))
+	}
+	for j, item := range live {
+		if !merged[j] {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// listKey is the names of the key fields of the list whose managedFields
+// are fields, nil when they name its items otherwise or not at all.
+func listKey(fields *fieldpath.Set) []string {
+	var key []string
+	find := func(pe fieldpath.PathElement) {
+		if key == nil && pe.Key != nil {
+			for _, f := range *pe.Key {
+				key = append(key, f.Name)
+			}
+		}
+	}
+	fields.Members.Iterate(find)
+	fields.Children.Iterate(find)
+	return key
+}
+
+// sameKey tells whether item, as sent, names the live item by the key
+// fields: a key field item leaves out is one the API server defaults.
+func sameKey(live, item any, key []string) bool {
+	l, ok := live.(map[string]any)
+	i, ok2 := item.(map[string]any)
+	if !ok || !ok2 {
+		return false
+	}
+	for _, name := range key {
+		v, set := i[name]
+		if set && !value.Equals(value.NewValueInterface(v), value.NewValueInterface(l[name])) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyElement is the path element of a stored item of a list by its key
+// fields.
+func keyElement(item any, key []string) fieldpath.PathElement {
+	m, _ := item.(map[string]any)
+	fields := make(value.FieldList, 0, len(key))
+	for _, name := range key {
+		if v, ok := m[name]; ok {
+			fields = append(fields, value.Field{Name: name, Value: value.NewValueInterface(v)})
+		}
+	}
+	return fieldpath.KeyElement(fields...)
 }
 
 // underAny tells whether a path that holds p is in gone: p goes with it,

@@ -54,3 +54,31 @@ func TestDropped(t *testing.T) {
 		t.Errorf("Remove = %v, want %v", left, want)
 	}
 }
+
+// A list whose items managedFields key merges item by item, whatever its
+// length: the container and port kro-agent applied keep what the API
+// server defaulted, what the template adds comes after them, and a
+// container another manager added stays.
+func TestMerged(t *testing.T) {
+	entries := []metav1.ManagedFieldsEntry{{
+		Manager: ownership.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1", FieldsType: "FieldsV1",
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:name":{},"f:image":{},` +
+			`"f:ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}}}}}}}}}`),
+	}, {
+		Manager: "injector", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps/v1", FieldsType: "FieldsV1",
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"proxy\"}":{".":{},"f:name":{},"f:image":{}}}}}}}`),
+	}}
+	live := object(t, `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [
+		{name: web, image: "nginx:1", imagePullPolicy: IfNotPresent, ports: [{containerPort: 80, protocol: TCP}]},
+		{name: proxy, image: envoy, imagePullPolicy: IfNotPresent}]}}}}`)
+	config := object(t, `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [
+		{name: web, image: "nginx:2", ports: [{containerPort: 80}, {containerPort: 9090}]},
+		{name: metrics, image: exporter}]}}}}`)
+	want := object(t, `{apiVersion: apps/v1, kind: Deployment, spec: {template: {spec: {containers: [
+		{name: web, image: "nginx:2", imagePullPolicy: IfNotPresent, ports: [{containerPort: 80, protocol: TCP}, {containerPort: 9090}]},
+		{name: metrics, image: exporter},
+		{name: proxy, image: envoy, imagePullPolicy: IfNotPresent}]}}}}`)
+	if got := Merged(live, config, entries); !reflect.DeepEqual(got, want) {
+		t.Errorf("Merged =\n%v\nwant\n%v", got, want)
+	}
+}

@@ -11,48 +11,16 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/managedfields"
 )
 
-// overlaid is live with what the template sets (u) laid over it, as a
-// server-side apply of u merges into it: maps key by key, lists of as
-// many items item by item (a Deployment's containers keep the fields the
-// API server defaulted), anything else replaced, and without a field the
-// agent applied before that the template no longer sets, which the apply
-// removes (managedfields.Dropped; everything kept when that cannot be
-// told). It is u alone when nothing is live.
+// overlaid is live as a server-side apply of what the template sets (u)
+// would leave it, without the API server's check (managedfields.Merged):
+// a Deployment's containers keep the fields the API server defaulted, and
+// a field the agent applied before that the template no longer sets is
+// gone. It is u alone when nothing is live.
 func overlaid(live, u *unstructured.Unstructured) *unstructured.Unstructured {
 	if live == nil {
 		return u.DeepCopy()
 	}
-	kept := live.DeepCopy().Object
-	if dropped, ok := managedfields.Dropped(u.Object, live.GetManagedFields()); ok {
-		kept = managedfields.Remove(kept, dropped)
-	}
-	out, _ := overlay(kept, u.DeepCopy().Object).(map[string]any)
-	return &unstructured.Unstructured{Object: out}
-}
-
-// overlay lays set over live (see overlaid); both are copies it may keep.
-func overlay(live, set any) any {
-	switch s := set.(type) {
-	case map[string]any:
-		l, ok := live.(map[string]any)
-		if !ok {
-			return s
-		}
-		for k, v := range s {
-			l[k] = overlay(l[k], v)
-		}
-		return l
-	case []any:
-		l, ok := live.([]any)
-		if !ok || len(l) != len(s) {
-			return s
-		}
-		for i := range s {
-			l[i] = overlay(l[i], s[i])
-		}
-		return l
-	}
-	return set
+	return &unstructured.Unstructured{Object: managedfields.Merged(live.DeepCopy().Object, u.DeepCopy().Object, live.GetManagedFields())}
 }
 
 // diff is a unified diff of two objects' YAML, without the fields the API
