@@ -90,7 +90,15 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 	// A CRD applied together with the RGD (one `kubectl apply -f`) is
 	// not served, or its schema not published, for a moment yet; nor is
 	// the kind of another RGD applied with it.
-	generated := func(gvk schema.GroupVersionKind) bool { return v.generated(ctx, gvk) }
+	// Asked at each try of the wait: a kind found coming is not read
+	// again; one not found is, as its RGD may reach the cache meanwhile.
+	coming := map[schema.GroupVersionKind]bool{}
+	generated := func(gvk schema.GroupVersionKind) bool {
+		if !coming[gvk] && v.generated(ctx, gvk) {
+			coming[gvk] = true
+		}
+		return coming[gvk]
+	}
 	opts := graph.Options{Resolver: kinds.Awaiting(ctx, v.Resolver, generated)}
 	if v.Client != nil {
 		opts.ValidateCRD = crdcheck.OnServer(ctx, v.Client, ownership.FieldManager)
@@ -248,11 +256,14 @@ func denied(rgd *v1alpha1.ResourceGraphDefinition, errs field.ErrorList) admissi
 
 // generated tells whether an RGD in the cluster generates gvk: the agent
 // is about to serve it, as when RGDs using each other's kinds are applied
-// together.
+// together. One of the cache is read again (confirm): an RGD deleted a
+// moment ago lingers there, and neither it nor one being deleted brings
+// its kind.
 func (v *RGDValidator) generated(ctx context.Context, gvk schema.GroupVersionKind) bool {
 	for _, rgd := range v.listRGDs(ctx) {
 		if s := rgd.Spec.Schema; s != nil && s.GroupVersionKind() == gvk {
-			return true
+			live := v.confirm(ctx, &rgd)
+			return live != nil && live.DeletionTimestamp == nil
 		}
 	}
 	return false

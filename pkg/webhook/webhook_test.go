@@ -419,6 +419,33 @@ func (l rgdList) List(_ context.Context, list client.ObjectList, _ ...client.Lis
 	return nil
 }
 
+// A kind another RGD generates is coming, and worth a longer wait for its
+// CRD, only while that RGD exists and is not being deleted: the cache can
+// hold one deleted a moment ago, which the API server no longer has.
+func TestGeneratedKindsComeFromRGDsThatExist(t *testing.T) {
+	memo := schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Memo"}
+	memos := v1alpha1.ResourceGraphDefinition{ObjectMeta: metav1.ObjectMeta{Name: "memos"}, Spec: v1alpha1.ResourceGraphDefinitionSpec{Schema: &v1alpha1.Schema{APIVersion: "v1alpha1", Kind: "Memo"}}}
+	deleting := *memos.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	for _, tc := range []struct {
+		name   string
+		cached rgdList
+		stored client.Reader
+		want   bool
+	}{
+		{name: "cached and stored", cached: rgdList{memos}, stored: rgdList{memos}, want: true},
+		{name: "cached, no uncached reader", cached: rgdList{memos}, want: true},
+		{name: "cached, gone from the API server", cached: rgdList{memos}, stored: rgdList{}},
+		{name: "cached, being deleted", cached: rgdList{memos}, stored: rgdList{deleting}},
+		{name: "not cached", cached: rgdList{}, stored: rgdList{memos}},
+	} {
+		v := &RGDValidator{RGDs: tc.cached, Stored: tc.stored}
+		if got := v.generated(context.Background(), memo); got != tc.want {
+			t.Errorf("%s: generated = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // A kind is one RGD's: another RGD of it, or a CRD of its name that no RGD
 // generated, denies it at spec.schema.kind; a CRD left by a deleted RGD
 // is taken over (its instances are adopted).
