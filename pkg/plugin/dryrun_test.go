@@ -431,8 +431,8 @@ func yamlObject(t *testing.T, s string) *unstructured.Unstructured {
 
 // What the template sets is laid over the live object as an apply merges
 // it: a Deployment's containers keep what the API server defaulted, a list
-// of another length and a value are replaced, and nothing live gives the
-// template's object.
+// of another length (with no managedFields to name its items' keys) and a
+// value are replaced, and nothing live gives the template's object.
 func TestOverlaid(t *testing.T) {
 	obj := func(s string) *unstructured.Unstructured { return yamlObject(t, s) }
 	live := obj(`{kind: Deployment, metadata: {name: d, uid: u1}, spec: {replicas: 2, template: {spec: {containers: [{name: web, image: "nginx:1", imagePullPolicy: IfNotPresent}]}}, selector: {matchLabels: {app: d}}}, status: {availableReplicas: 2}}`)
