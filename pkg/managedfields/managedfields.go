@@ -24,14 +24,27 @@ import (
 // fields of another version of the kind than config's (which need not be
 // named alike), and a field another manager holds must not look dropped.
 func Dropped(config map[string]any, entries []metav1.ManagedFieldsEntry) (dropped []fieldpath.Path, ok bool) {
-	ours, others := &fieldpath.Set{}, &fieldpath.Set{}
+	ours, others, complete := heldFields(config, entries)
+	if !complete {
+		return nil, false
+	}
+	return droppedFields(config, ours, others), true
+}
+
+// heldFields reads the fields entries hold, kro-agent's own apply's
+// (ours) apart from every other manager's. An entry that cannot be read,
+// or is of another version of the kind than config's, is left out, and
+// complete says there was none.
+func heldFields(config map[string]any, entries []metav1.ManagedFieldsEntry) (ours, others *fieldpath.Set, complete bool) {
+	ours, others, complete = &fieldpath.Set{}, &fieldpath.Set{}, true
 	for _, e := range entries {
 		if e.FieldsV1 == nil {
 			continue
 		}
 		held := &fieldpath.Set{}
 		if err := held.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil || e.APIVersion != config["apiVersion"] {
-			return nil, false
+			complete = false
+			continue
 		}
 		if ownership.Applied(e.Manager, string(e.Operation)) && e.Subresource == "" {
 			ours = ours.Union(held)
@@ -39,18 +52,24 @@ func Dropped(config map[string]any, entries []metav1.ManagedFieldsEntry) (droppe
 			others = others.Union(held)
 		}
 	}
+	return ours, others, complete
+}
+
+// droppedFields is Dropped from the fields held.
+func droppedFields(config map[string]any, ours, others *fieldpath.Set) []fieldpath.Path {
 	gone := &fieldpath.Set{}
 	for p := range ours.Difference(others).All() {
 		if !sets(config, p) {
 			gone.Insert(p.Copy())
 		}
 	}
+	var dropped []fieldpath.Path
 	for p := range gone.All() {
 		if !underAny(gone, p) {
 			dropped = append(dropped, p.Copy())
 		}
 	}
-	return dropped, true
+	return dropped
 }
 
 // Remove takes the fields at paths (as Dropped returns them) out of obj,
@@ -72,18 +91,12 @@ func Remove(obj map[string]any, paths []fieldpath.Path) map[string]any {
 // defaulted, and a list of as many items as live's item by item; anything
 // else config replaces. live and config are copies it may keep.
 func Merged(live, config map[string]any, entries []metav1.ManagedFieldsEntry) map[string]any {
-	if dropped, ok := Dropped(config, entries); ok {
-		live = Remove(live, dropped)
+	ours, others, complete := heldFields(config, entries)
+	if complete {
+		live = Remove(live, droppedFields(config, ours, others))
 	}
 	// Any manager's entry names a list's key fields.
-	keys := &fieldpath.Set{}
-	for _, e := range entries {
-		held := &fieldpath.Set{}
-		if e.FieldsV1 != nil && e.APIVersion == config["apiVersion"] && held.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())) == nil {
-			keys = keys.Union(held)
-		}
-	}
-	out, _ := merge(live, config, keys).(map[string]any)
+	out, _ := merge(live, config, ours.Union(others)).(map[string]any)
 	return out
 }
 
@@ -125,14 +138,18 @@ func merge(live, set any, fields *fieldpath.Set) any {
 func mergeByKey(live, set []any, key []string, fields *fieldpath.Set) []any {
 	out := make([]any, 0, len(set)+len(live))
 	merged := make([]bool, len(live))
+	elements := make([]*fieldpath.PathElement, len(live))
+	for j, item := range live {
+		elements[j] = keyElement(item, key)
+	}
 	for _, item := range set {
-		j := slices.IndexFunc(live, func(l any) bool { return sameKey(l, item, key) })
+		j := slices.IndexFunc(elements, func(pe *fieldpath.PathElement) bool { return pe != nil && hasKey(item, *pe.Key, sent) })
 		if j < 0 || merged[j] {
 			out = append(out, item)
 			continue
 		}
 		merged[j] = true
-		out = append(out, merge(live[j], item, fields.WithPrefix(keyElement(live[j], key))))
+		out = append(out, merge(live[j], item, fields.WithPrefix(*elements[j])))
 	}
 	for j, item := range live {
 		if !merged[j] {
@@ -158,34 +175,21 @@ func listKey(fields *fieldpath.Set) []string {
 	return key
 }
 
-// sameKey tells whether item, as sent, names the live item by the key
-// fields: a key field item leaves out is one the API server defaults.
-func sameKey(live, item any, key []string) bool {
-	l, ok := live.(map[string]any)
-	i, ok2 := item.(map[string]any)
-	if !ok || !ok2 {
-		return false
-	}
-	for _, name := range key {
-		v, set := i[name]
-		if set && !value.Equals(value.NewValueInterface(v), value.NewValueInterface(l[name])) {
-			return false
-		}
-	}
-	return true
-}
-
 // keyElement is the path element of a stored item of a list by its key
-// fields.
-func keyElement(item any, key []string) fieldpath.PathElement {
-	m, _ := item.(map[string]any)
+// fields; nil for an item that is not an object.
+func keyElement(item any, key []string) *fieldpath.PathElement {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return nil
+	}
 	fields := make(value.FieldList, 0, len(key))
 	for _, name := range key {
 		if v, ok := m[name]; ok {
 			fields = append(fields, value.Field{Name: name, Value: value.NewValueInterface(v)})
 		}
 	}
-	return fieldpath.KeyElement(fields...)
+	pe := fieldpath.KeyElement(fields...)
+	return &pe
 }
 
 // underAny tells whether a path that holds p is in gone: p goes with it,
