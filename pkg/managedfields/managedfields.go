@@ -20,9 +20,11 @@ import (
 // kro-agent's apply of config would remove: those its last apply set, that
 // config does not set and that no other manager holds. A field is
 // one path, the highest one removed (a container, not its fields). ok is
-// false when that cannot be told: an entry cannot be read, or names the
-// fields of another version of the kind than config's (which need not be
-// named alike), and a field another manager holds must not look dropped.
+// false when that cannot be told: an entry cannot be read, or kro-agent's
+// own names the fields of another version of the kind than config's
+// (which need not be named alike). Another manager's entry of another
+// version is read as if its fields were named as in config's: the API
+// server converts them to compare, and most fields keep their names.
 func Dropped(config map[string]any, entries []metav1.ManagedFieldsEntry) (dropped []fieldpath.Path, ok bool) {
 	ours, others, complete := heldFields(config, entries)
 	if !complete {
@@ -33,8 +35,8 @@ func Dropped(config map[string]any, entries []metav1.ManagedFieldsEntry) (droppe
 
 // heldFields reads the fields entries hold, kro-agent's own apply's
 // (ours) apart from every other manager's. An entry that cannot be read,
-// or is of another version of the kind than config's, is left out, and
-// complete says there was none.
+// or kro-agent's own of another version of the kind than config's, is left
+// out, and complete says there was none.
 func heldFields(config map[string]any, entries []metav1.ManagedFieldsEntry) (ours, others *fieldpath.Set, complete bool) {
 	ours, others, complete = &fieldpath.Set{}, &fieldpath.Set{}, true
 	for _, e := range entries {
@@ -42,14 +44,17 @@ func heldFields(config map[string]any, entries []metav1.ManagedFieldsEntry) (our
 			continue
 		}
 		held := &fieldpath.Set{}
-		if err := held.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil || e.APIVersion != config["apiVersion"] {
+		if err := held.FromJSON(bytes.NewReader(e.FieldsV1.GetRawBytes())); err != nil {
 			complete = false
 			continue
 		}
-		if ownership.Applied(e.Manager, string(e.Operation)) && e.Subresource == "" {
-			ours = ours.Union(held)
-		} else {
+		switch {
+		case !ownership.Applied(e.Manager, string(e.Operation)) || e.Subresource != "":
 			others = others.Union(held)
+		case e.APIVersion != config["apiVersion"]:
+			complete = false
+		default:
+			ours = ours.Union(held)
 		}
 	}
 	return ours, others, complete

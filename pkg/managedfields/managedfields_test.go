@@ -82,3 +82,33 @@ func TestMerged(t *testing.T) {
 		t.Errorf("Merged =\n%v\nwant\n%v", got, want)
 	}
 }
+
+// Another manager's entry of another version of the kind still holds its
+// fields, named as in the configuration's version: what it holds is not
+// dropped, and the rest still is. kro-agent's own entry of another version
+// cannot tell what its apply set.
+func TestDroppedBesideAnotherVersion(t *testing.T) {
+	ours := metav1.ManagedFieldsEntry{
+		Manager: ownership.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "example.com/v2", FieldsType: "FieldsV1",
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:size":{},"f:color":{},"f:shape":{}}}`),
+	}
+	theirs := metav1.ManagedFieldsEntry{
+		Manager: "sizer", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "example.com/v1", FieldsType: "FieldsV1",
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:size":{}}}`),
+	}
+	config := object(t, `{apiVersion: example.com/v2, kind: Widget, spec: {shape: round}}`)
+
+	dropped, ok := Dropped(config, []metav1.ManagedFieldsEntry{ours, theirs})
+	var got []string
+	for _, p := range dropped {
+		got = append(got, p.String())
+	}
+	if want := []string{".spec.color"}; !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("Dropped beside another version's manager = %q (ok %v), want %q", got, ok, want)
+	}
+
+	ours.APIVersion = "example.com/v1"
+	if dropped, ok := Dropped(config, []metav1.ManagedFieldsEntry{ours, theirs}); ok {
+		t.Errorf("Dropped with kro-agent's own entry of another version = %v, want it unable to tell", dropped)
+	}
+}

@@ -456,8 +456,9 @@ func TestOverlaid(t *testing.T) {
 // What kro-agent applied before and the template no longer sets is gone
 // from the overlaid object, as an apply removes it: a label, a field, a
 // container and an item of its env, found by their keys; a label another
-// manager holds too stays, and so does everything when an entry of
-// managedFields cannot be read or is of another version of the kind.
+// manager holds too stays (named alike when its entry is of another
+// version of the kind), and so does everything when an entry of
+// managedFields cannot be read or kro-agent's is of another version.
 func TestOverlaidDropsWhatTheAgentNoLongerSets(t *testing.T) {
 	obj := func(s string) *unstructured.Unstructured { return yamlObject(t, s) }
 	live := obj(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: d, labels: {app: d, tier: web, team: a}}, spec: {replicas: 3, template: {spec: {containers: [
@@ -485,17 +486,26 @@ func TestOverlaidDropsWhatTheAgentNoLongerSets(t *testing.T) {
 		t.Error("overlaid changed the live object")
 	}
 
-	older := entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:labels":{"f:tier":{}}}}`)
-	older.APIVersion = "apps/v1beta2"
-	for why, e := range map[string]metav1.ManagedFieldsEntry{
-		"cannot be read":                  entry("odd", metav1.ManagedFieldsOperationUpdate, `{"k:{oops":{}}`),
-		"is of another version of a kind": older,
+	olderAgent := agent
+	olderAgent.APIVersion = "apps/v1beta2"
+	for why, entries := range map[string][]metav1.ManagedFieldsEntry{
+		"an entry that cannot be read":                     {agent, entry("odd", metav1.ManagedFieldsOperationUpdate, `{"k:{oops":{}}`)},
+		"kro-agent's entry of another version of the kind": {olderAgent},
 	} {
-		live.SetManagedFields([]metav1.ManagedFieldsEntry{agent, e})
+		live.SetManagedFields(entries)
 		got = overlaid(live, set)
 		if labels := got.GetLabels(); labels["tier"] != "web" || got.Object["spec"].(map[string]any)["replicas"] != int64(3) {
-			t.Errorf("with an entry that %s, nothing should be dropped: labels %v, spec %v", why, labels, got.Object["spec"])
+			t.Errorf("with %s, nothing should be dropped: labels %v, spec %v", why, labels, got.Object["spec"])
 		}
+	}
+
+	// Another manager's entry of another version holds its fields as named.
+	older := entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:labels":{"f:tier":{}}}}`)
+	older.APIVersion = "apps/v1beta2"
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{agent, older})
+	got = overlaid(live, set)
+	if _, kept := got.Object["spec"].(map[string]any)["replicas"]; got.GetLabels()["tier"] != "web" || kept {
+		t.Errorf("beside another manager's entry of another version: labels %v, spec %v; want tier kept and replicas dropped", got.GetLabels(), got.Object["spec"])
 	}
 }
 
