@@ -94,6 +94,7 @@ fuzz:
 	$(GO) test ./pkg/webhook $(FUZZ) FuzzAdmissionDecoding
 	$(GO) test ./pkg/plugin $(FUZZ) FuzzReadFile
 	$(GO) test ./pkg/plugin $(FUZZ) FuzzCheckInstances
+	$(GO) test ./pkg/managedfields $(FUZZ) FuzzDroppedAndMerged
 
 ## generate: deepcopy and the RGD CRD from the API types
 generate:

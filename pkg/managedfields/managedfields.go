@@ -7,7 +7,7 @@ package managedfields
 
 import (
 	"bytes"
-	"slices"
+	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -148,13 +148,28 @@ func mergeByKey(live, set []any, key []string, fields *fieldpath.Set) []any {
 		elements[j] = keyElement(item, key)
 	}
 	for _, item := range set {
-		j := slices.IndexFunc(elements, func(pe *fieldpath.PathElement) bool { return pe != nil && hasKey(item, *pe.Key, sent) })
-		if j < 0 || merged[j] {
-			out = append(out, item)
-			continue
+		// The first live item of its key not merged yet, so that an
+		// item named twice (which the API server refuses) is neither
+		// lost nor doubled in the preview; an item that is no object,
+		// which a keyed list should not hold, matches only itself.
+		j := -1
+		for i := range live {
+			pe := elements[i]
+			if !merged[i] && (pe != nil && hasKey(item, *pe.Key, sent) || pe == nil && reflect.DeepEqual(live[i], item)) {
+				j = i
+				break
+			}
 		}
-		merged[j] = true
-		out = append(out, merge(live[j], item, fields.WithPrefix(*elements[j])))
+		switch {
+		case j < 0:
+			out = append(out, item)
+		case elements[j] == nil:
+			merged[j] = true
+			out = append(out, item)
+		default:
+			merged[j] = true
+			out = append(out, merge(live[j], item, fields.WithPrefix(*elements[j])))
+		}
 	}
 	for j, item := range live {
 		if !merged[j] {
