@@ -167,7 +167,10 @@ func (c *compiler) compile() *Graph {
 		}
 	}
 	g.CRD = generateCRD(c.rgd, g, specSchema, statusSchema)
-	g.InstanceDefaults = DefaultsOf(g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema)
+	// The spec's alone: expressions do not see the status, which the CRD
+	// defaults too (generateCRD).
+	root := g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema
+	g.InstanceDefaults = DefaultsOf(&extv1.JSONSchemaProps{Properties: map[string]extv1.JSONSchemaProps{"spec": root.Properties["spec"]}})
 	return g
 }
 

@@ -65,9 +65,15 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 	}
 	if g.ObservedGeneration {
 		status.Properties[StatusObservedGeneration] = extv1.JSONSchemaProps{
-			Type: "integer", Format: "int64",
-			Description: fmt.Sprintf("The metadata.generation of the %s that state and conditions describe; behind metadata.generation, kro-agent has not acted on the latest spec yet.", s.Kind),
+			Type: "integer", Format: "int64", Default: &extv1.JSON{Raw: []byte("0")},
+			Description: fmt.Sprintf("The metadata.generation of the %s that state and conditions describe; behind metadata.generation, kro-agent has not acted on the latest spec yet (0 until it first has).", s.Kind),
 		}
+		// Defaults hold on every read: an instance kro-agent has not
+		// written yet reads as generation 1 not yet observed. With no
+		// status at all, tools that judge health by kstatus (Flux,
+		// cli-utils' appliers) would take it for Current, before any of
+		// its resources exists, and for good while no kro-agent runs.
+		status.Default = &extv1.JSON{Raw: []byte("{}")}
 	}
 	status.Properties[StatusPlacement] = extv1.JSONSchemaProps{
 		Type:        "object",

@@ -54,15 +54,7 @@ func TestDefaultsMatchTheAPIServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema
-	internal := &apiextensions.JSONSchemaProps{}
-	if err := extv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(schema, internal, nil); err != nil {
-		t.Fatal(err)
-	}
-	structural, err := structuralschema.NewStructural(internal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	crd := structural(t, g)
 	for _, tc := range []struct {
 		name string
 		spec map[string]any
@@ -77,10 +69,13 @@ func TestDefaultsMatchTheAPIServers(t *testing.T) {
 		{"a null where a default is", map[string]any{"name": "x", "tier": nil}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			instance := map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "Defaulted", "metadata": map[string]any{"name": "d"}, "spec": tc.spec}
+			// With a status kro-agent wrote: the defaults a status-less
+			// instance reads with are the API server's alone.
+			instance := map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "Defaulted", "metadata": map[string]any{"name": "d"}, "spec": tc.spec,
+				"status": map[string]any{"observedGeneration": int64(1)}}
 			before := runtime.DeepCopyJSON(instance)
 			want := runtime.DeepCopyJSON(instance)
-			structuraldefaulting.Default(want, structural)
+			structuraldefaulting.Default(want, crd)
 
 			got := g.InstanceDefaults.Apply(instance)
 			if !reflect.DeepEqual(got, want) {
@@ -96,6 +91,21 @@ func TestDefaultsMatchTheAPIServers(t *testing.T) {
 	}
 }
 
+// structural is the generated CRD's schema as the API server's defaulting
+// reads it.
+func structural(t *testing.T, g *Graph) *structuralschema.Structural {
+	t.Helper()
+	internal := &apiextensions.JSONSchemaProps{}
+	if err := extv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := structuralschema.NewStructural(internal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // An instance with nothing to default is returned as it is, not copied:
 // the agent applies the defaults on every reconcile.
 func TestDefaultsCopyNothingWhenNothingIsMissing(t *testing.T) {
@@ -104,7 +114,7 @@ func TestDefaultsCopyNothingWhenNothingIsMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := map[string]any{"spec": map[string]any{"name": "x", "tier": "t", "replicas": int64(1), "ratio": 1.0, "tags": []any{},
-		"ingress": map[string]any{"enabled": true, "host": "h"}}}
+		"ingress": map[string]any{"enabled": true, "host": "h"}}} // and no status: the agent has not written it yet
 	if got := g.InstanceDefaults.Apply(full); reflect.ValueOf(got).Pointer() != reflect.ValueOf(full).Pointer() {
 		t.Error("an instance with every default set was copied")
 	}
@@ -115,7 +125,7 @@ func TestDefaultsCopyNothingWhenNothingIsMissing(t *testing.T) {
 
 // The defaults read from a custom kind's published OpenAPI schema are those
 // of the CRD's own: an RGD composing another fills the inner instances it
-// reads from its cache as the inner kind's agent fills them.
+// reads from its cache as the API server fills them, status and all.
 func TestDefaultsOfPublishedSchemaAreTheCRDs(t *testing.T) {
 	g, err := Compile(parseRGD(t, defaultedRGD), Options{Resolver: builtin(t)})
 	if err != nil {
@@ -132,7 +142,9 @@ func TestDefaultsOfPublishedSchemaAreTheCRDs(t *testing.T) {
 	d := DefaultsOfPublished(published)
 	instance := map[string]any{"metadata": map[string]any{"name": "d"}, "spec": map[string]any{"name": "x",
 		"ports": []any{map[string]any{"name": "http"}}, "ingress": map[string]any{"enabled": true}}}
-	if got, want := d.Apply(instance), g.InstanceDefaults.Apply(instance); !reflect.DeepEqual(got, want) {
+	want := runtime.DeepCopyJSON(instance)
+	structuraldefaulting.Default(want, structural(t, g))
+	if got := d.Apply(instance); !reflect.DeepEqual(got, want) {
 		t.Errorf("defaulted from the published schema:\n got %v\nwant %v", got, want)
 	}
 	if DefaultsOfPublished(nil) != nil {

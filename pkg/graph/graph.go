@@ -57,7 +57,7 @@ type Graph struct {
 	// InstanceFormats are where instances hold strings that expressions
 	// see as timestamps and the like (metadata.creationTimestamp).
 	InstanceFormats *celenv.Formats
-	// InstanceDefaults are the defaults of the instance schema, which an
+	// InstanceDefaults are the defaults of the instance's spec, which an
 	// instance read from a cache may lack: it fills them in as the API
 	// server would.
 	InstanceDefaults *Defaults

@@ -11,7 +11,10 @@ import (
 	"testing"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -156,7 +159,9 @@ spec:
 }
 
 // kro-agent writes status.observedGeneration, for kstatus, unless the RGD
-// projects a field of that name, which then stays the RGD's.
+// projects a field of that name, which then stays the RGD's. Until it
+// first does, the API server's defaulting on read gives a new instance 0,
+// which kstatus takes for not observed yet rather than Current.
 func TestObservedGenerationIsTheAgentsUnlessProjected(t *testing.T) {
 	compile := func(status string) *Graph {
 		g, err := Compile(parseRGD(t, `
@@ -181,10 +186,22 @@ spec:
 	if !g.ObservedGeneration || !g.AgentWrites(StatusObservedGeneration) || prop.Type != "integer" || prop.Format != "int64" {
 		t.Errorf("not projected: written by kro-agent %v, schema %+v; want it written, an int64", g.ObservedGeneration, prop)
 	}
+	fresh := map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "Og", "metadata": map[string]any{"name": "o", "generation": int64(1)}}
+	structuraldefaulting.Default(fresh, structural(t, g))
+	if og, found, _ := unstructured.NestedInt64(fresh, "status", StatusObservedGeneration); !found || og != 0 {
+		t.Errorf("an instance kro-agent has not written reads with status %v, want observedGeneration 0", fresh["status"])
+	}
+	health, err := kstatus.Compute(&unstructured.Unstructured{Object: fresh})
+	if err != nil || health.Status != kstatus.InProgressStatus {
+		t.Errorf("kstatus of an instance kro-agent has not written: %+v, %v; want InProgress", health, err)
+	}
 	g = compile("observedGeneration: ${d.status.?observedGeneration.orValue(0)}")
 	prop = g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Properties[StatusObservedGeneration]
 	if g.ObservedGeneration || g.AgentWrites(StatusObservedGeneration) || !strings.HasPrefix(prop.Description, "Projected by kro-agent from ") {
 		t.Errorf("projected: written by kro-agent %v, schema %+v; want the RGD's projection", g.ObservedGeneration, prop)
+	}
+	if prop.Default != nil || g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"].Default != nil {
+		t.Errorf("projected: the RGD's observedGeneration is defaulted (%s), and so is the status", prop.Default.Raw)
 	}
 	if len(g.Status) != 1 || g.Status[0].Path.String() != StatusObservedGeneration {
 		t.Errorf("projected fields %v, want observedGeneration", g.Status)

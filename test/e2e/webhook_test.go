@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -357,6 +358,19 @@ spec:
 			patch := []byte(`{"metadata":{"labels":{"team":"x"}}}`)
 			if _, err := c.resource(t, "v1", "ConfigMap").Namespace("bystander").Patch(ctx, "unrelated", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 				t.Errorf("updating an unrelated ConfigMap with the agent down: %v", err)
+			}
+			// Nothing of that instance exists yet, and tools that judge
+			// health by kstatus (Flux, cli-utils) must not take it for
+			// Current: its CRD's defaults give it a status not yet observed.
+			inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "while-down")
+			observed, found, _ := unstructured.NestedInt64(inst.Object, "status", "observedGeneration")
+			if res, err := kstatus.Compute(inst); err != nil || res.Status != kstatus.InProgressStatus || !found || observed != 0 {
+				t.Errorf("an instance no agent has seen: kstatus %+v (%v), status %v; want InProgress, observedGeneration 0", res, err, inst.Object["status"])
+			}
+			startAgent(t, cfg)
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "while-down", v1alpha1.InstanceActive)
+			if res, err := kstatus.Compute(c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "while-down")); err != nil || res.Status != kstatus.CurrentStatus {
+				t.Errorf("the instance ACTIVE once the agent is back: kstatus %+v (%v), want Current", res, err)
 			}
 			return ctx
 		}).
