@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -56,8 +57,19 @@ func TestRGDLifecycle(t *testing.T) {
 	f := features.New("RGD status, invalid updates, CRD restore, breaking changes").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := agentIn(t, cfg, ns)
-			c.apply(t, noteRGD("notes", "Note", "", `"${schema.spec.text}"`))
+			// The create's answer comes before the agent has acted on the
+			// RGD: its status reads as generation 1 not yet observed, which
+			// tools that judge health by kstatus (Flux) must not take for
+			// Current before its kind is served.
+			created := c.apply(t, noteRGD("notes", "Note", "", `"${schema.spec.text}"`))
+			observed, found, _ := unstructured.NestedInt64(created.Object, "status", "observedGeneration")
+			if res, err := kstatus.Compute(created); err != nil || res.Status != kstatus.InProgressStatus || !found || observed != 0 {
+				t.Errorf("a new RGD: kstatus %+v (%v), status %v; want InProgress, observedGeneration 0", res, err, created.Object["status"])
+			}
 			c.waitRGDActive(t, "notes")
+			if res, err := kstatus.Compute(c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "notes")); err != nil || res.Status != kstatus.CurrentStatus {
+				t.Errorf("the RGD Active: kstatus %+v (%v), want Current", res, err)
+			}
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Note, metadata: {name: n1, namespace: %s}, spec: {text: hello}}", ns))
 			c.waitState(t, "kro.run/v1alpha1", "Note", ns, "n1", v1alpha1.InstanceActive)
 			return ctx

@@ -25,7 +25,12 @@ type ResourceGraphDefinition struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ResourceGraphDefinitionSpec   `json:"spec,omitempty"`
+	Spec ResourceGraphDefinitionSpec `json:"spec,omitempty"`
+	// Status is what kro-agent observed of the RGD. Until it first acts on
+	// the RGD, observedGeneration is 0 (a default the API server fills in
+	// on every read: with no status at all, kstatus, as Flux uses it,
+	// would call the RGD Current before its kind is served).
+	// +kubebuilder:default={}
 	Status ResourceGraphDefinitionStatus `json:"status,omitempty"`
 }
 
@@ -274,8 +279,10 @@ type ResourceGraphDefinitionStatus struct {
 
 	// ObservedGeneration is the metadata.generation that state and
 	// conditions describe: behind it, kro-agent has not acted on the
-	// latest spec yet (kstatus, as Flux uses it, reads it).
+	// latest spec yet (kstatus, as Flux uses it, reads it). 0 until it
+	// first has.
 	// +optional
+	// +kubebuilder:default=0
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// TopologicalOrder is the order in which resources are applied.
