@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -211,7 +212,11 @@ func TestPlacement(t *testing.T) {
 			namespace(t, c, "placed")
 			namespace(t, c, "kro-clusters")
 			c.apply(t, kubeconfigSecret("eu-west-1", flatKubeconfig(t, path, "")))
-			c.apply(t, clusterObject("eu-west-1", "eu-west", "eu-west-1"))
+			// Not Current to kstatus (Flux) before the agent's first check.
+			created := c.apply(t, clusterObject("eu-west-1", "eu-west", "eu-west-1"))
+			if res, err := kstatus.Compute(created); err != nil || res.Status != kstatus.InProgressStatus {
+				t.Errorf("a new Cluster: kstatus %+v (%v), status %v; want InProgress", res, err, created.Object["status"])
+			}
 			c.apply(t, regionalRGD)
 			c.waitRGDActive(t, "regionalapps")
 			return ctx
@@ -234,6 +239,9 @@ func TestPlacement(t *testing.T) {
 				return ready != nil && ready.Status == metav1.ConditionTrue, conditionSummary(u)
 			})
 			u := c.mustGet(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1")
+			if res, err := kstatus.Compute(u); err != nil || res.Status != kstatus.CurrentStatus {
+				t.Errorf("the Cluster Ready: kstatus %+v (%v), want Current", res, err)
+			}
 			if v, _, _ := unstructured.NestedString(u.Object, "status", "serverVersion"); !strings.HasPrefix(v, "v1.36.") {
 				t.Errorf("serverVersion = %q", v)
 			}

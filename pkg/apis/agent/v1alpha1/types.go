@@ -62,8 +62,10 @@ type ClusterStatus struct {
 	// ServerVersion is the Kubernetes version the cluster reported.
 	// +optional
 	ServerVersion string `json:"serverVersion,omitempty"`
-	// ObservedGeneration is the generation the conditions describe.
+	// ObservedGeneration is the generation the conditions describe; 0
+	// until kro-agent first checks the cluster.
 	// +optional
+	// +kubebuilder:default=0
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
@@ -82,7 +84,12 @@ type Cluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ClusterSpec   `json:"spec"`
+	Spec ClusterSpec `json:"spec"`
+	// Status is what kro-agent's last check of the cluster found. Until
+	// its first, observedGeneration is 0 (a default the API server fills
+	// in on every read: with no status at all, kstatus, as Flux uses it,
+	// would call the Cluster Current before anything checked it).
+	// +kubebuilder:default={}
 	Status ClusterStatus `json:"status,omitempty"`
 }
 
