@@ -262,8 +262,9 @@ func denied(rgd *v1alpha1.ResourceGraphDefinition, errs field.ErrorList) admissi
 func (v *RGDValidator) generated(ctx context.Context, gvk schema.GroupVersionKind) bool {
 	for _, rgd := range v.listRGDs(ctx) {
 		if s := rgd.Spec.Schema; s != nil && s.GroupVersionKind() == gvk {
-			live := v.confirm(ctx, &rgd)
-			return live != nil && live.DeletionTimestamp == nil
+			if live := v.confirm(ctx, &rgd); live != nil && live.DeletionTimestamp == nil {
+				return true
+			}
 		}
 	}
 	return false

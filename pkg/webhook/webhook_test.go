@@ -421,12 +421,15 @@ func (l rgdList) List(_ context.Context, list client.ObjectList, _ ...client.Lis
 
 // A kind another RGD generates is coming, and worth a longer wait for its
 // CRD, only while that RGD exists and is not being deleted: the cache can
-// hold one deleted a moment ago, which the API server no longer has.
+// hold one deleted a moment ago, which the API server no longer has, even
+// beside the RGD of the kind that replaced it.
 func TestGeneratedKindsComeFromRGDsThatExist(t *testing.T) {
 	memo := schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Memo"}
 	memos := v1alpha1.ResourceGraphDefinition{ObjectMeta: metav1.ObjectMeta{Name: "memos"}, Spec: v1alpha1.ResourceGraphDefinitionSpec{Schema: &v1alpha1.Schema{APIVersion: "v1alpha1", Kind: "Memo"}}}
 	deleting := *memos.DeepCopy()
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	gone := *memos.DeepCopy()
+	gone.Name = "old-memos"
 	for _, tc := range []struct {
 		name   string
 		cached rgdList
@@ -438,6 +441,7 @@ func TestGeneratedKindsComeFromRGDsThatExist(t *testing.T) {
 		{name: "cached, gone from the API server", cached: rgdList{memos}, stored: rgdList{}},
 		{name: "cached, being deleted", cached: rgdList{memos}, stored: rgdList{deleting}},
 		{name: "not cached", cached: rgdList{}, stored: rgdList{memos}},
+		{name: "cached beside another of the kind, gone", cached: rgdList{gone, memos}, stored: rgdList{memos}, want: true},
 	} {
 		v := &RGDValidator{RGDs: tc.cached, Stored: tc.stored}
 		if got := v.generated(context.Background(), memo); got != tc.want {
