@@ -271,7 +271,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		Certs: certs,
 		Log:   o.Log.WithName("webhook-server"),
 		RGDs:  &webhook.RGDValidator{Resolver: crds.Resolver(resolver), Client: mgr.GetClient(), RGDs: mgr.GetClient(), CRDLabels: crds.Labels, Stored: mgr.GetAPIReader(), Reviews: kc.AuthorizationV1()},
-		Instance: &webhook.InstanceLabeler{Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
+		Instance: &webhook.InstanceLabeler{AgentUser: agentUser, Lookup: func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
 			// Every instance write is admitted here: read the cached RGDs
 			// in place rather than copy them all each time (nothing below
 			// writes to them).

@@ -112,6 +112,17 @@ func managedBy() map[string]string {
 	return map[string]string{v1alpha1.LabelManagedBy: ownership.FieldManager}
 }
 
+// guardedPrefixes begin the label keys the ownership-labels policy
+// protects.
+var guardedPrefixes = []string{"kro.run/", "applyset.kubernetes.io/"}
+
+// Guarded tells whether the ownership-labels policy protects the label
+// key: on what kro-agent manages, only kro-agent may add, change or remove
+// it.
+func Guarded(key string) bool {
+	return slices.ContainsFunc(guardedPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
+}
+
 // Policy is a policy and its binding.
 type Policy struct {
 	Policy  *admissionregv1.ValidatingAdmissionPolicy
@@ -247,7 +258,11 @@ func Intact(ctx context.Context, client kubernetes.Interface, applied Versions) 
 // EndpointSlices stale, and traffic going to Pods that are gone.
 func labelsPolicy(agentUsers []string) Policy {
 	owned := &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelOwned: "true"}}
-	const guarded = `(k.startsWith('kro.run/') || k.startsWith('applyset.kubernetes.io/'))`
+	var startsWith []string
+	for _, p := range guardedPrefixes {
+		startsWith = append(startsWith, "k.startsWith('"+p+"')")
+	}
+	guarded := "(" + strings.Join(startsWith, " || ") + ")"
 	policy := &admissionregv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: LabelsPolicyName, Labels: managedBy()},
 		Spec: admissionregv1.ValidatingAdmissionPolicySpec{

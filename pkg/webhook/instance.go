@@ -17,6 +17,7 @@ import (
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/guard"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
@@ -31,8 +32,20 @@ type RGDLookup func(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1
 // instance's metadata and answers with the JSON patch operations that
 // add what is missing, rather than decoding the whole instance, encoding
 // it again and diffing the two.
+//
+// An update by anyone but the agent keeps the ownership labels the guard
+// policy protects as the instance had them, rather than moving them to the
+// agent's values: the policy admits only the agent's change of them, so an
+// update that moved a label kro-agent has not moved yet (after an upgrade
+// of kro-agent, or on an instance created while the webhook was down) would
+// be denied for a change its author never made, and a suspended instance
+// could not even be resumed. The agent moves them at its next reconcile.
 type InstanceLabeler struct {
 	Lookup RGDLookup
+	// AgentUser is the agent's own username: its updates (the labels it
+	// adds at reconcile, its applies of instances an RGD composes) get the
+	// agent's values.
+	AgentUser string
 }
 
 var _ admission.Handler = (*InstanceLabeler)(nil)
@@ -84,22 +97,29 @@ func (l *InstanceLabeler) Handle(ctx context.Context, req admission.Request) adm
 	id := ownership.Instance{GVK: gvk, Name: name, Namespace: ns}
 	labels := ownership.InstanceLabelsOver(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id, meta.Labels)
 	annotations := ownership.ApplySetAnnotations(id, ownership.TemplateGroupKinds(def), nil)
-	resp := admission.Patched("", metadataPatch(inst.Metadata, labels, annotations)...)
-	// The instance before an update, read once for both warnings; a
+	// The instance before an update, read once for what follows; a
 	// create, or an old object that does not decode, has none.
-	var before instanceBefore
-	if req.Operation == admissionv1.Update {
-		if err := json.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, &before); err != nil {
-			before = instanceBefore{}
-		}
-		if w := regionChangeWarning(&before, meta.Labels[agentv1.LabelRegion]); w != "" {
-			resp = resp.WithWarnings(w)
-		}
+	before, decoded := readBefore(req)
+	var unset []string
+	if decoded && !l.fromAgent(req) {
+		labels, unset = keepOwnership(before.Metadata.Labels, meta.Labels, labels)
+	}
+	resp := admission.Patched("", metadataPatch(inst.Metadata, labels, unset, annotations)...)
+	if w := regionChangeWarning(&before, meta.Labels[agentv1.LabelRegion]); w != "" {
+		resp = resp.WithWarnings(w)
 	}
 	if w := keptLabelsWarning(before.Metadata.Labels, meta.Labels, labels); w != "" {
 		resp = resp.WithWarnings(w)
 	}
+	if len(unset) > 0 {
+		resp = resp.WithWarnings("kro-agent sets these labels on its instances and has not set them on this one yet, so the update leaves them out: " + strings.Join(unset, ", "))
+	}
 	return resp
+}
+
+// fromAgent tells whether the agent itself made the request.
+func (l *InstanceLabeler) fromAgent(req admission.Request) bool {
+	return l.AgentUser != "" && req.UserInfo.Username == l.AgentUser
 }
 
 // instanceBefore is what the labeler reads of an instance before an
@@ -111,6 +131,55 @@ type instanceBefore struct {
 	Status struct {
 		Placement *agentv1.Placement `json:"placement"`
 	} `json:"status"`
+}
+
+// readBefore reads the instance before an update; decoded says its labels
+// were read. Its placement is read apart, so that a status someone wrote
+// by hand, which need not decode, does not lose the labels.
+func readBefore(req admission.Request) (before instanceBefore, decoded bool) {
+	if req.Operation != admissionv1.Update {
+		return before, false
+	}
+	var meta struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	if err := json.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, &meta); err != nil {
+		return before, false
+	}
+	before.Metadata = meta.Metadata
+	var status struct {
+		Status struct {
+			Placement *agentv1.Placement `json:"placement"`
+		} `json:"status"`
+	}
+	if err := json.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, &status); err == nil {
+		before.Status = status.Status
+	}
+	return before, true
+}
+
+// keepOwnership turns want, the labels the agent sets on an instance, into
+// those an update by someone else leaves it with: each label the guard
+// policy protects keeps its value from before the update (old), and one
+// the instance did not have stays unset; unset lists those the update
+// itself adds (have holds its labels), which it must leave out.
+func keepOwnership(old, have, want map[string]string) (kept map[string]string, unset []string) {
+	kept = make(map[string]string, len(want))
+	for k, v := range want {
+		if !guard.Guarded(k) {
+			kept[k] = v
+			continue
+		}
+		if was, ok := old[k]; ok {
+			kept[k] = was
+		} else if _, ok := have[k]; ok {
+			unset = append(unset, k)
+		}
+	}
+	slices.Sort(unset)
+	return kept, unset
 }
 
 // keptLabelsWarning warns that labels of kro-agent's that the request set
@@ -153,10 +222,11 @@ func regionChangeWarning(before *instanceBefore, label string) string {
 }
 
 // metadataPatch is the JSON patch that gives an instance's metadata (nil
-// when the object has none) the labels, replacing values it has, the
-// annotations where it has none of those keys (the agent keeps them
-// current: a value already there is its), and the agent's finalizer.
-func metadataPatch(meta *instanceMetadata, labels, annotations map[string]string) []jsonpatch.JsonPatchOperation {
+// when the object has none) the labels, replacing values it has, without
+// the labels unset, the annotations where it has none of those keys (the
+// agent keeps them current: a value already there is its), and the agent's
+// finalizer.
+func metadataPatch(meta *instanceMetadata, labels map[string]string, unset []string, annotations map[string]string) []jsonpatch.JsonPatchOperation {
 	finalizers := []string{v1alpha1.Finalizer}
 	if meta == nil {
 		return []jsonpatch.JsonPatchOperation{jsonpatch.NewOperation("add", "/metadata", map[string]any{
@@ -164,6 +234,9 @@ func metadataPatch(meta *instanceMetadata, labels, annotations map[string]string
 		})}
 	}
 	ops := mapPatch(nil, "/metadata/labels", meta.Labels, labels, true)
+	for _, k := range unset {
+		ops = append(ops, jsonpatch.NewOperation("remove", "/metadata/labels/"+pointerEscaper.Replace(k), nil))
+	}
 	ops = mapPatch(ops, "/metadata/annotations", meta.Annotations, annotations, false)
 	switch {
 	case slices.Contains(meta.Finalizers, v1alpha1.Finalizer):

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
+	authnv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +29,7 @@ import (
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/guard"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
@@ -39,7 +42,7 @@ func testServer(t testing.TB) http.Handler {
 	}
 	s := &Server{
 		RGDs: &RGDValidator{Resolver: r},
-		Instance: &InstanceLabeler{Lookup: func(_ context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
+		Instance: &InstanceLabeler{AgentUser: testAgent, Lookup: func(_ context.Context, gvk schema.GroupVersionKind) (*v1alpha1.ResourceGraphDefinition, bool) {
 			rgd := &v1alpha1.ResourceGraphDefinition{ObjectMeta: metav1.ObjectMeta{Name: "webapp", UID: "rgd-uid"}}
 			rgd.Spec.Resources = []*v1alpha1.Resource{
 				{ID: "deploy", Template: runtime.RawExtension{Raw: []byte(`{"apiVersion":"apps/v1","kind":"Deployment"}`)}},
@@ -57,13 +60,22 @@ func review(t testing.TB, h http.Handler, path string, kind metav1.GroupVersionK
 	return reviewUpdate(t, h, path, kind, nil, obj)
 }
 
+// testAgent is the agent's username in testServer.
+const testAgent = "system:serviceaccount:kro-system:kro-agent"
+
 // reviewUpdate posts the AdmissionReview of an update from old to obj, or of
 // a create when old is nil, and returns the response.
 func reviewUpdate(t testing.TB, h http.Handler, path string, kind metav1.GroupVersionKind, old, obj any) *admissionv1.AdmissionResponse {
 	t.Helper()
+	return reviewUpdateBy(t, h, path, kind, "alice", old, obj)
+}
+
+// reviewUpdateBy is reviewUpdate of a request made by user.
+func reviewUpdateBy(t testing.TB, h http.Handler, path string, kind metav1.GroupVersionKind, user string, old, obj any) *admissionv1.AdmissionResponse {
+	t.Helper()
 	raw, _ := json.Marshal(obj)
 	ar := &admissionv1.AdmissionRequest{UID: types.UID("1"), Kind: kind, Operation: admissionv1.Create,
-		Name: "x", Namespace: "default", Object: runtime.RawExtension{Raw: raw}}
+		Name: "x", Namespace: "default", Object: runtime.RawExtension{Raw: raw}, UserInfo: authnv1.UserInfo{Username: user}}
 	if old != nil {
 		oldRaw, _ := json.Marshal(old)
 		ar.Operation, ar.OldObject = admissionv1.Update, runtime.RawExtension{Raw: oldRaw}
@@ -636,6 +648,97 @@ func TestKeptLabelsAreWarned(t *testing.T) {
 			}
 			if !resp.Allowed || !slices.Equal(resp.Warnings, tc.want) {
 				t.Errorf("allowed %v, warnings %q; want allowed with %q", resp.Allowed, resp.Warnings, tc.want)
+			}
+		})
+	}
+}
+
+// TestUpdatesKeepOwnershipLabels: an update by anyone but the agent leaves
+// the labels the guard policy protects as the instance had them (the
+// policy would deny moving them, a change the update's author never
+// made), and one by the agent moves them to its values.
+func TestUpdatesKeepOwnershipLabels(t *testing.T) {
+	h := testServer(t)
+	kind := metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
+	id := ownership.Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}, Name: "x", Namespace: "default"}
+	current := ownership.InstanceLabels(ownership.RGD{Name: "webapp", UID: "rgd-uid"}, id)
+	with := func(base map[string]string, extra map[string]string) map[string]string {
+		l := maps.Clone(base)
+		if l == nil {
+			l = map[string]string{}
+		}
+		maps.Copy(l, extra)
+		return l
+	}
+	stale := with(current, map[string]string{v1alpha1.LabelKroVersion: "v0.0.9", v1alpha1.LabelRGDID: "deleted-rgd-uid"})
+	const unsetWarning = "kro-agent sets these labels on its instances and has not set them on this one yet, so the update leaves them out: "
+	for _, tc := range []struct {
+		name, user string
+		old, obj   map[string]string
+		want       map[string]string
+		warnings   []string
+	}{
+		{name: "an older agent's labels, left as they were", user: "alice",
+			old: stale, obj: with(stale, map[string]string{"team": "b"}), want: with(stale, map[string]string{"team": "b"})},
+		{name: "an older agent's labels, moved by the agent", user: testAgent,
+			old: stale, obj: stale, want: current},
+		{name: "an instance created while the webhook was down", user: "alice",
+			old: nil, obj: map[string]string{"team": "b"},
+			want: map[string]string{"team": "b", v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue}},
+		{name: "an instance created while the webhook was down, labelled by the agent", user: testAgent,
+			old: nil, obj: nil, want: current},
+		{name: "an ownership label the instance does not have yet, added", user: "alice",
+			old: nil, obj: map[string]string{v1alpha1.LabelOwned: "true", v1alpha1.LabelRGDName: "webapp"},
+			want:     map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedByValue},
+			warnings: []string{unsetWarning + "kro.run/owned, kro.run/resource-graph-definition-name"}},
+		{name: "an older agent's label changed", user: "alice",
+			old: stale, obj: with(stale, map[string]string{v1alpha1.LabelKroVersion: "v9"}), want: stale,
+			warnings: []string{"kro-agent sets these labels on its instances, and they keep its values: kro.run/kro-version=v0.0.9"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			instance := func(labels map[string]string) map[string]any {
+				meta := map[string]any{"name": "x", "namespace": "default"}
+				if labels != nil {
+					meta["labels"] = labels
+				}
+				return map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp", "metadata": meta}
+			}
+			obj := instance(tc.obj)
+			resp := reviewUpdateBy(t, h, PathMutateInstance, kind, tc.user, instance(tc.old), obj)
+			if !resp.Allowed || !slices.Equal(resp.Warnings, tc.warnings) {
+				t.Errorf("allowed %v, warnings %q; want allowed with %q", resp.Allowed, resp.Warnings, tc.warnings)
+			}
+			doc, _ := json.Marshal(obj)
+			if len(resp.Patch) > 0 {
+				patch, err := jsonpatch.DecodePatch(resp.Patch)
+				if err != nil {
+					t.Fatalf("patch %s: %v", resp.Patch, err)
+				}
+				if doc, err = patch.Apply(doc); err != nil {
+					t.Fatalf("applying %s: %v", resp.Patch, err)
+				}
+			}
+			var got struct {
+				Metadata struct {
+					Labels map[string]string `json:"labels"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(doc, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(got.Metadata.Labels, tc.want) {
+				t.Errorf("labels after the update = %v, want %v (patch: %s)", got.Metadata.Labels, tc.want, resp.Patch)
+			}
+			// What the guard policy checks of an update by anyone else:
+			// no protected label changed, added or removed.
+			if tc.user != testAgent {
+				for k := range with(tc.old, got.Metadata.Labels) {
+					was, had := tc.old[k]
+					is, has := got.Metadata.Labels[k]
+					if guard.Guarded(k) && (had != has || was != is) {
+						t.Errorf("the guard policy would deny the update: label %s was %q (%v), is %q (%v)", k, was, had, is, has)
+					}
+				}
 			}
 		})
 	}

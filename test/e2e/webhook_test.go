@@ -355,6 +355,9 @@ spec:
 			// Instances too: their webhook fails open; the agent labels
 			// them when it is back.
 			c.apply(t, webapp(ns, "while-down", ""))
+			// One suspended, which the agent does not label until it is
+			// resumed.
+			c.apply(t, fmt.Sprintf(`{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {name: paused-while-down, namespace: %s, annotations: {kro.run/reconcile: suspended}}, spec: {name: paused-while-down, replicas: 1}}`, ns))
 			patch := []byte(`{"metadata":{"labels":{"team":"x"}}}`)
 			if _, err := c.resource(t, "v1", "ConfigMap").Namespace("bystander").Patch(ctx, "unrelated", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 				t.Errorf("updating an unrelated ConfigMap with the agent down: %v", err)
@@ -371,6 +374,26 @@ spec:
 			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "while-down", v1alpha1.InstanceActive)
 			if res, err := kstatus.Compute(c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "while-down")); err != nil || res.Status != kstatus.CurrentStatus {
 				t.Errorf("the instance ACTIVE once the agent is back: kstatus %+v (%v), want Current", res, err)
+			}
+			// Its author's update of the suspended one (resuming it) is
+			// admitted, though the webhook is back and the instance still
+			// has none of the ownership labels the guard policy lets only
+			// the agent add: the webhook leaves them for the agent.
+			eventually(t, 20*time.Second, "the suspended instance to say so", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "paused-while-down")
+				cond := condition(inst, v1alpha1.ConditionResourcesReady)
+				return cond != nil && cond.Reason == "Suspended", conditionSummary(inst)
+			})
+			if l := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "paused-while-down").GetLabels(); l[v1alpha1.LabelOwned] != "" {
+				t.Fatalf("a suspended instance created while the agent was down got labels: %v; the test needs one without", l)
+			}
+			if out, err := kubectl(t, cfg, "", "--as", "alice", "--as-group", "system:masters", "-n", ns,
+				"annotate", "webapp", "paused-while-down", v1alpha1.AnnotationReconcile+"-"); err != nil {
+				t.Errorf("resuming a suspended instance the agent has not labelled yet: %v\n%s", err, out)
+			}
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "paused-while-down", v1alpha1.InstanceActive)
+			if l := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "paused-while-down").GetLabels(); l[v1alpha1.LabelOwned] != "true" {
+				t.Errorf("labels once resumed: %v; want the agent's", l)
 			}
 			return ctx
 		}).
