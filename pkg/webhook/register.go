@@ -202,6 +202,11 @@ func (r *Registrar) validatingConfig(ca []byte) *admissionregv1.ValidatingWebhoo
 				Rule: admissionregv1.Rule{APIGroups: []string{v1alpha1.GroupVersion.Group}, APIVersions: []string{v1alpha1.GroupVersion.Version},
 					Resources: []string{"resourcegraphdefinitions"}, Scope: ptr.To(admissionregv1.ClusterScope)},
 			}},
+			// An update that leaves the spec as it is (a label, another
+			// tool's finalizer) is not sent at all: there is nothing to
+			// validate, and failing closed while the agent is down must
+			// not leave an RGD stuck, in deletion too.
+			MatchConditions: []admissionregv1.MatchCondition{{Name: "spec-changed", Expression: rgdSpecChanged}},
 			// Fail: an RGD that skipped validation could break every
 			// instance of its kind. Only RGDs are affected when the agent
 			// is down; nothing else goes through this webhook.
@@ -212,6 +217,11 @@ func (r *Registrar) validatingConfig(ca []byte) *admissionregv1.ValidatingWebhoo
 		}},
 	}
 }
+
+// rgdSpecChanged is the RGD webhook's match condition: a create, or an
+// update that changes the spec. The API server evaluates it before calling
+// the webhook; a create has no oldObject, which the first test spares it.
+const rgdSpecChanged = "request.operation != 'UPDATE' || !has(oldObject.spec) || !has(object.spec) || object.spec != oldObject.spec"
 
 // instanceRules are the instance webhook's rules for the served kinds.
 func instanceRules(kinds []schema.GroupVersionResource) []admissionregv1.RuleWithOperations {

@@ -2,11 +2,16 @@ package webhook
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/yaml"
 )
 
 // The RGD webhook's configuration follows the CA alone: a change of the
@@ -49,4 +54,50 @@ func TestRGDWebhookIsWrittenOnlyWhenItsCAChangesOrItIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("a kind gone, the RGD webhook deleted", func() error { return r.SetInstanceKinds(ctx, nil) }, 1, 1)
+}
+
+// TestManifestMatchesAgent keeps manifests/agent/admission.yaml's
+// webhook configurations identical to the ones the agent registers when it
+// runs in the cluster, but for what it fills in itself: its CA, and the
+// instance kinds RGDs serve.
+func TestManifestMatchesAgent(t *testing.T) {
+	raw, err := os.ReadFile("../../manifests/agent/admission.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Registrar{Service: &admissionregv1.ServiceReference{Namespace: "kro-system", Name: "kro-agent-webhook"}}
+	kinds := []schema.GroupVersionResource{{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}}
+	found := 0
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var head struct{ Kind string }
+		_ = yaml.Unmarshal([]byte(doc), &head)
+		switch head.Kind {
+		case "ValidatingWebhookConfiguration":
+			got := &admissionregv1.ValidatingWebhookConfiguration{}
+			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
+				t.Fatal(err)
+			}
+			if want := r.validatingConfig(nil); !equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
+				t.Errorf("manifest %s differs from the agent's:\n got %+v\nwant %+v", head.Kind, got.Webhooks, want.Webhooks)
+			}
+			found++
+		case "MutatingWebhookConfiguration":
+			got := &admissionregv1.MutatingWebhookConfiguration{}
+			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
+				t.Fatal(err)
+			}
+			// The manifest lists no kinds: the agent adds them.
+			want := r.mutatingConfig(nil, instanceRules(kinds))
+			for i := range got.Webhooks {
+				got.Webhooks[i].Rules = instanceRules(kinds)
+			}
+			if !equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
+				t.Errorf("manifest %s differs from the agent's:\n got %+v\nwant %+v", head.Kind, got.Webhooks, want.Webhooks)
+			}
+			found++
+		}
+	}
+	if found != 2 {
+		t.Errorf("the manifest holds %d webhook configurations; want the validating and the mutating one", found)
+	}
 }

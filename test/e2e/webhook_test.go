@@ -362,6 +362,18 @@ spec:
 			if _, err := c.resource(t, "v1", "ConfigMap").Namespace("bystander").Patch(ctx, "unrelated", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 				t.Errorf("updating an unrelated ConfigMap with the agent down: %v", err)
 			}
+			// An RGD's metadata stays writable (a label, another tool's
+			// finalizer, which would otherwise hold its deletion): the RGD
+			// webhook fails closed, but is not called when the spec stays
+			// as it is. A change of the spec still waits for the agent.
+			rgds := c.resource(t, "kro.run/v1alpha1", "ResourceGraphDefinition")
+			if _, err := rgds.Patch(ctx, "webapp", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Errorf("labelling an RGD with the agent down: %v", err)
+			}
+			specPatch := []byte(`{"spec":{"schema":{"spec":{"greeting":"string | default=\"changed while down\""}}}}`)
+			if _, err := rgds.Patch(ctx, "webapp", types.MergePatchType, specPatch, metav1.PatchOptions{}); err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+				t.Errorf("a change of an RGD's spec with the agent down: %v; want it refused, the webhook unreachable", err)
+			}
 			// Nothing of that instance exists yet, and tools that judge
 			// health by kstatus (Flux, cli-utils) must not take it for
 			// Current: its CRD's defaults give it a status not yet observed.
