@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kro-agent/kro-agent/pkg/guard"
 )
 
 // The RGD webhook's configuration follows the CA alone: a change of the
@@ -56,18 +59,25 @@ func TestRGDWebhookIsWrittenOnlyWhenItsCAChangesOrItIsGone(t *testing.T) {
 	step("a kind gone, the RGD webhook deleted", func() error { return r.SetInstanceKinds(ctx, nil) }, 1, 1)
 }
 
-// TestManifestMatchesAgent keeps manifests/agent/admission.yaml's
-// webhook configurations identical to the ones the agent registers when it
-// runs in the cluster, but for what it fills in itself: its CA, and the
-// instance kinds RGDs serve.
+// TestManifestMatchesAgent keeps manifests/agent/admission.yaml identical
+// to what the agent registers when it runs in the cluster as its
+// ServiceAccount: the guard policies and their bindings whole, the webhook
+// configurations but for what the agent fills in itself (its CA, and the
+// instance kinds RGDs serve).
 func TestManifestMatchesAgent(t *testing.T) {
 	raw, err := os.ReadFile("../../manifests/agent/admission.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	const user = "system:serviceaccount:kro-system:kro-agent"
+	policies := map[string]*admissionregv1.ValidatingAdmissionPolicy{}
+	bindings := map[string]*admissionregv1.ValidatingAdmissionPolicyBinding{}
+	for _, p := range guard.Policies(map[string]string{guard.Self: user}) {
+		policies[p.Policy.Name], bindings[p.Binding.Name] = p.Policy, p.Binding
+	}
 	r := &Registrar{Service: &admissionregv1.ServiceReference{Namespace: "kro-system", Name: "kro-agent-webhook"}}
 	kinds := []schema.GroupVersionResource{{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}}
-	found := 0
+	found := map[string]bool{}
 	for _, doc := range strings.Split(string(raw), "\n---\n") {
 		var head struct{ Kind string }
 		_ = yaml.Unmarshal([]byte(doc), &head)
@@ -80,7 +90,7 @@ func TestManifestMatchesAgent(t *testing.T) {
 			if want := r.validatingConfig(nil); !equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
 				t.Errorf("manifest %s differs from the agent's:\n got %+v\nwant %+v", head.Kind, got.Webhooks, want.Webhooks)
 			}
-			found++
+			found[head.Kind] = true
 		case "MutatingWebhookConfiguration":
 			got := &admissionregv1.MutatingWebhookConfiguration{}
 			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
@@ -94,10 +104,30 @@ func TestManifestMatchesAgent(t *testing.T) {
 			if !equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
 				t.Errorf("manifest %s differs from the agent's:\n got %+v\nwant %+v", head.Kind, got.Webhooks, want.Webhooks)
 			}
-			found++
+			found[head.Kind] = true
+		case "ValidatingAdmissionPolicy":
+			got := &admissionregv1.ValidatingAdmissionPolicy{}
+			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
+				t.Fatal(err)
+			}
+			want, ok := policies[got.Name]
+			if !ok || !equality.Semantic.DeepEqual(got.Spec, want.Spec) || !maps.Equal(got.Annotations, want.Annotations) {
+				t.Errorf("manifest policy %s differs from the agent's:\n got %+v\nwant %+v", got.Name, got, want)
+			}
+			found["policy "+got.Name] = true
+		case "ValidatingAdmissionPolicyBinding":
+			got := &admissionregv1.ValidatingAdmissionPolicyBinding{}
+			if err := yaml.UnmarshalStrict([]byte(doc), got); err != nil {
+				t.Fatal(err)
+			}
+			want, ok := bindings[got.Name]
+			if !ok || !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
+				t.Errorf("manifest binding %s differs: %+v", got.Name, got.Spec)
+			}
+			found["binding "+got.Name] = true
 		}
 	}
-	if found != 2 {
-		t.Errorf("the manifest holds %d webhook configurations; want the validating and the mutating one", found)
+	if len(found) != 2+len(policies)+len(bindings) {
+		t.Errorf("the manifest holds %v; want both webhook configurations, and the %d policies and their bindings", found, len(policies))
 	}
 }
