@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	jsonstd "encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -134,28 +135,27 @@ type instanceBefore struct {
 }
 
 // readBefore reads the instance before an update; decoded says its labels
-// were read. Its placement is read apart, so that a status someone wrote
-// by hand, which need not decode, does not lose the labels.
+// were read. Its status is decoded apart, so that one someone wrote by
+// hand, which need not decode, does not lose the labels.
 func readBefore(req admission.Request) (before instanceBefore, decoded bool) {
 	if req.Operation != admissionv1.Update {
 		return before, false
 	}
-	var meta struct {
+	var old struct {
 		Metadata struct {
 			Labels map[string]string `json:"labels"`
 		} `json:"metadata"`
+		Status jsonstd.RawMessage `json:"status"`
 	}
-	if err := json.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, &meta); err != nil {
+	if err := json.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, &old); err != nil {
 		return before, false
 	}
-	before.Metadata = meta.Metadata
-	var status struct {
-		Status struct {
-			Placement *agentv1.Placement `json:"placement"`
-		} `json:"status"`
-	}
-	if err := json.UnmarshalCaseSensitivePreserveInts(req.OldObject.Raw, &status); err == nil {
-		before.Status = status.Status
+	before.Metadata = old.Metadata
+	if len(old.Status) > 0 {
+		status := before.Status
+		if err := json.UnmarshalCaseSensitivePreserveInts(old.Status, &status); err == nil {
+			before.Status = status
+		}
 	}
 	return before, true
 }
