@@ -77,7 +77,7 @@ func generateCRD(rgd *v1alpha1.ResourceGraphDefinition, g *Graph, specSchema, st
 	}
 	status.Properties[StatusPlacement] = extv1.JSONSchemaProps{
 		Type:        "object",
-		Description: "The workload cluster the instance's resources live in, for instances labelled agent.kro.run/region.",
+		Description: "The workload cluster the instance's resources live in, for instances labelled agent.kro.run/region; the region alone while an instance placed before waits to be placed again, its cluster gone.",
 		Properties: map[string]extv1.JSONSchemaProps{
 			"cluster": {Type: "string"},
 			"region":  {Type: "string"},

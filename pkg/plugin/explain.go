@@ -22,7 +22,7 @@ var meanings = map[string]string{
 	v1alpha1.ConditionInstanceManaged: "kro-agent has taken the instance over: finalizer and ownership labels are in place",
 	v1alpha1.ConditionGraphResolved:   "every resource template rendered from the instance's values",
 	v1alpha1.ConditionResourcesReady:  "every resource exists and passes its readyWhen checks",
-	v1alpha1.ConditionPlaced:          "the instance, labelled agent.kro.run/region, has a Ready cluster of its region to run on",
+	v1alpha1.ConditionPlaced:          "the instance, labelled agent.kro.run/region, has a cluster to run on: a Ready cluster of its region, or the one it was placed on or reconciled in before",
 	v1alpha1.ConditionGraphAccepted:   "the RGD is valid: schema, expressions and dependency graph",
 	v1alpha1.ConditionKindReady:       "the generated CustomResourceDefinition is applied and established",
 	v1alpha1.ConditionControllerReady: "kro-agent is reconciling instances of the kind",
@@ -46,6 +46,7 @@ var reasonMeanings = map[string]string{
 	v1alpha1.ReasonServingEarlierGeneration: "instances are reconciled with the graph of an earlier generation of the RGD (the message names it), as its latest could not be applied (KindReady says why); they get the latest once it is",
 	v1alpha1.ReasonKindNotWatched:           "kro-agent cannot list a kind the graph manages (its role does not grant it, most often), so it cannot see those objects: nothing is applied, pruned or deleted for an instance until it can; the message says what to grant",
 	v1alpha1.ReasonStaysPlaced:              "the instance's region label changed after it was placed; it stays on its cluster, where its resources are (delete and create it again to move it)",
+	v1alpha1.ReasonStaysLocal:               "the instance was given a region label after kro-agent reconciled it in the local cluster; it stays there, where its resources are (delete and create it again to place it)",
 }
 
 // unevaluatedMeanings explains the reasons kro-agent gives a condition the

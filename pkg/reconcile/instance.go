@@ -36,9 +36,16 @@ type run struct {
 
 	// t is the cluster the instance's resources live in and g the graph
 	// as compiled for it; placement is status.placement, nil when unplaced.
+	// waitsIn is the region an instance placed before waits to be placed
+	// in again, its cluster gone: it never goes to the local cluster.
 	t         *target
 	g         *graph.Graph
 	placement *agentv1.Placement
+	waitsIn   string
+	// reconciledLocally is set when the status as read says the agent
+	// reconciled the instance in the local cluster (a region label given
+	// to it later does not move it).
+	reconciledLocally bool
 
 	scope *resolve.Scope
 	// desired are the objects the graph produces now, for pruning, by
@@ -136,6 +143,8 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	}
 	if p, ok := agentv1.PlacementOf(inst); ok {
 		r.placement = &p
+	} else {
+		r.waitsIn = p.Region
 	}
 	if r.placedByRegion() && !e.clustersChecked() {
 		// After a start, every registered cluster is checked once before
@@ -151,6 +160,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		set = set.With(conditions.Dependent{Type: v1alpha1.ConditionPlaced})
 	}
 	status := r.currentStatus()
+	r.reconciledLocally = status.ReconciledLocally(r.placement != nil || r.waitsIn != "")
 	status.Manage(set, inst.GetGeneration())
 
 	if s.graph == nil {

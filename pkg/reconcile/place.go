@@ -27,9 +27,11 @@ func (e *Engine) clustersChecked() bool {
 }
 
 // placedByRegion reports whether the instance's resources belong in a
-// workload cluster: it asks for a region, or was placed on one already.
+// workload cluster: it asks for a region, was placed on one already, or
+// waits to be placed again. One that asks for a region only after it was
+// reconciled in the local cluster stays there all the same (place).
 func (r *run) placedByRegion() bool {
-	return r.inst.GetLabels()[agentv1.LabelRegion] != "" || r.placement != nil
+	return r.inst.GetLabels()[agentv1.LabelRegion] != "" || r.placement != nil || r.waitsIn != ""
 }
 
 // place chooses (or keeps) the instance's workload cluster and connects
@@ -38,7 +40,8 @@ func (r *run) placedByRegion() bool {
 func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res result, done bool, err error) {
 	label := r.inst.GetLabels()[agentv1.LabelRegion]
 	region, current, stays := label, "", ""
-	if r.placement != nil {
+	switch {
+	case r.placement != nil:
 		// A placed instance stays where its resources are: a changed
 		// region label does not move it, and Placed says so. Placed
 		// again, its cluster gone, it goes where the label says, or
@@ -46,6 +49,20 @@ func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res r
 		current, stays = r.placement.Cluster, r.placement.StaysDespite(label)
 		if label == "" {
 			region = r.placement.Region
+		}
+	case r.waitsIn != "" && label == "":
+		// Waiting to be placed again, with no label to say where: in
+		// the region its cluster was in.
+		region = r.waitsIn
+	}
+	if r.placement == nil && r.waitsIn == "" && label != "" {
+		local, err := r.staysLocal(ctx)
+		if err != nil {
+			return result{}, true, err
+		}
+		if local {
+			status.MarkStaysLocal(agentv1.StaysLocal(label))
+			return result{}, false, nil
 		}
 	}
 	var candidates []placement.Candidate
@@ -58,6 +75,11 @@ func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res r
 			"cluster %s is no longer registered; the resources created there are left behind", current))
 	}
 	if d.Cluster == "" {
+		if r.placement != nil || r.waitsIn != "" {
+			// Placed before, it waits for a cluster of its region
+			// rather than run in the local cluster, label or not.
+			r.waitsIn = region
+		}
 		r.placement = nil
 		status.MarkNotPlaced(d.Reason)
 		status.ComputeState(false, false)
@@ -74,7 +96,7 @@ func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res r
 	if d.Cluster != current {
 		// Record the choice before anything is created there, so a
 		// restart finds the resources where they are.
-		r.placement = &agentv1.Placement{Cluster: d.Cluster, Region: region}
+		r.placement, r.waitsIn = &agentv1.Placement{Cluster: d.Cluster, Region: region}, ""
 		status.ComputeState(false, false)
 		if err := r.writeStatus(ctx, status, nil); err != nil {
 			return result{}, true, err
@@ -96,6 +118,21 @@ func (r *run) place(ctx context.Context, status *v1alpha1.InstanceStatus) (res r
 	t.use(r.s.rgdName, g)
 	r.t, r.g = t, g
 	return result{}, false, nil
+}
+
+// staysLocal reports whether an instance not placed yet, whose label asks
+// for a region, stays in the local cluster: the agent reconciled it there,
+// or its resources are there (a run that applied them may have ended before
+// it wrote the status). Placing it now would leave those resources running
+// in the local cluster with no instance to manage or delete them.
+func (r *run) staysLocal(ctx context.Context) (bool, error) {
+	if r.reconciledLocally {
+		return true, nil
+	}
+	if err := r.waitForManagedInformers(ctx); err != nil {
+		return false, err
+	}
+	return len(r.t.managed.members(r.inst.GetUID())) > 0, nil
 }
 
 // lookWherePlaced points the run at the workload cluster a placed

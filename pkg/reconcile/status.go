@@ -59,8 +59,11 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 		}
 	}
 	delete(next, graph.StatusPlacement)
-	if r.placement != nil {
+	switch {
+	case r.placement != nil:
 		next[graph.StatusPlacement] = map[string]any{"cluster": r.placement.Cluster, "region": r.placement.Region}
+	case r.waitsIn != "":
+		next[graph.StatusPlacement] = map[string]any{"region": r.waitsIn}
 	}
 	if r.s.graph != nil && r.s.graph.ObservedGeneration {
 		next[graph.StatusObservedGeneration] = r.inst.GetGeneration()

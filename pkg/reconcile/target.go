@@ -583,7 +583,9 @@ func (e *Engine) stopInformers() {
 	}
 }
 
+// placed reports whether the instance is placed on a workload cluster, or
+// waits to be placed again, its cluster gone.
 func placed(u *unstructured.Unstructured) bool {
-	_, ok := agentv1.PlacementOf(u)
-	return ok
+	p, ok := agentv1.PlacementOf(u)
+	return ok || p.Region != ""
 }

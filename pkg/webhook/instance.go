@@ -131,6 +131,7 @@ type instanceBefore struct {
 	} `json:"metadata"`
 	Status struct {
 		Placement *agentv1.Placement `json:"placement"`
+		v1alpha1.InstanceStatus
 	} `json:"status"`
 }
 
@@ -207,18 +208,22 @@ func keptLabelsWarning(before, have, want map[string]string) string {
 }
 
 // regionChangeWarning warns, as the update that changes it is admitted,
-// that a changed region label does not move an instance already placed
-// (before is the instance before the update): its Placed condition says the
-// same afterwards. "" when the label is unchanged or the instance not
-// placed.
+// that a changed region label does not move an instance already placed, or
+// one reconciled in the local cluster (before is the instance before the
+// update): its Placed condition says the same afterwards. "" when the label
+// is unchanged or the instance neither.
 func regionChangeWarning(before *instanceBefore, label string) string {
-	if before.Status.Placement == nil || before.Status.Placement.Cluster == "" {
-		return ""
-	}
 	if before.Metadata.Labels[agentv1.LabelRegion] == label {
 		return ""
 	}
-	return before.Status.Placement.StaysDespite(label)
+	p := before.Status.Placement
+	switch {
+	case p != nil && p.Cluster != "":
+		return p.StaysDespite(label)
+	case label != "" && before.Status.ReconciledLocally(p != nil):
+		return agentv1.StaysLocal(label)
+	}
+	return ""
 }
 
 // metadataPatch is the JSON patch that gives an instance's metadata (nil

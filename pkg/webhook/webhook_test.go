@@ -557,8 +557,9 @@ func BenchmarkInstanceAdmission(b *testing.B) {
 	}
 }
 
-// An update changing the region label of a placed instance is admitted with
-// a warning that it stays where it is; other updates carry none.
+// An update changing the region label of a placed instance, or giving one
+// to an instance reconciled in the local cluster, is admitted with a
+// warning that it stays where it is; other updates carry none.
 func TestRegionChangeOfAPlacedInstanceIsWarned(t *testing.T) {
 	h := testServer(t)
 	kind := metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}
@@ -572,6 +573,22 @@ func TestRegionChangeOfAPlacedInstanceIsWarned(t *testing.T) {
 		}
 		return u
 	}
+	// withStatus gives an instance the status kro-agent wrote, with a
+	// Placed condition of reason placed unless it is "".
+	withStatus := func(u map[string]any, state, placed string, placement map[string]any) map[string]any {
+		status := map[string]any{"state": state, "conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Ready"}}}
+		if placed != "" {
+			status["conditions"] = append(status["conditions"].([]any), map[string]any{"type": "Placed", "status": "True", "reason": placed})
+		}
+		if placement != nil {
+			status["placement"] = placement
+		}
+		u["status"] = status
+		return u
+	}
+	stays := func(region string) []string {
+		return []string{`the label agent.kro.run/region asks for region "` + region + `", but the instance stays in the local cluster, where kro-agent reconciled it: an instance is placed by region when it is first reconciled and does not move afterwards; delete it and create it again to place it`}
+	}
 	for _, tc := range []struct {
 		name     string
 		old, obj map[string]any
@@ -583,6 +600,12 @@ func TestRegionChangeOfAPlacedInstanceIsWarned(t *testing.T) {
 			[]string{`the label agent.kro.run/region was removed, but the instance stays on cluster eu-west-1 (region eu-west), where its resources are: a placed instance does not move; delete it and create it again to move it`}},
 		{"label unchanged", instance("eu-west", "eu-west-1"), instance("eu-west", "eu-west-1"), nil},
 		{"not placed yet", instance("eu-west", ""), instance("us-east", ""), nil},
+		{"reconciled locally", withStatus(instance("", ""), "ACTIVE", "", nil), withStatus(instance("eu-west", ""), "ACTIVE", "", nil), stays("eu-west")},
+		{"staying locally, relabelled", withStatus(instance("eu-west", ""), "ACTIVE", "StaysLocal", nil), withStatus(instance("us-east", ""), "ACTIVE", "StaysLocal", nil), stays("us-east")},
+		{"labelled before its first reconcile", instance("", ""), instance("eu-west", ""), nil},
+		{"waiting for a cluster of its region", withStatus(instance("us-east", ""), "IN_PROGRESS", "NoClusterInRegion", nil), withStatus(instance("eu-west", ""), "IN_PROGRESS", "NoClusterInRegion", nil), nil},
+		{"waiting to be placed again, its cluster gone", withStatus(instance("", ""), "IN_PROGRESS", "NoClusterInRegion", map[string]any{"region": "eu-west"}),
+			withStatus(instance("us-east", ""), "IN_PROGRESS", "NoClusterInRegion", map[string]any{"region": "eu-west"}), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := reviewUpdate(t, h, PathMutateInstance, kind, tc.old, tc.obj)

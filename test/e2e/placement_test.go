@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
 	"github.com/kro-agent/kro-agent/pkg/agent"
+	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/guard"
 	"github.com/kro-agent/kro-agent/pkg/plugin"
@@ -325,6 +326,62 @@ func TestPlacement(t *testing.T) {
 				t.Errorf("the workload Deployment after the label change: %v", err)
 			}
 			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "m1")
+			return ctx
+		}).
+		Assess("an instance reconciled in the local cluster stays there when it is given a region label, and both admission and Placed say so", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			gvr := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "regionalapps"}
+			local := func(name string) string {
+				return fmt.Sprintf(`{apiVersion: kro.run/v1alpha1, kind: RegionalApp, metadata: {name: %s, namespace: placed}, spec: {}}`, name)
+			}
+			const stays = `the label agent.kro.run/region asks for region "eu-west", but the instance stays in the local cluster`
+			staysLocal := func(name string) {
+				t.Helper()
+				eventually(t, 30*time.Second, "Placed to say "+name+" stays in the local cluster", func() (bool, string) {
+					inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", name)
+					p := condition(inst, "Placed")
+					state, _, _ := unstructured.NestedString(inst.Object, "status", "state")
+					return p != nil && p.Status == metav1.ConditionTrue && p.Reason == v1alpha1.ReasonStaysLocal && strings.HasPrefix(p.Message, stays) &&
+						state == string(v1alpha1.InstanceActive), fmt.Sprintf("state %s, Placed %+v", state, p)
+				})
+				if _, err := c.get(t, "apps/v1", "Deployment", "placed", name); err != nil {
+					t.Errorf("the local Deployment %s: %v", name, err)
+				}
+				if _, err := w.get(t, "apps/v1", "Deployment", "placed", name); !apierrors.IsNotFound(err) {
+					t.Errorf("the Deployment %s exists on the workload cluster too (%v): the instance moved and left its local resources behind", name, err)
+				}
+			}
+			// Labelled as kubectl label does, with the API server's
+			// warnings collected: the status says where it was reconciled.
+			c.apply(t, local("l1"))
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "l1", v1alpha1.InstanceActive)
+			dyn, warnings := warnedClient(t, cfg)
+			label := []byte(`{"metadata":{"labels":{"agent.kro.run/region":"eu-west"}}}`)
+			if _, err := dyn.Resource(gvr).Namespace("placed").Patch(ctx, "l1", types.MergePatchType, label, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := warnings.all(); len(got) != 1 || !strings.HasPrefix(got[0], stays) {
+				t.Errorf("warnings of the label: %q, want one starting %q", got, stays)
+			}
+			staysLocal("l1")
+			// With no status to tell (an agent stopped after applying the
+			// resources, before writing it), the resources found in the
+			// local cluster keep the instance there.
+			c.apply(t, local("l2"))
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "l2", v1alpha1.InstanceActive)
+			stopAgentNow(t)
+			if _, err := c.resource(t, "kro.run/v1alpha1", "RegionalApp").Namespace("placed").Patch(ctx, "l2", types.MergePatchType, []byte(`{"status":null}`), metav1.PatchOptions{}, "status"); err != nil {
+				t.Fatal(err)
+			}
+			c.patch(t, "kro.run/v1alpha1", "RegionalApp", "placed", "l2", string(label))
+			startAgent(t, cfg)
+			staysLocal("l2")
+			c.deleteAll(t, "kro.run/v1alpha1", "RegionalApp", "placed", "l1", "l2")
+			for _, name := range []string{"l1", "l2"} {
+				if _, err := c.get(t, "apps/v1", "Deployment", "placed", name); !apierrors.IsNotFound(err) {
+					t.Errorf("the local Deployment %s after its instance was deleted: %v", name, err)
+				}
+			}
 			return ctx
 		}).
 		Assess("kubectl kro tree, why-not-ready, status and dry-run follow the placement", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -877,6 +934,53 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 				}
 				return len(left) == 0, strings.Join(left, ", ")
 			})
+			return ctx
+		}).
+		Assess("an instance whose Cluster is deleted waits for its region, label or not, and is placed again once one is registered", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c, w := newClients(t, cfg), workload(t)
+			register := func() {
+				t.Helper()
+				c.apply(t, clusterObject("eu-west-1", "eu-west", "eu-west-1"))
+				eventually(t, 30*time.Second, "Cluster eu-west-1 to be Ready", func() (bool, string) {
+					u := c.mustGet(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1")
+					ready := condition(u, "Ready")
+					return ready != nil && ready.Status == metav1.ConditionTrue, conditionSummary(u)
+				})
+			}
+			// Its Deployment is created but not waited for: the workload
+			// cluster was stopped and started again above.
+			placedOn := func(why string) {
+				t.Helper()
+				eventually(t, 30*time.Second, why, func() (bool, string) {
+					inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "g1")
+					p, _ := agentv1.PlacementOf(inst)
+					_, err := w.get(t, "apps/v1", "Deployment", "placed", "g1")
+					return p.Cluster == "eu-west-1" && p.Region == "eu-west" && err == nil, fmt.Sprintf("placement %+v, workload Deployment %v", p, err)
+				})
+			}
+			register()
+			c.apply(t, regionalApp("g1", "eu-west"))
+			placedOn("g1 to be placed on eu-west-1")
+			// Without its label it stays placed; with its Cluster gone it
+			// is placed again in its region, not in the local cluster.
+			c.patch(t, "kro.run/v1alpha1", "RegionalApp", "placed", "g1", `{"metadata":{"labels":{"agent.kro.run/region":null}}}`)
+			c.delete(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1")
+			eventually(t, 30*time.Second, "g1 to wait for a cluster of region eu-west", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "g1")
+				p := condition(inst, "Placed")
+				placement, _, _ := unstructured.NestedStringMap(inst.Object, "status", "placement")
+				return p != nil && p.Status == metav1.ConditionFalse && p.Reason == v1alpha1.ReasonNoClusterInRegion && strings.Contains(p.Message, `"eu-west"`) &&
+					placement["region"] == "eu-west" && placement["cluster"] == "", fmt.Sprintf("Placed %+v, placement %v", p, placement)
+			})
+			if len(eventsAbout(t, c, "placed", "g1", "ClusterGone")) == 0 {
+				t.Error("no ClusterGone Event about g1")
+			}
+			if _, err := c.get(t, "apps/v1", "Deployment", "placed", "g1"); !apierrors.IsNotFound(err) {
+				t.Errorf("g1's Deployment in the local cluster: %v", err)
+			}
+			register()
+			placedOn("g1 to be placed on eu-west-1 again")
+			deletePlaced(t, c, w, "RegionalApp", "g1", "apps/v1", "Deployment")
 			return ctx
 		}).
 		Feature()

@@ -124,8 +124,16 @@ func (p Placement) StaysDespite(label string) string {
 	return fmt.Sprintf("%s, but the instance stays on cluster %s (region %s), where its resources are: a placed instance does not move; delete it and create it again to move it", asks, p.Cluster, p.Region)
 }
 
+// StaysLocal says why an instance kro-agent reconciled in the local cluster
+// stays there although its label now asks for region label.
+func StaysLocal(label string) string {
+	return fmt.Sprintf("the label %s asks for region %q, but the instance stays in the local cluster, where kro-agent reconciled it: an instance is placed by region when it is first reconciled and does not move afterwards; delete it and create it again to place it", LabelRegion, label)
+}
+
 // PlacementOf reads an instance's status.placement; ok is false when the
-// instance is not placed on a workload cluster.
+// instance is not placed on a workload cluster. A region without a cluster
+// is where an instance placed before waits to be placed again, the Cluster
+// it was on having been deleted.
 func PlacementOf(instance *unstructured.Unstructured) (p Placement, ok bool) {
 	m, _, _ := unstructured.NestedStringMap(instance.Object, "status", StatusPlacement)
 	p = Placement{Cluster: m["cluster"], Region: m["region"]}

@@ -55,6 +55,7 @@ const (
 	ReasonDeleting          = "Deleting"
 	ReasonPlaced            = "Placed"
 	ReasonStaysPlaced       = "StaysPlaced"
+	ReasonStaysLocal        = "StaysLocal"
 	ReasonNoClusterInRegion = "NoClusterInRegion"
 	ReasonWaitingForPlace   = "WaitingForPlacement"
 	ReasonClusterNotReady   = "ClusterNotReady"
@@ -253,6 +254,26 @@ func (s *InstanceStatus) MarkPlaced(cluster, region string) {
 // label no longer names its region: why says it stays there.
 func (s *InstanceStatus) MarkStaysPlaced(cluster, region, why string) {
 	s.manager.MarkTrue(ConditionPlaced, ReasonStaysPlaced, "placed on cluster %s in region %s; %s", cluster, region, why)
+}
+
+// MarkStaysLocal records that an instance reconciled in the local cluster
+// stays there although it is now labelled with a region: why says so.
+func (s *InstanceStatus) MarkStaysLocal(why string) {
+	s.manager.MarkTrue(ConditionPlaced, ReasonStaysLocal, "%s", why)
+}
+
+// ReconciledLocally reports, of an instance's status as it was read (before
+// Manage), whether kro-agent reconciled the instance in the local cluster:
+// it wrote a state, and no Placed condition but the one saying the instance
+// stays local. placed is whether status.placement holds anything. Such an
+// instance is not moved by a region label given to it later, as a placed
+// one is not moved by a changed label: its resources are where it is.
+func (s *InstanceStatus) ReconciledLocally(placed bool) bool {
+	if placed || s.State == "" {
+		return false
+	}
+	c := meta.FindStatusCondition(s.Conditions, ConditionPlaced)
+	return c == nil || c.Reason == ReasonStaysLocal
 }
 
 // MarkNotPlaced records that no cluster of the region can take the
