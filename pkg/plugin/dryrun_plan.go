@@ -539,18 +539,31 @@ func whyPruned(g *graph.Graph, node string, kind schema.GroupKind, plan []Planne
 // dryRunTarget is the cluster the instance's resources are applied to: the
 // workload cluster the agent placed the live instance on, or this one. An
 // instance of a region that is not placed yet has no target to validate
-// against; unplaced then says so, for every object of the plan.
+// against; unplaced then says so, for every object of the plan. As the
+// agent does, a live instance it reconciled in this cluster stays here
+// whatever region the file's label asks for, and one waiting to be placed
+// again, its cluster gone, waits for its region without a label.
 func (c *cluster) dryRunTarget(ctx context.Context, live, inst *unstructured.Unstructured) (target *cluster, unplaced string, err error) {
+	region := inst.GetLabels()[agentv1.LabelRegion]
 	if live != nil {
-		if p, ok := agentv1.PlacementOf(live); ok {
+		p, ok := agentv1.PlacementOf(live)
+		if ok {
 			w, err := c.workloadCluster(ctx, p.Cluster)
 			if err != nil {
 				return nil, "", fmt.Errorf("%s %s is placed on cluster %s, where its resources would be checked: %w", live.GetKind(), live.GetName(), p.Cluster, err)
 			}
 			return w, "", nil
 		}
+		state, _, _ := unstructured.NestedString(live.Object, "status", "state")
+		status := v1alpha1.InstanceStatus{State: v1alpha1.InstanceState(state), Conditions: conditionsOf(live)}
+		switch {
+		case p.Region != "" && region == "":
+			region = p.Region
+		case status.ReconciledLocally(p.Region != ""):
+			return c, "", nil
+		}
 	}
-	if region := inst.GetLabels()[agentv1.LabelRegion]; region != "" {
+	if region != "" {
 		return c, fmt.Sprintf("the agent places the instance on a Ready Cluster of region %q first, and creates this there; it is not placed yet, so nothing was validated against a cluster", region), nil
 	}
 	return c, "", nil

@@ -555,3 +555,51 @@ func TestDryRunLabelsWithTheAgentsVersion(t *testing.T) {
 		t.Errorf("labels %v, want the agent's version", u.GetLabels())
 	}
 }
+
+// A dry run checks an instance's resources where the agent would create
+// them: in this cluster for an instance it reconciled here, whatever region
+// the file now asks for; nowhere yet for one of a region not placed yet,
+// or one waiting to be placed again in its region, label or not.
+func TestDryRunTargetFollowsThePlacementRules(t *testing.T) {
+	c := &cluster{}
+	obj := func(s string) *unstructured.Unstructured { return yamlObject(t, s) }
+	instance := func(region string) *unstructured.Unstructured {
+		u := obj(`{apiVersion: kro.run/v1alpha1, kind: WebApp, metadata: {name: x, namespace: default}}`)
+		if region != "" {
+			u.SetLabels(map[string]string{"agent.kro.run/region": region})
+		}
+		return u
+	}
+	live := func(region, status string) *unstructured.Unstructured {
+		u := instance(region)
+		u.Object["status"] = obj(status).Object
+		return u
+	}
+	unplaced := func(region string) string {
+		return fmt.Sprintf("the agent places the instance on a Ready Cluster of region %q first", region)
+	}
+	for _, tc := range []struct {
+		name       string
+		live, file *unstructured.Unstructured
+		want       string
+	}{
+		{"new, local", nil, instance(""), ""},
+		{"new, of a region", nil, instance("eu-west"), unplaced("eu-west")},
+		{"reconciled here, now labelled", live("", `{state: ACTIVE, conditions: [{type: Ready, status: "True", reason: Ready}]}`), instance("eu-west"), ""},
+		{"staying here, labelled", live("eu-west", `{state: ACTIVE, conditions: [{type: Placed, status: "True", reason: StaysLocal}]}`), instance("us-east"), ""},
+		{"not created yet, now labelled", live("", `{}`), instance("eu-west"), unplaced("eu-west")},
+		{"waiting for its region", live("eu-west", `{state: IN_PROGRESS, conditions: [{type: Placed, status: "False", reason: NoClusterInRegion}]}`), instance("us-east"), unplaced("us-east")},
+		{"waiting to be placed again, label removed", live("", `{state: IN_PROGRESS, placement: {region: eu-west}, conditions: [{type: Placed, status: "False", reason: NoClusterInRegion}]}`), instance(""), unplaced("eu-west")},
+		{"waiting to be placed again, relabelled", live("", `{state: IN_PROGRESS, placement: {region: eu-west}, conditions: [{type: Placed, status: "False", reason: NoClusterInRegion}]}`), instance("us-east"), unplaced("us-east")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target, why, err := c.dryRunTarget(t.Context(), tc.live, tc.file)
+			if err != nil || target != c {
+				t.Fatalf("dryRunTarget: %v, %v", target, err)
+			}
+			if tc.want == "" && why != "" || !strings.HasPrefix(why, tc.want) {
+				t.Errorf("unplaced = %q, want %q", why, tc.want)
+			}
+		})
+	}
+}
