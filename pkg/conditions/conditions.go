@@ -167,7 +167,10 @@ func (m *Manager) set0(t string, status metav1.ConditionStatus, reason, msg stri
 // recompute derives the top-level condition: False if any dependent is
 // unhappy, else Unknown if any is Unknown or missing, else True. The
 // unhappy (or unknown) dependent that changed last lends its reason and
-// message, as it is the freshest news.
+// message, as it is the freshest news; a dependent nothing has marked yet
+// has no news, so it lends them only when no other is Unknown (a
+// suspended instance newly labelled with a region says it is suspended,
+// not that its placement is pending).
 func (m *Manager) recompute() {
 	var worst *metav1.Condition
 	worstRank := 0
@@ -175,10 +178,12 @@ func (m *Manager) recompute() {
 		c := m.Get(d.Type)
 		rank := 0
 		switch {
-		case c == nil || c.Status == metav1.ConditionUnknown:
+		case c == nil || c.Status == metav1.ConditionUnknown && c.Reason == ReasonPending && c.Message == "":
 			rank = 1
-		case (c.Status == metav1.ConditionFalse) != d.Negative:
+		case c.Status == metav1.ConditionUnknown:
 			rank = 2
+		case (c.Status == metav1.ConditionFalse) != d.Negative:
+			rank = 3
 		}
 		if rank == 0 {
 			continue
@@ -193,7 +198,7 @@ func (m *Manager) recompute() {
 	switch worstRank {
 	case 0:
 		m.set0(m.set.happy, metav1.ConditionTrue, ReasonReady, "")
-	case 1:
+	case 1, 2:
 		m.set0(m.set.happy, metav1.ConditionUnknown, worst.Reason, worst.Message)
 	default:
 		m.set0(m.set.happy, metav1.ConditionFalse, worst.Reason, worst.Message)

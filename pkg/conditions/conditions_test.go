@@ -139,3 +139,24 @@ func TestRetainKeepsTheSetsOwn(t *testing.T) {
 		t.Errorf("after Retain: %v, want %v", got, want)
 	}
 }
+
+// A dependent nothing has marked yet lends Ready its reason only when no
+// other dependent is Unknown, however recently it was added: an Unknown
+// that was marked says what is going on.
+func TestUnmarkedDependentsHaveNoNews(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var conds []metav1.Condition
+	m := NewSet("Ready", "A").Manage(&conds, 1).WithClock(c.now)
+	m.InitializeConditions()
+	m.MarkUnknown("A", "Suspended", "nothing is written")
+	c.t = c.t.Add(time.Minute)
+	m = NewSet("Ready", "A", "B").Manage(&conds, 2).WithClock(c.now)
+	m.InitializeConditions()
+	if r := m.Get("Ready"); r.Status != metav1.ConditionUnknown || r.Reason != "Suspended" {
+		t.Errorf("Ready with a dependent just added and unmarked: %+v, want the reason of the marked one", r)
+	}
+	m.MarkTrue("A", "Done", "")
+	if r := m.Get("Ready"); r.Status != metav1.ConditionUnknown || r.Reason != ReasonPending {
+		t.Errorf("Ready with only an unmarked dependent left: %+v, want Unknown, %s", r, ReasonPending)
+	}
+}
