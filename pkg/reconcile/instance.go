@@ -670,10 +670,17 @@ func (r *run) noteUndone(n *graph.Node, ref objectRef, out *unstructured.Unstruc
 // deleted.
 func (r *run) heldByOther(n *graph.Node, ref objectRef, held *unstructured.Unstructured) error {
 	r.awaited.holders = waitAlso(r.awaited.holders, ref)
-	return fmt.Errorf("%s %s already exists in %s and %s",
+	return &heldByOtherError{fmt.Sprintf("%s %s already exists in %s and %s",
 		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t,
-		ownership.LeftAlone(held.GetLabels(), r.id, n.ID, r.t.applied(ref), r.t == r.e.local))
+		ownership.LeftAlone(held.GetLabels(), r.id, n.ID, r.t.applied(ref), r.t == r.e.local))}
 }
+
+// heldByOtherError is the refusal to apply an object whose name another
+// owner's object holds. It lasts until that object is deleted, which the
+// agent watches for.
+type heldByOtherError struct{ msg string }
+
+func (e *heldByOtherError) Error() string { return e.msg }
 
 // holder is the object of ref that exists but is not among the agent's,
 // or nil when it is not found (or is, after all, this instance's).

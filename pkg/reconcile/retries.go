@@ -44,9 +44,11 @@ func newRetryLimiters() (afterError, afterRefusal workqueue.TypedRateLimiter[Ins
 // refuse the same way until something changes: a lasting refusal
 // (refusal.IsLasting), or one whose end the agent watches for by other
 // means (the namespace the object goes into created, endpoints for the
-// Service of a webhook the API server could not call).
+// Service of a webhook the API server could not call, the object of
+// another owner that holds the name deleted).
 func refusedUntilChange(err error) bool {
 	var namespace *namespaceUnavailable
 	var webhook *webhookRefusal
-	return refusal.IsLasting(err) || errors.As(err, &namespace) || errors.As(err, &webhook)
+	var held *heldByOtherError
+	return refusal.IsLasting(err) || errors.As(err, &namespace) || errors.As(err, &webhook) || errors.As(err, &held)
 }

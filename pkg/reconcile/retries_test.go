@@ -28,6 +28,7 @@ func TestRefusedUntilChange(t *testing.T) {
 		{"a policy's denial, wrapped", fmt.Errorf("applying ConfigMap x (resource cm): %w", apierrors.NewForbidden(configMaps, "x", errors.New("denied"))), true},
 		{"a namespace that does not exist", fmt.Errorf("applying: %w", &namespaceUnavailable{namespace: "later", err: missing}), true},
 		{"a webhook's Service without endpoints", webhook, true},
+		{"a name another owner's object holds", fmt.Errorf("applying ConfigMap x (resource cm): %w", &heldByOtherError{"ConfigMap default/x already exists"}), true},
 		{"the same, not known for one", noEndpoints, false},
 		{"a conflict", apierrors.NewConflict(configMaps, "x", errors.New("modified")), false},
 		{"a kind not served yet", apierrors.NewNotFound(configMaps, "x"), false},
