@@ -113,6 +113,9 @@ type Tree struct {
 	// Placement is the workload cluster the resources live in, for an
 	// instance placed by region.
 	Placement *agentv1.Placement `json:"placement,omitempty"`
+	// Unplaced says why an instance of a region has no cluster yet (its
+	// Placed condition): none of its resources exists anywhere.
+	Unplaced string `json:"unplaced,omitempty"`
 	// ReleasedFrom is the RGD, deleted, that the instance belonged to:
 	// kro-agent no longer manages it, and Rows are what it left in place,
 	// flat, judged by their health alone.
@@ -133,13 +136,16 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 	inst := s.instance
 	t := &Tree{Instance: instanceRow(inst, s.mapping.GroupVersionKind.Kind)}
 	t.Placement = s.placement
+	if p := findCondition(inst, v1alpha1.ConditionPlaced); s.placement == nil && p != nil && p.Status == metav1.ConditionFalse {
+		t.Unplaced = p.Message
+	}
 	if s.graph == nil {
 		return t, nil
 	}
 	where := c.members(s)
 	var objs map[string][]*unstructured.Unstructured
 	var forbidden map[string]bool
-	if s.workloadErr == nil {
+	if s.workloadErr == nil && t.Unplaced == "" {
 		objs, forbidden = where.fetchMembers(ctx, s)
 	}
 	scope := resolve.NewScope(s.graph, inst.Object)
@@ -192,12 +198,16 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 			kind = n.Kind.GVK.Kind
 		}
 		switch {
-		case s.workloadErr != nil:
+		case s.workloadErr != nil || t.Unplaced != "":
 			// The graph is known, and what the instance's values skip;
-			// what is in the cluster is not, nor is anything read from
-			// another cluster in its place.
-			row := Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictUnknown,
-				Reason: "in cluster " + s.placement.Cluster + ", which cannot be reached"}
+			// what is in the cluster is not (it cannot be reached), or
+			// there is no cluster yet. Nothing is read from another
+			// cluster in its place.
+			row := Row{NodeID: n.ID, Depth: d, Kind: kind, Ready: VerdictMissing,
+				Reason: "not created yet: the instance is not placed on a cluster"}
+			if s.workloadErr != nil {
+				row.Ready, row.Reason = VerdictUnknown, "in cluster "+s.placement.Cluster+", which cannot be reached"
+			}
 			if why := skipWhy[n.ID]; why != "" {
 				row.Ready, row.Reason = VerdictSkipped, why
 			}

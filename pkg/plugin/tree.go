@@ -126,8 +126,11 @@ func (o *treeOptions) print(t *Tree, s *subject) error {
 // printTree prints the tree as an aligned table with the NODE column
 // indented by depth.
 func printTree(w io.Writer, t *Tree, s *subject, p palette, now time.Time) {
-	if t.Placement != nil {
+	switch {
+	case t.Placement != nil:
 		fmt.Fprintf(w, "Placed on cluster %s (region %s)\n", p.bold(t.Placement.Cluster), t.Placement.Region)
+	case t.Unplaced != "":
+		fmt.Fprintf(w, "Not placed on a cluster yet: %s\n", t.Unplaced)
 	}
 	tw := newTable(w)
 	fmt.Fprintln(tw, "NODE\tKIND/NAME\tNAMESPACE\tREADY\tHEALTH\tREASON\tAGE")

@@ -590,6 +590,13 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 			if err == nil || !strings.Contains(out, `is not placed on a cluster of region "ap-south"`) {
 				t.Errorf("why-not-ready: %v\n%s", err, out)
 			}
+			// Its resources are not missing from the local cluster: they
+			// have no cluster yet.
+			out, err = kro(t, cfg, nil, "tree", "regionalapp", "b1", "-n", "placed")
+			if err != nil || !strings.Contains(out, `Not placed on a cluster yet: no Cluster is registered for region "ap-south"`) ||
+				strings.Count(out, "not created yet: the instance is not placed on a cluster") != 2 || strings.Contains(out, "expected by the graph") {
+				t.Errorf("tree: %v\n%s", err, out)
+			}
 			if _, err := w.get(t, "v1", "ConfigMap", "placed", "b1-config"); !apierrors.IsNotFound(err) {
 				t.Errorf("an unplaced instance created resources: %v", err)
 			}
