@@ -83,11 +83,16 @@ func (c *cluster) members(s *subject) *cluster {
 }
 
 // placementDiagnosis explains an instance that waits for placement or for
-// its workload cluster, or returns nil.
+// its workload cluster, or returns nil. An instance placed before waits in
+// the region of its label, or without one in the region it was in.
 func placementDiagnosis(s *subject, instRef string) *Diagnosis {
 	inst := s.instance
 	if placed := findCondition(inst, "Placed"); placed != nil && placed.Status == metav1.ConditionFalse {
 		region := inst.GetLabels()[agentv1.LabelRegion]
+		if region == "" {
+			p, _ := agentv1.PlacementOf(inst)
+			region = p.Region
+		}
 		return &Diagnosis{
 			Cause:   fmt.Sprintf("%s is not placed on a cluster of region %q", instRef, region),
 			Details: []string{placed.Message},
