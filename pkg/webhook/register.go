@@ -152,7 +152,7 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	if left.mutating, err = owned.PutFrom(ctx, ConfigName, mutating, mwcs.Get, mwcs.Create, mwcs.Update); err != nil {
 		return fmt.Errorf("registering the instance webhook: %w", err)
 	}
-	if left.guard, err = guard.Ensure(ctx, r.Client, guard.Self, r.AgentUser); err != nil {
+	if left.guard, err = r.putGuard(ctx); err != nil {
 		return fmt.Errorf("registering the guard policies: %w", err)
 	}
 	r.mu.Lock()
@@ -177,6 +177,22 @@ func (r *Registrar) putValidating(ctx context.Context, ca []byte) (owned.Version
 		}
 	}
 	return owned.Put(ctx, r.validatingConfig(ca), vwcs.Get, vwcs.Create, vwcs.Update)
+}
+
+// putGuard registers the guard policies. They change with neither the CA
+// nor the instance kinds: ones still as the last registration left them
+// are not written again when only the kinds changed (each RGD created or
+// deleted), which costs four reads instead of four writes.
+func (r *Registrar) putGuard(ctx context.Context) (guard.Versions, error) {
+	r.mu.Lock()
+	prev := r.left
+	r.mu.Unlock()
+	if prev != nil {
+		if intact, err := guard.Intact(ctx, r.Client, prev.guard); err == nil && intact {
+			return prev.guard, nil
+		}
+	}
+	return guard.Ensure(ctx, r.Client, guard.Self, r.AgentUser)
 }
 
 // configMeta names the webhook configurations and labels them with the

@@ -17,14 +17,14 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/guard"
 )
 
-// The RGD webhook's configuration follows the CA alone: a change of the
-// instance kinds writes the instance webhook's, not it again, unless it
-// is gone.
-func TestRGDWebhookIsWrittenOnlyWhenItsCAChangesOrItIsGone(t *testing.T) {
+// The RGD webhook's configuration follows the CA alone, and the guard
+// policies neither: a change of the instance kinds writes the instance
+// webhook's, not them again, unless they are gone.
+func TestRegistrationWritesOnlyWhatChanged(t *testing.T) {
 	client := fake.NewClientset()
 	ctx := context.Background()
 	r := &Registrar{Client: client, URL: "https://127.0.0.1:9443", AgentUser: "kro-agent"}
-	writes := func() (validating, mutating int) {
+	writes := func() (validating, mutating, guards int) {
 		for _, a := range client.Actions() {
 			if a.GetVerb() != "create" && a.GetVerb() != "update" {
 				continue
@@ -34,29 +34,36 @@ func TestRGDWebhookIsWrittenOnlyWhenItsCAChangesOrItIsGone(t *testing.T) {
 				validating++
 			case "mutatingwebhookconfigurations":
 				mutating++
+			case "validatingadmissionpolicies", "validatingadmissionpolicybindings":
+				guards++
 			}
 		}
-		return validating, mutating
+		return validating, mutating, guards
 	}
-	step := func(what string, do func() error, wantValidating, wantMutating int) {
+	step := func(what string, do func() error, wantValidating, wantMutating, wantGuards int) {
 		t.Helper()
 		client.ClearActions()
 		if err := do(); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		if v, m := writes(); v != wantValidating || m != wantMutating {
-			t.Errorf("%s: %d writes of the RGD webhook, %d of the instance webhook; want %d and %d", what, v, m, wantValidating, wantMutating)
+		if v, m, g := writes(); v != wantValidating || m != wantMutating || g != wantGuards {
+			t.Errorf("%s: %d writes of the RGD webhook, %d of the instance webhook, %d of the guard policies and bindings; want %d, %d and %d",
+				what, v, m, g, wantValidating, wantMutating, wantGuards)
 		}
 	}
 	webapps := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}
-	step("the first registration", func() error { return r.SetCABundle(ctx, []byte("ca")) }, 1, 1)
-	step("a new kind", func() error { return r.SetInstanceKinds(ctx, []schema.GroupVersionResource{webapps}) }, 0, 1)
-	step("a new CA", func() error { return r.SetCABundle(ctx, []byte("ca2")) }, 1, 1)
+	step("the first registration", func() error { return r.SetCABundle(ctx, []byte("ca")) }, 1, 1, 4)
+	step("a new kind", func() error { return r.SetInstanceKinds(ctx, []schema.GroupVersionResource{webapps}) }, 0, 1, 0)
+	step("a new CA", func() error { return r.SetCABundle(ctx, []byte("ca2")) }, 1, 1, 0)
 	vwcs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	if err := vwcs.Delete(ctx, ConfigName, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	step("a kind gone, the RGD webhook deleted", func() error { return r.SetInstanceKinds(ctx, nil) }, 1, 1)
+	step("a kind gone, the RGD webhook deleted", func() error { return r.SetInstanceKinds(ctx, nil) }, 1, 1, 0)
+	if err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, guard.LabelsPolicyName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	step("a kind back, a guard policy deleted", func() error { return r.SetInstanceKinds(ctx, []schema.GroupVersionResource{webapps}) }, 0, 1, 4)
 }
 
 // TestManifestMatchesAgent keeps manifests/agent/admission.yaml identical
