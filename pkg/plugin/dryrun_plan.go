@@ -554,12 +554,11 @@ func (c *cluster) dryRunTarget(ctx context.Context, live, inst *unstructured.Uns
 			}
 			return w, "", nil
 		}
-		state, _, _ := unstructured.NestedString(live.Object, "status", "state")
-		status := v1alpha1.InstanceStatus{State: v1alpha1.InstanceState(state), Conditions: conditionsOf(live)}
+		status, _ := live.Object["status"].(map[string]any)
 		switch {
 		case p.Region != "" && region == "":
 			region = p.Region
-		case status.ReconciledLocally(p.Region != ""):
+		case v1alpha1.DecodeInstanceStatus(status).ReconciledLocally(p.Region != ""):
 			return c, "", nil
 		}
 	}

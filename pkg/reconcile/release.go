@@ -94,7 +94,7 @@ func (r *RGDReconciler) release(ctx context.Context, rgdName string, inst *unstr
 	}
 	if inst.GetDeletionTimestamp() == nil {
 		raw, _ := inst.Object["status"].(map[string]any)
-		st := decodeStatus(raw)
+		st := v1alpha1.DecodeInstanceStatus(raw)
 		st.Manage(v1alpha1.InstanceConditions, inst.GetGeneration())
 		st.MarkReleased(rgdName)
 		st.ComputeState(false, false)

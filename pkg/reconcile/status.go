@@ -28,20 +28,7 @@ import (
 // currentStatus reads the agent's part of the instance's status.
 func (r *run) currentStatus() *v1alpha1.InstanceStatus {
 	raw, _ := r.inst.Object["status"].(map[string]any)
-	return decodeStatus(raw)
-}
-
-// decodeStatus reads state and conditions from an unstructured status.
-// What does not decode (a hand-edited status) is treated as absent.
-func decodeStatus(raw map[string]any) *v1alpha1.InstanceStatus {
-	var wire struct {
-		State      v1alpha1.InstanceState `json:"state"`
-		Conditions []metav1.Condition     `json:"conditions"`
-	}
-	if raw != nil {
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &wire)
-	}
-	return &v1alpha1.InstanceStatus{State: wire.State, Conditions: wire.Conditions}
+	return v1alpha1.DecodeInstanceStatus(raw)
 }
 
 // writeStatus writes state, conditions and projected fields, only when
@@ -238,7 +225,7 @@ func (r *run) recordTransitions(old map[string]any, st *v1alpha1.InstanceStatus)
 	if r.g != nil {
 		negative = r.g.Negative
 	}
-	prev := decodeStatus(old).Conditions
+	prev := v1alpha1.DecodeInstanceStatus(old).Conditions
 	ended := r.e.spells.Ended(r.inst.GetUID(),
 		meta.FindStatusCondition(prev, v1alpha1.ConditionReady), meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady))
 	for _, n := range conditions.Newsworthy(prev, st.Conditions, v1alpha1.ConditionReady, negative, ended) {

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kro-agent/kro-agent/pkg/conditions"
 )
@@ -74,6 +75,20 @@ type InstanceStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	manager *conditions.Manager
+}
+
+// DecodeInstanceStatus reads state and conditions from an instance's
+// unstructured status, as the agent reads them. What does not decode (a
+// hand-edited status) is treated as absent.
+func DecodeInstanceStatus(raw map[string]any) *InstanceStatus {
+	var wire struct {
+		State      InstanceState      `json:"state"`
+		Conditions []metav1.Condition `json:"conditions"`
+	}
+	if raw != nil {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &wire)
+	}
+	return &InstanceStatus{State: wire.State, Conditions: wire.Conditions}
 }
 
 // Manage binds the status to its condition set (built-in plus the RGD's
