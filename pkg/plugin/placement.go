@@ -82,6 +82,19 @@ func (c *cluster) members(s *subject) *cluster {
 	return c
 }
 
+// unreachableDeletionAdvice is what to do about a deleting instance whose
+// resources are in a workload cluster that cannot be reached, "" for any
+// other. The agent waits for the cluster to delete them in order; if it is
+// gone for good, deregistering it is what lets the instance go.
+func unreachableDeletionAdvice(s *subject) string {
+	if s.placement == nil || s.workloadErr == nil || apierrors.IsForbidden(s.workloadErr) {
+		return ""
+	}
+	name := s.placement.Cluster
+	return fmt.Sprintf("kro-agent deletes the resources in cluster %s, in reverse dependency order, once it reaches the cluster again: kubectl describe clusters.agent.kro.run %s shows what it found; if the cluster is gone for good, deleting the Cluster (kubectl delete clusters.agent.kro.run %s) lets the instance go, leaving what is there behind, and places the other instances on it again in their regions",
+		name, name, name)
+}
+
 // placementDiagnosis explains an instance that waits for placement or for
 // its workload cluster, or returns nil. An instance placed before waits in
 // the region of its label, or without one in the region it was in.

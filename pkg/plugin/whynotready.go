@@ -418,6 +418,10 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 				d.Advice = grantAdvice("the deletion the condition above names", "goes on deleting")
 			}
 		}
+		if advice := unreachableDeletionAdvice(s); advice != "" {
+			// Nothing above moves while the agent cannot reach them.
+			d.Advice = advice
+		}
 		return d
 	}
 	if v1alpha1.IsSuspended(inst) {

@@ -607,9 +607,11 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 			}
 			return ctx
 		}).
-		Assess("an unreachable cluster turns Ready False, the instance says why, and nothing is deleted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("an unreachable cluster turns Ready False, the instance says why, and nothing is deleted; one deleted meanwhile waits for it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c, w := newClients(t, cfg), workload(t)
 			before := w.mustGet(t, "apps/v1", "Deployment", "placed", "a1")
+			c.apply(t, regionalApp("u1", "eu-west"))
+			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "u1", v1alpha1.InstanceActive)
 			c.apply(t, kubeconfigSecret("eu-west-1", flatKubeconfig(t, workloadKubeconfig, "https://127.0.0.1:1")))
 			eventually(t, 30*time.Second, "Cluster eu-west-1 to be unreachable", func() (bool, string) {
 				u := c.mustGet(t, "agent.kro.run/v1alpha1", "Cluster", "", "eu-west-1")
@@ -633,12 +635,34 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 				!strings.Contains(out, "Cluster eu-west-1, where the resources are, cannot be reached, so what they are is not known:\ncluster eu-west-1 is not Ready: ") {
 				t.Errorf("tree: %v\n%s", err, out)
 			}
-			never(t, 3*time.Second, "the workload Deployment was deleted or replaced", func() bool {
+			// An instance deleted now waits to delete its resources there,
+			// and why-not-ready says what ends the wait.
+			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "u1")
+			eventually(t, 30*time.Second, "the deleted instance to say it waits for its cluster", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "u1")
+				rr := condition(inst, "ResourcesReady")
+				state, _, _ := unstructured.NestedString(inst.Object, "status", "state")
+				return state == string(v1alpha1.InstanceDeleting) && rr != nil &&
+					strings.HasPrefix(rr.Message, "waiting to delete the resources in cluster eu-west-1: cluster eu-west-1 is not Ready"), conditionSummary(inst)
+			})
+			out, err = kro(t, cfg, nil, "why-not-ready", "regionalapp", "u1", "-n", "placed")
+			if err == nil || !strings.Contains(out, "Root cause: RegionalApp/u1 is being deleted") ||
+				!strings.Contains(out, "once it reaches the cluster again: kubectl describe clusters.agent.kro.run eu-west-1") ||
+				!strings.Contains(out, "deleting the Cluster (kubectl delete clusters.agent.kro.run eu-west-1) lets the instance go") {
+				t.Errorf("why-not-ready of the instance deleted while its cluster is unreachable: %v\n%s", err, out)
+			}
+			never(t, 3*time.Second, "a workload Deployment was deleted or replaced", func() bool {
 				d, err := w.get(t, "apps/v1", "Deployment", "placed", "a1")
-				return err != nil || d.GetUID() != before.GetUID() || d.GetDeletionTimestamp() != nil
+				u, errU := w.get(t, "apps/v1", "Deployment", "placed", "u1")
+				return err != nil || d.GetUID() != before.GetUID() || d.GetDeletionTimestamp() != nil || errU != nil || u.GetDeletionTimestamp() != nil
 			})
 			c.apply(t, kubeconfigSecret("eu-west-1", flatKubeconfig(t, workloadKubeconfig, "")))
 			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", v1alpha1.InstanceActive)
+			eventually(t, 30*time.Second, "the deleted instance and its Deployment to go once the cluster is back", func() (bool, string) {
+				_, e1 := c.get(t, "kro.run/v1alpha1", "RegionalApp", "placed", "u1")
+				_, e2 := w.get(t, "apps/v1", "Deployment", "placed", "u1")
+				return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), fmt.Sprintf("instance %v, Deployment %v", e1, e2)
+			})
 			if d := w.mustGet(t, "apps/v1", "Deployment", "placed", "a1"); d.GetUID() != before.GetUID() {
 				t.Error("the workload Deployment was replaced while the cluster was unreachable")
 			}
