@@ -109,7 +109,7 @@ func placementDiagnosis(s *subject, instRef string) *Diagnosis {
 		return &Diagnosis{
 			Cause:   fmt.Sprintf("%s is not placed on a cluster of region %q", instRef, region),
 			Details: []string{placed.Message},
-			Advice:  "register a Cluster (agent.kro.run/v1alpha1) with spec.region " + region + ", or make one of that region Ready; kubectl get clusters.agent.kro.run lists them",
+			Advice:  "register a Cluster (agent.kro.run/v1alpha1) with spec.region " + region + ", or make one of that region Ready and unpaused (spec.paused: false); kubectl get clusters.agent.kro.run -o wide lists them, whether each is Ready, why not, and whether it is paused",
 		}
 	}
 	if s.placement != nil && apierrors.IsForbidden(s.workloadErr) {

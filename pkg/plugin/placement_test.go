@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -32,5 +33,27 @@ func TestUnreachableDeletionAdvice(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: advice %q, want one with %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// An instance no cluster takes is told to register one or to make one of
+// its region take it: Ready, and not paused.
+func TestUnplacedInstanceAdvice(t *testing.T) {
+	inst := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "shop", "labels": map[string]any{agentv1.LabelRegion: "eu-west"}},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "Placed", "status": "False", "reason": "NoClusterInRegion",
+			"message": `no Ready, unpaused Cluster in region "eu-west": eu-west-1 (paused)`,
+		}}},
+	}}
+	d := placementDiagnosis(&subject{instance: inst}, "WebApp/shop")
+	if d == nil {
+		t.Fatal("no diagnosis")
+	}
+	if want := `WebApp/shop is not placed on a cluster of region "eu-west"`; d.Cause != want {
+		t.Errorf("cause %q, want %q", d.Cause, want)
+	}
+	if !strings.Contains(d.Advice, "Ready and unpaused (spec.paused: false)") || !strings.Contains(d.Advice, "kubectl get clusters.agent.kro.run -o wide") {
+		t.Errorf("advice %q does not say that a paused cluster takes no instance", d.Advice)
 	}
 }
