@@ -588,6 +588,8 @@ func TestDryRunTargetFollowsThePlacementRules(t *testing.T) {
 		{"reconciled here, now labelled", live("", `{state: ACTIVE, conditions: [{type: Ready, status: "True", reason: Ready}]}`), instance("eu-west"), ""},
 		{"staying here, labelled", live("eu-west", `{state: ACTIVE, conditions: [{type: Placed, status: "True", reason: StaysLocal}]}`), instance("us-east"), ""},
 		{"not created yet, now labelled", live("", `{}`), instance("eu-west"), unplaced("eu-west")},
+		{"suspended since its creation, now labelled", live("", `{state: IN_PROGRESS, conditions: [{type: InstanceManaged, status: Unknown, reason: Pending}, {type: Ready, status: Unknown, reason: Suspended}]}`), instance("eu-west"), unplaced("eu-west")},
+		{"suspended after its first reconcile, now labelled", live("", `{state: IN_PROGRESS, conditions: [{type: InstanceManaged, status: "True", reason: Managed}, {type: Ready, status: Unknown, reason: Suspended}]}`), instance("eu-west"), ""},
 		{"waiting for its region", live("eu-west", `{state: IN_PROGRESS, conditions: [{type: Placed, status: "False", reason: NoClusterInRegion}]}`), instance("us-east"), unplaced("us-east")},
 		{"waiting to be placed again, label removed", live("", `{state: IN_PROGRESS, placement: {region: eu-west}, conditions: [{type: Placed, status: "False", reason: NoClusterInRegion}]}`), instance(""), unplaced("eu-west")},
 		{"waiting to be placed again, relabelled", live("", `{state: IN_PROGRESS, placement: {region: eu-west}, conditions: [{type: Placed, status: "False", reason: NoClusterInRegion}]}`), instance("us-east"), unplaced("us-east")},

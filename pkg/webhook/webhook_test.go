@@ -586,6 +586,14 @@ func TestRegionChangeOfAPlacedInstanceIsWarned(t *testing.T) {
 		u["status"] = status
 		return u
 	}
+	// withManaged adds the InstanceManaged condition: Unknown until
+	// kro-agent first took the instance in hand.
+	withManaged := func(u map[string]any, managed string) map[string]any {
+		status := u["status"].(map[string]any)
+		reason := map[string]string{"Unknown": "Pending", "True": "Managed"}[managed]
+		status["conditions"] = append(status["conditions"].([]any), map[string]any{"type": "InstanceManaged", "status": managed, "reason": reason})
+		return u
+	}
 	stays := func(region string) []string {
 		return []string{`the label agent.kro.run/region asks for region "` + region + `", but the instance stays in the local cluster, where kro-agent reconciled it: an instance is placed by region when it is first reconciled and does not move afterwards; delete it and create it again to place it`}
 	}
@@ -603,6 +611,10 @@ func TestRegionChangeOfAPlacedInstanceIsWarned(t *testing.T) {
 		{"reconciled locally", withStatus(instance("", ""), "ACTIVE", "", nil), withStatus(instance("eu-west", ""), "ACTIVE", "", nil), stays("eu-west")},
 		{"staying locally, relabelled", withStatus(instance("eu-west", ""), "ACTIVE", "StaysLocal", nil), withStatus(instance("us-east", ""), "ACTIVE", "StaysLocal", nil), stays("us-east")},
 		{"labelled before its first reconcile", instance("", ""), instance("eu-west", ""), nil},
+		{"labelled while suspended since its creation", withManaged(withStatus(instance("", ""), "IN_PROGRESS", "", nil), "Unknown"),
+			withManaged(withStatus(instance("eu-west", ""), "IN_PROGRESS", "", nil), "Unknown"), nil},
+		{"labelled while suspended after its first reconcile", withManaged(withStatus(instance("", ""), "IN_PROGRESS", "", nil), "True"),
+			withManaged(withStatus(instance("eu-west", ""), "IN_PROGRESS", "", nil), "True"), stays("eu-west")},
 		{"waiting for a cluster of its region", withStatus(instance("us-east", ""), "IN_PROGRESS", "NoClusterInRegion", nil), withStatus(instance("eu-west", ""), "IN_PROGRESS", "NoClusterInRegion", nil), nil},
 		{"waiting to be placed again, its cluster gone", withStatus(instance("", ""), "IN_PROGRESS", "NoClusterInRegion", map[string]any{"region": "eu-west"}),
 			withStatus(instance("us-east", ""), "IN_PROGRESS", "NoClusterInRegion", map[string]any{"region": "eu-west"}), nil},

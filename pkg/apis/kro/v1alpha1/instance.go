@@ -279,12 +279,18 @@ func (s *InstanceStatus) MarkStaysLocal(why string) {
 
 // ReconciledLocally reports, of an instance's status as it was read (before
 // Manage), whether kro-agent reconciled the instance in the local cluster:
-// it wrote a state, and no Placed condition but the one saying the instance
-// stays local. placed is whether status.placement holds anything. Such an
-// instance is not moved by a region label given to it later, as a placed
-// one is not moved by a changed label: its resources are where it is.
+// it wrote a state, took the instance in hand (InstanceManaged is not
+// still Unknown, as it is for an instance suspended or held by an invalid
+// RGD since its creation, which nothing was created for), and wrote no
+// Placed condition but the one saying the instance stays local. placed is
+// whether status.placement holds anything. Such an instance is not moved by
+// a region label given to it later, as a placed one is not moved by a
+// changed label: its resources are where it is.
 func (s *InstanceStatus) ReconciledLocally(placed bool) bool {
 	if placed || s.State == "" {
+		return false
+	}
+	if m := meta.FindStatusCondition(s.Conditions, ConditionInstanceManaged); m != nil && m.Status == metav1.ConditionUnknown {
 		return false
 	}
 	c := meta.FindStatusCondition(s.Conditions, ConditionPlaced)
