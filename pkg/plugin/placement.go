@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/clusters"
 )
 
@@ -100,7 +101,7 @@ func unreachableDeletionAdvice(s *subject) string {
 // the region of its label, or without one in the region it was in.
 func placementDiagnosis(s *subject, instRef string) *Diagnosis {
 	inst := s.instance
-	if placed := findCondition(inst, "Placed"); placed != nil && placed.Status == metav1.ConditionFalse {
+	if placed := findCondition(inst, v1alpha1.ConditionPlaced); placed != nil && placed.Status == metav1.ConditionFalse {
 		region := inst.GetLabels()[agentv1.LabelRegion]
 		if region == "" {
 			p, _ := agentv1.PlacementOf(inst)
@@ -128,8 +129,8 @@ func placementDiagnosis(s *subject, instRef string) *Diagnosis {
 			Details: []string{s.workloadErr.Error()},
 			Advice:  "kubectl describe clusters.agent.kro.run " + s.placement.Cluster + " shows what the agent found; its resources there are left as they are meanwhile",
 		}
-		if rr := findCondition(inst, "ResourcesReady"); rr != nil && rr.Status != metav1.ConditionTrue {
-			d.Details = append(d.Details, fmt.Sprintf("ResourcesReady=%s (%s): %s", rr.Status, rr.Reason, rr.Message))
+		if rr := findCondition(inst, v1alpha1.ConditionResourcesReady); rr != nil && rr.Status != metav1.ConditionTrue {
+			d.Details = append(d.Details, conditionLine(*rr))
 		}
 		return d
 	}
