@@ -388,6 +388,11 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			d.Details = append(d.Details, conditionLine(*deleting))
 		}
 		d.Events = c.recentEvents(ctx, inst)
+		if d.Advice = unreachableDeletionAdvice(s); d.Advice != "" {
+			// Nothing moves while the agent cannot reach the resources,
+			// and nothing about them can be read.
+			return d
+		}
 		d.Advice = fmt.Sprintf("kro-agent deletes its resources in reverse dependency order, then removes the finalizer %s; kubectl kro tree %s %s%s shows what is left",
 			v1alpha1.Finalizer, strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace()))
 		switch r := c.heldInDeletion(ctx, s); {
@@ -417,10 +422,6 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			if refusal.QuotesUnauthorized(deleting.Message) {
 				d.Advice = grantAdvice("the deletion the condition above names", "goes on deleting")
 			}
-		}
-		if advice := unreachableDeletionAdvice(s); advice != "" {
-			// Nothing above moves while the agent cannot reach them.
-			d.Advice = advice
 		}
 		return d
 	}

@@ -123,6 +123,14 @@ func regionalApp(name, region string) string {
 func deletePlaced(t *testing.T, c, w *clients, kind, name, objAPIVersion, objKind string) {
 	t.Helper()
 	c.delete(t, "kro.run/v1alpha1", kind, "placed", name)
+	waitPlacedGone(t, c, w, kind, name, objAPIVersion, objKind)
+}
+
+// waitPlacedGone waits for an instance placed in namespace placed, being
+// deleted, to go, and with it its object of the same name on the
+// workload cluster w.
+func waitPlacedGone(t *testing.T, c, w *clients, kind, name, objAPIVersion, objKind string) {
+	t.Helper()
 	eventually(t, 30*time.Second, kind+" "+name+" and its "+objKind+" to go", func() (bool, string) {
 		_, e1 := c.get(t, "kro.run/v1alpha1", kind, "placed", name)
 		_, e2 := w.get(t, objAPIVersion, objKind, "placed", name)
@@ -638,13 +646,11 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 			// An instance deleted now waits to delete its resources there,
 			// and why-not-ready says what ends the wait.
 			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "u1")
-			eventually(t, 30*time.Second, "the deleted instance to say it waits for its cluster", func() (bool, string) {
-				inst := c.mustGet(t, "kro.run/v1alpha1", "RegionalApp", "placed", "u1")
-				rr := condition(inst, "ResourcesReady")
-				state, _, _ := unstructured.NestedString(inst.Object, "status", "state")
-				return state == string(v1alpha1.InstanceDeleting) && rr != nil &&
-					strings.HasPrefix(rr.Message, "waiting to delete the resources in cluster eu-west-1: cluster eu-west-1 is not Ready"), conditionSummary(inst)
-			})
+			deleting := c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "u1", v1alpha1.InstanceDeleting)
+			if rr := condition(deleting, "ResourcesReady"); rr == nil ||
+				!strings.HasPrefix(rr.Message, "waiting to delete the resources in cluster eu-west-1: cluster eu-west-1 is not Ready") {
+				t.Errorf("the deleted instance does not say it waits for its cluster: %s", conditionSummary(deleting))
+			}
 			out, err = kro(t, cfg, nil, "why-not-ready", "regionalapp", "u1", "-n", "placed")
 			if err == nil || !strings.Contains(out, "Root cause: RegionalApp/u1 is being deleted") ||
 				!strings.Contains(out, "once it reaches the cluster again: kubectl describe clusters.agent.kro.run eu-west-1") ||
@@ -658,11 +664,8 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 			})
 			c.apply(t, kubeconfigSecret("eu-west-1", flatKubeconfig(t, workloadKubeconfig, "")))
 			c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "a1", v1alpha1.InstanceActive)
-			eventually(t, 30*time.Second, "the deleted instance and its Deployment to go once the cluster is back", func() (bool, string) {
-				_, e1 := c.get(t, "kro.run/v1alpha1", "RegionalApp", "placed", "u1")
-				_, e2 := w.get(t, "apps/v1", "Deployment", "placed", "u1")
-				return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), fmt.Sprintf("instance %v, Deployment %v", e1, e2)
-			})
+			// Once the cluster is back, the deletion finishes there.
+			waitPlacedGone(t, c, w, "RegionalApp", "u1", "apps/v1", "Deployment")
 			if d := w.mustGet(t, "apps/v1", "Deployment", "placed", "a1"); d.GetUID() != before.GetUID() {
 				t.Error("the workload Deployment was replaced while the cluster was unreachable")
 			}
