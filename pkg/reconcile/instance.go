@@ -58,10 +58,11 @@ type run struct {
 	ready    map[string]bool
 	excluded map[string]bool
 
-	// unreached is set when a node was not applied because something it
-	// depends on is not ready: what it produces is not known this time,
-	// so nothing is pruned. waits is the first such node and dependency.
-	unreached bool
+	// unreached are the nodes not applied because something they depend
+	// on is not ready: what they produce is not known this time, so
+	// nothing is pruned, and what they gave the status stays. waits is the
+	// first such node and dependency.
+	unreached map[string]bool
 	waits     struct{ node, dependency string }
 	// notReady says why each node found not ready is not, by node id,
 	// for the message of what waits on it.
@@ -138,6 +139,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		renderers: resolve.Renderers{},
 		ready:     map[string]bool{},
 		excluded:  map[string]bool{},
+		unreached: map[string]bool{},
 		t:         e.local,
 		g:         s.graph,
 	}
@@ -220,7 +222,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	// Pruning needs every node applied, not every node ready: a resource
 	// that never becomes ready must not keep what the graph dropped in
 	// the cluster.
-	allApplied := !r.unreached && r.deleting == "" && r.pending == "" && r.failed == nil && r.applyErr == nil
+	allApplied := len(r.unreached) == 0 && r.deleting == "" && r.pending == "" && r.failed == nil && r.applyErr == nil
 	if allApplied {
 		if err := r.prune(ctx); err != nil {
 			r.applyErr = err
@@ -230,7 +232,8 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	}
 	r.tellObjectNews()
 	r.markProgress(status)
-	projected, projErr := resolve.Status(s.graph, r.scope)
+	current, _ := r.inst.Object["status"].(map[string]any)
+	projected, projErr := resolve.StatusKeeping(s.graph, r.scope, current, func(id string) bool { return r.unreached[id] })
 	for _, c := range resolve.Conditions(s.graph, r.scope) {
 		if c.Status == nil {
 			status.MarkCustomConditionUnknown(c.Condition.Type, c.Pending, c.Message)
@@ -276,7 +279,7 @@ func (r *run) markProgress(status *v1alpha1.InstanceStatus) {
 		status.MarkInstanceFieldUnset(r.pending)
 	case r.pending != "":
 		status.MarkGraphPending(r.pending)
-	case r.unreached:
+	case len(r.unreached) > 0:
 		status.MarkGraphPending(r.waitsMessage())
 	default:
 		status.MarkGraphResolved()
@@ -306,10 +309,10 @@ func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
 			return
 		}
 		if !r.ready[dep] {
-			if !r.unreached {
-				r.unreached = true
+			if len(r.unreached) == 0 {
 				r.waits.node, r.waits.dependency = n.ID, dep
 			}
+			r.unreached[n.ID] = true
 			return
 		}
 	}

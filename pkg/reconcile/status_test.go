@@ -134,19 +134,19 @@ func TestConditionsNameWhatTheGraphWaitsFor(t *testing.T) {
 	}{
 		{"a dependency not ready", func(r *run) {
 			r.waitExternal(platform, "platform: external ConfigMap default/settings does not exist yet")
-			r.unreached, r.waits.node, r.waits.dependency = true, "app", "platform"
+			r.unreached, r.waits.node, r.waits.dependency = map[string]bool{"app": true}, "app", "platform"
 		}, metav1.ConditionUnknown,
 			"app waits for platform: external ConfigMap default/settings does not exist yet",
 			"app waits for platform: external ConfigMap default/settings does not exist yet"},
 		{"a dependency being deleted", func(r *run) {
 			r.deleting = "ConfigMap default/c (resource config) is being deleted"
 			r.noteWhy(config, "config: "+r.deleting) // as applyOne notes it
-			r.unreached, r.waits.node, r.waits.dependency = true, "app", "config"
+			r.unreached, r.waits.node, r.waits.dependency = map[string]bool{"app": true}, "app", "config"
 		}, metav1.ConditionUnknown,
 			"app waits for config: ConfigMap default/c (resource config) is being deleted",
 			"app waits for config: ConfigMap default/c (resource config) is being deleted"},
 		{"a dependency not ready for a reason not recorded", func(r *run) {
-			r.unreached, r.waits.node, r.waits.dependency = true, "app", "config"
+			r.unreached, r.waits.node, r.waits.dependency = map[string]bool{"app": true}, "app", "config"
 		}, metav1.ConditionUnknown, "app waits for config to be ready", "app waits for config to be ready"},
 		{"the last resource not ready", func(r *run) {
 			r.noteNotReady(app, "app (Deployment web): 1 of 2 replicas available")

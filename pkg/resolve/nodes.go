@@ -184,10 +184,24 @@ func Shorten(s string, n int) string {
 // available yet is left out; other errors are returned beside the partial
 // status.
 func Status(g *graph.Graph, s *Scope) (map[string]any, error) {
+	return StatusKeeping(g, s, nil, nil)
+}
+
+// StatusKeeping is Status for a pass over the graph that did not get to
+// every resource: a field that reads one of those (unreached), which s has
+// not observed, keeps its value in current, the status as it is. Its
+// objects stay as the last pass left them, and a field that went away
+// while a dependency of theirs is not ready would come and go with every
+// rollout. A list keeps its value whole, as it is projected whole.
+func StatusKeeping(g *graph.Graph, s *Scope, current map[string]any, unreached func(id string) bool) (map[string]any, error) {
 	out := map[string]any{}
 	var errs []error
+	var kept []expr.Path
 	for _, f := range g.Status {
 		v, ok, err := FieldValue(f, s)
+		if unobserved := (*NotObservedError)(nil); unreached != nil && errors.As(err, &unobserved) && unreached(unobserved.ID) {
+			kept = append(kept, outsideLists(f.Path))
+		}
 		switch {
 		case err != nil && !errors.Is(err, ErrPending):
 			errs = append(errs, err)
@@ -207,7 +221,38 @@ func Status(g *graph.Graph, s *Scope) (map[string]any, error) {
 		setNested(out, f.Path, v)
 	}
 	complete(out, false)
+	for _, p := range kept {
+		if _, projected := valueAt(out, p); projected {
+			continue
+		}
+		if v, had := valueAt(current, p); had {
+			setNested(out, p, v)
+		}
+	}
 	return out, errors.Join(errs...)
+}
+
+// outsideLists is p up to its first list index: the value a field of
+// a list is projected with.
+func outsideLists(p expr.Path) expr.Path {
+	if i := slices.IndexFunc(p, func(s expr.Step) bool { return s.IsIndex }); i >= 0 {
+		return p[:i]
+	}
+	return p
+}
+
+// valueAt is the value at p, a path of map keys, in v.
+func valueAt(v any, p expr.Path) (any, bool) {
+	for _, step := range p {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[step.Key]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
 }
 
 // unresolvedItem stands, while status is assembled, for a value in a list

@@ -174,6 +174,54 @@ func TestStatusOmitsPending(t *testing.T) {
 	}
 }
 
+// A pass that did not get to a resource, waiting for one it depends on,
+// keeps what that resource gave the status: its object is as the last
+// pass left it. A list is kept whole; a field that had no value stays
+// without one; a resource the pass did get to and did not find (left out
+// by includeWhen) gives nothing.
+func TestStatusKeepsWhatUnreachedResourcesGave(t *testing.T) {
+	g := compileRGD(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: kept}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Kept
+    spec: {enabled: "boolean | default=true"}
+    status:
+      gate: "${gate.data.v}"
+      endpoint: {url: "http://${svc.metadata.name}", port: "${int(svc.data.port)}"}
+      ports: ["${int(svc.data.port)}", "${int(gate.data.port)}"]
+      fresh: "${svc.data.fresh}"
+      optional: "${opt.data.v}"
+  resources:
+  - id: gate
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: gate}, data: {v: "a", port: "1"}}
+  - id: svc
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${gate.metadata.name}-svc"}, data: {port: "2"}}
+  - id: opt
+    includeWhen: ["${schema.spec.enabled}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${gate.metadata.name}-opt"}, data: {v: "b"}}
+`)
+	s := NewScope(g, obj(t, `{metadata: {name: k}, spec: {enabled: false}}`))
+	s.Observe(g.Node("gate"), obj(t, `{metadata: {name: gate}, data: {v: "a2", port: "1"}}`))
+	current := obj(t, `{state: IN_PROGRESS, gate: a, endpoint: {url: "http://gate-svc", port: 2}, ports: [2, 1], optional: b}`)
+	unreached := func(id string) bool { return id == "svc" }
+	got, err := StatusKeeping(g, s, current, unreached)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := obj(t, `{gate: a2, endpoint: {url: "http://gate-svc", port: 2}, ports: [2, 1]}`)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("status = %v, want %v", got, want)
+	}
+	// Without a pass that waited, what is not observed goes, as Status does.
+	if got, _ := StatusKeeping(g, s, current, nil); !reflect.DeepEqual(got, obj(t, `{gate: a2}`)) {
+		t.Errorf("status of a pass that reached everything = %v", got)
+	}
+}
+
 func TestDescribeCutsBetweenCharacters(t *testing.T) {
 	// 79 ASCII bytes then a 3-byte character straddling the 80-byte cut.
 	long := strings.Repeat("a", 78) + "€€€"
