@@ -57,8 +57,13 @@ type PlannedResource struct {
 
 	// deleting marks an object on its way out, which kro-agent waits for
 	// to be gone before it creates it again; unread one the user may not
-	// read, which the plan could not observe.
-	deleting, unread bool
+	// read, which the plan could not observe; waits one kro-agent applies
+	// only once a resource it depends on is ready.
+	deleting, unread, waits bool
+	// notReady says why the object, as kro-agent would find it after its
+	// apply, is not ready ("readyWhen ${...} is false; it read ..."); ""
+	// when it is.
+	notReady string
 }
 
 type dryRunOptions struct {
@@ -82,9 +87,11 @@ now; one your roles do not let you dry-run apply (kro-agent applies with its own
 compared without that check, the template's fields laid over the live object. Nothing is
 written. A file with several instances (YAML documents) gives the plan of
 each. Objects of an existing instance that the graph would no longer produce are shown as
-deleted: kro-agent prunes them. An existing instance whose projected status would say
-something else, computed from its objects as they are now, is shown as updated, with the
-status diff.
+deleted: kro-agent prunes them. What a resource reads from another is rendered from that
+one as kro-agent's apply would leave it; a resource not ready once applied says so, and
+what depends on it says it waits for it, as kro-agent does. An existing instance whose
+projected status would say something else, computed from its objects as kro-agent's apply
+would leave them, is shown as updated, with the status diff.
 
 Given a changed ResourceGraphDefinition instead, dry-run previews the change before it is
 applied: every instance of that RGD in the namespace (every namespace with -A) is

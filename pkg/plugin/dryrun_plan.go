@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -146,12 +145,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 	// longer.
 	produced := map[objectKey]bool{}
 	unnamed := map[string]bool{}
-	// refused holds, for the nodes with an invalid object (one the API
-	// server refuses, one that cannot be rendered) or one being deleted,
-	// and for those that depend on one, which node that is: kro-agent goes
-	// no further. blocked says of each such node why ("is invalid").
-	refused := map[string]string{}
-	blocked := map[string]string{}
+	holds := newHolds(g)
 	var plan []PlannedResource
 	for _, n := range g.Nodes {
 		kind := "?"
@@ -167,6 +161,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 			p := target.planExternal(ctx, n, scope)
 			p.Cluster = target.name
 			plan = append(plan, p)
+			holds.settleExternal(n, p)
 			continue
 		}
 		items := []resolve.Item{{Scope: scope}}
@@ -184,6 +179,18 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		var duplicate error
 		first := len(plan)
 		for _, item := range items {
+			// add plans p, whose object kro-agent would find as seen after
+			// its apply: that is what it judges ready, and what the
+			// resources that read it are rendered from.
+			add := func(p PlannedResource, seen map[string]any) {
+				if applied(p.Action) {
+					if v := resolve.Ready(n, seen, item.Scope); !v.Ready {
+						p.notReady = v.Reason
+					}
+				}
+				plan = append(plan, p)
+				observed = append(observed, seen)
+			}
 			// A value that cannot be rendered yet is shown as pending, and
 			// the plan says why.
 			var unresolved []error
@@ -207,8 +214,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 				produced[objectKey{kind: n.Kind.GVK.GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}] = true
 				if err := renderers.Claim(n, item.Index, u.GetNamespace(), u.GetName()); err != nil {
 					duplicate = err
-					plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionInvalid, Reason: err.Error(), Object: u.Object})
-					observed = append(observed, u.Object)
+					add(PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionInvalid, Reason: err.Error(), Object: u.Object}, u.Object)
 					continue
 				}
 			}
@@ -218,27 +224,23 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 			}
 			if uncheckedWhy != "" {
 				action, reason := unchecked(uncheckedWhy, unresolved)
-				plan = append(plan, PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action, Reason: reason, Object: u.Object})
-				observed = append(observed, u.Object)
+				add(PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: action, Reason: reason, Object: u.Object}, u.Object)
 				continue
 			}
 			if k, ok := c.unserved[n.Kind.GVK]; ok && target == c {
 				p, admitted := planUnserved(ctx, n, u, unresolved, k)
-				plan = append(plan, p)
-				observed = append(observed, admitted.Object)
+				add(p, admitted.Object)
 				continue
 			}
-			p, live := target.planObject(ctx, n, u, unresolved, id)
+			p, found := target.planObject(ctx, n, u, unresolved, id)
 			p.Cluster = target.name
-			plan = append(plan, p)
 			if p.Action == ActionCreate && n.Kind.GVK.Group == "" && n.Kind.GVK.Kind == "Namespace" {
 				newNamespaces[u.GetName()] = n.ID
 			}
-			if live != nil {
-				observed = append(observed, live.Object)
-			} else {
-				observed = append(observed, u.Object)
+			if found == nil {
+				found = u
 			}
+			add(p, found.Object)
 		}
 		if duplicate != nil {
 			for i := first; i < len(plan); i++ {
@@ -252,26 +254,14 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		} else if len(observed) == 1 {
 			scope.Observe(n, observed[0])
 		}
-		if i := slices.IndexFunc(n.Dependencies, func(d string) bool { return refused[d] != "" }); i >= 0 {
-			dep := n.Dependencies[i]
-			refused[n.ID] = refused[dep]
-			for j := first; j < len(plan); j++ {
-				plan[j].Reason = afterRefused(plan[j], dep, refused[dep], blocked[refused[dep]])
-			}
-		}
-		switch {
-		case slices.ContainsFunc(plan[first:], func(p PlannedResource) bool { return p.Action == ActionInvalid }):
-			refused[n.ID], blocked[n.ID] = n.ID, "is invalid"
-		case slices.ContainsFunc(plan[first:], func(p PlannedResource) bool { return p.deleting }):
-			refused[n.ID], blocked[n.ID] = n.ID, "is being deleted"
-		}
+		holds.settle(n, plan[first:])
 	}
 	if live != nil {
 		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan)...)
 		// kro-agent goes no further than an invalid object or one being
-		// deleted: what it and its dependents would give the status is
-		// not observed.
-		if p, changes := statusChange(g, scope.Without(slices.Collect(maps.Keys(refused))...), live); changes {
+		// deleted, nor than one not ready yet: what the objects it does
+		// not reach would give the status is not observed.
+		if p, changes := statusChange(g, scope.Without(holds.unobserved()...), holds.unreached, live); changes {
 			if unread := unreadNodes(plan, g.Status); len(unread) > 0 {
 				p.Action, p.Reason, p.Diff = ActionUnknown, "its status is projected from resources you may not read ("+strings.Join(unread, ", ")+"): what it would say is not known", ""
 			}
@@ -301,6 +291,7 @@ func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolv
 		p.Reason = "externalRef: read as given (-f), never written"
 		if v := resolve.Ready(n, observed, scope); !v.Ready {
 			p.Reason += "; not ready, so what reads it waits: " + v.Reason
+			p.notReady = v.Reason
 		}
 		return p
 	}
@@ -335,6 +326,7 @@ func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolv
 	default:
 		if v := resolve.Ready(n, read.observed, scope); !v.Ready {
 			p.Reason = "externalRef: read, never written; not ready, so what reads it waits: " + v.Reason
+			p.notReady = v.Reason
 		}
 	}
 	return p
@@ -426,14 +418,16 @@ func ledBy(when, reason string) string {
 }
 
 // statusChange plans the status of live, an existing instance: the fields
-// g projects, from the objects as the plan observed them in scope (live
-// where they exist), against what the instance says now; false when they
-// agree. As the agent does, it leaves out a field whose inputs are not
-// there yet, and writes state and conditions beside them, which the plan
-// leaves to the agent.
-func statusChange(g *graph.Graph, scope *resolve.Scope, live *unstructured.Unstructured) (PlannedResource, bool) {
+// g projects, from the objects as the plan observed them in scope (as
+// kro-agent's apply would leave them), against what the instance says
+// now; false when they agree. As the agent does, it leaves out a field
+// whose inputs are not there yet, keeps what a resource it does not get
+// to (unreached) gave, and writes state and conditions beside them, which
+// the plan leaves to the agent.
+func statusChange(g *graph.Graph, scope *resolve.Scope, unreached func(id string) bool, live *unstructured.Unstructured) (PlannedResource, bool) {
 	p := PlannedResource{Kind: live.GetKind(), Name: live.GetName(), Namespace: live.GetNamespace()}
-	projected, err := resolve.Status(g, scope)
+	current, _ := live.Object["status"].(map[string]any)
+	projected, err := resolve.StatusKeeping(g, scope, current, unreached)
 	if err != nil {
 		p.Action, p.Reason = ActionInvalid, "its status cannot be projected (GraphResolved): "+err.Error()
 		return p, true
@@ -455,7 +449,7 @@ func statusChange(g *graph.Graph, scope *resolve.Scope, live *unstructured.Unstr
 	if p.Diff = unifiedDiff(string(before), string(after)); p.Diff == "" {
 		return p, false
 	}
-	p.Action, p.Reason = ActionUpdate, "its status, projected from the resources as they are now"
+	p.Action, p.Reason = ActionUpdate, "its status, projected from the resources as kro-agent would leave them"
 	return p, true
 }
 
@@ -497,7 +491,7 @@ func (c *cluster) prunes(ctx context.Context, g *graph.Graph, live *unstructured
 	}
 	// The agent prunes only after a pass that applied every resource.
 	later := ""
-	if slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Action == ActionPending || p.Action == ActionInvalid }) {
+	if slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Action == ActionPending || p.Action == ActionInvalid || p.waits }) {
 		later = "; kro-agent deletes it once every other resource is applied"
 	}
 	slices.SortFunc(objs, func(a, b *unstructured.Unstructured) int {
@@ -569,10 +563,15 @@ func (c *cluster) dryRunTarget(ctx context.Context, live, inst *unstructured.Uns
 }
 
 // planObject validates one rendered object with a server-side dry-run
-// apply and compares the result with the live object, which it returns:
-// nil when there is none of inst's. An object with fields that could not
-// be rendered (unresolved) is not sent, nor one whose name an object not
-// inst's holds: kro-agent leaves that alone.
+// apply and compares the result with the live object. It returns the
+// object as kro-agent would find it after its apply, which is what the
+// resources that read it are rendered from: the dry run's answer for an
+// object that exists (its new fields, its status as it is now), the live
+// object where kro-agent would not apply (an invalid object, one being
+// deleted), and nil for one it creates, or whose name an object not
+// inst's holds. An object with fields that could not be rendered
+// (unresolved) is not sent, nor one whose name an object not inst's
+// holds: kro-agent leaves that alone.
 func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured.Unstructured, unresolved []error, inst ownership.Instance) (PlannedResource, *unstructured.Unstructured) {
 	p := PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Object: u.Object}
 	ri := c.dyn.Resource(n.Kind.GVR()).Namespace(u.GetNamespace())
@@ -641,9 +640,9 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		p.Action = ActionUpdate
 	}
 	if adopted != "" {
-		p.Reason = strings.TrimPrefix(p.Reason+"; "+adopted, "; ")
+		p.Reason = joinReasons(p.Reason, adopted)
 	}
-	return p, live
+	return p, result
 }
 
 // adopts tells whether inst takes over live, an object that is not its

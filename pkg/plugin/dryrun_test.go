@@ -317,10 +317,10 @@ func TestStatusChange(t *testing.T) {
 			"metadata": map[string]any{"name": "p", "namespace": "ns"}, "data": map[string]any{"url": url}})
 		return s
 	}
-	if p, changes := statusChange(g, scopeWith("http://a"), live); changes {
+	if p, changes := statusChange(g, scopeWith("http://a"), nil, live); changes {
 		t.Errorf("the same status is planned as a change: %+v", p)
 	}
-	p, changes := statusChange(g, scopeWith("https://a"), live)
+	p, changes := statusChange(g, scopeWith("https://a"), nil, live)
 	want := "--- live\n+++ desired\n@@ -1,3 +1,3 @@\n status:\n   from: p\n-  url: http://a\n+  url: https://a\n"
 	if !changes || p.Action != ActionUpdate || p.Kind != "Projected" || p.Name != "p" || p.Namespace != "ns" || p.Diff != want {
 		t.Errorf("plan = %+v\ndiff:\n%s\nwant:\n%s", p, p.Diff, want)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -1243,7 +1244,7 @@ spec:
 				"+  level: high\n",
 				"PreviewChange " + ns + "/wide:\nbase: ConfigMap " + ns + "/wide-base UPDATE\n",
 				"extra: ConfigMap " + ns + "/wide-extra DELETE\n  resource extra is no longer in the ResourceGraphDefinition\n",
-				"PreviewChange " + ns + "/narrow UPDATE\n  its status, projected from the resources as they are now\n" +
+				"PreviewChange " + ns + "/narrow UPDATE\n  its status, projected from the resources as kro-agent would leave them\n" +
 					"  --- live\n  +++ desired\n  @@ -1,2 +1,3 @@\n   status:\n     a: \"1\"\n  +  from: narrow-base\n",
 				"ResourceGraphDefinition previewchange: 2 instances of PreviewChange in namespace " + ns + ", 2 with changes (4 update, 1 delete)\n" +
 					"The schema of PreviewChange changes:\n  spec.level was added (string, default \"high\")\n  status.from was added (string)\n" +
@@ -2042,6 +2043,92 @@ spec:
 				_, e2 := c.get(t, "kro.run/v1alpha1", "Database", ns, "shop")
 				return e1 != nil && e2 != nil, fmt.Sprintf("outer: %v; inner: %v", e1, e2)
 			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// dry-run follows the agent's pass: what a resource reads from another
+// is rendered from that one as the agent's apply would leave it, and what
+// depends on a resource not ready once applied waits for it. Applied,
+// the instance then does what the preview said.
+func TestDryRunFollowsTheAgentsPass(t *testing.T) {
+	const ns = "dry-run-pass"
+	const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gated-chain}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: GatedChain
+    spec: {ready: string | default="yes"}
+    status: {joined: "${joined.data.v}"}
+  resources:
+  - id: gate
+    readyWhen: ['${gate.data.ready == "yes"}']
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-gate"}
+      data: {ready: "${schema.spec.ready}"}
+  - id: other
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-other"}
+      data: {v: "-other"}
+  - id: joined
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-joined"}
+      data: {v: "${gate.data.ready + other.data.v}"}
+`
+	f := features.New("dry-run as the agent's pass").
+		Assess("a change to a resource others read, which leaves it not ready", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, rgd)
+			c.waitRGDActive(t, "gated-chain")
+			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "GatedChain", ns)
+			instance := "{apiVersion: kro.run/v1alpha1, kind: GatedChain, metadata: {name: g, namespace: " + ns + "}, spec: {ready: %q}}"
+			c.apply(t, fmt.Sprintf(instance, "yes"))
+			c.waitState(t, "kro.run/v1alpha1", "GatedChain", ns, "g", v1alpha1.InstanceActive)
+			if v := c.mustGet(t, "v1", "ConfigMap", ns, "g-joined").Object["data"]; !reflect.DeepEqual(v, map[string]any{"v": "yes-other"}) {
+				t.Fatalf("joined holds %v", v)
+			}
+
+			file := filepath.Join(t.TempDir(), "g.yaml")
+			writeFile(t, file, fmt.Sprintf(instance, "no"))
+			out, err := kro(t, cfg, nil, "dry-run", "-f", file)
+			if err != nil {
+				t.Fatalf("dry-run: %v\n%s", err, out)
+			}
+			sayAll(t, "dry-run", out,
+				// gate's new value is what joined reads...
+				"gate: ConfigMap "+ns+"/g-gate UPDATE\n  not ready yet, so what depends on it waits: readyWhen ${gate.data.ready == \"yes\"} is false; it read gate.data.ready = \"no\"\n",
+				"joined: ConfigMap "+ns+"/g-joined UPDATE\n  kro-agent updates it only after gate, which is not ready yet (above)\n",
+				"-  v: yes-other\n  +  v: no-other\n")
+			// ...and, until gate is ready, the status keeps what joined,
+			// left as it is, gave it.
+			if strings.Contains(out, "GatedChain "+ns+"/g UPDATE") {
+				t.Errorf("dry-run plans a status change while joined waits:\n%s", out)
+			}
+
+			c.apply(t, fmt.Sprintf(instance, "no"))
+			eventually(t, 30*time.Second, "joined to wait for gate", func() (bool, string) {
+				u := c.mustGet(t, "kro.run/v1alpha1", "GatedChain", ns, "g")
+				cond := condition(u, v1alpha1.ConditionGraphResolved)
+				return cond != nil && strings.HasPrefix(cond.Message, "joined waits for gate"), conditionSummary(u)
+			})
+			u := c.mustGet(t, "kro.run/v1alpha1", "GatedChain", ns, "g")
+			if joined, _, _ := unstructured.NestedString(u.Object, "status", "joined"); joined != "yes-other" {
+				t.Errorf("status.joined = %q while joined waits, want what it gave before, yes-other", joined)
+			}
+			if v := c.mustGet(t, "v1", "ConfigMap", ns, "g-joined").Object["data"]; !reflect.DeepEqual(v, map[string]any{"v": "yes-other"}) {
+				t.Errorf("joined was applied while gate is not ready: %v", v)
+			}
 			return ctx
 		}).
 		Feature()
