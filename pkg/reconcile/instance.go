@@ -235,6 +235,11 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	current, _ := r.inst.Object["status"].(map[string]any)
 	projected, projErr := resolve.StatusKeeping(s.graph, r.scope, current, func(id string) bool { return r.unreached[id] })
 	for _, c := range resolve.Conditions(s.graph, r.scope) {
+		if c.Status == nil && r.unreached[c.Unobserved] && meta.FindStatusCondition(status.Conditions, c.Condition.Type) != nil {
+			// As a status field: what it was evaluated from is as the
+			// last pass left it.
+			continue
+		}
 		if c.Status == nil {
 			status.MarkCustomConditionUnknown(c.Condition.Type, c.Pending, c.Message)
 		} else {

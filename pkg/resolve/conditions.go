@@ -19,6 +19,9 @@ type ConditionValue struct {
 	Status    *bool
 	Pending   bool
 	Message   string
+	// Unobserved is, when it is pending for a resource not observed,
+	// that resource.
+	Unobserved string
 }
 
 // Conditions evaluates the RGD's custom instance conditions.
@@ -31,6 +34,9 @@ func Conditions(g *graph.Graph, s *Scope) []ConditionValue {
 			cv.Status = &b
 		} else if errors.Is(err, ErrPending) {
 			cv.Message, cv.Pending = err.Error(), true
+			if unobserved := (*NotObservedError)(nil); errors.As(err, &unobserved) {
+				cv.Unobserved = unobserved.ID
+			}
 		} else if err != nil {
 			cv.Message = fmt.Sprintf("status ${%s}: %v", c.Status.Source, err)
 		} else {

@@ -133,8 +133,10 @@ spec:
 		status  *bool
 		pending bool
 		message string
+		// unobserved is the resource it waits to observe.
+		unobserved string
 	}{
-		{name: "not observed", pending: true, message: "cm is not observed"},
+		{name: "not observed", pending: true, message: "cm is not observed", unobserved: "cm"},
 		{name: "count not set", data: `{}`, pending: true, message: "no such key: count"},
 		{name: "count not a number", data: `{count: many}`, message: "status ${int(cm.data.count) > 3}: type conversion error"},
 		{name: "count set", data: `{count: "5"}`, status: ptr.To(true), message: "count is 5"},
@@ -144,8 +146,8 @@ spec:
 			s.Observe(g.Node("cm"), obj(t, `{metadata: {name: c}, data: `+tc.data+`}`))
 		}
 		got := Conditions(g, s)
-		if len(got) != 1 || !reflect.DeepEqual(got[0].Status, tc.status) || got[0].Pending != tc.pending || !strings.Contains(got[0].Message, tc.message) {
-			t.Errorf("%s: %+v, want status %v, pending %v, a message containing %q", tc.name, got, ptr.Deref(tc.status, false), tc.pending, tc.message)
+		if len(got) != 1 || !reflect.DeepEqual(got[0].Status, tc.status) || got[0].Pending != tc.pending || !strings.Contains(got[0].Message, tc.message) || got[0].Unobserved != tc.unobserved {
+			t.Errorf("%s: %+v, want status %v, pending %v, a message containing %q, unobserved %q", tc.name, got, ptr.Deref(tc.status, false), tc.pending, tc.message, tc.unobserved)
 		}
 	}
 }

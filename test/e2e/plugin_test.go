@@ -2064,7 +2064,9 @@ spec:
     apiVersion: v1alpha1
     kind: GatedChain
     spec: {ready: string | default="yes"}
-    status: {joined: "${joined.data.v}"}
+    status:
+      joined: "${joined.data.v}"
+      conditions: [{type: Joined, status: "${joined.data.v.endsWith('-other')}"}]
   resources:
   - id: gate
     readyWhen: ['${gate.data.ready == "yes"}']
@@ -2125,6 +2127,9 @@ spec:
 			u := c.mustGet(t, "kro.run/v1alpha1", "GatedChain", ns, "g")
 			if joined, _, _ := unstructured.NestedString(u.Object, "status", "joined"); joined != "yes-other" {
 				t.Errorf("status.joined = %q while joined waits, want what it gave before, yes-other", joined)
+			}
+			if cond := condition(u, "Joined"); cond == nil || cond.Status != metav1.ConditionTrue {
+				t.Errorf("condition Joined while joined waits: %+v, want it True as before", cond)
 			}
 			if v := c.mustGet(t, "v1", "ConfigMap", ns, "g-joined").Object["data"]; !reflect.DeepEqual(v, map[string]any{"v": "yes-other"}) {
 				t.Errorf("joined was applied while gate is not ready: %v", v)
