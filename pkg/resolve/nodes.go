@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
@@ -192,15 +194,16 @@ func Status(g *graph.Graph, s *Scope) (map[string]any, error) {
 // not observed, keeps its value in current, the status as it is. Its
 // objects stay as the last pass left them, and a field that went away
 // while a dependency of theirs is not ready would come and go with every
-// rollout. A list keeps its value whole, as it is projected whole.
+// rollout. A list keeps its value whole, as it is projected whole; a
+// value the field's type no longer takes (the RGD changed it) is not kept.
 func StatusKeeping(g *graph.Graph, s *Scope, current map[string]any, unreached func(id string) bool) (map[string]any, error) {
 	out := map[string]any{}
 	var errs []error
-	var kept []expr.Path
+	var kept []*graph.Field
 	for _, f := range g.Status {
 		v, ok, err := FieldValue(f, s)
 		if unobserved := (*NotObservedError)(nil); unreached != nil && errors.As(err, &unobserved) && unreached(unobserved.ID) {
-			kept = append(kept, outsideLists(f.Path))
+			kept = append(kept, f)
 		}
 		switch {
 		case err != nil && !errors.Is(err, ErrPending):
@@ -221,15 +224,37 @@ func StatusKeeping(g *graph.Graph, s *Scope, current map[string]any, unreached f
 		setNested(out, f.Path, v)
 	}
 	complete(out, false)
-	for _, p := range kept {
+	for _, f := range kept {
+		p := outsideLists(f.Path)
 		if _, projected := valueAt(out, p); projected {
 			continue
 		}
-		if v, had := valueAt(current, p); had {
+		if v, had := valueAt(current, p); had && (len(p) < len(f.Path) || fitsType(f.Schema, v)) {
 			setNested(out, p, v)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// fitsType tells whether v is of the type s gives a field, as far as its
+// JSON type goes; nil s, or no type, takes anything.
+func fitsType(s *extv1.JSONSchemaProps, v any) bool {
+	if s == nil || s.Type == "" || s.XIntOrString {
+		return true
+	}
+	switch v.(type) {
+	case string:
+		return s.Type == "string"
+	case bool:
+		return s.Type == "boolean"
+	case int64, float64:
+		return s.Type == "integer" || s.Type == "number"
+	case map[string]any:
+		return s.Type == "object"
+	case []any:
+		return s.Type == "array"
+	}
+	return true
 }
 
 // outsideLists is p up to its first list index: the value a field of

@@ -177,8 +177,9 @@ func TestStatusOmitsPending(t *testing.T) {
 // A pass that did not get to a resource, waiting for one it depends on,
 // keeps what that resource gave the status: its object is as the last
 // pass left it. A list is kept whole; a field that had no value stays
-// without one; a resource the pass did get to and did not find (left out
-// by includeWhen) gives nothing.
+// without one, as does one whose value its type no longer takes; a
+// resource the pass did get to and did not find (left out by includeWhen)
+// gives nothing.
 func TestStatusKeepsWhatUnreachedResourcesGave(t *testing.T) {
 	g := compileRGD(t, `
 apiVersion: kro.run/v1alpha1
@@ -195,6 +196,7 @@ spec:
       ports: ["${int(svc.data.port)}", "${int(gate.data.port)}"]
       fresh: "${svc.data.fresh}"
       optional: "${opt.data.v}"
+      count: "${size(svc.data)}"
   resources:
   - id: gate
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: gate}, data: {v: "a", port: "1"}}
@@ -206,7 +208,8 @@ spec:
 `)
 	s := NewScope(g, obj(t, `{metadata: {name: k}, spec: {enabled: false}}`))
 	s.Observe(g.Node("gate"), obj(t, `{metadata: {name: gate}, data: {v: "a2", port: "1"}}`))
-	current := obj(t, `{state: IN_PROGRESS, gate: a, endpoint: {url: "http://gate-svc", port: 2}, ports: [2, 1], optional: b}`)
+	// count was a string before the RGD made it an integer: not kept.
+	current := obj(t, `{state: IN_PROGRESS, gate: a, endpoint: {url: "http://gate-svc", port: 2}, ports: [2, 1], optional: b, count: "one"}`)
 	unreached := func(id string) bool { return id == "svc" }
 	got, err := StatusKeeping(g, s, current, unreached)
 	if err != nil {
