@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -230,7 +231,9 @@ func StatusKeeping(g *graph.Graph, s *Scope, current map[string]any, unreached f
 			continue
 		}
 		if v, had := valueAt(current, p); had && (len(p) < len(f.Path) || fitsType(f.Schema, v)) {
-			setNested(out, p, v)
+			// A copy: the status written is remembered, and current is
+			// the instance's.
+			setNested(out, p, runtime.DeepCopyJSONValue(v))
 		}
 	}
 	return out, errors.Join(errs...)
