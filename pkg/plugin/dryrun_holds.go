@@ -60,7 +60,8 @@ func (h *holds) settle(n *graph.Node, entries []PlannedResource) {
 		h.refused[n.ID], h.blocked[n.ID] = n.ID, "is invalid"
 	case slices.ContainsFunc(entries, func(p PlannedResource) bool { return p.deleting }):
 		h.refused[n.ID], h.blocked[n.ID] = n.ID, "is being deleted"
-	case h.unready[n.ID] == "" && slices.ContainsFunc(entries, func(p PlannedResource) bool { return p.notReady != "" }):
+	case h.refused[n.ID] == "" && h.unready[n.ID] == "" && slices.ContainsFunc(entries, func(p PlannedResource) bool { return p.notReady != "" }):
+		// Reached by the pass, and not ready once applied.
 		h.unready[n.ID] = n.ID
 		for i := range entries {
 			if entries[i].notReady != "" {

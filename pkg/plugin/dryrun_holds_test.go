@@ -71,7 +71,8 @@ func TestHoldsTellARefusalBeforeAWait(t *testing.T) {
 	entries := []PlannedResource{
 		{NodeID: "a", Action: ActionUnchanged, notReady: "readyWhen ${a.data.x} is false"},
 		{NodeID: "b", Action: ActionInvalid, Reason: "spec.x: Invalid value"},
-		{NodeID: "c", Action: ActionCreate},
+		// Not reached, c is not judged ready.
+		{NodeID: "c", Action: ActionCreate, notReady: "readyWhen ${c.data.x} is false"},
 		{NodeID: "d", Action: ActionCreate},
 		{NodeID: "e", Action: ActionCreate},
 	}
