@@ -57,9 +57,8 @@ type PlannedResource struct {
 
 	// deleting marks an object on its way out, which kro-agent waits for
 	// to be gone before it creates it again; unread one the user may not
-	// read, which the plan could not observe; waits one kro-agent applies
-	// only once a resource it depends on is ready.
-	deleting, unread, waits bool
+	// read, which the plan could not observe.
+	deleting, unread bool
 	// notReady says why the object, as kro-agent would find it after its
 	// apply, is not ready ("readyWhen ${...} is false; it read ..."); ""
 	// when it is.

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
@@ -51,7 +52,6 @@ func (h *holds) settle(n *graph.Node, entries []PlannedResource) {
 		// not applied, nor judged ready, nor do they give the status.
 		h.unready[n.ID] = h.unready[dep]
 		for i := range entries {
-			entries[i].waits = true
 			entries[i].Reason = afterRefused(entries[i], dep, h.unready[dep], "is not ready yet")
 		}
 	}
@@ -109,6 +109,17 @@ func (h *holds) unobserved() []string {
 	return out
 }
 
+// waiting tells whether some node waits for one not ready: kro-agent's
+// pass does not apply every resource, and prunes nothing.
+func (h *holds) waiting() bool {
+	for id := range h.unready {
+		if h.unreached(id) {
+			return true
+		}
+	}
+	return false
+}
+
 // unreached tells the nodes kro-agent's pass does not get to, waiting for
 // a dependency refused or not ready: their objects stay as they are, and
 // so does what they gave the status.
@@ -136,10 +147,15 @@ func notReadyYet(why string, dependedOn bool) string {
 	return "not ready yet: " + why
 }
 
-// joinReasons joins the parts of a plan's reason.
-func joinReasons(reason, more string) string {
-	if reason == "" {
-		return more
+// joinReasons joins the parts of a plan's reason, leaving out empty ones:
+// why kro-agent does something only later goes before what the reason
+// said already.
+func joinReasons(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
 	}
-	return reason + "; " + more
+	return strings.Join(out, "; ")
 }

@@ -48,9 +48,9 @@ func TestHoldsFollowAResourceNotReady(t *testing.T) {
 		if e.Reason != want[i] {
 			t.Errorf("%s: reason %q, want %q", e.NodeID, e.Reason, want[i])
 		}
-		if wantWaits := e.NodeID == "c" || e.NodeID == "d"; e.waits != wantWaits {
-			t.Errorf("%s: waits = %v, want %v", e.NodeID, e.waits, wantWaits)
-		}
+	}
+	if !h.waiting() {
+		t.Error("waiting = false, want true: c and d wait for a")
 	}
 	got := h.unobserved()
 	slices.Sort(got)
@@ -88,6 +88,9 @@ func TestHoldsTellARefusalBeforeAWait(t *testing.T) {
 		if entries[i].Reason != want {
 			t.Errorf("%s: reason %q, want %q", entries[i].NodeID, entries[i].Reason, want)
 		}
+	}
+	if h.waiting() {
+		t.Error("waiting = true, want false: what waits, waits for b, which is refused")
 	}
 	got := h.unobserved()
 	slices.Sort(got)

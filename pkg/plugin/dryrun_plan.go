@@ -257,7 +257,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		holds.settle(n, plan[first:])
 	}
 	if live != nil {
-		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan)...)
+		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan, holds.waiting())...)
 		// kro-agent goes no further than an invalid object or one being
 		// deleted, nor than one not ready yet: what the objects it does
 		// not reach would give the status is not observed.
@@ -393,7 +393,7 @@ func afterRefused(p PlannedResource, dep, root, rootIs string) string {
 	if dep != root {
 		why = fmt.Sprintf("kro-agent %s it only after %s, which waits for %s, which %s (above)", verb, dep, root, rootIs)
 	}
-	return ledBy(why, p.Reason)
+	return joinReasons(why, p.Reason)
 }
 
 // deferredWhileSuspended is the reason of p, planned for an instance
@@ -405,16 +405,7 @@ func deferredWhileSuspended(p PlannedResource) string {
 	default:
 		return p.Reason
 	}
-	return ledBy(fmt.Sprintf("not while the instance is suspended (%s=%s): kro-agent does this once the annotation is removed", v1alpha1.AnnotationReconcile, v1alpha1.ReconcileSuspended), p.Reason)
-}
-
-// ledBy is a planned object's reason, when is why kro-agent does it only
-// later, before what the reason said already.
-func ledBy(when, reason string) string {
-	if reason == "" {
-		return when
-	}
-	return when + "; " + reason
+	return joinReasons(fmt.Sprintf("not while the instance is suspended (%s=%s): kro-agent does this once the annotation is removed", v1alpha1.AnnotationReconcile, v1alpha1.ReconcileSuspended), p.Reason)
 }
 
 // statusChange plans the status of live, an existing instance: the fields
@@ -464,8 +455,10 @@ type objectKey struct {
 // its includeWhen, a collection that shrank, an object renamed): kro-agent
 // deletes them after a pass that applies every resource. The objects of
 // nodes in unnamed, whose names the plan cannot render yet, are left out:
-// which of them stay is not known before those names are.
-func (c *cluster) prunes(ctx context.Context, g *graph.Graph, live *unstructured.Unstructured, produced map[objectKey]bool, unnamed map[string]bool, plan []PlannedResource) []PlannedResource {
+// which of them stay is not known before those names are. waiting says
+// some resource waits for another to be ready, so that pass is not this
+// one.
+func (c *cluster) prunes(ctx context.Context, g *graph.Graph, live *unstructured.Unstructured, produced map[objectKey]bool, unnamed map[string]bool, plan []PlannedResource, waiting bool) []PlannedResource {
 	candidates := graphMemberKinds(g)
 	// Kinds applied for the instance before, which the RGD may no longer
 	// have; one the cluster no longer serves has no objects left.
@@ -491,7 +484,7 @@ func (c *cluster) prunes(ctx context.Context, g *graph.Graph, live *unstructured
 	}
 	// The agent prunes only after a pass that applied every resource.
 	later := ""
-	if slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Action == ActionPending || p.Action == ActionInvalid || p.waits }) {
+	if waiting || slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Action == ActionPending || p.Action == ActionInvalid }) {
 		later = "; kro-agent deletes it once every other resource is applied"
 	}
 	slices.SortFunc(objs, func(a, b *unstructured.Unstructured) int {
