@@ -819,12 +819,13 @@ func (c *cluster) readExternal(ctx context.Context, n *graph.Node, scope *resolv
 	}
 	client := c.dyn.Resource(n.Kind.GVR()).Namespace(target.Namespace)
 	if target.Selector != nil {
-		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: target.Selector.String()})
+		selector := target.ListSelector().String()
+		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return read, err
 		}
 		read.matched, read.observed = list.Items, typedItems(n, list.Items)
-		c.noteList(watchedList{gvr: n.Kind.GVR(), namespace: target.Namespace, selector: target.Selector.String(), seen: seenOf(list.Items)})
+		c.noteList(watchedList{gvr: n.Kind.GVR(), namespace: target.Namespace, selector: selector, seen: seenOf(list.Items)})
 		scope.Observe(n, read.observed)
 		return read, nil
 	}

@@ -74,10 +74,20 @@ func NewScope(g *graph.Graph, instance map[string]any) *Scope {
 
 // instanceNamespace is the namespace of the instance the scope is for.
 func (s *Scope) instanceNamespace() string {
+	return s.instanceMetadata("namespace")
+}
+
+// instanceUID is the UID of the instance the scope is for; "" for one not
+// created yet (a dry run of a new instance).
+func (s *Scope) instanceUID() string {
+	return s.instanceMetadata("uid")
+}
+
+func (s *Scope) instanceMetadata(key string) string {
 	instance, _ := s.vars[graph.SchemaVar].(map[string]any)
 	meta, _ := instance["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
-	return ns
+	v, _ := meta[key].(string)
+	return v
 }
 
 // Observe binds node n to what was observed of it: its object, or the list

@@ -10,7 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -148,9 +150,30 @@ func fill(obj map[string]any, fields []*graph.Field, s *Scope, fallback func(f *
 type Target struct {
 	Name      string
 	Namespace string
-	// Selector is set for a reference by labels; Namespace "" then means
-	// every namespace.
+	// Selector is set for a reference by labels, as the RGD gives it;
+	// Namespace "" then means every namespace. What is listed is
+	// ListSelector's.
 	Selector labels.Selector
+	// reader is the UID of the instance that reads the target, if it
+	// exists yet.
+	reader string
+}
+
+// ListSelector is the selector a reference by labels lists and watches
+// with: Selector, less the objects the reading instance manages. They are
+// its outputs, not its inputs, and they carry the instance's own labels: an
+// instance labelled team=red that reads the ConfigMaps labelled team=red
+// would otherwise read its own, and a forEach over them would create a copy
+// of every copy until the names grew too long.
+func (t Target) ListSelector() labels.Selector {
+	if t.Selector == nil || t.reader == "" {
+		return t.Selector
+	}
+	notOwn, err := labels.NewRequirement(v1alpha1.LabelInstanceID, selection.NotEquals, []string{t.reader})
+	if err != nil { // not a UID the API server gave
+		return t.Selector
+	}
+	return t.Selector.Add(*notOwn)
 }
 
 // ExternalTarget evaluates an externalRef's metadata: the object's name and
@@ -170,7 +193,7 @@ func ExternalTarget(n *graph.Node, s *Scope) (Target, error) {
 		if err != nil {
 			return Target{}, fmt.Errorf("metadata.selector: %w", err)
 		}
-		t.Selector = selector
+		t.Selector, t.reader = selector, s.instanceUID()
 	}
 	if t.Namespace == "" && t.Selector == nil && n.Kind != nil && n.Kind.Namespaced {
 		t.Namespace = s.instanceNamespace()

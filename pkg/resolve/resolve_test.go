@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
 
@@ -867,5 +868,70 @@ func TestTypedFillsInACustomKindsDefaults(t *testing.T) {
 	}
 	if full := (map[string]any{"spec": map[string]any{"size": int64(5)}}); reflect.ValueOf(Typed(n, full)).Pointer() != reflect.ValueOf(full).Pointer() {
 		t.Error("an object with every default set was copied")
+	}
+}
+
+// A reference by labels never lists the objects of the instance that
+// reads it, which carry its labels and may match; one read by name, or by
+// an instance not created yet, lists as written.
+func TestExternalSelectorLeavesOutTheReadersOwnObjects(t *testing.T) {
+	g := compileRGD(t, `
+metadata: {name: tenants}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Tenant
+    spec: {team: string}
+  resources:
+    - id: teamConfigs
+      externalRef:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          selector: {matchLabels: {team: "${schema.spec.team}"}}
+    - id: platform
+      externalRef:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: platform}
+`)
+	const uid = "4f3c2a8e-0d1b-4c9e-9a57-2b6f1e8d0c3a"
+	own := map[string]string{"team": "red", v1alpha1.LabelInstanceID: uid}
+	others := map[string]string{"team": "red", v1alpha1.LabelInstanceID: "0b7d5c1e-9f2a-4e3b-8c6d-1a2b3c4d5e6f"}
+	unmanaged := map[string]string{"team": "red"}
+
+	existing := NewScope(g, obj(t, `{metadata: {name: t1, namespace: default, uid: `+uid+`}, spec: {team: red}}`))
+	target, err := ExternalTarget(g.Node("teamConfigs"), existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := target.Selector.String(); got != "team=red" {
+		t.Errorf("Selector = %q, want the RGD's team=red", got)
+	}
+	sel := target.ListSelector()
+	for _, tc := range []struct {
+		labels map[string]string
+		want   bool
+	}{{own, false}, {others, true}, {unmanaged, true}} {
+		if got := sel.Matches(labels.Set(tc.labels)); got != tc.want {
+			t.Errorf("ListSelector %q matches %v = %v, want %v", sel, tc.labels, got, tc.want)
+		}
+	}
+
+	created := NewScope(g, obj(t, `{metadata: {name: t1, namespace: default}, spec: {team: red}}`))
+	target, err = ExternalTarget(g.Node("teamConfigs"), created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := target.ListSelector().String(); got != "team=red" {
+		t.Errorf("ListSelector for an instance not created yet = %q, want team=red", got)
+	}
+
+	byName, err := ExternalTarget(g.Node("platform"), existing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byName.ListSelector() != nil || byName.Name != "platform" || byName.Namespace != "default" {
+		t.Errorf("reference by name = %+v, want ConfigMap default/platform and no selector", byName)
 	}
 }

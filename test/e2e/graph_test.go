@@ -718,6 +718,44 @@ func TestExternalCollections(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("the instance's own objects, which carry its labels, are not read", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: echo, namespace: teams-b, labels: {e2e-team: green}}}`)
+			// Labelled as the ConfigMaps it selects: its roster gets the
+			// label too, and would be read as a member of its own roster.
+			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: Team, metadata: {name: green, namespace: teams-a, labels: {e2e-team: green}}, spec: {team: green, selector: {matchLabels: {e2e-team: green}}}}`)
+			c.waitState(t, "kro.run/v1alpha1", "Team", "teams-a", "green", v1alpha1.InstanceActive)
+			roster := c.mustGet(t, "v1", "ConfigMap", "teams-a", "green-roster")
+			if got := roster.GetLabels()["e2e-team"]; got != "green" {
+				t.Fatalf("the roster has e2e-team %q, want the instance's green (the case this checks)", got)
+			}
+			never(t, 3*time.Second, "the instance to read its own roster", func() bool {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Team", "teams-a", "green")
+				names, _, _ := unstructured.NestedString(inst.Object, "status", "names")
+				picked, _, _ := unstructured.NestedString(inst.Object, "status", "picked")
+				roster := c.mustGet(t, "v1", "ConfigMap", "teams-a", "green-roster")
+				members, _, _ := unstructured.NestedString(roster.Object, "data", "members")
+				if names != "teams-b/echo" || picked != "0" || members != "echo" {
+					t.Logf("status.names %q, status.picked %q, roster %q", names, picked, members)
+					return true
+				}
+				return false
+			})
+			out, err := kro(t, cfg, nil, "tree", "team", "green", "-n", "teams-a", "-o", "json")
+			if err != nil {
+				t.Fatalf("tree: %v\n%s", err, out)
+			}
+			var tree plugin.Tree
+			if err := json.Unmarshal([]byte(out), &tree); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range tree.Rows {
+				if (r.NodeID == "members" || r.NodeID == "picked") && r.Name == "green-roster" {
+					t.Errorf("tree shows the instance's own roster as %s", r.NodeID)
+				}
+			}
+			return ctx
+		}).
 		Assess("a selector the instance gives that is not one is reported", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: Team, metadata: {name: typo, namespace: teams-a}, spec: {team: red, selector: {matchLabel: {e2e-pick: "yes"}}}}`)
