@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
@@ -67,48 +68,108 @@ func TestAdmissionChangesRetryRefusedInstances(t *testing.T) {
 	none.stopWatching()
 }
 
-// Without permission to list admission configuration, the watch asks once
-// and stops, rather than ask again every few seconds for as long as the
-// agent runs (refused instances are then retried with backoff alone).
-func TestAdmissionWatchStopsWhenForbiddenOrNotServed(t *testing.T) {
+// A refusal to list admission configuration (no permission, or a
+// resource the cluster does not serve) is told once in the log, and the
+// watch keeps trying: an API server that has just restarted refuses every
+// list until its RBAC caches fill, and a watch that stopped then would be
+// lost for as long as the agent runs. Once allowed it follows again, and
+// says so once.
+func TestAdmissionWatchOutlastsRefusals(t *testing.T) {
 	var mu sync.Mutex
 	lists := map[string]int{}
+	const refusedLists = 2
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Each try is a streaming watch, then a list when that fails.
+		mu.Lock()
 		if r.URL.Query().Get("watch") != "true" {
-			mu.Lock()
 			lists[r.URL.Path]++
-			mu.Unlock()
 		}
-		// Policies are forbidden to the agent; the other kinds are not
-		// served, as by an older cluster.
-		status := apierrors.NewNotFound(schema.GroupResource{}, "").Status()
-		if strings.HasSuffix(r.URL.Path, "/validatingadmissionpolicies") {
-			status = apierrors.NewForbidden(schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}, "",
-				errors.New(`User "agent" cannot list resource "validatingadmissionpolicies"`)).Status()
-		}
+		refused := lists[r.URL.Path] <= refusedLists
+		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(int(status.Code))
-		_ = json.NewEncoder(w).Encode(status)
+		resource := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+		switch {
+		case refused:
+			// Policies are forbidden to the agent; the other kinds are
+			// not served, as by an API server still reading its CRDs.
+			status := apierrors.NewNotFound(schema.GroupResource{}, "").Status()
+			if resource == "validatingadmissionpolicies" {
+				status = apierrors.NewForbidden(schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: resource}, "",
+					errors.New(`User "agent" cannot list resource "validatingadmissionpolicies"`)).Status()
+			}
+			w.WriteHeader(int(status.Code))
+			_ = json.NewEncoder(w).Encode(status)
+		case r.URL.Query().Get("sendInitialEvents") == "true":
+			// No streaming lists here: the reflector lists instead.
+			status := apierrors.NewInternalError(errors.New("streaming lists are not served here")).Status()
+			w.WriteHeader(int(status.Code))
+			_ = json.NewEncoder(w).Encode(status)
+		case r.URL.Query().Get("watch") == "true":
+			_ = json.NewEncoder(w).Encode(map[string]any{"type": "ADDED", "object": map[string]any{
+				"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata",
+				"metadata": map[string]any{"name": "late-" + resource, "resourceVersion": "2"}}})
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		default:
+			_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList",
+				"metadata": map[string]any{"resourceVersion": "1"}, "items": []any{}})
+		}
 	}))
 	defer srv.Close()
 	client, err := metadata.NewForConfig(&rest.Config{Host: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newAdmissionWatch(client, func(InstanceKey) {}, logr.Discard())
+	var logged []string
+	log := funcr.New(func(_, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, args)
+	}, funcr.Options{Verbosity: 1})
+	var observed []string
+	a := newAdmissionWatch(client, func(InstanceKey) {}, log)
+	a.observe = func(gr schema.GroupResource, name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		observed = append(observed, gr.Resource+"/"+name)
+	}
 	a.start()
 	defer a.stopWatching()
-	// The reflector tries again 0.8 to 1.6 s after a failed list.
-	time.Sleep(3 * time.Second)
+	// The reflector tries again 0.8 to 1.6 s after a failed list, then
+	// 1.6 to 3.2 s after the second.
+	eventually := time.Now().Add(15 * time.Second)
+	for {
+		mu.Lock()
+		n := len(observed)
+		mu.Unlock()
+		if n == len(admissionResources) || time.Now().After(eventually) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(lists) != len(admissionResources) {
-		t.Errorf("%d resources listed, want each of the %d: %v", len(lists), len(admissionResources), lists)
+	for _, gvr := range admissionResources {
+		if want := gvr.Resource + "/late-" + gvr.Resource; !slices.Contains(observed, want) {
+			t.Errorf("%s was not followed once allowed: observed %v", gvr.Resource, observed)
+		}
 	}
-	for path, n := range lists {
-		if n != 1 {
-			t.Errorf("%s was listed %d times, want once", path, n)
+	count := func(part string) int {
+		n := 0
+		for _, l := range logged {
+			if strings.Contains(l, part) {
+				n++
+			}
+		}
+		return n
+	}
+	for part, want := range map[string]int{
+		`"msg"="not following validatingadmissionpolicies.admissionregistration.k8s.io while the agent may not list and watch it`: 1,
+		`"msg"="following validatingadmissionpolicies.admissionregistration.k8s.io again`:                                         1,
+		`"msg"="the cluster does not serve this resource"`:                                                                        len(admissionResources) - 1,
+		`"msg"="the cluster serves this resource now"`:                                                                            len(admissionResources) - 1,
+	} {
+		if got := count(part); got != want {
+			t.Errorf("%d log lines with %s, want %d:\n%s", got, part, want, strings.Join(logged, "\n"))
 		}
 	}
 }

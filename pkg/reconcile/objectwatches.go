@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -131,8 +130,8 @@ func (w *objectWatches) watch(ref objectRef) context.CancelFunc {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
 		}
 	}
-	inf := metadatainformer.NewFilteredMetadataInformer(w.client, ref.GVR, ref.Namespace, 0, cache.Indexers{},
-		func(o *metav1.ListOptions) { selectFor(ref, o) }).Informer()
+	inf := metadataInformer(w.client, ref.GVR, ref.Namespace, func(o *metav1.ListOptions) { selectFor(ref, o) },
+		&refusals{gvr: ref.GVR, log: w.log, lost: w.lost})
 	handler := cache.ResourceEventHandlerDetailedFuncs{DeleteFunc: func(any) { w.changed(ref) }}
 	if w.onChange {
 		handler.AddFunc = func(_ any, isInitial bool) {
@@ -143,7 +142,6 @@ func (w *objectWatches) watch(ref objectRef) context.CancelFunc {
 		handler.UpdateFunc = func(any, any) { w.changed(ref) }
 	}
 	_, _ = inf.AddEventHandler(handler)
-	stopWhenRefused(inf, ref.GVR, cancel, w.log, w.lost)
 	go inf.RunWithContext(ctx)
 	go func() {
 		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
