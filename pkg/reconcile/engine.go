@@ -182,11 +182,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 		return nil, err
 	}
 	e.instances = newInstanceInformers(informers)
-	externals, err := newExternalWatches(opts.Config, e.enqueue)
-	if err != nil {
-		return nil, err
-	}
-	e.local = &target{client: opts.Dynamic, mapper: opts.Mapper, externals: externals}
+	e.local = &target{client: opts.Dynamic, mapper: opts.Mapper}
 	if err := e.local.follow(opts.Config, e, opts.Log); err != nil {
 		return nil, err
 	}

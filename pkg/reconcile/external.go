@@ -4,12 +4,11 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -21,6 +20,7 @@ import (
 type externalWatches struct {
 	client  metadata.Interface
 	enqueue func(InstanceKey)
+	log     logr.Logger
 
 	mu    sync.Mutex
 	byGVR map[schema.GroupVersionResource]*watched
@@ -50,14 +50,10 @@ func (r externalRead) matches(m metav1.Object) bool {
 	return r.name == m.GetName()
 }
 
-func newExternalWatches(cfg *rest.Config, enqueue func(InstanceKey)) (*externalWatches, error) {
-	client, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &externalWatches{client: client, enqueue: enqueue,
+func newExternalWatches(client metadata.Interface, enqueue func(InstanceKey), log logr.Logger) *externalWatches {
+	return &externalWatches{client: client, enqueue: enqueue, log: log,
 		byGVR: map[schema.GroupVersionResource]*watched{},
-		reads: map[schema.GroupVersionResource]map[externalReader]externalRead{}}, nil
+		reads: map[schema.GroupVersionResource]map[externalReader]externalRead{}}
 }
 
 // read records what an instance's externalRef read, and watches its kind.
@@ -71,7 +67,10 @@ func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalR
 	if _, ok := w.byGVR[gvr]; ok {
 		return
 	}
-	inf := metadatainformer.NewFilteredMetadataInformer(w.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	// The agent may be allowed to get the objects it reads by name and
+	// not to list and watch their kind: the log says so once.
+	inf := metadataInformer(w.client, gvr, metav1.NamespaceAll, nil,
+		&refusals{gvr: gvr, log: w.log, lost: "instances reading its objects see their changes only when they are reconciled again"})
 	// Only names, namespaces and labels are matched: the rest of the
 	// metadata (managed fields, annotations) is not kept.
 	_ = inf.SetTransform(func(obj any) (any, error) {

@@ -114,10 +114,6 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 	if err != nil {
 		return nil, err
 	}
-	externals, err := newExternalWatches(e.Config, enqueue)
-	if err != nil {
-		return nil, err
-	}
 	meta, err := metadata.NewForConfig(e.Config)
 	if err != nil {
 		return nil, err
@@ -134,7 +130,6 @@ func newRemoteTarget(e clusters.Entry, builtin kinds.Resolver, onEvent func(clus
 		namespaces: map[string]bool{},
 		graphs:     map[string]remoteGraph{},
 		lastUsed:   time.Now(),
-		externals:  externals,
 		crds:       kinds.NewCRDs(meta),
 		schemas:    newSchemaChanges(),
 	}
@@ -229,15 +224,17 @@ func (t *target) crdGone(gr schema.GroupResource) bool {
 }
 
 // follow prepares what follows the cluster for the instances that wait on
-// it: its admission configuration, its namespaces, other owners' objects
-// holding names their graphs render, quotas that refused them, and the
-// Services of webhooks that did not answer.
+// it: the objects their externalRefs read, its admission configuration, its
+// namespaces, other owners' objects holding names their graphs render,
+// quotas that refused them, and the Services of webhooks that did not
+// answer.
 func (t *target) follow(cfg *rest.Config, e *Engine, log logr.Logger) error {
 	// All follow metadata alone, with one client.
 	client, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("creating the metadata client: %w", err)
 	}
+	t.externals = newExternalWatches(client, e.enqueue, log)
 	t.admission = newAdmissionWatch(client, e.retryRefused, log)
 	t.namespaceWatch = newNamespaceWatch(client, e.retryNowAndSettled, log)
 	t.holders = newHolderWatches(client, e.enqueue, log)
