@@ -151,7 +151,12 @@ func (w *externalWatches) forgetIf(drop func(InstanceKey) bool) {
 	}
 }
 
+// stopAll ends every watch; nil (a cluster whose watches were never made)
+// has none.
 func (w *externalWatches) stopAll() {
+	if w == nil {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	stopEvery(w.byGVR)

@@ -84,3 +84,10 @@ func TestExternalSelectorReadersSeeObjectsLeave(t *testing.T) {
 		t.Errorf("an object that came to match woke %v, want %v", woken, team)
 	}
 }
+
+// A workload cluster whose watches could not be made (follow failed) is
+// stopped all the same when the connection is given up.
+func TestATargetWhoseWatchesWereNotMadeStops(t *testing.T) {
+	unfollowed := &target{cluster: "eu-west-1", managed: &managedInformers{}}
+	unfollowed.stopInformers()
+}
