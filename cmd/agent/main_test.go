@@ -10,7 +10,7 @@ import (
 
 func validOptions() agent.Options {
 	return agent.Options{
-		Workers: 64, MaxCollectionSize: 1000, ClusterCheckInterval: time.Minute, GracefulShutdown: 30 * time.Second,
+		Workers: 64, MaxCollectionSize: 1000, ClusterCheckInterval: time.Minute, GracefulShutdown: 30 * time.Second, APIServerWait: time.Minute,
 		Webhooks: agent.WebhookOptions{CertValidity: 90 * 24 * time.Hour, CertCheck: time.Hour, RegistrationCheck: 10 * time.Minute},
 	}
 }
@@ -34,6 +34,7 @@ func TestCheckFlagsNamesEveryBadFlag(t *testing.T) {
 	o.Webhooks.CertValidity = -time.Hour
 	o.Webhooks.CertCheck = -time.Second
 	o.GracefulShutdown = -time.Second
+	o.APIServerWait = 0
 	err := checkFlags(o)
 	if err == nil {
 		t.Fatal("bad flags were accepted")
@@ -45,6 +46,7 @@ func TestCheckFlagsNamesEveryBadFlag(t *testing.T) {
 		"--webhook-cert-validity must be a positive duration, got -1h0m0s",
 		"--webhook-cert-check-interval must be a positive duration, got -1s",
 		"--graceful-shutdown-timeout must not be negative, got -1s",
+		"--api-server-wait must be a positive duration, got 0s",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)

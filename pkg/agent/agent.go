@@ -62,6 +62,9 @@ type Options struct {
 	GrantsRole string
 	// GracefulShutdown bounds how long in-flight reconciles may finish.
 	GracefulShutdown time.Duration
+	// APIServerWait bounds how long start-up waits for the API server to
+	// answer; 1 minute when zero.
+	APIServerWait time.Duration
 	// ClusterCheckInterval is how often each registered workload Cluster
 	// is checked; 1 minute when zero.
 	ClusterCheckInterval time.Duration
@@ -113,6 +116,13 @@ func Run(ctx context.Context, o Options) error {
 		if err := add(scheme); err != nil {
 			return err
 		}
+	}
+	patience := o.APIServerWait
+	if patience == 0 {
+		patience = time.Minute
+	}
+	if err := awaitAPIServer(ctx, cfg, patience, o.Log); err != nil {
+		return err
 	}
 	grace := o.GracefulShutdown
 	if grace == 0 {
