@@ -315,6 +315,9 @@ func (c *cluster) planExternal(ctx context.Context, n *graph.Node, scope *resolv
 			return p
 		}
 		p.Reason = fmt.Sprintf("externalRef: %d %s match the selector %q; read, never written", len(read.matched), n.Kind.Resource, read.target.Selector)
+		if read.onlyOwn {
+			p.Reason = fmt.Sprintf("externalRef: only the instance's own %s match the selector %q, and it never reads those", n.Kind.Resource, read.target.Selector)
+		}
 		return p
 	}
 	p.Name, p.Namespace = read.target.Name, read.target.Namespace

@@ -760,6 +760,9 @@ func (c *cluster) externalRows(ctx context.Context, n *graph.Node, scope *resolv
 		}
 		if len(read.matched) == 0 {
 			row.Reason = fmt.Sprintf("external; nothing matches the selector %q", read.target.Selector)
+			if read.onlyOwn {
+				row.Reason = fmt.Sprintf("external; only the instance's own objects match the selector %q, and it never reads those", read.target.Selector)
+			}
 			return []Row{row}
 		}
 		rows := make([]Row, 0, len(read.matched))
@@ -787,6 +790,9 @@ type externalRead struct {
 	target resolve.Target
 	// matched are the objects a selector matched.
 	matched []unstructured.Unstructured
+	// onlyOwn says that a selector matched none but the instance's own
+	// objects, which it never reads (resolve.Target.ListSelector).
+	onlyOwn bool
 	// object is the object named, nil when it does not exist, as notFound
 	// says.
 	object   *unstructured.Unstructured
@@ -825,6 +831,11 @@ func (c *cluster) readExternal(ctx context.Context, n *graph.Node, scope *resolv
 			return read, err
 		}
 		read.matched, read.observed = list.Items, typedItems(n, list.Items)
+		if len(list.Items) == 0 && selector != target.Selector.String() {
+			// kubectl get -l would show them: say why they do not count.
+			own, err := client.List(ctx, metav1.ListOptions{LabelSelector: target.Selector.String(), Limit: 1})
+			read.onlyOwn = err == nil && len(own.Items) > 0
+		}
 		c.noteList(watchedList{gvr: n.Kind.GVR(), namespace: target.Namespace, selector: selector, seen: seenOf(list.Items)})
 		scope.Observe(n, read.observed)
 		return read, nil

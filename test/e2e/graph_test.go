@@ -723,7 +723,8 @@ func TestExternalCollections(t *testing.T) {
 			c.apply(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: echo, namespace: teams-b, labels: {e2e-team: green}}}`)
 			// Labelled as the ConfigMaps it selects: its roster gets the
 			// label too, and would be read as a member of its own roster.
-			c.apply(t, `{apiVersion: kro.run/v1alpha1, kind: Team, metadata: {name: green, namespace: teams-a, labels: {e2e-team: green}}, spec: {team: green, selector: {matchLabels: {e2e-team: green}}}}`)
+			const green = `{apiVersion: kro.run/v1alpha1, kind: Team, metadata: {name: green, namespace: teams-a, labels: {e2e-team: green}}, spec: {team: green, selector: {matchLabels: {e2e-team: green}}}}`
+			c.apply(t, green)
 			c.waitState(t, "kro.run/v1alpha1", "Team", "teams-a", "green", v1alpha1.InstanceActive)
 			roster := c.mustGet(t, "v1", "ConfigMap", "teams-a", "green-roster")
 			if got := roster.GetLabels()["e2e-team"]; got != "green" {
@@ -753,6 +754,18 @@ func TestExternalCollections(t *testing.T) {
 				if (r.NodeID == "members" || r.NodeID == "picked") && r.Name == "green-roster" {
 					t.Errorf("tree shows the instance's own roster as %s", r.NodeID)
 				}
+				// kubectl get -l e2e-team=green lists the roster there:
+				// the tree says why picked has nothing.
+				if want := `only the instance's own objects match the selector "e2e-team=green"`; r.NodeID == "picked" && !strings.Contains(r.Reason, want) {
+					t.Errorf("tree's picked row says %q, want %q", r.Reason, want)
+				}
+			}
+			file := t.TempDir() + "/green.yaml"
+			writeFile(t, file, green)
+			preview, err := kro(t, cfg, nil, "dry-run", "-f", file)
+			if want := `picked: ConfigMap UNCHANGED
+  externalRef: only the instance's own configmaps match the selector "e2e-team=green", and it never reads those`; err != nil || !strings.Contains(preview, want) {
+				t.Errorf("dry-run of the green team: %v, want %q in\n%s", err, want, preview)
 			}
 			return ctx
 		}).
