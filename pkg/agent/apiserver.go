@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -46,12 +45,7 @@ func awaitAPIServer(ctx context.Context, cfg *rest.Config, patience time.Duratio
 		return false, nil
 	}
 	err = wait.PollUntilContextTimeout(ctx, time.Second, patience, true, poll)
-	switch {
-	case err == nil || last == nil:
-		return err
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded):
+	if wait.Interrupted(err) && ctx.Err() == nil && last != nil { // patience ran out, not the agent
 		return fmt.Errorf("the API server at %s did not answer within %s: %w", cfg.Host, patience, last)
 	}
 	return err
