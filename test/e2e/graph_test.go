@@ -672,14 +672,7 @@ func TestExternalCollections(t *testing.T) {
 			if now := c.mustGet(t, "v1", "ConfigMap", "teams-b", "bravo"); now.GetResourceVersion() != before.GetResourceVersion() {
 				t.Errorf("a selected object was written")
 			}
-			out, err := kro(t, cfg, nil, "tree", "team", "blue", "-n", "teams-a", "-o", "json")
-			if err != nil {
-				t.Fatalf("tree: %v\n%s", err, out)
-			}
-			var tree plugin.Tree
-			if err := json.Unmarshal([]byte(out), &tree); err != nil {
-				t.Fatal(err)
-			}
+			tree := treeJSON(t, cfg, "team", "blue", "teams-a")
 			var members []string
 			for _, r := range tree.Rows {
 				if r.NodeID == "members" {
@@ -742,14 +735,7 @@ func TestExternalCollections(t *testing.T) {
 				}
 				return false
 			})
-			out, err := kro(t, cfg, nil, "tree", "team", "green", "-n", "teams-a", "-o", "json")
-			if err != nil {
-				t.Fatalf("tree: %v\n%s", err, out)
-			}
-			var tree plugin.Tree
-			if err := json.Unmarshal([]byte(out), &tree); err != nil {
-				t.Fatal(err)
-			}
+			tree := treeJSON(t, cfg, "team", "green", "teams-a")
 			for _, r := range tree.Rows {
 				if (r.NodeID == "members" || r.NodeID == "picked") && r.Name == "green-roster" {
 					t.Errorf("tree shows the instance's own roster as %s", r.NodeID)

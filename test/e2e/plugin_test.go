@@ -57,6 +57,20 @@ func kro(t testing.TB, cfg *envconf.Config, requests *atomic.Int64, args ...stri
 	return out.String(), err
 }
 
+// treeJSON is what kubectl kro tree -o json draws of an instance.
+func treeJSON(t testing.TB, cfg *envconf.Config, kind, name, namespace string) plugin.Tree {
+	t.Helper()
+	out, err := kro(t, cfg, nil, "tree", kind, name, "-n", namespace, "-o", "json")
+	if err != nil {
+		t.Fatalf("tree: %v\n%s", err, out)
+	}
+	var tree plugin.Tree
+	if err := json.Unmarshal([]byte(out), &tree); err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
 // countRequests makes a client count its requests to the API server in n.
 func countRequests(n *atomic.Int64) func(*rest.Config) *rest.Config {
 	return countRequestsWhere(n, func(*http.Request) bool { return true })
