@@ -736,14 +736,15 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	if !r.note(n, err) {
 		return
 	}
+	selector := target.ListSelector()
 	// Watched from now on: a change (or the object's creation) brings
 	// the instance back.
 	r.t.externals.read(n.Kind.GVR(), externalReader{instance: r.key, node: n.ID},
-		externalRead{namespace: target.Namespace, name: target.Name, selector: target.ListSelector()})
+		externalRead{namespace: target.Namespace, name: target.Name, selector: selector})
 	r.externalsRead = append(r.externalsRead, n.ID)
 	client := r.t.client.Resource(n.Kind.GVR()).Namespace(target.Namespace)
-	if target.Selector != nil {
-		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: target.ListSelector().String()})
+	if selector != nil {
+		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 		if err != nil {
 			r.waitExternal(n, fmt.Sprintf("%s: listing external %s: %v", n.ID, n.Kind.Resource, err))
 			return
