@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -97,34 +95,78 @@ func readURL(url string) ([]byte, error) {
 	return b, nil
 }
 
-// yamlDocuments splits a YAML (or JSON) stream into its documents.
-func yamlDocuments(file string, data []byte) ([][]byte, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		docs = append(docs, doc)
-	}
+// yamlDocument is one document of a YAML (or JSON) stream and the line of
+// the stream it starts on, so that an error in it can name the line of the
+// file, where the YAML library counts from the document's first line.
+type yamlDocument struct {
+	data      []byte
+	firstLine int
 }
+
+// yamlDocuments splits a YAML (or JSON) stream into its documents where a
+// line starts with "---" followed by nothing but a comment, as kubectl
+// does; separators with nothing between them make no document.
+func yamlDocuments(data []byte) []yamlDocument {
+	var docs []yamlDocument
+	current := yamlDocument{}
+	for n, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(line, []byte("---")); ok {
+			if rest = bytes.TrimSpace(rest); len(rest) == 0 || rest[0] == '#' {
+				if len(current.data) > 0 {
+					docs = append(docs, current)
+				}
+				current = yamlDocument{}
+				continue
+			}
+		}
+		if len(current.data) == 0 {
+			current.firstLine = n + 1
+		}
+		current.data = append(current.data, line...)
+	}
+	if len(current.data) > 0 {
+		docs = append(docs, current)
+	}
+	return docs
+}
+
+// explain returns err, an error reading the document, with the line
+// numbers the YAML library gives (counted from the document's first line)
+// turned into lines of the file, and a hint when an unquoted expression
+// caused it.
+func (d yamlDocument) explain(err error) error {
+	msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		sub := yamlLine.FindStringSubmatch(m)
+		n, _ := strconv.Atoi(sub[2])
+		return sub[1] + strconv.Itoa(n+d.firstLine-1) + ":"
+	})
+	if m := mappingValuesAt.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		lines := bytes.Split(d.data, []byte("\n"))
+		if n >= 1 && n <= len(lines) && bytes.Contains(lines[n-1], []byte("${")) {
+			msg += fmt.Sprintf(`: the expression on line %d holds ": ", which YAML reads as a key and its value; quote the whole value ('${...}')`, n+d.firstLine-1)
+		}
+	}
+	return errors.New(msg)
+}
+
+// yamlLine matches a line number in the YAML library's messages: "yaml:
+// line 4: ..." for a syntax error, and "\n  line 4: ..." for each of the
+// errors of "yaml: unmarshal errors:".
+var yamlLine = regexp.MustCompile(`(yaml: line |\n\s*line )(\d+):`)
+
+// mappingValuesAt is the YAML library's error for ": " inside a plain
+// value, which an expression like ${a ? b : c} written without quotes holds.
+var mappingValuesAt = regexp.MustCompile(`yaml: line (\d+): mapping values are not allowed in this context`)
 
 // documents are the objects of a YAML or JSON stream, empty documents
 // left out.
 func documents(file string, data []byte) ([]*unstructured.Unstructured, error) {
-	docs, err := yamlDocuments(file, data)
-	if err != nil {
-		return nil, err
-	}
 	var objs []*unstructured.Unstructured
-	for i, doc := range docs {
-		obj, err := decodeObject(doc)
+	for i, doc := range yamlDocuments(data) {
+		obj, err := decodeObject(doc.data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, unquotedExpression(doc, err))
+			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, doc.explain(err))
 		}
 		if len(obj) > 0 {
 			objs = append(objs, &unstructured.Unstructured{Object: obj})
@@ -150,23 +192,3 @@ func decodeObject(doc []byte) (map[string]any, error) {
 	}
 	return obj, nil
 }
-
-// unquotedExpression explains a YAML error in doc that an expression
-// written without quotes caused: ${a ? b : c}, or a map literal like
-// ${x.merge({"k": v})}, holds ": ", which YAML reads as the start of a
-// mapping, and its own error says only that mapping values are not allowed
-// there. Other errors come back as they are.
-func unquotedExpression(doc []byte, err error) error {
-	m := mappingValuesAt.FindStringSubmatch(err.Error())
-	if m == nil {
-		return err
-	}
-	n, _ := strconv.Atoi(m[1])
-	lines := bytes.Split(doc, []byte("\n"))
-	if n < 1 || n > len(lines) || !bytes.Contains(lines[n-1], []byte("${")) {
-		return err
-	}
-	return fmt.Errorf(`%w: the expression on line %d holds ": ", which YAML reads as a key and its value; quote the whole value ('${...}')`, err, n)
-}
-
-var mappingValuesAt = regexp.MustCompile(`yaml: line (\d+): mapping values are not allowed in this context`)

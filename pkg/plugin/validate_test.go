@@ -282,7 +282,7 @@ func TestValidateChecksInstancesOfTheRGDsGiven(t *testing.T) {
 
 // Each field the RGD type does not have is an error with its path, as the
 // API server's strict field validation names it, with a resource's id where
-// it has one; a key given twice is an error with its line.
+// it has one; a key given twice is an error with its line in the file.
 func TestValidateNamesUnknownAndDuplicateFields(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "rgd.yaml")
 	const doc = `
@@ -317,7 +317,7 @@ spec:
 	}
 	want := []string{
 		`strays: document 1: unknown field "spec.resources[project].externalRef.name"; document 1: unknown field "spec.resources[1].readyWhenn"`,
-		"twice: document 2: yaml: unmarshal errors:\n  line 1: key \"resources\" already set in map",
+		"twice: document 2: yaml: unmarshal errors:\n  line 17: key \"resources\" already set in map",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("errors\n got: %q\nwant: %q", got, want)
@@ -433,5 +433,59 @@ spec:
 	plain := []byte("a: b: c\n")
 	if _, err := documents("-", plain); err == nil || strings.Contains(err.Error(), "expression") {
 		t.Errorf("documents of a plain YAML error: %v", err)
+	}
+}
+
+// The YAML library counts lines from the start of a document; validate and
+// dry-run name the line of the file, where an editor goes, for an error in
+// any document of it.
+func TestYAMLErrorsNameTheLineOfTheFile(t *testing.T) {
+	const stream = `# leading comment
+---
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: a}
+--- # the second document
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: b}
+data:
+  broken: [unclosed
+---
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: x}
+spec:
+  resources:
+    - id: cm
+      template:
+        data:
+          maybe: ${has(schema.spec.a) ? schema.spec.a : omit()}
+`
+	in, err := readFile("-", strings.NewReader(stream))
+	want := []string{
+		`-: document 3: error converting YAML to JSON: yaml: line 12: did not find expected ',' or ']'`,
+		`-: document 4: error converting YAML to JSON: yaml: line 22: mapping values are not allowed in this context: the expression on line 22 holds ": ", which YAML reads as a key and its value; quote the whole value ('${...}')`,
+	}
+	if err != nil || fmt.Sprint(in.unreadable) != fmt.Sprint(want) {
+		t.Errorf("readFile: %v, unreadable\n got: %q\nwant: %q", err, in.unreadable, want)
+	}
+	if _, err := documents("-", []byte(stream)); err == nil || err.Error() != want[0] {
+		t.Errorf("documents: %v; want %s", err, want[0])
+	}
+}
+
+// yamlDocuments splits where kubectl does: at a line that is "---" alone or
+// followed by a comment, and not at "---" that begins a value.
+func TestYAMLDocumentsSplitAsKubectl(t *testing.T) {
+	docs := yamlDocuments([]byte("a: 1\n---\n---  \n\nb: |\n  ---text\n--- # c\nc: 3"))
+	var got []string
+	for _, d := range docs {
+		got = append(got, fmt.Sprintf("%d:%q", d.firstLine, d.data))
+	}
+	want := []string{`1:"a: 1\n"`, `4:"\nb: |\n  ---text\n"`, `8:"c: 3"`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("documents\n got: %s\nwant: %s", got, want)
 	}
 }
