@@ -221,10 +221,11 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 	// Empty, not nil: -o json prints [] when there is no instance.
 	rows := []InstanceStatusRow{}
 	listed := map[schema.GroupVersionResource]bool{}
-	// unlisted is the first kind found by discovery that the user may not
-	// list, the answer when they may list none (-A, with roles in
-	// namespaces alone).
-	var unlisted error
+	// unlisted are the kinds found by discovery that the user may not
+	// list, and the first refusal: the answer when they may list none (-A,
+	// with roles in namespaces alone).
+	var unlisted []string
+	var refused error
 	for _, k := range kinds {
 		var m *meta.RESTMapping
 		var items []unstructured.Unstructured
@@ -281,7 +282,11 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			}
 			if asked.unread != nil && apierrors.IsForbidden(err) {
 				// Found by discovery, not asked for: another team's, say.
-				unlisted = cmp.Or(unlisted, err)
+				if m != nil {
+					k = m.Resource.GroupResource().String()
+				}
+				unlisted = append(unlisted, k)
+				refused = cmp.Or(refused, err)
 				continue
 			}
 			if m != nil {
@@ -318,8 +323,8 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			rows = append(rows, row)
 		}
 	}
-	if len(listed) == 0 && unlisted != nil {
-		return nil, nil, unlisted
+	if len(listed) == 0 && refused != nil {
+		return nil, nil, fmt.Errorf("you may list the instances of none of the kinds of group %s there are (%s): %w", v1alpha1.GroupVersion.Group, strings.Join(unlisted, ", "), refused)
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]

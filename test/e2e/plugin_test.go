@@ -637,7 +637,8 @@ func TestPlugin(t *testing.T) {
 				t.Errorf("status without a kind as %s: %v\n%s", user, err, out)
 			}
 			// In every namespace, where the user may list none of them.
-			if out, err := kro(t, cfg, nil, "status", "-A", "--as", user); err == nil || !strings.Contains(err.Error(), "is forbidden") {
+			if out, err := kro(t, cfg, nil, "status", "-A", "--as", user); err == nil ||
+				!regexp.MustCompile(`^you may list the instances of none of the kinds of group kro.run there are \(.*blockeds.kro.run.*\): .* is forbidden`).MatchString(err.Error()) {
 				t.Errorf("status -A as %s: %v\n%s", user, err, out)
 			}
 			// dry-run renders the templates, which only the RGD holds.
