@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -76,13 +78,13 @@ func main() {
 		fmt.Println("kro-agent", version.Version)
 		return
 	}
+	o.QPS = float32(qps)
 	if err := checkFlags(o); err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintln(os.Stderr, "kro-agent:", line)
 		}
 		os.Exit(2)
 	}
-	o.QPS = float32(qps)
 	log := zap.New(zap.UseFlagOptions(&zapOpts))
 	ctrl.SetLogger(log)
 	// client-go and the API machinery log through klog: one format, one
@@ -127,5 +129,56 @@ func checkFlags(o agent.Options) error {
 	if o.GracefulShutdown < 0 {
 		errs = append(errs, fmt.Errorf("--graceful-shutdown-timeout must not be negative, got %s", o.GracefulShutdown))
 	}
+	if o.QPS > 0 && o.Burst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1 with a positive --kube-api-qps, got %d", o.Burst))
+	}
+	// The certificate is renewed once a check finds less than a third of
+	// it left: checked less often than that, it expires first, and the
+	// API server can no longer call the webhooks.
+	if w := o.Webhooks; w.CertValidity > 0 && w.CertCheck > 0 && w.CertCheck >= w.CertValidity/3 {
+		errs = append(errs, fmt.Errorf("--webhook-cert-check-interval (%s) must be shorter than a third of --webhook-cert-validity (%s), or the certificate expires before a check renews it", w.CertCheck, w.CertValidity))
+	}
+	errs = append(errs, checkRef("webhook-service", o.Webhooks.Service, validation.IsDNS1035Label)...)
+	errs = append(errs, checkRef("webhook-cert-secret", o.Webhooks.CertSecret, validation.IsDNS1123Subdomain)...)
+	if o.Webhooks.URL != "" {
+		errs = append(errs, checkWebhookURL(o.Webhooks.URL)...)
+	}
 	return errors.Join(errs...)
+}
+
+// checkRef checks the namespace/name flag names: the API server takes
+// neither a Service nor a Secret by a name it could not have, and a
+// webhook configuration naming such a Service is admitted but never
+// reaches it.
+func checkRef(flag, ref string, validName func(string) []string) []error {
+	if ref == "" {
+		return nil // the default
+	}
+	var errs []error
+	ns, name := agent.SplitRef(ref)
+	for _, msg := range validation.IsDNS1123Label(ns) {
+		errs = append(errs, fmt.Errorf("--%s %q: namespace %q: %s", flag, ref, ns, msg))
+	}
+	for _, msg := range validName(name) {
+		errs = append(errs, fmt.Errorf("--%s %q: name %q: %s", flag, ref, name, msg))
+	}
+	return errs
+}
+
+// checkWebhookURL checks --webhook-url as the API server checks a webhook's
+// URL, so that a wrong one stops the agent at start rather than leaving it
+// running with its webhooks never registered.
+func checkWebhookURL(raw string) []error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return []error{fmt.Errorf("--webhook-url: %w", err)}
+	case u.Scheme != "https":
+		return []error{fmt.Errorf("--webhook-url %q: the API server calls webhooks over https only", raw)}
+	case u.Host == "":
+		return []error{fmt.Errorf("--webhook-url %q: no host", raw)}
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "":
+		return []error{fmt.Errorf("--webhook-url %q: the API server takes no user, query or fragment in a webhook's URL", raw)}
+	}
+	return nil
 }

@@ -11,7 +11,10 @@ import (
 func validOptions() agent.Options {
 	return agent.Options{
 		Workers: 64, MaxCollectionSize: 1000, ClusterCheckInterval: time.Minute, GracefulShutdown: 30 * time.Second, APIServerWait: time.Minute,
-		Webhooks: agent.WebhookOptions{CertValidity: 90 * 24 * time.Hour, CertCheck: time.Hour, RegistrationCheck: 10 * time.Minute},
+		Webhooks: agent.WebhookOptions{
+			Service: "kro-system/kro-agent-webhook", CertSecret: "kro-system/kro-agent-webhook-certs",
+			CertValidity: 90 * 24 * time.Hour, CertCheck: time.Hour, RegistrationCheck: 10 * time.Minute,
+		},
 	}
 }
 
@@ -23,6 +26,44 @@ func TestCheckFlagsAcceptsTheDefaults(t *testing.T) {
 	o.GracefulShutdown = 0 // stop at once
 	if err := checkFlags(o); err != nil {
 		t.Errorf("a graceful shutdown of 0 was rejected: %v", err)
+	}
+	// As the demo and the bench run the agent, outside the cluster.
+	o = validOptions()
+	o.Webhooks.URL = "https://127.0.0.1:19443"
+	o.Webhooks.CertSecret = "agent-certs" // in kro-system
+	o.QPS, o.Burst = 50, 100
+	if err := checkFlags(o); err != nil {
+		t.Errorf("a local agent's flags were rejected: %v", err)
+	}
+}
+
+// A Service or Secret name the API server could not have, or a webhook URL
+// it would not take, stops the agent at start: running on, it would never
+// have its webhooks registered, or called.
+func TestCheckFlagsRejectsWebhookNamesTheAPIServerWouldNot(t *testing.T) {
+	for _, tc := range []struct {
+		change func(*agent.WebhookOptions)
+		want   string
+	}{
+		{func(w *agent.WebhookOptions) { w.Service = "a/b/c" }, `--webhook-service "a/b/c": name "b/c": a DNS-1035 label must consist of`},
+		{func(w *agent.WebhookOptions) { w.Service = "Kro/hook" }, `--webhook-service "Kro/hook": namespace "Kro": a lowercase RFC 1123 label`},
+		{func(w *agent.WebhookOptions) { w.CertSecret = "kro-system/" }, `--webhook-cert-secret "kro-system/": name "": a lowercase RFC 1123 subdomain`},
+		{func(w *agent.WebhookOptions) { w.URL = "http://127.0.0.1:9443" }, `--webhook-url "http://127.0.0.1:9443": the API server calls webhooks over https only`},
+		{func(w *agent.WebhookOptions) { w.URL = "127.0.0.1:9443" }, `--webhook-url: parse "127.0.0.1:9443": first path segment in URL cannot contain colon`},
+		{func(w *agent.WebhookOptions) { w.URL = "https:///hooks" }, `--webhook-url "https:///hooks": no host`},
+		{func(w *agent.WebhookOptions) { w.URL = "https://127.0.0.1:9443/?x=1" }, `--webhook-url "https://127.0.0.1:9443/?x=1": the API server takes no user, query or fragment`},
+		{func(w *agent.WebhookOptions) { w.CertValidity = 2 * time.Hour }, `--webhook-cert-check-interval (1h0m0s) must be shorter than a third of --webhook-cert-validity (2h0m0s)`},
+	} {
+		o := validOptions()
+		tc.change(&o.Webhooks)
+		if err := checkFlags(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", o.Webhooks, err, tc.want)
+		}
+	}
+	o := validOptions()
+	o.QPS, o.Burst = 5, 0
+	if err := checkFlags(o); err == nil || !strings.Contains(err.Error(), "--kube-api-burst must be at least 1 with a positive --kube-api-qps, got 0") {
+		t.Errorf("--kube-api-qps 5 --kube-api-burst 0: %v", err)
 	}
 }
 

@@ -234,14 +234,14 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	if err != nil {
 		return nil, err
 	}
-	secretNS, secretName := splitRef(orDefault(w.CertSecret, "kro-system/kro-agent-webhook-certs"))
+	secretNS, secretName := SplitRef(orDefault(w.CertSecret, "kro-system/kro-agent-webhook-certs"))
 	if err := ensureNamespace(ctx, kc, secretNS); err != nil {
 		return nil, err
 	}
 	registrar := &webhook.Registrar{Client: kc, URL: strings.TrimSuffix(w.URL, "/"), AgentUser: agentUser}
 	certOpts := webhook.CertOptions{Namespace: secretNS, Name: secretName, Validity: w.CertValidity, IPs: []net.IP{net.ParseIP("127.0.0.1")}}
 	if w.URL == "" {
-		svcNS, svcName := splitRef(orDefault(w.Service, "kro-system/kro-agent-webhook"))
+		svcNS, svcName := SplitRef(orDefault(w.Service, "kro-system/kro-agent-webhook"))
 		registrar.Service = &admissionregv1.ServiceReference{Namespace: svcNS, Name: svcName}
 		certOpts.DNSNames = []string{svcName + "." + svcNS + ".svc", svcName + "." + svcNS + ".svc.cluster.local"}
 	}
@@ -366,7 +366,9 @@ type everyReplica func(context.Context) error
 func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
 func (f everyReplica) NeedLeaderElection() bool        { return false }
 
-func splitRef(ref string) (string, string) {
+// SplitRef splits the namespace/name of --webhook-service or
+// --webhook-cert-secret; a name alone is in kro-system.
+func SplitRef(ref string) (namespace, name string) {
 	ns, name, ok := strings.Cut(ref, "/")
 	if !ok {
 		return "kro-system", ref
