@@ -208,6 +208,11 @@ func (w *webhooks) verifyRegistrations(ctx context.Context, interval time.Durati
 		switch {
 		case restored:
 			pause = min(max(2*pause, time.Second), interval)
+			if err == nil {
+				// Whoever undoes them should find out from the log,
+				// and so should whoever wonders why the agent writes.
+				w.log.Info("the webhook configurations or guard policies were deleted or changed by someone else; registered them again", "nextRestoreAfter", pause.String())
+			}
 		case err == nil:
 			pause = 0
 		}

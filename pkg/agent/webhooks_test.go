@@ -2,11 +2,12 @@ package agent
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -87,7 +88,15 @@ func TestRestoringRegistrationsBacksOffWhenUndoneAgainAndAgain(t *testing.T) {
 	if err := registrar.SetCABundle(ctx, []byte("ca")); err != nil {
 		t.Fatal(err)
 	}
-	hooks := &webhooks{registrar: registrar, log: logr.Discard(), retry: make(chan struct{}, 1), check: make(chan struct{}, 1)}
+	logged := 0
+	log := funcr.New(func(_, args string) {
+		if strings.Contains(args, "were deleted or changed by someone else; registered them again") {
+			mu.Lock()
+			logged++
+			mu.Unlock()
+		}
+	}, funcr.Options{})
+	hooks := &webhooks{registrar: registrar, log: log, retry: make(chan struct{}, 1), check: make(chan struct{}, 1)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -113,5 +122,8 @@ func TestRestoringRegistrationsBacksOffWhenUndoneAgainAndAgain(t *testing.T) {
 	// The first registration, then restorations at about 0, 1 and 3 s.
 	if restorations := creates - 1; restorations < 2 || restorations > 4 {
 		t.Errorf("restored %d times in 3.5 s of deletions, want 3 (at 0, 1 and 3 s)", restorations)
+	}
+	if logged != creates-1 {
+		t.Errorf("logged %d restorations of %d", logged, creates-1)
 	}
 }
