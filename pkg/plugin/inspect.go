@@ -574,7 +574,7 @@ func heldByFinalizers(finalizers []string) string {
 
 // instanceRow is the tree's first row, the instance u of kind.
 func instanceRow(u *unstructured.Unstructured, kind string) Row {
-	return Row{Kind: kind, Name: u.GetName(), Namespace: u.GetNamespace(), Ready: instanceVerdict(u), Reason: readyReason(u), Created: ptrTime(u.GetCreationTimestamp())}
+	return Row{Kind: kind, Name: u.GetName(), Namespace: u.GetNamespace(), Ready: instanceVerdict(u), Reason: readyReason(u), Created: ptrTime(u.GetCreationTimestamp()), object: u}
 }
 
 // skippedDependency is the first of n's dependencies that is skipped, or

@@ -125,7 +125,7 @@ func TestUnknownOutputFormatIsRefusedFirst(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"tree", "webapp", "demo", "-o", "xml"}, `unknown output format "xml": use json, yaml or dot`},
+		{[]string{"tree", "webapp", "demo", "-o", "xml"}, `unknown output format "xml": use json, yaml, dot or name`},
 		{[]string{"why-not-ready", "webapp/demo", "-o", "dot"}, `unknown output format "dot": use json or yaml`},
 		{[]string{"explain-conditions", "webapp", "demo", "-o", "wide"}, `unknown output format "wide": use json or yaml`},
 		{[]string{"status", "-o", "table"}, `unknown output format "table": use json, yaml, wide or name`},

@@ -514,11 +514,15 @@ func printNames(w io.Writer, rows []InstanceStatusRow) {
 	}
 }
 
-// objectName is the instance as kubectl get -o name prints it:
-// kind.group/name.
+// objectName is the instance as kubectl get -o name prints it.
 func (r InstanceStatusRow) objectName() string {
-	gk := schema.FromAPIVersionAndKind(r.APIVersion, r.Kind).GroupKind()
-	return strings.ToLower(gk.String()) + "/" + r.Name
+	return objectName(schema.FromAPIVersionAndKind(r.APIVersion, r.Kind).GroupKind(), r.Name)
+}
+
+// objectName is an object as kubectl get -o name prints it: kind.group/name,
+// or kind/name in the core group.
+func objectName(gk schema.GroupKind, name string) string {
+	return strings.ToLower(gk.String()) + "/" + name
 }
 
 func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p palette, now time.Time) {

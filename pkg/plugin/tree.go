@@ -39,11 +39,12 @@ kubeconfig. --watch draws the tree again whenever it changes (with -o, prints it
 it watches the instance, its RGD and the lists the tree was read from by their metadata,
 and reads them again only then.`,
 		// An RGD is not an instance: it has no tree.
-		false, []string{"json", "yaml", "dot"}, &o.output, &o.color, o.run)
+		false, []string{"json", "yaml", "dot", "name"}, &o.output, &o.color, o.run)
 	addWatchFlags(cmd, &o.watch, &o.interval)
 	cmd.Example = `  kubectl kro tree webapp demo
   kubectl kro tree webapp demo -o yaml
   kubectl kro tree webapp demo -o dot | dot -Tsvg > demo.svg
+  kubectl kro tree webapp demo -o name | xargs kubectl describe
   kubectl kro tree webapp demo --watch`
 	return cmd
 }
@@ -118,8 +119,25 @@ func (o *treeOptions) print(t *Tree, s *subject) error {
 	case "dot":
 		printDot(o.Streams.Out, t)
 		return nil
+	case "name":
+		printTreeNames(o.Streams.Out, t)
+		return nil
 	default:
 		return printObject(o.Streams.Out, o.output, t)
+	}
+}
+
+// printTreeNames prints the instance and each object it manages that
+// exists, as kubectl get -o name prints them, a line each, for a script to
+// hand to kubectl. What the instance only reads (an externalRef) and
+// someone else's object in its way are left out: piped to kubectl delete,
+// the names touch nothing of another owner.
+func printTreeNames(w io.Writer, t *Tree) {
+	for _, r := range append([]Row{t.Instance}, t.Rows...) {
+		if r.object == nil || r.Ready == VerdictExternal || r.Ready == VerdictConflict {
+			continue
+		}
+		fmt.Fprintln(w, objectName(r.object.GroupVersionKind().GroupKind(), r.object.GetName()))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // A tree of a graph where config feeds a deployment and a collection, and
@@ -112,4 +114,35 @@ func TestReleasedItemsAreDrawnFlat(t *testing.T) {
 		"├─ cells[1]",
 		"└─ summary",
 	})
+}
+
+// tree -o name lists the instance and what it manages as kubectl get -o
+// name does, and leaves out what is not the instance's to hand to kubectl
+// delete: an object it only reads, someone else's object in its way, and
+// what does not exist.
+func TestTreeNamesAreWhatTheInstanceManages(t *testing.T) {
+	obj := func(apiVersion, kind, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetName(name)
+		return u
+	}
+	tree := &Tree{
+		Instance: Row{Kind: "WebApp", Name: "shop", Ready: VerdictReady, object: obj("kro.run/v1alpha1", "WebApp", "shop")},
+		Rows: []Row{
+			{NodeID: "shared", Kind: "ConfigMap", Name: "platform", Ready: VerdictExternal, object: obj("v1", "ConfigMap", "platform")},
+			{NodeID: "config", Kind: "ConfigMap", Name: "shop-config", Ready: VerdictReady, object: obj("v1", "ConfigMap", "shop-config")},
+			{NodeID: "deployment", Kind: "Deployment", Name: "shop", Ready: VerdictNotReady, object: obj("apps/v1", "Deployment", "shop")},
+			{NodeID: "service", Kind: "Service", Name: "shop", Ready: VerdictConflict, object: obj("v1", "Service", "shop")},
+			{NodeID: "ingress", Kind: "Ingress", Ready: VerdictMissing},
+			{NodeID: "old", Kind: "Secret", Name: "shop-old", Ready: VerdictStale, object: obj("v1", "Secret", "shop-old")},
+		},
+	}
+	var b strings.Builder
+	printTreeNames(&b, tree)
+	want := "webapp.kro.run/shop\nconfigmap/shop-config\ndeployment.apps/shop\nsecret/shop-old\n"
+	if b.String() != want {
+		t.Errorf("names\n got: %q\nwant: %q", b.String(), want)
+	}
 }

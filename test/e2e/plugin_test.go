@@ -539,6 +539,14 @@ func TestPlugin(t *testing.T) {
 			if err != nil || !strings.Contains(dot, `"config" -> "deployment"`) || !strings.Contains(dot, `"ingress" [label="ingress\nIngress", fillcolor="lightblue"]`) {
 				t.Errorf("-o dot: %v\n%s", err, dot)
 			}
+			// -o name: for kubectl to take back, and to find each there.
+			names, err := kro(t, cfg, nil, "tree", "webapp", "ready", "-n", ns, "-o", "name")
+			if want := "webapp.kro.run/ready\nconfigmap/ready-config\ndeployment.apps/ready\nservice/ready\n"; err != nil || names != want {
+				t.Errorf("-o name: %v\n got: %q\nwant: %q", err, names, want)
+			}
+			if out, err := kubectl(t, cfg, "", append([]string{"get", "-n", ns, "-o", "name"}, strings.Fields(names)...)...); err != nil || out != names {
+				t.Errorf("kubectl get of tree -o name: %v\n%s", err, out)
+			}
 			// An object the instance manages carries its RGD's name too,
 			// but is not an instance: the plugin says whose it is.
 			for _, cmd := range [][]string{{"tree", "configmap", "ready-config"}, {"why-not-ready", "deployment/ready"}} {
