@@ -356,6 +356,12 @@ func (c *compiler) templateKind(n *Node, path *field.Path) *kinds.Info {
 				}
 			}
 		}
+		if annotations, ok := meta["annotations"].(map[string]any); ok {
+			if _, set := annotations[v1alpha1.AnnotationAdoptBy]; set {
+				c.errs = append(c.errs, field.Forbidden(path.Child("metadata", "annotations").Key(v1alpha1.AnnotationAdoptBy),
+					"an object's owner sets it on an object kro-agent did not make, to hand it to an instance; a template makes the object, and cannot write it"))
+			}
+		}
 	}
 	if !ok {
 		return nil

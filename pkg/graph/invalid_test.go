@@ -138,6 +138,10 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {generateName: "cm-"}}`,
 			"spec.resources[cm].template.metadata.generateName", `a generated name would make a new object each time; give metadata.name instead`},
+		{"a hand-over annotation, which an object's owner sets", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, annotations: {kro.run/adopt-by: "${schema.metadata.namespace}/${schema.metadata.name}"}}}`,
+			"spec.resources[cm].template.metadata.annotations[kro.run/adopt-by]", `an object's owner sets it on an object kro-agent did not make`},
 		{"unknown kind", "", `
   - id: widget
     template: {apiVersion: example.com/v1, kind: Widget, metadata: {name: x}}`,

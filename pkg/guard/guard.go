@@ -308,7 +308,9 @@ var instanceOrApplied = fmt.Sprintf("!(%q in oldObject.metadata.?labels.orValue(
 // among them, and a server-side apply would quietly make it the agent's,
 // to be changed and, with its instance, deleted. Such an apply is an
 // update that adds kro.run/instance-id where there was none, which this
-// policy denies. Updates that keep the label, and creates, are untouched.
+// policy denies, unless the object's owner handed it to that instance
+// with the annotation kro.run/adopt-by. Updates that keep the label, and
+// creates, are untouched.
 func noTakeoverPolicy(agentUsers []string) Policy {
 	instanceID := fmt.Sprintf("%q in ", v1alpha1.LabelInstanceID)
 	policy := &admissionregv1.ValidatingAdmissionPolicy{
@@ -328,14 +330,26 @@ func noTakeoverPolicy(agentUsers []string) Policy {
 				// generated CRDs do not.
 				{Name: "managed-resource", Expression: instanceID + "object.metadata.?labels.orValue({})"},
 			},
+			Variables: handedOverVariables,
 			Validations: []admissionregv1.Validation{{
-				Expression:        instanceID + "oldObject.metadata.?labels.orValue({})",
-				MessageExpression: "object.kind + ' ' + object.metadata.name + ' already exists and was not created by kro-agent, which does not take over objects it did not create'",
+				Expression:        instanceID + `oldObject.metadata.?labels.orValue({}) || variables.adoptBy != "" && variables.adoptBy == variables.instance`,
+				MessageExpression: "object.kind + ' ' + object.metadata.name + ' already exists and was not created by kro-agent, which does not take over objects it did not create (unless their owner hands them to the instance with the annotation " + v1alpha1.AnnotationAdoptBy + ")'",
 				Reason:            ptr.To(metav1.StatusReasonForbidden),
 			}},
 		},
 	}
 	return Policy{Policy: policy, Binding: denyBinding(NoTakeoverPolicyName)}
+}
+
+// handedOverVariables let the agent's update through when the object's
+// owner handed it to the instance the update labels it for
+// (ownership.HandedTo): adoptBy is its annotation kro.run/adopt-by as it
+// was before the update, instance that instance as the annotation names
+// it, "namespace/name" or, for a cluster-scoped one, "name".
+var handedOverVariables = []admissionregv1.Variable{
+	{Name: "adoptBy", Expression: fmt.Sprintf(`oldObject.metadata.?annotations[?%q].orValue("")`, v1alpha1.AnnotationAdoptBy)},
+	{Name: "instance", Expression: fmt.Sprintf(`(object.metadata.labels[?%[1]q].orValue("") == "" ? "" : object.metadata.labels[%[1]q] + "/") + object.metadata.labels[?%[2]q].orValue("")`,
+		v1alpha1.LabelInstanceNamespace, v1alpha1.LabelInstanceName)},
 }
 
 // denyBinding binds a policy to every object it matches, denying what it

@@ -298,32 +298,66 @@ func earlierInstance(labels map[string]string, inst Instance) bool {
 		(rgd == "" || inst.RGDName == "" || rgd == inst.RGDName)
 }
 
-// Adopts tells whether inst takes over an existing object with these
-// labels that is not its own: one kro-agent applied (appliedByAgent, read
-// from its managedFields: labels alone can be copied) for an earlier
-// instance of inst's name, namespace and kind, deleted without it
-// (released when its RGD was deleted, or its finalizer taken off by hand).
-// The labels place it in inst's ApplySet, whose ID is made of those four,
-// under another UID. In the cluster that holds inst (local) that instance
-// is gone for certain, as two instances of one name and kind do not exist
-// at once, and the object is what inst's graph makes: deleting it first
-// would take a running workload down for nothing. In a workload cluster
-// an instance of the same name on another hub placing there may hold it,
-// so it is left alone.
-func Adopts(inst Instance, labels map[string]string, appliedByAgent, local bool) bool {
+// Adopts tells whether inst takes over obj, an existing object that is not
+// its own. Two kinds of object are:
+//   - one kro-agent applied (appliedByAgent, read from its managedFields:
+//     labels alone can be copied) for an earlier instance of inst's name,
+//     namespace and kind, deleted without it (released when its RGD was
+//     deleted, or its finalizer taken off by hand). Its labels place it in
+//     inst's ApplySet, whose ID is made of those four, under another UID.
+//     In the cluster that holds inst (local) that instance is gone for
+//     certain, as two instances of one name and kind do not exist at once,
+//     and the object is what inst's graph makes: deleting it first would
+//     take a running workload down for nothing. In a workload cluster an
+//     instance of the same name on another hub placing there may hold it,
+//     so it is left alone there unless its owner hands it over;
+//   - one its owner hands to inst with the annotation kro.run/adopt-by
+//     (HandedTo): made by someone else (no kro.run/instance-id label: kubectl,
+//     Helm, an instance deleted with propagationPolicy Orphan), or left by
+//     an earlier instance as above. One another instance holds is not
+//     adopted whatever it says: that instance would make it its own again.
+func Adopts(inst Instance, obj metav1.Object, appliedByAgent, local bool) bool {
+	return adopts(inst, obj.GetLabels(), HandedTo(obj, inst), appliedByAgent, local)
+}
+
+// adopts is Adopts of an object with these labels, handed to inst or not.
+func adopts(inst Instance, labels map[string]string, handed, appliedByAgent, local bool) bool {
 	id := labels[v1alpha1.LabelInstanceID]
-	return appliedByAgent && local && id != "" && id != inst.UID && inst.GVK.Kind != "" &&
+	if id == "" {
+		return handed
+	}
+	return appliedByAgent && (local || handed) && id != inst.UID && inst.GVK.Kind != "" &&
 		labels[v1alpha1.LabelApplySetPartOf] == ApplySetID(inst)
+}
+
+// CanBeHandedTo tells whether inst would adopt obj if its owner handed it
+// over (Adopts): not when another instance holds it.
+func CanBeHandedTo(inst Instance, obj metav1.Object, appliedByAgent, local bool) bool {
+	return adopts(inst, obj.GetLabels(), true, appliedByAgent, local)
+}
+
+// HandedTo tells whether obj's annotation kro.run/adopt-by names inst.
+func HandedTo(obj metav1.Object, inst Instance) bool {
+	return obj.GetAnnotations()[v1alpha1.AnnotationAdoptBy] == AdoptByValue(inst)
+}
+
+// AdoptByValue is the value of the annotation kro.run/adopt-by that hands an
+// object to inst: "namespace/name", or "name" for a cluster-scoped instance.
+func AdoptByValue(inst Instance) string {
+	return cache.NewObjectName(inst.Namespace, inst.Name).String()
 }
 
 // notAdoptedRemotely says why an object in a workload cluster that Adopts
 // would take over in inst's own cluster is left alone there.
-const notAdoptedRemotely = "kro-agent adopts what an earlier instance of this name left only in the instance's own cluster: in a workload cluster, an instance of this name placed there from another cluster may still hold it"
+const notAdoptedRemotely = "kro-agent adopts what an earlier instance of this name left only in the instance's own cluster, unless its owner hands it over: in a workload cluster, an instance of this name placed there from another cluster may still hold it"
 
-// LeftBy says, for an Event or a plan, which earlier instance left the
-// object with these labels, which inst Adopts.
-func LeftBy(labels map[string]string) string {
-	return fmt.Sprintf("left by an earlier instance of this name (%s %s), deleted since", v1alpha1.LabelInstanceID, labels[v1alpha1.LabelInstanceID])
+// WhyAdopted says, for an Event or a plan, why inst takes over obj, which
+// it Adopts.
+func WhyAdopted(obj metav1.Object, inst Instance) string {
+	if HandedTo(obj, inst) {
+		return fmt.Sprintf("handed to this instance by its annotation %s", v1alpha1.AnnotationAdoptBy)
+	}
+	return fmt.Sprintf("left by an earlier instance of this name (%s %s), deleted since", v1alpha1.LabelInstanceID, obj.GetLabels()[v1alpha1.LabelInstanceID])
 }
 
 // Whose says whose an existing object is, by its labels, to an instance
@@ -346,19 +380,25 @@ func Whose(labels map[string]string, inst Instance) string {
 }
 
 // LeftAlone says why kro-agent does not apply what resource nodeID renders
-// over an existing object with these labels, which is not inst's (Whose
-// says whose) and which it does not adopt (appliedByAgent and local as
-// Adopts takes them), and what the user can do: an object another
-// instance makes is made again while that instance exists, so deleting it
-// is no remedy until then. Of one it would adopt in inst's own cluster it
-// also says why not in a workload cluster.
-func LeftAlone(labels map[string]string, inst Instance, nodeID string, appliedByAgent, local bool) string {
+// over obj, an existing object that is not inst's (Whose says whose) and
+// which it does not adopt (appliedByAgent and local as Adopts takes them),
+// and what the user can do: an object another instance makes is made again
+// while that instance exists, so deleting it is no remedy until then; one
+// no instance holds can be handed over instead (Adopts).
+func LeftAlone(obj metav1.Object, inst Instance, nodeID string, appliedByAgent, local bool) string {
+	labels := obj.GetLabels()
 	remedy := fmt.Sprintf("delete it, or have resource %s render another name", nodeID)
 	if other, ok := Claimant(labels, inst); ok {
 		remedy = fmt.Sprintf("have resource %s render another name for this instance, or delete it once %s is gone (while it exists, it makes the object again)", nodeID, other)
 	}
 	why := Whose(labels, inst) + ": kro-agent leaves it as it is; " + remedy
-	if !local && Adopts(inst, labels, appliedByAgent, true) {
+	if CanBeHandedTo(inst, obj, appliedByAgent, local) {
+		why += fmt.Sprintf("; or, to keep it, hand it to this instance with the annotation %s=%s", v1alpha1.AnnotationAdoptBy, AdoptByValue(inst))
+		if given, ok := obj.GetAnnotations()[v1alpha1.AnnotationAdoptBy]; ok {
+			why += fmt.Sprintf(" (its annotation says %q)", given)
+		}
+	}
+	if !local && Adopts(inst, obj, appliedByAgent, true) {
 		why += "; " + notAdoptedRemotely
 	}
 	return why

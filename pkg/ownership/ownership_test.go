@@ -195,13 +195,18 @@ func TestLeftAlone(t *testing.T) {
 		want   string
 	}{
 		{map[string]string{"app": "x"},
-			"was not created by kro-agent (it has no kro.run/instance-id label): kro-agent leaves it as it is; delete it, or have resource config render another name"},
+			"was not created by kro-agent (it has no kro.run/instance-id label): kro-agent leaves it as it is; delete it, or have resource config render another name; or, to keep it, hand it to this instance with the annotation kro.run/adopt-by=prod/shop"},
 		{map[string]string{v1alpha1.LabelInstanceID: "u-2", v1alpha1.LabelInstanceName: "cart", v1alpha1.LabelInstanceNamespace: "prod"},
 			"belongs to another instance, prod/cart (kro.run/instance-id u-2): kro-agent leaves it as it is; have resource config render another name for this instance, or delete it once prod/cart is gone (while it exists, it makes the object again)"},
 	} {
-		if got := LeftAlone(tc.labels, shop, "config", true, true); got != tc.want {
+		if got := LeftAlone(&metav1.ObjectMeta{Labels: tc.labels}, shop, "config", true, true); got != tc.want {
 			t.Errorf("LeftAlone(%v) =\n%s\nwant\n%s", tc.labels, got, tc.want)
 		}
+	}
+	// Handed to another instance: what it says is quoted.
+	other := &metav1.ObjectMeta{Labels: map[string]string{"app": "x"}, Annotations: map[string]string{v1alpha1.AnnotationAdoptBy: "prod/cart"}}
+	if got, want := LeftAlone(other, shop, "config", false, true), `hand it to this instance with the annotation kro.run/adopt-by=prod/shop (its annotation says "prod/cart")`; !strings.HasSuffix(got, want) {
+		t.Errorf("LeftAlone of an object handed to another instance =\n%s\nwant it to end in\n%s", got, want)
 	}
 }
 
@@ -282,17 +287,57 @@ func TestAdopts(t *testing.T) {
 		{"with no instance-id", webapp, with(v1alpha1.LabelInstanceID, ""), true, true, false},
 		{"for an instance whose kind is not known", kindUnknown, with(v1alpha1.LabelApplySetPartOf, ApplySetID(kindUnknown)), true, true, false},
 	} {
-		if got := Adopts(tc.inst, tc.labels, tc.applied, tc.local); got != tc.want {
+		if got := Adopts(tc.inst, &metav1.ObjectMeta{Labels: tc.labels}, tc.applied, tc.local); got != tc.want {
 			t.Errorf("%s: Adopts = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if got := LeftAlone(earlier, webapp, "config", true, false); !strings.Contains(got, "only in the instance's own cluster") {
-		t.Errorf("LeftAlone of an earlier instance's object in a workload cluster = %q, want it to say why it is not adopted", got)
+	earlierObj := &metav1.ObjectMeta{Labels: earlier}
+	if got := LeftAlone(earlierObj, webapp, "config", true, false); !strings.Contains(got, "only in the instance's own cluster") ||
+		!strings.Contains(got, "hand it to this instance with the annotation kro.run/adopt-by=prod/shop") {
+		t.Errorf("LeftAlone of an earlier instance's object in a workload cluster = %q, want it to say why it is not adopted, and how it would be", got)
 	}
-	if got := LeftAlone(earlier, webapp, "config", false, false); strings.Contains(got, "only in the instance's own cluster") {
+	if got := LeftAlone(earlierObj, webapp, "config", false, false); strings.Contains(got, "only in the instance's own cluster") || strings.Contains(got, "adopt-by") {
 		t.Errorf("LeftAlone of an object kro-agent did not apply = %q, want no word of adoption", got)
 	}
-	if got, want := LeftBy(earlier), "left by an earlier instance of this name (kro.run/instance-id u-0), deleted since"; got != want {
-		t.Errorf("LeftBy = %q, want %q", got, want)
+	if got, want := WhyAdopted(earlierObj, webapp), "left by an earlier instance of this name (kro.run/instance-id u-0), deleted since"; got != want {
+		t.Errorf("WhyAdopted = %q, want %q", got, want)
+	}
+}
+
+// An object's owner hands it to an instance with kro.run/adopt-by: one
+// nobody made for an instance, or one an earlier instance left, also in a
+// workload cluster; never one another instance holds, nor to another
+// instance than the one named.
+func TestAdoptsWhatItsOwnerHandsOver(t *testing.T) {
+	webapp := Instance{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"}, Name: "shop", Namespace: "prod", UID: "u-1", RGDName: "webapp"}
+	handed := map[string]string{v1alpha1.AnnotationAdoptBy: "prod/shop"}
+	earlier := map[string]string{v1alpha1.LabelInstanceID: "u-0", v1alpha1.LabelInstanceName: "shop", v1alpha1.LabelInstanceNamespace: "prod", v1alpha1.LabelApplySetPartOf: ApplySetID(webapp)}
+	another := map[string]string{v1alpha1.LabelInstanceID: "u-2", v1alpha1.LabelInstanceName: "cart", v1alpha1.LabelInstanceNamespace: "prod"}
+	for _, tc := range []struct {
+		name                string
+		labels, annotations map[string]string
+		applied, local      bool
+		want                bool
+	}{
+		{"someone else's, handed over", map[string]string{"app": "x"}, handed, false, true, true},
+		{"someone else's, handed over, in a workload cluster", nil, handed, false, false, true},
+		{"someone else's, not handed over", nil, nil, false, true, false},
+		{"someone else's, handed to another instance", nil, map[string]string{v1alpha1.AnnotationAdoptBy: "prod/cart"}, false, true, false},
+		{"someone else's, handed to the name in another namespace", nil, map[string]string{v1alpha1.AnnotationAdoptBy: "dev/shop"}, false, true, false},
+		{"an earlier instance's in a workload cluster, handed over", earlier, handed, true, false, true},
+		{"another instance's, handed over", another, handed, true, true, false},
+	} {
+		obj := &metav1.ObjectMeta{Labels: tc.labels, Annotations: tc.annotations}
+		if got := Adopts(webapp, obj, tc.applied, tc.local); got != tc.want {
+			t.Errorf("%s: Adopts = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	obj := &metav1.ObjectMeta{Annotations: handed}
+	if got, want := WhyAdopted(obj, webapp), "handed to this instance by its annotation kro.run/adopt-by"; got != want {
+		t.Errorf("WhyAdopted = %q, want %q", got, want)
+	}
+	cluster := Instance{GVK: webapp.GVK, Name: "shop", UID: "u-3"}
+	if got := AdoptByValue(cluster); got != "shop" {
+		t.Errorf("AdoptByValue of a cluster-scoped instance = %q, want the name alone", got)
 	}
 }

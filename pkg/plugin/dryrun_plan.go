@@ -583,10 +583,10 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	adopted := ""
 	if live != nil && ownership.Whose(live.GetLabels(), inst) != "" {
 		if !c.adopts(inst, live) {
-			p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live.GetLabels(), inst, n.ID, ownership.AppliedByAgent(live.GetManagedFields()), c.name == "")
+			p.Action, p.Reason = ActionInvalid, "it exists and "+ownership.LeftAlone(live, inst, n.ID, ownership.AppliedByAgent(live.GetManagedFields()), c.name == "")
 			return p, nil
 		}
-		adopted = "kro-agent adopts it: it was " + ownership.LeftBy(live.GetLabels())
+		adopted = "kro-agent adopts it: it was " + ownership.WhyAdopted(live, inst)
 	}
 	if live != nil && live.GetDeletionTimestamp() != nil {
 		// The agent applies nothing over an object on its way out.
@@ -643,9 +643,10 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 
 // adopts tells whether inst takes over live, an object that is not its
 // own, here (ownership.Adopts): kro-agent applied it for an earlier
-// instance of the name, in the instance's own cluster.
+// instance of the name, in the instance's own cluster, or its owner handed
+// it to inst.
 func (c *cluster) adopts(inst ownership.Instance, live *unstructured.Unstructured) bool {
-	return ownership.Adopts(inst, live.GetLabels(), ownership.AppliedByAgent(live.GetManagedFields()), c.name == "")
+	return ownership.Adopts(inst, live, ownership.AppliedByAgent(live.GetManagedFields()), c.name == "")
 }
 
 // withAgentVersionOf labels u with the version of the kro-agent that

@@ -337,7 +337,7 @@ func (c *cluster) markConflicts(ctx context.Context, rows []Row, s *subject) {
 		case c.adopts(inst, u):
 			// Not in the way: kro-agent takes it over as it applies the
 			// resource.
-			adopted := "exists, " + ownership.LeftBy(u.GetLabels()) + ": kro-agent adopts it when it applies this resource"
+			adopted := "exists, " + ownership.WhyAdopted(u, inst) + ": kro-agent adopts it when it applies this resource"
 			if r.Reason == expectedMissing {
 				r.Reason = adopted
 			} else {

@@ -523,6 +523,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 				d.Details = append(d.Details, conditionLine(*cond))
 			}
 			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource %s render another name", r.NodeID)
+			if id := ownerIdentity(inst); ownership.CanBeHandedTo(id, r.object, ownership.AppliedByAgent(r.object.GetManagedFields()), where.name == "") {
+				d.Advice += "; to keep it, and what runs on it, hand it to this instance: " + handOverCommand(r.object, id)
+			}
 			if other, ok := ownership.Claimant(r.object.GetLabels(), ownerIdentity(inst)); ok {
 				d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance, and %s, whose it is, makes it again while it exists: have resource %s render another name for this instance (the two render the same one), or delete the object once %s is gone", other, r.NodeID, other)
 			}
@@ -893,4 +896,14 @@ func namespaceFlag(ns string) string {
 		return ""
 	}
 	return " -n " + ns
+}
+
+// handOverCommand is the kubectl command with which obj's owner hands it
+// to inst (ownership.Adopts).
+func handOverCommand(obj *unstructured.Unstructured, inst ownership.Instance) string {
+	cmd := "kubectl annotate " + objectName(obj.GroupVersionKind().GroupKind(), obj.GetName())
+	if ns := obj.GetNamespace(); ns != "" {
+		cmd += " -n " + ns
+	}
+	return cmd + " " + v1alpha1.AnnotationAdoptBy + "=" + ownership.AdoptByValue(inst)
 }

@@ -540,9 +540,11 @@ func (r *run) beforeApply(ctx context.Context, n *graph.Node, u *unstructured.Un
 
 // adoptable tells whether live, an object of ref that is not the
 // instance's, is one the instance takes over (ownership.Adopts): an
-// earlier instance of its name left it behind.
+// earlier instance of its name left it behind, or its owner handed it
+// over. One with no kro.run/instance-id label is not among the informers'
+// objects, and is adopted as the apply finds it (afterApply).
 func (r *run) adoptable(ref objectRef, live *unstructured.Unstructured) bool {
-	return ownership.Adopts(r.id, live.GetLabels(), r.t.applied(ref), r.t == r.e.local)
+	return ownership.Adopts(r.id, live, r.t.applied(ref), r.t == r.e.local)
 }
 
 // afterApply takes in the API server's answer to w: the object as it now
@@ -613,12 +615,25 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, cache.MetaObjectToName(u).String(), n.ID, r.t, err))
 		return nil, false
 	}
-	if w.adopting {
-		r.noteNews("Adopted", "adopted", ownership.LeftBy(live.GetLabels()), objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
-			member{gvr: ref.GVR, namespace: live.GetNamespace(), name: live.GetName(), uid: live.GetUID()})
+	switch {
+	case w.adopting:
+		r.noteAdopted(n, ref, live)
+	case live == nil && out != nil && ownership.HandedTo(out, r.id):
+		// Someone else's, handed over with kro.run/adopt-by (which no
+		// template may write): the informers, which hold only objects
+		// with the agent's labels, did not have it, and the API server's
+		// guard let the apply take it over.
+		r.noteAdopted(n, ref, out)
 	}
 	r.noteUndone(n, ref, out, w.undone)
 	return out, true
+}
+
+// noteAdopted records, for the pass's Events, that the apply of ref took
+// over obj, an object of resource n that was not the instance's.
+func (r *run) noteAdopted(n *graph.Node, ref objectRef, obj *unstructured.Unstructured) {
+	r.noteNews("Adopted", "adopted", ownership.WhyAdopted(obj, r.id), objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
+		member{gvr: ref.GVR, namespace: obj.GetNamespace(), name: obj.GetName(), uid: obj.GetUID()})
 }
 
 // objectNews is something a pass did to one object that its instance's
@@ -680,7 +695,7 @@ func (r *run) heldByOther(n *graph.Node, ref objectRef, held *unstructured.Unstr
 	r.awaited.holders = waitAlso(r.awaited.holders, ref)
 	return &heldByOtherError{fmt.Sprintf("%s %s already exists in %s and %s",
 		n.Kind.GVK.Kind, cache.NewObjectName(ref.Namespace, ref.Name).String(), r.t,
-		ownership.LeftAlone(held.GetLabels(), r.id, n.ID, r.t.applied(ref), r.t == r.e.local))}
+		ownership.LeftAlone(held, r.id, n.ID, r.t.applied(ref), r.t == r.e.local))}
 }
 
 // heldByOtherError is the refusal to apply an object whose name another

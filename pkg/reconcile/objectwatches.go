@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
 
 // objectWatches follow, each by name (or as selectFor says), objects that
@@ -32,8 +34,10 @@ type objectWatches struct {
 	// agent may not watch such objects.
 	lost string
 	// onChange tries the instances again whenever the object changes (or
-	// one is created); otherwise only once it is deleted.
-	onChange bool
+	// one is created); otherwise only once it is deleted, or when
+	// changedEnough says an update matters.
+	onChange      bool
+	changedEnough func(old, updated metav1.Object) bool
 	// selectFor narrows the watch of ref to the objects it follows; nil
 	// for the object named ref.Name.
 	selectFor func(ref objectRef, o *metav1.ListOptions)
@@ -46,11 +50,14 @@ type objectWatches struct {
 
 // newHolderWatches follows the objects of other owners that hold names an
 // instance's graph renders. The agent does not take them over, and tries
-// the instance again when one is deleted (what kubectl kro why-not-ready
-// advises).
+// the instance again when one is deleted, or handed over with
+// kro.run/adopt-by (what kubectl kro why-not-ready advises).
 func newHolderWatches(client metadata.Interface, retry func(InstanceKey), log logr.Logger) *objectWatches {
 	return &objectWatches{client: client, retry: retry, log: log, watches: map[objectRef]context.CancelFunc{},
-		lost: "instances waiting for another owner's object to be deleted are retried with backoff only"}
+		changedEnough: func(old, updated metav1.Object) bool {
+			return old.GetAnnotations()[v1alpha1.AnnotationAdoptBy] != updated.GetAnnotations()[v1alpha1.AnnotationAdoptBy]
+		},
+		lost: "instances waiting for another owner's object to be deleted, or handed over, are retried with backoff only"}
 }
 
 // newQuotaWatches follows the ResourceQuotas that refused an instance's
@@ -140,6 +147,14 @@ func (w *objectWatches) watch(ref objectRef) context.CancelFunc {
 			}
 		}
 		handler.UpdateFunc = func(any, any) { w.changed(ref) }
+	} else if w.changedEnough != nil {
+		handler.UpdateFunc = func(old, updated any) {
+			o, okOld := old.(metav1.Object)
+			u, okUpdated := updated.(metav1.Object)
+			if okOld && okUpdated && w.changedEnough(o, u) {
+				w.changed(ref)
+			}
+		}
 	}
 	_, _ = inf.AddEventHandler(handler)
 	go inf.RunWithContext(ctx)

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
 
 // An instance refused for another owner's object is tried again when the
@@ -66,6 +68,36 @@ func TestHolderDeletionRetriesTheInstance(t *testing.T) {
 	if len(w.watches) != 0 {
 		t.Errorf("still watching %v with no instance waiting", w.watches)
 	}
+}
+
+// An instance refused for another owner's object is tried again when the
+// object's owner hands it over with kro.run/adopt-by, or takes that back;
+// other changes to the object do not matter to it.
+func TestHolderHandedOverRetriesTheInstance(t *testing.T) {
+	configmaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	cm := partialObject("ConfigMap", "ns", "taken")
+	client := fakeMetadata("ConfigMap", cm)
+	r := newRetries(t)
+	w := newHolderWatches(client, r.retry, logr.Discard())
+	defer w.stopAll()
+	update := func(labels, annotations map[string]string) {
+		t.Helper()
+		cm.Labels, cm.Annotations = labels, annotations
+		if _, err := client.Resource(configmaps).Namespace("ns").(metadatafake.MetadataClient).UpdateFake(cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: "patient"}
+	w.note(key, sets.New(objectRef{GVR: configmaps, Namespace: "ns", Name: "taken"}))
+	r.quiet("while the object it waits for exists")
+	update(map[string]string{"app": "x"}, nil)
+	r.quiet("when the object's labels changed")
+	update(map[string]string{"app": "x"}, map[string]string{v1alpha1.AnnotationAdoptBy: "ns/patient"})
+	r.expect("when the object was handed over")
+	update(map[string]string{"app": "x"}, map[string]string{v1alpha1.AnnotationAdoptBy: "ns/patient", "note": "y"})
+	r.quiet("when another annotation changed")
+	update(map[string]string{"app": "x"}, nil)
+	r.expect("when the hand-over was taken back")
 }
 
 // An instance refused by a ResourceQuota is tried again once when the

@@ -539,13 +539,22 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 			if cm := w.mustGet(t, "v1", "ConfigMap", "placed", "t2-config"); cm.GetLabels()[v1alpha1.LabelInstanceID] != left.GetLabels()[v1alpha1.LabelInstanceID] {
 				t.Errorf("the earlier instance's ConfigMap was relabelled: %v", cm.GetLabels())
 			}
+			// Handed over by their owner, they are adopted there too: the
+			// guard policy on the workload cluster lets the agent's apply
+			// take them.
+			handOver := `{"metadata": {"annotations": {"kro.run/adopt-by": "placed/t2"}}}`
+			w.patch(t, "v1", "ConfigMap", "placed", "t2-config", handOver)
+			w.patch(t, "apps/v1", "Deployment", "placed", "t2", handOver)
+			inst := c.waitState(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t2", v1alpha1.InstanceActive)
+			if cm := w.mustGet(t, "v1", "ConfigMap", "placed", "t2-config"); cm.GetUID() != left.GetUID() || cm.GetLabels()[v1alpha1.LabelInstanceID] != string(inst.GetUID()) {
+				t.Errorf("t2-config on the workload cluster is %s labelled for %q, want %s (the one left) labelled for %s", cm.GetUID(), cm.GetLabels()[v1alpha1.LabelInstanceID], left.GetUID(), inst.GetUID())
+			}
 			c.delete(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t2")
-			eventually(t, 30*time.Second, "the new instance to be gone", func() (bool, string) {
+			eventually(t, 30*time.Second, "the new instance to be gone, with what it adopted", func() (bool, string) {
 				_, err := c.get(t, "kro.run/v1alpha1", "RegionalApp", "placed", "t2")
-				return err != nil, "still there"
+				_, cmErr := w.get(t, "v1", "ConfigMap", "placed", "t2-config")
+				return err != nil && apierrors.IsNotFound(cmErr), fmt.Sprint("instance: ", err, "; ConfigMap: ", cmErr)
 			})
-			w.delete(t, "v1", "ConfigMap", "placed", "t2-config")
-			w.delete(t, "apps/v1", "Deployment", "placed", "t2")
 			return ctx
 		}).
 		Assess("a resource deleted on the workload cluster comes back", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

@@ -706,7 +706,8 @@ func TestPlugin(t *testing.T) {
 			sayAll(t, "why-not-ready", out,
 				"Root cause: resource config (ConfigMap clash-config) is someone else's",
 				"exists and was not created by kro-agent (it has no kro.run/instance-id label)",
-				"delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource config render another name",
+				"delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource config render another name; "+
+					"to keep it, and what runs on it, hand it to this instance: kubectl annotate configmap/clash-config -n "+ns+" kro.run/adopt-by="+ns+"/clash",
 			)
 			tree, err := kro(t, cfg, nil, "tree", "webapp/clash", "-n", ns)
 			if err != nil || !regexp.MustCompile(`config +ConfigMap/clash-config +\S+ +Conflict +- +exists and was not created by kro-agent`).MatchString(tree) ||
@@ -720,7 +721,8 @@ func TestPlugin(t *testing.T) {
 			writeFile(t, file, webapp(ns, "clash", ", replicas: 1"))
 			preview, err := kro(t, cfg, nil, "dry-run", "-f", file)
 			if !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(preview, "config: ConfigMap "+ns+"/clash-config INVALID\n"+
-				"  it exists and was not created by kro-agent (it has no kro.run/instance-id label): kro-agent leaves it as it is; delete it, or have resource config render another name\n") ||
+				"  it exists and was not created by kro-agent (it has no kro.run/instance-id label): kro-agent leaves it as it is; delete it, or have resource config render another name; "+
+				"or, to keep it, hand it to this instance with the annotation kro.run/adopt-by="+ns+"/clash\n") ||
 				strings.Contains(preview, "its status") {
 				t.Errorf("dry-run of the blocked instance: %v\n%s", err, preview)
 			}
@@ -729,7 +731,46 @@ func TestPlugin(t *testing.T) {
 				!strings.Contains(out, "Not ready: WebApp "+ns+"/clash\nRoot cause: resource config (ConfigMap clash-config) is someone else's") {
 				t.Errorf("why-not-ready -f of the blocked instance: %v\n%s", err, out)
 			}
+			// Handed to another instance, it stays someone else's, and
+			// the refusal quotes the annotation.
+			if out, err := kubectl(t, cfg, "", "annotate", "configmap/clash-config", "-n", ns, "kro.run/adopt-by="+ns+"/other"); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			eventually(t, 20*time.Second, "the refusal to quote the annotation", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
+				cond := condition(inst, v1alpha1.ConditionResourcesReady)
+				return cond != nil && strings.Contains(cond.Message, `hand it to this instance with the annotation kro.run/adopt-by=`+ns+`/clash (its annotation says "`+ns+`/other")`), conditionSummary(inst)
+			})
+			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "clash-config"); len(cm.GetLabels()) != 0 {
+				t.Errorf("a ConfigMap handed to another instance was taken: labels %v", cm.GetLabels())
+			}
+			// Handed to this one, it is adopted as it is found: the
+			// instance goes on at once (the agent follows the object's
+			// hand-over), with no downtime of what runs on it.
+			before := c.mustGet(t, "v1", "ConfigMap", ns, "clash-config")
+			if out, err := kubectl(t, cfg, "", "annotate", "--overwrite", "configmap/clash-config", "-n", ns, "kro.run/adopt-by="+ns+"/clash"); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "clash", v1alpha1.InstanceActive)
+			inst := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
+			adopted := c.mustGet(t, "v1", "ConfigMap", ns, "clash-config")
+			if adopted.GetUID() != before.GetUID() || adopted.GetLabels()[v1alpha1.LabelInstanceID] != string(inst.GetUID()) {
+				t.Errorf("clash-config is %s labelled for %q, want %s (the one handed over) labelled for %s", adopted.GetUID(), adopted.GetLabels()[v1alpha1.LabelInstanceID], before.GetUID(), inst.GetUID())
+			}
+			eventually(t, 10*time.Second, "the Adopted event", func() (bool, string) {
+				events := eventsAbout(t, c, ns, "clash", "Adopted")
+				if len(events) != 1 {
+					return false, fmt.Sprint(events)
+				}
+				note := fmt.Sprint(events[0].Object["note"])
+				return note == "adopted ConfigMap "+ns+"/clash-config (resource config) in the local cluster, handed to this instance by its annotation kro.run/adopt-by", note
+			})
+			// Now the instance's: deleted with it.
 			c.delete(t, "kro.run/v1alpha1", "WebApp", ns, "clash")
+			eventually(t, 30*time.Second, "the adopted ConfigMap to go with its instance", func() (bool, string) {
+				_, err := c.get(t, "v1", "ConfigMap", ns, "clash-config")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
 			return ctx
 		}).
 		Assess("an object another instance owns is named with its owner", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

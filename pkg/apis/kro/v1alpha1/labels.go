@@ -52,6 +52,11 @@ const (
 	AnnotationReconcile = "kro.run/reconcile"
 	// ReconcileSuspended is the value of AnnotationReconcile that suspends.
 	ReconcileSuspended = "suspended"
+	// AnnotationAdoptBy on an existing object kro-agent did not make for
+	// an instance names the instance that may take it over
+	// ("namespace/name", or "name" for a cluster-scoped one): its owner's
+	// consent, which the agent otherwise never assumes.
+	AnnotationAdoptBy = "kro.run/adopt-by"
 
 	// Finalizer holds an instance until its resources are deleted in order.
 	Finalizer = "kro.run/finalizer"
