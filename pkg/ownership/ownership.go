@@ -231,16 +231,19 @@ var managedLabelKeys = []string{
 
 // ReleasePatch is the JSON merge patch that takes the managed labels off
 // the object of uid, leaving it an object like any other, as the garbage
-// collector takes an orphan's ownerReferences off. It names the UID, so
-// the API server refuses it for another object of the name (a UID never
-// changes). An object that is an instance itself keeps its own labels:
-// the instance webhook puts them back.
-func ReleasePatch(uid string) []byte {
+// collector takes an orphan's ownerReferences off, and hands it to the
+// next instance of inst's name (HandedTo), which adopts it as a new
+// Deployment adopts the ReplicaSets an orphaning deletion left. It names
+// the UID, so the API server refuses it for another object of the name (a
+// UID never changes). An object that is an instance itself keeps its own
+// labels: the instance webhook puts them back.
+func ReleasePatch(uid string, inst Instance) []byte {
 	labels := make(map[string]any, len(managedLabelKeys))
 	for _, k := range managedLabelKeys {
 		labels[k] = nil
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid, "labels": labels}})
+	annotations := map[string]any{v1alpha1.AnnotationAdoptBy: AdoptByValue(inst)}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid, "labels": labels, "annotations": annotations}})
 	return patch
 }
 

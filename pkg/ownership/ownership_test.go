@@ -242,7 +242,7 @@ func TestReleasePatchLeavesTheAuthorsLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := jsonpatch.MergePatch(before, ReleasePatch("obj-uid"))
+	after, err := jsonpatch.MergePatch(before, ReleasePatch("obj-uid", inst))
 	if err != nil {
 		t.Fatal(err)
 	}

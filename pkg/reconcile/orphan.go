@@ -69,8 +69,10 @@ func (o *orphanRequests) forget(uid types.UID) {
 // orphan leaves the instance's resources in place, as its deletion asked:
 // each is freed of the labels that made it the instance's, as the garbage
 // collector frees an orphan of its ownerReferences, so that it is an object
-// like any other (its own to edit, and never pruned or taken back). The
-// finalizer goes once every one is.
+// like any other (its own to edit, and never pruned), but for the
+// annotation that hands it to the next instance of the name, which adopts
+// what its graph renders of them rather than refusing them as another's.
+// The finalizer goes once every one is.
 func (r *run) orphan(ctx context.Context, status *v1alpha1.InstanceStatus, members map[string][]member) (result, error) {
 	var all []member
 	for _, objs := range members {
@@ -79,7 +81,9 @@ func (r *run) orphan(ctx context.Context, status *v1alpha1.InstanceStatus, membe
 	slices.SortFunc(all, func(a, b member) int {
 		return strings.Compare(r.t.kindOf(a.gvr)+" "+a.objectName(), r.t.kindOf(b.gvr)+" "+b.objectName())
 	})
-	errs := r.t.writeEach(ctx, all, r.t.releaseObject)
+	errs := r.t.writeEach(ctx, all, func(ctx context.Context, ref objectRef, uid types.UID) error {
+		return r.t.releaseObject(ctx, ref, uid, r.id)
+	})
 	var released, failures []string
 	var refused []error
 	for i, m := range all {
@@ -97,17 +101,18 @@ func (r *run) orphan(ctx context.Context, status *v1alpha1.InstanceStatus, membe
 		return result{}, errors.Join(append(refused, r.writeStatus(ctx, status, nil))...)
 	}
 	if len(released) > 0 {
-		note := fmt.Sprintf("left %d resources in %s in place, as the deletion asked (propagationPolicy Orphan), without kro-agent's labels: %s",
-			len(released), r.t, joinMax(released, 5))
+		note := fmt.Sprintf("left %d resources in %s in place, as the deletion asked (propagationPolicy Orphan), without kro-agent's labels and handed to the next instance of this name (%s=%s): %s",
+			len(released), r.t, v1alpha1.AnnotationAdoptBy, ownership.AdoptByValue(r.id), joinMax(released, 5))
 		r.tell("Normal", "Orphaned", note, note, nil)
 	}
 	return result{}, r.removeFinalizer(ctx)
 }
 
-// releaseObject takes kro-agent's labels off one object, only if it is
-// still the one we saw.
-func (t *target) releaseObject(ctx context.Context, ref objectRef, uid types.UID) error {
-	_, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Patch(ctx, ref.Name, types.MergePatchType, ownership.ReleasePatch(string(uid)), patchOptions)
+// releaseObject takes kro-agent's labels off one object of inst, only if
+// it is still the one we saw, and hands it to the next instance of inst's
+// name (ownership.ReleasePatch).
+func (t *target) releaseObject(ctx context.Context, ref objectRef, uid types.UID, inst ownership.Instance) error {
+	_, err := t.client.Resource(ref.GVR).Namespace(ref.Namespace).Patch(ctx, ref.Name, types.MergePatchType, ownership.ReleasePatch(string(uid), inst), patchOptions)
 	countWrite("release", err)
 	if apierrors.IsNotFound(err) || replacedSince(err) {
 		return nil // gone, or another object of the name: nothing of ours to release

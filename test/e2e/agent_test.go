@@ -455,7 +455,8 @@ func TestDeletionFinishesWhenAMemberNamesAnotherOwner(t *testing.T) {
 // An instance deleted with propagationPolicy Orphan (kubectl delete
 // --cascade=orphan) leaves its resources in place, the same objects, freed
 // of kro-agent's labels and keeping the others; kro-agent says so in an
-// Event, and manages them no more.
+// Event, and manages them no more, until an instance of the name is made
+// again: they were handed to it, and it adopts them.
 func TestOrphanDeletionLeavesTheResources(t *testing.T) {
 	const ns = "orphaned"
 	f := features.New("deleting an instance with propagationPolicy Orphan").
@@ -497,7 +498,7 @@ func TestOrphanDeletionLeavesTheResources(t *testing.T) {
 			}
 			events := eventsAbout(t, c, ns, "kept", "Orphaned")
 			if len(events) != 1 || !strings.Contains(fmt.Sprint(events[0].Object["note"]),
-				"left 3 resources in the local cluster in place, as the deletion asked (propagationPolicy Orphan), without kro-agent's labels: ConfigMap "+ns+"/kept-config, Deployment "+ns+"/kept, Service "+ns+"/kept") {
+				"left 3 resources in the local cluster in place, as the deletion asked (propagationPolicy Orphan), without kro-agent's labels and handed to the next instance of this name (kro.run/adopt-by="+ns+"/kept): ConfigMap "+ns+"/kept-config, Deployment "+ns+"/kept, Service "+ns+"/kept") {
 				t.Errorf("the Orphaned event: %v", events)
 			}
 			// Freed, they are the user's: labelled as anyone likes, and
@@ -508,6 +509,22 @@ func TestOrphanDeletionLeavesTheResources(t *testing.T) {
 			never(t, 3*time.Second, "a released object deleted", func() bool {
 				_, err := c.get(t, "v1", "ConfigMap", ns, "kept-config")
 				return err != nil
+			})
+			// An instance made anew with the name adopts them, the same
+			// objects, as they were handed to it: what runs on them goes
+			// on running.
+			c.apply(t, webapp(ns, "kept", ", replicas: 1"))
+			inst := c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "kept", v1alpha1.InstanceActive)
+			for _, o := range objects {
+				u := c.mustGet(t, o[0], o[1], ns, o[2])
+				if u.GetUID() != uids[o[2]+o[1]] || u.GetLabels()[v1alpha1.LabelInstanceID] != string(inst.GetUID()) {
+					t.Errorf("%s %s is %s labelled for %q, want the one left in place, %s, labelled for the new instance %s",
+						o[1], o[2], u.GetUID(), u.GetLabels()[v1alpha1.LabelInstanceID], uids[o[2]+o[1]], inst.GetUID())
+				}
+			}
+			eventually(t, 10*time.Second, "an Adopted event for each", func() (bool, string) {
+				events := eventsAbout(t, c, ns, "kept", "Adopted")
+				return len(events) == 3, fmt.Sprint(len(events), " events: ", events)
 			})
 			return ctx
 		}).
