@@ -671,13 +671,21 @@ func nameMissing(row *Row, n *graph.Node, scope *resolve.Scope, instanceNamespac
 	obj, err := resolve.Render(n, scope)
 	switch {
 	case err == nil:
-		u := unstructured.Unstructured{Object: obj}
-		row.Name, row.Namespace = u.GetName(), u.GetNamespace()
-		if row.Namespace == "" && n.Kind.Namespaced {
-			row.Namespace = instanceNamespace
-		}
 	case errors.Is(err, resolve.ErrPending):
 		row.Reason, row.pending = notCreatedYet(err), err
+		// Its name may render already (from the instance's values, say,
+		// while its data waits for another resource): an object of that
+		// name that is someone else's is then seen in the way before the
+		// agent gets there (markConflicts), with the one that holds it up
+		// now, so that both can be dealt with at once.
+		obj = resolve.RenderOr(n, scope, func(*graph.Field, error) any { return nil })
+	default:
+		return
+	}
+	u := unstructured.Unstructured{Object: obj}
+	row.Name, row.Namespace = u.GetName(), u.GetNamespace()
+	if row.Namespace == "" && n.Kind.Namespaced && row.Name != "" {
+		row.Namespace = instanceNamespace
 	}
 }
 

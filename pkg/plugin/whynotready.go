@@ -523,8 +523,14 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 				d.Details = append(d.Details, conditionLine(*cond))
 			}
 			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource %s render another name", r.NodeID)
-			if id := ownerIdentity(inst); ownership.CanBeHandedTo(id, r.object, ownership.AppliedByAgent(r.object.GetManagedFields()), where.name == "") {
-				d.Advice += "; to keep it, and what runs on it, hand it to this instance: " + handOverCommand(r.object, id)
+			if handable := handableConflicts(tree.Rows[i:], ownerIdentity(inst), where.name == ""); len(handable) > 0 && handable[0] == r.object {
+				advice := "; to keep it, and what runs on it, hand it to this instance: "
+				if len(handable) > 1 {
+					// Found ahead of the agent: handed over together,
+					// they do not hold the instance up one after another.
+					advice = fmt.Sprintf("; to keep it and the %d further on that are someone else's, and what runs on them, hand them to this instance: ", len(handable)-1)
+				}
+				d.Advice += advice + handOverCommand(handable, ownerIdentity(inst))
 			}
 			if other, ok := ownership.Claimant(r.object.GetLabels(), ownerIdentity(inst)); ok {
 				d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance, and %s, whose it is, makes it again while it exists: have resource %s render another name for this instance (the two render the same one), or delete the object once %s is gone", other, r.NodeID, other)
@@ -898,12 +904,37 @@ func namespaceFlag(ns string) string {
 	return " -n " + ns
 }
 
-// handOverCommand is the kubectl command with which obj's owner hands it
-// to inst (ownership.Adopts).
-func handOverCommand(obj *unstructured.Unstructured, inst ownership.Instance) string {
-	cmd := "kubectl annotate " + objectName(obj.GroupVersionKind().GroupKind(), obj.GetName())
-	if ns := obj.GetNamespace(); ns != "" {
-		cmd += " -n " + ns
+// handableConflicts are the objects of rows, someone else's in the
+// instance's way, that their owner can hand to inst (ownership.Adopts).
+func handableConflicts(rows []Row, inst ownership.Instance, local bool) []*unstructured.Unstructured {
+	var objs []*unstructured.Unstructured
+	for _, r := range rows {
+		if r.Ready == VerdictConflict && r.object != nil && ownership.CanBeHandedTo(inst, r.object, ownership.AppliedByAgent(r.object.GetManagedFields()), local) {
+			objs = append(objs, r.object)
+		}
 	}
-	return cmd + " " + v1alpha1.AnnotationAdoptBy + "=" + ownership.AdoptByValue(inst)
+	return objs
+}
+
+// handOverCommand is the kubectl command with which the owner of objs
+// hands them to inst, one command for each namespace they are in.
+func handOverCommand(objs []*unstructured.Unstructured, inst ownership.Instance) string {
+	var namespaces []string
+	names := map[string][]string{}
+	for _, obj := range objs {
+		ns := obj.GetNamespace()
+		if _, seen := names[ns]; !seen {
+			namespaces = append(namespaces, ns)
+		}
+		names[ns] = append(names[ns], objectName(obj.GroupVersionKind().GroupKind(), obj.GetName()))
+	}
+	var cmds []string
+	for _, ns := range namespaces {
+		cmd := "kubectl annotate " + strings.Join(names[ns], " ")
+		if ns != "" {
+			cmd += " -n " + ns
+		}
+		cmds = append(cmds, cmd+" "+v1alpha1.AnnotationAdoptBy+"="+ownership.AdoptByValue(inst))
+	}
+	return strings.Join(cmds, "; ")
 }

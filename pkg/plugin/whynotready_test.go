@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
 // A webhook that did not answer is named with where to look, for
@@ -283,5 +284,32 @@ func TestDiagnosisWithoutTheRGD(t *testing.T) {
 	}
 	if d := diagnoseUnreadable(instance(2, nil)); d.Ready || d.Cause != "WebApp/shop has no Ready condition: kro-agent has not processed it" {
 		t.Errorf("no Ready condition: %+v", d)
+	}
+}
+
+// Every object in the instance's way that can be handed over is named in
+// one kubectl annotate command per namespace, so that they are handed over
+// together rather than found one after another.
+func TestHandOverCommandNamesEveryObjectByNamespace(t *testing.T) {
+	obj := func(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetNamespace(namespace)
+		u.SetName(name)
+		return u
+	}
+	inst := ownership.Instance{Name: "shop", Namespace: "prod"}
+	got := handOverCommand([]*unstructured.Unstructured{
+		obj("v1", "ConfigMap", "prod", "shop-config"),
+		obj("apps/v1", "Deployment", "prod", "shop"),
+		obj("v1", "ConfigMap", "shared", "shop-settings"),
+		obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "shop-reader"),
+	}, inst)
+	want := "kubectl annotate configmap/shop-config deployment.apps/shop -n prod kro.run/adopt-by=prod/shop; " +
+		"kubectl annotate configmap/shop-settings -n shared kro.run/adopt-by=prod/shop; " +
+		"kubectl annotate clusterrole.rbac.authorization.k8s.io/shop-reader kro.run/adopt-by=prod/shop"
+	if got != want {
+		t.Errorf("handOverCommand\n got: %s\nwant: %s", got, want)
 	}
 }

@@ -773,6 +773,48 @@ func TestPlugin(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("objects made by hand in the instance's way are all found, and handed over at once", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// What kubectl or Helm made before the instance: each a name
+			// its graph renders.
+			made := [][3]string{{"v1", "ConfigMap", "byhand-config"}, {"apps/v1", "Deployment", "byhand"}, {"v1", "Service", "byhand"}}
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: byhand-config, namespace: %s}, data: {GREETING: hi}}", ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: apps/v1, kind: Deployment, metadata: {name: byhand, namespace: %s}, spec: {replicas: 1, selector: {matchLabels: {app: byhand}}, template: {metadata: {labels: {app: byhand}}, spec: {containers: [{name: web, image: nginx:1.27}]}}}}", ns))
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: Service, metadata: {name: byhand, namespace: %s}, spec: {selector: {app: byhand}, ports: [{port: 80}]}}", ns))
+			uids := map[string]types.UID{}
+			for _, o := range made {
+				uids[o[1]] = c.mustGet(t, o[0], o[1], ns, o[2]).GetUID()
+			}
+			c.apply(t, webapp(ns, "byhand", ", replicas: 1"))
+			// Those the agent has not got to yet are found too, where
+			// their names render: all three at once.
+			var tree string
+			eventually(t, 20*time.Second, "all three in the tree as someone else's", func() (bool, string) {
+				tree, _ = kro(t, cfg, nil, "tree", "webapp", "byhand", "-n", ns)
+				return regexp.MustCompile(`ConfigMap/byhand-config +\S+ +Conflict`).MatchString(tree) &&
+					regexp.MustCompile(`Deployment/byhand +\S+ +Conflict`).MatchString(tree) &&
+					regexp.MustCompile(`Service/byhand +\S+ +Conflict`).MatchString(tree), tree
+			})
+			command := "kubectl annotate configmap/byhand-config deployment.apps/byhand service/byhand -n " + ns + " kro.run/adopt-by=" + ns + "/byhand"
+			out, _ := kro(t, cfg, nil, "why-not-ready", "webapp", "byhand", "-n", ns)
+			sayAll(t, "why-not-ready", out, "to keep it and the 2 further on that are someone else's, and what runs on them, hand them to this instance: "+command)
+			// The command as given, less its leading "kubectl".
+			if out, err := kubectl(t, cfg, "", strings.Fields(command)[1:]...); err != nil {
+				t.Fatalf("%s: %v\n%s", command, err, out)
+			}
+			inst := c.waitState(t, "kro.run/v1alpha1", "WebApp", ns, "byhand", v1alpha1.InstanceActive)
+			for _, o := range made {
+				u := c.mustGet(t, o[0], o[1], ns, o[2])
+				if u.GetUID() != uids[o[1]] || u.GetLabels()[v1alpha1.LabelInstanceID] != string(inst.GetUID()) {
+					t.Errorf("%s %s is %s labelled for %q, want the one made by hand, %s, labelled for %s", o[1], o[2], u.GetUID(), u.GetLabels()[v1alpha1.LabelInstanceID], uids[o[1]], inst.GetUID())
+				}
+			}
+			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "byhand-config"); cm.Object["data"].(map[string]any)["GREETING"] != "Hello from kro-agent" {
+				t.Errorf("the adopted ConfigMap is not what the template says: %v", cm.Object["data"])
+			}
+			c.deleteAll(t, "kro.run/v1alpha1", "WebApp", ns, "byhand")
+			return ctx
+		}).
 		Assess("an object another instance owns is named with its owner", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, singletonRGD)
