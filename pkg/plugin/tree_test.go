@@ -122,11 +122,7 @@ func TestReleasedItemsAreDrawnFlat(t *testing.T) {
 // what does not exist.
 func TestTreeNamesAreWhatTheInstanceManages(t *testing.T) {
 	obj := func(apiVersion, kind, name string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(apiVersion)
-		u.SetKind(kind)
-		u.SetName(name)
-		return u
+		return namedObject(apiVersion, kind, "", name)
 	}
 	tree := &Tree{
 		Instance: Row{Kind: "WebApp", Name: "shop", Ready: VerdictReady, object: obj("kro.run/v1alpha1", "WebApp", "shop")},
@@ -145,4 +141,14 @@ func TestTreeNamesAreWhatTheInstanceManages(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("names\n got: %q\nwant: %q", b.String(), want)
 	}
+}
+
+// namedObject is an object of kind, named, with nothing else set.
+func namedObject(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
 }

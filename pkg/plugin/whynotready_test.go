@@ -291,14 +291,7 @@ func TestDiagnosisWithoutTheRGD(t *testing.T) {
 // one kubectl annotate command per namespace, so that they are handed over
 // together rather than found one after another.
 func TestHandOverCommandNamesEveryObjectByNamespace(t *testing.T) {
-	obj := func(apiVersion, kind, namespace, name string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(apiVersion)
-		u.SetKind(kind)
-		u.SetNamespace(namespace)
-		u.SetName(name)
-		return u
-	}
+	obj := namedObject
 	inst := ownership.Instance{Name: "shop", Namespace: "prod"}
 	got := handOverCommand([]*unstructured.Unstructured{
 		obj("v1", "ConfigMap", "prod", "shop-config"),
