@@ -363,6 +363,33 @@ func WhyAdopted(obj metav1.Object, inst Instance) string {
 	return fmt.Sprintf("left by an earlier instance of this name (%s %s), deleted since", v1alpha1.LabelInstanceID, obj.GetLabels()[v1alpha1.LabelInstanceID])
 }
 
+// OtherWriters are the field managers but kro-agent that hold fields of
+// obj beyond its metadata (its spec, its data) through the object itself,
+// not a subresource such as status or scale. After kro-agent's apply of an
+// object it adopted, what they set and its template does not stays as
+// they set it: server-side apply removes only what its applier applied
+// before.
+func OtherWriters(obj metav1.Object) []string {
+	var writers []string
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == FieldManager || e.Subresource != "" || e.FieldsV1 == nil || slices.Contains(writers, e.Manager) {
+			continue
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields); err != nil {
+			continue
+		}
+		for k := range fields {
+			if k != "f:metadata" {
+				writers = append(writers, e.Manager)
+				break
+			}
+		}
+	}
+	slices.Sort(writers)
+	return writers
+}
+
 // Whose says whose an existing object is, by its labels, to an instance
 // that expected to manage it, or "" when it is the instance's: kro-agent
 // never writes over such an object (it would take it over).

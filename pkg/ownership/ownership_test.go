@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -339,5 +340,26 @@ func TestAdoptsWhatItsOwnerHandsOver(t *testing.T) {
 	cluster := Instance{GVK: webapp.GVK, Name: "shop", UID: "u-3"}
 	if got := AdoptByValue(cluster); got != "shop" {
 		t.Errorf("AdoptByValue of a cluster-scoped instance = %q, want the name alone", got)
+	}
+}
+
+// The writers whose fields an adopted object keeps are those holding more
+// than metadata through the object itself: not kro-agent, not a label or
+// annotation written by hand, not a controller writing status or scale.
+func TestOtherWriters(t *testing.T) {
+	entry := func(manager, subresource, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: subresource, FieldsV1: metav1.NewFieldsV1(fields)}
+	}
+	obj := &metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
+		entry(FieldManager, "", `{"f:spec":{"f:replicas":{}}}`),
+		entry("kubectl-create", "", `{"f:metadata":{"f:labels":{}},"f:spec":{"f:template":{}}}`),
+		entry("kubectl-annotate", "", `{"f:metadata":{"f:annotations":{"f:kro.run/adopt-by":{}}}}`),
+		entry("kube-controller-manager", "status", `{"f:status":{"f:replicas":{}}}`),
+		entry("kube-controller-manager", "", `{"f:metadata":{"f:annotations":{}}}`),
+		entry("helm", "", `{"f:data":{"f:extra":{}}}`),
+		entry("helm", "", `{"f:data":{"f:more":{}}}`),
+	}}
+	if got, want := OtherWriters(obj), []string{"helm", "kubectl-create"}; !slices.Equal(got, want) {
+		t.Errorf("OtherWriters = %v, want %v", got, want)
 	}
 }

@@ -617,23 +617,32 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 	}
 	switch {
 	case w.adopting:
-		r.noteAdopted(n, ref, live)
+		r.noteAdopted(n, ref, live, out)
 	case live == nil && out != nil && ownership.HandedTo(out, r.id):
 		// Someone else's, handed over with kro.run/adopt-by (which no
 		// template may write): the informers, which hold only objects
 		// with the agent's labels, did not have it, and the API server's
 		// guard let the apply take it over.
-		r.noteAdopted(n, ref, out)
+		r.noteAdopted(n, ref, out, out)
 	}
 	r.noteUndone(n, ref, out, w.undone)
 	return out, true
 }
 
 // noteAdopted records, for the pass's Events, that the apply of ref took
-// over obj, an object of resource n that was not the instance's.
-func (r *run) noteAdopted(n *graph.Node, ref objectRef, obj *unstructured.Unstructured) {
-	r.noteNews("Adopted", "adopted", ownership.WhyAdopted(obj, r.id), objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
-		member{gvr: ref.GVR, namespace: obj.GetNamespace(), name: obj.GetName(), uid: obj.GetUID()})
+// over an object of resource n that was not the instance's: before as it
+// was, after as the apply left it, with what other writers set that its
+// template does not.
+func (r *run) noteAdopted(n *graph.Node, ref objectRef, before, after *unstructured.Unstructured) {
+	if after == nil {
+		after = before
+	}
+	why := ownership.WhyAdopted(before, r.id)
+	if others := ownership.OtherWriters(after); len(others) > 0 {
+		why += "; what its template does not set stays as " + strings.Join(others, ", ") + " set it"
+	}
+	r.noteNews("Adopted", "adopted", why, objectGroup{node: n.ID, kind: n.Kind.GVK.Kind},
+		member{gvr: ref.GVR, namespace: after.GetNamespace(), name: after.GetName(), uid: after.GetUID()})
 }
 
 // objectNews is something a pass did to one object that its instance's

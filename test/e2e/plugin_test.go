@@ -812,6 +812,17 @@ func TestPlugin(t *testing.T) {
 			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "byhand-config"); cm.Object["data"].(map[string]any)["GREETING"] != "Hello from kro-agent" {
 				t.Errorf("the adopted ConfigMap is not what the template says: %v", cm.Object["data"])
 			}
+			// The Event names who else holds fields of the Deployment:
+			// what they set and the template does not stays as they set it.
+			eventually(t, 10*time.Second, "the Adopted event of the Deployment, naming who else set its fields", func() (bool, string) {
+				for _, e := range eventsAbout(t, c, ns, "byhand", "Adopted") {
+					note := fmt.Sprint(e.Object["note"])
+					if strings.HasPrefix(note, "adopted Deployment "+ns+"/byhand (resource deployment) in the local cluster, handed to this instance by its annotation kro.run/adopt-by; what its template does not set stays as "+testManager+" set it") {
+						return true, note
+					}
+				}
+				return false, fmt.Sprint(eventsAbout(t, c, ns, "byhand", "Adopted"))
+			})
 			c.deleteAll(t, "kro.run/v1alpha1", "WebApp", ns, "byhand")
 			return ctx
 		}).
