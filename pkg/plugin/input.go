@@ -99,8 +99,9 @@ func readURL(url string) ([]byte, error) {
 // the stream it starts on, so that an error in it can name the line of the
 // file, where the YAML library counts from the document's first line.
 type yamlDocument struct {
-	data      []byte
-	firstLine int
+	data []byte
+	// number counts the stream's documents from 1.
+	number, firstLine int
 }
 
 // yamlDocuments splits a YAML (or JSON) stream into its documents where a
@@ -108,14 +109,14 @@ type yamlDocument struct {
 // does; separators with nothing between them make no document.
 func yamlDocuments(data []byte) []yamlDocument {
 	var docs []yamlDocument
-	current := yamlDocument{}
+	current := yamlDocument{number: 1}
 	for n, line := range bytes.SplitAfter(data, []byte("\n")) {
 		if rest, ok := bytes.CutPrefix(line, []byte("---")); ok {
 			if rest = bytes.TrimSpace(rest); len(rest) == 0 || rest[0] == '#' {
 				if len(current.data) > 0 {
 					docs = append(docs, current)
 				}
-				current = yamlDocument{}
+				current = yamlDocument{number: len(docs) + 1}
 				continue
 			}
 		}
@@ -150,6 +151,12 @@ func (d yamlDocument) explain(err error) error {
 	return errors.New(msg)
 }
 
+// failed is err, an error reading the document of file, as the user is
+// told it: the file, the document's number, and err explained.
+func (d yamlDocument) failed(file string, err error) error {
+	return fmt.Errorf("%s: document %d: %w", file, d.number, d.explain(err))
+}
+
 // yamlLine matches a line number in the YAML library's messages: "yaml:
 // line 4: ..." for a syntax error, and "\n  line 4: ..." for each of the
 // errors of "yaml: unmarshal errors:".
@@ -163,10 +170,10 @@ var mappingValuesAt = regexp.MustCompile(`yaml: line (\d+): mapping values are n
 // left out.
 func documents(file string, data []byte) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
-	for i, doc := range yamlDocuments(data) {
+	for _, doc := range yamlDocuments(data) {
 		obj, err := decodeObject(doc.data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, doc.explain(err))
+			return nil, doc.failed(file, err)
 		}
 		if len(obj) > 0 {
 			objs = append(objs, &unstructured.Unstructured{Object: obj})

@@ -512,7 +512,7 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 	if err != nil {
 		return in, err
 	}
-	for i, doc := range yamlDocuments(data) {
+	for _, doc := range yamlDocuments(data) {
 		var meta struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
@@ -521,27 +521,27 @@ func readFile(file string, stdin io.Reader) (fileContents, error) {
 			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal(doc.data, &meta); err != nil {
-			in.unreadable = append(in.unreadable, fmt.Sprintf("%s: document %d: %v", file, i+1, doc.explain(err)))
+			in.unreadable = append(in.unreadable, doc.failed(file, err).Error())
 			continue
 		}
 		switch gv, _ := schema.ParseGroupVersion(meta.APIVersion); {
 		case gv.WithKind(meta.Kind).GroupKind() == v1alpha1.ResourceGraphDefinitionGroupKind:
 			rgd, errs := decodeRGD(doc.data)
 			for j, err := range errs {
-				errs[j] = fmt.Errorf("document %d: %w", i+1, doc.explain(err))
+				errs[j] = fmt.Errorf("document %d: %w", doc.number, doc.explain(err))
 			}
 			in.rgds = append(in.rgds, parsedRGD{obj: rgd, file: file, err: errors.Join(errs...)})
 		case meta.Kind == "CustomResourceDefinition" && gv == extv1.SchemeGroupVersion:
 			crd := &extv1.CustomResourceDefinition{}
 			if err := yaml.Unmarshal(doc.data, crd); err != nil {
-				in.unreadable = append(in.unreadable, fmt.Sprintf("%s: document %d: %v", file, i+1, doc.explain(err)))
+				in.unreadable = append(in.unreadable, doc.failed(file, err).Error())
 				continue
 			}
 			in.crds = append(in.crds, crd)
 		case meta.Kind != "":
 			obj, err := decodeObject(doc.data)
 			if err != nil {
-				in.unreadable = append(in.unreadable, fmt.Sprintf("%s: document %d: %v", file, i+1, doc.explain(err)))
+				in.unreadable = append(in.unreadable, doc.failed(file, err).Error())
 				continue
 			}
 			in.others = append(in.others, fileObject{obj: &unstructured.Unstructured{Object: obj}, file: file})
