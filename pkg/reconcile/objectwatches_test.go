@@ -83,9 +83,7 @@ func TestHolderHandedOverRetriesTheInstance(t *testing.T) {
 	update := func(labels, annotations map[string]string) {
 		t.Helper()
 		cm.Labels, cm.Annotations = labels, annotations
-		if _, err := client.Resource(configmaps).Namespace("ns").(metadatafake.MetadataClient).UpdateFake(cm, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		updateFake(t, client, configmaps, cm)
 	}
 	key := InstanceKey{GVK: schema.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "Mood"}, Namespace: "ns", Name: "patient"}
 	w.note(key, sets.New(objectRef{GVR: configmaps, Namespace: "ns", Name: "taken"}))
@@ -118,9 +116,7 @@ func TestQuotaChangesRetryTheInstance(t *testing.T) {
 	change := func(label string) {
 		t.Helper()
 		q.Labels = map[string]string{"changed": label}
-		if _, err := client.Resource(quotas).Namespace("ns").(metadatafake.MetadataClient).UpdateFake(q, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		updateFake(t, client, quotas, q)
 	}
 
 	w.note(key, sets.New(team))
@@ -185,6 +181,15 @@ func fakeMetadata(kind string, objects ...runtime.Object) *metadatafake.FakeMeta
 	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: kind}, &metav1.PartialObjectMetadata{})
 	scheme.AddKnownTypeWithName(schema.GroupVersionKind{Version: "v1", Kind: kind + "List"}, &metav1.PartialObjectMetadataList{})
 	return metadatafake.NewSimpleMetadataClient(scheme, objects...)
+}
+
+// updateFake writes obj, an object of gvr, to the fake client as an update
+// would, so that its watches see the change.
+func updateFake(t *testing.T, client *metadatafake.FakeMetadataClient, gvr schema.GroupVersionResource, obj *metav1.PartialObjectMetadata) {
+	t.Helper()
+	if _, err := client.Resource(gvr).Namespace(obj.Namespace).(metadatafake.MetadataClient).UpdateFake(obj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // partialObject is the metadata of a core object.
