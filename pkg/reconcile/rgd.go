@@ -322,6 +322,9 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	status.MarkGraphAccepted(gen, g.Order(), deps)
 
 	crd, err := r.applyCRD(ctx, rgd, g, current)
+	if err == nil && current == nil {
+		r.kindRecreated(ctx, rgd, crd)
+	}
 	if err != nil {
 		served, servedEarlier := r.Engine.ServedGeneration(rgd.Name)
 		var breaking *breakingError
@@ -378,6 +381,20 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	}
 	status.MarkServing(gen, g.Instance)
 	return ctrl.Result{}, nil
+}
+
+// kindRecreated tells, when the RGD's CRD was just created again, that it
+// had been deleted: the API server deleted every instance with it, which
+// leaves nothing else for whoever wonders where they went to find.
+func (r *RGDReconciler) kindRecreated(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, crd *extv1.CustomResourceDefinition) {
+	if _, served := r.Engine.ServedGeneration(rgd.Name); !served {
+		return // the RGD's first CRD, or the agent's first look at it
+	}
+	// Nothing but a deletion takes a served RGD's CRD away: the kind,
+	// group and version that name it are immutable.
+	ctrl.LoggerFrom(ctx).Info("the kind's CustomResourceDefinition was deleted, and its instances with it; created it again", "crd", crd.Name)
+	r.event(rgd, "Warning", "KindRecreated", "Reconcile",
+		"CustomResourceDefinition %s was deleted, and the API server deleted every %s with it (kro-agent deleted their resources first); created it again", crd.Name, crd.Spec.Names.Kind)
 }
 
 // hold keeps the instances of an RGD without a graph to serve watched, so

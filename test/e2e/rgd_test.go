@@ -137,6 +137,16 @@ func TestRGDLifecycle(t *testing.T) {
 				return err == nil && crd.GetUID() != old.GetUID() && crd.GetDeletionTimestamp() == nil, fmt.Sprint(err)
 			})
 			c.waitRGDActive(t, "notes")
+			// The instances went with the CRD: the RGD tells where.
+			eventually(t, 10*time.Second, "an Event saying the CRD was deleted and made again", func() (bool, string) {
+				events := eventsAbout(t, c, "default", "notes", "KindRecreated")
+				for _, e := range events {
+					if note, _, _ := unstructured.NestedString(e.Object, "note"); strings.HasPrefix(note, "CustomResourceDefinition notes.kro.run was deleted, and the API server deleted every Note with it") {
+						return true, ""
+					}
+				}
+				return false, fmt.Sprint(events)
+			})
 			return ctx
 		}).
 		Assess("a second RGD of the same kind is refused and leaves the first serving", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
