@@ -485,6 +485,11 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			verdict = "being deleted"
 		case VerdictConflict:
 			verdict = "someone else's"
+		case VerdictMissing:
+			if r.refused {
+				// Missing is what follows; the refusal is the cause.
+				verdict = "not created: the API server refuses it"
+			}
 		}
 		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) is %s", r.node(), strings.TrimSpace(r.Kind+" "+r.Name), verdict)}
 		if r.Reason != "" && !r.refused {

@@ -107,7 +107,7 @@ spec:
 				t.Errorf("the refusal says %q, want %q", condition(u, v1alpha1.ConditionResourcesReady).Message, want)
 			}
 			out, err := kro(t, cfg, nil, "why-not-ready", "elsewhere", "away", "-n", ns)
-			if !strings.Contains(out, "Root cause: resource note (ConfigMap away) is missing") ||
+			if !strings.Contains(out, "Root cause: resource note (ConfigMap away) is not created: the API server refuses it") ||
 				!strings.Contains(out, "What to do: namespace not-yet-13 does not exist: create it (kubectl create namespace not-yet-13), or have the instance name one that does; kro-agent creates ConfigMap away within seconds of the namespace's creation") {
 				t.Errorf("why-not-ready of a resource whose namespace does not exist (err %v):\n%s", err, out)
 			}

@@ -1058,7 +1058,7 @@ spec:
 			var err error
 			eventually(t, 20*time.Second, "why-not-ready to name the refused item", func() (bool, string) {
 				out, err = kro(t, cfg, nil, "why-not-ready", "workerpool", "growing", "-n", ns)
-				return strings.Contains(out, "Root cause: resource workers[1] (Deployment growing-B_b-eu) is missing"), out
+				return strings.Contains(out, "Root cause: resource workers[1] (Deployment growing-B_b-eu) is not created: the API server refuses it"), out
 			})
 			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "ApplyFailed") {
 				t.Errorf("why-not-ready: %v\n%s", err, out)
