@@ -574,7 +574,18 @@ func heldByFinalizers(finalizers []string) string {
 
 // instanceRow is the tree's first row, the instance u of kind.
 func instanceRow(u *unstructured.Unstructured, kind string) Row {
-	return Row{Kind: kind, Name: u.GetName(), Namespace: u.GetNamespace(), Ready: instanceVerdict(u), Reason: readyReason(u), Created: ptrTime(u.GetCreationTimestamp()), object: u}
+	row := Row{Kind: kind, Name: u.GetName(), Namespace: u.GetNamespace(), Ready: instanceVerdict(u), Reason: readyReason(u), Created: ptrTime(u.GetCreationTimestamp()), object: u}
+	if u.GetDeletionTimestamp() != nil {
+		row.Ready = VerdictDeleting
+		// Until kro-agent writes that it deletes (it deletes first), or
+		// with no kro-agent to, the status still says ACTIVE.
+		if st, _, _ := unstructured.NestedString(u.Object, "status", "state"); st != string(v1alpha1.InstanceDeleting) {
+			// Its own finalizer is kro-agent's to remove, last.
+			others := slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
+			row.Reason = "being deleted" + heldByFinalizers(others)
+		}
+	}
+	return row
 }
 
 // skippedDependency is the first of n's dependencies that is skipped, or
