@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
@@ -37,7 +38,8 @@ that is itself an instance of an RGD shows what it manages under it. For an inst
 placed on a workload cluster by region, they are found there, through the Cluster's
 kubeconfig. --watch draws the tree again whenever it changes (with -o, prints it again):
 it watches the instance, its RGD and the lists the tree was read from by their metadata,
-and reads them again only then.`,
+and reads them again only then. Once the instance is deleted it says so, and goes on as
+kubectl get --watch does: an instance created again under the name is drawn.`,
 		// An RGD is not an instance: it has no tree.
 		false, []string{"json", "yaml", "dot", "name"}, &o.output, &o.color, o.run)
 	addWatchFlags(cmd, &o.watch, &o.interval)
@@ -61,9 +63,13 @@ func (o *treeOptions) run(ctx context.Context, kind, name string) error {
 		}
 		return o.print(t, s)
 	}
+	var shown *subject // the instance last drawn
 	return redrawOnChange(ctx, newListWatch(c.metadata, o.Streams.ErrOut), o.Streams.Out, o.output, o.interval, func() (*watchView, error) {
 		rc, reads := c.recording()
 		t, s, err := rc.tree(ctx, kind, name)
+		if shown != nil && apierrors.IsNotFound(err) {
+			return o.deleted(rc, reads, shown), nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -71,8 +77,23 @@ func (o *treeOptions) run(ctx context.Context, kind, name string) error {
 		if err != nil {
 			return nil, err
 		}
+		shown = s
 		return &watchView{key: key, lists: reads.lists, draw: func() error { return o.print(t, s) }}, nil
 	})
+}
+
+// deleted is what --watch shows once the instance s it drew is deleted:
+// as kubectl get --watch goes on, it goes on watching, and draws the tree
+// of an instance created again under the name. With -o it prints nothing
+// until then.
+func (o *treeOptions) deleted(c *cluster, reads *readLog, s *subject) *watchView {
+	inst := s.instance
+	c.noteObject(s.mapping.Resource, inst.GetNamespace(), inst.GetName(), nil)
+	what := instanceName(s.mapping.GroupVersionKind.Kind, inst)
+	return &watchView{key: "deleted", lists: reads.lists, silent: o.output != "", draw: func() error {
+		_, err := fmt.Fprintf(o.Streams.Out, "%s is deleted; its tree is drawn again if it is created again\n", what)
+		return err
+	}}
 }
 
 // tree reads the instance KIND NAME and what it manages.

@@ -213,6 +213,9 @@ type watchView struct {
 	draw  func() error
 	// done ends the watch once it is drawn: what it waited for is there.
 	done bool
+	// silent is a view with nothing to print (no separator either): one
+	// gone, with -o json|yaml.
+	silent bool
 }
 
 // clearScreen moves the cursor home and clears the terminal, for a table
@@ -244,7 +247,7 @@ func redrawOnChange(ctx context.Context, w *listWatch, out io.Writer, output str
 			}
 			return err
 		}
-		if !drawn || v.key != last {
+		if (!drawn || v.key != last) && !v.silent {
 			switch {
 			case output == "" && inPlace:
 				fmt.Fprint(out, clearScreen)
@@ -256,8 +259,9 @@ func redrawOnChange(ctx context.Context, w *listWatch, out io.Writer, output str
 			if err := v.draw(); err != nil {
 				return err
 			}
-			drawn, last = true, v.key
+			drawn = true
 		}
+		last = v.key
 		if v.done {
 			return nil
 		}

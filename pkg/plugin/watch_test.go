@@ -42,3 +42,27 @@ func TestRedrawIntoAFileAppendsTables(t *testing.T) {
 		t.Error("escape codes written to a file")
 	}
 }
+
+// A view with nothing to show (the instance deleted, with -o yaml) prints
+// nothing, not even a separator: the documents before and after it are
+// one stream of documents.
+func TestSilentViewPrintsNothing(t *testing.T) {
+	views := []string{"doc: a\n", "", "doc: a\n"}
+	var out bytes.Buffer
+	w := newListWatch(nil, io.Discard)
+	reads := 0
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := redrawOnChange(ctx, w, &out, "yaml", time.Millisecond, func() (*watchView, error) {
+		v := views[reads]
+		reads++
+		w.signal()
+		return &watchView{key: fmt.Sprint(reads), silent: v == "", draw: func() error { _, err := fmt.Fprint(&out, v); return err }, done: reads == len(views)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "doc: a\n---\ndoc: a\n"; out.String() != want {
+		t.Errorf("output %q, want %q", out.String(), want)
+	}
+}

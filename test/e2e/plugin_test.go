@@ -1939,22 +1939,23 @@ spec:
 				w.stop(t)
 			}
 
-			// Deleting the instance ends the watch, with the error that
-			// it is gone.
-			gone := startKro(ctx, cfg, "tree", "workerpool/treewatched", "-n", ns, "--watch")
+			// Deleting the instance is told, and the watch goes on, as
+			// kubectl get --watch does: the instance made again is drawn.
+			gone := startKro(ctx, cfg, "tree", "workerpool/treewatched", "-n", ns, "--watch", "--watch-interval", "200ms")
 			eventually(t, 10*time.Second, "the first tree", func() (bool, string) {
 				return strings.Contains(gone.lastFrame(), "treewatched-b-eu"), gone.out.String()
 			})
 			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "treewatched")
-			select {
-			case err := <-gone.done:
-				if err == nil || !strings.Contains(err.Error(), "not found") {
-					t.Errorf("tree --watch of a deleted instance ended with %v, want not found", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Errorf("tree --watch went on after its instance was deleted\n%s", gone.out.String())
-				gone.cancel()
-			}
+			deleted := fmt.Sprintf("WorkerPool %s/treewatched is deleted; its tree is drawn again if it is created again", ns)
+			eventually(t, 30*time.Second, "the tree to say the instance is deleted", func() (bool, string) {
+				return strings.TrimSpace(gone.lastFrame()) == deleted, gone.out.String()
+			})
+			c.apply(t, fmt.Sprintf(pool, ns, "[a]"))
+			eventually(t, 30*time.Second, "the tree of the instance made again", func() (bool, string) {
+				return strings.Contains(gone.lastFrame(), "Deployment/treewatched-a-eu"), gone.out.String()
+			})
+			gone.stop(t)
+			c.delete(t, "kro.run/v1alpha1", "WorkerPool", ns, "treewatched")
 			return ctx
 		}).
 		Assess("why-not-ready --watch says what the instance waits for until it is Ready, then ends", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
