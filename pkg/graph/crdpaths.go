@@ -33,6 +33,8 @@ func rgdPathOf(p string) string {
 	}
 	section := p[m[4]:m[5]]
 	rest := crdProperty.ReplaceAllString(p[m[1]:], ".$1")
-	rest = strings.NewReplacer(".items", "[*]", ".additionalProperties", "[*]").Replace(rest)
+	// The API server's check of a default value joins the value's own
+	// path to the schema's with a dot: default.[0].
+	rest = strings.NewReplacer(".items", "[*]", ".additionalProperties", "[*]", ".[", "[").Replace(rest)
 	return schemaPath.Child(section).String() + rest
 }

@@ -422,6 +422,9 @@ func TestInvalidRGDs(t *testing.T) {
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${a}-${b}"}}`,
 			"spec.resources[cms].forEach[0]", `one iterator name`},
 
+		{"list default with an item of another type", `{apiVersion: v1alpha1, kind: App, spec: {name: string, ports: "[]integer | default=[\"x\"]"}}`, configMap,
+			"spec.schema.spec.ports.default[0]", `must be of type integer`},
+
 		// status
 		{"status field without expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {phase: running}}`, configMap,
 			"spec.schema.status.phase", `status fields are ${...} expressions`},
