@@ -363,9 +363,12 @@ func instanceName(kind string, u metav1.Object) string {
 	return kind + " " + cache.MetaObjectToName(u).String()
 }
 
-// markRefused gives the missing object whose apply the API server refused
-// (the instance's ResourcesReady quotes the refusal, naming the object and
-// its resource) the refusal as its reason, rather than "does not exist".
+// markRefused gives the object whose apply the API server refused (the
+// instance's ResourcesReady quotes the refusal, naming the object and its
+// resource) the refusal as its reason: rather than "does not exist" for
+// one missing, and for one that exists, whose row would otherwise say
+// nothing of a change that does not get through (an immutable field, a
+// policy the new values break).
 func markRefused(rows []Row, inst *unstructured.Unstructured) {
 	c := findCondition(inst, v1alpha1.ConditionResourcesReady)
 	if c == nil || c.Reason != v1alpha1.ReasonApplyFailed {
@@ -373,8 +376,17 @@ func markRefused(rows []Row, inst *unstructured.Unstructured) {
 	}
 	for i := range rows {
 		r := &rows[i]
-		if r.Ready != VerdictMissing || r.Name == "" {
+		if r.Name == "" || r.object == nil && r.Ready != VerdictMissing {
 			continue
+		}
+		switch r.Ready {
+		case VerdictConflict, VerdictDeleting, VerdictExternal, VerdictStale:
+			// Not applied, or with more to say than the apply.
+			continue
+		}
+		refused := "kro-agent's apply is refused: "
+		if r.Ready != VerdictMissing {
+			refused = "kro-agent's change is refused: "
 		}
 		// As the agent words it: applying Kind namespace/name (resource
 		// id) in where: what the API server answered. Earlier agents
@@ -382,7 +394,7 @@ func markRefused(rows []Row, inst *unstructured.Unstructured) {
 		for _, name := range []string{cache.NewObjectName(r.Namespace, r.Name).String(), r.Name} {
 			_, refusal, found := strings.Cut(c.Message, fmt.Sprintf("applying %s %s (resource %s) in ", r.Kind, name, r.NodeID))
 			if _, answer, ok := strings.Cut(refusal, ": "); found && ok {
-				r.Reason, r.refused = "kro-agent's apply is refused: "+answer, true
+				r.Reason, r.refused = refused+answer, true
 				break
 			}
 		}

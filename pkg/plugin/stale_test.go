@@ -171,3 +171,27 @@ func TestMissingObjectsTellTheirRefusal(t *testing.T) {
 		}
 	}
 }
+
+// An object that exists, whose change the API server refuses, says so in
+// its row, ready or not: the row would otherwise say nothing of a change
+// that does not get through. Someone else's object in the way is not
+// kro-agent's to change, and says that instead.
+func TestExistingObjectsTellTheirRefusedChange(t *testing.T) {
+	const answer = `Deployment.apps "t1" is invalid: spec.selector: Invalid value: {"matchLabels":{"tier":"api"}}: field is immutable`
+	inst := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "ResourcesReady", "status": "False", "reason": "ApplyFailed",
+		"message": "applying Deployment team/t1 (resource deploy) in the local cluster: " + answer,
+	}}}}}
+	exists := &unstructured.Unstructured{}
+	rows := []Row{
+		{NodeID: "deploy", Kind: "Deployment", Name: "t1", Namespace: "team", Ready: VerdictReady, object: exists},
+		{NodeID: "deploy", Kind: "Deployment", Name: "t1", Namespace: "team", Ready: VerdictConflict, Reason: "someone else's", object: exists},
+	}
+	markRefused(rows, inst)
+	if want := "kro-agent's change is refused: " + answer; rows[0].Reason != want || !rows[0].refused || rows[0].Ready != VerdictReady {
+		t.Errorf("row of the refused change = %s %q, want Ready %q", rows[0].Ready, rows[0].Reason, want)
+	}
+	if rows[1].Reason != "someone else's" || rows[1].refused {
+		t.Errorf("row of someone else's object = %q", rows[1].Reason)
+	}
+}

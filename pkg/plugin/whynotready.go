@@ -469,6 +469,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		_, d.Advice = creationBlocked(inst)
 		return d
 	}
+	if d := c.changeRefused(ctx, tree, s, instRef); d != nil {
+		return d
+	}
 	for i := range tree.Rows {
 		r := &tree.Rows[i]
 		if r.Ready == VerdictExternal && r.blocking != "" {
@@ -579,6 +582,32 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	d.Events = c.recentEvents(ctx, inst)
 	d.Advice = "kubectl kro explain-conditions " + strings.ToLower(s.mapping.GroupVersionKind.Kind) + " " + inst.GetName() + namespaceFlag(inst.GetNamespace()) + " explains each condition"
 	if immutableChange(inst) {
+		d.Advice = immutableAdvice
+	}
+	return d
+}
+
+// changeRefused explains an instance whose change to an object that
+// exists the API server refuses (the tree's row of it quotes the refusal):
+// the object stays as it was, ready or not, while the instance asks for
+// something else. Nil when no such change is refused.
+func (c *cluster) changeRefused(ctx context.Context, tree *Tree, s *subject, instRef string) *Diagnosis {
+	i := slices.IndexFunc(tree.Rows, func(r Row) bool { return r.refused && r.Ready != VerdictMissing })
+	if i < 0 {
+		return nil
+	}
+	r := &tree.Rows[i]
+	d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) is not updated to %s's values: the API server refuses kro-agent's change", r.node(), strings.TrimSpace(r.Kind+" "+r.Name), instRef)}
+	if s.placement != nil {
+		d.Cause += " in cluster " + s.placement.Cluster
+	}
+	cond, advice := creationBlocked(s.instance)
+	if cond != nil {
+		d.Details = append(d.Details, conditionLine(*cond))
+	}
+	d.Events = c.recentEvents(ctx, s.instance)
+	d.Advice = advice
+	if immutableChange(s.instance) {
 		d.Advice = immutableAdvice
 	}
 	return d

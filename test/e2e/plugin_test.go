@@ -961,8 +961,14 @@ spec:
 				t.Errorf("the refusal is not shortened to its field and reason (%d characters): %s", len(msg), msg)
 			}
 			out, err := kro(t, cfg, nil, "why-not-ready", "batch", "nightly", "-n", ns)
-			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "undo it on the instance (or in its RGD, where the change came from there), or delete the object the message names and kro-agent creates it again with the new values") {
+			if !errors.Is(err, plugin.ErrNotReady) ||
+				!strings.Contains(out, "Root cause: resource job (Job nightly) is not updated to Batch/nightly's values: the API server refuses kro-agent's change\n") ||
+				!strings.Contains(out, "undo it on the instance (or in its RGD, where the change came from there), or delete the object the message names and kro-agent creates it again with the new values") {
 				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
+			// The Job's row says its change does not get through.
+			if out, err := kro(t, cfg, nil, "tree", "batch", "nightly", "-n", ns, "-o", "json"); err != nil || !strings.Contains(out, `"reason": "kro-agent's change is refused: Job.batch \"nightly\" is invalid`) {
+				t.Errorf("tree of the refused change: %v\n%s", err, out)
 			}
 			c.delete(t, "kro.run/v1alpha1", "Batch", ns, "nightly")
 			return ctx
