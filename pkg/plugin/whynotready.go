@@ -448,6 +448,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			[]string{fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)}, adviceStale)
 	}
 	if d := placementDiagnosis(s, instRef); d != nil {
+		// Among them, for one placed again, that its Cluster was deleted
+		// and what was left there.
+		d.Events = c.recentEvents(ctx, inst)
 		return d
 	}
 	if cond := findCondition(inst, v1alpha1.ConditionGraphResolved); cond != nil && cond.Reason == v1alpha1.ReasonFieldUnset {

@@ -1018,7 +1018,8 @@ reading Cluster eu-west-1: clusters.agent.kro.run "eu-west-1" is forbidden`) {
 			if len(eventsAbout(t, c, "placed", "g1", "ClusterGone")) == 0 {
 				t.Error("no ClusterGone Event about g1")
 			}
-			if out, err := kro(t, cfg, nil, "why-not-ready", "regionalapp", "g1", "-n", "placed"); err == nil || !strings.Contains(out, `is not placed on a cluster of region "eu-west"`) {
+			if out, err := kro(t, cfg, nil, "why-not-ready", "regionalapp", "g1", "-n", "placed"); err == nil || !strings.Contains(out, `is not placed on a cluster of region "eu-west"`) ||
+				!strings.Contains(out, "Warning ClusterGone: cluster eu-west-1 is no longer registered; the resources created there are left behind") {
 				t.Errorf("why-not-ready: %v\n%s", err, out)
 			}
 			if _, err := c.get(t, "apps/v1", "Deployment", "placed", "g1"); !apierrors.IsNotFound(err) {
