@@ -96,12 +96,20 @@ func (g *Graph) Order() []string {
 }
 
 // Warnings flag legal but suspicious things, cheaply: a readyWhen or
-// includeWhen that reads nothing is a constant, which is rarely meant, and
-// a template key true or false is what YAML makes of an unquoted on or no.
+// includeWhen that reads nothing is a constant, which is rarely meant; a
+// template key true or false is what YAML makes of an unquoted on or no;
+// and a template's status, which the API server drops from the apply of
+// any kind whose status is a subresource (as a rule: copied from kubectl
+// get -o yaml).
 func (g *Graph) Warnings() []string {
 	var out []string
 	for _, n := range g.Nodes {
 		base := field.NewPath("spec", "resources").Key(n.ID).Child("template")
+		if _, ok := n.Template["status"]; ok && n.External == nil {
+			kind, _ := n.Template["kind"].(string)
+			out = append(out, fmt.Sprintf("%s: the API server drops status from kro-agent's apply of a %s where status is a subresource, as it is for every built-in kind and most custom ones: its controller writes it; leave it out of the template",
+				base.Child("status"), kind))
+		}
 		for _, at := range booleanKeys(n.Template, nil) {
 			b := at[len(at)-1].Key
 			out = append(out, fmt.Sprintf("%s: YAML reads an unquoted %s as the boolean %s, which is the key here: quote the key if you meant the word",

@@ -428,8 +428,9 @@ spec:
 	}
 }
 
-// A condition that reads nothing, and a key YAML made of an unquoted word,
-// are legal and warned of; quoted words and other keys are not.
+// A condition that reads nothing, a key YAML made of an unquoted word, and
+// a template's status are legal and warned of; quoted words and other keys
+// are not.
 func TestWarnings(t *testing.T) {
 	g, err := Compile(parseRGD(t, `
 metadata: {name: warned}
@@ -443,6 +444,15 @@ spec:
       kind: ConfigMap
       metadata: {name: "${schema.spec.name}", labels: {on: "x"}}
       data: {"no": a, n: b, other: c}
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${schema.spec.name}"}
+      spec:
+        selector: {matchLabels: {app: a}}
+        template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: nginx}]}}
+      status: {replicas: 1}
 `), Options{Resolver: builtin(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -451,6 +461,7 @@ spec:
 		"spec.resources[cm].readyWhen[0]: ${1 > 0} reads nothing, so it is always the same",
 		"spec.resources[cm].template.data.false: YAML reads an unquoted n, no or off as the boolean false, which is the key here: quote the key if you meant the word",
 		"spec.resources[cm].template.metadata.labels.true: YAML reads an unquoted y, yes or on as the boolean true, which is the key here: quote the key if you meant the word",
+		"spec.resources[deploy].template.status: the API server drops status from kro-agent's apply of a Deployment where status is a subresource, as it is for every built-in kind and most custom ones: its controller writes it; leave it out of the template",
 	}
 	if got := g.Warnings(); !slices.Equal(got, want) {
 		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
