@@ -23,6 +23,22 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/version"
 )
 
+// usage says what the agent is before its flags, for kro-agent --help.
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprint(out, `kro-agent serves kro.run/v1alpha1 ResourceGraphDefinitions: it generates a CRD for each
+and reconciles every instance, applying its resources in dependency order, and serves
+the admission webhooks that check RGDs and label instances. In a cluster it runs from
+manifests/ (kubectl apply -k manifests); outside one, give it --kubeconfig and --webhook-url.
+
+Usage:
+  kro-agent [flags]
+
+Flags:
+`)
+	flag.PrintDefaults()
+}
+
 func main() {
 	var o agent.Options
 	var qps float64
@@ -59,6 +75,7 @@ func main() {
 	// the message. --zap-stacktrace-level still asks for them.
 	zapOpts := zap.Options{StacktraceLevel: zapcore.PanicLevel}
 	zapOpts.BindFlags(flag.CommandLine)
+	flag.Usage = usage
 	// --kubeconfig is registered by controller-runtime's config package.
 	flag.Parse()
 	// Most of the agent's heap is its informer caches; the default GC
