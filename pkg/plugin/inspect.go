@@ -590,14 +590,20 @@ func instanceRow(u *unstructured.Unstructured, kind string) Row {
 	if u.GetDeletionTimestamp() != nil {
 		row.Ready = VerdictDeleting
 		// Until kro-agent writes that it deletes (it deletes first), or
-		// with no kro-agent to, the status still says ACTIVE.
-		if st, _, _ := unstructured.NestedString(u.Object, "status", "state"); st != string(v1alpha1.InstanceDeleting) {
-			// Its own finalizer is kro-agent's to remove, last.
-			others := slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
-			row.Reason = "being deleted" + heldByFinalizers(others)
+		// with no kro-agent to, the status still says ACTIVE; once it
+		// has taken its finalizer off, what it wrote last is done with.
+		st, _, _ := unstructured.NestedString(u.Object, "status", "state")
+		if st != string(v1alpha1.InstanceDeleting) || !slices.Contains(u.GetFinalizers(), v1alpha1.Finalizer) {
+			row.Reason = "being deleted" + heldByFinalizers(othersFinalizers(u))
 		}
 	}
 	return row
+}
+
+// othersFinalizers are the finalizers of the instance u that are not
+// kro-agent's: its own is kro-agent's to remove, last.
+func othersFinalizers(u metav1.Object) []string {
+	return slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
 }
 
 // skippedDependency is the first of n's dependencies that is skipped, or

@@ -159,21 +159,27 @@ func TestInstanceReasonDoesNotRepeatTheState(t *testing.T) {
 // An instance being deleted is Deleting in its row from the moment it is
 // marked, while its status, which kro-agent writes after its first
 // deletions, still says ACTIVE (another's finalizer named, kro-agent's
-// own not); then its state says it.
+// own not); then its state says it, until kro-agent has taken its
+// finalizer off and another's holds it.
 func TestInstanceRowOfAnInstanceBeingDeleted(t *testing.T) {
-	for _, tc := range []struct{ state, ready, reason string }{
-		{"ACTIVE", VerdictDeleting, "being deleted, held by the finalizers example.com/backup"},
-		{"DELETING", VerdictDeleting, "DELETING"},
+	for _, tc := range []struct {
+		state, ready, reason string
+		finalizers           []any
+	}{
+		{"ACTIVE", VerdictDeleting, "being deleted, held by the finalizers example.com/backup", []any{v1alpha1.Finalizer, "example.com/backup"}},
+		{"DELETING", VerdictDeleting, "DELETING", []any{v1alpha1.Finalizer, "example.com/backup"}},
+		// kro-agent is done with it: its last status is not the news.
+		{"DELETING", VerdictDeleting, "being deleted, held by the finalizers example.com/backup", []any{"example.com/backup"}},
 	} {
 		u := &unstructured.Unstructured{Object: map[string]any{
-			"metadata": map[string]any{"name": "shop", "deletionTimestamp": "2026-12-03T04:00:00Z", "finalizers": []any{v1alpha1.Finalizer, "example.com/backup"}},
+			"metadata": map[string]any{"name": "shop", "deletionTimestamp": "2026-12-03T04:00:00Z", "finalizers": tc.finalizers},
 			"status": map[string]any{
 				"state":      tc.state,
 				"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Ready"}},
 			},
 		}}
 		if row := instanceRow(u, "WebApp"); row.Ready != tc.ready || row.Reason != tc.reason {
-			t.Errorf("state %s: row %s %q, want %s %q", tc.state, row.Ready, row.Reason, tc.ready, tc.reason)
+			t.Errorf("state %s, finalizers %v: row %s %q, want %s %q", tc.state, tc.finalizers, row.Ready, row.Reason, tc.ready, tc.reason)
 		}
 	}
 }

@@ -382,6 +382,15 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		return rgdNotActive(s.rgd, s.graphErr)
 	}
 	if inst.GetDeletionTimestamp() != nil {
+		if others := othersFinalizers(inst); len(others) > 0 && !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
+			// kro-agent is done with it; its status is what it wrote
+			// last, while it still deleted.
+			return &Diagnosis{
+				Cause:  fmt.Sprintf("%s is being deleted and held by the finalizers %s, which are not kro-agent's: kro-agent has let it go (its finalizer %s is off)", instRef, strings.Join(others, ", "), v1alpha1.Finalizer),
+				Events: c.recentEvents(ctx, inst),
+				Advice: fmt.Sprintf("whoever owns the finalizers %s removes them once their work is done: look at that controller, and remove a finalizer only if nothing will; kubectl kro tree %s %s%s shows whether anything kro-agent managed is left", strings.Join(others, ", "), strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace())),
+			}
+		}
 		d := &Diagnosis{Cause: instRef + " is being deleted"}
 		deleting := findCondition(inst, v1alpha1.ConditionResourcesReady)
 		if deleting != nil {

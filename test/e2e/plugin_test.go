@@ -973,6 +973,34 @@ spec:
 			c.delete(t, "kro.run/v1alpha1", "Batch", ns, "nightly")
 			return ctx
 		}).
+		Assess("an instance another's finalizer holds after kro-agent let it go says whose it is", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Batch, metadata: {name: kept, namespace: %s}, spec: {mode: full}}", ns))
+			eventually(t, 20*time.Second, "the Job to be created", func() (bool, string) {
+				_, err := c.get(t, "batch/v1", "Job", ns, "kept")
+				return err == nil, fmt.Sprint(err)
+			})
+			c.setFinalizers(t, "kro.run/v1alpha1", "Batch", ns, "kept", `["`+v1alpha1.Finalizer+`", "`+holdFinalizer+`"]`)
+			c.delete(t, "kro.run/v1alpha1", "Batch", ns, "kept")
+			// Its status is what kro-agent wrote last, while it deleted.
+			eventually(t, 30*time.Second, "why-not-ready to name the finalizer that holds the instance", func() (bool, string) {
+				out, _ := kro(t, cfg, nil, "why-not-ready", "batch", "kept", "-n", ns)
+				return strings.Contains(out, "Root cause: Batch/kept is being deleted and held by the finalizers "+holdFinalizer+", which are not kro-agent's: kro-agent has let it go"), out
+			})
+			if _, err := c.get(t, "batch/v1", "Job", ns, "kept"); !apierrors.IsNotFound(err) {
+				t.Errorf("the Job of the instance kro-agent let go: %v", err)
+			}
+			out, err := kro(t, cfg, nil, "tree", "batch", "kept", "-n", ns)
+			if err != nil || !regexp.MustCompile(`\(instance\) +Batch/kept +`+ns+` +Deleting +- +being deleted, held by the finalizers `+holdFinalizer).MatchString(out) {
+				t.Errorf("tree of the held instance: %v\n%s", err, out)
+			}
+			c.release(t, "kro.run/v1alpha1", "Batch", ns, "kept")
+			eventually(t, 10*time.Second, "the instance to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "Batch", ns, "kept")
+				return apierrors.IsNotFound(err), fmt.Sprint(err)
+			})
+			return ctx
+		}).
 		Assess("a field the instance does not set is named, by the agent and the plugin", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, unsetRGD)
