@@ -105,7 +105,7 @@ func (r *run) orphan(ctx context.Context, status *v1alpha1.InstanceStatus, membe
 			len(released), r.t, v1alpha1.AnnotationAdoptBy, ownership.AdoptByValue(r.id), joinMax(released, 5))
 		r.tell("Normal", "Orphaned", note, note, nil)
 	}
-	return result{}, r.removeFinalizer(ctx)
+	return result{}, r.finishDeletion(ctx, status, "its resources"+r.inCluster()+" are left in place, as the deletion asked")
 }
 
 // releaseObject takes kro-agent's labels off one object of inst, only if

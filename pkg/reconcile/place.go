@@ -159,7 +159,7 @@ func (r *run) placedForDelete(ctx context.Context, status *v1alpha1.InstanceStat
 	if _, ok := r.e.cluster(name); !ok {
 		r.e.event(r.inst, nil, "Warning", "ClusterGone", fmt.Sprintf(
 			"cluster %s is no longer registered; the resources created there are left behind", name))
-		return result{}, true, r.removeFinalizer(ctx)
+		return result{}, true, r.finishDeletion(ctx, status, "its resources in cluster "+name+" are left behind, as the cluster is no longer registered")
 	}
 	t, msg := r.e.connect(name)
 	if t == nil {

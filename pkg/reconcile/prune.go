@@ -216,7 +216,27 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 		// Watch events on the members bring the instance back as they go.
 		return result{}, errors.Join(append(refused, r.writeStatus(ctx, status, nil))...)
 	}
-	return result{}, r.removeFinalizer(ctx)
+	return result{}, r.finishDeletion(ctx, status, "every resource is deleted"+r.inCluster())
+}
+
+// finishDeletion takes kro-agent's finalizer off the instance being
+// deleted, done saying what became of its resources. An instance another
+// controller's finalizer keeps stays a while, and its status first says
+// so, rather than what was deleted last: a write only such instances cost.
+// The garbage collector's own finalizers (orphan, foregroundDeletion) go
+// of themselves.
+func (r *run) finishDeletion(ctx context.Context, status *v1alpha1.InstanceStatus, done string) error {
+	others := slices.DeleteFunc(slices.Clone(r.inst.GetFinalizers()), func(f string) bool {
+		return f == v1alpha1.Finalizer || f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents
+	})
+	if len(others) > 0 {
+		status.MarkDeleting(fmt.Sprintf("%s; kro-agent has let the instance go, and it waits for the finalizers %s, which are not kro-agent's", done, strings.Join(others, ", ")))
+		status.ComputeState(true, false)
+		if err := r.writeStatus(ctx, status, nil); err != nil {
+			return err
+		}
+	}
+	return r.removeFinalizer(ctx)
 }
 
 // tellDeleteFailures tells, as Warnings, the deletions of the instance's

@@ -982,11 +982,17 @@ spec:
 			})
 			c.setFinalizers(t, "kro.run/v1alpha1", "Batch", ns, "kept", `["`+v1alpha1.Finalizer+`", "`+holdFinalizer+`"]`)
 			c.delete(t, "kro.run/v1alpha1", "Batch", ns, "kept")
-			// Its status is what kro-agent wrote last, while it deleted.
-			eventually(t, 30*time.Second, "why-not-ready to name the finalizer that holds the instance", func() (bool, string) {
-				out, _ := kro(t, cfg, nil, "why-not-ready", "batch", "kept", "-n", ns)
-				return strings.Contains(out, "Root cause: Batch/kept is being deleted and held by the finalizers "+holdFinalizer+", which are not kro-agent's: kro-agent has let it go"), out
+			// kro-agent's last status says whose finalizer keeps it.
+			eventually(t, 30*time.Second, "the instance's status to name the finalizer that keeps it", func() (bool, string) {
+				u := c.mustGet(t, "kro.run/v1alpha1", "Batch", ns, "kept")
+				cond := condition(u, v1alpha1.ConditionResourcesReady)
+				return slices.Equal(u.GetFinalizers(), []string{holdFinalizer}) && cond != nil &&
+					cond.Message == "every resource is deleted; kro-agent has let the instance go, and it waits for the finalizers "+holdFinalizer+", which are not kro-agent's", conditionSummary(u)
 			})
+			out, _ := kro(t, cfg, nil, "why-not-ready", "batch", "kept", "-n", ns)
+			if !strings.Contains(out, "Root cause: Batch/kept is being deleted and held by the finalizers "+holdFinalizer+", which are not kro-agent's: kro-agent has let it go") {
+				t.Errorf("why-not-ready of the held instance:\n%s", out)
+			}
 			if _, err := c.get(t, "batch/v1", "Job", ns, "kept"); !apierrors.IsNotFound(err) {
 				t.Errorf("the Job of the instance kro-agent let go: %v", err)
 			}
