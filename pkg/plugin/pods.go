@@ -91,7 +91,7 @@ func (c *cluster) explainPods(ctx context.Context, d *Diagnosis, r *Row, advised
 	} else {
 		d.Pods = troubles
 		told := oneLine(first.Message)
-		d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "Pod", r.Namespace, first.Names[0]), " (Pod "+first.Names[0]+")", func(e corev1.Event) bool {
+		d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "Pod", r.Namespace, first.Names[0], ""), " (Pod "+first.Names[0]+")", func(e corev1.Event) bool {
 			return e.Type == corev1.EventTypeWarning && oneLine(e.Message) != told
 		})...)
 	}
@@ -99,7 +99,7 @@ func (c *cluster) explainPods(ctx context.Context, d *Diagnosis, r *Row, advised
 		// Why a claim is not bound is told only about the claim.
 		i := slices.IndexFunc(pods, func(p corev1.Pod) bool { return p.Name == first.Names[0] })
 		for _, claim := range claimsOf(&pods[i]) {
-			d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "PersistentVolumeClaim", r.Namespace, claim), " (PersistentVolumeClaim "+claim+")", func(corev1.Event) bool { return true })...)
+			d.Events = append(d.Events, eventLines(c.eventsAbout(ctx, "PersistentVolumeClaim", r.Namespace, claim, ""), " (PersistentVolumeClaim "+claim+")", func(corev1.Event) bool { return true })...)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
@@ -269,6 +270,9 @@ func (c *cluster) heldInDeletion(ctx context.Context, s *subject) *Row {
 
 // conditionLine is one condition as a diagnosis shows it among its details.
 func conditionLine(c metav1.Condition) string {
+	if c.Message == "" {
+		return fmt.Sprintf("%s=%s (%s)", c.Type, c.Status, c.Reason)
+	}
 	return fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
 }
 
@@ -333,7 +337,7 @@ func (c *cluster) diagnoseRGD(ctx context.Context, rgd *v1alpha1.ResourceGraphDe
 		}
 	}
 	// When it stopped being Active, and what it said then.
-	d.Events = c.recentEventsAbout(ctx, v1alpha1.ResourceGraphDefinitionGroupKind.Kind, "", rgd.Name)
+	d.Events = c.recentEventsAbout(ctx, v1alpha1.ResourceGraphDefinitionGroupKind.Kind, "", rgd.Name, rgd.UID)
 	return d
 }
 
@@ -859,20 +863,25 @@ func (c *cluster) namespaceUnavailable(ctx context.Context, r *Row) string {
 
 // recentEvents returns the last few Events about an object.
 func (c *cluster) recentEvents(ctx context.Context, u *unstructured.Unstructured) []string {
-	return c.recentEventsAbout(ctx, u.GetKind(), u.GetNamespace(), u.GetName())
+	return c.recentEventsAbout(ctx, u.GetKind(), u.GetNamespace(), u.GetName(), u.GetUID())
 }
 
 // recentEventsAbout returns the last few Events about the object kind
-// namespace/name; those about a cluster-scoped object (namespace "") are
-// looked for in every namespace, as they are recorded in default.
-func (c *cluster) recentEventsAbout(ctx context.Context, kind, namespace, name string) []string {
-	return eventLines(c.eventsAbout(ctx, kind, namespace, name), "", func(corev1.Event) bool { return true })
+// namespace/name of uid; those about a cluster-scoped object (namespace
+// "") are looked for in every namespace, as they are recorded in default.
+func (c *cluster) recentEventsAbout(ctx context.Context, kind, namespace, name string, uid types.UID) []string {
+	return eventLines(c.eventsAbout(ctx, kind, namespace, name, uid), "", func(corev1.Event) bool { return true })
 }
 
 // eventsAbout lists the Events about the object kind namespace/name, the
-// oldest first.
-func (c *cluster) eventsAbout(ctx context.Context, kind, namespace, name string) []corev1.Event {
+// oldest first: of uid, as kubectl describe lists them, when it is given,
+// so that an object deleted and made again under the name is not told
+// what happened to the one before.
+func (c *cluster) eventsAbout(ctx context.Context, kind, namespace, name string, uid types.UID) []corev1.Event {
 	sel := fields.Set{"involvedObject.name": name, "involvedObject.kind": kind}
+	if uid != "" {
+		sel["involvedObject.uid"] = string(uid)
+	}
 	events, err := listTyped[corev1.Event](ctx, c, corev1.SchemeGroupVersion.WithResource("events"), namespace,
 		metav1.ListOptions{FieldSelector: sel.AsSelector().String()})
 	if err != nil {

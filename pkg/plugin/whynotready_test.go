@@ -306,3 +306,18 @@ func TestHandOverCommandNamesEveryObjectByNamespace(t *testing.T) {
 		t.Errorf("handOverCommand\n got: %s\nwant: %s", got, want)
 	}
 }
+
+// A condition with no message is printed without a dangling colon.
+func TestConditionLineLeavesOutAnEmptyMessage(t *testing.T) {
+	for _, tc := range []struct {
+		c    metav1.Condition
+		want string
+	}{
+		{metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready"}, "Ready=True (Ready)"},
+		{metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Deleting", Message: "deleting"}, "Ready=False (Deleting): deleting"},
+	} {
+		if got := conditionLine(tc.c); got != tc.want {
+			t.Errorf("conditionLine = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -980,7 +980,13 @@ spec:
 				_, err := c.get(t, "batch/v1", "Job", ns, "kept")
 				return err == nil, fmt.Sprint(err)
 			})
-			c.setFinalizers(t, "kro.run/v1alpha1", "Batch", ns, "kept", `["`+v1alpha1.Finalizer+`", "`+holdFinalizer+`"]`)
+			kept := c.setFinalizers(t, "kro.run/v1alpha1", "Batch", ns, "kept", `["`+v1alpha1.Finalizer+`", "`+holdFinalizer+`"]`)
+			// Events of the name: one about this instance, one about an
+			// earlier instance of the name, which is not this one's news.
+			for reason, uid := range map[string]string{"AboutThisOne": string(kept.GetUID()), "AboutAnEarlierOne": "00000000-0000-0000-0000-000000000001"} {
+				c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: Event, metadata: {name: kept.%s, namespace: %s}, involvedObject: {apiVersion: kro.run/v1alpha1, kind: Batch, name: kept, namespace: %s, uid: %q}, reason: %s, message: made by the test, type: Normal, lastTimestamp: %q}",
+					strings.ToLower(reason), ns, ns, uid, reason, time.Now().UTC().Format(time.RFC3339)))
+			}
 			c.delete(t, "kro.run/v1alpha1", "Batch", ns, "kept")
 			// kro-agent's last status says whose finalizer keeps it.
 			eventually(t, 30*time.Second, "the instance's status to name the finalizer that keeps it", func() (bool, string) {
@@ -990,7 +996,8 @@ spec:
 					cond.Message == "every resource is deleted; kro-agent has let the instance go, and it waits for the finalizers "+holdFinalizer+", which are not kro-agent's", conditionSummary(u)
 			})
 			out, _ := kro(t, cfg, nil, "why-not-ready", "batch", "kept", "-n", ns)
-			if !strings.Contains(out, "Root cause: Batch/kept is being deleted and held by the finalizers "+holdFinalizer+", which are not kro-agent's: kro-agent has let it go") {
+			if !strings.Contains(out, "Root cause: Batch/kept is being deleted and held by the finalizers "+holdFinalizer+", which are not kro-agent's: kro-agent has let it go") ||
+				!strings.Contains(out, "Normal AboutThisOne: made by the test") || strings.Contains(out, "AboutAnEarlierOne") {
 				t.Errorf("why-not-ready of the held instance:\n%s", out)
 			}
 			if _, err := c.get(t, "batch/v1", "Job", ns, "kept"); !apierrors.IsNotFound(err) {
