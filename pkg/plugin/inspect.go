@@ -587,6 +587,9 @@ func heldByFinalizers(finalizers []string) string {
 // instanceRow is the tree's first row, the instance u of kind.
 func instanceRow(u *unstructured.Unstructured, kind string) Row {
 	row := Row{Kind: kind, Name: u.GetName(), Namespace: u.GetNamespace(), Ready: instanceVerdict(u), Reason: readyReason(u), Created: ptrTime(u.GetCreationTimestamp()), object: u}
+	if stale := staleConditions(u); stale != "" {
+		row.Reason = strings.TrimSpace(row.Reason + " (stale: " + stale + ")")
+	}
 	if u.GetDeletionTimestamp() != nil {
 		row.Ready = VerdictDeleting
 		// Until kro-agent writes that it deletes (it deletes first), or
@@ -598,6 +601,17 @@ func instanceRow(u *unstructured.Unstructured, kind string) Row {
 		}
 	}
 	return row
+}
+
+// staleConditions says, of an instance whose Ready condition describes an
+// earlier generation than its own, which: kro-agent has not processed its
+// latest change yet (it is busy, behind, or not running). "" otherwise.
+func staleConditions(u *unstructured.Unstructured) string {
+	c := findCondition(u, v1alpha1.ConditionReady)
+	if c == nil || c.ObservedGeneration == 0 || c.ObservedGeneration >= u.GetGeneration() {
+		return ""
+	}
+	return fmt.Sprintf("its conditions describe generation %d, the instance is at %d", c.ObservedGeneration, u.GetGeneration())
 }
 
 // othersFinalizers are the finalizers of the instance u that are not

@@ -184,6 +184,30 @@ func TestInstanceRowOfAnInstanceBeingDeleted(t *testing.T) {
 	}
 }
 
+// The instance's row says when its conditions describe a generation
+// before its own: kro-agent has not processed its latest change.
+func TestInstanceRowOfStaleConditions(t *testing.T) {
+	for _, tc := range []struct {
+		generation, observed int64
+		want                 string
+	}{
+		{2, 1, "ACTIVE (stale: its conditions describe generation 1, the instance is at 2)"},
+		{2, 2, "ACTIVE"},
+		// Written by an agent that did not record generations.
+		{2, 0, "ACTIVE"},
+	} {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"metadata": map[string]any{"name": "shop", "generation": tc.generation},
+			"status": map[string]any{"state": "ACTIVE", "conditions": []any{map[string]any{
+				"type": "Ready", "status": "True", "reason": "Ready", "observedGeneration": tc.observed,
+			}}},
+		}}
+		if row := instanceRow(u, "WebApp"); row.Reason != tc.want {
+			t.Errorf("generation %d, observed %d: reason %q, want %q", tc.generation, tc.observed, row.Reason, tc.want)
+		}
+	}
+}
+
 // A node is ready for what depends on it when every row of it is: objects
 // ready, externalRefs read and ready, and not when it has no row at all.
 func TestAllReady(t *testing.T) {

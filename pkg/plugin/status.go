@@ -317,6 +317,10 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 					row.Reason, row.Message = c.Reason, c.Message
 				}
 			}
+			if stale := staleConditions(u); stale != "" {
+				// Ready says what was so before the latest change.
+				row.Reason, row.Message = "Stale", stale+": kro-agent has not processed the latest change"
+			}
 			if o.notReady && row.Ready == string(metav1.ConditionTrue) {
 				continue
 			}

@@ -1152,6 +1152,15 @@ spec:
 			if !strings.Contains(explain, "STALE: observed generation 1, object is at 2") {
 				t.Errorf("explain-conditions does not flag stale conditions:\n%s", explain)
 			}
+			// Ready=True of generation 1 is not what the table says of it.
+			status, err := kro(t, cfg, nil, "status", "webapp", "ready", "-n", ns, "-o", "wide")
+			if err != nil || !regexp.MustCompile(`(?m)^WebApp +ready +ACTIVE +True +Stale +\S+ +webapp +its conditions describe generation 1, the instance is at 2: kro-agent has not processed the latest change$`).MatchString(status) {
+				t.Errorf("status of an instance with stale conditions: %v\n%s", err, status)
+			}
+			tree, err := kro(t, cfg, nil, "tree", "webapp", "ready", "-n", ns)
+			if err != nil || !strings.Contains(tree, "ACTIVE (stale: its conditions describe generation 1, the instance is at 2)") {
+				t.Errorf("tree of an instance with stale conditions: %v\n%s", err, tree)
+			}
 			return ctx
 		}).
 		Assess("an instance whose RGD is invalid", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
