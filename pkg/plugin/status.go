@@ -44,6 +44,10 @@ type InstanceStatusRow struct {
 	Created *metav1.Time `json:"created,omitempty"`
 }
 
+// reasonStale is the REASON of an instance whose Ready condition describes
+// a generation before its own.
+const reasonStale = "Stale"
+
 type statusOptions struct {
 	*Options
 	output, color string
@@ -73,7 +77,8 @@ func newStatusCommand(parent *Options) *cobra.Command {
 an RGD generated when no KIND is given (also of RGDs that are not Active, whose instances
 are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; --selector
 keeps the instances whose labels match, --not-ready those whose Ready condition is not
-True (False, Unknown, or not reported yet: what to look at in a fleet); -o wide adds the RGD and the Ready condition's
+True (False, Unknown, or not reported yet: what to look at in a fleet) or is stale (REASON
+Stale: it describes a generation before the instance's); -o wide adds the RGD and the Ready condition's
 message; -o name prints them as kubectl get -o name does
 (webapp.kro.run/demo), for kubectl to take, and with --watch each as it appears. --watch
 redraws the table whenever it changes (with -o json|yaml, prints the list again): it
@@ -123,7 +128,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
-	cmd.Flags().BoolVar(&o.notReady, "not-ready", false, "list only the instances whose Ready condition is not True")
+	cmd.Flags().BoolVar(&o.notReady, "not-ready", false, "list only the instances whose Ready condition is not True, or is stale")
 	cmd.Flags().Int64Var(&o.chunkSize, "chunk-size", defaultChunkSize, "list instances in chunks of this many, as kubectl get does, rather than all at once; 0 lists each kind in one request")
 	addNamingFileFlag(cmd, &o.file, "the instance or RGD")
 	addWatchFlags(cmd, &o.watch, &o.interval)
@@ -319,9 +324,9 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			}
 			if stale := staleConditions(u); stale != "" {
 				// Ready says what was so before the latest change.
-				row.Reason, row.Message = "Stale", stale+": kro-agent has not processed the latest change"
+				row.Reason, row.Message = reasonStale, stale+": kro-agent has not processed the latest change"
 			}
-			if o.notReady && row.Ready == string(metav1.ConditionTrue) {
+			if o.notReady && row.Ready == string(metav1.ConditionTrue) && row.Reason != reasonStale {
 				continue
 			}
 			rows = append(rows, row)

@@ -1157,6 +1157,9 @@ spec:
 			if err != nil || !regexp.MustCompile(`(?m)^WebApp +ready +ACTIVE +True +Stale +\S+ +webapp +its conditions describe generation 1, the instance is at 2: kro-agent has not processed the latest change$`).MatchString(status) {
 				t.Errorf("status of an instance with stale conditions: %v\n%s", err, status)
 			}
+			if names, err := kro(t, cfg, nil, "status", "webapp", "-n", ns, "--not-ready", "-o", "name"); err != nil || !strings.Contains(names, "webapp.kro.run/ready\n") {
+				t.Errorf("status --not-ready leaves out an instance with stale conditions: %v\n%s", err, names)
+			}
 			tree, err := kro(t, cfg, nil, "tree", "webapp", "ready", "-n", ns)
 			if err != nil || !strings.Contains(tree, "ACTIVE (stale: its conditions describe generation 1, the instance is at 2)") {
 				t.Errorf("tree of an instance with stale conditions: %v\n%s", err, tree)
