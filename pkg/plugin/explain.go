@@ -37,6 +37,7 @@ var reasonMeanings = map[string]string{
 	v1alpha1.ReasonResolveFailed:            "the instance's values do not make valid resources: an expression fails on them, a forEach expands past its limit, or two resources get one name (the message says which); change the instance spec, or the RGD",
 	v1alpha1.ReasonGraphNotAccepted:         "the instance's RGD has no graph kro-agent can serve (invalid, or changed in a way refused as breaking): nothing is applied or deleted for it until the RGD is fixed",
 	v1alpha1.ReasonReleased:                 "the instance's RGD was deleted: kro-agent took its finalizer off and manages it no more",
+	v1alpha1.ReasonFinalized:                "the instance is being deleted and kro-agent is done with it: it took its finalizer off, and another controller's finalizer keeps the instance until that controller removes it",
 	v1alpha1.ReasonSuspended:                "the instance carries kro.run/reconcile: suspended; nothing is written",
 	v1alpha1.ReasonDeleting:                 "the instance is being deleted, resources in reverse topological order",
 	v1alpha1.ReasonInvalidResourceGraph:     "the RGD is invalid; the message is the validation error",

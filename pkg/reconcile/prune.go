@@ -230,7 +230,7 @@ func (r *run) finishDeletion(ctx context.Context, status *v1alpha1.InstanceStatu
 		return f == v1alpha1.Finalizer || f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents
 	})
 	if len(others) > 0 {
-		status.MarkDeleting(fmt.Sprintf("%s; kro-agent has let the instance go, and it waits for the finalizers %s, which are not kro-agent's", done, strings.Join(others, ", ")))
+		status.MarkFinalized(done, others)
 		status.ComputeState(true, false)
 		if err := r.writeStatus(ctx, status, nil); err != nil {
 			return err

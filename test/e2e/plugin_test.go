@@ -992,8 +992,10 @@ spec:
 			eventually(t, 30*time.Second, "the instance's status to name the finalizer that keeps it", func() (bool, string) {
 				u := c.mustGet(t, "kro.run/v1alpha1", "Batch", ns, "kept")
 				cond := condition(u, v1alpha1.ConditionResourcesReady)
+				managed := condition(u, v1alpha1.ConditionInstanceManaged)
 				return slices.Equal(u.GetFinalizers(), []string{holdFinalizer}) && cond != nil &&
-					cond.Message == "every resource is deleted; kro-agent has let the instance go, and it waits for the finalizers "+holdFinalizer+", which are not kro-agent's", conditionSummary(u)
+					cond.Message == "every resource is deleted; kro-agent has let the instance go, and it waits for the finalizers "+holdFinalizer+", which are not kro-agent's" &&
+					managed != nil && managed.Status == metav1.ConditionFalse && managed.Reason == v1alpha1.ReasonFinalized, conditionSummary(u)
 			})
 			out, _ := kro(t, cfg, nil, "why-not-ready", "batch", "kept", "-n", ns)
 			if !strings.Contains(out, "Root cause: Batch/kept is being deleted and held by the finalizers "+holdFinalizer+", which are not kro-agent's: kro-agent has let it go") ||

@@ -39,9 +39,12 @@ const (
 
 // Reasons of instance conditions.
 const (
-	ReasonManaged           = "Managed"
-	ReasonManageFailed      = "ManageFailed"
-	ReasonReleased          = "Released"
+	ReasonManaged      = "Managed"
+	ReasonManageFailed = "ManageFailed"
+	ReasonReleased     = "Released"
+	// ReasonFinalized: kro-agent is done with an instance being deleted
+	// and took its finalizer off; another controller's finalizer keeps it.
+	ReasonFinalized         = "Finalized"
 	ReasonResolved          = "Resolved"
 	ReasonResolveFailed     = "ResolveFailed"
 	ReasonGraphNotAccepted  = "GraphNotAccepted"
@@ -253,6 +256,15 @@ func (s *InstanceStatus) MarkKindNotWatched(msg string) {
 func (s *InstanceStatus) MarkSuspended() {
 	s.manager.MarkUnknown(ConditionResourcesReady, ReasonSuspended,
 		"reconciliation is suspended by the annotation %s=%s; remove it to resume", AnnotationReconcile, ReconcileSuspended)
+}
+
+// MarkFinalized records that kro-agent is done with an instance being
+// deleted and lets it go (done says what became of its resources), while
+// the finalizers others name keep it.
+func (s *InstanceStatus) MarkFinalized(done string, others []string) {
+	s.manager.MarkFalse(ConditionInstanceManaged, ReasonFinalized,
+		"kro-agent has let the instance go: it took its finalizer off, and the finalizers %s, which are not kro-agent's, keep the instance", strings.Join(others, ", "))
+	s.manager.MarkUnknown(ConditionResourcesReady, ReasonDeleting, "%s; kro-agent has let the instance go, and it waits for the finalizers %s, which are not kro-agent's", done, strings.Join(others, ", "))
 }
 
 // MarkDeleting records the deletion in progress.
