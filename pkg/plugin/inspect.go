@@ -605,10 +605,17 @@ func instanceRow(u *unstructured.Unstructured, kind string) Row {
 
 // staleConditions says, of an instance whose Ready condition describes an
 // earlier generation than its own, which: kro-agent has not processed its
-// latest change yet (it is busy, behind, or not running). "" otherwise.
+// latest change yet (it is busy, behind, or not running). "" otherwise, and
+// for an instance kro-agent let go (its RGD deleted, or itself deleted and
+// kept by another's finalizer): no agent is late with it, and its reason
+// says so.
 func staleConditions(u *unstructured.Unstructured) string {
 	c := findCondition(u, v1alpha1.ConditionReady)
 	if c == nil || c.ObservedGeneration == 0 || c.ObservedGeneration >= u.GetGeneration() {
+		return ""
+	}
+	if m := findCondition(u, v1alpha1.ConditionInstanceManaged); m != nil && m.Status == metav1.ConditionFalse &&
+		(m.Reason == v1alpha1.ReasonReleased || m.Reason == v1alpha1.ReasonFinalized) {
 		return ""
 	}
 	return fmt.Sprintf("its conditions describe generation %d, the instance is at %d", c.ObservedGeneration, u.GetGeneration())

@@ -187,23 +187,28 @@ func TestInstanceRowOfAnInstanceBeingDeleted(t *testing.T) {
 // The instance's row says when its conditions describe a generation
 // before its own: kro-agent has not processed its latest change.
 func TestInstanceRowOfStaleConditions(t *testing.T) {
+	managed := map[string]any{"type": "InstanceManaged", "status": "True", "reason": "Managed", "observedGeneration": int64(1)}
+	released := map[string]any{"type": "InstanceManaged", "status": "False", "reason": "Released", "observedGeneration": int64(1)}
 	for _, tc := range []struct {
 		generation, observed int64
+		managed              map[string]any
 		want                 string
 	}{
-		{2, 1, "ACTIVE (stale: its conditions describe generation 1, the instance is at 2)"},
-		{2, 2, "ACTIVE"},
+		{2, 1, managed, "ACTIVE (stale: its conditions describe generation 1, the instance is at 2)"},
+		{2, 2, managed, "ACTIVE"},
 		// Written by an agent that did not record generations.
-		{2, 0, "ACTIVE"},
+		{2, 0, managed, "ACTIVE"},
+		// Its RGD deleted, no agent is late with it.
+		{2, 1, released, "ACTIVE"},
 	} {
 		u := &unstructured.Unstructured{Object: map[string]any{
 			"metadata": map[string]any{"name": "shop", "generation": tc.generation},
-			"status": map[string]any{"state": "ACTIVE", "conditions": []any{map[string]any{
+			"status": map[string]any{"state": "ACTIVE", "conditions": []any{tc.managed, map[string]any{
 				"type": "Ready", "status": "True", "reason": "Ready", "observedGeneration": tc.observed,
 			}}},
 		}}
 		if row := instanceRow(u, "WebApp"); row.Reason != tc.want {
-			t.Errorf("generation %d, observed %d: reason %q, want %q", tc.generation, tc.observed, row.Reason, tc.want)
+			t.Errorf("generation %d, observed %d, %s: reason %q, want %q", tc.generation, tc.observed, tc.managed["reason"], row.Reason, tc.want)
 		}
 	}
 }
