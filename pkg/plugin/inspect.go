@@ -597,7 +597,7 @@ func instanceRow(u *unstructured.Unstructured, kind string) Row {
 		// has taken its finalizer off, what it wrote last is done with.
 		st, _, _ := unstructured.NestedString(u.Object, "status", "state")
 		if st != string(v1alpha1.InstanceDeleting) || !slices.Contains(u.GetFinalizers(), v1alpha1.Finalizer) {
-			row.Reason = "being deleted" + heldByFinalizers(othersFinalizers(u))
+			row.Reason = "being deleted" + heldByFinalizers(v1alpha1.OtherFinalizers(u))
 		}
 	}
 	return row
@@ -619,12 +619,6 @@ func staleConditions(u *unstructured.Unstructured) string {
 		return ""
 	}
 	return fmt.Sprintf("its conditions describe generation %d, the instance is at %d", c.ObservedGeneration, u.GetGeneration())
-}
-
-// othersFinalizers are the finalizers of the instance u that are not
-// kro-agent's: its own is kro-agent's to remove, last.
-func othersFinalizers(u metav1.Object) []string {
-	return slices.DeleteFunc(slices.Clone(u.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer })
 }
 
 // skippedDependency is the first of n's dependencies that is skipped, or

@@ -386,7 +386,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		return rgdNotActive(s.rgd, s.graphErr)
 	}
 	if inst.GetDeletionTimestamp() != nil {
-		if others := othersFinalizers(inst); len(others) > 0 && !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
+		if others := v1alpha1.OtherFinalizers(inst); len(others) > 0 && !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
 			// kro-agent is done with it; its status is what it wrote
 			// last, while it still deleted.
 			return &Diagnosis{

@@ -226,8 +226,8 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 // The garbage collector's own finalizers (orphan, foregroundDeletion) go
 // of themselves.
 func (r *run) finishDeletion(ctx context.Context, status *v1alpha1.InstanceStatus, done string) error {
-	others := slices.DeleteFunc(slices.Clone(r.inst.GetFinalizers()), func(f string) bool {
-		return f == v1alpha1.Finalizer || f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents
+	others := slices.DeleteFunc(v1alpha1.OtherFinalizers(r.inst), func(f string) bool {
+		return f == metav1.FinalizerOrphanDependents || f == metav1.FinalizerDeleteDependents
 	})
 	if len(others) > 0 {
 		status.MarkFinalized(done, others)
@@ -273,7 +273,7 @@ func (r *run) removeFinalizer(ctx context.Context) error {
 // changed since (by another tool, or by the agent adding its own back) is
 // not overwritten, the write fails with a conflict instead.
 func finalizerRemoval(inst metav1.Object) []byte {
-	return finalizersPatch(inst, slices.DeleteFunc(slices.Clone(inst.GetFinalizers()), func(f string) bool { return f == v1alpha1.Finalizer }))
+	return finalizersPatch(inst, v1alpha1.OtherFinalizers(inst))
 }
 
 // finalizerAddition is the merge patch that puts the agent's finalizer on

@@ -1,6 +1,10 @@
 package v1alpha1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // Labels, annotations and the finalizer kro-agent sets, as upstream kro names
 // them (see the kro "Instances" documentation): on instances, and with the
@@ -61,6 +65,12 @@ const (
 	// Finalizer holds an instance until its resources are deleted in order.
 	Finalizer = "kro.run/finalizer"
 )
+
+// OtherFinalizers are the finalizers of an instance but kro-agent's own
+// (Finalizer): those that hold it once kro-agent lets it go.
+func OtherFinalizers(instance metav1.Object) []string {
+	return slices.DeleteFunc(slices.Clone(instance.GetFinalizers()), func(f string) bool { return f == Finalizer })
+}
 
 // IsSuspended says whether an instance carries AnnotationReconcile set to
 // ReconcileSuspended.
