@@ -61,9 +61,10 @@ type Registrar struct {
 	// count the last successful registration held. Equal: nothing pending.
 	changes, registered int
 	// left is what the last successful registration left, for Verify,
-	// and leftCA the CA it registered.
-	left   *registered
-	leftCA []byte
+	// leftCA the CA it registered and leftKinds the instance kinds.
+	left      *registered
+	leftCA    []byte
+	leftKinds []schema.GroupVersionResource
 }
 
 // SetCABundle records a new CA and re-registers.
@@ -81,7 +82,14 @@ func (r *Registrar) SetInstanceKinds(ctx context.Context, kinds []schema.GroupVe
 	r.mu.Lock()
 	if !slices.Equal(r.kinds, kinds) {
 		r.kinds = kinds
-		r.changes++
+		// Until the kinds are complete the webhook keeps the kinds it
+		// has, so one it has already is nothing to register. As an agent
+		// starts, that is every kind it served before, which would
+		// otherwise be registered again one RGD at a time, each time in
+		// the way of the RGD's reconcile.
+		if r.kindsComplete || r.left == nil || !subset(kinds, r.leftKinds) {
+			r.changes++
+		}
 	}
 	r.mu.Unlock()
 	return r.Sync(ctx)
@@ -136,11 +144,12 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	if len(ca) == 0 {
 		return nil // registered once the CA is known
 	}
+	written := kinds
 	mutating := func(cur *admissionregv1.MutatingWebhookConfiguration) *admissionregv1.MutatingWebhookConfiguration {
-		if complete {
-			return r.mutatingConfig(ca, instanceRules(kinds))
+		if !complete {
+			written = union(registeredKinds(cur), kinds)
 		}
-		return r.mutatingConfig(ca, instanceRules(union(registeredKinds(cur), kinds)))
+		return r.mutatingConfig(ca, instanceRules(written))
 	}
 	api := r.Client.AdmissionregistrationV1()
 	mwcs := api.MutatingWebhookConfigurations()
@@ -157,7 +166,7 @@ func (r *Registrar) Apply(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	r.registered = max(r.registered, state)
-	r.left, r.leftCA = &left, ca
+	r.left, r.leftCA, r.leftKinds = &left, ca, written
 	r.mu.Unlock()
 	return nil
 }
@@ -280,6 +289,16 @@ func union(a, b []schema.GroupVersionResource) []schema.GroupVersionResource {
 	all := append(slices.Clone(a), b...)
 	slices.SortFunc(all, compareKinds)
 	return slices.Compact(all)
+}
+
+// subset reports whether every kind in a is in b, which is sorted.
+func subset(a, b []schema.GroupVersionResource) bool {
+	for _, k := range a {
+		if _, found := slices.BinarySearchFunc(b, k, compareKinds); !found {
+			return false
+		}
+	}
+	return true
 }
 
 func compareKinds(a, b schema.GroupVersionResource) int {

@@ -53,6 +53,7 @@ func TestRegistrationWritesOnlyWhatChanged(t *testing.T) {
 	}
 	webapps := schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: "webapps"}
 	step("the first registration", func() error { return r.SetCABundle(ctx, []byte("ca")) }, 1, 1, 4)
+	step("the kinds complete", func() error { return r.KindsComplete(ctx) }, 0, 1, 0)
 	step("a new kind", func() error { return r.SetInstanceKinds(ctx, []schema.GroupVersionResource{webapps}) }, 0, 1, 0)
 	step("a new CA", func() error { return r.SetCABundle(ctx, []byte("ca2")) }, 1, 1, 0)
 	vwcs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
@@ -64,6 +65,72 @@ func TestRegistrationWritesOnlyWhatChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("a kind back, a guard policy deleted", func() error { return r.SetInstanceKinds(ctx, []schema.GroupVersionResource{webapps}) }, 0, 1, 4)
+}
+
+// An agent starting serves again, one RGD at a time, kinds the instance
+// webhook has already: until the kinds are complete, that costs no
+// request. A kind it does not have is registered at once, and kinds no RGD
+// serves any more come off once the kinds are complete.
+func TestRestartRegistersOnlyKindsNotRegistered(t *testing.T) {
+	client := fake.NewClientset()
+	ctx := context.Background()
+	kind := func(resource string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: "kro.run", Version: "v1alpha1", Resource: resource}
+	}
+	webapps, queues, gone, caches := kind("webapps"), kind("queues"), kind("gone"), kind("caches")
+	before := &Registrar{Client: client, URL: "https://127.0.0.1:9443", AgentUser: "kro-agent"}
+	if err := before.SetCABundle(ctx, []byte("ca")); err != nil {
+		t.Fatal(err)
+	}
+	if err := before.SetInstanceKinds(ctx, []schema.GroupVersionResource{webapps, queues, gone}); err != nil {
+		t.Fatal(err)
+	}
+
+	r := &Registrar{Client: client, URL: "https://127.0.0.1:9443", AgentUser: "kro-agent"}
+	if err := r.SetCABundle(ctx, []byte("ca")); err != nil {
+		t.Fatal(err)
+	}
+	mutatingWrites := func() (n int) {
+		for _, a := range client.Actions() {
+			if (a.GetVerb() == "create" || a.GetVerb() == "update") && a.GetResource().Resource == "mutatingwebhookconfigurations" {
+				n++
+			}
+		}
+		return n
+	}
+	registeredNow := func() []schema.GroupVersionResource {
+		cur, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, ConfigName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return registeredKinds(cur)
+	}
+	for _, served := range [][]schema.GroupVersionResource{{webapps}, {webapps, queues}} {
+		client.ClearActions()
+		if err := r.SetInstanceKinds(ctx, served); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(client.Actions()); n != 0 {
+			t.Errorf("serving %v again, registered already, cost %d requests: %v", served, n, client.Actions())
+		}
+	}
+	client.ClearActions()
+	if err := r.SetInstanceKinds(ctx, []schema.GroupVersionResource{webapps, queues, caches}); err != nil {
+		t.Fatal(err)
+	}
+	if n := mutatingWrites(); n != 1 {
+		t.Errorf("a kind not registered yet: %d writes of the instance webhook, want 1", n)
+	}
+	if got, want := registeredNow(), []schema.GroupVersionResource{caches, gone, queues, webapps}; !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("registered before the kinds are complete: %v, want %v", got, want)
+	}
+	client.ClearActions()
+	if err := r.KindsComplete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := registeredNow(), []schema.GroupVersionResource{caches, queues, webapps}; !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("registered once the kinds are complete: %v, want %v", got, want)
+	}
 }
 
 // TestManifestMatchesAgent keeps manifests/agent/admission.yaml identical
