@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -294,7 +295,7 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 		// of which queues this one.
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
-	g, retry, err := r.compile(ctx, rgd)
+	g, retry, err := r.compile(ctx, rgd, current)
 	if errors.Is(err, errSchemasPending) {
 		// Nothing new to check the graph against yet: what the RGD's
 		// status says, and what is served, stand until then.
@@ -431,12 +432,14 @@ func (r *RGDReconciler) ownedCRDs(ctx context.Context, rgdName string) ([]extv1.
 
 // compile returns the RGD's graph, compiled once per generation. The
 // generated CRD is validated by a dry-run apply, so that a schema the API
-// server refuses is a GraphAccepted error at its RGD field. When a kind
+// server refuses is a GraphAccepted error at its RGD field, unless current
+// (the RGD's CRD in the cluster, or nil) has its spec already: the API
+// server accepted it, and there is nothing to apply. When a kind
 // could not be resolved, retry says how soon to compile again without an
 // event: shortly for a schema about to be published; for a kind not
 // served, in case an aggregated API comes to serve it (a CRD of its group
 // queues the RGD when it comes).
-func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition) (g *graph.Graph, retry time.Duration, err error) {
+func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraphDefinition, current *extv1.CustomResourceDefinition) (g *graph.Graph, retry time.Duration, err error) {
 	r.mu.Lock()
 	c, ok := r.compiled[rgd.Name]
 	r.mu.Unlock()
@@ -449,7 +452,16 @@ func (r *RGDReconciler) compile(ctx context.Context, rgd *v1alpha1.ResourceGraph
 		return nil, wait, errSchemasPending
 	}
 	resolver := &waitingKinds{next: kindsResolver, missing: sets.New[string]()}
-	g, err = graph.Compile(rgd, graph.Options{Resolver: resolver, ValidateCRD: crdcheck.OnServer(ctx, r.Client, ownership.FieldManager)})
+	onServer := crdcheck.OnServer(ctx, r.Client, ownership.FieldManager)
+	validate := func(crd *extv1.CustomResourceDefinition) (field.ErrorList, error) {
+		// As an agent starts, that is every RGD's, whose dry runs
+		// would otherwise hold each RGD's reconcile up in turn.
+		if current != nil && specUnchanged(current, crd) {
+			return nil, nil
+		}
+		return onServer(crd)
+	}
+	g, err = graph.Compile(rgd, graph.Options{Resolver: resolver, ValidateCRD: validate})
 	r.schemas.compiled(rgd.Name, resolver.resolved, time.Now())
 	if r.schemas.awaiting(rgd.Name, time.Now()) {
 		// Compiled with the schemas of before: compiled again once the
@@ -565,7 +577,7 @@ func (r *RGDReconciler) applyCRD(ctx context.Context, rgd *v1alpha1.ResourceGrap
 			// No instance for the change to break: an author still shaping
 			// a new kind is not asked to annotate each try.
 		}
-		if equality.Semantic.DeepEqual(current.Spec, mergedSpec(current, desired)) && labelsContain(current.Labels, desired.Labels) {
+		if specUnchanged(current, desired) && labelsContain(current.Labels, desired.Labels) {
 			return current, nil // nothing to write
 		}
 	}
@@ -607,6 +619,11 @@ func (r *RGDReconciler) anyStored(ctx context.Context, crd *extv1.CustomResource
 		return false, fmt.Errorf("listing the stored %s to tell whether a schema change breaks any: %w", crd.Spec.Names.Plural, err)
 	}
 	return len(list.Items) > 0, nil
+}
+
+// specUnchanged tells whether applying desired leaves current's spec as it is.
+func specUnchanged(current, desired *extv1.CustomResourceDefinition) bool {
+	return equality.Semantic.DeepEqual(current.Spec, mergedSpec(current, desired))
 }
 
 // mergedSpec is what the CRD's spec would be after applying desired: the

@@ -69,7 +69,7 @@ func (r *RGDReconciler) deleteKind(ctx context.Context, rgd *v1alpha1.ResourceGr
 		return ctrl.Result{}, r.letGo(ctx, rgd)
 	}
 	if _, serving := r.Engine.ServedGeneration(rgd.Name); !serving {
-		g, _, err := r.compile(ctx, rgd)
+		g, _, err := r.compile(ctx, rgd, nil)
 		var invalid *graph.Error
 		switch {
 		case errors.As(err, &invalid):
