@@ -82,8 +82,9 @@ type EngineOptions struct {
 	// MaxCollectionSize bounds forEach expansion.
 	MaxCollectionSize int
 	// ExternalRefPoll is how often an instance waiting on an externalRef
-	// looks again, should the watch of its kind not tell (the agent may
-	// read the kind but not watch it).
+	// looks again while the watch of its kind does not follow it: not
+	// listed yet, or refused (the agent may read the kind but not watch
+	// it).
 	ExternalRefPoll time.Duration
 	// OnKindsChanged, when set, is told the instance kinds served after
 	// each change (the instance webhook registers them).

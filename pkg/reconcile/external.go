@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"slices"
 	"sync"
 
@@ -25,6 +26,8 @@ type externalWatches struct {
 	mu    sync.Mutex
 	byGVR map[schema.GroupVersionResource]*watched
 	reads map[schema.GroupVersionResource]map[externalReader]externalRead
+	// refused tells, per kind, whether its list or watch is refused.
+	refused map[schema.GroupVersionResource]*refusals
 }
 
 // externalReader is one externalRef of one instance.
@@ -52,11 +55,13 @@ func (r externalRead) matches(m metav1.Object) bool {
 
 func newExternalWatches(client metadata.Interface, enqueue func(InstanceKey), log logr.Logger) *externalWatches {
 	return &externalWatches{client: client, enqueue: enqueue, log: log,
-		byGVR: map[schema.GroupVersionResource]*watched{},
-		reads: map[schema.GroupVersionResource]map[externalReader]externalRead{}}
+		byGVR:   map[schema.GroupVersionResource]*watched{},
+		reads:   map[schema.GroupVersionResource]map[externalReader]externalRead{},
+		refused: map[schema.GroupVersionResource]*refusals{}}
 }
 
-// read records what an instance's externalRef read, and watches its kind.
+// read records what an instance's externalRef is about to read, and
+// watches its kind.
 func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalReader, what externalRead) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -69,8 +74,9 @@ func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalR
 	}
 	// The agent may be allowed to get the objects it reads by name and
 	// not to list and watch their kind: the log says so once.
-	inf := metadataInformer(w.client, gvr, metav1.NamespaceAll, nil,
-		&refusals{gvr: gvr, log: w.log, lost: "instances reading its objects see their changes only when they are reconciled again"})
+	refused := &refusals{gvr: gvr, log: w.log, lost: "instances reading its objects see their changes only when they are reconciled again"}
+	w.refused[gvr] = refused
+	inf := metadataInformer(w.client, gvr, metav1.NamespaceAll, nil, refused)
 	// Only names, namespaces and labels are matched: the rest of the
 	// metadata (managed fields, annotations) is not kept.
 	_ = inf.SetTransform(func(obj any) (any, error) {
@@ -93,6 +99,24 @@ func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalR
 	x := &watched{informer: inf, stop: make(chan struct{})}
 	go inf.Run(x.stop)
 	w.byGVR[gvr] = x
+}
+
+// follows tells whether the watch of a kind read follows it: its first
+// list done, and neither list nor watch refused since. Then whatever
+// changes after a read made now reaches the instances that read it, and
+// they need not look again of their own accord. A watch just started is
+// waited for briefly (its first list, once per kind): before it, the list
+// could find an object made just after the read and take it for one that
+// was there already.
+func (w *externalWatches) follows(ctx context.Context, gvr schema.GroupVersionResource) bool {
+	w.mu.Lock()
+	x, refused := w.byGVR[gvr], w.refused[gvr]
+	w.mu.Unlock()
+	if x == nil || x.informer == nil {
+		return false
+	}
+	waitUntil(ctx, func() bool { return x.informer.HasSynced() || !refused.allowed() })
+	return x.informer.HasSynced() && refused.allowed()
 }
 
 // changed queues every instance that read the object, in any of the

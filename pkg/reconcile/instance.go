@@ -69,14 +69,14 @@ type run struct {
 	notReady map[string]string
 
 	// The first reasons progress stopped, for the conditions.
-	blocked    string // a resource is not ready
-	deleting   string // a managed object is being deleted by someone else
-	pending    string // an input is not available yet
-	unset      bool   // that input is a field the instance does not set
-	failed     error  // the instance's values make no valid resource
-	applyErr   error  // the API server refused a write
-	contested  error  // an object waits its turn to be restored
-	waitingExt bool   // an externalRef is missing or not ready
+	blocked      string // a resource is not ready
+	deleting     string // a managed object is being deleted by someone else
+	pending      string // an input is not available yet
+	unset        bool   // that input is a field the instance does not set
+	failed       error  // the instance's values make no valid resource
+	applyErr     error  // the API server refused a write
+	contested    error  // an object waits its turn to be restored
+	pollExternal bool   // an externalRef waits on what no watch follows
 
 	// externalsRead are the externalRefs read this time, by node id.
 	externalsRead []string
@@ -269,7 +269,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		// Looked for again, with backoff, until the kind's objects are
 		// known and can be pruned.
 		return result{}, r.recordedKnown(ctx)
-	case r.waitingExt:
+	case r.pollExternal:
 		return result{requeueAfter: e.opts.ExternalRefPoll}, nil
 	}
 	return result{}, nil
@@ -765,12 +765,13 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	// the instance back.
 	r.t.externals.read(n.Kind.GVR(), externalReader{instance: r.key, node: n.ID},
 		externalRead{namespace: target.Namespace, name: target.Name, selector: selector})
+	followed := r.t.externals.follows(ctx, n.Kind.GVR())
 	r.externalsRead = append(r.externalsRead, n.ID)
 	client := r.t.client.Resource(n.Kind.GVR()).Namespace(target.Namespace)
 	if selector != nil {
 		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 		if err != nil {
-			r.waitExternal(n, fmt.Sprintf("%s: listing external %s: %v", n.ID, n.Kind.Resource, err))
+			r.waitExternal(n, fmt.Sprintf("%s: listing external %s: %v", n.ID, n.Kind.Resource, err), false)
 			return
 		}
 		items := make([]any, 0, len(list.Items))
@@ -781,7 +782,7 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 			items = append(items, typed)
 			if v := resolve.Ready(n, typed, r.scope); !v.Ready && ready {
 				ready = false
-				r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, cache.NewObjectName(item.GetNamespace(), item.GetName()).String(), v.Reason))
+				r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, cache.NewObjectName(item.GetNamespace(), item.GetName()).String(), v.Reason), followed)
 			}
 		}
 		r.scope.Observe(n, items)
@@ -790,11 +791,11 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	}
 	obj, err := client.Get(ctx, target.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		r.waitExternal(n, fmt.Sprintf("%s: external %s %s does not exist yet", n.ID, n.Kind.GVK.Kind, cache.NewObjectName(target.Namespace, target.Name).String()))
+		r.waitExternal(n, fmt.Sprintf("%s: external %s %s does not exist yet", n.ID, n.Kind.GVK.Kind, cache.NewObjectName(target.Namespace, target.Name).String()), followed)
 		return
 	}
 	if err != nil {
-		r.waitExternal(n, fmt.Sprintf("%s: reading external %s %s: %v", n.ID, n.Kind.GVK.Kind, cache.NewObjectName(target.Namespace, target.Name).String(), err))
+		r.waitExternal(n, fmt.Sprintf("%s: reading external %s %s: %v", n.ID, n.Kind.GVK.Kind, cache.NewObjectName(target.Namespace, target.Name).String(), err), false)
 		return
 	}
 	observed := resolve.Typed(n, obj.Object)
@@ -802,12 +803,18 @@ func (r *run) readExternal(ctx context.Context, n *graph.Node) {
 	v := resolve.Ready(n, observed, r.scope)
 	r.ready[n.ID] = v.Ready
 	if !v.Ready {
-		r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, target.Name, v.Reason))
+		r.waitExternal(n, fmt.Sprintf("%s (external %s %s): %s", n.ID, n.Kind.GVK.Kind, target.Name, v.Reason), followed)
 	}
 }
 
-func (r *run) waitExternal(n *graph.Node, msg string) {
-	r.waitingExt = true
+// waitExternal records that n, an externalRef, is not there or not ready.
+// The instance looks again after a while unless followed, the watch of its
+// kind bringing it back when what it read changes: a read that failed is
+// tried again either way.
+func (r *run) waitExternal(n *graph.Node, msg string, followed bool) {
+	if !followed {
+		r.pollExternal = true
+	}
 	r.noteNotReady(n, msg)
 }
 

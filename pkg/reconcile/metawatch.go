@@ -119,6 +119,17 @@ func isRefusal(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsNotFound(err)
 }
 
+// allowed tells whether the last list or watch was not refused; nil (a
+// kind not watched) is not.
+func (r *refusals) allowed() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.refused == nil
+}
+
 // answered notes how the API server answered a list or watch: err is nil,
 // a refusal, or another error (a connection lost), which changes nothing.
 func (r *refusals) answered(err error) {

@@ -133,7 +133,7 @@ func TestConditionsNameWhatTheGraphWaitsFor(t *testing.T) {
 		graphMessage, ready string
 	}{
 		{"a dependency not ready", func(r *run) {
-			r.waitExternal(platform, "platform: external ConfigMap default/settings does not exist yet")
+			r.waitExternal(platform, "platform: external ConfigMap default/settings does not exist yet", true)
 			r.unreached, r.waits.node, r.waits.dependency = map[string]bool{"app": true}, "app", "platform"
 		}, metav1.ConditionUnknown,
 			"app waits for platform: external ConfigMap default/settings does not exist yet",

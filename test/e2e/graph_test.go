@@ -498,6 +498,11 @@ func TestExternalRef(t *testing.T) {
 				_, err := c.get(t, "v1", "ConfigMap", ns, "billing-settings")
 				return err == nil
 			})
+			// The watch of ConfigMaps tells when it comes: the instance
+			// does not look again of its own accord every 10 s.
+			path := "/api/v1/namespaces/" + ns + "/configmaps/platform-settings"
+			reads := readsOf(path)
+			never(t, 11*time.Second, "the agent to read the missing ConfigMap again", func() bool { return readsOf(path) > reads })
 			out, err := kro(t, cfg, nil, "why-not-ready", "configuredapp", "billing", "-n", ns)
 			if !errors.Is(err, plugin.ErrNotReady) || !strings.Contains(out, "Root cause: external resource platform (ConfigMap external/platform-settings) does not exist") ||
 				!strings.Contains(out, "kro-agent reads it and never creates it") {

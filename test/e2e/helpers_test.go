@@ -96,6 +96,7 @@ func startAgentWith(t testing.TB, cfg *envconf.Config, tune func(*agent.Options)
 	rc := rest.CopyConfig(cfg.Client().RESTConfig())
 	rc.Wrap(countWrites)
 	rc.Wrap(countWatches)
+	rc.Wrap(countReads)
 	rc.Wrap(raceCRDLookups)
 	rc.Wrap(failRegistrationsWhenAsked)
 	rc.Wrap(slowClusterChecksWhenAsked)
@@ -733,6 +734,30 @@ var agentWatches = struct {
 	sync.Mutex
 	open map[string]int
 }{open: map[string]int{}}
+
+// agentReads counts the in-process agent's reads of one object, by URL
+// path (lists and watches left out).
+var agentReads = struct {
+	sync.Mutex
+	byPath map[string]int
+}{byPath: map[string]int{}}
+
+func countReads(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodGet && r.URL.Query().Get("watch") == "" {
+			agentReads.Lock()
+			agentReads.byPath[r.URL.Path]++
+			agentReads.Unlock()
+		}
+		return rt.RoundTrip(r)
+	})
+}
+
+func readsOf(path string) int {
+	agentReads.Lock()
+	defer agentReads.Unlock()
+	return agentReads.byPath[path]
+}
 
 func countWatches(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {

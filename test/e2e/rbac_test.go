@@ -67,6 +67,31 @@ rules:
 %s`, name, rules)
 }
 
+// templateReaderRGD reads a PodTemplate, a kind the shipped roles do not
+// grant, by name.
+const templateReaderRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: templatereaders}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: TemplateReader
+    spec: {}
+  resources:
+  - id: base
+    externalRef:
+      apiVersion: v1
+      kind: PodTemplate
+      metadata: {name: base}
+  - id: image
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-image"}
+      data: {image: "${base.template.spec.containers[0].image}"}
+`
+
 // budgetGrant grants the agent PodDisruptionBudgets.
 var budgetGrant = agentGrant("e2e-budgets", `
 - apiGroups: [policy]
@@ -141,8 +166,8 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 		Teardown(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			// The next test starts the agent of the suite again.
 			stopAgentNow(t)
-			_, _ = kubectl(t, cfg, "", "delete", "rgd", "budgets", "allowances", "rolegadgets", "crews", "--ignore-not-found")
-			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "e2e-gadgets", "e2e-quotas", "e2e-bindings", "--ignore-not-found")
+			_, _ = kubectl(t, cfg, "", "delete", "rgd", "budgets", "allowances", "rolegadgets", "crews", "templatereaders", "--ignore-not-found")
+			_, _ = kubectl(t, cfg, "", "delete", "clusterrole", "e2e-budgets", "e2e-gadgets", "e2e-quotas", "e2e-bindings", "e2e-templates", "--ignore-not-found")
 			return ctx
 		}).
 		Assess("an RGD of the kinds the roles grant serves its instances, and deletes them", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -456,6 +481,31 @@ spec:
 			}
 			c.waitRGDActive(t, "rolegadgets")
 			c.deleteAll(t, "roles.example.com/v1alpha1", "Gadget", ns, "g1")
+			return ctx
+		}).
+		Assess("an externalRef of a kind the agent may get but not list and watch is looked at again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, agentGrant("e2e-templates", `
+- apiGroups: [""]
+  resources: [podtemplates]
+  verbs: [get]
+`))
+			c.apply(t, templateReaderRGD)
+			c.waitRGDActive(t, "templatereaders")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: TemplateReader, metadata: {name: t1, namespace: %s}}", ns))
+			eventually(t, 10*time.Second, "the instance to wait for the PodTemplate", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "TemplateReader", ns, "t1")
+				cond := condition(inst, v1alpha1.ConditionResourcesReady)
+				return cond != nil && strings.Contains(cond.Message, "does not exist yet"), conditionSummary(inst)
+			})
+			// No watch tells when it comes: the instance looks again
+			// every 10 s.
+			c.apply(t, fmt.Sprintf("{apiVersion: v1, kind: PodTemplate, metadata: {name: base, namespace: %s}, template: {spec: {containers: [{name: c, image: nginx}]}}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "TemplateReader", ns, "t1", v1alpha1.InstanceActive)
+			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "t1-image"); cm.Object["data"].(map[string]any)["image"] != "nginx" {
+				t.Errorf("ConfigMap t1-image: %v", cm.Object["data"])
+			}
+			c.deleteAll(t, "kro.run/v1alpha1", "TemplateReader", ns, "t1")
 			return ctx
 		}).
 		Feature()
