@@ -26,8 +26,6 @@ type externalWatches struct {
 	mu    sync.Mutex
 	byGVR map[schema.GroupVersionResource]*watched
 	reads map[schema.GroupVersionResource]map[externalReader]externalRead
-	// refused tells, per kind, whether its list or watch is refused.
-	refused map[schema.GroupVersionResource]*refusals
 }
 
 // externalReader is one externalRef of one instance.
@@ -55,9 +53,8 @@ func (r externalRead) matches(m metav1.Object) bool {
 
 func newExternalWatches(client metadata.Interface, enqueue func(InstanceKey), log logr.Logger) *externalWatches {
 	return &externalWatches{client: client, enqueue: enqueue, log: log,
-		byGVR:   map[schema.GroupVersionResource]*watched{},
-		reads:   map[schema.GroupVersionResource]map[externalReader]externalRead{},
-		refused: map[schema.GroupVersionResource]*refusals{}}
+		byGVR: map[schema.GroupVersionResource]*watched{},
+		reads: map[schema.GroupVersionResource]map[externalReader]externalRead{}}
 }
 
 // read records what an instance's externalRef is about to read, and
@@ -75,7 +72,6 @@ func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalR
 	// The agent may be allowed to get the objects it reads by name and
 	// not to list and watch their kind: the log says so once.
 	refused := &refusals{gvr: gvr, log: w.log, lost: "instances reading its objects see their changes only when they are reconciled again"}
-	w.refused[gvr] = refused
 	inf := metadataInformer(w.client, gvr, metav1.NamespaceAll, nil, refused)
 	// Only names, namespaces and labels are matched: the rest of the
 	// metadata (managed fields, annotations) is not kept.
@@ -96,7 +92,7 @@ func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalR
 		UpdateFunc: func(old, obj any) { w.changed(gvr, old, obj) },
 		DeleteFunc: func(obj any) { w.changed(gvr, obj) },
 	})
-	x := &watched{informer: inf, stop: make(chan struct{})}
+	x := &watched{informer: inf, stop: make(chan struct{}), refused: refused}
 	go inf.Run(x.stop)
 	w.byGVR[gvr] = x
 }
@@ -110,13 +106,13 @@ func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalR
 // was there already.
 func (w *externalWatches) follows(ctx context.Context, gvr schema.GroupVersionResource) bool {
 	w.mu.Lock()
-	x, refused := w.byGVR[gvr], w.refused[gvr]
+	x := w.byGVR[gvr]
 	w.mu.Unlock()
-	if x == nil || x.informer == nil {
+	if x == nil {
 		return false
 	}
-	waitUntil(ctx, func() bool { return x.informer.HasSynced() || !refused.allowed() })
-	return x.informer.HasSynced() && refused.allowed()
+	waitUntil(ctx, func() bool { return x.informer.HasSynced() || !x.refused.allowed() })
+	return x.informer.HasSynced() && x.refused.allowed()
 }
 
 // changed queues every instance that read the object, in any of the

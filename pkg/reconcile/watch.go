@@ -34,6 +34,9 @@ type watched struct {
 	// informer has not synced, what keeps its cache empty (the agent's
 	// role not granting the kind, most often).
 	listErr atomic.Pointer[error]
+	// refused follows whether its list and watch are refused, for an
+	// informer made by metadataInformer that needs to know; nil otherwise.
+	refused *refusals
 }
 
 // newWatched prepares the informer of a kind, keeping the error its lists
