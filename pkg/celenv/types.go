@@ -12,6 +12,8 @@ import (
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/openapi"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kro-agent/kro-agent/pkg/expr"
 )
 
 // maxDepth bounds the structural comparison of object types, which can be
@@ -330,13 +332,53 @@ func HoldsDyn(t *types.Type) bool {
 // judges fractions), and null passes (it unsets the field). Object fields
 // the type does not declare are left to the API server too.
 func ValueFits(want *apiservercel.DeclType, v any) error {
-	return valueFits(want, v, "", 0)
+	var first *Misfit
+	walkMisfits(want, v, nil, 0, func(m Misfit) bool {
+		first = &m
+		return false
+	})
+	if first == nil {
+		return nil
+	}
+	if len(first.At) == 0 {
+		return fmt.Errorf("is %s, but the field expects %s", describeValue(first.Value), first.Expects)
+	}
+	return fmt.Errorf("holds %s at %s, where %s is expected", describeValue(first.Value), first.At, first.Expects)
 }
 
-// valueFits is ValueFits of the part of a value at the path at.
-func valueFits(want *apiservercel.DeclType, v any, at string, depth int) error {
+// Misfit is a part of a value whose type is not the one its place in the
+// value declares.
+type Misfit struct {
+	// At is where in the value the part is.
+	At expr.Path
+	// Value is the part.
+	Value any
+	// Expects names the type declared there.
+	Expects string
+}
+
+// Describe says what the misfit holds and what is expected instead.
+func (m Misfit) Describe() string {
+	return fmt.Sprintf("holds %s, where %s is expected", describeValue(m.Value), m.Expects)
+}
+
+// Misfits returns every part of v that does not fit want, by the rules of
+// ValueFits, in the order of v's sorted keys; nil when all of it fits.
+func Misfits(want *apiservercel.DeclType, v any) []Misfit {
+	var out []Misfit
+	walkMisfits(want, v, nil, 0, func(m Misfit) bool {
+		out = append(out, m)
+		return true
+	})
+	return out
+}
+
+// walkMisfits gives visit each part of v, at the path at, that does not fit
+// want, until visit returns false; it reports whether the walk went on to
+// the end. A part that does not fit is not looked into.
+func walkMisfits(want *apiservercel.DeclType, v any, at expr.Path, depth int, visit func(Misfit) bool) bool {
 	if want == nil || v == nil || depth > maxDepth {
-		return nil
+		return true
 	}
 	fits := true
 	switch want.CelType().Kind() {
@@ -354,8 +396,8 @@ func valueFits(want *apiservercel.DeclType, v any, at string, depth int) error {
 		list, ok := v.([]any)
 		fits = ok
 		for i, item := range list {
-			if err := valueFits(want.ElemType, item, fmt.Sprintf("%s[%d]", at, i), depth+1); err != nil {
-				return err
+			if !walkMisfits(want.ElemType, item, at.Index(i), depth+1, visit) {
+				return false
 			}
 		}
 	case types.MapKind, types.StructKind:
@@ -370,22 +412,19 @@ func valueFits(want *apiservercel.DeclType, v any, at string, depth int) error {
 				}
 				elem = f.Type
 			}
-			if err := valueFits(elem, obj[k], at+"."+k, depth+1); err != nil {
-				return err
+			if !walkMisfits(elem, obj[k], at.Child(k), depth+1, visit) {
+				return false
 			}
 		}
 	}
 	if fits {
-		return nil
+		return true
 	}
 	expects := TypeName(want)
 	if want.IsObject() {
 		expects = "an object"
 	}
-	if at == "" {
-		return fmt.Errorf("is %s, but the field expects %s", describeValue(v), expects)
-	}
-	return fmt.Errorf("holds %s at %s, where %s is expected", describeValue(v), strings.TrimPrefix(at, "."), expects)
+	return visit(Misfit{At: at, Value: v, Expects: expects})
 }
 
 // describeValue says what a JSON-like value is, for errors: a scalar with

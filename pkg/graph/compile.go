@@ -158,6 +158,9 @@ func (c *compiler) compile() *Graph {
 		ComputedConditions: computed,
 		InstanceFormats:    celenv.FormatsOf(instance),
 	}
+	if spec, ok := instance.Properties["spec"]; ok {
+		g.InstanceSpec = celenv.FieldType(&spec)
+	}
 	_, projected := statusSchema.Properties[StatusObservedGeneration]
 	g.ObservedGeneration = !projected
 	for _, n := range order {

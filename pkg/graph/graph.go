@@ -61,6 +61,9 @@ type Graph struct {
 	// instance read from a cache may lack: it fills them in as the API
 	// server would.
 	InstanceDefaults *Defaults
+	// InstanceSpec is the type of the instance's spec, which an instance
+	// stored before a breaking change of the schema may not fit.
+	InstanceSpec *apiservercel.DeclType
 	// ObservedGeneration tells that kro-agent writes the instances'
 	// status.observedGeneration (StatusObservedGeneration): the RGD does
 	// not project a field of that name, as an RGD written for upstream kro
@@ -223,6 +226,11 @@ type Expression struct {
 	// (spec.tags for ${schema.spec.tags}), so that one the instance leaves
 	// unset can be named when the expression cannot be evaluated.
 	InstanceFields []expr.Path
+	// InstanceReads are the fields of the instance an expression reads,
+	// as InstanceFields, and those it may find missing (spec.tags for
+	// ${schema.spec.?tags}), so that it is not given one the instance
+	// holds in another type than its schema's.
+	InstanceReads []expr.Path
 	// callsOmit is set when the expression calls omit(), which only a
 	// template field may.
 	callsOmit bool

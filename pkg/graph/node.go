@@ -489,17 +489,19 @@ func expressionOf(env *celenv.Env, src string, ast *cel.Ast) (*Expression, error
 	e := &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast),
 		callsOmit: callsOmit(ast), readsInstanceConditions: readsInstanceConditions(ast)}
 	if slices.Contains(e.References, SchemaVar) {
-		e.InstanceFields = instanceFields(ast)
+		e.InstanceFields = instanceFields(ast, false)
+		e.InstanceReads = instanceFields(ast, true)
 	}
 	return e, nil
 }
 
 // instanceFields lists the paths an expression selects from the instance
 // with plain selections and constant keys: schema.spec.tags is spec.tags,
-// schema.metadata.labels["team"] is metadata.labels.team. A selection that
-// may find nothing (.?x, has(x)) ends the path before it, as does anything
-// computed.
-func instanceFields(ast *cel.Ast) []expr.Path {
+// schema.metadata.labels["team"] is metadata.labels.team. With
+// orMissing, a selection that may find nothing (.?x, [?"x"], has(x))
+// goes on into the field; without, it ends the path before it. Anything
+// computed ends it.
+func instanceFields(ast *cel.Ast, orMissing bool) []expr.Path {
 	isSchema := func(x celast.NavigableExpr) bool {
 		return x.Kind() == celast.IdentKind && x.AsIdent() == SchemaVar && !boundByMacro(x)
 	}
@@ -508,8 +510,8 @@ func instanceFields(ast *cel.Ast) []expr.Path {
 	for _, x := range celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), isSchema) {
 		var p expr.Path
 		for parent, ok := x.Parent(); ok; parent, ok = x.Parent() {
-			key, ok := selectedKey(parent, x)
-			if !ok {
+			key, mustExist, ok := selectedKey(parent, x)
+			if !ok || !mustExist && !orMissing {
 				break
 			}
 			p = p.Child(key)
@@ -524,22 +526,24 @@ func instanceFields(ast *cel.Ast) []expr.Path {
 }
 
 // selectedKey returns the key parent selects from its operand x, if it
-// selects one that must exist: x.key or x["key"].
-func selectedKey(parent, x celast.NavigableExpr) (string, bool) {
+// selects one by a constant: x.key or x["key"], which must exist, or
+// x.?key, x[?"key"] or has(x.key), which may be missing.
+func selectedKey(parent, x celast.NavigableExpr) (key string, mustExist, ok bool) {
 	switch parent.Kind() {
 	case celast.SelectKind:
 		s := parent.AsSelect()
-		return s.FieldName(), !s.IsTestOnly()
+		return s.FieldName(), !s.IsTestOnly(), true
 	case celast.CallKind:
 		c := parent.AsCall()
 		args := c.Args()
-		if c.FunctionName() != operators.Index || len(args) != 2 || args[0].ID() != x.ID() || args[1].Kind() != celast.LiteralKind {
-			return "", false
+		fn := c.FunctionName()
+		if fn != operators.Index && fn != operators.OptIndex && fn != operators.OptSelect || len(args) != 2 || args[0].ID() != x.ID() || args[1].Kind() != celast.LiteralKind {
+			return "", false, false
 		}
 		key, ok := args[1].AsLiteral().Value().(string)
-		return key, ok
+		return key, fn == operators.Index, ok
 	}
-	return "", false
+	return "", false, false
 }
 
 // callsOmit reports whether the expression calls omit().

@@ -12,6 +12,7 @@ import (
 
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
+	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/cellib"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -51,6 +52,10 @@ type Scope struct {
 	// fromInstance holds the names whose values come from the instance
 	// alone: schema, and the iterators of lists computed from it.
 	fromInstance map[string]bool
+	// misfits are the fields the instance holds in another type than its
+	// schema declares, from the instance's root: it was stored before an
+	// RGD change allowed to break it (kro.run/allow-breaking-changes).
+	misfits []celenv.Misfit
 }
 
 // NewScope starts a scope with the instance as `schema`, for expressions
@@ -66,10 +71,15 @@ func NewScope(g *graph.Graph, instance map[string]any) *Scope {
 		}
 	}
 	var v any = in
+	var misfits []celenv.Misfit
 	if g != nil {
 		v = g.InstanceFormats.Apply(g.InstanceDefaults.Apply(in))
+		misfits = celenv.Misfits(g.InstanceSpec, in["spec"])
+		for i := range misfits {
+			misfits[i].At = append(expr.Path{{Key: "spec"}}, misfits[i].At...)
+		}
 	}
-	return &Scope{vars: map[string]any{graph.SchemaVar: v}, fromInstance: map[string]bool{graph.SchemaVar: true}}
+	return &Scope{vars: map[string]any{graph.SchemaVar: v}, fromInstance: map[string]bool{graph.SchemaVar: true}, misfits: misfits}
 }
 
 // instanceNamespace is the namespace of the instance the scope is for.
@@ -131,7 +141,7 @@ func (s *Scope) With(name string, v any) *Scope {
 // Without returns a scope that leaves out the bindings of ids without
 // changing s: what is known once those resources are not observed.
 func (s *Scope) Without(ids ...string) *Scope {
-	out := &Scope{vars: make(map[string]any, len(s.vars)), fromInstance: make(map[string]bool, len(s.fromInstance))}
+	out := &Scope{vars: make(map[string]any, len(s.vars)), fromInstance: make(map[string]bool, len(s.fromInstance)), misfits: s.misfits}
 	for k, v := range s.vars {
 		if !slices.Contains(ids, k) {
 			out.vars[k] = v
@@ -158,7 +168,7 @@ func (s *Scope) bind(name string, v any, fromInstance bool) *Scope {
 		from[k] = v
 	}
 	from[name] = fromInstance
-	return &Scope{vars: vars, fromInstance: from}
+	return &Scope{vars: vars, fromInstance: from, misfits: s.misfits}
 }
 
 // readsOnlyInstance reports whether every name e reads holds a value that
@@ -181,6 +191,11 @@ func Eval(e *graph.Expression, s *Scope) (any, error) {
 			return nil, &NotObservedError{ID: ref}
 		}
 	}
+	if err := s.misfitRead(e); err != nil {
+		// CEL would take the value for the declared type and fail
+		// anywhere, or pass it on for the API server to refuse.
+		return nil, err
+	}
 	out, _, err := e.Program.Eval(s.vars)
 	if err != nil {
 		return nil, s.settled(e, s.unset(e, classify(err)))
@@ -190,6 +205,42 @@ func Eval(e *graph.Expression, s *Scope) (any, error) {
 		return nil, classify(err)
 	}
 	return v, nil
+}
+
+// misfitRead returns a MisfitError when e reads a field of the instance,
+// or a part of one, that does not fit the instance's schema.
+func (s *Scope) misfitRead(e *graph.Expression) error {
+	for _, m := range s.misfits {
+		for _, p := range e.InstanceReads {
+			if isPrefix(p, m.At) || isPrefix(m.At, p) {
+				return &MisfitError{Expression: e.Source, Field: m.At, Misfit: m}
+			}
+		}
+	}
+	return nil
+}
+
+// isPrefix reports whether path p begins with prefix.
+func isPrefix(prefix, p expr.Path) bool {
+	return len(prefix) <= len(p) && slices.Equal(prefix, p[:len(prefix)])
+}
+
+// MisfitError is the error of an expression that reads a field the
+// instance holds in another type than its schema declares. The API server
+// keeps an instance as it was stored when its CRD's schema changes, so one
+// stored before an RGD change allowed to break it
+// (kro.run/allow-breaking-changes) may hold what its schema no longer
+// takes: only a change to the instance resolves it.
+type MisfitError struct {
+	// Expression is the expression's source, without ${}.
+	Expression string
+	// Field is the path of the field in the instance.
+	Field  expr.Path
+	Misfit celenv.Misfit
+}
+
+func (e *MisfitError) Error() string {
+	return fmt.Sprintf("${%s} reads %s, which %s by the instance's schema (it was stored under an earlier schema): set %s again", e.Expression, e.Field, e.Misfit.Describe(), e.Field)
 }
 
 // UnsetError is the pending error of an expression that reads a field of

@@ -61,10 +61,11 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 // fieldError is the error of the expression e of the field at path, which
 // names the expression (the field may hold it among others), unless what
 // it waits for names it already: a resource not observed, a field the
-// instance does not set.
+// instance does not set or holds in another type than its schema's.
 func fieldError(path expr.Path, e *graph.Expression, err error) error {
 	var unobserved *NotObservedError
-	if errors.As(err, &unobserved) || errors.Is(err, ErrUnset) {
+	var misfit *MisfitError
+	if errors.As(err, &unobserved) || errors.Is(err, ErrUnset) || errors.As(err, &misfit) {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return fmt.Errorf("%s: ${%s}: %w", path, e.Source, err)

@@ -57,15 +57,15 @@ spec:
 		instance, path string
 		unset          string // the field named, or "" for a plain wait
 	}{
-		{`{metadata: {name: i, labels: {team: a}}, spec: {name: n, db: {host: h, port: 5432}}}`, "metadata.labels", "spec.tags"},
-		{`{metadata: {name: i}, spec: {name: n, tags: {}, db: {host: h, port: 5432}}}`, `metadata.annotations.team`, "metadata.labels"},
-		{`{metadata: {name: i, labels: {x: y}}, spec: {name: n, tags: {}, db: {host: h, port: 5432}}}`, `metadata.annotations.team`, `metadata.labels.team`},
+		{`{metadata: {name: i, labels: {team: a}}, spec: {name: nm, db: {host: h, port: 5432}}}`, "metadata.labels", "spec.tags"},
+		{`{metadata: {name: i}, spec: {name: nm, tags: {}, db: {host: h, port: 5432}}}`, `metadata.annotations.team`, "metadata.labels"},
+		{`{metadata: {name: i, labels: {x: y}}, spec: {name: nm, tags: {}, db: {host: h, port: 5432}}}`, `metadata.annotations.team`, `metadata.labels.team`},
 		{`{metadata: {name: i, labels: {team: a}}, spec: {tags: {}, db: {host: h, port: 5432}}}`, "metadata.name", "spec.name"},
 		// Both db fields are missing: CEL's "no such key: host" picks
 		// the one the failing branch reads.
-		{`{metadata: {name: i, labels: {team: a}}, spec: {name: n, tags: {}, db: {}}}`, "metadata.annotations.either", "spec.db.host"},
-		{`{metadata: {name: i, labels: {team: a}}, spec: {name: n, tags: {}}}`, "metadata.annotations.either", "spec.db"},
-		{`{metadata: {name: i, labels: {team: a}}, spec: {name: n, tags: {}, db: {host: h}}}`, "data.nested", "spec.db.port"},
+		{`{metadata: {name: i, labels: {team: a}}, spec: {name: nm, tags: {}, db: {}}}`, "metadata.annotations.either", "spec.db.host"},
+		{`{metadata: {name: i, labels: {team: a}}, spec: {name: nm, tags: {}}}`, "metadata.annotations.either", "spec.db"},
+		{`{metadata: {name: i, labels: {team: a}}, spec: {name: nm, tags: {}, db: {host: h}}}`, "data.nested", "spec.db.port"},
 	}
 	for _, c := range cases {
 		s := NewScope(g, obj(t, c.instance))
@@ -88,11 +88,11 @@ spec:
 	}
 
 	// Read with .? it may be missing.
-	if v, _, err := FieldValue(fieldAt(t, cm, "metadata.annotations.optional"), NewScope(g, obj(t, `{spec: {name: n}}`))); err != nil || v != "untagged" {
+	if v, _, err := FieldValue(fieldAt(t, cm, "metadata.annotations.optional"), NewScope(g, obj(t, `{spec: {name: nm}}`))); err != nil || v != "untagged" {
 		t.Errorf("metadata.annotations.optional without tags = %v, %v; want untagged", v, err)
 	}
 
-	full := `{metadata: {name: i, labels: {team: a}}, spec: {name: n, tags: {}, db: {host: h, port: 5432}}}`
+	full := `{metadata: {name: i, labels: {team: a}}, spec: {name: nm, tags: {}, db: {host: h, port: 5432}}}`
 	s := NewScope(g, obj(t, full))
 	if _, err := Render(cm, s); err != nil {
 		t.Fatalf("Render(cm) with every field set: %v", err)

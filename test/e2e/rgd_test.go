@@ -298,6 +298,35 @@ func TestRGDLifecycle(t *testing.T) {
 			c.waitState(t, "kro.run/v1alpha1", "Note", ns, "n3", v1alpha1.InstanceActive)
 			return ctx
 		}).
+		Assess("an instance stored before a field changed type names the field to set again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, noteRGD("tallies", "Tally", ", count: integer", `"${string(schema.spec.count)}"`))
+			c.waitRGDActive(t, "tallies")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Tally, metadata: {name: t1, namespace: %s}, spec: {count: 3}}", ns))
+			c.waitState(t, "kro.run/v1alpha1", "Tally", ns, "t1", v1alpha1.InstanceActive)
+			// The API server keeps t1 as it was stored: count is 3, an
+			// integer, under a schema that now declares a string.
+			c.apply(t, strings.Replace(noteRGD("tallies", "Tally", ", count: string", `"${schema.spec.count}"`),
+				"metadata: {name: tallies}", "metadata: {name: tallies, annotations: {kro.run/allow-breaking-changes: \"true\"}}", 1))
+			failed := c.waitState(t, "kro.run/v1alpha1", "Tally", ns, "t1", v1alpha1.InstanceFailed)
+			if cond := condition(failed, v1alpha1.ConditionGraphResolved); cond == nil || cond.Status != metav1.ConditionFalse ||
+				!strings.Contains(cond.Message, "reads spec.count, which holds 3 (an int), where string is expected by the instance's schema") ||
+				!strings.Contains(cond.Message, "set spec.count again") {
+				t.Errorf("GraphResolved of an instance stored under the earlier schema = %+v", cond)
+			}
+			c.patch(t, "kro.run/v1alpha1", "Tally", ns, "t1", `{"spec": {"count": "4"}}`)
+			c.waitState(t, "kro.run/v1alpha1", "Tally", ns, "t1", v1alpha1.InstanceActive)
+			if text, _, _ := unstructured.NestedString(c.mustGet(t, "v1", "ConfigMap", ns, "t1-note").Object, "data", "text"); text != "4" {
+				t.Errorf("t1's ConfigMap holds %q, want 4", text)
+			}
+			c.delete(t, "kro.run/v1alpha1", "Tally", ns, "t1")
+			eventually(t, 20*time.Second, "t1 to be gone", func() (bool, string) {
+				_, err := c.get(t, "kro.run/v1alpha1", "Tally", ns, "t1")
+				return err != nil, "still there"
+			})
+			c.delete(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "tallies")
+			return ctx
+		}).
 		Assess("deleting the RGD stops serving and leaves CRD and instances", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			// n1 went with the CRD deleted above (CRD deletion cascades to
