@@ -332,14 +332,11 @@ func HoldsDyn(t *types.Type) bool {
 // judges fractions), and null passes (it unsets the field). Object fields
 // the type does not declare are left to the API server too.
 func ValueFits(want *apiservercel.DeclType, v any) error {
-	var first *Misfit
-	walkMisfits(want, v, nil, 0, func(m Misfit) bool {
-		first = &m
-		return false
-	})
-	if first == nil {
+	all := Misfits(want, v)
+	if len(all) == 0 {
 		return nil
 	}
+	first := all[0]
 	if len(first.At) == 0 {
 		return fmt.Errorf("is %s, but the field expects %s", describeValue(first.Value), first.Expects)
 	}
@@ -363,23 +360,23 @@ func (m Misfit) Describe() string {
 }
 
 // Misfits returns every part of v that does not fit want, by the rules of
-// ValueFits, in the order of v's sorted keys; nil when all of it fits.
+// ValueFits, in the order of their paths; nil when all of it fits. A part
+// that does not fit is not looked into. Checking a value that fits
+// allocates nothing: every reconcile checks its instance.
 func Misfits(want *apiservercel.DeclType, v any) []Misfit {
-	var out []Misfit
-	walkMisfits(want, v, nil, 0, func(m Misfit) bool {
-		out = append(out, m)
-		return true
-	})
+	out := misfits(want, v, 0)
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b Misfit) int { return a.At.Compare(b.At) })
+	}
 	return out
 }
 
-// walkMisfits gives visit each part of v, at the path at, that does not fit
-// want, until visit returns false; it reports whether the walk went on to
-// the end. A part that does not fit is not looked into.
-func walkMisfits(want *apiservercel.DeclType, v any, at expr.Path, depth int, visit func(Misfit) bool) bool {
+// misfits is Misfits unsorted, with paths from v.
+func misfits(want *apiservercel.DeclType, v any, depth int) []Misfit {
 	if want == nil || v == nil || depth > maxDepth {
-		return true
+		return nil
 	}
+	var out []Misfit
 	fits := true
 	switch want.CelType().Kind() {
 	case types.IntKind, types.UintKind, types.DoubleKind:
@@ -396,14 +393,15 @@ func walkMisfits(want *apiservercel.DeclType, v any, at expr.Path, depth int, vi
 		list, ok := v.([]any)
 		fits = ok
 		for i, item := range list {
-			if !walkMisfits(want.ElemType, item, at.Index(i), depth+1, visit) {
-				return false
+			for _, m := range misfits(want.ElemType, item, depth+1) {
+				m.At = append(expr.Path{{Index: i, IsIndex: true}}, m.At...)
+				out = append(out, m)
 			}
 		}
 	case types.MapKind, types.StructKind:
 		obj, ok := v.(map[string]any)
 		fits = ok
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
+		for k, item := range obj {
 			elem := want.ElemType
 			if want.IsObject() {
 				f, declared := want.Fields[k]
@@ -412,19 +410,20 @@ func walkMisfits(want *apiservercel.DeclType, v any, at expr.Path, depth int, vi
 				}
 				elem = f.Type
 			}
-			if !walkMisfits(elem, obj[k], at.Child(k), depth+1, visit) {
-				return false
+			for _, m := range misfits(elem, item, depth+1) {
+				m.At = append(expr.Path{{Key: k}}, m.At...)
+				out = append(out, m)
 			}
 		}
 	}
 	if fits {
-		return true
+		return out
 	}
 	expects := TypeName(want)
 	if want.IsObject() {
 		expects = "an object"
 	}
-	return visit(Misfit{At: at, Value: v, Expects: expects})
+	return []Misfit{{Value: v, Expects: expects}}
 }
 
 // describeValue says what a JSON-like value is, for errors: a scalar with

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -47,6 +48,31 @@ func (p Path) String() string {
 		}
 	}
 	return b.String()
+}
+
+// Compare orders paths as a walk of sorted keys and ascending indexes
+// visits them: a path comes before those below it.
+func (p Path) Compare(q Path) int {
+	for i := range min(len(p), len(q)) {
+		a, b := p[i], q[i]
+		if c := cmp.Compare(b2i(a.IsIndex), b2i(b.IsIndex)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Index, b.Index); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(p), len(q))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // FieldPath appends p to base as a field.Path, for error lists.
