@@ -50,7 +50,9 @@ type admissionWatch struct {
 	// aggregated into: a write forbidden for want of one is tried again
 	// once it changes.
 	grants string
-	log    logr.Logger
+	// granted, when set, is told each time the grants role changes.
+	granted func()
+	log     logr.Logger
 
 	watching
 
@@ -80,7 +82,12 @@ func (a *admissionWatch) start() {
 	}
 	if a.grants != "" {
 		roles := rbacv1.SchemeGroupVersion.WithResource("clusterroles")
-		watchName(ctx, a.client, roles, a.grants, func(n cache.ObjectName) { a.changed(roles.GroupResource(), n.Name) },
+		watchName(ctx, a.client, roles, a.grants, func(n cache.ObjectName) {
+			if a.granted != nil {
+				a.granted()
+			}
+			a.changed(roles.GroupResource(), n.Name)
+		},
 			a.log, "instances whose writes were forbidden are retried with backoff only once the agent is granted more")
 	}
 }

@@ -96,8 +96,9 @@ type EngineOptions struct {
 	// them already, for the instances they refused.
 	OnAdmissionChanged func(schema.GroupResource, string)
 	// GrantsRole, when set, names the ClusterRole the agent's grants of
-	// managed kinds are aggregated into: an instance a write of which was
-	// refused is tried again as soon as it changes, a grant having come.
+	// managed kinds are aggregated into: as soon as it changes, a grant
+	// having come, an instance a write of which was refused is tried
+	// again, and a managed kind the agent was refused lists again.
 	GrantsRole string
 	// Clusters are the registered workload clusters instances labelled
 	// agent.kro.run/region are placed on; nil places none.
@@ -190,6 +191,9 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	e.local.admission.observe = opts.OnAdmissionChanged
 	e.local.admission.grants = opts.GrantsRole
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""), e.enqueue)
+	// A kind the agent was refused may be granted now: its informer
+	// lists again at once, rather than when its backoff ends.
+	e.local.admission.granted = e.local.managed.relistRefused
 	e.local.managed.listChanged = func(gvr schema.GroupVersionResource) {
 		if e.kindListChanged == nil {
 			return

@@ -139,7 +139,7 @@ func (w *managedInformers) use(rgdName string, gvrs []schema.GroupVersionResourc
 	w.graphs[rgdName] = now
 	for gvr := range now {
 		w.managed[gvr]++
-		w.watchLocked(gvr)
+		w.watchLocked(gvr, nil)
 	}
 	w.dropLocked(before)
 }
@@ -169,10 +169,12 @@ func (w *managedInformers) dropLocked(kinds sets.Set[schema.GroupVersionResource
 func (w *managedInformers) watch(gvr schema.GroupVersionResource) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.watchLocked(gvr)
+	w.watchLocked(gvr, nil)
 }
 
-func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
+// watchLocked starts the informer of gvr unless it runs; failed, when
+// set, is why an informer before it could not list the kind.
+func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource, failed *error) {
 	if _, ok := w.byGVR[gvr]; ok {
 		return
 	}
@@ -185,6 +187,9 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 		}
 	}
 	x := newWatched(inf, listChanged)
+	if failed != nil {
+		x.listErr.Store(failed)
+	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onEvent(gvr, nil, obj, false) },
 		UpdateFunc: func(before, obj any) { w.onEvent(gvr, before, obj, false) },
@@ -195,6 +200,29 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource) {
 	})
 	x.run(func() { w.synced(gvr, x) }, listChanged)
 	w.byGVR[gvr] = x
+}
+
+// relistRefused starts again the informers whose lists the API server
+// refuses, keeping the refusal until the new one has listed: a grant to
+// the agent has just come, and a reflector refused for a while waits up to
+// 30 seconds before it tries again.
+func (w *managedInformers) relistRefused() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var refused []schema.GroupVersionResource
+	for gvr, x := range w.byGVR {
+		if err := x.notSynced(); err != nil && apierrors.IsForbidden(err) {
+			refused = append(refused, gvr)
+		}
+	}
+	for _, gvr := range refused {
+		x := w.byGVR[gvr]
+		close(x.stop)
+		delete(w.byGVR, gvr)
+		// What the instances waiting on it are told stays true until the
+		// new informer lists, and then they and the RGDs learn it did.
+		w.watchLocked(gvr, x.listErr.Load())
+	}
 }
 
 // synced looks, once the informer x has listed its objects, for informers

@@ -234,6 +234,7 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 			}
 			const notListed = "kro-agent may not list poddisruptionbudgets.policy in the local cluster"
 			const grant = `grant get, list, watch, create, update, patch and delete on poddisruptionbudgets.policy in a ClusterRole labelled kro.run/aggregate-to-agent: "true"`
+			refusedSince := time.Now()
 			eventually(t, 30*time.Second, "the RGD to say which kind it cannot list", func() (bool, string) {
 				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "budgets")
 				cr := condition(rgd, v1alpha1.ConditionControllerReady)
@@ -270,10 +271,15 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 				_, err := c.get(t, "kro.run/v1alpha1", "Budget", ns, "b2")
 				return err != nil
 			})
+			// Refused for 25 s, the informer's reflector tries again 12.8
+			// to 30 s apart; the grant has it list at once.
+			time.Sleep(time.Until(refusedSince.Add(25 * time.Second)))
 			c.apply(t, budgetGrant)
-			// The informer lists again after its backoff, at most 30 s;
-			// waitState gives it a minute.
-			c.waitState(t, "kro.run/v1alpha1", "Budget", ns, "b1", v1alpha1.InstanceActive)
+			eventually(t, 5*time.Second, "b1 to be ACTIVE once the kind is granted", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Budget", ns, "b1")
+				state, _, _ := unstructured.NestedString(inst.Object, "status", "state")
+				return state == string(v1alpha1.InstanceActive), conditionSummary(inst)
+			})
 			c.mustGet(t, "policy/v1", "PodDisruptionBudget", ns, "b1-budget")
 			eventually(t, 30*time.Second, "the RGD to be Active once the kind is granted", func() (bool, string) {
 				rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "budgets")
