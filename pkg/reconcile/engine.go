@@ -193,7 +193,7 @@ func NewEngine(opts EngineOptions) (*Engine, error) {
 	e.local.managed = newManagedInformers(informers, e.routeManaged(""), e.enqueue)
 	// A kind the agent was refused may be granted now: its informer
 	// lists again at once, rather than when its backoff ends.
-	e.local.admission.granted = e.local.managed.relistRefused
+	e.local.admission.granted = e.relistRefused
 	e.local.managed.listChanged = func(gvr schema.GroupVersionResource) {
 		if e.kindListChanged == nil {
 			return
@@ -271,13 +271,34 @@ func (e *Engine) kindLocked(gvk schema.GroupVersionKind, gvr schema.GroupVersion
 		return s
 	}
 	s := &served{gvr: gvr, set: v1alpha1.InstanceConditions}
-	s.informer = e.instances.watch(s.gvr, cache.ResourceEventHandlerFuncs{
+	s.informer = e.watchInstances(gvk, gvr, nil)
+	e.kinds[gvk] = s
+	return s
+}
+
+// watchInstances starts the informer of a kind's instances, replacing a
+// running one; failed, when set, is why that one could not list them.
+func (e *Engine) watchInstances(gvk schema.GroupVersionKind, gvr schema.GroupVersionResource, failed *error) *watched {
+	return e.instances.watch(gvr, cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { e.instanceAdded(gvk, obj) },
 		UpdateFunc: func(_, obj any) { e.instanceUpdated(gvk, obj) },
 		DeleteFunc: func(obj any) { e.instanceDeleted(gvk, obj) },
-	}, func() { e.instancesListChanged(gvk) })
-	e.kinds[gvk] = s
-	return s
+	}, func() { e.instancesListChanged(gvk) }, failed)
+}
+
+// relistRefused starts again, at once, the informers of instance kinds
+// and managed kinds whose lists the API server forbids: a grant to the
+// agent has just come, and a reflector refused for a while waits up to 30
+// seconds before it tries again.
+func (e *Engine) relistRefused() {
+	e.mu.Lock()
+	for gvk, s := range e.kinds {
+		if s.informer.forbidden() {
+			s.informer = e.watchInstances(gvk, s.gvr, s.informer.listErr.Load())
+		}
+	}
+	e.mu.Unlock()
+	e.local.managed.relistRefused()
 }
 
 // enqueueAllLocked queues every instance of a kind, so that what changed

@@ -82,6 +82,13 @@ func (x *watched) notSynced() error {
 	return nil
 }
 
+// forbidden tells whether the informer has not listed its kind because the
+// API server forbids the agent to.
+func (x *watched) forbidden() bool {
+	err := x.notSynced()
+	return err != nil && apierrors.IsForbidden(err)
+}
+
 // managedInformers are the informers of one cluster's managed kinds: one
 // per kind, shared by every graph that uses it, restricted by label to the
 // objects the agent manages so the cache holds nothing else.
@@ -211,7 +218,7 @@ func (w *managedInformers) relistRefused() {
 	defer w.mu.Unlock()
 	var refused []schema.GroupVersionResource
 	for gvr, x := range w.byGVR {
-		if err := x.notSynced(); err != nil && apierrors.IsForbidden(err) {
+		if x.forbidden() {
 			refused = append(refused, gvr)
 		}
 	}
@@ -452,8 +459,9 @@ func newInstanceInformers(client *heldClient) *instanceInformers {
 
 // watch starts the informer of an instance kind, replacing a running one;
 // listChanged is told when listing the kind first fails, and when it
-// succeeds after that.
-func (w *instanceInformers) watch(gvr schema.GroupVersionResource, handler cache.ResourceEventHandler, listChanged func()) *watched {
+// succeeds after that. failed, when set, is why the informer it replaces
+// could not list the kind: it stands until the new one has.
+func (w *instanceInformers) watch(gvr schema.GroupVersionResource, handler cache.ResourceEventHandler, listChanged func(), failed *error) *watched {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if x, ok := w.byGVR[gvr]; ok {
@@ -462,6 +470,9 @@ func (w *instanceInformers) watch(gvr schema.GroupVersionResource, handler cache
 	inf := cache.NewSharedIndexInformer(w.client.listWatch(gvr, nil), &heldObject{}, 0, cache.Indexers{indexUID: byUID})
 	_, _ = inf.AddEventHandler(handler)
 	x := newWatched(inf, listChanged)
+	if failed != nil {
+		x.listErr.Store(failed)
+	}
 	x.run(nil, listChanged)
 	w.byGVR[gvr] = x
 	return x

@@ -422,6 +422,7 @@ spec:
 		}).
 		Assess("instances of a group the roles do not grant are named on the RGD until it is granted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
+			refusedSince := time.Now()
 			out, err := kubectl(t, cfg, `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
@@ -464,10 +465,13 @@ spec:
 `)
 			}
 			// Granted to read them, not to write their status: the
-			// status cannot say so, an event does.
+			// status cannot say so, an event does. Refused for 25 s, the
+			// instances' informer tries again 12.8 to 30 s apart; the grant
+			// has it list at once.
+			time.Sleep(time.Until(refusedSince.Add(25 * time.Second)))
 			c.apply(t, gadgetsGrant(""))
 			const statusDenied = `writing status: gadgets.roles.example.com "g1" is forbidden: User "system:serviceaccount:kro-system:kro-agent" cannot patch resource "gadgets/status"`
-			eventually(t, 30*time.Second, "the refused status write to be told", func() (bool, string) {
+			eventually(t, 5*time.Second, "the refused status write to be told", func() (bool, string) {
 				events := eventsAbout(t, c, ns, "g1", v1alpha1.EventStatusWriteFailed)
 				return len(events) == 1 && strings.Contains(fmt.Sprint(events[0].Object["note"]), statusDenied) &&
 						strings.Contains(fmt.Sprint(events[0].Object["note"]), "grant kro-agent get, list, watch, update and patch on gadgets.roles.example.com and gadgets.roles.example.com/status"),
