@@ -56,7 +56,7 @@ func main() {
 	flag.IntVar(&o.MaxCollectionSize, "max-collection-size", 1000, "most items one forEach resource may expand to")
 	// Off by default: removing an API and every object of it stays a
 	// human decision (SPEC §3); the flag needs delete on CRDs in the role.
-	flag.StringVar(&o.GrantsRole, "grants-cluster-role", "kro-agent-managed-resources", "the ClusterRole the agent's grants of managed kinds are aggregated into (manifests/agent/rbac.yaml): an instance whose write was forbidden is tried again as soon as it changes; empty: with backoff only")
+	flag.StringVar(&o.GrantsRole, "grants-cluster-role", "kro-agent-managed-resources", "the ClusterRole the agent's grants of managed kinds are aggregated into (manifests/agent/rbac.yaml): as soon as it changes, an instance whose write was forbidden is tried again and a kind the agent could not list is listed again; empty: with backoff only")
 	flag.BoolVar(&o.AllowCRDDeletion, "allow-crd-deletion", false, "delete the CRD of a deleted ResourceGraphDefinition, and every instance with it (their resources first, in reverse order); needs delete on customresourcedefinitions")
 	flag.DurationVar(&o.GracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "how long in-flight reconciles may finish on shutdown")
 	flag.DurationVar(&o.APIServerWait, "api-server-wait", time.Minute, "how long the agent waits at start for the API server to answer (a control plane restarting) before it gives up and exits")
