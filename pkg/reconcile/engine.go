@@ -286,10 +286,10 @@ func (e *Engine) watchInstances(gvk schema.GroupVersionKind, gvr schema.GroupVer
 	}, func() { e.instancesListChanged(gvk) }, failed)
 }
 
-// relistRefused starts again, at once, the informers of instance kinds
-// and managed kinds whose lists the API server forbids: a grant to the
-// agent has just come, and a reflector refused for a while waits up to 30
-// seconds before it tries again.
+// relistRefused starts again, at once, the informers of instance kinds,
+// managed kinds and kinds externalRefs read whose lists the API server
+// forbids: a grant to the agent has just come, and a reflector refused for
+// a while waits up to 30 seconds before it tries again.
 func (e *Engine) relistRefused() {
 	e.mu.Lock()
 	for gvk, s := range e.kinds {
@@ -299,6 +299,7 @@ func (e *Engine) relistRefused() {
 	}
 	e.mu.Unlock()
 	e.local.managed.relistRefused()
+	e.local.externals.relistRefused()
 }
 
 // enqueueAllLocked queues every instance of a kind, so that what changed

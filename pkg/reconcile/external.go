@@ -69,6 +69,26 @@ func (w *externalWatches) read(gvr schema.GroupVersionResource, reader externalR
 	if _, ok := w.byGVR[gvr]; ok {
 		return
 	}
+	w.watchLocked(gvr)
+}
+
+// relistRefused starts again the watches whose list or watch the API
+// server refused: a grant to the agent has just come, and a refused watch
+// tries again 30 to 60 seconds apart, its readers looking again meanwhile
+// on their own (waitExternal).
+func (w *externalWatches) relistRefused() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for gvr, x := range w.byGVR {
+		if !x.refused.allowed() {
+			close(x.stop)
+			w.watchLocked(gvr)
+		}
+	}
+}
+
+// watchLocked starts the watch of a kind externalRefs read.
+func (w *externalWatches) watchLocked(gvr schema.GroupVersionResource) {
 	// The agent may be allowed to get the objects it reads by name and
 	// not to list and watch their kind: the log says so once.
 	refused := &refusals{gvr: gvr, log: w.log, lost: "instances reading its objects see their changes only when they are reconciled again"}

@@ -139,6 +139,7 @@ func agentWithShippedRoles(ctx context.Context, t *testing.T, cfg *envconf.Confi
 	}
 	asAgent := rest.AnonymousClientConfig(admin)
 	asAgent.BearerToken = token.Status.Token
+	asAgent.Wrap(countWatches)
 	stopAgentNow(t)
 	startAgentWith(t, cfg, func(o *agent.Options) {
 		o.Config = asAgent
@@ -495,12 +496,16 @@ spec:
 		}).
 		Assess("an externalRef of a kind the agent may get but not list and watch is looked at again", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			c.apply(t, agentGrant("e2e-templates", `
+			templatesGrant := func(verbs string) string {
+				return agentGrant("e2e-templates", `
 - apiGroups: [""]
   resources: [podtemplates]
-  verbs: [get]
-`))
+  verbs: [`+verbs+`]
+`)
+			}
+			c.apply(t, templatesGrant("get"))
 			c.apply(t, templateReaderRGD)
+			refusedSince := time.Now()
 			c.waitRGDActive(t, "templatereaders")
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: TemplateReader, metadata: {name: t1, namespace: %s}}", ns))
 			eventually(t, 10*time.Second, "the instance to wait for the PodTemplate", func() (bool, string) {
@@ -515,6 +520,13 @@ spec:
 			if cm := c.mustGet(t, "v1", "ConfigMap", ns, "t1-image"); cm.Object["data"].(map[string]any)["image"] != "nginx" {
 				t.Errorf("ConfigMap t1-image: %v", cm.Object["data"])
 			}
+			// Refused for 25 s, the watch tries again 12.8 to 30 s apart;
+			// a grant of list and watch has it start at once.
+			time.Sleep(time.Until(refusedSince.Add(25 * time.Second)))
+			c.apply(t, templatesGrant("get, list, watch"))
+			eventually(t, 5*time.Second, "the agent to watch PodTemplates once granted", func() (bool, string) {
+				return watching("/api/v1/podtemplates") > 0, "no watch open"
+			})
 			c.deleteAll(t, "kro.run/v1alpha1", "TemplateReader", ns, "t1")
 			return ctx
 		}).
