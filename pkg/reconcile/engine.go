@@ -98,7 +98,8 @@ type EngineOptions struct {
 	// GrantsRole, when set, names the ClusterRole the agent's grants of
 	// managed kinds are aggregated into: as soon as it changes, a grant
 	// having come, an instance a write of which was refused is tried
-	// again, and a managed kind the agent was refused lists again.
+	// again, and a kind the agent was refused a list of (of instances, of
+	// managed objects, read by externalRefs) is listed again.
 	GrantsRole string
 	// Clusters are the registered workload clusters instances labelled
 	// agent.kro.run/region are placed on; nil places none.

@@ -41,9 +41,14 @@ type watched struct {
 
 // newWatched prepares the informer of a kind, keeping the error its lists
 // fail with (notSynced); listChanged, when set, is told when a first list
-// fails before the informer has synced.
-func newWatched(inf cache.SharedIndexInformer, listChanged func()) *watched {
+// fails before the informer has synced. failed, when set, is why the
+// informer it replaces could not list the kind: it stands until this one
+// has, and then listChanged is told.
+func newWatched(inf cache.SharedIndexInformer, listChanged func(), failed *error) *watched {
 	x := &watched{informer: inf, stop: make(chan struct{})}
+	if failed != nil {
+		x.listErr.Store(failed)
+	}
 	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		if first := x.listErr.Swap(&err) == nil; first && !inf.HasSynced() && listChanged != nil {
 			listChanged()
@@ -193,10 +198,7 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource, failed *
 			w.listChanged(gvr)
 		}
 	}
-	x := newWatched(inf, listChanged)
-	if failed != nil {
-		x.listErr.Store(failed)
-	}
+	x := newWatched(inf, listChanged, failed)
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.onEvent(gvr, nil, obj, false) },
 		UpdateFunc: func(before, obj any) { w.onEvent(gvr, before, obj, false) },
@@ -469,10 +471,7 @@ func (w *instanceInformers) watch(gvr schema.GroupVersionResource, handler cache
 	}
 	inf := cache.NewSharedIndexInformer(w.client.listWatch(gvr, nil), &heldObject{}, 0, cache.Indexers{indexUID: byUID})
 	_, _ = inf.AddEventHandler(handler)
-	x := newWatched(inf, listChanged)
-	if failed != nil {
-		x.listErr.Store(failed)
-	}
+	x := newWatched(inf, listChanged, failed)
 	x.run(nil, listChanged)
 	w.byGVR[gvr] = x
 	return x
