@@ -213,7 +213,7 @@ func (s *Scope) misfitRead(e *graph.Expression) error {
 	for _, m := range s.misfits {
 		for _, p := range e.InstanceReads {
 			if isPrefix(p, m.At) || isPrefix(m.At, p) {
-				return &MisfitError{Expression: e.Source, Field: m.At, Misfit: m}
+				return &MisfitError{Expression: e.Source, Misfit: m}
 			}
 		}
 	}
@@ -234,13 +234,12 @@ func isPrefix(prefix, p expr.Path) bool {
 type MisfitError struct {
 	// Expression is the expression's source, without ${}.
 	Expression string
-	// Field is the path of the field in the instance.
-	Field  expr.Path
-	Misfit celenv.Misfit
+	// Misfit is the field, its path (At) from the instance's root.
+	celenv.Misfit
 }
 
 func (e *MisfitError) Error() string {
-	return fmt.Sprintf("${%s} reads %s, which %s by the instance's schema (it was stored under an earlier schema): set %s again", e.Expression, e.Field, e.Misfit.Describe(), e.Field)
+	return fmt.Sprintf("${%s} reads %s, which %s by the instance's schema (it was stored under an earlier schema): set %s again", e.Expression, e.At, e.Describe(), e.At)
 }
 
 // UnsetError is the pending error of an expression that reads a field of

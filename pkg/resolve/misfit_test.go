@@ -56,8 +56,8 @@ spec:
 			t.Errorf("%s = %v, want a MisfitError", path, err)
 			continue
 		}
-		if misfit.Field.String() != field {
-			t.Errorf("%s: the field named is %s, want %s (%v)", path, misfit.Field, field, err)
+		if misfit.At.String() != field {
+			t.Errorf("%s: the field named is %s, want %s (%v)", path, misfit.At, field, err)
 		}
 		if errors.Is(err, ErrPending) {
 			t.Errorf("%s: %v is pending; only a change to the instance resolves it", path, err)
