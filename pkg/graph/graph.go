@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -159,6 +160,43 @@ func (g *Graph) Node(id string) *Node {
 	return nil
 }
 
+// QuotesSecret tells whether in, one of an expression's Inputs, reads the
+// data of a Secret of the graph (or the whole of one), or an iterator over
+// a list read from one. Such a value is not quoted where an expression is
+// explained: an instance's conditions and events, and kubectl kro, reach
+// more readers than the Secret does.
+func (g *Graph) QuotesSecret(in *Expression) bool {
+	for _, ref := range in.References {
+		if n := g.Node(ref); n != nil && n.IsSecret() && ReadsSecretData(in.Source, ref) {
+			return true
+		}
+		for _, n := range g.Nodes {
+			for _, it := range n.ForEach {
+				if it.Name == ref && slices.ContainsFunc(it.List.References, func(id string) bool {
+					m := g.Node(id)
+					return m != nil && m.IsSecret()
+				}) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// ReadsSecretData tells whether src, a field path read from a Secret bound
+// to name (deployment's own name, or each), reads its data or stringData,
+// or the whole object.
+func ReadsSecretData(src, name string) bool {
+	rest, ok := strings.CutPrefix(src, name+".")
+	if !ok {
+		return true
+	}
+	rest = strings.TrimPrefix(rest, "?")
+	field := rest[:len(rest)-len(strings.TrimLeft(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"))]
+	return field == "data" || field == "stringData" || field == ""
+}
+
 // Node is one resource of the graph.
 type Node struct {
 	ID string
@@ -196,12 +234,29 @@ type Node struct {
 	Defaults *Defaults
 }
 
+// IsSecret reports whether the node's objects are core Secrets.
+func (n *Node) IsSecret() bool {
+	return n.Kind != nil && n.Kind.GVK.Group == "" && n.Kind.GVK.Kind == "Secret"
+}
+
 // IsCollection reports whether the node expands to many objects.
 func (n *Node) IsCollection() bool { return len(n.ForEach) > 0 }
 
 // IsManaged reports whether the agent writes the node's objects and knows
 // their kind: a template (not an externalRef) of a kind that was resolved.
 func (n *Node) IsManaged() bool { return n.Template != nil && n.Kind != nil }
+
+// Inputs are the field paths e reads (deployment.status.readyReplicas,
+// schema.spec.?port.orValue(80)), each compiled on its own, so that a check
+// that is false or an expression that fails can be explained with the
+// values it saw. They are compiled once, when first asked for: most
+// expressions never fail, and an RGD is compiled at admission too.
+func (e *Expression) Inputs() []*Expression {
+	if e.inputs == nil {
+		return nil
+	}
+	return e.inputs()
+}
 
 // Iterator is one forEach dimension.
 type Iterator struct {
@@ -218,10 +273,9 @@ type Expression struct {
 	// References are the names in scope the expression reads (resource ids,
 	// schema, iterators), sorted.
 	References []string
-	// Inputs are the field paths a readyWhen expression reads, compiled on
-	// their own, so that a resource that is not ready can be explained with
-	// the values its check saw.
-	Inputs []*Expression
+	// inputs are the field paths the expression reads, compiled on their
+	// own when first asked for (Inputs).
+	inputs func() []*Expression
 	// InstanceFields are the fields of the instance an expression selects
 	// (spec.tags for ${schema.spec.tags}), so that one the instance leaves
 	// unset can be named when the expression cannot be evaluated.

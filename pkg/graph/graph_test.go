@@ -258,7 +258,7 @@ spec:
 		t.Fatal(err)
 	}
 	var got []string
-	for _, in := range g.Node("deploy").ReadyWhen[0].Inputs {
+	for _, in := range g.Node("deploy").ReadyWhen[0].Inputs() {
 		got = append(got, in.Source)
 	}
 	want := []string{"deploy.status.?availableReplicas.orValue(0)", "deploy.spec.replicas"}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
@@ -280,7 +281,6 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 				c.errs = append(c.errs, notSelf(ip, src, ref))
 			}
 		}
-		e.Inputs = c.inputs(env, e)
 		n.ReadyWhen = append(n.ReadyWhen, e)
 	}
 }
@@ -308,11 +308,11 @@ func (c *compiler) otherResources(env *celenv.Env, src, self string) []string {
 	return out
 }
 
-// inputs compiles each maximal field path an expression reads
+// inputsOf compiles each maximal field path an expression reads
 // (deployment.status.?availableReplicas, each.spec.replicas) into an
 // expression of its own.
-func (c *compiler) inputs(env *celenv.Env, e *Expression) []*Expression {
-	ast, err := env.Compile(e.Source)
+func inputsOf(env *celenv.Env, src string) []*Expression {
+	ast, err := env.Compile(src)
 	if err != nil {
 		return nil
 	}
@@ -488,6 +488,7 @@ func expressionOf(env *celenv.Env, src string, ast *cel.Ast) (*Expression, error
 	}
 	e := &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast),
 		callsOmit: callsOmit(ast), readsInstanceConditions: readsInstanceConditions(ast)}
+	e.inputs = sync.OnceValue(func() []*Expression { return inputsOf(env, src) })
 	if slices.Contains(e.References, SchemaVar) {
 		e.InstanceFields = instanceFields(ast, false)
 		e.InstanceReads = instanceFields(ast, true)

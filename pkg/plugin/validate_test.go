@@ -273,7 +273,7 @@ func TestValidateChecksInstancesOfTheRGDsGiven(t *testing.T) {
 			"spec.size: Invalid value: 9: spec.size in body should be less than or equal to 3",
 		}},
 		{Name: "later", File: file, Errors: []string{"apiVersion: kro.run/v1beta1 is not served: the RGD serves Sized in kro.run/v1alpha1 only"}},
-		{Name: "empty", File: file, Errors: []string{"resource cm: cannot be rendered from the instance's values: data.share: ${string(12 / schema.spec.size)}: division by zero"}},
+		{Name: "empty", File: file, Errors: []string{"resource cm: cannot be rendered from the instance's values: data.share: ${string(12 / schema.spec.size)}: division by zero; it read schema.spec.size = 0"}},
 	}
 	if got := report.Results[0].Instances; !reflect.DeepEqual(got, want) {
 		t.Errorf("instances:\n%+v\nwant\n%+v", got, want)

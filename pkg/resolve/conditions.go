@@ -38,7 +38,7 @@ func Conditions(g *graph.Graph, s *Scope) []ConditionValue {
 				cv.Unobserved = unobserved.ID
 			}
 		} else if err != nil {
-			cv.Message = fmt.Sprintf("status ${%s}: %v", c.Status.Source, err)
+			cv.Message = fmt.Sprintf("status ${%s}: %v", c.Status.Source, s.explained(c.Status, err))
 		} else {
 			cv.Message = fmt.Sprintf("status ${%s} gave %v, not true or false", c.Status.Source, v)
 		}
@@ -71,7 +71,7 @@ func ComputedConditions(g *graph.Graph, s *Scope, current []metav1.Condition) (o
 		if err != nil {
 			complete = false
 			if !errors.Is(err, ErrPending) {
-				errs = append(errs, fmt.Errorf("condition ${%s}: %w", e.Source, err))
+				errs = append(errs, fmt.Errorf("condition ${%s}: %w", e.Source, s.explained(e, err)))
 			}
 			continue
 		}

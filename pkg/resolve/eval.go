@@ -56,6 +56,9 @@ type Scope struct {
 	// schema declares, from the instance's root: it was stored before an
 	// RGD change allowed to break it (kro.run/allow-breaking-changes).
 	misfits []celenv.Misfit
+	// graph is the one whose expressions the scope is for, nil for none:
+	// it tells which values are a Secret's, not to be quoted.
+	graph *graph.Graph
 }
 
 // NewScope starts a scope with the instance as `schema`, for expressions
@@ -79,7 +82,7 @@ func NewScope(g *graph.Graph, instance map[string]any) *Scope {
 			misfits[i].At = append(expr.Path{{Key: "spec"}}, misfits[i].At...)
 		}
 	}
-	return &Scope{vars: map[string]any{graph.SchemaVar: v}, fromInstance: map[string]bool{graph.SchemaVar: true}, misfits: misfits}
+	return &Scope{vars: map[string]any{graph.SchemaVar: v}, fromInstance: map[string]bool{graph.SchemaVar: true}, misfits: misfits, graph: g}
 }
 
 // instanceNamespace is the namespace of the instance the scope is for.
@@ -141,7 +144,7 @@ func (s *Scope) With(name string, v any) *Scope {
 // Without returns a scope that leaves out the bindings of ids without
 // changing s: what is known once those resources are not observed.
 func (s *Scope) Without(ids ...string) *Scope {
-	out := &Scope{vars: make(map[string]any, len(s.vars)), fromInstance: make(map[string]bool, len(s.fromInstance)), misfits: s.misfits}
+	out := &Scope{vars: make(map[string]any, len(s.vars)), fromInstance: make(map[string]bool, len(s.fromInstance)), misfits: s.misfits, graph: s.graph}
 	for k, v := range s.vars {
 		if !slices.Contains(ids, k) {
 			out.vars[k] = v
@@ -168,7 +171,7 @@ func (s *Scope) bind(name string, v any, fromInstance bool) *Scope {
 		from[k] = v
 	}
 	from[name] = fromInstance
-	return &Scope{vars: vars, fromInstance: from, misfits: s.misfits}
+	return &Scope{vars: vars, fromInstance: from, misfits: s.misfits, graph: s.graph}
 }
 
 // readsOnlyInstance reports whether every name e reads holds a value that
@@ -205,6 +208,23 @@ func Eval(e *graph.Expression, s *Scope) (any, error) {
 		return nil, classify(err)
 	}
 	return v, nil
+}
+
+// explained adds to err, the failure of e in s, the values of the fields
+// e read: "type conversion error from 'string' to 'int'" says what went
+// wrong, "it read schema.spec.port = \"eighty\"" with what. An error that
+// waits for a value, or names the value already (a misfit), is returned as
+// it is, and so is nil.
+func (s *Scope) explained(e *graph.Expression, err error) error {
+	var misfit *MisfitError
+	if err == nil || errors.Is(err, ErrPending) || errors.As(err, &misfit) {
+		return err
+	}
+	read := describeInputs(e, s, func(in *graph.Expression) bool { return s.graph != nil && s.graph.QuotesSecret(in) })
+	if read == "" {
+		return err
+	}
+	return fmt.Errorf("%w%s", err, read)
 }
 
 // misfitRead returns a MisfitError when e reads a field of the instance,

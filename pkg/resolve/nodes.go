@@ -30,7 +30,7 @@ func Excluded(n *graph.Node, s *Scope) (string, error) {
 	for _, e := range n.IncludeWhen {
 		v, err := Eval(e, s)
 		if err != nil {
-			return "", fmt.Errorf("includeWhen ${%s}: %w", e.Source, err)
+			return "", fmt.Errorf("includeWhen ${%s}: %w", e.Source, s.explained(e, err))
 		}
 		if b, ok := v.(bool); !ok || !b {
 			return "${" + e.Source + "}", nil
@@ -56,7 +56,7 @@ func Expand(n *graph.Node, s *Scope, maxItems int) ([]Item, error) {
 	for _, it := range n.ForEach {
 		v, err := Eval(it.List, s)
 		if err != nil {
-			return nil, fmt.Errorf("forEach %s: %w", it.Name, err)
+			return nil, fmt.Errorf("forEach %s: %w", it.Name, s.explained(it.List, err))
 		}
 		list, ok := v.([]any)
 		if !ok {
@@ -119,15 +119,16 @@ func Ready(n *graph.Node, observed any, s *Scope) Readiness {
 
 // describeInputs renders the values of the fields an expression reads,
 // but for those hidden says only whether they are there.
-func describeInputs(e *graph.Expression, s *Scope, hidden func(src string) bool) string {
-	if len(e.Inputs) == 0 {
+func describeInputs(e *graph.Expression, s *Scope, hidden func(in *graph.Expression) bool) string {
+	inputs := e.Inputs()
+	if len(inputs) == 0 {
 		return ""
 	}
-	parts := make([]string, 0, len(e.Inputs))
-	for _, in := range e.Inputs {
+	parts := make([]string, 0, len(inputs))
+	for _, in := range inputs {
 		v, err := Eval(in, s)
 		value := describe(v, err)
-		if value != absentValue && hidden(in.Source) {
+		if value != absentValue && hidden(in) {
 			value = "<secret>"
 		}
 		parts = append(parts, in.Source+" = "+value)
@@ -135,24 +136,13 @@ func describeInputs(e *graph.Expression, s *Scope, hidden func(src string) bool)
 	return "; it read " + strings.Join(parts, ", ")
 }
 
-// secretData tells which paths a readyWhen of n reads from a Secret's
-// data: their values are not quoted, since the reason ends up in the
-// instance's status and in kubectl kro's output, which more people may
-// read than the Secret. self is the name n's object is bound to; a path
-// that is not one of its fields by name (the whole object) counts too.
-func secretData(n *graph.Node, self string) func(src string) bool {
-	if n.Kind == nil || n.Kind.GVK.Group != "" || n.Kind.GVK.Kind != "Secret" {
-		return func(string) bool { return false }
+// secretData tells which inputs a readyWhen of n reads from a Secret's
+// data (graph.ReadsSecretData): self is the name n's object is bound to.
+func secretData(n *graph.Node, self string) func(in *graph.Expression) bool {
+	if !n.IsSecret() {
+		return func(*graph.Expression) bool { return false }
 	}
-	return func(src string) bool {
-		rest, ok := strings.CutPrefix(src, self+".")
-		if !ok {
-			return true
-		}
-		rest = strings.TrimPrefix(rest, "?")
-		field := rest[:len(rest)-len(strings.TrimLeft(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"))]
-		return field == "data" || field == "stringData" || field == ""
-	}
+	return func(in *graph.Expression) bool { return graph.ReadsSecretData(in.Source, self) }
 }
 
 // absentValue is how describe renders a field that is not there.

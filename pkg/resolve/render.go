@@ -25,7 +25,7 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 	if f.Standalone() {
 		v, err := Eval(f.Exprs[0], s)
 		if err != nil {
-			return nil, false, fieldError(f.Path, f.Exprs[0], err)
+			return nil, false, fieldError(f.Path, f.Exprs[0], s.explained(f.Exprs[0], err))
 		}
 		if v == absent {
 			return v, false, nil
@@ -47,7 +47,7 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 		v, err := Eval(f.Exprs[i], s)
 		i++
 		if err != nil {
-			return nil, false, fieldError(f.Path, f.Exprs[i-1], err)
+			return nil, false, fieldError(f.Path, f.Exprs[i-1], s.explained(f.Exprs[i-1], err))
 		}
 		str, isString := v.(string)
 		if !isString {

@@ -935,3 +935,90 @@ spec:
 		t.Errorf("reference by name = %+v, want ConfigMap default/platform and no selector", byName)
 	}
 }
+
+// An expression that fails on the values it reads (not one waiting for a
+// value) is reported with them, wherever it is written: a template field,
+// a status field, includeWhen, forEach and a custom condition. A Secret's
+// data, and an iterator over a list read from it, are not quoted.
+func TestFailuresQuoteWhatTheyRead(t *testing.T) {
+	g := compileRGD(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: failing}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Failing
+    spec:
+      size: string
+      divisor: integer
+    status:
+      share: ${12 / schema.spec.divisor}
+      token: ${int(string(creds.data.token)) + size(creds.metadata.name)}
+      conditions:
+      - type: Sized
+        status: ${int(schema.spec.size) > 2}
+        reason: Computed
+  resources:
+  - id: creds
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: creds}
+  - id: cm
+    includeWhen: ["${int(schema.spec.size) > 0}"]
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: cm}
+      data:
+        size: ${string(int(schema.spec.size))}
+  - id: perKey
+    forEach:
+    - key: ${creds.data.map(k, [k][int(string(creds.data[k]))])}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${key}"}
+      data:
+        n: ${string(int(key))}
+`)
+	s := NewScope(g, obj(t, `{metadata: {name: f}, spec: {size: large, divisor: 0}}`))
+	s.Observe(g.Node("creds"), obj(t, `{metadata: {name: creds}, data: {token: c2VjcmV0}}`))
+
+	_, renderErr := Render(g.Node("cm"), s)
+	_, includeErr := Included(g.Node("cm"), s)
+	_, statusErr := Status(g, s)
+	_, forEachErr := Expand(g.Node("perKey"), s, 100)
+	var condMessage string
+	for _, c := range Conditions(g, s) {
+		condMessage = c.Message
+	}
+	for _, tc := range []struct {
+		what      string
+		err       error
+		want, not string
+	}{
+		{"template", renderErr, `${string(int(schema.spec.size))}: type conversion error from 'string' to 'int'; it read schema.spec.size = "large"`, ""},
+		{"includeWhen", includeErr, `; it read schema.spec.size = "large"`, ""},
+		{"status field", statusErr, `division by zero; it read schema.spec.divisor = 0`, ""},
+		{"status field reading a Secret", statusErr, `it read creds.data.token = <secret>, creds.metadata.name = "creds"`, "c2VjcmV0"},
+		{"forEach over a Secret", forEachErr, `it read creds.data = <secret>`, "c2VjcmV0"},
+		{"custom condition", errors.New(condMessage), `status ${int(schema.spec.size) > 2}: type conversion error from 'string' to 'int'; it read schema.spec.size = "large"`, ""},
+	} {
+		switch {
+		case tc.err == nil:
+			t.Errorf("%s: no error", tc.what)
+		case !strings.Contains(tc.err.Error(), tc.want):
+			t.Errorf("%s: %q\ndoes not say %q", tc.what, tc.err, tc.want)
+		case tc.not != "" && strings.Contains(tc.err.Error(), tc.not):
+			t.Errorf("%s: %q quotes the Secret", tc.what, tc.err)
+		}
+	}
+
+	// Waiting for a value is not a failure: nothing is quoted.
+	s = NewScope(g, obj(t, `{metadata: {name: f}, spec: {size: "1", divisor: 2}}`))
+	if _, _, err := FieldValue(g.Status[1], s); err == nil || !errors.Is(err, ErrPending) || strings.Contains(err.Error(), "it read") {
+		t.Errorf("a status field waiting for the Secret: %v", err)
+	}
+}
