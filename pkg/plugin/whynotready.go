@@ -580,6 +580,12 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		}
 		return d
 	}
+	if d := statusDiagnosis(s, instRef); d != nil {
+		// Its resources are as they should be: what Ready reports is the
+		// status the RGD declares, which cannot be computed from them.
+		d.Events = c.recentEvents(ctx, inst)
+		return d
+	}
 	if ready != nil && ready.Status == metav1.ConditionTrue {
 		// Named in full, as the diagnosis of one that is not is headed:
 		// several in a row (status -o name | xargs) are told apart.
@@ -627,6 +633,22 @@ func (c *cluster) changeRefused(ctx context.Context, tree *Tree, s *subject, ins
 		d.Advice = immutableAdvice
 	}
 	return d
+}
+
+// statusDiagnosis explains an instance whose status, as its RGD declares
+// it, fails on what it reads (GraphResolved False for it); nil when it
+// does not.
+func statusDiagnosis(s *subject, instRef string) *Diagnosis {
+	cond := findCondition(s.instance, v1alpha1.ConditionGraphResolved)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonStatusFailed {
+		return nil
+	}
+	return &Diagnosis{
+		Cause:   fmt.Sprintf("%s's status cannot be computed: an expression ResourceGraphDefinition %s declares for it fails on the values it reads", instRef, s.rgd.Name),
+		Details: []string{conditionLine(*cond)},
+		Advice: fmt.Sprintf("its resources are applied; if the expression reads the instance, give it a value the expression takes (kubectl edit %s %s%s), otherwise change the expression in ResourceGraphDefinition %s (spec.schema.status); kro-agent evaluates it again whenever what it reads changes",
+			strings.ToLower(s.mapping.GroupVersionKind.Kind), s.instance.GetName(), namespaceFlag(s.instance.GetNamespace()), s.rgd.Name),
+	}
 }
 
 // customConditionDiagnosis names the condition the instance's RGD

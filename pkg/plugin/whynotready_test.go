@@ -219,6 +219,46 @@ func TestCustomConditionDiagnosis(t *testing.T) {
 	}
 }
 
+// An instance whose status expression fails is diagnosed as such, not as a
+// resource that cannot be rendered: what to change is the instance's value
+// or the RGD's status, and its resources are in place.
+func TestStatusDiagnosis(t *testing.T) {
+	rgd := &v1alpha1.ResourceGraphDefinition{}
+	rgd.Name = "client-secret"
+	subject := func(reason string) *subject {
+		inst := &unstructured.Unstructured{}
+		inst.SetName("app")
+		inst.SetNamespace("team-a")
+		cond, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&metav1.Condition{Type: v1alpha1.ConditionGraphResolved, Status: metav1.ConditionFalse, Reason: reason,
+			Message: `projecting status: port: ${int(schema.spec.port)}: type conversion error from 'string' to 'int'; it read schema.spec.port = "eighty"`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unstructured.SetNestedSlice(inst.Object, []any{cond}, "status", "conditions"); err != nil {
+			t.Fatal(err)
+		}
+		return &subject{instance: inst, rgd: rgd, mapping: &meta.RESTMapping{GroupVersionKind: schema.GroupVersionKind{Kind: "ClientSecret"}}}
+	}
+	d := statusDiagnosis(subject(v1alpha1.ReasonStatusFailed), "ClientSecret/app")
+	if d == nil {
+		t.Fatal("no diagnosis of a status that fails")
+	}
+	for _, want := range []string{"ClientSecret/app's status cannot be computed", "ResourceGraphDefinition client-secret"} {
+		if !strings.Contains(d.Cause, want) {
+			t.Errorf("cause %q does not say %q", d.Cause, want)
+		}
+	}
+	if len(d.Details) != 1 || !strings.Contains(d.Details[0], `it read schema.spec.port = "eighty"`) {
+		t.Errorf("details %q do not quote the condition", d.Details)
+	}
+	if !strings.Contains(d.Advice, "kubectl edit clientsecret app -n team-a") || !strings.Contains(d.Advice, "spec.schema.status") {
+		t.Errorf("advice %q", d.Advice)
+	}
+	if d := statusDiagnosis(subject(v1alpha1.ReasonResolveFailed), "ClientSecret/app"); d != nil {
+		t.Errorf("a template that fails diagnosed as a status: %q", d.Cause)
+	}
+}
+
 // A suspended instance changed since kro-agent last applied it says the
 // change waits for it to be resumed; one unchanged says no more than that
 // it is suspended.

@@ -253,7 +253,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		// The resources may be as they should, but the status the RGD
 		// promises cannot be computed from them: an expression failing on
 		// the instance's values as much as one in a template.
-		status.MarkGraphUnresolved(fmt.Errorf("projecting status: %w", projErr))
+		status.MarkStatusUnprojected(projErr)
 	}
 	status.ComputeState(false, r.applyErr != nil)
 	r.t.noteWaits(r.key, r.applyErr, r.awaited)

@@ -1174,12 +1174,17 @@ spec:
 			}
 			return ctx
 		}).
-		Assess("a status expression failing on the instance's values is FAILED with the error", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("a status expression failing on the instance's values is FAILED with the error and the value", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ClientSecret, metadata: {name: app, namespace: %s}, spec: {clientId: my-client-123, port: eighty}}", ns))
 			inst := c.waitState(t, "kro.run/v1alpha1", "ClientSecret", ns, "app", v1alpha1.InstanceFailed)
-			if cond := condition(inst, "GraphResolved"); cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "projecting status: port:") {
+			if cond := condition(inst, "GraphResolved"); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonStatusFailed ||
+				!strings.Contains(cond.Message, `projecting status: port: ${int(schema.spec.port)}: type conversion error from 'string' to 'int'; it read schema.spec.port = "eighty"`) {
 				t.Errorf("GraphResolved = %+v", cond)
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "clientsecret", "app", "-n", ns)
+			if err == nil || !strings.Contains(out, "ClientSecret/app's status cannot be computed") {
+				t.Errorf("why-not-ready of a failing status (err %v):\n%s", err, out)
 			}
 			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: ClientSecret, metadata: {name: app, namespace: %s}, spec: {clientId: my-client-123, port: \"8080\"}}", ns))
 			inst = c.waitState(t, "kro.run/v1alpha1", "ClientSecret", ns, "app", v1alpha1.InstanceActive)

@@ -44,9 +44,12 @@ const (
 	ReasonReleased     = "Released"
 	// ReasonFinalized: kro-agent is done with an instance being deleted
 	// and took its finalizer off; another controller's finalizer keeps it.
-	ReasonFinalized         = "Finalized"
-	ReasonResolved          = "Resolved"
-	ReasonResolveFailed     = "ResolveFailed"
+	ReasonFinalized     = "Finalized"
+	ReasonResolved      = "Resolved"
+	ReasonResolveFailed = "ResolveFailed"
+	// ReasonStatusFailed: the resources are rendered, but a field or
+	// condition of the status the RGD declares fails on what it reads.
+	ReasonStatusFailed      = "StatusProjectionFailed"
 	ReasonGraphNotAccepted  = "GraphNotAccepted"
 	ReasonAllResourcesReady = "AllResourcesReady"
 	ReasonResourceNotReady  = "ResourceNotReady"
@@ -142,6 +145,15 @@ func (s *InstanceStatus) MarkInstanceFieldUnset(msg string) {
 // rendered as its spec stands (an expression fails on its values).
 func (s *InstanceStatus) MarkGraphUnresolved(err error) {
 	s.manager.MarkFalse(ConditionGraphResolved, ReasonResolveFailed, "%v", err)
+}
+
+// MarkStatusUnprojected records an instance whose resources rendered but
+// whose status, as its RGD declares it, cannot be computed from them: an
+// expression fails on the values it reads. The graph is as unresolved as
+// with a template failing on them, and the instance as FAILED; the reason
+// tells the two apart, as what to change differs.
+func (s *InstanceStatus) MarkStatusUnprojected(err error) {
+	s.manager.MarkFalse(ConditionGraphResolved, ReasonStatusFailed, "projecting status: %v", err)
 }
 
 // ResourceError is the error of one resource of an instance's graph, as
