@@ -185,6 +185,33 @@ func TestUnknownFieldsAndNamesSayWhatThereIs(t *testing.T) {
 	}
 }
 
+// A Compiler compiles and plans what its environment does, and reports an
+// expression that does not compile, if without the hints its environment
+// gives.
+func TestCompilerCompilesAsItsEnvironment(t *testing.T) {
+	scalar := func(typ string) spec.Schema { return spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{typ}}} }
+	app := objectSchema(map[string]spec.Schema{"spec": *objectSchema(map[string]spec.Schema{"replicas": scalar("integer")})})
+	env, err := New(Var{Name: "schema", Schema: app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := env.Compiler()
+	ast, err := c.Compile("schema.spec.replicas + 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prg, err := c.Program(ast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := prg.Eval(map[string]any{"schema": map[string]any{"spec": map[string]any{"replicas": int64(2)}}}); err != nil || out.Value() != int64(3) {
+		t.Errorf("evaluated to %v, %v; want 3", out, err)
+	}
+	if _, err := c.Compile("schema.spec.replica"); err == nil || !strings.Contains(err.Error(), "undefined field 'replica'") {
+		t.Errorf("a misspelt field compiled: %v", err)
+	}
+}
+
 // Strings are formatted as in kro's environment, which has cel-go's strings
 // extension at its latest version, not at the API server's version 2: the
 // same template renders the same text under either controller.

@@ -488,7 +488,8 @@ func expressionOf(env *celenv.Env, src string, ast *cel.Ast) (*Expression, error
 	}
 	e := &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast),
 		callsOmit: callsOmit(ast), readsInstanceConditions: readsInstanceConditions(ast)}
-	e.inputs = sync.OnceValue(func() []*Expression { return inputsOf(env, src) })
+	compiler := env.Compiler()
+	e.inputs = sync.OnceValue(func() []*Expression { return inputsOf(compiler, src) })
 	if slices.Contains(e.References, SchemaVar) {
 		e.InstanceFields = instanceFields(ast, false)
 		e.InstanceReads = instanceFields(ast, true)
