@@ -20,7 +20,7 @@ import (
 var meanings = map[string]string{
 	v1alpha1.ConditionReady:           "the object is fully reconciled and healthy; the only condition automation needs to watch",
 	v1alpha1.ConditionInstanceManaged: "kro-agent has taken the instance over: finalizer and ownership labels are in place",
-	v1alpha1.ConditionGraphResolved:   "every resource template rendered from the instance's values",
+	v1alpha1.ConditionGraphResolved:   "every resource template rendered from the instance's values, and the status its RGD declares computed",
 	v1alpha1.ConditionResourcesReady:  "every resource exists and passes its readyWhen checks",
 	v1alpha1.ConditionPlaced:          "the instance, labelled agent.kro.run/region, has a cluster to run on: a Ready cluster of its region, or the one it was placed on or reconciled in before",
 	v1alpha1.ConditionGraphAccepted:   "the RGD is valid: schema, expressions and dependency graph",
