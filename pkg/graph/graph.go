@@ -160,12 +160,12 @@ func (g *Graph) Node(id string) *Node {
 	return nil
 }
 
-// QuotesSecret tells whether in, one of an expression's Inputs, reads the
+// ReadsSecret tells whether in, one of an expression's Inputs, reads the
 // data of a Secret of the graph (or the whole of one), or an iterator over
 // a list read from one. Such a value is not quoted where an expression is
 // explained: an instance's conditions and events, and kubectl kro, reach
 // more readers than the Secret does.
-func (g *Graph) QuotesSecret(in *Expression) bool {
+func (g *Graph) ReadsSecret(in *Expression) bool {
 	for _, ref := range in.References {
 		if n := g.Node(ref); n != nil && n.IsSecret() && ReadsSecretData(in.Source, ref) {
 			return true

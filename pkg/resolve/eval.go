@@ -220,7 +220,7 @@ func (s *Scope) explained(e *graph.Expression, err error) error {
 	if err == nil || errors.Is(err, ErrPending) || errors.As(err, &misfit) {
 		return err
 	}
-	read := describeInputs(e, s, func(in *graph.Expression) bool { return s.graph != nil && s.graph.QuotesSecret(in) })
+	read := describeInputs(e, s, func(in *graph.Expression) bool { return s.graph != nil && s.graph.ReadsSecret(in) })
 	if read == "" {
 		return err
 	}
