@@ -3,18 +3,32 @@
 // replacing whatever anyone else changed in it (a server-side apply would
 // keep what another manager added to a list that is a set, such as a
 // binding's validationActions), and checked by its UID and generation, so
-// that checking an untouched object costs one read and no write.
+// that checking an untouched object costs one read and no write. An
+// object found as kro-agent last wrote it is not written again, so a
+// restarted agent registers itself with reads alone.
 package owned
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
+
+// AnnotationWritten holds, on an object Put wrote, a digest of what it
+// wrote: a later Put of the same object finds it, and the object as it
+// wrote it, and writes nothing. A field a later version of kro-agent no
+// longer sets changes the digest, where the object still holds it.
+const AnnotationWritten = "agent.kro.run/written"
 
 // Object is a pointer to a typed API object.
 type Object[T any] interface {
@@ -60,9 +74,12 @@ func PutFrom[T any, P Object[T]](ctx context.Context, name string, desired func(
 	cur, err := get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		cur, err = create(ctx, desired(nil), metav1.CreateOptions{FieldManager: ownership.FieldManager})
+		cur, err = create(ctx, stamped(desired(nil)), metav1.CreateOptions{FieldManager: ownership.FieldManager})
 	case err == nil:
-		obj := desired(cur)
+		obj := stamped(desired(cur))
+		if asWritten(cur, obj) {
+			return versionOf(cur), nil
+		}
 		obj.SetResourceVersion(cur.GetResourceVersion())
 		cur, err = update(ctx, obj, metav1.UpdateOptions{FieldManager: ownership.FieldManager})
 	}
@@ -70,6 +87,88 @@ func PutFrom[T any, P Object[T]](ctx context.Context, name string, desired func(
 		return Version{}, err
 	}
 	return versionOf(cur), nil
+}
+
+// stamped sets obj's AnnotationWritten to the digest of the rest of obj,
+// and returns obj.
+func stamped[P metav1.Object](obj P) P {
+	annotations := maps.Clone(obj.GetAnnotations())
+	delete(annotations, AnnotationWritten)
+	obj.SetAnnotations(annotations)
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return obj // written unstamped, and so written again next time
+	}
+	sum := sha256.Sum256(raw)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationWritten] = hex.EncodeToString(sum[:16])
+	obj.SetAnnotations(annotations)
+	return obj
+}
+
+// asWritten tells whether cur, the object there, is want (stamped) as Put
+// wrote it and no one changed since: it carries want's digest, holds every
+// field want sets (the API server fills in defaults besides), and no one
+// but kro-agent has written a field of it (a field someone added shows as
+// their entry in its managed fields; one someone removed, as missing).
+// The API server's writes to its status do not count.
+func asWritten[P metav1.Object](cur, want P) bool {
+	stamp, ok := want.GetAnnotations()[AnnotationWritten]
+	if !ok || cur.GetAnnotations()[AnnotationWritten] != stamp {
+		return false
+	}
+	for _, m := range cur.GetManagedFields() {
+		if m.Subresource == "" && m.Manager != ownership.FieldManager {
+			return false
+		}
+	}
+	have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
+	if err != nil {
+		return false
+	}
+	wanted, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
+	if err != nil {
+		return false
+	}
+	// Of metadata, what the writer gives; the rest is the API server's.
+	meta, _ := wanted["metadata"].(map[string]any)
+	wanted["metadata"] = map[string]any{"name": meta["name"], "labels": meta["labels"], "annotations": meta["annotations"]}
+	return holds(have, wanted)
+}
+
+// holds tells whether have holds every value want sets: the same keys of
+// a map, with values holding want's, lists of the same length, item by
+// item, and scalars equal. Nothing set (nil) is held by anything.
+func holds(have, want any) bool {
+	switch w := want.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			if hv, ok := h[k]; !ok && v != nil || !holds(hv, v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !holds(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(have, want)
 }
 
 // At reports whether the object called name is still at version: not
