@@ -119,10 +119,20 @@ func asWritten[P metav1.Object](cur, want P) bool {
 	if !ok || cur.GetAnnotations()[AnnotationWritten] != stamp {
 		return false
 	}
+	// Without managed fields (cleared, or not kept), who wrote what
+	// cannot be told.
+	ours := false
 	for _, m := range cur.GetManagedFields() {
-		if m.Subresource == "" && m.Manager != ownership.FieldManager {
+		if m.Subresource != "" {
+			continue
+		}
+		if m.Manager != ownership.FieldManager {
 			return false
 		}
+		ours = true
+	}
+	if !ours {
+		return false
 	}
 	have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cur)
 	if err != nil {

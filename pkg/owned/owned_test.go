@@ -87,6 +87,7 @@ func TestPutWritesOnlyWhatChanged(t *testing.T) {
 		}, []admissionregv1.ValidationAction{deny}, 1},
 		{"someone removed a field", func(s *store) { s.obj.Spec.ValidationActions = nil }, []admissionregv1.ValidationAction{deny}, 1},
 		{"someone removed a label", func(s *store) { s.obj.Labels = nil }, []admissionregv1.ValidationAction{deny}, 1},
+		{"managed fields cleared", func(s *store) { s.obj.ManagedFields = nil }, []admissionregv1.ValidationAction{deny}, 1},
 		{"written before the digest", func(s *store) { delete(s.obj.Annotations, AnnotationWritten) }, []admissionregv1.ValidationAction{deny}, 1},
 	} {
 		s := &store{}
