@@ -37,6 +37,11 @@ func (r *run) prune(ctx context.Context) error {
 		// Namespace and node tell apart the objects one resource left
 		// behind as it moved (to another namespace, or another kind).
 		kind := r.t.kindOf(m.gvr)
+		if errors.Is(err, errGone) {
+			// Deleted by an earlier pass, whose deletes the informer has
+			// not all delivered yet (or by someone else): that pass told.
+			continue
+		}
 		if err != nil {
 			what := fmt.Sprintf("%s %s (resource %s) in %s", kind, m.objectName(), nodes[i], r.t)
 			refused = append(refused, fmt.Errorf("pruning %s: %w", what, err))
@@ -105,6 +110,11 @@ func (t *target) writeEach(ctx context.Context, ms []member, write func(context.
 	return errs
 }
 
+// errGone is what deleteObject returns for an object gone before it
+// deleted it, or replaced by another of its name: nothing was deleted,
+// and nothing is left to delete.
+var errGone = errors.New("already gone")
+
 // deleteObject deletes one object, only if it is still the one we saw.
 func (t *target) deleteObject(ctx context.Context, ref objectRef, uid types.UID) error {
 	policy := metav1.DeletePropagationBackground
@@ -114,7 +124,7 @@ func (t *target) deleteObject(ctx context.Context, ref objectRef, uid types.UID)
 	})
 	countWrite("delete", err)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // already gone, or replaced by another object
+		return errGone
 	}
 	if unauthorized, ok := asUnauthorized(err, ref.GVR.GroupResource(), t); ok {
 		return unauthorized
@@ -190,7 +200,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 	errs := r.t.deleteAll(ctx, deletable)
 	for i, m := range deletable {
 		kind := r.t.kindOf(m.gvr)
-		if err := errs[i]; err != nil {
+		if err := errs[i]; err != nil && !errors.Is(err, errGone) {
 			// The others are deleted all the same; the refusal is what
 			// the status leads with, and the run ends with it, to be
 			// retried.

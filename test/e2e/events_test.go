@@ -173,6 +173,37 @@ func TestEvents(t *testing.T) {
 			})
 			return ctx
 		}).
+		Assess("a pass that finds what was pruned still in its cache tells no more", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			patch(t, c, `{"names": ["x"]}`)
+			inst := c.waitState(t, "kro.run/v1alpha1", "Told", ns, "t1", v1alpha1.InstanceActive)
+			// The agent's informers do not see t1-x go: the next pass
+			// finds it there still and deletes it again, finding it gone.
+			release := holdWatches("/configmaps")
+			defer release()
+			patch(t, c, `{"names": []}`)
+			pruned := func() []unstructured.Unstructured {
+				return slices.DeleteFunc(events(t, c, "Pruned"), func(e unstructured.Unstructured) bool {
+					return !strings.Contains(fmt.Sprint(e.Object["note"]), "deleted ConfigMap told/t1-x ")
+				})
+			}
+			eventually(t, 20*time.Second, "a Pruned Event for t1-x", func() (bool, string) {
+				return len(pruned()) == 1, notes(pruned())
+			})
+			pressure, found, _ := unstructured.NestedBool(inst.Object, "spec", "pressure")
+			patch(t, c, fmt.Sprintf(`{"pressure": %t}`, found && !pressure))
+			eventually(t, 20*time.Second, "the instance's status to follow its spec", func() (bool, string) {
+				u := c.mustGet(t, "kro.run/v1alpha1", "Told", ns, "t1")
+				p := condition(u, "Pressure")
+				return p != nil && p.ObservedGeneration == u.GetGeneration(), conditionSummary(u)
+			})
+			if got := pruned(); len(got) != 1 {
+				t.Errorf("t1-x, pruned once, is told of %d times: %s", len(got), notes(got))
+			} else if count, _, _ := unstructured.NestedInt64(got[0].Object, "series", "count"); count > 1 {
+				t.Errorf("t1-x, pruned once, is told of in a series of %d", count)
+			}
+			return ctx
+		}).
 		Assess("a refused apply is told once, however often it is retried", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			patch(t, c, `{"key": "bad key"}`)

@@ -100,6 +100,7 @@ func startAgentWith(t testing.TB, cfg *envconf.Config, tune func(*agent.Options)
 	rc.Wrap(raceCRDLookups)
 	rc.Wrap(failRegistrationsWhenAsked)
 	rc.Wrap(slowClusterChecksWhenAsked)
+	rc.Wrap(holdWatchesWhenAsked)
 	o := agent.Options{
 		Config:  rc,
 		Workers: 4,
@@ -925,6 +926,62 @@ func slowClusterChecksWhenAsked(rt http.RoundTripper) http.RoundTripper {
 		}
 		return rt.RoundTrip(r)
 	})
+}
+
+// heldWatches, while release is set, holds back what the in-process
+// agent's watches of one resource (URL paths ending in resource, such as
+// "/configmaps") deliver, until release is closed: its informers go on
+// holding the objects as they were, as a loaded agent's do for a moment.
+var heldWatches struct {
+	sync.Mutex
+	resource string
+	release  chan struct{}
+}
+
+// holdWatches holds back the agent's watch events of resource until the
+// function it returns is called.
+func holdWatches(resource string) (release func()) {
+	heldWatches.Lock()
+	defer heldWatches.Unlock()
+	ch := make(chan struct{})
+	heldWatches.resource, heldWatches.release = resource, ch
+	return func() {
+		heldWatches.Lock()
+		defer heldWatches.Unlock()
+		heldWatches.release = nil
+		close(ch)
+	}
+}
+
+func holdWatchesWhenAsked(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(r)
+		if err == nil && r.URL.Query().Get("watch") != "" {
+			resp.Body = &heldBody{ReadCloser: resp.Body, path: r.URL.Path}
+		}
+		return resp, err
+	})
+}
+
+// heldBody is a watch's response body, held back by heldWatches: what a
+// read brings is handed on only once no hold applies, so an event that
+// comes while held waits even if its read was under way before.
+type heldBody struct {
+	io.ReadCloser
+	path string
+}
+
+func (b *heldBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	for {
+		heldWatches.Lock()
+		release, resource := heldWatches.release, heldWatches.resource
+		heldWatches.Unlock()
+		if release == nil || !strings.HasSuffix(b.path, resource) {
+			return n, err
+		}
+		<-release
+	}
 }
 
 func failRegistrationsWhenAsked(rt http.RoundTripper) http.RoundTripper {
