@@ -14,13 +14,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
-	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kro-agent/kro-agent/pkg/jsonvalue"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
@@ -145,40 +145,7 @@ func asWritten[P metav1.Object](cur, want P) bool {
 	// Of metadata, what the writer gives; the rest is the API server's.
 	meta, _ := wanted["metadata"].(map[string]any)
 	wanted["metadata"] = map[string]any{"name": meta["name"], "labels": meta["labels"], "annotations": meta["annotations"]}
-	return holds(have, wanted)
-}
-
-// holds tells whether have holds every value want sets: the same keys of
-// a map, with values holding want's, lists of the same length, item by
-// item, and scalars equal. Nothing set (nil) is held by anything.
-func holds(have, want any) bool {
-	switch w := want.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		h, ok := have.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, v := range w {
-			if hv, ok := h[k]; !ok && v != nil || !holds(hv, v) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		h, ok := have.([]any)
-		if !ok || len(h) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !holds(h[i], w[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(have, want)
+	return jsonvalue.Contains(have, wanted)
 }
 
 // At reports whether the object called name is still at version: not

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	"github.com/kro-agent/kro-agent/pkg/jsonvalue"
 	"github.com/kro-agent/kro-agent/pkg/managedfields"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/refusal"
@@ -323,17 +324,17 @@ func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, 
 	case live == nil || live.GetDeletionTimestamp() != nil:
 	case same && live.GetResourceVersion() == last.resourceVersion:
 		return live, drift{}, nil
-	case same && contains(live.Object, desired):
+	case same && jsonvalue.Contains(live.Object, desired):
 		// Changed by someone else (a status update, say) without touching
 		// our fields.
 		e.applied.unchanged(ref, live.GetResourceVersion())
 		return live, drift{}, nil
-	case same && last.stored != nil && contains(live.Object, last.stored):
+	case same && last.stored != nil && jsonvalue.Contains(live.Object, last.stored):
 		// The same, for an object whose fields the API server keeps in
 		// its own form: applying again would change nothing.
 		e.applied.unchanged(ref, live.GetResourceVersion())
 		return live, drift{}, nil
-	case !known && contains(live.Object, desired) && !appliedMore(ctx, t, ref, desired):
+	case !known && jsonvalue.Contains(live.Object, desired) && !appliedMore(ctx, t, ref, desired):
 		// Found already right after a restart.
 		e.applied.put(inst, ref, d, live.GetResourceVersion(), nil, nil)
 		return live, drift{}, nil
@@ -428,7 +429,7 @@ func (c *appliedCache) recordApply(inst types.UID, ref objectRef, d [32]byte, de
 // the API server keeps some of them in a form of its own; nil when obj
 // visibly holds desired, as nearly every object does.
 func storedFields(obj, desired map[string]any) map[string]any {
-	if contains(obj, desired) {
+	if jsonvalue.Contains(obj, desired) {
 		return nil
 	}
 	stored, _ := runtime.DeepCopyJSONValue(project(obj, desired)).(map[string]any)
@@ -455,45 +456,6 @@ func project(have, want any) any {
 	return out
 }
 
-// contains reports whether every field set in want holds the same value in
-// have. Maps may have more keys in have (defaults, other managers' fields);
-// lists must match item by item, each item by the same rule.
-func contains(have, want any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		h, ok := have.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, wv := range w {
-			hv, ok := h[k]
-			if !ok {
-				if wv == nil {
-					continue
-				}
-				return false
-			}
-			if !contains(hv, wv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		h, ok := have.([]any)
-		if !ok || len(h) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !contains(h[i], w[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		return equalScalar(have, want)
-	}
-}
-
 // sameWhere reports whether a and b hold the same values at every field
 // want sets (a list as a whole).
 func sameWhere(a, b, want any) bool {
@@ -509,31 +471,4 @@ func sameWhere(a, b, want any) bool {
 		}
 	}
 	return true
-}
-
-// equalScalar compares JSON scalars, treating the integer kinds alike (the
-// rendered object and the decoded one may differ in Go type).
-func equalScalar(a, b any) bool {
-	if af, ok := number(a); ok {
-		bf, ok := number(b)
-		return ok && af == bf
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	}
-	return 0, false
 }

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/kro-agent/kro-agent/pkg/jsonvalue"
 )
 
 func TestRecordApplyKeepsResultOnlyUntilTheInformerHasIt(t *testing.T) {
@@ -134,7 +136,7 @@ func TestStoredFieldsTellOthersChangesFromOurs(t *testing.T) {
 		{"our replicas changed", stored("1", 3, "a"), false},
 		{"our field removed", map[string]any{"metadata": map[string]any{"name": "d"}, "spec": map[string]any{"replicas": int64(2)}}, false},
 	} {
-		if got := contains(tc.live, applied); got != tc.same {
+		if got := jsonvalue.Contains(tc.live, applied); got != tc.same {
 			t.Errorf("%s: same stored form = %v, want %v", tc.name, got, tc.same)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kro-agent/kro-agent/pkg/jsonvalue"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
 
@@ -157,7 +158,7 @@ func changedField(have, desired, stored map[string]any) ([]string, bool) {
 func firstDifference(have, want any, path []string) ([]string, bool) {
 	w, ok := want.(map[string]any)
 	if !ok {
-		if contains(have, want) {
+		if jsonvalue.Contains(have, want) {
 			return nil, false
 		}
 		return path, true
