@@ -33,15 +33,16 @@ func (r *run) prune(ctx context.Context) error {
 	}
 	var refused []error
 	for i, err := range r.t.deleteAll(ctx, stale) {
+		if errors.Is(err, errGone) {
+			// Deleted, and told of, by an earlier pass whose deletes the
+			// informer has not all delivered yet; or deleted by someone
+			// else. Nothing this pass did.
+			continue
+		}
 		m := stale[i]
 		// Namespace and node tell apart the objects one resource left
 		// behind as it moved (to another namespace, or another kind).
 		kind := r.t.kindOf(m.gvr)
-		if errors.Is(err, errGone) {
-			// Deleted by an earlier pass, whose deletes the informer has
-			// not all delivered yet (or by someone else): that pass told.
-			continue
-		}
 		if err != nil {
 			what := fmt.Sprintf("%s %s (resource %s) in %s", kind, m.objectName(), nodes[i], r.t)
 			refused = append(refused, fmt.Errorf("pruning %s: %w", what, err))
