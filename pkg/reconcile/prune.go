@@ -26,7 +26,7 @@ func (r *run) prune(ctx context.Context) error {
 	var nodes []string
 	for node, objs := range r.t.managed.members(r.inst.GetUID()) {
 		for _, m := range objs {
-			if !r.desired[r.t.ref(m).anyVersion()] && !m.terminating {
+			if !r.desired[r.t.ref(m).anyVersion()] && !m.terminating && !m.deleted {
 				stale, nodes = append(stale, m), append(nodes, node)
 			}
 		}
@@ -34,9 +34,7 @@ func (r *run) prune(ctx context.Context) error {
 	var refused []error
 	for i, err := range r.t.deleteAll(ctx, stale) {
 		if errors.Is(err, errGone) {
-			// Deleted, and told of, by an earlier pass whose deletes the
-			// informer has not all delivered yet; or deleted by someone
-			// else. Nothing this pass did.
+			// Deleted by someone else a moment ago: nothing this pass did.
 			continue
 		}
 		m := stale[i]
@@ -125,7 +123,12 @@ func (t *target) deleteObject(ctx context.Context, ref objectRef, uid types.UID)
 	})
 	countWrite("delete", err)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return errGone
+		err = errGone
+	}
+	if err == nil || errors.Is(err, errGone) {
+		// Gone or being deleted, which the informer shows in a moment.
+		t.managed.deletions.deleted(uid)
+		return err
 	}
 	if unauthorized, ok := asUnauthorized(err, ref.GVR.GroupResource(), t); ok {
 		return unauthorized
@@ -191,11 +194,16 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 			continue
 		}
 		for _, m := range objs {
-			if m.terminating {
+			switch {
+			case m.terminating:
 				waiting = append(waiting, terminating(r.t.kindOf(m.gvr), m))
-				continue
+			case m.deleted:
+				// Deleted by an earlier pass; the informer has yet to
+				// show it gone or terminating.
+				waiting = append(waiting, deleting(r.t.kindOf(m.gvr), m))
+			default:
+				deletable = append(deletable, m)
 			}
-			deletable = append(deletable, m)
 		}
 	}
 	errs := r.t.deleteAll(ctx, deletable)
@@ -209,7 +217,7 @@ func (r *run) delete(ctx context.Context, status *v1alpha1.InstanceStatus) (resu
 			failures = append(failures, v1alpha1.DeleteRefused(kind, m.objectName(), err))
 			continue
 		}
-		waiting = append(waiting, fmt.Sprintf("deleting %s %s", kind, m.objectName()))
+		waiting = append(waiting, deleting(kind, m))
 	}
 	if len(members) > 0 {
 		slices.Sort(waiting)
@@ -321,6 +329,11 @@ func joinMax(items []string, max int) string {
 // DELETING knows what to look at.
 func terminating(kind string, m member) string {
 	return fmt.Sprintf("%s %s is terminating", kind, m.objectName()) + heldBy(m.finalizers)
+}
+
+// deleting says which of an instance's objects was just deleted.
+func deleting(kind string, m member) string {
+	return fmt.Sprintf("deleting %s %s", kind, m.objectName())
 }
 
 // heldBy names the finalizers an object being deleted waits for, if any.

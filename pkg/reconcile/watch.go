@@ -122,6 +122,9 @@ type managedInformers struct {
 	// listChanged, when set, is told of a kind whose informer first failed
 	// to list it, and of one that has listed it after failing to.
 	listChanged func(gvr schema.GroupVersionResource)
+	// deletions are the objects the agent deleted that the informers may
+	// still hold.
+	deletions deletions
 }
 
 // managedHandler is told of every event on a managed object: obj is the
@@ -203,6 +206,9 @@ func (w *managedInformers) watchLocked(gvr schema.GroupVersionResource, failed *
 		AddFunc:    func(obj any) { w.onEvent(gvr, nil, obj, false) },
 		UpdateFunc: func(before, obj any) { w.onEvent(gvr, before, obj, false) },
 		DeleteFunc: func(obj any) {
+			if m, ok := heldMeta(obj); ok {
+				w.deletions.seen(m.UID)
+			}
 			w.onEvent(gvr, nil, obj, true)
 			w.retire(gvr, x)
 		},
@@ -372,6 +378,9 @@ type member struct {
 	namespace, name string
 	uid             types.UID
 	terminating     bool
+	// deleted is an object the agent deleted that the informer has not
+	// shown gone, or being deleted, yet.
+	deleted bool
 	// finalizers of a terminating object: what it waits for.
 	finalizers []string
 }
@@ -414,6 +423,7 @@ func (w *managedInformers) members(instUID types.UID) map[string][]member {
 			seen[m.UID] = true
 			node := m.Labels[v1alpha1.LabelNodeID]
 			mem := member{gvr: gvr, namespace: m.Namespace, name: m.Name, uid: m.UID}
+			mem.deleted = m.DeletionTimestamp == nil && w.deletions.pending(m.UID)
 			if m.DeletionTimestamp != nil {
 				// Rare, so decoded only here rather than held for every object.
 				mem.terminating = true

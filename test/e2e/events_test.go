@@ -173,12 +173,12 @@ func TestEvents(t *testing.T) {
 			})
 			return ctx
 		}).
-		Assess("a pass that finds what was pruned still in its cache tells no more", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+		Assess("a pass that finds what was pruned still in its cache neither deletes it again nor tells more", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			patch(t, c, `{"names": ["x"]}`)
 			inst := c.waitState(t, "kro.run/v1alpha1", "Told", ns, "t1", v1alpha1.InstanceActive)
 			// The agent's informers do not see t1-x go: the next pass
-			// finds it there still and deletes it again, finding it gone.
+			// finds it there still, and is to know it deleted it.
 			release := holdWatches("/configmaps")
 			defer release()
 			patch(t, c, `{"names": []}`)
@@ -190,6 +190,19 @@ func TestEvents(t *testing.T) {
 			eventually(t, 20*time.Second, "a Pruned Event for t1-x", func() (bool, string) {
 				return len(pruned()) == 1, notes(pruned())
 			})
+			// t1-x's prune is counted; a delete that finds it gone is
+			// counted as an error.
+			if _, ok := series(t, "kro_agent_writes_total", map[string]string{"write": "delete", "result": "success"}); !ok {
+				t.Fatal("kro_agent_writes_total counts no delete")
+			}
+			refusedDeletes := func() float64 {
+				m, ok := series(t, "kro_agent_writes_total", map[string]string{"write": "delete", "result": "error"})
+				if !ok {
+					return 0
+				}
+				return m.GetCounter().GetValue()
+			}
+			refusedBefore := refusedDeletes()
 			pressure, found, _ := unstructured.NestedBool(inst.Object, "spec", "pressure")
 			patch(t, c, fmt.Sprintf(`{"pressure": %t}`, found && !pressure))
 			eventually(t, 20*time.Second, "the instance's status to follow its spec", func() (bool, string) {
@@ -197,6 +210,9 @@ func TestEvents(t *testing.T) {
 				p := condition(u, "Pressure")
 				return p != nil && p.ObservedGeneration == u.GetGeneration(), conditionSummary(u)
 			})
+			if n := refusedDeletes() - refusedBefore; n > 0 {
+				t.Errorf("t1-x, pruned once, was deleted again %v times, finding it gone", n)
+			}
 			if got := pruned(); len(got) != 1 {
 				t.Errorf("t1-x, pruned once, is told of %d times: %s", len(got), notes(got))
 			} else if count, _, _ := unstructured.NestedInt64(got[0].Object, "series", "count"); count > 1 {
