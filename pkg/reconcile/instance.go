@@ -128,7 +128,8 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	}
 	if written != nil {
 		// The cache has not caught up with the agent's last status write.
-		inst.Object["status"] = written
+		inst.Object["status"] = written.status
+		inst.SetResourceVersion(written.version)
 	}
 	r := &run{
 		e: e, s: s, key: key, inst: inst,

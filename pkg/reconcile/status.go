@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -98,10 +99,10 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 		next = stored
 	}
 	// Remembered over the version the write was based on.
-	r.e.statuses.wrote(r.inst, next, out.GetResourceVersion())
+	version := r.e.statuses.wrote(r.inst, next, out)
 	// A later write in the same run compares with what is there now.
 	r.inst.Object["status"] = next
-	r.inst.SetResourceVersion(out.GetResourceVersion())
+	r.inst.SetResourceVersion(version)
 	if len(dropped) > 0 {
 		return &statusNotStoredError{kind: r.key.GVK.Kind, fields: dropped}
 	}
@@ -346,18 +347,58 @@ type statusMemo struct {
 }
 
 type statusWrite struct {
-	over     string         // resourceVersion the write was based on
-	produced string         // resourceVersion the write produced
-	status   map[string]any // status written
+	// over are the resourceVersions the write was based on: the version
+	// of the instance it was written over, and, when that is the version
+	// an earlier status write produced, the versions that write was based
+	// on, which the cache may show still.
+	over     []string
+	produced string // resourceVersion the write produced
+	// version is the resourceVersion of the instance the cache holds
+	// with the status written: produced, when the write found nothing
+	// else changed, so that the run's writes conditional on the version
+	// (the finalizer's removal) go through rather than conflict with the
+	// agent's own status write; else the version it was written over,
+	// for the run to see the other change before it writes so.
+	version string
+	status  map[string]any // status written
 }
 
-func (s *statusMemo) wrote(inst *unstructured.Unstructured, status map[string]any, produced string) {
+// wrote remembers the status written over inst, the API server answering
+// with out, and returns the resourceVersion inst takes with it (version).
+func (s *statusMemo) wrote(inst *unstructured.Unstructured, status map[string]any, out *unstructured.Unstructured) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
 		s.m = map[types.UID]statusWrite{}
 	}
-	s.m[inst.GetUID()] = statusWrite{over: inst.GetResourceVersion(), produced: produced, status: runtime.DeepCopyJSON(normalize(status).(map[string]any))}
+	base := inst.GetResourceVersion()
+	w := statusWrite{over: []string{base}, produced: out.GetResourceVersion(), version: base, status: runtime.DeepCopyJSON(normalize(status).(map[string]any))}
+	if prev, ok := s.m[inst.GetUID()]; ok && prev.produced == base {
+		w.over = append(slices.Clip(prev.over), base)
+	}
+	if sameBesideStatus(inst.Object, out.Object) {
+		w.version = w.produced
+	}
+	s.m[inst.GetUID()] = w
+	return w.version
+}
+
+// sameBesideStatus tells whether two versions of an object differ in
+// nothing but their status (and version, and managedFields, which
+// the informers do not keep).
+func sameBesideStatus(a, b map[string]any) bool {
+	strip := func(obj map[string]any) map[string]any {
+		out := maps.Clone(obj)
+		delete(out, "status")
+		if md, ok := obj["metadata"].(map[string]any); ok {
+			md = maps.Clone(md)
+			delete(md, "resourceVersion")
+			delete(md, "managedFields")
+			out["metadata"] = md
+		}
+		return out
+	}
+	return reflect.DeepEqual(strip(a), strip(b))
 }
 
 // echoed reports whether an instance update is the echo of our last status
@@ -376,8 +417,9 @@ func (s *statusMemo) echoed(uid types.UID, resourceVersion string) bool {
 }
 
 // read reads an instance from the informer's store, with the status last
-// written over the version it finds, if any: a reconcile then works from
-// the status it wrote, not the one the cache still shows. A cache showing
+// written over the version it finds, if any, and the version that makes
+// it: a reconcile then works from the status it wrote, not the one the
+// cache still shows. A cache showing
 // another version has caught up with the write, which is then forgotten:
 // the memo holds only writes in flight, not a copy of every instance's
 // status.
@@ -386,7 +428,7 @@ func (s *statusMemo) echoed(uid types.UID, resourceVersion string) bool {
 // before it hands the update to echoed, which takes the same lock, so a
 // write is never forgotten between a read of the store that still shows
 // the version it was based on and the look into the memo.
-func (s *statusMemo) read(fromStore func() (*heldObject, error)) (*heldObject, map[string]any, error) {
+func (s *statusMemo) read(fromStore func() (*heldObject, error)) (*heldObject, *statusWrite, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h, err := fromStore()
@@ -397,8 +439,9 @@ func (s *statusMemo) read(fromStore func() (*heldObject, error)) (*heldObject, m
 	switch {
 	case !ok:
 		return h, nil, nil
-	case w.over == h.meta.ResourceVersion:
-		return h, runtime.DeepCopyJSON(w.status), nil
+	case slices.Contains(w.over, h.meta.ResourceVersion):
+		w.status = runtime.DeepCopyJSON(w.status)
+		return h, &w, nil
 	}
 	delete(s.m, h.meta.UID)
 	return h, nil, nil

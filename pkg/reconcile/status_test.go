@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ import (
 func TestStatusMemoEchoOfOwnWrite(t *testing.T) {
 	inst := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"uid": "u-1", "resourceVersion": "10"}}}
 	var memo statusMemo
-	memo.wrote(inst, map[string]any{"state": "IN_PROGRESS"}, "11")
+	memo.wrote(inst, map[string]any{"state": "IN_PROGRESS"}, at(inst, "11", nil))
 	cached := func(rv string) func() (*heldObject, error) {
 		return func() (*heldObject, error) {
 			return &heldObject{meta: metav1.ObjectMeta{UID: "u-1", ResourceVersion: rv}}, nil
@@ -34,8 +35,8 @@ func TestStatusMemoEchoOfOwnWrite(t *testing.T) {
 		t.Error("another instance's update was taken for the echo")
 	}
 	// A cache still at the version the write was based on reads the status written.
-	if _, written, _ := memo.read(cached("10")); written["state"] != "IN_PROGRESS" {
-		t.Errorf("stale cache reads status %v, want the written IN_PROGRESS", written)
+	if _, written, _ := memo.read(cached("10")); written == nil || written.status["state"] != "IN_PROGRESS" {
+		t.Errorf("stale cache reads %+v, want the written IN_PROGRESS", written)
 	}
 	if !memo.echoed("u-1", "11") {
 		t.Fatal("the update at the version our write produced is not its echo")
@@ -56,7 +57,7 @@ func TestStatusMemoEchoOfOwnWrite(t *testing.T) {
 func TestStatusMemoReadKeepsEchoesOut(t *testing.T) {
 	inst := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"uid": "u-1", "resourceVersion": "10"}}}
 	var memo statusMemo
-	memo.wrote(inst, map[string]any{"state": "ACTIVE"}, "11")
+	memo.wrote(inst, map[string]any{"state": "ACTIVE"}, at(inst, "11", nil))
 	echoed := make(chan bool)
 	_, written, _ := memo.read(func() (*heldObject, error) {
 		go func() { echoed <- memo.echoed("u-1", "11") }()
@@ -67,11 +68,71 @@ func TestStatusMemoReadKeepsEchoesOut(t *testing.T) {
 		}
 		return &heldObject{meta: metav1.ObjectMeta{UID: "u-1", ResourceVersion: "10"}}, nil
 	})
-	if written["state"] != "ACTIVE" {
-		t.Errorf("read the status %v, want the written ACTIVE", written)
+	if written == nil || written.status["state"] != "ACTIVE" {
+		t.Errorf("read %+v, want the written ACTIVE", written)
 	}
 	if !<-echoed {
 		t.Error("the echo, once let in, was not recognised")
+	}
+}
+
+// at is inst as the API server answers a status write with: at version
+// rv, and changed by change, when set, as someone else's write in between.
+func at(inst *unstructured.Unstructured, rv string, change func(*unstructured.Unstructured)) *unstructured.Unstructured {
+	out := inst.DeepCopy()
+	out.SetResourceVersion(rv)
+	out.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kro-agent", Subresource: "status"}})
+	if change != nil {
+		change(out)
+	}
+	return out
+}
+
+// A run that reads an instance whose cache has not caught up with the
+// agent's own status writes takes the version they produced, so that its
+// writes conditional on the version (the finalizer's removal) do not
+// conflict with them; but not when someone else's change came in between.
+func TestStatusMemoGivesTheVersionItsWritesProduced(t *testing.T) {
+	inst := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"uid": "u-1", "resourceVersion": "10", "finalizers": []any{"kro.run/finalizer"}},
+		"spec":     map[string]any{"size": int64(1)},
+	}}
+	var memo statusMemo
+	cached := func(rv string) func() (*heldObject, error) {
+		return func() (*heldObject, error) {
+			return &heldObject{meta: metav1.ObjectMeta{UID: "u-1", ResourceVersion: rv}}, nil
+		}
+	}
+	if v := memo.wrote(inst, map[string]any{"state": "DELETING"}, at(inst, "11", nil)); v != "11" {
+		t.Errorf("a write that changed only the status leaves the instance at %q, want 11", v)
+	}
+	_, written, _ := memo.read(cached("10"))
+	if written == nil || written.version != "11" {
+		t.Fatalf("a cache at 10 reads %+v, want version 11", written)
+	}
+	// The next run writes over 11 what the cache still shows as 10: both
+	// read the last status written, at the version it produced.
+	inst.SetResourceVersion(written.version)
+	if v := memo.wrote(inst, map[string]any{"state": "DELETING", "n": 2}, at(inst, "12", nil)); v != "12" {
+		t.Errorf("the second write leaves the instance at %q, want 12", v)
+	}
+	for _, rv := range []string{"10", "11"} {
+		if _, w, _ := memo.read(cached(rv)); w == nil || w.version != "12" || fmt.Sprint(w.status["n"]) != "2" {
+			t.Errorf("a cache at %s reads %+v, want the second write at 12", rv, w)
+		}
+	}
+	// Someone added a finalizer before the agent's write: the run keeps
+	// the version it read, and its conditional writes fail until the
+	// cache shows that change.
+	inst.SetResourceVersion("12")
+	added := at(inst, "14", func(u *unstructured.Unstructured) {
+		u.SetFinalizers([]string{"kro.run/finalizer", "example.com/hold"})
+	})
+	if v := memo.wrote(inst, map[string]any{"state": "DELETING", "n": 3}, added); v != "12" {
+		t.Errorf("a write over someone else's change leaves the instance at %q, want 12", v)
+	}
+	if _, w, _ := memo.read(cached("10")); w == nil || w.version != "12" || fmt.Sprint(w.status["n"]) != "3" {
+		t.Errorf("a cache at 10 reads %+v, want the third write at 12", w)
 	}
 }
 

@@ -190,19 +190,8 @@ func TestEvents(t *testing.T) {
 			eventually(t, 20*time.Second, "a Pruned Event for t1-x", func() (bool, string) {
 				return len(pruned()) == 1, notes(pruned())
 			})
-			// t1-x's prune is counted; a delete that finds it gone is
-			// counted as an error.
-			if _, ok := series(t, "kro_agent_writes_total", map[string]string{"write": "delete", "result": "success"}); !ok {
-				t.Fatal("kro_agent_writes_total counts no delete")
-			}
-			refusedDeletes := func() float64 {
-				m, ok := series(t, "kro_agent_writes_total", map[string]string{"write": "delete", "result": "error"})
-				if !ok {
-					return 0
-				}
-				return m.GetCounter().GetValue()
-			}
-			refusedBefore := refusedDeletes()
+			// A delete that finds t1-x gone is counted as an error.
+			refusedBefore := writeErrors(t, "delete")
 			pressure, found, _ := unstructured.NestedBool(inst.Object, "spec", "pressure")
 			patch(t, c, fmt.Sprintf(`{"pressure": %t}`, found && !pressure))
 			eventually(t, 20*time.Second, "the instance's status to follow its spec", func() (bool, string) {
@@ -210,7 +199,7 @@ func TestEvents(t *testing.T) {
 				p := condition(u, "Pressure")
 				return p != nil && p.ObservedGeneration == u.GetGeneration(), conditionSummary(u)
 			})
-			if n := refusedDeletes() - refusedBefore; n > 0 {
+			if n := writeErrors(t, "delete") - refusedBefore; n > 0 {
 				t.Errorf("t1-x, pruned once, was deleted again %v times, finding it gone", n)
 			}
 			if got := pruned(); len(got) != 1 {

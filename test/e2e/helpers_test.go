@@ -840,6 +840,23 @@ func instanceReconcileErrors(t testing.TB) float64 {
 	return counter(t, "kro_agent_instance_reconcile_total", "result", "error")
 }
 
+// writeErrors counts the in-process agent's writes of one kind
+// (kro_agent_writes_total's write label: delete, finalizer, ...) that the
+// API server refused, or found their object gone. The series begins with
+// the first such write; one that kind has succeeded tells that the label
+// is right, and none yet means none refused.
+func writeErrors(t testing.TB, write string) float64 {
+	t.Helper()
+	if _, ok := series(t, "kro_agent_writes_total", map[string]string{"write": write, "result": "success"}); !ok {
+		t.Fatalf("kro_agent_writes_total counts no %s write", write)
+	}
+	m, ok := series(t, "kro_agent_writes_total", map[string]string{"write": write, "result": "error"})
+	if !ok {
+		return 0
+	}
+	return m.GetCounter().GetValue()
+}
+
 // counter is the value of a counter's series with the label given, from
 // the process-wide registry the in-process agent counts in.
 func counter(t testing.TB, name, label, value string) float64 {
