@@ -21,6 +21,7 @@ const deletionTTL = 5 * time.Minute
 // them gone (hundreds, for a collection that shrank by hundreds). A UID
 // names one object for good, so what is recorded stays true: the object
 // is gone, or being deleted, and never comes back.
+//
 // Its zero value is ready to use, on the real clock.
 type deletions struct {
 	// clock is the real one when nil.
