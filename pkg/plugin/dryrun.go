@@ -301,18 +301,18 @@ func (o *dryRunOptions) previewRGDs(ctx context.Context, c *cluster, rgds, insta
 		plan = append(plan, p.Plan...)
 	}
 	switch o.output {
-	case "json":
-		if err := printObject(o.Streams.Out, "json", previews); err != nil {
-			return err
+	case "":
+		printPlan(o.Streams.Out, plan, true)
+		for _, p := range previews {
+			fmt.Fprintln(o.Streams.Out, p.describe())
 		}
 	case "yaml":
 		if err := o.print(plan, true); err != nil {
 			return err
 		}
-	default:
-		printPlan(o.Streams.Out, plan, true)
-		for _, p := range previews {
-			fmt.Fprintln(o.Streams.Out, p.describe())
+	default: // json, or a template over it
+		if err := printObject(o.Streams.Out, o.output, previews); err != nil {
+			return err
 		}
 	}
 	if slices.ContainsFunc(plan, func(p PlannedResource) bool { return p.Action == ActionInvalid }) {
@@ -341,11 +341,11 @@ func (o *dryRunOptions) print(plan []PlannedResource, headed bool) error {
 			fmt.Fprintf(o.Streams.Out, "---\n# %s: %s (%s)\n%s", p.Instance, p.NodeID, p.Action, b)
 		}
 		return nil
-	case "json":
-		return printObject(o.Streams.Out, "json", plan)
-	default:
+	case "":
 		printPlan(o.Streams.Out, plan, headed)
 		return nil
+	default: // json, or a template over it
+		return printObject(o.Streams.Out, o.output, plan)
 	}
 }
 

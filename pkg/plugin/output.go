@@ -4,28 +4,68 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
+	"text/template"
 
 	"github.com/spf13/cobra"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 )
 
+// templateFormats are the -o formats that take a template, as kubectl get
+// takes them: FORMAT=TEMPLATE, or FORMAT-file=FILE. The template runs over
+// the document -o json prints.
+var templateFormats = []string{"jsonpath", "jsonpath-file", "go-template", "go-template-file"}
+
 // addOutputFlag adds -o/--output with the formats a command prints, offers
-// them to shell completion, and refuses any other before the command
-// contacts the cluster. usage describes the formats when they differ in
-// more than encoding.
+// them to shell completion, and refuses any other, and any template that
+// does not parse, before the command contacts the cluster. usage describes
+// the formats when they differ in more than encoding. A command that
+// prints json also prints through the template formats.
 func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...string) {
+	offered := formats
+	if slices.Contains(formats, "json") {
+		offered = slices.Clone(formats)
+		for _, f := range templateFormats {
+			offered = append(offered, f+"=")
+		}
+	}
 	list := strings.Join(formats[:len(formats)-1], ", ") + " or " + formats[len(formats)-1]
+	if len(offered) > len(formats) {
+		list = strings.Join(formats, ", ") + ", jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE"
+	}
 	if usage == "" {
 		usage = "output format: " + list
+	} else if len(offered) > len(formats) {
+		usage += "; jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE print through a template over the json document, as kubectl get does"
 	}
 	cmd.Flags().StringVarP(output, "output", "o", "", usage)
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var matching []cobra.Completion
+		for _, f := range offered {
+			if strings.HasPrefix(f, toComplete) {
+				matching = append(matching, f)
+			}
+		}
+		directive := cobra.ShellCompDirectiveNoFileComp
+		if len(matching) > 0 && !slices.ContainsFunc(matching, func(f string) bool { return !strings.HasSuffix(f, "=") }) {
+			// No space after jsonpath=: the template follows.
+			directive |= cobra.ShellCompDirectiveNoSpace
+		}
+		return matching, directive
+	})
 	pre := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
 		if *output != "" && !slices.Contains(formats, *output) {
-			return fmt.Errorf("unknown output format %q: use %s", *output, list)
+			if len(offered) == len(formats) || !isTemplateFormat(*output) {
+				return fmt.Errorf("unknown output format %q: use %s", *output, list)
+			}
+			if _, err := parseTemplate(*output); err != nil {
+				return err
+			}
 		}
 		if pre != nil {
 			return pre(cmd, args)
@@ -34,23 +74,106 @@ func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...
 	}
 }
 
-// printObject prints v as -o json or -o yaml.
+// isTemplateFormat reports whether format names a template format, with
+// or without its template.
+func isTemplateFormat(format string) bool {
+	name, _, _ := strings.Cut(format, "=")
+	return slices.Contains(templateFormats, name)
+}
+
+// printTemplate prints a value through a parsed template.
+type printTemplate func(w io.Writer, value any) error
+
+// parseTemplate reads and parses the template of a template format:
+// jsonpath as kubectl's (client-go's util/jsonpath), a missing key printing
+// nothing; go-template as Go's text/template, a missing key printing
+// <no value>, both as kubectl get prints them by default.
+func parseTemplate(format string) (printTemplate, error) {
+	flag, text, _ := strings.Cut(format, "=")
+	if text == "" {
+		return nil, fmt.Errorf("-o %s needs a template: -o %s=%s", flag, flag, templateExample(flag))
+	}
+	name := flag
+	if file, ok := strings.CutSuffix(flag, "-file"); ok {
+		b, err := os.ReadFile(text)
+		if err != nil {
+			return nil, fmt.Errorf("-o %s: reading the template: %w", flag, err)
+		}
+		name, text = file, string(b)
+	}
+	switch name {
+	case "jsonpath":
+		j := jsonpath.New("output").AllowMissingKeys(true)
+		if err := j.Parse(text); err != nil {
+			return nil, fmt.Errorf("-o %s: parsing the template %q: %w", flag, text, err)
+		}
+		return func(w io.Writer, value any) error {
+			if err := j.Execute(w, value); err != nil {
+				return fmt.Errorf("-o jsonpath: %w", err)
+			}
+			return nil
+		}, nil
+	default:
+		t, err := template.New("output").Option("missingkey=default").Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("-o %s: parsing the template %q: %w", flag, text, err)
+		}
+		return func(w io.Writer, value any) error {
+			if err := t.Execute(w, value); err != nil {
+				return fmt.Errorf("-o go-template: %w", err)
+			}
+			return nil
+		}, nil
+	}
+}
+
+func templateExample(name string) string {
+	switch name {
+	case "jsonpath":
+		return `'{.name}'`
+	case "go-template":
+		return `'{{.name}}'`
+	}
+	return "FILE"
+}
+
+// printObject prints v as -o json or -o yaml, or through the template of
+// a template format.
 func printObject(w io.Writer, format string, v any) error {
-	switch format {
-	case "json":
+	switch {
+	case format == "json":
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintln(w, string(b))
 		return err
-	case "yaml":
+	case format == "yaml":
 		b, err := yaml.Marshal(v)
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(b)
 		return err
+	case isTemplateFormat(format):
+		printThrough, err := parseTemplate(format)
+		if err != nil {
+			return err
+		}
+		// The template sees the json document, its field names and
+		// all, as kubectl's see the object's.
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		// Whole numbers decode as int64, as in the objects kubectl's
+		// templates see: 1000000 prints so, not as 1e+06, and a filter
+		// compares it with an integer.
+		var doc any
+		if err := utiljson.Unmarshal(b, &doc); err != nil {
+			return err
+		}
+		return printThrough(w, doc)
 	}
 	return fmt.Errorf("unknown output format %q: use json or yaml", format)
 }

@@ -125,12 +125,12 @@ func TestUnknownOutputFormatIsRefusedFirst(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"tree", "webapp", "demo", "-o", "xml"}, `unknown output format "xml": use json, yaml, dot or name`},
-		{[]string{"why-not-ready", "webapp/demo", "-o", "dot"}, `unknown output format "dot": use json or yaml`},
-		{[]string{"explain-conditions", "webapp", "demo", "-o", "wide"}, `unknown output format "wide": use json or yaml`},
-		{[]string{"status", "-o", "table"}, `unknown output format "table": use json, yaml, wide or name`},
-		{[]string{"validate", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json or yaml`},
-		{[]string{"dry-run", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json or yaml`},
+		{[]string{"tree", "webapp", "demo", "-o", "xml"}, `unknown output format "xml": use json, yaml, dot, name, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE`},
+		{[]string{"why-not-ready", "webapp/demo", "-o", "dot"}, `unknown output format "dot": use json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE`},
+		{[]string{"explain-conditions", "webapp", "demo", "-o", "wide"}, `unknown output format "wide": use json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE`},
+		{[]string{"status", "-o", "table"}, `unknown output format "table": use json, yaml, wide, name, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE`},
+		{[]string{"validate", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE`},
+		{[]string{"dry-run", "-f", "missing.yaml", "-o", "xml"}, `unknown output format "xml": use json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE`},
 	} {
 		if err := runWithoutCluster(tc.args...); err == nil || err.Error() != tc.want {
 			t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)

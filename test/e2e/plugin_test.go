@@ -547,6 +547,14 @@ func TestPlugin(t *testing.T) {
 			if out, err := kubectl(t, cfg, "", append([]string{"get", "-n", ns, "-o", "name"}, strings.Fields(names)...)...); err != nil || out != names {
 				t.Errorf("kubectl get of tree -o name: %v\n%s", err, out)
 			}
+			// kubectl get's templates, over the -o json document.
+			kinds, err := kro(t, cfg, nil, "tree", "webapp", "ready", "-n", ns, "-o", `jsonpath={range .resources[*]}{.nodeID}={.ready}{"\n"}{end}`)
+			if want := "config=Ready\ndeployment=Ready\nservice=Ready\ningress=Skipped\n"; err != nil || kinds != want {
+				t.Errorf("-o jsonpath: %v\n got: %q\nwant: %q", err, kinds, want)
+			}
+			if states, err := kro(t, cfg, nil, "status", "webapp", "-n", ns, "-o", `go-template={{range .}}{{if eq .name "ready"}}{{.state}}{{end}}{{end}}`); err != nil || states != "ACTIVE" {
+				t.Errorf("status -o go-template: %v, %q", err, states)
+			}
 			// An object the instance manages carries its RGD's name too,
 			// but is not an instance: the plugin says whose it is.
 			for _, cmd := range [][]string{{"tree", "configmap", "ready-config"}, {"why-not-ready", "deployment/ready"}} {

@@ -1,0 +1,106 @@
+package plugin
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// The template formats run over the document -o json prints, with whole
+// numbers as integers (printed as written, compared in filters) and a
+// missing key printing what kubectl's templates print for one.
+func TestTemplateFormatsPrintTheJSONDocument(t *testing.T) {
+	rows := []InstanceStatusRow{
+		{Kind: "WebApp", Name: "shop", State: "ACTIVE"},
+		{Kind: "WebApp", Name: "blog", State: "IN_PROGRESS"},
+	}
+	big := map[string]any{"replicas": 1000000, "items": []map[string]any{{"name": "a", "size": 2}, {"name": "b", "size": 3}}}
+	file := filepath.Join(t.TempDir(), "names.tmpl")
+	if err := os.WriteFile(file, []byte(`{range [*]}{.name}{"\n"}{end}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		format string
+		value  any
+		want   string
+	}{
+		{`jsonpath={range [*]}{.name}={.state}{"\n"}{end}`, rows, "shop=ACTIVE\nblog=IN_PROGRESS\n"},
+		{`jsonpath={[?(@.state=="ACTIVE")].name}`, rows, "shop"},
+		{`jsonpath={[*].missing}`, rows, ""},
+		{"jsonpath-file=" + file, rows, "shop\nblog\n"},
+		{`jsonpath={.replicas}`, big, "1000000"},
+		{`jsonpath={.items[?(@.size==3)].name}`, big, "b"},
+		{`go-template={{range .}}{{.name}} {{.missing}}{{"\n"}}{{end}}`, rows, "shop <no value>\nblog <no value>\n"},
+		{`go-template={{.replicas}}`, big, "1000000"},
+	} {
+		var out strings.Builder
+		if err := printObject(&out, tc.format, tc.value); err != nil {
+			t.Errorf("-o %s: %v", tc.format, err)
+			continue
+		}
+		if out.String() != tc.want {
+			t.Errorf("-o %s printed %q, want %q", tc.format, out.String(), tc.want)
+		}
+	}
+}
+
+// A template that cannot be read or parsed is refused, naming the format
+// and the template, before a file is read or the cluster contacted; a
+// command that prints no json takes no template.
+func TestBadTemplatesAreRefusedFirst(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "-o", "jsonpath={.items["}, `-o jsonpath: parsing the template "{.items[": unterminated array`},
+		{[]string{"tree", "webapp", "demo", "-o", "jsonpath"}, `-o jsonpath needs a template: -o jsonpath='{.name}'`},
+		{[]string{"why-not-ready", "webapp/demo", "-o", "go-template="}, `-o go-template needs a template: -o go-template='{{.name}}'`},
+		{[]string{"explain-conditions", "webapp", "demo", "-o", "go-template={{.x"}, `-o go-template: parsing the template "{{.x": template: output:1: unclosed action`},
+		{[]string{"validate", "-f", "missing.yaml", "-o", "jsonpath-file=/no/such/file"}, `-o jsonpath-file: reading the template: open /no/such/file: no such file or directory`},
+		{[]string{"dry-run", "-f", "missing.yaml", "-o", "go-template-file"}, `-o go-template-file needs a template: -o go-template-file=FILE`},
+		{[]string{"version", "-o", "jsonpath-file="}, `-o jsonpath-file needs a template: -o jsonpath-file=FILE`},
+	} {
+		if err := runWithoutCluster(tc.args...); err == nil || err.Error() != tc.want {
+			t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// Every command that prints json prints through a template; here those
+// that need no cluster for it.
+func TestCommandsPrintThroughTemplates(t *testing.T) {
+	out, err := runPlugin("version", "--client", "-o", "jsonpath={.clientVersion}")
+	if err != nil || out == "" || strings.ContainsAny(out, "{}\n") {
+		t.Errorf("version -o jsonpath: %q, %v", out, err)
+	}
+	out, err = runPlugin("validate", "--offline", "-f", "../../examples/webapp/rgd.yaml", "-o", `go-template={{range .results}}{{.name}} {{.valid}}{{end}}`)
+	if err != nil || out != "webapp true" {
+		t.Errorf("validate -o go-template: %q, %v", out, err)
+	}
+}
+
+// -o completes to the command's formats and the template formats; after
+// a template format's = the template follows, so no space is added.
+func TestOutputCompletion(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tree", "webapp", "demo", "-o", ""}, "json\nyaml\ndot\nname\njsonpath=\njsonpath-file=\ngo-template=\ngo-template-file=\n:4\n"},
+		{[]string{"status", "-o", "js"}, "json\njsonpath=\njsonpath-file=\n:4\n"},
+		{[]string{"status", "-o", "go"}, "go-template=\ngo-template-file=\n:6\n"},
+	} {
+		var out strings.Builder
+		cmd := NewRootCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+		cmd.SetArgs(append([]string{"__complete"}, tc.args...))
+		cmd.SetOut(&out)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err != nil || out.String() != tc.want {
+			t.Errorf("completing %q: %v, offered %q, want %q", tc.args, err, out.String(), tc.want)
+		}
+	}
+}
