@@ -105,6 +105,16 @@ func Merged(live, config map[string]any, entries []metav1.ManagedFieldsEntry) ma
 	return out
 }
 
+// LaidOver is live as the first apply of config by a manager of its own
+// would leave it: config laid over live as Merged lays it, nothing taken
+// out, as that manager held nothing before. live and config are copies it
+// may keep.
+func LaidOver(live, config map[string]any, entries []metav1.ManagedFieldsEntry) map[string]any {
+	ours, others, _ := heldFields(config, entries)
+	out, _ := merge(live, config, ours.Union(others)).(map[string]any)
+	return out
+}
+
 // merge lays set over live (see Merged); fields are the paths
 // managedFields hold under this node.
 func merge(live, set any, fields *fieldpath.Set) any {

@@ -83,6 +83,26 @@ func TestMerged(t *testing.T) {
 	}
 }
 
+// LaidOver is a first apply by a manager of its own: what kro-agent's
+// apply held and config does not set stays, where Merged takes it out;
+// lists merge by the keys managedFields name all the same.
+func TestLaidOver(t *testing.T) {
+	entries := []metav1.ManagedFieldsEntry{{
+		Manager: ownership.FieldManager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "example.com/v1", FieldsType: "FieldsV1",
+		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:size":{},"f:ports":{"k:{\"name\":\"http\"}":{".":{},"f:name":{},"f:port":{}}}}}`),
+	}}
+	live := object(t, `{apiVersion: example.com/v1, kind: Widget, spec: {size: 3, ports: [{name: http, port: 80, protocol: TCP}]}}`)
+	config := object(t, `{apiVersion: example.com/v1, kind: Widget, spec: {ports: [{name: http, port: 8080}]}}`)
+	want := object(t, `{apiVersion: example.com/v1, kind: Widget, spec: {size: 3, ports: [{name: http, port: 8080, protocol: TCP}]}}`)
+	if got := LaidOver(live, config, entries); !reflect.DeepEqual(got, want) {
+		t.Errorf("LaidOver =\n%v\nwant\n%v", got, want)
+	}
+	live = object(t, `{apiVersion: example.com/v1, kind: Widget, spec: {size: 3, ports: [{name: http, port: 80, protocol: TCP}]}}`)
+	if got := Merged(live, config, entries); got["spec"].(map[string]any)["size"] != nil {
+		t.Errorf("Merged keeps the size kro-agent's apply set and config does not: %v", got)
+	}
+}
+
 // Another manager's entry of another version of the kind still holds its
 // fields, named as in the configuration's version: what it holds is not
 // dropped, and the rest still is. kro-agent's own entry of another version

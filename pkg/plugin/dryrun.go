@@ -83,7 +83,9 @@ topological order, as the agent would; values that wait on another resource's st
 on a field the instance does not set, are shown as pending. Each rendered object is
 validated with a server-side dry-run apply, and the result is compared with what exists
 now; one your roles do not let you dry-run apply (kro-agent applies with its own) is
-compared without that check, the template's fields laid over the live object. Nothing is
+compared without that check, the template's fields laid over the live object. So is the
+instance itself for a user who may read it and not write it: its fields are laid over the
+stored one and checked against its kind's schema here, as a warning says. Nothing is
 written. A file with several instances (YAML documents) gives the plan of
 each. Objects of an existing instance that the graph would no longer produce are shown as
 deleted: kro-agent prunes them. What a resource reads from another is rendered from that
@@ -173,7 +175,10 @@ func (o *dryRunOptions) run(ctx context.Context) error {
 	}
 	var plan []PlannedResource
 	for _, inst := range instances {
-		p, err := c.dryRun(ctx, inst, served)
+		p, warning, err := c.dryRun(ctx, inst, served)
+		if warning != "" {
+			fmt.Fprintf(o.Streams.ErrOut, "Warning: %s\n", warning)
+		}
 		if err != nil && len(instances) > 1 {
 			err = fmt.Errorf("%s %s: %w", inst.GetKind(), displayName(inst), err)
 		}

@@ -12,6 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
@@ -19,18 +22,20 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
+	"github.com/kro-agent/kro-agent/pkg/managedfields"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
 // dryRun renders the instance's graph, of the RGD among served that
-// serves its kind, and validates each object.
-func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, served []v1alpha1.ResourceGraphDefinition) ([]PlannedResource, error) {
+// serves its kind, and validates each object. warning is set when the
+// instance itself could not go through the API server's dry run.
+func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, served []v1alpha1.ResourceGraphDefinition) (plan []PlannedResource, warning string, err error) {
 	gvk := inst.GroupVersionKind()
 	rgd, err := servingOf(served, gvk)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	// The API server's own defaulting and validation of the instance, and
 	// the instance as it is, if it exists.
@@ -49,12 +54,18 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, s
 			// As kubectl create does with generateName: the API server
 			// names the instance, and nothing of that name exists yet.
 			defaulted, err = ri.Create(ctx, inst, metav1.CreateOptions{FieldManager: "kubectl-kro", DryRun: []string{metav1.DryRunAll}})
-			return err
+		} else {
+			defaulted, err = ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}})
 		}
-		if defaulted, err = ri.Apply(ctx, inst.GetName(), inst, metav1.ApplyOptions{FieldManager: "kubectl-kro", Force: true, DryRun: []string{metav1.DryRunAll}}); err != nil {
-			if refusal.MisfitsSchema(err) {
-				err = c.everyMisfit(ctx, m, inst, err)
-			}
+		switch {
+		case refusal.IsUnauthorized(err):
+			// A user who may read instances, not write them, previews
+			// too: the instance is admitted here instead.
+			defaulted, live, warning, err = c.admitUnchecked(ctx, m, ri, rgd, inst, err)
+			return err
+		case err != nil && inst.GetName() != "" && refusal.MisfitsSchema(err):
+			return refusal.Readable(c.everyMisfit(ctx, m, inst, err))
+		case err != nil || inst.GetName() == "":
 			return refusal.Readable(err)
 		}
 		if live, err = ri.Get(ctx, inst.GetName(), metav1.GetOptions{}); err != nil {
@@ -64,14 +75,62 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, s
 	})
 	switch {
 	case refusal.IsUnauthorized(err):
-		return nil, fmt.Errorf("dry-run applies the instance as a dry run, which your roles do not allow: %w", err)
+		return nil, "", fmt.Errorf("dry-run applies the instance as a dry run, which your roles do not allow: %w", err)
 	case err != nil:
-		return nil, fmt.Errorf("the instance itself is refused: %w", err)
+		return nil, warning, fmt.Errorf("the instance itself is refused: %w", err)
 	}
 	if live != nil {
 		defaulted.SetUID(live.GetUID())
 	}
-	return c.plan(ctx, planSubject{rgd: rgd, gvk: mapping.GroupVersionKind, instance: defaulted, live: live, generateName: inst.GetGenerateName()})
+	plan, err = c.plan(ctx, planSubject{rgd: rgd, gvk: mapping.GroupVersionKind, instance: defaulted, live: live, generateName: inst.GetGenerateName()})
+	return plan, warning, err
+}
+
+// admitUnchecked is the instance as the API server would admit inst, for
+// a user whose roles refuse its dry run (refused, the error when the
+// stored instance cannot be read either, so that whether it exists is not
+// known): the stored one, if any, with inst's fields laid over it as an
+// apply merges them, then pruned, defaulted and validated offline as the
+// kind's CustomResourceDefinition says: the cluster's, or, where the user
+// may not read it, the one rgd generates, which kro-agent applies. No
+// admission webhook or policy is asked (kro-agent's own adds only its
+// labels), nor any rule comparing with the stored instance: warning says
+// so.
+func (c *cluster) admitUnchecked(ctx context.Context, m *meta.RESTMapping, ri dynamic.ResourceInterface, rgd *v1alpha1.ResourceGraphDefinition, inst *unstructured.Unstructured, refused error) (admitted, live *unstructured.Unstructured, warning string, err error) {
+	if inst.GetName() != "" {
+		switch live, err = ri.Get(ctx, inst.GetName(), metav1.GetOptions{}); {
+		case apierrors.IsNotFound(err):
+			live = nil
+		case err != nil:
+			return nil, nil, "", refused
+		}
+	}
+	crdName := m.Resource.GroupResource().String()
+	crd, schemaOf := storedReader{dyn: c.dyn, metadata: c.metadata}.crd(ctx, crdName), "CustomResourceDefinition "+crdName
+	if crd == nil {
+		g, err := graph.Compile(rgd, graph.Options{Resolver: c.resolver})
+		if err != nil {
+			return nil, nil, "", refused
+		}
+		crd, schemaOf = g.CRD, "the CustomResourceDefinition ResourceGraphDefinition "+rgd.Name+" generates"
+	}
+	admitted, laid := inst.DeepCopy(), ""
+	if live != nil {
+		admitted = &unstructured.Unstructured{Object: managedfields.LaidOver(live.DeepCopy().Object, inst.DeepCopy().Object, live.GetManagedFields())}
+		laid = ", the file's fields laid over the stored one,"
+	} else {
+		// As the API server gives a new object one, dry run or not.
+		admitted.SetUID(uuid.NewUUID())
+	}
+	errs, err := offline.Admit(ctx, crd, admitted)
+	if err != nil {
+		return nil, nil, "", refused
+	}
+	warning = fmt.Sprintf("your roles do not allow a dry run of %s %s: it is checked here%s against the schema of %s; admission webhooks and policies, and rules comparing with the stored object, are not checked", inst.GetKind(), cache.MetaObjectToName(admitted), laid, schemaOf)
+	if len(errs) > 0 {
+		return nil, nil, warning, apierrors.NewInvalid(m.GroupVersionKind.GroupKind(), admitted.GetName(), errs)
+	}
+	return admitted, live, warning, nil
 }
 
 // everyMisfit is the API server's refusal (err) of an apply of a new

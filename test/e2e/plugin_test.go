@@ -1365,7 +1365,28 @@ spec:
 				"config: ConfigMap plugin/ready-config UNKNOWN\n  your roles allow neither a dry run of it nor reading it",
 				"WebApp plugin/ready UNKNOWN\n  its status is projected from resources you may not read (deployment, service): what it would say is not known",
 			)
-			// Without the right to apply the instance, it says so.
+			// A user who may read instances and not write them previews
+			// too, the instance checked here against its kind's schema
+			// (the RGD's, as the user may not read CRDs), as a warning
+			// says; and what that schema refuses is refused, every
+			// mistake named.
+			const viewer = "instance-viewer"
+			c.grant(t, viewer, "{apiGroups: [kro.run], resources: [webapps, resourcegraphdefinitions], verbs: [get, list]},"+
+				"{apiGroups: ['', apps, networking.k8s.io], resources: [configmaps, services, deployments, ingresses], verbs: [get, list]}")
+			sayAll(t, "dry-run as "+viewer, dryRunAs(viewer),
+				"Warning: your roles do not allow a dry run of WebApp plugin/ready: it is checked here, the file's fields laid over the stored one, against the schema of the CustomResourceDefinition ResourceGraphDefinition webapp generates; admission webhooks and policies",
+				"deployment: Deployment plugin/ready UPDATE\n  not checked by the API server",
+				"-  replicas: 2\n  +  replicas: 3",
+			)
+			writeFile(t, file, webapp(ns, "ready", ", replicas: 50, colour: red"))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "--as", viewer); err == nil ||
+				!strings.Contains(err.Error(), "spec.colour: Forbidden: field not declared in the schema") ||
+				!strings.Contains(err.Error(), "spec.replicas: Invalid value: 50") ||
+				!strings.Contains(out, "Warning: your roles do not allow a dry run of WebApp plugin/ready") {
+				t.Errorf("dry-run as %s of an instance its schema refuses: %v\n%s", viewer, err, out)
+			}
+			// Without the right to apply the instance, or to read it, it
+			// says so.
 			writeFile(t, file, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: WorkerPool, metadata: {name: unwritable, namespace: %s}, spec: {queues: [a]}}", ns))
 			if _, err := kro(t, cfg, nil, "dry-run", "-f", file, "--as", user); err == nil ||
 				!strings.Contains(err.Error(), "dry-run applies the instance as a dry run, which your roles do not allow: ") {
