@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
 // Paths the webhooks are served on.
@@ -37,10 +36,9 @@ type Server struct {
 
 // Handler returns the HTTP handler of both webhooks.
 func (s *Server) Handler() http.Handler {
-	recover := true
 	mux := http.NewServeMux()
-	mux.Handle(PathValidateRGD, &admission.Webhook{Handler: s.RGDs, RecoverPanic: &recover})
-	mux.Handle(PathMutateInstance, &admission.Webhook{Handler: s.Instance, RecoverPanic: &recover})
+	mux.Handle(PathValidateRGD, measured("validate-rgd", s.RGDs))
+	mux.Handle(PathMutateInstance, measured("mutate-instance", s.Instance))
 	return mux
 }
 

@@ -106,6 +106,11 @@ func TestWebhooks(t *testing.T) {
 			return ctx
 		}).
 		Assess("kubectl apply of an invalid RGD is denied with every error and its path", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			denials := func() float64 {
+				m, _ := series(t, "kro_agent_webhook_requests_total", map[string]string{"webhook": "validate-rgd", "result": "denied"})
+				return m.GetCounter().GetValue()
+			}
+			before := denials()
 			var out string
 			eventually(t, 20*time.Second, "the webhook to be registered", func() (bool, string) {
 				var err error
@@ -121,6 +126,10 @@ func TestWebhooks(t *testing.T) {
 			c := newClients(t, cfg)
 			if _, err := c.get(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "broken"); err == nil {
 				t.Error("the invalid RGD was stored")
+			}
+			// The agent counts the denial the API server asked of it.
+			if denials() <= before {
+				t.Errorf("kro_agent_webhook_requests_total counts no denied RGD (%v before the apply, %v after)", before, denials())
 			}
 			return ctx
 		}).
