@@ -42,6 +42,8 @@ type InstanceStatusRow struct {
 	// its resources are in this cluster.
 	Cluster string       `json:"cluster,omitempty"`
 	Created *metav1.Time `json:"created,omitempty"`
+	// Labels are the instance's, for -L and --show-labels.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // reasonStale is the REASON of an instance whose Ready condition describes
@@ -63,6 +65,10 @@ type statusOptions struct {
 	interval  time.Duration
 	// file names the one instance (or RGD) to show, as kubectl get -f.
 	file string
+	// labelColumns are labels shown as columns of the table, and
+	// showLabels shows every label, as kubectl get -L and --show-labels.
+	labelColumns []string
+	showLabels   bool
 	// toldUnread is set once the user has been told that the RGDs could
 	// not be read, and what is listed instead: once, not at every redraw.
 	toldUnread bool
@@ -79,7 +85,8 @@ are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; -
 keeps the instances whose labels match, --not-ready those whose Ready condition is not
 True (False, Unknown, or not reported yet: what to look at in a fleet) or is stale (REASON
 Stale: it describes a generation before the instance's); -o wide adds the RGD and the Ready condition's
-message; -o name prints them as kubectl get -o name does
+message; -L adds a column for each label named, --show-labels one of every label, as
+kubectl get does; -o name prints them as kubectl get -o name does
 (webapp.kro.run/demo), for kubectl to take, and with --watch each as it appears. --watch
 redraws the table whenever it changes (with -o json|yaml, prints the list again): it
 watches the instances (and the RGDs) by their metadata and reads them again only then.`,
@@ -91,7 +98,8 @@ watches the instances (and the RGDs) by their metadata and reads them again only
   kubectl kro status -A --not-ready -o wide
   kubectl kro status --not-ready -o name | xargs -n1 kubectl kro why-not-ready   # the root cause of each
   kubectl kro status webapp demo --watch
-  kubectl kro status -f examples/webapp/instance.yaml`,
+  kubectl kro status -f examples/webapp/instance.yaml
+  kubectl kro status -A -o jsonpath='{range [*]}{.namespace}/{.name}{"\t"}{.state}{"\n"}{end}'`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if o.file != "" {
 				if o.allNamespaces {
@@ -129,6 +137,8 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
 	cmd.Flags().BoolVar(&o.notReady, "not-ready", false, "list only the instances whose Ready condition is not True, or is stale")
+	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "labels to show as columns of the table, each headed by its name's last part in capitals, as kubectl get -L (-L team,app.kubernetes.io/part-of)")
+	cmd.Flags().BoolVar(&o.showLabels, "show-labels", false, "show every label of each instance in the table's last column, as kubectl get --show-labels")
 	cmd.Flags().Int64Var(&o.chunkSize, "chunk-size", defaultChunkSize, "list instances in chunks of this many, as kubectl get does, rather than all at once; 0 lists each kind in one request")
 	addNamingFileFlag(cmd, &o.file, "the instance or RGD")
 	addWatchFlags(cmd, &o.watch, &o.interval)
@@ -178,7 +188,7 @@ func (o *statusOptions) print(rows []InstanceStatusRow) error {
 		fmt.Fprintln(o.Streams.Out, "No instances found that are not Ready.")
 		return nil
 	}
-	printStatus(o.Streams.Out, rows, tableColumns{namespace: o.allNamespaces, header: !o.noHeaders, wide: o.output == "wide"}, newPalette(o.Streams.Out, o.color), time.Now())
+	printStatus(o.Streams.Out, rows, o.columns(), newPalette(o.Streams.Out, o.color), time.Now())
 	return nil
 }
 
@@ -194,7 +204,11 @@ func (o *statusOptions) watchStatus(ctx context.Context, c *cluster, args []stri
 		if o.output == "name" {
 			return o.newNames(rows, lists, listed), nil
 		}
-		return &watchView{key: statusKey(rows), lists: lists, draw: func() error { return o.print(rows) }}, nil
+		shown := o.columns()
+		if o.output != "" && o.output != "wide" {
+			shown.showLabels = true // -o json and the like print every label
+		}
+		return &watchView{key: statusKey(rows, shown), lists: lists, draw: func() error { return o.print(rows) }}, nil
 	})
 }
 
@@ -315,7 +329,8 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 			if p, ok := agentv1.PlacementOf(u); ok {
 				row.Cluster = p.Cluster
 			}
-			row.RGD = u.GetLabels()[v1alpha1.LabelRGDName]
+			row.Labels = u.GetLabels()
+			row.RGD = row.Labels[v1alpha1.LabelRGDName]
 			if c := findCondition(u, v1alpha1.ConditionReady); c != nil {
 				row.Ready = string(c.Status)
 				if c.Status != metav1.ConditionTrue {
@@ -486,6 +501,28 @@ type tableColumns struct {
 	namespace, header bool
 	// wide adds the RGD and the Ready condition's message.
 	wide bool
+	// labels are labels shown as columns; showLabels adds every label.
+	labels     []string
+	showLabels bool
+}
+
+// columns are the table's columns the flags ask for.
+func (o *statusOptions) columns() tableColumns {
+	return tableColumns{namespace: o.allNamespaces, header: !o.noHeaders, wide: o.output == "wide", labels: o.labelColumns, showLabels: o.showLabels}
+}
+
+// labelCells are the cells of a row's labels the columns show, tab
+// separated after a leading tab; "" for none. An instance without a
+// label of a column has an empty cell there, as in kubectl get -L.
+func (cols tableColumns) labelCells(rowLabels map[string]string) string {
+	var b strings.Builder
+	for _, key := range cols.labels {
+		b.WriteString("\t" + rowLabels[key])
+	}
+	if cols.showLabels {
+		b.WriteString("\t" + labels.FormatLabels(rowLabels))
+	}
+	return b.String()
 }
 
 // newNames is what status --watch -o name shows of rows: the names of the
@@ -556,6 +593,12 @@ func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p pal
 	if cols.wide {
 		header += "\tRGD\tMESSAGE"
 	}
+	for _, key := range cols.labels {
+		header += "\t" + strings.ToUpper(key[strings.LastIndex(key, "/")+1:])
+	}
+	if cols.showLabels {
+		header += "\tLABELS"
+	}
 	if cols.header {
 		fmt.Fprintln(tw, header)
 	}
@@ -568,6 +611,7 @@ func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p pal
 		if cols.wide {
 			line += "\t" + orDash(r.RGD) + "\t" + orDash(oneLine(r.Message))
 		}
+		line += cols.labelCells(r.Labels)
 		if cols.namespace {
 			line = orDash(r.Namespace) + "\t" + line
 		}
@@ -576,10 +620,13 @@ func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p pal
 	tw.Flush()
 }
 
-func statusKey(rows []InstanceStatusRow) string {
+// statusKey is what --watch compares to tell that what it printed changed:
+// every cell of the rows but their age, the label cells cols shows among
+// them.
+func statusKey(rows []InstanceStatusRow, cols tableColumns) string {
 	var b strings.Builder
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s/%s/%s=%s,%s,%s,%s,%s,%s;", r.Namespace, r.Kind, r.Name, r.Cluster, r.State, r.Ready, r.Reason, r.RGD, r.Message)
+		fmt.Fprintf(&b, "%s/%s/%s=%s,%s,%s,%s,%s,%s%s;", r.Namespace, r.Kind, r.Name, r.Cluster, r.State, r.Ready, r.Reason, r.RGD, r.Message, cols.labelCells(r.Labels))
 	}
 	return b.String()
 }

@@ -20,13 +20,34 @@ func TestPrintStatusTable(t *testing.T) {
 	waiting := InstanceStatusRow{Namespace: "apps", Kind: "WebApp", Name: "waiting", State: "IN_PROGRESS", Ready: "False", Reason: "ResourcesNotReady", RGD: "webapp",
 		Message: "deployment is not ready:\nreadyWhen false", Created: created}
 
+	labelled := local
+	labelled.Labels = map[string]string{"team": "payments", "app.kubernetes.io/part-of": "shop"}
 	for _, tc := range []struct {
-		name     string
-		rows     []InstanceStatusRow
-		noHeader bool
-		wide     bool
-		want     string
+		name       string
+		rows       []InstanceStatusRow
+		noHeader   bool
+		wide       bool
+		labels     []string
+		showLabels bool
+		want       string
 	}{
+		{
+			name:   "-L, a label an instance lacks left empty",
+			rows:   []InstanceStatusRow{labelled, placed},
+			labels: []string{"team", "app.kubernetes.io/part-of"},
+			want: "NAMESPACE  KIND    NAME    CLUSTER    STATE        READY  REASON           AGE  TEAM      PART-OF\n" +
+				"apps       WebApp  local   -          ACTIVE       True   -                90s  payments  shop\n" +
+				"apps       WebApp  placed  eu-west-1  IN_PROGRESS  False  ClusterNotReady  90s            \n",
+		},
+		{
+			name:       "--show-labels",
+			rows:       []InstanceStatusRow{labelled, placed},
+			showLabels: true,
+			wide:       true,
+			want: "NAMESPACE  KIND    NAME    CLUSTER    STATE        READY  REASON           AGE  RGD  MESSAGE  LABELS\n" +
+				"apps       WebApp  local   -          ACTIVE       True   -                90s  -    -        app.kubernetes.io/part-of=shop,team=payments\n" +
+				"apps       WebApp  placed  eu-west-1  IN_PROGRESS  False  ClusterNotReady  90s  -    -        <none>\n",
+		},
 		{
 			name: "no instance placed",
 			rows: []InstanceStatusRow{local},
@@ -66,7 +87,7 @@ func TestPrintStatusTable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			printStatus(&out, tc.rows, tableColumns{namespace: true, header: !tc.noHeader, wide: tc.wide}, palette{}, now)
+			printStatus(&out, tc.rows, tableColumns{namespace: true, header: !tc.noHeader, wide: tc.wide, labels: tc.labels, showLabels: tc.showLabels}, palette{}, now)
 			if out.String() != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", out.String(), tc.want)
 			}
@@ -78,13 +99,21 @@ func TestStatusKeyNoticesAMove(t *testing.T) {
 	row := InstanceStatusRow{Namespace: "apps", Kind: "WebApp", Name: "a", State: "ACTIVE", Ready: "True"}
 	moved := row
 	moved.Cluster = "eu-west-1"
-	if statusKey([]InstanceStatusRow{row}) == statusKey([]InstanceStatusRow{moved}) {
+	if statusKey([]InstanceStatusRow{row}, tableColumns{}) == statusKey([]InstanceStatusRow{moved}, tableColumns{}) {
 		t.Error("--watch would not redraw when an instance is placed")
 	}
 	reworded := row
 	reworded.Message = "waiting for resource deployment"
-	if statusKey([]InstanceStatusRow{row}) == statusKey([]InstanceStatusRow{reworded}) {
+	if statusKey([]InstanceStatusRow{row}, tableColumns{}) == statusKey([]InstanceStatusRow{reworded}, tableColumns{}) {
 		t.Error("--watch -o wide would not redraw when the message changes")
+	}
+	relabelled := row
+	relabelled.Labels = map[string]string{"team": "search"}
+	if statusKey([]InstanceStatusRow{row}, tableColumns{labels: []string{"team"}}) == statusKey([]InstanceStatusRow{relabelled}, tableColumns{labels: []string{"team"}}) {
+		t.Error("--watch -L team would not redraw when the team changes")
+	}
+	if statusKey([]InstanceStatusRow{row}, tableColumns{}) != statusKey([]InstanceStatusRow{relabelled}, tableColumns{}) {
+		t.Error("--watch would redraw for a label it does not show")
 	}
 }
 

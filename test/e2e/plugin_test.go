@@ -1170,6 +1170,11 @@ spec:
 			if names, err := kro(t, cfg, nil, "status", "webapp", "-n", ns, "--not-ready", "-o", "name"); err != nil || !strings.Contains(names, "webapp.kro.run/ready\n") {
 				t.Errorf("status --not-ready leaves out an instance with stale conditions: %v\n%s", err, names)
 			}
+			// Labels as columns, as kubectl get -L shows them.
+			labelled, err := kro(t, cfg, nil, "status", "webapp", "ready", "-n", ns, "-L", "team,app.kubernetes.io/part-of")
+			if err != nil || !regexp.MustCompile(`(?m)^KIND +NAME +STATE +READY +REASON +AGE +TEAM +PART-OF\nWebApp +ready +ACTIVE +True +Stale +\S+ +payments *$`).MatchString(labelled) {
+				t.Errorf("status -L: %v\n%s", err, labelled)
+			}
 			tree, err := kro(t, cfg, nil, "tree", "webapp", "ready", "-n", ns)
 			if err != nil || !strings.Contains(tree, "ACTIVE (stale: its conditions describe generation 1, the instance is at 2)") {
 				t.Errorf("tree of an instance with stale conditions: %v\n%s", err, tree)
