@@ -101,30 +101,27 @@ func parseTemplate(format string) (printTemplate, error) {
 		}
 		name, text = file, string(b)
 	}
+	// Both kinds of template execute alike.
+	var tmpl interface {
+		Execute(w io.Writer, data any) error
+	}
+	var err error
 	switch name {
 	case "jsonpath":
 		j := jsonpath.New("output").AllowMissingKeys(true)
-		if err := j.Parse(text); err != nil {
-			return nil, fmt.Errorf("-o %s: parsing the template %q: %w", flag, text, err)
-		}
-		return func(w io.Writer, value any) error {
-			if err := j.Execute(w, value); err != nil {
-				return fmt.Errorf("-o jsonpath: %w", err)
-			}
-			return nil
-		}, nil
+		tmpl, err = j, j.Parse(text)
 	default:
-		t, err := template.New("output").Option("missingkey=default").Parse(text)
-		if err != nil {
-			return nil, fmt.Errorf("-o %s: parsing the template %q: %w", flag, text, err)
-		}
-		return func(w io.Writer, value any) error {
-			if err := t.Execute(w, value); err != nil {
-				return fmt.Errorf("-o go-template: %w", err)
-			}
-			return nil
-		}, nil
+		tmpl, err = template.New("output").Option("missingkey=default").Parse(text)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("-o %s: parsing the template %q: %w", flag, text, err)
+	}
+	return func(w io.Writer, value any) error {
+		if err := tmpl.Execute(w, value); err != nil {
+			return fmt.Errorf("-o %s: %w", name, err)
+		}
+		return nil
+	}, nil
 }
 
 func templateExample(name string) string {
