@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -115,6 +116,11 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 			args, err := statusArgs(args)
 			if err != nil {
 				return err
+			}
+			for _, key := range o.labelColumns {
+				if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+					return fmt.Errorf("--label-columns %q: not a label name: %s", key, strings.Join(errs, "; "))
+				}
 			}
 			if o.file != "" {
 				kind, name, err := o.namedInFile(cmd, o.file)

@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,5 +217,16 @@ func TestWatchedNamesAreNewOnes(t *testing.T) {
 	want := []string{"", "webapp.kro.run/a\n", "webapp.kro.run/b\n", "", "webapp.kro.run/a\n"}
 	if !slices.Equal(drawn, want) {
 		t.Errorf("drawn %q, want %q", drawn, want)
+	}
+}
+
+// A label column that names no label is refused before the cluster is
+// asked.
+func TestLabelColumnsMustBeLabelNames(t *testing.T) {
+	for _, key := range []string{"team,", "a/b/c", "-team"} {
+		err := runWithoutCluster("status", "-L", key)
+		if err == nil || !strings.Contains(err.Error(), "--label-columns") || !strings.Contains(err.Error(), "not a label name") {
+			t.Errorf("-L %q: %v", key, err)
+		}
 	}
 }
