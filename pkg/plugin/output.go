@@ -159,18 +159,27 @@ func printObject(w io.Writer, format string, v any) error {
 		}
 		// The template sees the json document, its field names and
 		// all, as kubectl's see the object's.
-		b, err := json.Marshal(v)
+		doc, err := jsonDocument(v)
 		if err != nil {
-			return err
-		}
-		// Whole numbers decode as int64, as in the objects kubectl's
-		// templates see: 1000000 prints so, not as 1e+06, and a filter
-		// compares it with an integer.
-		var doc any
-		if err := utiljson.Unmarshal(b, &doc); err != nil {
 			return err
 		}
 		return printThrough(w, doc)
 	}
 	return fmt.Errorf("unknown output format %q: use json or yaml", format)
+}
+
+// jsonDocument is v as -o json prints it, decoded as unstructured data:
+// what a template or a --sort-by path reads. Whole numbers decode as
+// int64, as in the objects kubectl's templates see: 1000000 prints so,
+// not as 1e+06, and a filter compares it with an integer.
+func jsonDocument(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := utiljson.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }

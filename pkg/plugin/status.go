@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/jsonpath"
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -70,6 +71,11 @@ type statusOptions struct {
 	// showLabels shows every label, as kubectl get -L and --show-labels.
 	labelColumns []string
 	showLabels   bool
+	// sortBy orders the instances by the value a JSONPath gives of each
+	// one's -o json document, as kubectl get --sort-by; sortKey is it
+	// parsed.
+	sortBy  string
+	sortKey *jsonpath.JSONPath
 	// toldUnread is set once the user has been told that the RGDs could
 	// not be read, and what is listed instead: once, not at every redraw.
 	toldUnread bool
@@ -86,8 +92,9 @@ are the ones to look at), of one kind, of one RGD (rgd NAME), or one instance; -
 keeps the instances whose labels match, --not-ready those whose Ready condition is not
 True (False, Unknown, or not reported yet: what to look at in a fleet) or is stale (REASON
 Stale: it describes a generation before the instance's); -o wide adds the RGD and the Ready condition's
-message; -L adds a column for each label named, --show-labels one of every label, as
-kubectl get does; -o name prints them as kubectl get -o name does
+message; -L adds a column for each label named, --show-labels one of every label, and
+--sort-by orders the instances by a field of their -o json, as kubectl get does; -o name
+prints them as kubectl get -o name does
 (webapp.kro.run/demo), for kubectl to take, and with --watch each as it appears. --watch
 redraws the table whenever it changes (with -o json|yaml, prints the list again): it
 watches the instances (and the RGDs) by their metadata and reads them again only then.`,
@@ -97,6 +104,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
   kubectl kro status webapp -l team=payments -A
   kubectl kro status rgd webapp -o name | xargs kubectl describe
   kubectl kro status -A --not-ready -o wide
+  kubectl kro status -A --sort-by=.created -L team
   kubectl kro status --not-ready -o name | xargs -n1 kubectl kro why-not-ready   # the root cause of each
   kubectl kro status webapp demo --watch
   kubectl kro status -f examples/webapp/instance.yaml
@@ -116,6 +124,11 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 			args, err := statusArgs(args)
 			if err != nil {
 				return err
+			}
+			if o.sortBy != "" {
+				if o.sortKey, err = parseSortBy(o.sortBy); err != nil {
+					return err
+				}
 			}
 			for _, key := range o.labelColumns {
 				if errs := validation.IsQualifiedName(key); len(errs) > 0 {
@@ -145,6 +158,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 	cmd.Flags().BoolVar(&o.notReady, "not-ready", false, "list only the instances whose Ready condition is not True, or is stale")
 	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "labels to show as columns of the table, each headed by its name's last part in capitals, as kubectl get -L (-L team,app.kubernetes.io/part-of)")
 	cmd.Flags().BoolVar(&o.showLabels, "show-labels", false, "show every label of each instance in the table's last column, as kubectl get --show-labels")
+	cmd.Flags().StringVar(&o.sortBy, "sort-by", "", "order the instances by a field of each one's -o json document, a JSONPath as kubectl get --sort-by takes (--sort-by=.created, --sort-by=.state, --sort-by=.labels.team)")
 	cmd.Flags().Int64Var(&o.chunkSize, "chunk-size", defaultChunkSize, "list instances in chunks of this many, as kubectl get does, rather than all at once; 0 lists each kind in one request")
 	addNamingFileFlag(cmd, &o.file, "the instance or RGD")
 	addWatchFlags(cmd, &o.watch, &o.interval)
@@ -360,7 +374,58 @@ func (o *statusOptions) collect(ctx context.Context, c *cluster, args []string) 
 		a, b := rows[i], rows[j]
 		return a.Namespace+"/"+a.Kind+"/"+a.Name < b.Namespace+"/"+b.Kind+"/"+b.Name
 	})
+	if o.sortKey != nil {
+		sortRowsBy(rows, o.sortKey)
+	}
 	return rows, lists, nil
+}
+
+// parseSortBy parses a --sort-by JSONPath; as kubectl takes it, the braces
+// may be left out (.created stands for {.created}).
+func parseSortBy(expr string) (*jsonpath.JSONPath, error) {
+	if !strings.HasPrefix(expr, "{") {
+		expr = "{" + expr + "}"
+	}
+	j := jsonpath.New("sort-by").AllowMissingKeys(true)
+	if err := j.Parse(expr); err != nil {
+		return nil, fmt.Errorf("--sort-by %q: %w", expr, err)
+	}
+	return j, nil
+}
+
+// sortRowsBy orders rows, stably, by the value key gives of each row's -o
+// json document, as text (every field of a row is text; its times are
+// RFC 3339, which sorts as text); a row without one comes first, as in
+// kubectl get.
+func sortRowsBy(rows []InstanceStatusRow, key *jsonpath.JSONPath) {
+	type keyed struct {
+		row   InstanceStatusRow
+		value string
+		found bool
+	}
+	keyedRows := make([]keyed, len(rows))
+	for i, r := range rows {
+		keyedRows[i].row = r
+		doc, err := jsonDocument(r)
+		if err != nil {
+			continue
+		}
+		if found, err := key.FindResults(doc); err == nil && len(found) > 0 && len(found[0]) > 0 {
+			keyedRows[i].value, keyedRows[i].found = fmt.Sprint(found[0][0].Interface()), true
+		}
+	}
+	slices.SortStableFunc(keyedRows, func(a, b keyed) int {
+		if a.found != b.found {
+			if a.found {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.value, b.value)
+	})
+	for i := range keyedRows {
+		rows[i] = keyedRows[i].row
+	}
 }
 
 // releasedKinds are the kinds of RGDs deleted since they generated them:
