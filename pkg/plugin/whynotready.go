@@ -386,57 +386,7 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		return rgdNotActive(s.rgd, s.graphErr)
 	}
 	if inst.GetDeletionTimestamp() != nil {
-		if others := v1alpha1.OtherFinalizers(inst); len(others) > 0 && !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
-			// kro-agent is done with it; its status is what it wrote
-			// last, while it still deleted.
-			return &Diagnosis{
-				Cause:  fmt.Sprintf("%s is being deleted and held by the finalizers %s, which are not kro-agent's: kro-agent has let it go (its finalizer %s is off)", instRef, strings.Join(others, ", "), v1alpha1.Finalizer),
-				Events: c.recentEvents(ctx, inst),
-				Advice: fmt.Sprintf("whoever owns the finalizers %s removes them once their work is done: look at that controller, and remove a finalizer only if nothing will; kubectl kro tree %s %s%s shows whether anything kro-agent managed is left", strings.Join(others, ", "), strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace())),
-			}
-		}
-		d := &Diagnosis{Cause: instRef + " is being deleted"}
-		deleting := findCondition(inst, v1alpha1.ConditionResourcesReady)
-		if deleting != nil {
-			d.Details = append(d.Details, conditionLine(*deleting))
-		}
-		d.Events = c.recentEvents(ctx, inst)
-		if d.Advice = unreachableDeletionAdvice(s); d.Advice != "" {
-			// Nothing moves while the agent cannot reach the resources,
-			// and nothing about them can be read.
-			return d
-		}
-		d.Advice = fmt.Sprintf("kro-agent deletes its resources in reverse dependency order, then removes the finalizer %s; kubectl kro tree %s %s%s shows what is left",
-			v1alpha1.Finalizer, strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace()))
-		switch r := c.heldInDeletion(ctx, s); {
-		case r == nil:
-		case isInstance(r.object):
-			// Its own finalizer holds it while kro-agent deletes its
-			// resources: what is stuck is further down.
-			d.Resource = r
-			d.Advice = fmt.Sprintf("resource %s is an instance of ResourceGraphDefinition %s in turn, deleting its own resources first: kubectl kro why-not-ready %s %s%s follows it",
-				r.node(), r.object.GetLabels()[v1alpha1.LabelRGDName], strings.ToLower(r.Kind), r.Name, namespaceFlag(r.Namespace))
-		case len(r.object.GetFinalizers()) > 0:
-			d.Resource = r
-			d.Advice = fmt.Sprintf("whoever owns the finalizers %s has not released %s %s: look at that controller, and remove a finalizer only if nothing will; kro-agent deletes the rest once it is gone",
-				strings.Join(r.object.GetFinalizers(), ", "), r.Kind, cache.NewObjectName(r.Namespace, r.Name))
-		}
-		if slices.Contains(inst.GetFinalizers(), metav1.FinalizerOrphanDependents) || (deleting != nil && v1alpha1.QuotesOrphaning(deleting.Message)) {
-			d.Resource = nil
-			d.Advice = fmt.Sprintf("the deletion asked to leave its resources in place (propagationPolicy Orphan): kro-agent takes its labels off each, then removes the finalizer %s", v1alpha1.Finalizer)
-			if deleting != nil && refusal.QuotesUnauthorized(deleting.Message) {
-				d.Advice = grantAdvice("to leave the resources the condition above names", "goes on")
-			}
-		}
-		if deleting != nil && v1alpha1.QuotesDeleteRefused(deleting.Message) {
-			// Nothing else moves it on: the rest of the graph waits
-			// for what cannot be deleted.
-			d.Advice = "the API server refuses the deletion the condition above names: fix the cause it gives (an admission webhook or policy that refuses it); kro-agent tries again within seconds of a change to the cluster's admission webhooks and policies, and otherwise " + nextRetry
-			if refusal.QuotesUnauthorized(deleting.Message) {
-				d.Advice = grantAdvice("the deletion the condition above names", "goes on deleting")
-			}
-		}
-		return d
+		return c.deletionDiagnosis(ctx, s, instRef)
 	}
 	if v1alpha1.IsSuspended(inst) {
 		d := &Diagnosis{
@@ -493,92 +443,9 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 		if r.Ready == VerdictExternal && r.blocking != "" {
 			return externalDiagnosis(ctx, r, s, where)
 		}
-		if !r.blocks() {
-			continue
+		if r.blocks() {
+			return c.blockingDiagnosis(ctx, s, tree, i, where, instRef)
 		}
-		verdict := strings.ToLower(r.Ready)
-		switch r.Ready {
-		case VerdictNotReady:
-			verdict = "not ready"
-		case VerdictDeleting:
-			verdict = "being deleted"
-		case VerdictConflict:
-			verdict = "someone else's"
-		case VerdictMissing:
-			if r.refused {
-				// Missing is what follows; the refusal is the cause.
-				verdict = "not created: the API server refuses it"
-			}
-		}
-		d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) is %s", r.node(), strings.TrimSpace(r.Kind+" "+r.Name), verdict)}
-		if r.Reason != "" && !r.refused {
-			// A refusal is told whole by the condition that quotes it.
-			d.Details = append(d.Details, r.Reason)
-		}
-		if r.object != nil {
-			d.Events = where.recentEvents(ctx, r.object)
-		}
-		if s.placement != nil {
-			d.Cause += " in cluster " + s.placement.Cluster
-		}
-		d.Advice = "look at the resource (kubectl describe " + strings.ToLower(r.Kind) + " " + r.Name + namespaceFlag(r.Namespace) + "); its dependents wait for it"
-		if r.object != nil && isInstance(r.object) {
-			d.Advice = fmt.Sprintf("it is an instance of ResourceGraphDefinition %s in turn: kubectl kro why-not-ready %s %s%s follows it; its dependents wait for it",
-				r.object.GetLabels()[v1alpha1.LabelRGDName], strings.ToLower(r.Kind), r.Name, namespaceFlag(r.Namespace))
-		}
-		if r.Ready == VerdictNotReady && r.object != nil {
-			// The object's own account of what it waits for: a
-			// Deployment whose Pods a ResourceQuota refuses says so
-			// only in its ReplicaFailure condition.
-			admission := false
-			for _, cond := range troubled(conditionsOf(r.object)) {
-				d.Details = append(d.Details, conditionLine(cond))
-				if advice := admissionAdvice(cond.Message, r, true); advice != "" && !isInstance(r.object) {
-					d.Advice, admission = advice, true
-				}
-			}
-			where.explainPods(ctx, d, r, admission)
-		}
-		if r.Ready == VerdictDeleting {
-			d.Advice = "kro-agent creates it again once it is gone, and its dependents wait for that; if it stays, whoever owns its finalizers has not released them: look at that controller, and remove a finalizer only if nothing will"
-		}
-		if r.Ready == VerdictConflict {
-			if cond, _ := creationBlocked(inst); cond != nil {
-				d.Details = append(d.Details, conditionLine(*cond))
-			}
-			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource %s render another name", r.NodeID)
-			if handable := handableConflicts(tree.Rows[i:], ownerIdentity(inst), where.name == ""); len(handable) > 0 && handable[0] == r.object {
-				advice := "; to keep it, and what runs on it, hand it to this instance: "
-				if len(handable) > 1 {
-					// Found ahead of the agent: handed over together,
-					// they do not hold the instance up one after another.
-					advice = fmt.Sprintf("; to keep it and the %d further on that are someone else's, and what runs on them, hand them to this instance: ", len(handable)-1)
-				}
-				d.Advice += advice + handOverCommand(handable, ownerIdentity(inst))
-			}
-			if other, ok := ownership.Claimant(r.object.GetLabels(), ownerIdentity(inst)); ok {
-				d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance, and %s, whose it is, makes it again while it exists: have resource %s render another name for this instance (the two render the same one), or delete the object once %s is gone", other, r.NodeID, other)
-			}
-		}
-		if r.Ready == VerdictMissing {
-			d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
-			if resolve.WaitsForValue(r.pending) {
-				d.Advice = "kro-agent creates it once the value its template reads is there: a status field a controller has not written yet, or an item of another resource's list"
-			}
-			// The agent says on the instance why it could not create it.
-			if cond, advice := creationBlocked(inst); cond != nil {
-				d.Details = append(d.Details, conditionLine(*cond))
-				d.Events = c.recentEvents(ctx, inst)
-				d.Advice = advice
-				if advice := admissionAdvice(cond.Message, r, false); advice != "" {
-					d.Advice = advice
-				}
-			}
-			if advice := where.namespaceUnavailable(ctx, r); advice != "" {
-				d.Advice = advice
-			}
-		}
-		return d
 	}
 	if d := statusDiagnosis(s, instRef); d != nil {
 		// Its resources are as they should be: what Ready reports is the
@@ -605,6 +472,155 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 	d.Advice = "kubectl kro explain-conditions " + strings.ToLower(s.mapping.GroupVersionKind.Kind) + " " + inst.GetName() + namespaceFlag(inst.GetNamespace()) + " explains each condition"
 	if immutableChange(inst) {
 		d.Advice = immutableAdvice
+	}
+	return d
+}
+
+// deletionDiagnosis explains an instance being deleted: the finalizers of
+// others that hold it once kro-agent let it go, or what kro-agent's
+// deletion of its resources waits for.
+func (c *cluster) deletionDiagnosis(ctx context.Context, s *subject, instRef string) *Diagnosis {
+	inst := s.instance
+	if others := v1alpha1.OtherFinalizers(inst); len(others) > 0 && !slices.Contains(inst.GetFinalizers(), v1alpha1.Finalizer) {
+		// kro-agent is done with it; its status is what it wrote
+		// last, while it still deleted.
+		return &Diagnosis{
+			Cause:  fmt.Sprintf("%s is being deleted and held by the finalizers %s, which are not kro-agent's: kro-agent has let it go (its finalizer %s is off)", instRef, strings.Join(others, ", "), v1alpha1.Finalizer),
+			Events: c.recentEvents(ctx, inst),
+			Advice: fmt.Sprintf("whoever owns the finalizers %s removes them once their work is done: look at that controller, and remove a finalizer only if nothing will; kubectl kro tree %s %s%s shows whether anything kro-agent managed is left", strings.Join(others, ", "), strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace())),
+		}
+	}
+	d := &Diagnosis{Cause: instRef + " is being deleted"}
+	deleting := findCondition(inst, v1alpha1.ConditionResourcesReady)
+	if deleting != nil {
+		d.Details = append(d.Details, conditionLine(*deleting))
+	}
+	d.Events = c.recentEvents(ctx, inst)
+	if d.Advice = unreachableDeletionAdvice(s); d.Advice != "" {
+		// Nothing moves while the agent cannot reach the resources,
+		// and nothing about them can be read.
+		return d
+	}
+	d.Advice = fmt.Sprintf("kro-agent deletes its resources in reverse dependency order, then removes the finalizer %s; kubectl kro tree %s %s%s shows what is left",
+		v1alpha1.Finalizer, strings.ToLower(s.mapping.GroupVersionKind.Kind), inst.GetName(), namespaceFlag(inst.GetNamespace()))
+	switch r := c.heldInDeletion(ctx, s); {
+	case r == nil:
+	case isInstance(r.object):
+		// Its own finalizer holds it while kro-agent deletes its
+		// resources: what is stuck is further down.
+		d.Resource = r
+		d.Advice = fmt.Sprintf("resource %s is an instance of ResourceGraphDefinition %s in turn, deleting its own resources first: kubectl kro why-not-ready %s %s%s follows it",
+			r.node(), r.object.GetLabels()[v1alpha1.LabelRGDName], strings.ToLower(r.Kind), r.Name, namespaceFlag(r.Namespace))
+	case len(r.object.GetFinalizers()) > 0:
+		d.Resource = r
+		d.Advice = fmt.Sprintf("whoever owns the finalizers %s has not released %s %s: look at that controller, and remove a finalizer only if nothing will; kro-agent deletes the rest once it is gone",
+			strings.Join(r.object.GetFinalizers(), ", "), r.Kind, cache.NewObjectName(r.Namespace, r.Name))
+	}
+	if slices.Contains(inst.GetFinalizers(), metav1.FinalizerOrphanDependents) || (deleting != nil && v1alpha1.QuotesOrphaning(deleting.Message)) {
+		d.Resource = nil
+		d.Advice = fmt.Sprintf("the deletion asked to leave its resources in place (propagationPolicy Orphan): kro-agent takes its labels off each, then removes the finalizer %s", v1alpha1.Finalizer)
+		if deleting != nil && refusal.QuotesUnauthorized(deleting.Message) {
+			d.Advice = grantAdvice("to leave the resources the condition above names", "goes on")
+		}
+	}
+	if deleting != nil && v1alpha1.QuotesDeleteRefused(deleting.Message) {
+		// Nothing else moves it on: the rest of the graph waits
+		// for what cannot be deleted.
+		d.Advice = "the API server refuses the deletion the condition above names: fix the cause it gives (an admission webhook or policy that refuses it); kro-agent tries again within seconds of a change to the cluster's admission webhooks and policies, and otherwise " + nextRetry
+		if refusal.QuotesUnauthorized(deleting.Message) {
+			d.Advice = grantAdvice("the deletion the condition above names", "goes on deleting")
+		}
+	}
+	return d
+}
+
+// blockingDiagnosis explains the earliest resource that holds the
+// instance up, tree.Rows[i], read in where (the cluster its resources are
+// in): missing, not ready, being deleted or someone else's, with what its
+// object and the instance's conditions say of it, and what to do.
+func (c *cluster) blockingDiagnosis(ctx context.Context, s *subject, tree *Tree, i int, where *cluster, instRef string) *Diagnosis {
+	inst, r := s.instance, &tree.Rows[i]
+	verdict := strings.ToLower(r.Ready)
+	switch r.Ready {
+	case VerdictNotReady:
+		verdict = "not ready"
+	case VerdictDeleting:
+		verdict = "being deleted"
+	case VerdictConflict:
+		verdict = "someone else's"
+	case VerdictMissing:
+		if r.refused {
+			// Missing is what follows; the refusal is the cause.
+			verdict = "not created: the API server refuses it"
+		}
+	}
+	d := &Diagnosis{Resource: r, Cause: fmt.Sprintf("resource %s (%s) is %s", r.node(), strings.TrimSpace(r.Kind+" "+r.Name), verdict)}
+	if r.Reason != "" && !r.refused {
+		// A refusal is told whole by the condition that quotes it.
+		d.Details = append(d.Details, r.Reason)
+	}
+	if r.object != nil {
+		d.Events = where.recentEvents(ctx, r.object)
+	}
+	if s.placement != nil {
+		d.Cause += " in cluster " + s.placement.Cluster
+	}
+	d.Advice = "look at the resource (kubectl describe " + strings.ToLower(r.Kind) + " " + r.Name + namespaceFlag(r.Namespace) + "); its dependents wait for it"
+	if r.object != nil && isInstance(r.object) {
+		d.Advice = fmt.Sprintf("it is an instance of ResourceGraphDefinition %s in turn: kubectl kro why-not-ready %s %s%s follows it; its dependents wait for it",
+			r.object.GetLabels()[v1alpha1.LabelRGDName], strings.ToLower(r.Kind), r.Name, namespaceFlag(r.Namespace))
+	}
+	if r.Ready == VerdictNotReady && r.object != nil {
+		// The object's own account of what it waits for: a
+		// Deployment whose Pods a ResourceQuota refuses says so
+		// only in its ReplicaFailure condition.
+		admission := false
+		for _, cond := range troubled(conditionsOf(r.object)) {
+			d.Details = append(d.Details, conditionLine(cond))
+			if advice := admissionAdvice(cond.Message, r, true); advice != "" && !isInstance(r.object) {
+				d.Advice, admission = advice, true
+			}
+		}
+		where.explainPods(ctx, d, r, admission)
+	}
+	if r.Ready == VerdictDeleting {
+		d.Advice = "kro-agent creates it again once it is gone, and its dependents wait for that; if it stays, whoever owns its finalizers has not released them: look at that controller, and remove a finalizer only if nothing will"
+	}
+	if r.Ready == VerdictConflict {
+		if cond, _ := creationBlocked(inst); cond != nil {
+			d.Details = append(d.Details, conditionLine(*cond))
+		}
+		d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance: delete it if nothing needs it (kro-agent then creates its own within seconds), or have resource %s render another name", r.NodeID)
+		if handable := handableConflicts(tree.Rows[i:], ownerIdentity(inst), where.name == ""); len(handable) > 0 && handable[0] == r.object {
+			advice := "; to keep it, and what runs on it, hand it to this instance: "
+			if len(handable) > 1 {
+				// Found ahead of the agent: handed over together,
+				// they do not hold the instance up one after another.
+				advice = fmt.Sprintf("; to keep it and the %d further on that are someone else's, and what runs on them, hand them to this instance: ", len(handable)-1)
+			}
+			d.Advice += advice + handOverCommand(handable, ownerIdentity(inst))
+		}
+		if other, ok := ownership.Claimant(r.object.GetLabels(), ownerIdentity(inst)); ok {
+			d.Advice = fmt.Sprintf("kro-agent does not take over an object it did not create for this instance, and %s, whose it is, makes it again while it exists: have resource %s render another name for this instance (the two render the same one), or delete the object once %s is gone", other, r.NodeID, other)
+		}
+	}
+	if r.Ready == VerdictMissing {
+		d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
+		if resolve.WaitsForValue(r.pending) {
+			d.Advice = "kro-agent creates it once the value its template reads is there: a status field a controller has not written yet, or an item of another resource's list"
+		}
+		// The agent says on the instance why it could not create it.
+		if cond, advice := creationBlocked(inst); cond != nil {
+			d.Details = append(d.Details, conditionLine(*cond))
+			d.Events = c.recentEvents(ctx, inst)
+			d.Advice = advice
+			if advice := admissionAdvice(cond.Message, r, false); advice != "" {
+				d.Advice = advice
+			}
+		}
+		if advice := where.namespaceUnavailable(ctx, r); advice != "" {
+			d.Advice = advice
+		}
 	}
 	return d
 }
