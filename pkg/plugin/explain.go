@@ -83,13 +83,20 @@ const (
 	notCaughtUp = "the agent has not caught up"
 	suspended   = "the instance is suspended (" + v1alpha1.AnnotationReconcile + "=" + v1alpha1.ReconcileSuspended + "): kro-agent leaves its conditions as they were until the annotation is removed"
 	rgdGone     = "its ResourceGraphDefinition was deleted: kro-agent manages it no more"
+	deleting    = "the instance is being deleted: kro-agent reports the deletion in ResourcesReady and Ready, and leaves the other conditions as they were before it"
 )
 
 // lagOf says why the conditions of an instance can lag behind its
-// generation; behind says why kro-agent has not processed it.
+// generation; behind says why kro-agent has not processed it. Marking an
+// instance deleted moves its generation on: once Ready tells of the
+// deletion, kro-agent has caught up, and what lags is what a deletion does
+// not evaluate again.
 func lagOf(instance *unstructured.Unstructured, behind string) string {
 	if v1alpha1.IsSuspended(instance) {
 		return suspended
+	}
+	if ready := findCondition(instance, v1alpha1.ConditionReady); instance.GetDeletionTimestamp() != nil && ready != nil && ready.ObservedGeneration >= instance.GetGeneration() {
+		return deleting
 	}
 	return behind
 }
@@ -189,7 +196,7 @@ func newExplainCommand(parent *Options) *cobra.Command {
 		`explain-conditions prints each condition of the instance and of its ResourceGraphDefinition:
 what it means, its status and why, since when, and whether it is stale (observedGeneration
 behind metadata.generation: the agent has not processed the latest change yet, the instance
-is suspended, or its RGD was deleted), and why. Given an RGD (rgd NAME), it explains the
+is suspended or being deleted, or its RGD was deleted), and why. Given an RGD (rgd NAME), it explains the
 RGD's conditions alone.`, true, []string{"json", "yaml"}, &o.output, &o.color, o.run)
 	cmd.Example = `  kubectl kro explain-conditions webapp demo
   kubectl kro explain-conditions rgd webapp`

@@ -93,6 +93,34 @@ func TestConditionsOfASuspendedInstanceAreStaleBecauseItIsSuspended(t *testing.T
 	}
 }
 
+// Marking an instance deleted moves its generation on; once Ready tells
+// of the deletion, the conditions a deletion leaves as they were lag for
+// that, not because the agent is behind. Before that, it is behind.
+func TestConditionsOfAnInstanceBeingDeletedLagForTheDeletion(t *testing.T) {
+	inst := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "demo", "generation": int64(2), "deletionTimestamp": "2026-12-03T10:00:00Z"},
+		"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "GraphResolved", "status": "True", "reason": "Resolved", "observedGeneration": int64(1)},
+			map[string]any{"type": "Ready", "status": "Unknown", "reason": "Deleting", "observedGeneration": int64(2)},
+		}},
+	}}
+	var out strings.Builder
+	printExplained(&out, explainConditions("WebApp/demo", inst, nil, lagOf(inst, notCaughtUp), time.Now()), palette{})
+	if want := "GraphResolved=True  reason Resolved, since - (STALE: observed generation 1, object is at 2; " + deleting + ")"; !strings.Contains(out.String(), want) {
+		t.Errorf("explain-conditions printed\n%s\nwant it to say %q", out.String(), want)
+	}
+	if strings.Contains(out.String(), notCaughtUp) {
+		t.Errorf("explain-conditions says of an instance being deleted that %s:\n%s", notCaughtUp, out.String())
+	}
+	// The deletion not processed yet: the agent is behind.
+	conds, _, _ := unstructured.NestedSlice(inst.Object, "status", "conditions")
+	conds[1].(map[string]any)["observedGeneration"] = int64(1)
+	_ = unstructured.SetNestedSlice(inst.Object, conds, "status", "conditions")
+	if lag := lagOf(inst, notCaughtUp); lag != notCaughtUp {
+		t.Errorf("a deletion the agent has not processed lags because %q", lag)
+	}
+}
+
 // For programs, -o json|yaml gives when a condition last changed as a time,
 // beside how long ago it was for people; a condition with none has neither.
 func TestExplainedConditionsCarryTheirTransitionTime(t *testing.T) {
