@@ -805,8 +805,31 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 				tree.Rows[0].Reason != "exists, "+leftBy+": kro-agent adopts it when it applies this resource" {
 				t.Errorf("kubectl kro tree -o json of an instance made again, not reconciled yet: %v\n%s", err, out)
 			}
+			// Suspended until kro-agent's caches have synced; then the
+			// ConfigMaps' watch held, as a busy informer lags: the passes
+			// after the one that adopts read m1-note as the earlier
+			// instance's still, and must not adopt it again.
+			suspend := func(value string) {
+				c.patch(t, "kro.run/v1alpha1", "Memo", ns, "m1", fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, v1alpha1.AnnotationReconcile, value))
+			}
+			suspend(`"suspended"`)
 			startAgent(t, cfg)
+			eventually(t, 10*time.Second, "ResourcesReady to say Suspended", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "Memo", ns, "m1")
+				cond := condition(inst, "ResourcesReady")
+				return cond != nil && cond.Reason == "Suspended", conditionSummary(inst)
+			})
+			release := holdWatches("/configmaps")
+			suspend("null")
 			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m1", v1alpha1.InstanceActive)
+			// A change to the instance brings another pass while the
+			// informer still lags.
+			c.patch(t, "kro.run/v1alpha1", "Memo", ns, "m1", `{"metadata":{"annotations":{"e2e/poke":"1"}}}`)
+			time.Sleep(2 * time.Second)
+			if adoptions := eventsAbout(t, c, ns, "m1", "Adopted"); len(adoptions) != 1 {
+				t.Errorf("m1-note adopted %d times while the informer lagged, want once: %v", len(adoptions), adoptions)
+			}
+			release()
 			m1 := c.mustGet(t, "kro.run/v1alpha1", "Memo", ns, "m1")
 			if adopted := c.mustGet(t, "v1", "ConfigMap", ns, "m1-note"); adopted.GetUID() != left.GetUID() ||
 				adopted.GetLabels()[v1alpha1.LabelInstanceID] != string(m1.GetUID()) {
