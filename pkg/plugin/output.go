@@ -26,21 +26,22 @@ var templateFormats = []string{"jsonpath", "jsonpath-file", "go-template", "go-t
 // the formats when they differ in more than encoding. A command that
 // prints json also prints through the template formats.
 func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...string) {
+	takesTemplates := slices.Contains(formats, "json")
 	offered := formats
-	if slices.Contains(formats, "json") {
+	list := strings.Join(formats[:len(formats)-1], ", ") + " or " + formats[len(formats)-1]
+	if takesTemplates {
+		const templates = "jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE"
 		offered = slices.Clone(formats)
 		for _, f := range templateFormats {
 			offered = append(offered, f+"=")
 		}
-	}
-	list := strings.Join(formats[:len(formats)-1], ", ") + " or " + formats[len(formats)-1]
-	if len(offered) > len(formats) {
-		list = strings.Join(formats, ", ") + ", jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE"
+		list = strings.Join(formats, ", ") + ", " + templates
+		if usage != "" {
+			usage += "; " + templates + " print through a template over the json document, as kubectl get does"
+		}
 	}
 	if usage == "" {
 		usage = "output format: " + list
-	} else if len(offered) > len(formats) {
-		usage += "; jsonpath=TEMPLATE, jsonpath-file=FILE, go-template=TEMPLATE or go-template-file=FILE print through a template over the json document, as kubectl get does"
 	}
 	cmd.Flags().StringVarP(output, "output", "o", "", usage)
 	_ = cmd.RegisterFlagCompletionFunc("output", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -60,7 +61,7 @@ func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...
 	pre := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
 		if *output != "" && !slices.Contains(formats, *output) {
-			if len(offered) == len(formats) || !isTemplateFormat(*output) {
+			if !takesTemplates || !isTemplateFormat(*output) {
 				return fmt.Errorf("unknown output format %q: use %s", *output, list)
 			}
 			if _, err := parseTemplate(*output); err != nil {
