@@ -65,8 +65,10 @@ func (c *cluster) dryRun(ctx context.Context, inst *unstructured.Unstructured, s
 			return err
 		case err != nil && inst.GetName() != "" && refusal.MisfitsSchema(err):
 			return refusal.Readable(c.everyMisfit(ctx, m, inst, err))
-		case err != nil || inst.GetName() == "":
+		case err != nil:
 			return refusal.Readable(err)
+		case inst.GetName() == "":
+			return nil // named by the API server: nothing of the name exists
 		}
 		if live, err = ri.Get(ctx, inst.GetName(), metav1.GetOptions{}); err != nil {
 			live = nil
