@@ -254,6 +254,12 @@ type drift struct {
 	deleted bool
 	// field is the first field found changed, as kubectl explain writes it.
 	field string
+	// repeated is set for an apply that left the object at the version
+	// kro-agent's last apply of it made: it changed nothing, and the
+	// informer's copy it was sent over was older than that apply. What
+	// that copy showed (drift, another owner's labels) the last apply
+	// dealt with.
+	repeated bool
 }
 
 var secrets = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
@@ -361,9 +367,9 @@ func (e *Engine) applyIfChanged(ctx context.Context, t *target, inst types.UID, 
 		return nil, drift{}, err
 	}
 	e.applied.recordApply(inst, ref, d, desired, out, live == nil, t.holds)
-	var undone drift
+	undone := drift{repeated: known && out.GetResourceVersion() == last.resourceVersion}
 	switch {
-	case restore && out.GetResourceVersion() != last.resourceVersion && !sameWhere(live.Object, out.Object, desired):
+	case restore && !undone.repeated && !sameWhere(live.Object, out.Object, desired):
 		// Only a restoration that changed a field we set counts: a value
 		// the API server stores in its own form (a quantity "1000m" as
 		// "1") makes live differ from desired after every change by

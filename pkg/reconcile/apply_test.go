@@ -174,8 +174,9 @@ func TestFoldStringData(t *testing.T) {
 }
 
 // An apply over a copy the informer holds from before the agent's own last
-// apply changes nothing, and is no restoration: the object stays at the
-// version that apply made. Only an apply that moves the object on, after
+// apply changes nothing, and is no restoration (nor an adoption): the
+// object stays at the version that apply made, and the apply says it
+// repeated that one. Only an apply that moves the object on, after
 // someone changed a field the RGD sets, restores it, and says which.
 func TestOnlyAnApplyThatChangesTheObjectRestoresIt(t *testing.T) {
 	ref := objectRef{GVR: schema.GroupVersionResource{Version: "v1", Resource: "services"}, Namespace: "ns", Name: "shop"}
@@ -190,7 +191,7 @@ func TestOnlyAnApplyThatChangesTheObjectRestoresIt(t *testing.T) {
 		answeredRV string
 		want       drift
 	}{
-		{"the informer behind the agent's last apply", "296", drift{}},
+		{"the informer behind the agent's last apply", "296", drift{repeated: true}},
 		{"someone took the label off since", "300", drift{field: "metadata.labels.app"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -486,9 +486,6 @@ type applyWrite struct {
 	err  error
 	// adopting is set when live is an earlier instance's, taken over.
 	adopting bool
-	// ownVersion is the version this instance's last apply of the object
-	// left, "" when none is known.
-	ownVersion string
 	// undone is the drift the apply undid.
 	undone drift
 }
@@ -539,11 +536,7 @@ func (r *run) beforeApply(ctx context.Context, n *graph.Node, u *unstructured.Un
 		r.noteWhy(n, n.ID+": "+msg)
 		return nil
 	}
-	w := &applyWrite{u: u, ref: ref, live: live, adopting: adopting}
-	if last, ok := r.e.applied.get(ref); ok && last.inst == r.inst.GetUID() {
-		w.ownVersion = last.resourceVersion
-	}
-	return w
+	return &applyWrite{u: u, ref: ref, live: live, adopting: adopting}
 }
 
 // adoptable tells whether live, an object of ref that is not the
@@ -624,10 +617,10 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 		return nil, false
 	}
 	switch {
-	case w.adopting && !(out != nil && w.ownVersion != "" && out.GetResourceVersion() == w.ownVersion):
-		// An apply that left the object at the version this instance's
-		// last one made adopted nothing: that one did, and the informer's
-		// copy, an earlier instance's still, is older than it.
+	case w.adopting && !w.undone.repeated:
+		// An apply that repeated the last one adopted nothing: that one
+		// did, and the informer's copy, an earlier instance's still, is
+		// older than it.
 		r.noteAdopted(n, ref, live, out)
 	case live == nil && out != nil && ownership.HandedTo(out, r.id):
 		// Someone else's, handed over with kro.run/adopt-by (which no
