@@ -356,7 +356,9 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 	if check == 0 {
 		check = time.Hour
 	}
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+	// Every replica serves, so every replica renews: a standby that only
+	// loaded the certificate at start would serve it past its expiry.
+	if err := mgr.Add(everyReplica(func(ctx context.Context) error {
 		certs.Run(ctx, check)
 		return nil
 	})); err != nil {
