@@ -67,6 +67,7 @@ func main() {
 	flag.StringVar(&o.Webhooks.Service, "webhook-service", "kro-system/kro-agent-webhook", "namespace/name of the Service the API server calls in a cluster")
 	flag.StringVar(&o.Webhooks.CertSecret, "webhook-cert-secret", "kro-system/kro-agent-webhook-certs", "namespace/name of the Secret holding the webhook CA and certificate")
 	flag.DurationVar(&o.Webhooks.CertValidity, "webhook-cert-validity", 90*24*time.Hour, "validity of the serving certificate; renewed when a third is left")
+	flag.DurationVar(&o.Webhooks.CAValidity, "webhook-ca-validity", 0, "validity of the CA that signs the serving certificate (default ten times --webhook-cert-validity); a new CA joins the trust bundle when two serving validities are left of it, and signs when one is left")
 	flag.DurationVar(&o.Webhooks.CertCheck, "webhook-cert-check-interval", time.Hour, "how often the certificate's expiry is checked")
 	flag.DurationVar(&o.Webhooks.RegistrationCheck, "webhook-registration-check-interval", 10*time.Minute, "how often the webhook configurations and guard policies are read back, and restored when deleted or changed, besides whenever the agent sees them change")
 	showVersion := flag.Bool("version", false, "print the version and exit")
@@ -154,6 +155,13 @@ func checkFlags(o agent.Options) error {
 	// API server can no longer call the webhooks.
 	if w := o.Webhooks; w.CertValidity > 0 && w.CertCheck > 0 && w.CertCheck >= w.CertValidity/3 {
 		errs = append(errs, fmt.Errorf("--webhook-cert-check-interval (%s) must be shorter than a third of --webhook-cert-validity (%s), or the certificate expires before a check renews it", w.CertCheck, w.CertValidity))
+	}
+	// A CA that lives less than three serving validities would have its
+	// successor join the trust bundle as soon as it was made.
+	if w := o.Webhooks; w.CAValidity < 0 {
+		errs = append(errs, fmt.Errorf("--webhook-ca-validity must be a positive duration, or 0 for ten times --webhook-cert-validity, got %s", w.CAValidity))
+	} else if w.CAValidity > 0 && w.CertValidity > 0 && w.CAValidity < 3*w.CertValidity {
+		errs = append(errs, fmt.Errorf("--webhook-ca-validity (%s) must be at least three times --webhook-cert-validity (%s): a new CA joins the trust bundle when two serving validities are left of the one that signs", w.CAValidity, w.CertValidity))
 	}
 	errs = append(errs, checkRef("webhook-service", o.Webhooks.Service, validation.IsDNS1035Label)...)
 	errs = append(errs, checkRef("webhook-cert-secret", o.Webhooks.CertSecret, validation.IsDNS1123Subdomain)...)

@@ -32,6 +32,7 @@ func TestCheckFlagsAcceptsTheDefaults(t *testing.T) {
 	o.Webhooks.URL = "https://127.0.0.1:19443"
 	o.Webhooks.CertSecret = "agent-certs" // in kro-system
 	o.QPS, o.Burst = 50, 100
+	o.Webhooks.CAValidity = 3 * o.Webhooks.CertValidity
 	if err := checkFlags(o); err != nil {
 		t.Errorf("a local agent's flags were rejected: %v", err)
 	}
@@ -53,6 +54,8 @@ func TestCheckFlagsRejectsWebhookNamesTheAPIServerWouldNot(t *testing.T) {
 		{func(w *agent.WebhookOptions) { w.URL = "https:///hooks" }, `--webhook-url "https:///hooks": no host`},
 		{func(w *agent.WebhookOptions) { w.URL = "https://127.0.0.1:9443/?x=1" }, `--webhook-url "https://127.0.0.1:9443/?x=1": the API server takes no user, query or fragment`},
 		{func(w *agent.WebhookOptions) { w.CertValidity = 2 * time.Hour }, `--webhook-cert-check-interval (1h0m0s) must be shorter than a third of --webhook-cert-validity (2h0m0s)`},
+		{func(w *agent.WebhookOptions) { w.CAValidity = 200 * time.Hour }, `--webhook-ca-validity (200h0m0s) must be at least three times --webhook-cert-validity (2160h0m0s)`},
+		{func(w *agent.WebhookOptions) { w.CAValidity = -time.Hour }, `--webhook-ca-validity must be a positive duration, or 0 for ten times --webhook-cert-validity, got -1h0m0s`},
 	} {
 		o := validOptions()
 		tc.change(&o.Webhooks)

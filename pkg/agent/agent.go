@@ -88,6 +88,9 @@ type WebhookOptions struct {
 	CertSecret string
 	// CertValidity of the serving certificate; renewed at two thirds.
 	CertValidity time.Duration
+	// CAValidity of the CA that signs it; ten times CertValidity when
+	// zero. It is replaced from two CertValidities before it expires.
+	CAValidity time.Duration
 	// CertCheck is how often the certificate's expiry is checked.
 	CertCheck time.Duration
 	// RegistrationCheck is how often the webhook configurations and guard

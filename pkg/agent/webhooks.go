@@ -244,7 +244,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		return nil, err
 	}
 	registrar := &webhook.Registrar{Client: kc, URL: strings.TrimSuffix(w.URL, "/"), AgentUser: agentUser}
-	certOpts := webhook.CertOptions{Namespace: secretNS, Name: secretName, Validity: w.CertValidity, IPs: []net.IP{net.ParseIP("127.0.0.1")}}
+	certOpts := webhook.CertOptions{Namespace: secretNS, Name: secretName, Validity: w.CertValidity, CAValidity: w.CAValidity, IPs: []net.IP{net.ParseIP("127.0.0.1")}, Log: o.Log.WithName("webhook-certs")}
 	if w.URL == "" {
 		svcNS, svcName := SplitRef(orDefault(w.Service, "kro-system/kro-agent-webhook"))
 		registrar.Service = &admissionregv1.ServiceReference{Namespace: svcNS, Name: svcName}

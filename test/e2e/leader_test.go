@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"os"
@@ -12,10 +14,13 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/agent"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -184,6 +189,95 @@ func TestStandbyKeepsInstanceKinds(t *testing.T) {
 				return !ok
 			})
 			c.waitInstanceWebhook(t, "kro.run/v1alpha1", "WebApp", "standby")
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// Replicas read the certificate Secret at their own checks, and the leader
+// writes back the CA bundle it last read whenever it sees someone else
+// change the webhook configurations. When another replica replaces the CA,
+// what each replica serves must stay trusted by the bundle registered,
+// whoever wrote it last: the API server checks it at every new connection
+// (one it already has goes on without a new check, which would hide a
+// mismatch here). The standby checks the Secret every second, the leader
+// every three, through at least one replacement of the CA.
+func TestCARolloverAcrossReplicas(t *testing.T) {
+	f := features.New("a CA replaced while two replicas serve").
+		Assess("what both replicas serve stays trusted while the CA is replaced", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			stopAgentNow(t)
+			c := newClients(t, cfg)
+			namespace(t, c, "kro-system")
+			deleteLeaseAfter(t, c)
+			// A fresh Secret, issued with the short lives below; and a
+			// fresh one again for the agents after this test.
+			freshSecret := func() { c.delete(t, "v1", "Secret", "kro-system", "kro-agent-webhook-certs") }
+			freshSecret()
+			defer startAgent(t, cfg)
+			defer freshSecret()
+			opts := func(addr string, check time.Duration) agent.WebhookOptions {
+				return agent.WebhookOptions{Addr: addr, URL: "https://" + webhookAddr(t), CertValidity: 12 * time.Second, CAValidity: 36 * time.Second, CertCheck: check}
+			}
+			leaderAddr, standbyAddr := freeAddr(t), webhookAddr(t)
+			leader := startReplicaWith(cfg, opts(leaderAddr, 3*time.Second))
+			defer leader.stop(t)
+			eventually(t, 60*time.Second, "the first replica to lead", func() (bool, string) {
+				return leaseHolder(t, c) != "", "no holder"
+			})
+			standby := startReplicaWith(cfg, opts(standbyAddr, time.Second))
+			defer standby.stop(t)
+
+			var rgd map[string]any
+			if err := yaml.Unmarshal([]byte(brokenRGD), &rgd); err != nil {
+				t.Fatal(err)
+			}
+			rgds := c.resource(t, "kro.run/v1alpha1", "ResourceGraphDefinition")
+			review := func() error {
+				_, err := rgds.Create(ctx, toUnstructured(rgd), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+				if err == nil || !strings.Contains(err.Error(), "denied the request") {
+					return fmt.Errorf("want the webhook's denial, got %v", err)
+				}
+				return nil
+			}
+			eventually(t, 30*time.Second, "the standby to answer RGD reviews", func() (bool, string) {
+				err := review()
+				return err == nil, fmt.Sprint(err)
+			})
+			vwcs := c.resource(t, "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")
+			trusted := func(addr string) error {
+				cert := servedCert(t, addr)
+				vwc, err := vwcs.Get(ctx, "kro-agent", metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				hooks, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
+				bundle, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "caBundle")
+				pem, err := base64.StdEncoding.DecodeString(bundle)
+				if err != nil {
+					return err
+				}
+				roots := x509.NewCertPool()
+				roots.AppendCertsFromPEM(pem)
+				_, err = cert.Verify(x509.VerifyOptions{Roots: roots})
+				return err
+			}
+			// Which CAs signed what the standby served.
+			signers := map[string]bool{}
+			for end := time.Now().Add(40 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+				for name, addr := range map[string]string{"leader": leaderAddr, "standby": standbyAddr} {
+					if err := trusted(addr); err != nil {
+						t.Fatalf("the certificate the %s serves is not trusted by the registered CA bundle: %v", name, err)
+					}
+				}
+				if err := review(); err != nil {
+					t.Fatalf("an RGD review while the CA is replaced: %v", err)
+				}
+				signers[fmt.Sprintf("%x", servedCert(t, standbyAddr).AuthorityKeyId)] = true
+			}
+			if len(signers) < 2 {
+				t.Errorf("the standby served certificates of %d CAs in 40 s; the test wants the CA replaced", len(signers))
+			}
 			return ctx
 		}).
 		Feature()

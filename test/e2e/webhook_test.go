@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -90,12 +91,18 @@ spec:
 // servingSerial returns the serial of the certificate the webhook serves.
 func servingSerial(t testing.TB) string {
 	t.Helper()
-	conn, err := tls.Dial("tcp", webhookAddr(t), &tls.Config{InsecureSkipVerify: true})
+	return servedCert(t, webhookAddr(t)).SerialNumber.String()
+}
+
+// servedCert returns the certificate a webhook server serves at addr.
+func servedCert(t testing.TB, addr string) *x509.Certificate {
+	t.Helper()
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	return conn.ConnectionState().PeerCertificates[0]
 }
 
 func TestWebhooks(t *testing.T) {
@@ -349,6 +356,30 @@ spec:
 			out, err := kubectl(t, cfg, brokenRGD, "apply", "-f", "-")
 			if err == nil || !strings.Contains(out, "denied the request") {
 				t.Errorf("admission after renewal: %v\n%s", err, out)
+			}
+			// A Secret deleted under a running agent comes back with the
+			// CA it had: a new one would not be in the bundle the API
+			// server holds.
+			c := newClients(t, cfg)
+			caOf := func() (string, error) {
+				secret, err := c.get(t, "v1", "Secret", "kro-system", "kro-agent-webhook-certs")
+				if err != nil {
+					return "", err
+				}
+				ca, _, _ := unstructured.NestedString(secret.Object, "data", "ca.crt")
+				return ca, nil
+			}
+			before, err := caOf()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.delete(t, "v1", "Secret", "kro-system", "kro-agent-webhook-certs")
+			eventually(t, 20*time.Second, "the Secret to be written again", func() (bool, string) {
+				_, err := caOf()
+				return err == nil, fmt.Sprint(err)
+			})
+			if after, _ := caOf(); after != before {
+				t.Errorf("the CA bundle of the Secret written again differs from the one deleted")
 			}
 			stopAgentNow(t)
 			certValidity, certCheck = 24*time.Hour, time.Hour
