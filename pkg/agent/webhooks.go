@@ -251,6 +251,7 @@ func setupWebhooks(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o Op
 		certOpts.DNSNames = []string{svcName + "." + svcNS + ".svc", svcName + "." + svcNS + ".svc.cluster.local"}
 	}
 	certs := webhook.NewCerts(kc, certOpts)
+	registrar.Refresh = certs.Ensure
 	hooks := &webhooks{registrar: registrar, log: o.Log.WithName("webhooks"), retry: make(chan struct{}, 1), check: make(chan struct{}, 1)}
 	hooks.pass.complete = func() { hooks.registered(ctx, registrar.KindsComplete(ctx)) }
 	// The configurations are registered only once the server listens: a

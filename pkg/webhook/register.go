@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -41,6 +42,12 @@ type Registrar struct {
 	// AgentUser is the agent's own username: the only one allowed to
 	// change ownership labels.
 	AgentUser string
+	// Refresh, when set, reads the CA bundle again before Verify registers
+	// what someone else changed: the change may be another replica's
+	// registration of a newer bundle than this one holds, and writing the
+	// older one back would leave the API server distrusting what that
+	// replica serves.
+	Refresh func(context.Context) error
 
 	// registering lets one registration run at a time, each of the state
 	// as it is when it starts: two racing registrations (a CA rotation and a
@@ -361,10 +368,18 @@ func (r *Registrar) Verify(ctx context.Context) (bool, error) {
 	if err != nil || intact {
 		return false, err
 	}
+	// What the bundle is read as is registered whether or not reading it
+	// failed: configurations someone deleted must come back regardless.
+	var refreshed error
+	if r.Refresh != nil {
+		if err := r.Refresh(ctx); err != nil {
+			refreshed = fmt.Errorf("reading the CA bundle before registering again: %w", err)
+		}
+	}
 	r.mu.Lock()
 	r.changes++
 	r.mu.Unlock()
-	return true, r.Apply(ctx)
+	return true, errors.Join(refreshed, r.Apply(ctx))
 }
 
 // Registers tells whether the object of the admission resource gr called

@@ -6,10 +6,13 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,28 +248,69 @@ func TestCARolloverAcrossReplicas(t *testing.T) {
 				return err == nil, fmt.Sprint(err)
 			})
 			vwcs := c.resource(t, "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")
-			trusted := func(addr string) error {
-				cert := servedCert(t, addr)
-				vwc, err := vwcs.Get(ctx, "kro-agent", metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
+			bundleOf := func(vwc *unstructured.Unstructured) []*x509.Certificate {
 				hooks, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
 				bundle, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "caBundle")
-				pem, err := base64.StdEncoding.DecodeString(bundle)
+				data, err := base64.StdEncoding.DecodeString(bundle)
 				if err != nil {
-					return err
+					t.Error(err)
 				}
-				roots := x509.NewCertPool()
-				roots.AppendCertsFromPEM(pem)
-				_, err = cert.Verify(x509.VerifyOptions{Roots: roots})
-				return err
+				var cas []*x509.Certificate
+				for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
+					ca, err := x509.ParseCertificate(block.Bytes)
+					if err != nil {
+						t.Error(err)
+					}
+					cas = append(cas, ca)
+				}
+				return cas
 			}
+			// Every bundle registered, in order: a CA leaves the bundle
+			// only once it expired; one leaving earlier is a replica
+			// writing back an older bundle, which distrusts a newer CA in
+			// use or about to be.
+			watch, err := vwcs.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=kro-agent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer watch.Stop()
+			var lost atomic.Value
+			go func() {
+				var seen []*x509.Certificate
+				for ev := range watch.ResultChan() {
+					vwc, ok := ev.Object.(*unstructured.Unstructured)
+					if !ok || ev.Type == "DELETED" {
+						continue
+					}
+					bundle := bundleOf(vwc)
+					for _, ca := range seen {
+						if time.Now().Before(ca.NotAfter) && !slices.ContainsFunc(bundle, ca.Equal) {
+							lost.CompareAndSwap(nil, fmt.Sprintf("the registered CA bundle lost a CA valid until %s: an older bundle was written back", ca.NotAfter.Format(time.RFC3339)))
+						}
+					}
+					for _, ca := range bundle {
+						if !slices.ContainsFunc(seen, ca.Equal) {
+							seen = append(seen, ca)
+						}
+					}
+				}
+			}()
 			// Which CAs signed what the standby served.
 			signers := map[string]bool{}
 			for end := time.Now().Add(40 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+				if msg := lost.Load(); msg != nil {
+					t.Fatal(msg)
+				}
+				vwc, err := vwcs.Get(ctx, "kro-agent", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				roots := x509.NewCertPool()
+				for _, ca := range bundleOf(vwc) {
+					roots.AddCert(ca)
+				}
 				for name, addr := range map[string]string{"leader": leaderAddr, "standby": standbyAddr} {
-					if err := trusted(addr); err != nil {
+					if _, err := servedCert(t, addr).Verify(x509.VerifyOptions{Roots: roots}); err != nil {
 						t.Fatalf("the certificate the %s serves is not trusted by the registered CA bundle: %v", name, err)
 					}
 				}
@@ -274,6 +318,9 @@ func TestCARolloverAcrossReplicas(t *testing.T) {
 					t.Fatalf("an RGD review while the CA is replaced: %v", err)
 				}
 				signers[fmt.Sprintf("%x", servedCert(t, standbyAddr).AuthorityKeyId)] = true
+			}
+			if msg := lost.Load(); msg != nil {
+				t.Fatal(msg)
 			}
 			if len(signers) < 2 {
 				t.Errorf("the standby served certificates of %d CAs in 40 s; the test wants the CA replaced", len(signers))
