@@ -35,10 +35,10 @@ const backdate = time.Minute
 // API server does not trust yet. When two serving validities are left of
 // the signing CA, a new one joins the bundle without signing (its key
 // under next-ca.key), and every replica registers that bundle at its next
-// check. The new CA signs once one validity is left, at least two checks
-// later (a check comes more often than every third of a validity), so by
-// then the bundle the API server holds trusts it whichever replica wrote
-// it last. The old CA stays in the bundle until it expires: a replica that
+// check. The new CA signs once one validity is left, a whole validity
+// later (more than three checks: a check comes more often than every third
+// of a validity), so by then the bundle the API server holds trusts it
+// whichever replica wrote it last. The old CA stays in the bundle until it expires: a replica that
 // has not read the Secret again since still serves what it signed.
 func rollover(data map[string][]byte, now time.Time, opts CertOptions) (map[string][]byte, []string, error) {
 	bundle := parseCerts(data[secretCACert])
