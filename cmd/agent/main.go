@@ -157,7 +157,7 @@ func checkFlags(o agent.Options) error {
 		errs = append(errs, fmt.Errorf("--webhook-cert-check-interval (%s) must be shorter than a third of --webhook-cert-validity (%s), or the certificate expires before a check renews it", w.CertCheck, w.CertValidity))
 	}
 	// A CA that lives less than three serving validities would have its
-	// successor join the trust bundle as soon as it was made.
+	// successor join the trust bundle within a validity of its making.
 	if w := o.Webhooks; w.CAValidity < 0 {
 		errs = append(errs, fmt.Errorf("--webhook-ca-validity must be a positive duration, or 0 for ten times --webhook-cert-validity, got %s", w.CAValidity))
 	} else if w.CAValidity > 0 && w.CertValidity > 0 && w.CAValidity < 3*w.CertValidity {

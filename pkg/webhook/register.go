@@ -368,8 +368,8 @@ func (r *Registrar) Verify(ctx context.Context) (bool, error) {
 	if err != nil || intact {
 		return false, err
 	}
-	// What the bundle is read as is registered whether or not reading it
-	// failed: configurations someone deleted must come back regardless.
+	// A Secret that cannot be read stops nothing: configurations someone
+	// deleted must come back, with the bundle this replica holds.
 	var refreshed error
 	if r.Refresh != nil {
 		if err := r.Refresh(ctx); err != nil {
