@@ -23,10 +23,16 @@ var (
 		Help:    "Time each webhook took to answer an admission request, from its headers read to the answer written.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 	}, []string{"webhook"})
+	// An expired certificate fails every review at the TLS handshake,
+	// before any of the above is counted: the time to alert on.
+	certificateExpiry = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kro_agent_webhook_certificate_expiration_timestamp_seconds",
+		Help: "When the certificate this replica serves the webhooks with expires (certificate=serving), and the CA that signed it (certificate=ca), in seconds since the epoch.",
+	}, []string{"certificate"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(webhookRequests, webhookSeconds)
+	metrics.Registry.MustRegister(webhookRequests, webhookSeconds, certificateExpiry)
 }
 
 // measured serves handler as the webhook named name, counting its answers

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 var (
@@ -197,5 +199,32 @@ func TestRolloverReplacesAnExpiredCA(t *testing.T) {
 	}
 	if !strings.HasPrefix(changes[0], "issued a new CA") {
 		t.Errorf("changes: %q", changes)
+	}
+}
+
+// Loading the certificates reports when the serving certificate and the
+// CA that signed it expire, the one that signs among those the bundle
+// holds while a new CA is staged.
+func TestLoadReportsWhenTheCertificatesExpire(t *testing.T) {
+	data, _ := mustRollover(t, nil, time.Now(), rolloverOpts)
+	signer := signerOf(t, data, time.Now())
+	// A CA staged beside it does not sign yet.
+	staged, _ := mustRollover(t, data, signer.NotAfter.Add(-2*rolloverOpts.Validity+time.Hour), rolloverOpts)
+	if _, ok := staged[secretNextCAKey]; !ok {
+		t.Fatal("no CA staged")
+	}
+	c := NewCerts(nil, rolloverOpts)
+	if err := c.load(staged); err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(staged[secretTLSCert], staged[secretTLSKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := testutil.ToFloat64(certificateExpiry.WithLabelValues("serving")), float64(pair.Leaf.NotAfter.Unix()); got != want {
+		t.Errorf("serving certificate expiry %v, want %v", got, want)
+	}
+	if got, want := testutil.ToFloat64(certificateExpiry.WithLabelValues("ca")), float64(signer.NotAfter.Unix()); got != want {
+		t.Errorf("CA expiry %v, want the signing CA's %v", got, want)
 	}
 }
