@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"maps"
@@ -179,15 +178,9 @@ func (c *Certs) Run(ctx context.Context, every time.Duration) {
 }
 
 func (c *Certs) load(data map[string][]byte) error {
-	pair, err := tls.X509KeyPair(data[secretTLSCert], data[secretTLSKey])
+	pair, leaf, err := servingPair(data)
 	if err != nil {
 		return fmt.Errorf("the serving certificate in Secret %s/%s is invalid: %w", c.opts.Namespace, c.opts.Name, err)
-	}
-	leaf := pair.Leaf // nil only under GODEBUG=x509keypairleaf=0
-	if leaf == nil {
-		if leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
-			return fmt.Errorf("the serving certificate in Secret %s/%s is invalid: %w", c.opts.Namespace, c.opts.Name, err)
-		}
 	}
 	certificateExpiry.WithLabelValues("serving").Set(float64(leaf.NotAfter.Unix()))
 	for _, ca := range parseCerts(data[secretCACert]) {

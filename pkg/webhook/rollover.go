@@ -38,8 +38,9 @@ const backdate = time.Minute
 // check. The new CA signs once one validity is left, a whole validity
 // later (more than three checks: a check comes more often than every third
 // of a validity), so by then the bundle the API server holds trusts it
-// whichever replica wrote it last. The old CA stays in the bundle until it expires: a replica that
-// has not read the Secret again since still serves what it signed.
+// whichever replica wrote it last. The old CA stays in the bundle until it
+// expires: a replica that has not read the Secret again since still serves
+// what it signed.
 func rollover(data map[string][]byte, now time.Time, opts CertOptions) (map[string][]byte, []string, error) {
 	bundle := parseCerts(data[secretCACert])
 	signer := findAuthority(bundle, data[secretCAKey], now)
@@ -165,13 +166,9 @@ func newAuthority(now time.Time, lifetime time.Duration) (*authority, error) {
 // servingRenewal says why the serving certificate in data needs issuing
 // again, or "" when it does not.
 func servingRenewal(data map[string][]byte, signer *x509.Certificate, now time.Time, opts CertOptions) string {
-	pair, err := tls.X509KeyPair(data[secretTLSCert], data[secretTLSKey])
+	_, leaf, err := servingPair(data)
 	if err != nil {
 		return "there was none, or it did not match its key"
-	}
-	leaf, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return "it could not be read"
 	}
 	if !now.Before(leaf.NotAfter) {
 		return fmt.Sprintf("it expired %s", stamp(leaf.NotAfter))
@@ -193,6 +190,18 @@ func servingRenewal(data map[string][]byte, signer *x509.Certificate, now time.T
 		return "it was signed by a CA that no longer signs"
 	}
 	return ""
+}
+
+// servingPair reads the serving certificate and its key from the Secret's
+// data, and the certificate itself.
+func servingPair(data map[string][]byte) (tls.Certificate, *x509.Certificate, error) {
+	pair, err := tls.X509KeyPair(data[secretTLSCert], data[secretTLSKey])
+	if err != nil || pair.Leaf != nil {
+		return pair, pair.Leaf, err
+	}
+	// Leaf is nil only under GODEBUG=x509keypairleaf=0.
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	return pair, leaf, err
 }
 
 // issueServing signs a serving certificate with ca, valid no longer than
