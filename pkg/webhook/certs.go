@@ -16,7 +16,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Keys of the certificate Secret.
@@ -58,8 +61,11 @@ type Certs struct {
 	// it was if someone deletes the Secret: a new CA would leave the
 	// other replicas serving what the webhook configurations no longer
 	// trust until their next check.
-	data   map[string][]byte
-	notify []func(caBundle []byte)
+	data map[string][]byte
+	// resourceVersion of the Secret data came from, to tell the changes
+	// of others from this replica's own writes.
+	resourceVersion string
+	notify          []func(caBundle []byte)
 }
 
 // NewCerts returns a certificate source backed by a Secret.
@@ -152,7 +158,7 @@ func (c *Certs) Ensure(ctx context.Context) error {
 			secret = updated
 		}
 	}
-	return c.load(secret.Data)
+	return c.load(secret.Data, secret.ResourceVersion)
 }
 
 func (c *Certs) logChanges(ref string, changes []string) {
@@ -161,8 +167,15 @@ func (c *Certs) logChanges(ref string, changes []string) {
 	}
 }
 
-// Run renews the certificate as it nears expiry until ctx ends.
+// Run renews the certificate as it nears expiry until ctx ends. It checks
+// every interval, and at once when the Secret is deleted or changed by
+// someone else: another replica's renewal or newly staged CA is taken up
+// here without waiting for the next check, and a Secret deleted by mistake
+// is written back before a replica starting meanwhile issues a CA that the
+// others' certificates are not signed by.
 func (c *Certs) Run(ctx context.Context, every time.Duration) {
+	changed := make(chan struct{}, 1)
+	go c.follow(ctx, changed)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -170,14 +183,59 @@ func (c *Certs) Run(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := c.Ensure(ctx); err != nil && ctx.Err() == nil {
-				c.opts.Log.Error(err, "checking the webhook certificates; trying again at the next check", "in", every)
-			}
+		case <-changed:
+		}
+		if err := c.Ensure(ctx); err != nil && ctx.Err() == nil {
+			c.opts.Log.Error(err, "checking the webhook certificates; trying again at the next check", "in", every)
 		}
 	}
 }
 
-func (c *Certs) load(data map[string][]byte) error {
+// follow watches the Secret by name, keeping none of its data, and signals
+// changed when it is deleted or holds what this replica has not loaded.
+func (c *Certs) follow(ctx context.Context, changed chan<- struct{}) {
+	byName := func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", c.opts.Name).String()
+	}
+	inf := coreinformers.NewFilteredSecretInformer(c.client, c.opts.Namespace, 0, cache.Indexers{}, byName)
+	if err := inf.SetTransform(func(obj any) (any, error) {
+		if s, ok := obj.(*corev1.Secret); ok {
+			s.Data, s.StringData, s.ManagedFields = nil, nil, nil
+		}
+		return obj, nil
+	}); err != nil {
+		c.opts.Log.Error(err, "following the certificate Secret; changes are seen at each check only")
+		return
+	}
+	signal := func() {
+		select {
+		case changed <- struct{}{}:
+		default: // a check is due already
+		}
+	}
+	notLoaded := func(obj any) {
+		if s, ok := obj.(*corev1.Secret); ok && s.ResourceVersion != c.loadedVersion() {
+			signal()
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    notLoaded,
+		UpdateFunc: func(_, obj any) { notLoaded(obj) },
+		DeleteFunc: func(any) { signal() },
+	}); err != nil {
+		c.opts.Log.Error(err, "following the certificate Secret; changes are seen at each check only")
+		return
+	}
+	inf.Run(ctx.Done())
+}
+
+func (c *Certs) loadedVersion() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.resourceVersion
+}
+
+func (c *Certs) load(data map[string][]byte, resourceVersion string) error {
 	pair, leaf, err := servingPair(data)
 	if err != nil {
 		return fmt.Errorf("the serving certificate in Secret %s/%s is invalid: %w", c.opts.Namespace, c.opts.Name, err)
@@ -192,7 +250,7 @@ func (c *Certs) load(data map[string][]byte) error {
 	// Only a new bundle is registered: a serving certificate renewed by
 	// the same CA is trusted already.
 	changed := c.caPEM == nil || !bytes.Equal(c.caPEM, data[secretCACert])
-	c.cert, c.caPEM, c.data = &pair, data[secretCACert], maps.Clone(data)
+	c.cert, c.caPEM, c.data, c.resourceVersion = &pair, data[secretCACert], maps.Clone(data), resourceVersion
 	notify := slices.Clone(c.notify)
 	c.mu.Unlock()
 	if changed {

@@ -214,7 +214,7 @@ func TestLoadReportsWhenTheCertificatesExpire(t *testing.T) {
 		t.Fatal("no CA staged")
 	}
 	c := NewCerts(nil, rolloverOpts)
-	if err := c.load(staged); err != nil {
+	if err := c.load(staged, "1"); err != nil {
 		t.Fatal(err)
 	}
 	pair, err := tls.X509KeyPair(staged[secretTLSCert], staged[secretTLSKey])

@@ -357,9 +357,12 @@ spec:
 			if err == nil || !strings.Contains(out, "denied the request") {
 				t.Errorf("admission after renewal: %v\n%s", err, out)
 			}
-			// A Secret deleted under a running agent comes back with the
-			// CA it had: a new one would not be in the bundle the API
-			// server holds.
+			stopAgentNow(t)
+			certValidity, certCheck = 24*time.Hour, time.Hour
+			startAgent(t, cfg)
+			// A Secret deleted under a running agent comes back at once,
+			// long before the next check, with the CA it had: a new one
+			// would not be in the bundle the API server holds.
 			c := newClients(t, cfg)
 			caOf := func() (string, error) {
 				secret, err := c.get(t, "v1", "Secret", "kro-system", "kro-agent-webhook-certs")
@@ -381,9 +384,24 @@ spec:
 			if after, _ := caOf(); after != before {
 				t.Errorf("the CA bundle of the Secret written again differs from the one deleted")
 			}
-			stopAgentNow(t)
-			certValidity, certCheck = 24*time.Hour, time.Hour
-			startAgent(t, cfg)
+			// A serving certificate taken out of the Secret (as another
+			// replica's renewal changes it) is issued and served again at
+			// once, by the same CA.
+			served := servingSerial(t)
+			secrets := c.resource(t, "v1", "Secret")
+			if _, err := secrets.Namespace("kro-system").Patch(ctx, "kro-agent-webhook-certs", types.JSONPatchType,
+				[]byte(`[{"op":"remove","path":"/data/tls.crt"},{"op":"remove","path":"/data/tls.key"}]`), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 20*time.Second, "a new serving certificate to be served", func() (bool, string) {
+				return servingSerial(t) != served, "still " + served
+			})
+			if after, _ := caOf(); after != before {
+				t.Errorf("the CA bundle changed when only the serving certificate was taken out")
+			}
+			if out, err := kubectl(t, cfg, brokenRGD, "apply", "-f", "-"); err == nil || !strings.Contains(out, "denied the request") {
+				t.Errorf("admission after the serving certificate was issued again: %v\n%s", err, out)
+			}
 			return ctx
 		}).
 		Assess("with the agent stopped, objects it does not own still create", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
