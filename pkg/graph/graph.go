@@ -104,7 +104,7 @@ func (g *Graph) Order() []string {
 // template key true or false is what YAML makes of an unquoted on or no;
 // and a template's status, which the API server drops from the apply of
 // any kind whose status is a subresource (as a rule: copied from kubectl
-// get -o yaml).
+// get -o yaml). They come in the graph's order, resource by resource.
 func (g *Graph) Warnings() []string {
 	var out []string
 	for _, n := range g.Nodes {
@@ -119,15 +119,17 @@ func (g *Graph) Warnings() []string {
 			out = append(out, fmt.Sprintf("%s: YAML reads an unquoted %s as the boolean %s, which is the key here: quote the key if you meant the word",
 				at.FieldPath(base), yamlWords(b), b))
 		}
-		for field, exprs := range map[string][]*Expression{"readyWhen": n.ReadyWhen, "includeWhen": n.IncludeWhen} {
-			for i, e := range exprs {
+		for _, conds := range []struct {
+			field string
+			exprs []*Expression
+		}{{"readyWhen", n.ReadyWhen}, {"includeWhen", n.IncludeWhen}} {
+			for i, e := range conds.exprs {
 				if len(e.References) == 0 {
-					out = append(out, fmt.Sprintf("spec.resources[%s].%s[%d]: ${%s} reads nothing, so it is always the same", n.ID, field, i, e.Source))
+					out = append(out, fmt.Sprintf("spec.resources[%s].%s[%d]: ${%s} reads nothing, so it is always the same", n.ID, conds.field, i, e.Source))
 				}
 			}
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 

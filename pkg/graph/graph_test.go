@@ -458,9 +458,9 @@ spec:
 		t.Fatal(err)
 	}
 	want := []string{
-		"spec.resources[cm].readyWhen[0]: ${1 > 0} reads nothing, so it is always the same",
 		"spec.resources[cm].template.data.false: YAML reads an unquoted n, no or off as the boolean false, which is the key here: quote the key if you meant the word",
 		"spec.resources[cm].template.metadata.labels.true: YAML reads an unquoted y, yes or on as the boolean true, which is the key here: quote the key if you meant the word",
+		"spec.resources[cm].readyWhen[0]: ${1 > 0} reads nothing, so it is always the same",
 		"spec.resources[deploy].template.status: the API server drops status from kro-agent's apply of a Deployment where status is a subresource, as it is for every built-in kind and most custom ones: its controller writes it; leave it out of the template",
 	}
 	if got := g.Warnings(); !slices.Equal(got, want) {
