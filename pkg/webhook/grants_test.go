@@ -1,10 +1,12 @@
 package webhook
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -126,5 +128,45 @@ spec:
 	)
 	if want := []string{"bind clusterroles edit"}; !slices.Equal(asked, want) {
 		t.Errorf("reviews asked for %q; want only the bind of edit, %q", asked, want)
+	}
+
+	// One slip repeated in many templates does not push the grant
+	// warning out of what the API server passes on whole: as many of the
+	// hints as fit, in the graph's order, then how many were left out.
+	rules = []authorizationv1.ResourceRule{rules[0], rules[3]} // configmaps and example.com
+	var many strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&many, `
+  - id: c%d
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name}-%d"}, data: {n: "1"}}`, i, i)
+	}
+	resp := review(t, h, PathValidateRGD, rgdKind, rgdObject(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gadgets}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Gadget, group: example.com}
+  resources:`+many.String()+`
+  - id: ns
+    template: {apiVersion: v1, kind: Namespace, metadata: {name: "${schema.metadata.name}"}}
+`))
+	got := resp.Warnings
+	if !resp.Allowed || len(got) < 3 {
+		t.Fatalf("allowed %v, warnings:\n%s", resp.Allowed, strings.Join(got, "\n"))
+	}
+	if total := utf8.RuneCountInString(strings.Join(got, "")); total > warningBudget {
+		t.Errorf("%d characters of warnings; the API server cuts them past 4096, and they should fit %d", total, warningBudget)
+	}
+	if grant := got[len(got)-1]; !strings.HasPrefix(grant, "kro-agent may not get, list, watch, create, patch or delete namespaces (resource ns)") {
+		t.Errorf("the last warning is not the grant of namespaces:\n%s", grant)
+	}
+	shown := len(got) - 2
+	for i, w := range got[:shown] {
+		if want := fmt.Sprintf("spec.resources[c%d].template.data.false: YAML reads an unquoted n", i); !strings.HasPrefix(w, want) {
+			t.Errorf("warning %d:\n%s\nwant it to begin\n%s", i, w, want)
+		}
+	}
+	if want := fmt.Sprintf("%d more warnings like those above are left out, to keep the rest whole: kubectl kro validate -f lists every one", 60-shown); got[shown] != want {
+		t.Errorf("warning %d:\n%s\nwant\n%s", shown, got[shown], want)
 	}
 }

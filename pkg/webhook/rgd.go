@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -114,12 +115,51 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if len(errs) > 0 {
 		return denied(rgd, errs)
 	}
-	warned := g.Warnings()
+	var consequential []string
 	if w := v.breakingWarning(ctx, rgd, g); w != "" {
-		warned = append(warned, w)
+		consequential = append(consequential, w)
 	}
-	warned = append(warned, v.grantWarnings(ctx, g)...)
-	return admission.Allowed("").WithWarnings(warned...)
+	consequential = append(consequential, v.grantWarnings(ctx, g)...)
+	return admission.Allowed("").WithWarnings(fitWarnings(g.Warnings(), consequential)...)
+}
+
+// warningBudget is how many characters of warnings one admission response
+// carries whole. Past 4096 in all, the API server cuts every warning of the
+// response to 256 characters and drops those that no longer fit, and other
+// admission plugins may warn of the same request.
+const warningBudget = 3500
+
+// fitWarnings returns the graph's hints followed by the consequential
+// warnings (a breaking change allowed, writes the agent may not make),
+// leaving out as many hints as it takes for all to fit the budget: an RGD
+// repeating one slip in 200 templates would otherwise push the warnings
+// that matter off the end. A line says how many hints were left out and
+// where to read them all.
+func fitWarnings(hints, consequential []string) []string {
+	left := warningBudget
+	for _, w := range consequential {
+		left -= utf8.RuneCountInString(w)
+	}
+	out := make([]string, 0, len(hints)+len(consequential)+1)
+	for i, w := range hints {
+		n := utf8.RuneCountInString(w)
+		// The last hint may use the room the note would take.
+		if i < len(hints)-1 {
+			n += len(omittedNote(len(hints)))
+		}
+		if n > left {
+			out = append(out, omittedNote(len(hints)-i))
+			break
+		}
+		left -= utf8.RuneCountInString(w)
+		out = append(out, w)
+	}
+	return append(out, consequential...)
+}
+
+// omittedNote says that n hints were left out of the response.
+func omittedNote(n int) string {
+	return fmt.Sprintf("%d more warnings like those above are left out, to keep the rest whole: kubectl kro validate -f lists every one", n)
 }
 
 // grantWarnings warns of each kind of the graph on which the agent's

@@ -778,3 +778,50 @@ func TestUpdatesKeepOwnershipLabels(t *testing.T) {
 		})
 	}
 }
+
+// Warnings that fit the budget pass as they are; past it, the hints give
+// way, never the consequential warnings, and a note counts what is left out.
+func TestFitWarnings(t *testing.T) {
+	hint := func(n int) string { return strings.Repeat("h", n) }
+	grant := strings.Repeat("g", 300)
+	note := omittedNote(2)
+	for _, tc := range []struct {
+		name          string
+		hints         []string
+		consequential []string
+		want          []string
+	}{
+		{"nothing", nil, nil, []string{}},
+		{"all fit", []string{"a", "b"}, []string{grant}, []string{"a", "b", grant}},
+		{"the last hint fits without room for a note",
+			[]string{hint(1000), hint(warningBudget - 1300)}, []string{grant},
+			[]string{hint(1000), hint(warningBudget - 1300), grant}},
+		{"one character too many",
+			[]string{hint(1000), hint(warningBudget - 1300 + 1)}, []string{grant},
+			[]string{hint(1000), omittedNote(1), grant}},
+		{"room kept for a note",
+			[]string{hint(1000), hint(warningBudget - 1300 - len(note)), hint(1)}, []string{grant},
+			[]string{hint(1000), hint(warningBudget - 1300 - len(note)), hint(1), grant}},
+		{"no room for a note",
+			[]string{hint(1000), hint(warningBudget - 1300 - len(note) + 1), hint(1)}, []string{grant},
+			[]string{hint(1000), omittedNote(2), grant}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := fitWarnings(tc.hints, tc.consequential)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %d warnings of %v characters; want %d of %v", len(got), lengths(got), len(tc.want), lengths(tc.want))
+			}
+			if total := len(strings.Join(got, "")); total > warningBudget && len(tc.consequential) > 0 {
+				t.Errorf("%d characters, over the budget of %d", total, warningBudget)
+			}
+		})
+	}
+}
+
+func lengths(ws []string) []int {
+	out := make([]int, len(ws))
+	for i, w := range ws {
+		out[i] = len(w)
+	}
+	return out
+}

@@ -233,6 +233,15 @@ func TestAgentWithTheShippedRoles(t *testing.T) {
 			if err != nil || !strings.Contains(out, warned) || strings.Contains(out, "configmaps") {
 				t.Errorf("applying an RGD of a kind the roles do not grant: %v\n%s", err, out)
 			}
+			// Also behind more hints than the API server passes on whole.
+			var slips strings.Builder
+			for i := range 60 {
+				fmt.Fprintf(&slips, "  - id: slip%d\n    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: \"${schema.metadata.name}-%d\"}, data: {n: \"1\"}}\n", i, i)
+			}
+			out, err = kubectl(t, cfg, budgetRGD+slips.String(), "apply", "--server-side", "--dry-run=server", "-f", "-")
+			if err != nil || !strings.Contains(out, warned) || !strings.Contains(out, "more warnings like those above are left out") {
+				t.Errorf("applying an RGD of a kind the roles do not grant, and of 60 keys YAML reads as false: %v\n%s", err, out)
+			}
 			const notListed = "kro-agent may not list poddisruptionbudgets.policy in the local cluster"
 			const grant = `grant get, list, watch, create, update, patch and delete on poddisruptionbudgets.policy in a ClusterRole labelled kro.run/aggregate-to-agent: "true"`
 			refusedSince := time.Now()
