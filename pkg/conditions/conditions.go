@@ -11,7 +11,9 @@ package conditions
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -150,7 +152,7 @@ func (m *Manager) set0(t string, status metav1.ConditionStatus, reason, msg stri
 	if reason == "" {
 		reason = string(status)
 	}
-	c := metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: m.generation}
+	c := metav1.Condition{Type: t, Status: status, Reason: reason, Message: fitMessage(msg), ObservedGeneration: m.generation}
 	if old := m.Get(t); old != nil {
 		c.LastTransitionTime = old.LastTransitionTime
 		if old.Status != status {
@@ -231,4 +233,28 @@ func (m *Manager) sort() {
 		}
 		return 0
 	})
+}
+
+// maxMessageLength is the API's limit on a condition's message, in bytes
+// (metav1.Condition): the API server refuses a status write with a longer
+// one whole, which would leave every condition as it was.
+const maxMessageLength = 32768
+
+// fitMessage cuts msg to maxMessageLength, saying how much it left out. A
+// message of many lines (an RGD's errors, one a line) is cut after a whole
+// line.
+func fitMessage(msg string) string {
+	if len(msg) <= maxMessageLength {
+		return msg
+	}
+	// Room for the note, whose numbers cannot be longer than msg's length.
+	cut := maxMessageLength - 100
+	for !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	if nl := strings.LastIndexByte(msg[:cut], '\n'); nl >= cut/2 {
+		left := strings.Count(strings.TrimSuffix(msg[nl+1:], "\n"), "\n") + 1
+		return fmt.Sprintf("%s\n… and %d more lines, left out to keep within a condition's %d bytes", msg[:nl], left, maxMessageLength)
+	}
+	return fmt.Sprintf("%s… and %d more bytes, left out to keep within a condition's %d", msg[:cut], len(msg)-cut, maxMessageLength)
 }

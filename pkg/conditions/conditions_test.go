@@ -1,9 +1,12 @@
 package conditions
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -158,5 +161,40 @@ func TestUnmarkedDependentsHaveNoNews(t *testing.T) {
 	m.MarkTrue("A", "Done", "")
 	if r := m.Get("Ready"); r.Status != metav1.ConditionUnknown || r.Reason != ReasonPending {
 		t.Errorf("Ready with only an unmarked dependent left: %+v, want Unknown, %s", r, ReasonPending)
+	}
+}
+
+// A message longer than the API allows a condition is cut, after a whole
+// line where it has lines, saying how much was left out; Ready borrows the
+// cut one. The API server would refuse the whole status otherwise.
+func TestLongMessagesFitTheAPI(t *testing.T) {
+	var lines []string
+	for i := range 1000 {
+		lines = append(lines, fmt.Sprintf("spec.resources[widget%d].template.kind: Not found: \"example.com/v1 Widget\"", i))
+	}
+	errs := strings.Join(lines, "\n")
+	var conds []metav1.Condition
+	m := newManager(&conds, 1, &clock{t: time.Now()})
+	m.MarkFalse("A", "Invalid", "%s", errs)
+	for _, typ := range []string{"A", "Ready"} {
+		got := m.Get(typ).Message
+		if len(got) > maxMessageLength {
+			t.Fatalf("%s: %d bytes, over the API's %d", typ, len(got), maxMessageLength)
+		}
+		body, note, _ := strings.Cut(got, "\n… and ")
+		kept := strings.Count(body, "\n") + 1
+		if !strings.HasPrefix(errs, body+"\n") || note != fmt.Sprintf("%d more lines, left out to keep within a condition's 32768 bytes", 1000-kept) {
+			t.Errorf("%s: %d lines kept, then %q", typ, kept, note)
+		}
+	}
+
+	// One long line is cut where a character begins.
+	long := strings.Repeat("é", maxMessageLength)
+	got := fitMessage(long)
+	if len(got) > maxMessageLength || !utf8.ValidString(got) || !strings.HasSuffix(got, " more bytes, left out to keep within a condition's 32768") {
+		t.Errorf("a long line: %d bytes, valid UTF-8 %v, ending %q", len(got), utf8.ValidString(got), got[len(got)-80:])
+	}
+	if short := "all is well"; fitMessage(short) != short {
+		t.Errorf("a short message changed: %q", fitMessage(short))
 	}
 }

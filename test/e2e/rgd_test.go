@@ -1109,6 +1109,55 @@ spec:
 	testenv.Test(t, f)
 }
 
+// An RGD of many resources whose kind is uninstalled has more errors than a
+// condition's message may hold (32768 bytes): its status is written all
+// the same, with the errors that fit and a count of the others, rather than
+// refused whole, which would leave GraphAccepted saying it is valid.
+func TestManyErrorsFitTheRGDsConditions(t *testing.T) {
+	crd := exampleCRD("Sprocket", "example.org")
+	var rgd strings.Builder
+	rgd.WriteString(`
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: sprocketeers}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Sprocketeer
+  resources:
+`)
+	const n = 450
+	for i := range n {
+		fmt.Fprintf(&rgd, "  - id: sprocketNumber%d\n    template: {apiVersion: example.org/v1, kind: Sprocket, metadata: {name: \"${schema.metadata.name}-%d\"}}\n", i, i)
+	}
+	f := features.New("an RGD with more errors than a condition holds").
+		Assess("says so in its conditions, with the errors that fit", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, "sprockets")
+			defer c.deleteAll(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "sprocketeers")
+			c.apply(t, crd)
+			eventually(t, 30*time.Second, "the RGD using Sprocket to be admitted", func() (bool, string) {
+				_, err := c.tryApply(t, rgd.String())
+				return err == nil, fmt.Sprint(err)
+			})
+			c.waitRGDActive(t, "sprocketeers")
+			c.delete(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "sprockets.example.org")
+			eventually(t, 30*time.Second, "GraphAccepted to be False with the errors that fit", func() (bool, string) {
+				cond := rgdCondition(t, c, "sprocketeers", "GraphAccepted")
+				if cond == nil || cond.Status != metav1.ConditionFalse {
+					return false, fmt.Sprint(cond)
+				}
+				body, note, _ := strings.Cut(cond.Message, "\n… and ")
+				kept := strings.Count(body, "\n") + 1
+				want := fmt.Sprintf("%d more lines, left out to keep within a condition's 32768 bytes", n-kept)
+				return len(cond.Message) <= 32768 && strings.HasPrefix(body, "spec.resources[sprocketNumber0].template.kind: ") && note == want,
+					fmt.Sprintf("%d bytes, %d lines, then %q; want %q", len(cond.Message), kept, note, want)
+			})
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
 // TestFieldsUpstreamKroAppliedAreTakenOver: when kro-agent serves an
 // instance upstream kro served before, it keeps the objects and takes over
 // the fields kro's field manager applied to them. Server-side apply removes
