@@ -136,10 +136,21 @@ spec:
 		t.Errorf("reviews asked for %q; want only the bind of edit, %q", asked, want)
 	}
 
+	// Many resources of one kind: the first few are named.
+	rules = []authorizationv1.ResourceRule{rules[0], rules[3]} // configmaps and example.com
+	namespaces := func(n int) string {
+		var out strings.Builder
+		for i := range n {
+			fmt.Fprintf(&out, "\n  - id: ns%d\n    template: {apiVersion: v1, kind: Namespace, metadata: {name: \"${schema.metadata.name}-%d\"}}", i, i)
+		}
+		return out.String()
+	}
+	warns(namespaces(4), `kro-agent may not get, list, watch, create, patch or delete namespaces (resources ns0, ns1, ns2 and ns3), so`)
+	warns(namespaces(40), `kro-agent may not get, list, watch, create, patch or delete namespaces (resources ns0, ns1, ns2 and 37 more), so`)
+
 	// One slip repeated in many templates does not push the grant
 	// warning out of what the API server passes on whole: as many of the
 	// hints as fit, in the graph's order, then how many were left out.
-	rules = []authorizationv1.ResourceRule{rules[0], rules[3]} // configmaps and example.com
 	var many strings.Builder
 	for i := range 60 {
 		fmt.Fprintf(&many, `

@@ -162,6 +162,9 @@ func omittedNote(n int) string {
 	return fmt.Sprintf("%d more warnings like those above are left out, to keep the rest whole: kubectl kro validate -f lists every one", n)
 }
 
+// namedResources is how many resources of one kind a grant warning names.
+const namedResources = 3
+
 // grantWarnings warns of each kind of the graph on which the agent's
 // roles do not grant what it needs: the RGD is valid, but its instances'
 // writes would be refused until they do. What cannot be asked is left to
@@ -196,8 +199,13 @@ func (v *RGDValidator) grantWarnings(ctx context.Context, g *graph.Graph) []stri
 	}
 	roles := make([]string, len(ids))
 	for i, of := range ids {
-		roles[i] = "resource " + of[0]
-		if len(of) > 1 {
+		switch {
+		case len(of) == 1:
+			roles[i] = "resource " + of[0]
+		case len(of) > namedResources+1:
+			// A warning past 256 characters may be cut by the API server.
+			roles[i] = fmt.Sprintf("resources %s and %d more", strings.Join(of[:namedResources], ", "), len(of)-namedResources)
+		default:
 			roles[i] = "resources " + access.Words(of, "and")
 		}
 	}
