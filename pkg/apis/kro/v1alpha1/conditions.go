@@ -65,8 +65,19 @@ func (s *ResourceGraphDefinitionStatus) MarkGraphAccepted(generation int64, orde
 		s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "resource graph is valid and has no resources")
 		return
 	}
+	if len(order) > orderShown+1 {
+		// status.topologicalOrder has every id; a message of hundreds
+		// reads badly in kubectl describe.
+		s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "resource graph is valid: %s -> ... and %d more (status.topologicalOrder lists all %d)",
+			strings.Join(order[:orderShown], " -> "), len(order)-orderShown, len(order))
+		return
+	}
 	s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "resource graph is valid: %s", strings.Join(order, " -> "))
 }
+
+// orderShown is how many resource ids GraphAccepted's message names, in
+// topological order.
+const orderShown = 20
 
 // MarkGraphInvalid records why the RGD was refused; the message is the
 // validation error itself.
