@@ -247,7 +247,7 @@ func fitMessage(msg string) string {
 	if len(msg) <= maxMessageLength {
 		return msg
 	}
-	// Room for the note, whose numbers cannot be longer than msg's length.
+	// 100 bytes leave room for the note.
 	cut := maxMessageLength - 100
 	for !utf8.RuneStart(msg[cut]) {
 		cut--

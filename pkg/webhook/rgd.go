@@ -203,7 +203,8 @@ func (v *RGDValidator) grantWarnings(ctx context.Context, g *graph.Graph) []stri
 		case len(of) == 1:
 			roles[i] = "resource " + of[0]
 		case len(of) > namedResources+1:
-			// A warning past 256 characters may be cut by the API server.
+			// Hundreds of ids would make one warning longer than the
+			// API server passes on whole.
 			roles[i] = fmt.Sprintf("resources %s and %d more", strings.Join(of[:namedResources], ", "), len(of)-namedResources)
 		default:
 			roles[i] = "resources " + access.Words(of, "and")
