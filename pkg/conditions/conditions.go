@@ -240,21 +240,22 @@ func (m *Manager) sort() {
 // one whole, which would leave every condition as it was.
 const maxMessageLength = 32768
 
-// fitMessage cuts msg to maxMessageLength, saying how much it left out. A
-// message of many lines (an RGD's errors, one a line) is cut after a whole
-// line.
-func fitMessage(msg string) string {
-	if len(msg) <= maxMessageLength {
-		return msg
+func fitMessage(msg string) string { return fit(msg, maxMessageLength) }
+
+// fit cuts text to limit bytes, saying how much it left out. Text of many
+// lines (an RGD's errors, one a line) is cut after a whole line.
+func fit(text string, limit int) string {
+	if len(text) <= limit {
+		return text
 	}
 	// 100 bytes leave room for the note.
-	cut := maxMessageLength - 100
-	for !utf8.RuneStart(msg[cut]) {
+	cut := limit - 100
+	for !utf8.RuneStart(text[cut]) {
 		cut--
 	}
-	if nl := strings.LastIndexByte(msg[:cut], '\n'); nl >= cut/2 {
-		left := strings.Count(strings.TrimSuffix(msg[nl+1:], "\n"), "\n") + 1
-		return fmt.Sprintf("%s\n… and %d more lines, left out to keep within a condition's %d bytes", msg[:nl], left, maxMessageLength)
+	if nl := strings.LastIndexByte(text[:cut], '\n'); nl >= cut/2 {
+		left := strings.Count(strings.TrimSuffix(text[nl+1:], "\n"), "\n") + 1
+		return fmt.Sprintf("%s\n… and %d more lines, left out to keep within %d bytes", text[:nl], left, limit)
 	}
-	return fmt.Sprintf("%s… and %d more bytes, left out to keep within a condition's %d", msg[:cut], len(msg)-cut, maxMessageLength)
+	return fmt.Sprintf("%s… and %d more bytes, left out to keep within %d", text[:cut], len(text)-cut, limit)
 }

@@ -183,7 +183,7 @@ func TestLongMessagesFitTheAPI(t *testing.T) {
 		}
 		body, note, _ := strings.Cut(got, "\n… and ")
 		kept := strings.Count(body, "\n") + 1
-		if !strings.HasPrefix(errs, body+"\n") || note != fmt.Sprintf("%d more lines, left out to keep within a condition's 32768 bytes", 1000-kept) {
+		if !strings.HasPrefix(errs, body+"\n") || note != fmt.Sprintf("%d more lines, left out to keep within 32768 bytes", 1000-kept) {
 			t.Errorf("%s: %d lines kept, then %q", typ, kept, note)
 		}
 	}
@@ -191,10 +191,31 @@ func TestLongMessagesFitTheAPI(t *testing.T) {
 	// One long line is cut where a character begins.
 	long := strings.Repeat("é", maxMessageLength)
 	got := fitMessage(long)
-	if len(got) > maxMessageLength || !utf8.ValidString(got) || !strings.HasSuffix(got, " more bytes, left out to keep within a condition's 32768") {
+	if len(got) > maxMessageLength || !utf8.ValidString(got) || !strings.HasSuffix(got, " more bytes, left out to keep within 32768") {
 		t.Errorf("a long line: %d bytes, valid UTF-8 %v, ending %q", len(got), utf8.ValidString(got), got[len(got)-80:])
 	}
 	if short := "all is well"; fitMessage(short) != short {
 		t.Errorf("a short message changed: %q", fitMessage(short))
+	}
+}
+
+// An Event's note is cut to what the events API takes, which refuses the
+// whole Event otherwise: an RGD's dozen errors are past it already.
+func TestEventNoteFitsTheEventsAPI(t *testing.T) {
+	var lines []string
+	for i := range 12 {
+		lines = append(lines, fmt.Sprintf("spec.resources[widget%d].template.kind: Not found: \"example.com/v1 Widget (is its CRD installed?)\"", i))
+	}
+	note := EventNote("GraphAccepted is False: " + strings.Join(lines, "\n") + "\n")
+	if len(note) > 1024 {
+		t.Fatalf("%d bytes, over the events API's 1024", len(note))
+	}
+	body, rest, _ := strings.Cut(note, "\n… and ")
+	kept := strings.Count(body, "\n") + 1
+	if want := fmt.Sprintf("%d more lines, left out to keep within 1024 bytes", 12-kept); rest != want || kept < 5 {
+		t.Errorf("%d lines kept, then %q; want %q", kept, rest, want)
+	}
+	if short := " all is well\n"; EventNote(short) != "all is well" {
+		t.Errorf("a short note: %q", EventNote(short))
 	}
 }

@@ -2,6 +2,7 @@ package conditions
 
 import (
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -28,6 +29,17 @@ func (n News) Note() string {
 		note += ": " + n.Message
 	}
 	return note
+}
+
+// noteLimit is the events API's limit on an Event's note, in bytes: it
+// refuses a longer one, and with it the Event.
+const noteLimit = 1024
+
+// EventNote is note as the events API takes it: trimmed, and cut to its
+// limit as a condition's message is cut to its own. A dozen of an RGD's
+// errors pass it, and every Event of a condition carries the message.
+func EventNote(note string) string {
+	return fit(strings.TrimSpace(note), noteLimit)
 }
 
 // Newsworthy returns the changes from prev to next worth telling: each

@@ -29,6 +29,7 @@ import (
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/clusters"
+	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/guard"
 )
 
@@ -219,7 +220,7 @@ func (r *ClusterReconciler) reportReadiness(c *agentv1.Cluster, before *agentv1.
 			"the API server (version %s) answers, and %s", c.Status.ServerVersion, placing)
 		return
 	}
-	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "NotReady", "Check", "%s", eventNote(
+	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "NotReady", "Check", "%s", conditions.EventNote(
 		now.Message+"; no instance is placed here, and those placed here wait, their resources left as they are"))
 }
 

@@ -921,15 +921,5 @@ func (e *Engine) event(obj *unstructured.Unstructured, related runtime.Object, e
 	if e.opts.Recorder == nil {
 		return
 	}
-	e.opts.Recorder.Eventf(obj, related, eventType, reason, "Reconcile", "%s", eventNote(note))
-}
-
-// eventNote is note as an Event carries it: the events API refuses a note
-// longer than 1 kB.
-func eventNote(note string) string {
-	note = strings.TrimSpace(note)
-	if len(note) > 1000 {
-		note = note[:1000]
-	}
-	return note
+	e.opts.Recorder.Eventf(obj, related, eventType, reason, "Reconcile", "%s", conditions.EventNote(note))
 }

@@ -1148,9 +1148,18 @@ spec:
 				}
 				body, note, _ := strings.Cut(cond.Message, "\n… and ")
 				kept := strings.Count(body, "\n") + 1
-				want := fmt.Sprintf("%d more lines, left out to keep within a condition's 32768 bytes", n-kept)
+				want := fmt.Sprintf("%d more lines, left out to keep within 32768 bytes", n-kept)
 				return len(cond.Message) <= 32768 && strings.HasPrefix(body, "spec.resources[sprocketNumber0].template.kind: ") && note == want,
 					fmt.Sprintf("%d bytes, %d lines, then %q; want %q", len(cond.Message), kept, note, want)
+			})
+			// Its Warning Event too, cut to what the events API takes.
+			eventually(t, 30*time.Second, "a Warning Event saying GraphAccepted is False", func() (bool, string) {
+				for _, e := range eventsAbout(t, c, "default", "sprocketeers", "InvalidResourceGraph") {
+					if note, _ := e.Object["note"].(string); strings.HasPrefix(note, "GraphAccepted is False: spec.resources[sprocketNumber0].template.kind: ") {
+						return true, ""
+					}
+				}
+				return false, "none"
 			})
 			return ctx
 		}).
