@@ -956,18 +956,20 @@ var heldWatches struct {
 }
 
 // holdWatches holds back the agent's watch events of resource until the
-// function it returns is called.
+// function it returns is called. Calling it again does nothing, so a test
+// that releases the hold halfway also defers it: a failure before would
+// leave every later test's watches held.
 func holdWatches(resource string) (release func()) {
 	heldWatches.Lock()
 	defer heldWatches.Unlock()
 	ch := make(chan struct{})
 	heldWatches.resource, heldWatches.release = resource, ch
-	return func() {
+	return sync.OnceFunc(func() {
 		heldWatches.Lock()
 		defer heldWatches.Unlock()
 		heldWatches.release = nil
 		close(ch)
-	}
+	})
 }
 
 func holdWatchesWhenAsked(rt http.RoundTripper) http.RoundTripper {

@@ -819,7 +819,13 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 				cond := condition(inst, "ResourcesReady")
 				return cond != nil && cond.Reason == "Suspended", conditionSummary(inst)
 			})
+			// A suspended pass waits for no cache: another instance's
+			// first pass waits for the ConfigMaps' informer to have
+			// listed them, which the hold below must not catch halfway.
+			c.apply(t, note("m5"))
+			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m5", v1alpha1.InstanceActive)
 			release := holdWatches("/configmaps")
+			defer release()
 			suspend("null")
 			c.waitState(t, "kro.run/v1alpha1", "Memo", ns, "m1", v1alpha1.InstanceActive)
 			// A change to the instance brings another pass while the
@@ -844,6 +850,7 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 				note := fmt.Sprint(events[0].Object["note"])
 				return note == "adopted ConfigMap "+ns+"/m1-note (resource note) in the local cluster, "+leftBy, note
 			})
+			deletedWithItsNote(c, "m5")
 			deletedWithItsNote(c, "m1")
 			return ctx
 		}).
