@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +29,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/binarypages"
 	"github.com/kro-agent/kro-agent/pkg/clusters"
+	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/reconcile"
 )
@@ -182,6 +184,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	recorder := notesWithinLimit{mgr.GetEventRecorder("kro-agent")}
 	registry := clusters.NewRegistry()
 	engine, err := reconcile.NewEngine(reconcile.EngineOptions{
 		Clusters:          registry,
@@ -189,7 +192,7 @@ func Run(ctx context.Context, o Options) error {
 		Config:            cfg,
 		Dynamic:           dyn,
 		Mapper:            mgr.GetRESTMapper(),
-		Recorder:          mgr.GetEventRecorder("kro-agent"),
+		Recorder:          recorder,
 		Workers:           o.Workers,
 		MaxCollectionSize: o.MaxCollectionSize,
 		OnKindsChanged:    registrar.kindsChanged(ctx),
@@ -207,7 +210,7 @@ func Run(ctx context.Context, o Options) error {
 	rgds := &reconcile.RGDReconciler{
 		Client:     mgr.GetClient(),
 		APIReader:  mgr.GetAPIReader(),
-		Recorder:   mgr.GetEventRecorder("kro-agent"),
+		Recorder:   recorder,
 		Engine:     engine,
 		Resolver:   resolver,
 		CRDs:       crds,
@@ -224,7 +227,7 @@ func Run(ctx context.Context, o Options) error {
 		Secrets:  mgr.GetAPIReader(),
 		Registry: registry,
 		Interval: o.ClusterCheckInterval,
-		Recorder: mgr.GetEventRecorder("kro-agent"),
+		Recorder: recorder,
 	}
 	if err := workloadClusters.SetupWithManager(mgr); err != nil {
 		return err
@@ -280,4 +283,14 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// notesWithinLimit records every Event with its note cut to what the events
+// API takes (conditions.EventNote): it refuses a longer note, and the Event
+// with it, and an RGD's GraphAccepted message passes the limit with a dozen
+// errors.
+type notesWithinLimit struct{ events.EventRecorder }
+
+func (r notesWithinLimit) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	r.EventRecorder.Eventf(regarding, related, eventtype, reason, action, "%s", conditions.EventNote(fmt.Sprintf(note, args...)))
 }

@@ -29,7 +29,6 @@ import (
 
 	agentv1 "github.com/kro-agent/kro-agent/pkg/apis/agent/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/clusters"
-	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/guard"
 )
 
@@ -220,8 +219,8 @@ func (r *ClusterReconciler) reportReadiness(c *agentv1.Cluster, before *agentv1.
 			"the API server (version %s) answers, and %s", c.Status.ServerVersion, placing)
 		return
 	}
-	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "NotReady", "Check", "%s", conditions.EventNote(
-		now.Message+"; no instance is placed here, and those placed here wait, their resources left as they are"))
+	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "NotReady", "Check",
+		"%s; no instance is placed here, and those placed here wait, their resources left as they are", now.Message)
 }
 
 // firstRecheck is how soon a Cluster found not Ready is checked again the

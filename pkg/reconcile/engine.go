@@ -73,9 +73,11 @@ type served struct {
 type EngineOptions struct {
 	// Config is the agent's connection to its cluster; the informers of
 	// instances and managed objects use it directly.
-	Config   *rest.Config
-	Dynamic  dynamic.Interface
-	Mapper   meta.RESTMapper
+	Config  *rest.Config
+	Dynamic dynamic.Interface
+	Mapper  meta.RESTMapper
+	// Recorder records the instances' Events; the agent's cuts each note
+	// to what the events API takes.
 	Recorder events.EventRecorder
 	// Workers is the number of instances reconciled in parallel.
 	Workers int

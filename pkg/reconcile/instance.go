@@ -921,5 +921,5 @@ func (e *Engine) event(obj *unstructured.Unstructured, related runtime.Object, e
 	if e.opts.Recorder == nil {
 		return
 	}
-	e.opts.Recorder.Eventf(obj, related, eventType, reason, "Reconcile", "%s", conditions.EventNote(note))
+	e.opts.Recorder.Eventf(obj, related, eventType, reason, "Reconcile", "%s", note)
 }

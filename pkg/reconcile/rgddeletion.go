@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
-	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
 )
@@ -137,6 +136,6 @@ func (r *RGDReconciler) forget(rgdName string) {
 // what the agent was doing (Reconcile, Delete).
 func (r *RGDReconciler) event(rgd *v1alpha1.ResourceGraphDefinition, eventType, reason, action, note string, args ...any) {
 	if r.Recorder != nil {
-		r.Recorder.Eventf(rgd, nil, eventType, reason, action, "%s", conditions.EventNote(fmt.Sprintf(note, args...)))
+		r.Recorder.Eventf(rgd, nil, eventType, reason, action, note, args...)
 	}
 }
