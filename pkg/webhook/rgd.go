@@ -141,17 +141,19 @@ func fitWarnings(hints, consequential []string) []string {
 		left -= utf8.RuneCountInString(w)
 	}
 	out := make([]string, 0, len(hints)+len(consequential)+1)
+	noteRoom := len(omittedNote(len(hints)))
 	for i, w := range hints {
-		n := utf8.RuneCountInString(w)
+		size := utf8.RuneCountInString(w)
+		need := size
 		// The last hint may use the room the note would take.
 		if i < len(hints)-1 {
-			n += len(omittedNote(len(hints)))
+			need += noteRoom
 		}
-		if n > left {
+		if need > left {
 			out = append(out, omittedNote(len(hints)-i))
 			break
 		}
-		left -= utf8.RuneCountInString(w)
+		left -= size
 		out = append(out, w)
 	}
 	return append(out, consequential...)
