@@ -6,6 +6,7 @@ package refusal
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -59,6 +60,12 @@ func Readable(err error) error {
 	status, ok := err.(*apierrors.StatusError) // as the client returns it, unwrapped
 	if ok && status.ErrStatus.Reason == metav1.StatusReasonForbidden {
 		return readableEscalation(status)
+	}
+	if ok && status.ErrStatus.Code == http.StatusInternalServerError && TooLarge(status) {
+		// In etcd's words alone, the refusal does not say what was large.
+		short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
+		short.ErrStatus.Message = "the object is larger than the API server stores (" + status.ErrStatus.Message + ")"
+		return short
 	}
 	if ok {
 		if m := undeclaredField.FindStringSubmatch(status.ErrStatus.Message); m != nil {
@@ -160,7 +167,25 @@ func IsLasting(err error) bool {
 		apierrors.IsMethodNotSupported(err), apierrors.IsNotAcceptable(err):
 		return true
 	}
-	return MisfitsSchema(err)
+	return MisfitsSchema(err) || TooLarge(err)
+}
+
+// TooLarge tells whether err refused a write for the size of the object:
+// a request past the API server's limit (413), or an object past what
+// etcd stores, which the API server answers as an internal error in
+// etcd's words or in those of its etcd client (the messages its own
+// handlers look for, to try again without managed fields).
+func TooLarge(err error) bool {
+	if apierrors.IsRequestEntityTooLargeError(err) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Code != http.StatusInternalServerError {
+		return false
+	}
+	msg := status.Status().Message
+	return strings.Contains(msg, "etcdserver: request is too large") ||
+		strings.Contains(msg, "trying to send message larger than max")
 }
 
 // MisfitsSchema tells whether err is the API server's refusal of an apply

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -181,6 +182,8 @@ func TestIsLasting(t *testing.T) {
 		{apierrors.NewForbidden(gr, "x", errors.New(`admission webhook "deny.example.com" denied the request`)), true},
 		{apierrors.NewBadRequest("the body is not JSON"), true},
 		{apierrors.NewRequestEntityTooLargeError("limit is 3145728"), true},
+		{serverError("etcdserver: request is too large"), true},
+		{Readable(serverError("etcdserver: request is too large")), true},
 		{undeclared, true},
 		{Readable(undeclared), true},
 		{fmt.Errorf("applying ConfigMap x (resource cm): %w", undeclared), true},
@@ -194,6 +197,50 @@ func TestIsLasting(t *testing.T) {
 	} {
 		if got := IsLasting(tc.err); got != tc.want {
 			t.Errorf("IsLasting(%v) = %t, want %t", tc.err, got, tc.want)
+		}
+	}
+}
+
+// serverError is an internal error as the client decodes the API server's
+// answer when storage failed: code 500, no reason, the storage's words.
+func serverError(message string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500, Message: message}}
+}
+
+// A refusal for the object's size in etcd's words says what was too
+// large; the API server's own 413 says it already.
+func TestReadableRefusalOfAnObjectTooLarge(t *testing.T) {
+	got := Readable(serverError("etcdserver: request is too large"))
+	if want := "the object is larger than the API server stores (etcdserver: request is too large)"; got.Error() != want {
+		t.Errorf("Readable = %q, want %q", got, want)
+	}
+	if !TooLarge(got) {
+		t.Errorf("Readable's %q is no longer TooLarge", got)
+	}
+	tooLarge := apierrors.NewRequestEntityTooLargeError("limit is 3145728")
+	if got := Readable(tooLarge); got != error(tooLarge) {
+		t.Errorf("Readable(413) = %v, want it unchanged", got)
+	}
+}
+
+// A write refused for the size of the object is told apart in each of the
+// three ways the API server words it, and from other internal errors.
+func TestTooLarge(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{apierrors.NewRequestEntityTooLargeError("limit is 3145728"), true},
+		{serverError("etcdserver: request is too large"), true},
+		{serverError("rpc error: code = ResourceExhausted desc = trying to send message larger than max (2101693 vs. 2097152)"), true},
+		{fmt.Errorf("writing status: %w", serverError("etcdserver: request is too large")), true},
+		{serverError("etcdserver: request timed out"), false},
+		{apierrors.NewInternalError(errors.New(`failed calling webhook "deny.example.com": connection refused`)), false},
+		{apierrors.NewBadRequest("etcdserver: request is too large"), false},
+		{errors.New("etcdserver: request is too large"), false},
+	} {
+		if got := TooLarge(tc.err); got != tc.want {
+			t.Errorf("TooLarge(%v) = %t, want %t", tc.err, got, tc.want)
 		}
 	}
 }
