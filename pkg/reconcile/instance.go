@@ -22,6 +22,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -259,7 +260,18 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	status.ComputeState(false, r.applyErr != nil)
 	r.t.noteWaits(r.key, r.applyErr, r.awaited)
 	if err := r.writeStatus(ctx, status, projected); err != nil {
-		return result{}, err
+		if !refusal.TooLarge(err) {
+			return result{}, err
+		}
+		// The instance with the fields the RGD projects is larger than
+		// the API server stores: written without them, the status can at
+		// least say so, and which fields are the weight.
+		tooLarge := &statusTooLargeError{fields: projected, err: err}
+		if r.failed == nil {
+			status.MarkStatusUnprojected(errors.Join(projErr, tooLarge))
+		}
+		status.ComputeState(false, r.applyErr != nil)
+		return result{}, errors.Join(r.applyErr, tooLarge, r.writeStatus(ctx, status, map[string]any{}))
 	}
 	switch {
 	case r.applyErr != nil:

@@ -2,8 +2,10 @@ package reconcile
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -107,6 +109,61 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 		return &statusNotStoredError{kind: r.key.GVK.Kind, fields: dropped}
 	}
 	return nil
+}
+
+// statusTooLargeError is a status write the API server refused for its
+// size: the instance with the fields the RGD projects is larger than it
+// stores. It names the largest fields, for the RGD's author to see which
+// expressions carry too much.
+type statusTooLargeError struct {
+	fields map[string]any // the projected fields written
+	err    error          // the refusal
+}
+
+func (e *statusTooLargeError) Error() string {
+	type field struct {
+		name string
+		size int
+	}
+	var fields []field
+	total := 0
+	for name, v := range e.fields {
+		b, _ := json.Marshal(v)
+		fields = append(fields, field{name, len(b)})
+		total += len(b)
+	}
+	slices.SortFunc(fields, func(a, b field) int {
+		return cmp.Or(cmp.Compare(b.size, a.size), strings.Compare(a.name, b.name))
+	})
+	sizes := make([]string, len(fields))
+	for i, f := range fields {
+		sizes[i] = f.name + " " + byteSize(f.size)
+	}
+	return fmt.Sprintf("the status fields come to %s (%s), more than the API server stores with the instance (%s); they are left out until they fit",
+		byteSize(total), joinMax(sizes, 3), refusalMessage(e.err))
+}
+
+// Unwrap keeps the refusal's kind: retries wait as for any lasting one.
+func (e *statusTooLargeError) Unwrap() error { return e.err }
+
+// refusalMessage is the API server's own words of err.
+func refusalMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Message
+	}
+	return err.Error()
+}
+
+// byteSize writes n bytes as people read sizes: bytes, KiB or MiB.
+func byteSize(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // statusSchema is the schema of the instances' status in the CRD the

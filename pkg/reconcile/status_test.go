@@ -10,6 +10,7 @@ import (
 	"time"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -275,5 +276,36 @@ func TestDroppedFieldsAreThoseTheSchemaKeeps(t *testing.T) {
 	msg := (&statusNotStoredError{kind: "Outer", fields: want[3:]}).Error()
 	if !strings.Contains(msg, "did not store status.size of the status written: the schema it uses for Outer does not have them yet") {
 		t.Errorf("message %q", msg)
+	}
+}
+
+// A status refused for its size names the largest fields the RGD
+// projects, their sizes and the API server's words, and stays a lasting
+// refusal for the retries' pace.
+func TestStatusTooLargeNamesTheLargestFields(t *testing.T) {
+	refused := fmt.Errorf("writing status: %w", &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: 500, Message: "etcdserver: request is too large"}})
+	err := &statusTooLargeError{err: refused, fields: map[string]any{
+		"small":  "x",
+		"config": strings.Repeat("c", 900<<10),
+		"dump":   map[string]any{"log": strings.Repeat("d", 700<<10)},
+		"names":  []any{"a", "b"},
+		"count":  int64(3),
+	}}
+	want := "the status fields come to 1.6 MiB (config 900 KiB, dump 700 KiB, names 9 bytes and 2 more), " +
+		"more than the API server stores with the instance (etcdserver: request is too large); they are left out until they fit"
+	if err.Error() != want {
+		t.Errorf("message:\n got %s\nwant %s", err, want)
+	}
+	if !refusedUntilChange(err) {
+		t.Error("a status too large is retried as an error the next try may get past")
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for n, want := range map[int]string{0: "0 bytes", 1023: "1023 bytes", 1024: "1 KiB", 700 << 10: "700 KiB", 3 << 19: "1.5 MiB"} {
+		if got := byteSize(n); got != want {
+			t.Errorf("byteSize(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

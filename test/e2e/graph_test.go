@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -1193,6 +1195,80 @@ spec:
 			}
 			if ports, _, _ := unstructured.NestedSlice(inst.Object, "status", "ports"); fmt.Sprint(ports) != "[80 8080]" {
 				t.Errorf("status.ports = %v", ports)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
+// A status the API server cannot store with the instance (it is larger
+// than etcd takes) is not lost in the agent's log: the instance is FAILED
+// and says which fields weigh what, the resources stay applied, and the
+// fields are projected once they fit.
+func TestStatusTooLargeToStoreIsTold(t *testing.T) {
+	const ns = "status-too-large"
+	const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: copies}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Copies
+    spec: {text: string}
+    status:
+      first: ${first.data.text}
+      second: ${second.data.text}
+  resources:
+  - id: first
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-first"}
+      data: {text: "${schema.spec.text}"}
+  - id: second
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-second"}
+      data: {text: "${schema.spec.text}"}
+`
+	instance := func(text string) string {
+		return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Copies, metadata: {name: big, namespace: %s}, spec: {text: %s}}", ns, text)
+	}
+	f := features.New("status too large").
+		Assess("two copies of 700 KB of text in the status are more than the instance can hold", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, rgd)
+			c.waitRGDActive(t, "copies")
+			c.apply(t, instance(strings.Repeat("x", 700_000)))
+			inst := c.waitState(t, "kro.run/v1alpha1", "Copies", ns, "big", v1alpha1.InstanceFailed)
+			cond := condition(inst, "GraphResolved")
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonStatusFailed ||
+				!strings.HasPrefix(cond.Message, "projecting status: the status fields come to 1.3 MiB (first 683 KiB, second 683 KiB), more than the API server stores with the instance (") ||
+				!strings.HasSuffix(cond.Message, "); they are left out until they fit") {
+				t.Errorf("GraphResolved = %+v", cond)
+			}
+			if cond := condition(inst, "ResourcesReady"); cond == nil || cond.Status != metav1.ConditionTrue {
+				t.Errorf("ResourcesReady = %+v", cond)
+			}
+			if status, _, _ := unstructured.NestedMap(inst.Object, "status"); status["first"] != nil || status["second"] != nil {
+				t.Errorf("status holds projected fields: %v", slices.Sorted(maps.Keys(status)))
+			}
+			for _, name := range []string{"big-first", "big-second"} {
+				if cm := c.mustGet(t, "v1", "ConfigMap", ns, name); len(cm.Object["data"].(map[string]any)["text"].(string)) != 700_000 {
+					t.Errorf("ConfigMap %s does not hold the text", name)
+				}
+			}
+			return ctx
+		}).
+		Assess("once they fit, the fields are projected", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, instance("short"))
+			inst := c.waitState(t, "kro.run/v1alpha1", "Copies", ns, "big", v1alpha1.InstanceActive)
+			if status, _, _ := unstructured.NestedMap(inst.Object, "status"); status["first"] != "short" || status["second"] != "short" {
+				t.Errorf("status = first %v, second %v", status["first"], status["second"])
 			}
 			return ctx
 		}).
