@@ -652,19 +652,31 @@ func (c *cluster) changeRefused(ctx context.Context, tree *Tree, s *subject, ins
 }
 
 // statusDiagnosis explains an instance whose status, as its RGD declares
-// it, fails on what it reads (GraphResolved False for it); nil when it
-// does not.
+// it, fails on what it reads, or is too large to store (GraphResolved False
+// for either); nil when it is neither.
 func statusDiagnosis(s *subject, instRef string) *Diagnosis {
 	cond := findCondition(s.instance, v1alpha1.ConditionGraphResolved)
-	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonStatusFailed {
+	if cond == nil || cond.Status != metav1.ConditionFalse {
 		return nil
 	}
-	return &Diagnosis{
-		Cause:   fmt.Sprintf("%s's status cannot be computed: an expression ResourceGraphDefinition %s declares for it fails on the values it reads", instRef, s.rgd.Name),
-		Details: []string{conditionLine(*cond)},
-		Advice: fmt.Sprintf("its resources are applied; if the expression reads the instance, give it a value the expression takes (kubectl edit %s %s%s), otherwise change the expression in ResourceGraphDefinition %s (spec.schema.status); kro-agent evaluates it again whenever what it reads changes",
-			strings.ToLower(s.mapping.GroupVersionKind.Kind), s.instance.GetName(), namespaceFlag(s.instance.GetNamespace()), s.rgd.Name),
+	edit := fmt.Sprintf("kubectl edit %s %s%s", strings.ToLower(s.mapping.GroupVersionKind.Kind), s.instance.GetName(), namespaceFlag(s.instance.GetNamespace()))
+	switch cond.Reason {
+	case v1alpha1.ReasonStatusTooLarge:
+		return &Diagnosis{
+			Cause:   fmt.Sprintf("%s's status is too large to store: the fields ResourceGraphDefinition %s declares for it make the instance larger than the API server stores", instRef, s.rgd.Name),
+			Details: []string{conditionLine(*cond)},
+			Advice: fmt.Sprintf("its resources are applied, and its status is written without those fields; project less into the fields the message names: change their expressions in ResourceGraphDefinition %s (spec.schema.status), or the values they read (%s); kro-agent projects them again whenever what they read changes",
+				s.rgd.Name, edit),
+		}
+	case v1alpha1.ReasonStatusFailed:
+		return &Diagnosis{
+			Cause:   fmt.Sprintf("%s's status cannot be computed: an expression ResourceGraphDefinition %s declares for it fails on the values it reads", instRef, s.rgd.Name),
+			Details: []string{conditionLine(*cond)},
+			Advice: fmt.Sprintf("its resources are applied; if the expression reads the instance, give it a value the expression takes (%s), otherwise change the expression in ResourceGraphDefinition %s (spec.schema.status); kro-agent evaluates it again whenever what it reads changes",
+				edit, s.rgd.Name),
+		}
 	}
+	return nil
 }
 
 // customConditionDiagnosis names the condition the instance's RGD

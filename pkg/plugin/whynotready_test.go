@@ -257,6 +257,11 @@ func TestStatusDiagnosis(t *testing.T) {
 	if d := statusDiagnosis(subject(v1alpha1.ReasonResolveFailed), "ClientSecret/app"); d != nil {
 		t.Errorf("a template that fails diagnosed as a status: %q", d.Cause)
 	}
+	d = statusDiagnosis(subject(v1alpha1.ReasonStatusTooLarge), "ClientSecret/app")
+	if d == nil || !strings.Contains(d.Cause, "ClientSecret/app's status is too large to store") ||
+		!strings.Contains(d.Advice, "project less into the fields the message names") || !strings.Contains(d.Advice, "kubectl edit clientsecret app -n team-a") {
+		t.Errorf("diagnosis of a status too large: %+v", d)
+	}
 }
 
 // A suspended instance changed since kro-agent last applied it says the

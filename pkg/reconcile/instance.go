@@ -268,7 +268,7 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		// least say so, and which fields are the weight.
 		tooLarge := &statusTooLargeError{fields: projected, err: err}
 		if r.failed == nil {
-			status.MarkStatusUnprojected(errors.Join(projErr, tooLarge))
+			status.MarkStatusTooLarge(errors.Join(tooLarge, projErr))
 		}
 		status.ComputeState(false, r.applyErr != nil)
 		return result{}, errors.Join(r.applyErr, tooLarge, r.writeStatus(ctx, status, map[string]any{}))

@@ -1245,8 +1245,8 @@ spec:
 			c.apply(t, instance(strings.Repeat("x", 700_000)))
 			inst := c.waitState(t, "kro.run/v1alpha1", "Copies", ns, "big", v1alpha1.InstanceFailed)
 			cond := condition(inst, "GraphResolved")
-			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonStatusFailed ||
-				!strings.HasPrefix(cond.Message, "projecting status: the status fields come to 1.3 MiB (first 683 KiB, second 683 KiB), more than the API server stores with the instance (") ||
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonStatusTooLarge ||
+				!strings.HasPrefix(cond.Message, "the status fields come to 1.3 MiB (first 683 KiB, second 683 KiB), more than the API server stores with the instance (") ||
 				!strings.HasSuffix(cond.Message, "); they are left out until they fit") {
 				t.Errorf("GraphResolved = %+v", cond)
 			}
@@ -1255,6 +1255,10 @@ spec:
 			}
 			if status, _, _ := unstructured.NestedMap(inst.Object, "status"); status["first"] != nil || status["second"] != nil {
 				t.Errorf("status holds projected fields: %v", slices.Sorted(maps.Keys(status)))
+			}
+			out, err := kro(t, cfg, nil, "why-not-ready", "copies", "big", "-n", ns)
+			if err == nil || !strings.Contains(out, "Copies/big's status is too large to store") {
+				t.Errorf("why-not-ready of a status too large (err %v):\n%s", err, out)
 			}
 			for _, name := range []string{"big-first", "big-second"} {
 				if cm := c.mustGet(t, "v1", "ConfigMap", ns, name); len(cm.Object["data"].(map[string]any)["text"].(string)) != 700_000 {

@@ -49,7 +49,10 @@ const (
 	ReasonResolveFailed = "ResolveFailed"
 	// ReasonStatusFailed: the resources are rendered, but a field or
 	// condition of the status the RGD declares fails on what it reads.
-	ReasonStatusFailed      = "StatusProjectionFailed"
+	ReasonStatusFailed = "StatusProjectionFailed"
+	// ReasonStatusTooLarge: the status the RGD declares is computed, but
+	// the instance with it is larger than the API server stores.
+	ReasonStatusTooLarge    = "StatusTooLarge"
 	ReasonGraphNotAccepted  = "GraphNotAccepted"
 	ReasonAllResourcesReady = "AllResourcesReady"
 	ReasonResourceNotReady  = "ResourceNotReady"
@@ -154,6 +157,15 @@ func (s *InstanceStatus) MarkGraphUnresolved(err error) {
 // tells the two apart, as what to change differs.
 func (s *InstanceStatus) MarkStatusUnprojected(err error) {
 	s.manager.MarkFalse(ConditionGraphResolved, ReasonStatusFailed, "projecting status: %v", err)
+}
+
+// MarkStatusTooLarge records an instance whose status, as its RGD declares
+// it, is computed but too large for the API server to store with the
+// instance, and so is written without its fields: FAILED as for a status
+// that cannot be computed, with its own reason, as what to change differs
+// again (what the fields project, not what fails).
+func (s *InstanceStatus) MarkStatusTooLarge(err error) {
+	s.manager.MarkFalse(ConditionGraphResolved, ReasonStatusTooLarge, "%v", err)
 }
 
 // ResourceError is the error of one resource of an instance's graph, as
