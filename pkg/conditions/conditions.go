@@ -126,6 +126,22 @@ func (s Set) owns(t string) bool {
 	return t == s.happy || slices.ContainsFunc(s.dependents, func(d Dependent) bool { return d.Type == t })
 }
 
+// KeepTransitionTimes gives each condition whose status is the one it has
+// in written, the conditions as last written, the transition time it has
+// there. It is for conditions marked again after a write of them failed:
+// a status they went through in between was never written, so it was no
+// transition anyone saw.
+func (m *Manager) KeepTransitionTimes(written []metav1.Condition) {
+	for i := range *m.conds {
+		c := &(*m.conds)[i]
+		for _, w := range written {
+			if w.Type == c.Type && w.Status == c.Status {
+				c.LastTransitionTime = w.LastTransitionTime
+			}
+		}
+	}
+}
+
 // IsHappy reports whether the top-level condition is True.
 func (m *Manager) IsHappy() bool {
 	c := m.Get(m.set.happy)

@@ -89,6 +89,33 @@ func TestTransitionTimeMovesOnlyOnStatusChange(t *testing.T) {
 	}
 }
 
+// Conditions marked again after a failed write keep the times they were
+// written with when their status is that again; the others keep theirs.
+func TestKeepTransitionTimesOfWhatWasWritten(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := &clock{t: t0}
+	var conds []metav1.Condition
+	m := newManager(&conds, 1, c)
+	m.MarkFalse("A", "Failed", "")
+	m.MarkTrue("B", "Done", "")
+	written := slices.Clone(conds)
+
+	c.t = t0.Add(time.Hour)
+	m.MarkTrue("A", "Done", "") // the write of this failed
+	m.MarkFalse("A", "Failed", "again")
+	m.MarkFalse("B", "Broken", "")
+	m.KeepTransitionTimes(written)
+	if got := m.Get("A"); !got.LastTransitionTime.Time.Equal(t0) || got.Message != "again" {
+		t.Errorf("A, False as written, must keep its time: %+v", got)
+	}
+	if got := m.Get("B"); !got.LastTransitionTime.Time.Equal(t0.Add(time.Hour)) {
+		t.Errorf("B, True when written and False now, must keep its new time: %+v", got)
+	}
+	if got := m.Get("Ready"); got.Status != metav1.ConditionFalse || !got.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("Ready, False as written, must keep its time: %+v", got)
+	}
+}
+
 func TestObservedGenerationStamped(t *testing.T) {
 	c := &clock{t: time.Now()}
 	var conds []metav1.Condition

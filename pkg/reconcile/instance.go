@@ -271,6 +271,8 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 			status.MarkStatusTooLarge(errors.Join(tooLarge, projErr))
 		}
 		status.ComputeState(false, r.applyErr != nil)
+		// GraphResolved was True on the way, in a write that failed.
+		status.KeepTransitionTimes(r.currentStatus().Conditions)
 		return result{}, errors.Join(r.applyErr, tooLarge, r.writeStatus(ctx, status, map[string]any{}))
 	}
 	switch {

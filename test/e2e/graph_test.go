@@ -1265,6 +1265,16 @@ spec:
 					t.Errorf("ConfigMap %s does not hold the text", name)
 				}
 			}
+			// Each pass computes GraphResolved True before its write
+			// fails; the condition, False all along, keeps its time. The
+			// change comes a second later, the times' precision.
+			since := cond.LastTransitionTime
+			time.Sleep(1100 * time.Millisecond)
+			c.apply(t, instance(strings.Repeat("y", 700_000)))
+			inst = c.waitState(t, "kro.run/v1alpha1", "Copies", ns, "big", v1alpha1.InstanceFailed)
+			if cond := condition(inst, "GraphResolved"); cond == nil || !cond.LastTransitionTime.Equal(&since) {
+				t.Errorf("GraphResolved, False since %s, moved: %+v", since, cond)
+			}
 			return ctx
 		}).
 		Assess("once they fit, the fields are projected", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

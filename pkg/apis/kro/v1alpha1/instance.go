@@ -159,6 +159,12 @@ func (s *InstanceStatus) MarkStatusUnprojected(err error) {
 	s.manager.MarkFalse(ConditionGraphResolved, ReasonStatusFailed, "projecting status: %v", err)
 }
 
+// KeepTransitionTimes keeps the transition times of the conditions as
+// written whose status is the same again (conditions.Manager).
+func (s *InstanceStatus) KeepTransitionTimes(written []metav1.Condition) {
+	s.manager.KeepTransitionTimes(written)
+}
+
 // MarkStatusTooLarge records an instance whose status, as its RGD declares
 // it, is computed but too large for the API server to store with the
 // instance, and so is written without its fields: FAILED as for a status
