@@ -44,7 +44,8 @@ func EventNote(note string) string {
 
 // Newsworthy returns the changes from prev to next worth telling: each
 // condition that turned unhappy (False, or True where negative says True
-// is the unhappy status of that type), and the top-level condition happy
+// is the unhappy status of that type) or, unhappy, changed its reason, and
+// the top-level condition happy
 // back to True after being False: in prev, or, as spellEnded says, at some
 // write since it was last True (Spells). The steps of a healthy rollout are
 // left to the conditions themselves. A message is told once: the top-level
@@ -77,7 +78,8 @@ func Newsworthy(prev, next []metav1.Condition, happy string, negative func(condi
 		if negative != nil && negative(c.Type) {
 			unhappy = c.Status == metav1.ConditionTrue
 		}
-		if _, ok := changed(c); ok && unhappy {
+		// Unhappy for another reason is another problem, also news.
+		if was, ok := changed(c); unhappy && (ok || was.Reason != c.Reason) {
 			tell(c, true)
 		}
 	}

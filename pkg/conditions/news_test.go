@@ -44,6 +44,9 @@ func TestNewsworthy(t *testing.T) {
 		{"a message that changes while the status stays is not news", func(m *Manager) {
 			m.MarkFalse("B", "Refused", "the API server said no again")
 		}, nil},
+		{"another reason while it stays False is", func(m *Manager) {
+			m.MarkFalse("B", "TooLarge", "the API server stores less")
+		}, []string{"Warning TooLarge B is False: the API server stores less"}},
 		{"Ready back to True is", func(m *Manager) {
 			m.MarkTrue("B", "Done", "")
 		}, []string{"Normal Ready Ready is True"}},
