@@ -144,6 +144,8 @@ type Engine struct {
 	spells conditions.Spells[types.UID]
 	// statusRefusals remembers the refused status writes told.
 	statusRefusals statusRefusals
+	// oversized remembers the projected statuses refused as too large.
+	oversized oversizedStatuses
 	// orphans remembers the instances seen deleted with propagationPolicy
 	// Orphan, whose resources are left in place.
 	orphans orphanRequests
@@ -470,6 +472,7 @@ func (e *Engine) instanceAdded(gvk schema.GroupVersionKind, obj any) {
 func (e *Engine) forgetInstance(uid types.UID) {
 	e.spells.Forget(uid)
 	e.statusRefusals.forget(uid)
+	e.oversized.forget(uid)
 	e.orphans.forget(uid)
 }
 

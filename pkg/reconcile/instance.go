@@ -22,7 +22,6 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
-	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -259,21 +258,8 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 	}
 	status.ComputeState(false, r.applyErr != nil)
 	r.t.noteWaits(r.key, r.applyErr, r.awaited)
-	if err := r.writeStatus(ctx, status, projected); err != nil {
-		if !refusal.TooLarge(err) {
-			return result{}, err
-		}
-		// The instance with the fields the RGD projects is larger than
-		// the API server stores: written without them, the status can at
-		// least say so, and which fields are the weight.
-		tooLarge := &statusTooLargeError{fields: projected, err: err}
-		if r.failed == nil {
-			status.MarkStatusTooLarge(errors.Join(tooLarge, projErr))
-		}
-		status.ComputeState(false, r.applyErr != nil)
-		// GraphResolved was True on the way, in a write that failed.
-		status.KeepTransitionTimes(r.currentStatus().Conditions)
-		return result{}, errors.Join(r.applyErr, tooLarge, r.writeStatus(ctx, status, map[string]any{}))
+	if err := r.writeProjected(ctx, status, projected, projErr); err != nil {
+		return result{}, err
 	}
 	switch {
 	case r.applyErr != nil:

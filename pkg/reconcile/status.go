@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/conditions"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
 
 // currentStatus reads the agent's part of the instance's status.
@@ -109,6 +111,83 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 		return &statusNotStoredError{kind: r.key.GVK.Kind, fields: dropped}
 	}
 	return nil
+}
+
+// writeProjected writes the status with the fields the RGD projects. When
+// the instance with them is larger than the API server stores, the status
+// is written without them and says so, naming the largest; the same fields
+// are not sent again for the same generation of the instance (a megabyte
+// or more, on every pass), as they would be refused the same way.
+func (r *run) writeProjected(ctx context.Context, status *v1alpha1.InstanceStatus, projected map[string]any, projErr error) error {
+	uid, generation := r.inst.GetUID(), r.inst.GetGeneration()
+	err := r.e.oversized.refused(uid, generation, projected)
+	if err == nil {
+		err = r.writeStatus(ctx, status, projected)
+		switch {
+		case err == nil:
+			r.e.oversized.forget(uid)
+			return nil
+		case !refusal.TooLarge(err):
+			return err
+		}
+		r.e.oversized.remember(uid, generation, projected, err)
+	}
+	tooLarge := &statusTooLargeError{fields: projected, err: err}
+	if r.failed == nil {
+		status.MarkStatusTooLarge(errors.Join(tooLarge, projErr))
+	}
+	status.ComputeState(false, r.applyErr != nil)
+	// GraphResolved was True on the way, in a write that failed (or
+	// would have).
+	status.KeepTransitionTimes(r.currentStatus().Conditions)
+	return errors.Join(r.applyErr, tooLarge, r.writeStatus(ctx, status, map[string]any{}))
+}
+
+// oversizedStatuses remembers, per instance, the projected status fields
+// the API server refused as too large, with the generation of the
+// instance they were projected for, and the refusal.
+type oversizedStatuses struct {
+	mu sync.Mutex
+	m  map[types.UID]oversizedStatus
+}
+
+type oversizedStatus struct {
+	generation int64
+	digest     [sha256.Size]byte
+	err        error
+}
+
+// refused is the refusal of the fields projected, when they are those
+// refused before for the same generation of the instance uid.
+func (o *oversizedStatuses) refused(uid types.UID, generation int64, projected map[string]any) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s, ok := o.m[uid]
+	if !ok || s.generation != generation || s.digest != digest(projected) {
+		return nil
+	}
+	return s.err
+}
+
+func (o *oversizedStatuses) remember(uid types.UID, generation int64, projected map[string]any, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[types.UID]oversizedStatus{}
+	}
+	o.m[uid] = oversizedStatus{generation: generation, digest: digest(projected), err: err}
+}
+
+func (o *oversizedStatuses) forget(uid types.UID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.m, uid)
+}
+
+// digest identifies fields by their JSON, whose keys are sorted.
+func digest(fields map[string]any) [sha256.Size]byte {
+	b, _ := json.Marshal(fields)
+	return sha256.Sum256(b)
 }
 
 // statusTooLargeError is a status write the API server refused for its

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -307,5 +308,34 @@ func TestByteSize(t *testing.T) {
 		if got := byteSize(n); got != want {
 			t.Errorf("byteSize(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// A status refused as too large is known again only for the same fields
+// and the same generation of the same instance, and forgotten once one is
+// written.
+func TestOversizedStatusesAreKnownForTheSameFieldsAndGeneration(t *testing.T) {
+	var o oversizedStatuses
+	fields := map[string]any{"a": "x", "b": map[string]any{"c": int64(1)}}
+	refusal := errors.New("etcdserver: request is too large")
+	if err := o.refused("u-1", 1, fields); err != nil {
+		t.Errorf("nothing refused yet, got %v", err)
+	}
+	o.remember("u-1", 1, fields, refusal)
+	if err := o.refused("u-1", 1, map[string]any{"b": map[string]any{"c": 1}, "a": "x"}); err != refusal {
+		t.Errorf("the same fields: %v, want the refusal", err)
+	}
+	for what, err := range map[string]error{
+		"other fields":     o.refused("u-1", 1, map[string]any{"a": "y"}),
+		"other generation": o.refused("u-1", 2, fields),
+		"other instance":   o.refused("u-2", 1, fields),
+	} {
+		if err != nil {
+			t.Errorf("%s: %v, want none", what, err)
+		}
+	}
+	o.forget("u-1")
+	if err := o.refused("u-1", 1, fields); err != nil {
+		t.Errorf("forgotten, got %v", err)
 	}
 }

@@ -1265,6 +1265,20 @@ spec:
 					t.Errorf("ConfigMap %s does not hold the text", name)
 				}
 			}
+			// Passes that project the same fields for the same generation
+			// do not send them again: they would be refused again.
+			refused, failed := writeErrors(t, "status"), instanceReconcileErrors(t)
+			for i := range 2 {
+				c.patch(t, "kro.run/v1alpha1", "Copies", ns, "big", fmt.Sprintf(`{"metadata":{"annotations":{"pass":"%d"}}}`, i))
+				eventually(t, 30*time.Second, "another pass of the instance", func() (bool, string) {
+					n := instanceReconcileErrors(t)
+					return n > failed, fmt.Sprintf("%v failed passes", n)
+				})
+				failed = instanceReconcileErrors(t)
+			}
+			if n := writeErrors(t, "status"); n != refused {
+				t.Errorf("passes sent the fields refused again: %v status writes refused, %v before", n, refused)
+			}
 			// Each pass computes GraphResolved True before its write
 			// fails; the condition, False all along, keeps its time. The
 			// change comes a second later, the times' precision.
