@@ -45,12 +45,12 @@ func EventNote(note string) string {
 // Newsworthy returns the changes from prev to next worth telling: each
 // condition that turned unhappy (False, or True where negative says True
 // is the unhappy status of that type) or, unhappy, changed its reason, and
-// the top-level condition happy
-// back to True after being False: in prev, or, as spellEnded says, at some
-// write since it was last True (Spells). The steps of a healthy rollout are
-// left to the conditions themselves. A message is told once: the top-level
-// condition repeats the reason and message of the dependent that turned
-// it, so it is told only when no dependent told that.
+// the top-level condition happy back to True after being False: in prev,
+// or, as spellEnded says, at some write since it was last True (Spells).
+// The steps of a healthy rollout are left to the conditions themselves. A
+// message is told once: the top-level condition repeats the reason and
+// message of the dependent that turned it, so it is told only when no
+// dependent told that.
 func Newsworthy(prev, next []metav1.Condition, happy string, negative func(conditionType string) bool, spellEnded bool) []News {
 	var news []News
 	told := map[string]bool{}
