@@ -127,7 +127,10 @@ func (r *run) writeProjected(ctx context.Context, status *v1alpha1.InstanceStatu
 		case err == nil:
 			r.e.oversized.forget(uid)
 			return nil
-		case !refusal.TooLarge(err):
+		case !refusal.TooLarge(err) || len(projected) == 0:
+			// Without fields of its own, the status does not make the
+			// instance too large: the instance is, and nothing written
+			// to its status says so.
 			return err
 		}
 		r.e.oversized.remember(uid, generation, projected, err)
