@@ -89,7 +89,7 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 		Patch(ctx, r.inst.GetName(), types.MergePatchType, body, patchOptions, "status")
 	countWrite("status", err)
 	if err != nil {
-		return r.statusRefused(err)
+		return r.statusRefused(err, projected)
 	}
 	r.e.statusRefusals.forget(r.inst.GetUID())
 	r.recordTransitions(old, st)
@@ -418,21 +418,29 @@ func (r *run) manage(ctx context.Context) error {
 	return nil
 }
 
-// statusRefused is the error of a status write the API server refused.
-// The status cannot say so, so a refusal that lasts (the agent may not
-// write the status, or the status does not validate) is told as a Warning
-// Event, once until a status is written; a conflict or an instance gone
-// is routine, and a failure to reach the API server is not the
-// instance's.
-func (r *run) statusRefused(err error) error {
+// statusRefused is the error of a status write the API server refused,
+// whose projected fields were fields. The status cannot say so, so a
+// refusal that lasts (the agent may not write the status, the status does
+// not validate, or the instance is too large to take one) is told as a
+// Warning Event, once until a status is written; a conflict or an
+// instance gone is routine, and a failure to reach the API server is not
+// the instance's. A status too large with fields the RGD projects says so
+// itself, written without them (writeProjected).
+func (r *run) statusRefused(err error, fields map[string]any) error {
 	err = fmt.Errorf("writing status: %w", r.instanceWriteRefused(err))
-	if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+	told := err.Error()
+	switch {
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
 		// Tried again as soon as the instance's cluster's admission
 		// configuration, or the agent's grants, change.
 		r.e.local.admission.note(r.key, err)
-		if r.e.statusRefusals.news(r.inst.GetUID(), err.Error()) {
-			r.tell("Warning", v1alpha1.EventStatusWriteFailed, err.Error(), err.Error(), nil)
-		}
+	case refusal.TooLarge(err) && len(fields) == 0:
+		told = fmt.Sprintf("writing status: the instance is larger than the API server stores with its status (%s); it keeps the status it has", refusalMessage(err))
+	default:
+		return err
+	}
+	if r.e.statusRefusals.news(r.inst.GetUID(), told) {
+		r.tell("Warning", v1alpha1.EventStatusWriteFailed, told, told, nil)
 	}
 	return err
 }

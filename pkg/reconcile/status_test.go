@@ -339,3 +339,40 @@ func TestOversizedStatusesAreKnownForTheSameFieldsAndGeneration(t *testing.T) {
 		t.Errorf("forgotten, got %v", err)
 	}
 }
+
+// A status refused for size is told in an Event when the instance itself
+// is too large to take it; with fields the RGD projects, writeProjected
+// tells it in the status instead, and other server errors are not told.
+func TestStatusTooLargeWithoutFieldsIsTold(t *testing.T) {
+	tooLarge := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500, Message: "etcdserver: request is too large"}}
+	timedOut := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500, Message: "etcdserver: request timed out"}}
+	for _, tc := range []struct {
+		what   string
+		err    error
+		fields map[string]any
+		told   string
+	}{
+		{"no fields", tooLarge, nil, "writing status: the instance is larger than the API server stores with its status (etcdserver: request is too large); it keeps the status it has"},
+		{"fields left out", tooLarge, map[string]any{}, "writing status: the instance is larger than the API server stores with its status (etcdserver: request is too large); it keeps the status it has"},
+		{"fields to blame", tooLarge, map[string]any{"a": "x"}, ""},
+		{"another server error", timedOut, nil, ""},
+	} {
+		inst := &unstructured.Unstructured{}
+		inst.SetUID("u-1")
+		r := &run{e: &Engine{}, s: &served{}, inst: inst}
+		if err := r.statusRefused(tc.err, tc.fields); !errors.Is(err, tc.err) {
+			t.Errorf("%s: returned %v, not the refusal", tc.what, err)
+		}
+		var told []string
+		for m := range r.told {
+			told = append(told, m)
+		}
+		var want []string
+		if tc.told != "" {
+			want = []string{tc.told}
+		}
+		if !slices.Equal(told, want) {
+			t.Errorf("%s: told %q, want %q", tc.what, told, want)
+		}
+	}
+}
