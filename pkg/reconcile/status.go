@@ -129,8 +129,8 @@ func (r *run) writeProjected(ctx context.Context, status *v1alpha1.InstanceStatu
 			return nil
 		case !refusal.TooLarge(err) || len(projected) == 0:
 			// Without fields of its own, the status does not make the
-			// instance too large: the instance is, and nothing written
-			// to its status says so.
+			// instance too large: the instance is, which statusRefused
+			// has told in an Event.
 			return err
 		}
 		r.e.oversized.remember(uid, generation, projected, err)
