@@ -222,20 +222,11 @@ func (e *statusTooLargeError) Error() string {
 		sizes[i] = f.name + " " + byteSize(f.size)
 	}
 	return fmt.Sprintf("the status fields come to %s (%s), more than the API server stores with the instance (%s); they are left out until they fit",
-		byteSize(total), joinMax(sizes, 3), refusalMessage(e.err))
+		byteSize(total), joinMax(sizes, 3), refusal.Message(e.err))
 }
 
 // Unwrap keeps the refusal's kind: retries wait as for any lasting one.
 func (e *statusTooLargeError) Unwrap() error { return e.err }
-
-// refusalMessage is the API server's own words of err.
-func refusalMessage(err error) string {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return status.Status().Message
-	}
-	return err.Error()
-}
 
 // byteSize writes n bytes as people read sizes: bytes, KiB or MiB.
 func byteSize(n int) string {
@@ -435,7 +426,7 @@ func (r *run) statusRefused(err error, fields map[string]any) error {
 		// configuration, or the agent's grants, change.
 		r.e.local.admission.note(r.key, err)
 	case refusal.TooLarge(err) && len(fields) == 0:
-		told = fmt.Sprintf("writing status: the instance is larger than the API server stores with its status (%s); it keeps the status it has", refusalMessage(err))
+		told = fmt.Sprintf("writing status: the instance is larger than the API server stores with its status (%s); it keeps the status it has", refusal.Message(err))
 	default:
 		return err
 	}

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -546,10 +545,7 @@ type unlistedKindError struct {
 func (e *unlistedKindError) Error() string {
 	// The API server's own message, without the reflector's "failed to
 	// list *reconcile.heldObject" before it.
-	why := e.err.Error()
-	if status := apierrors.APIStatus(nil); errors.As(e.err, &status) {
-		why = status.Status().Message
-	}
+	why := refusal.Message(e.err)
 	what, verbs := "the objects of that kind it manages", managedVerbs(e.resource)
 	if e.instances {
 		what = "the instances"

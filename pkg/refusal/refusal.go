@@ -170,6 +170,17 @@ func IsLasting(err error) bool {
 	return MisfitsSchema(err) || TooLarge(err)
 }
 
+// Message is the API server's own words of err, a refusal wrapped in the
+// agent's context: the Status message, or err's text when it is no
+// refusal of the API server's.
+func Message(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Message
+	}
+	return err.Error()
+}
+
 // TooLarge tells whether err refused a write for the size of the object:
 // a request past the API server's limit (413), or an object past what
 // etcd stores, which the API server answers as an internal error in

@@ -244,3 +244,15 @@ func TestTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// A refusal wrapped in the agent's context reads in the API server's own
+// words; an error that is no refusal reads as it is.
+func TestMessage(t *testing.T) {
+	wrapped := fmt.Errorf("writing status: %w", serverError("etcdserver: request is too large"))
+	if got := Message(wrapped); got != "etcdserver: request is too large" {
+		t.Errorf("Message(%v) = %q", wrapped, got)
+	}
+	if got := Message(errors.New("dial tcp: connection refused")); got != "dial tcp: connection refused" {
+		t.Errorf("Message of an error that is no refusal = %q", got)
+	}
+}
