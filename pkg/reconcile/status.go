@@ -120,9 +120,9 @@ func (r *run) writeStatus(ctx context.Context, st *v1alpha1.InstanceStatus, proj
 // or more, on every pass), as they would be refused the same way.
 func (r *run) writeProjected(ctx context.Context, status *v1alpha1.InstanceStatus, projected map[string]any, projErr error) error {
 	uid, generation := r.inst.GetUID(), r.inst.GetGeneration()
-	err := r.e.oversized.refused(uid, generation, projected)
-	if err == nil {
-		err = r.writeStatus(ctx, status, projected)
+	tooLarge := r.e.oversized.refused(uid, generation, projected)
+	if tooLarge == nil {
+		err := r.writeStatus(ctx, status, projected)
 		switch {
 		case err == nil:
 			r.e.oversized.forget(uid)
@@ -133,9 +133,9 @@ func (r *run) writeProjected(ctx context.Context, status *v1alpha1.InstanceStatu
 			// has told in an Event.
 			return err
 		}
-		r.e.oversized.remember(uid, generation, projected, err)
+		tooLarge = newStatusTooLargeError(projected, err)
+		r.e.oversized.remember(uid, generation, projected, tooLarge)
 	}
-	tooLarge := &statusTooLargeError{fields: projected, err: err}
 	if r.failed == nil {
 		status.MarkStatusTooLarge(errors.Join(tooLarge, projErr))
 	}
@@ -157,12 +157,12 @@ type oversizedStatuses struct {
 type oversizedStatus struct {
 	generation int64
 	digest     [sha256.Size]byte
-	err        error
+	err        *statusTooLargeError
 }
 
 // refused is the refusal of the fields projected, when they are those
 // refused before for the same generation of the instance uid.
-func (o *oversizedStatuses) refused(uid types.UID, generation int64, projected map[string]any) error {
+func (o *oversizedStatuses) refused(uid types.UID, generation int64, projected map[string]any) *statusTooLargeError {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s, ok := o.m[uid]
@@ -172,7 +172,7 @@ func (o *oversizedStatuses) refused(uid types.UID, generation int64, projected m
 	return s.err
 }
 
-func (o *oversizedStatuses) remember(uid types.UID, generation int64, projected map[string]any, err error) {
+func (o *oversizedStatuses) remember(uid types.UID, generation int64, projected map[string]any, err *statusTooLargeError) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.m == nil {
@@ -198,32 +198,36 @@ func digest(fields map[string]any) [sha256.Size]byte {
 // stores. It names the largest fields, for the RGD's author to see which
 // expressions carry too much.
 type statusTooLargeError struct {
-	fields map[string]any // the projected fields written
-	err    error          // the refusal
+	message string // made once: the fields may weigh megabytes
+	err     error  // the refusal
 }
 
-func (e *statusTooLargeError) Error() string {
+// newStatusTooLargeError is err, the refusal of a status with fields,
+// saying how much each of them weighs.
+func newStatusTooLargeError(fields map[string]any, err error) *statusTooLargeError {
 	type field struct {
 		name string
 		size int
 	}
-	var fields []field
+	var weighed []field
 	total := 0
-	for name, v := range e.fields {
+	for name, v := range fields {
 		b, _ := json.Marshal(v)
-		fields = append(fields, field{name, len(b)})
+		weighed = append(weighed, field{name, len(b)})
 		total += len(b)
 	}
-	slices.SortFunc(fields, func(a, b field) int {
+	slices.SortFunc(weighed, func(a, b field) int {
 		return cmp.Or(cmp.Compare(b.size, a.size), strings.Compare(a.name, b.name))
 	})
-	sizes := make([]string, len(fields))
-	for i, f := range fields {
+	sizes := make([]string, len(weighed))
+	for i, f := range weighed {
 		sizes[i] = f.name + " " + byteSize(f.size)
 	}
-	return fmt.Sprintf("the status fields come to %s (%s), more than the API server stores with the instance (%s); they are left out until they fit",
-		byteSize(total), joinMax(sizes, 3), refusal.Message(e.err))
+	return &statusTooLargeError{err: err, message: fmt.Sprintf("the status fields come to %s (%s), more than the API server stores with the instance (%s); they are left out until they fit",
+		byteSize(total), joinMax(sizes, 3), refusal.Message(err))}
 }
+
+func (e *statusTooLargeError) Error() string { return e.message }
 
 // Unwrap keeps the refusal's kind: retries wait as for any lasting one.
 func (e *statusTooLargeError) Unwrap() error { return e.err }

@@ -286,13 +286,13 @@ func TestDroppedFieldsAreThoseTheSchemaKeeps(t *testing.T) {
 func TestStatusTooLargeNamesTheLargestFields(t *testing.T) {
 	refused := fmt.Errorf("writing status: %w", &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: 500, Message: "etcdserver: request is too large"}})
-	err := &statusTooLargeError{err: refused, fields: map[string]any{
+	err := newStatusTooLargeError(map[string]any{
 		"small":  "x",
 		"config": strings.Repeat("c", 900<<10),
 		"dump":   map[string]any{"log": strings.Repeat("d", 700<<10)},
 		"names":  []any{"a", "b"},
 		"count":  int64(3),
-	}}
+	}, refused)
 	want := "the status fields come to 1.6 MiB (config 900 KiB, dump 700 KiB, names 9 bytes and 2 more), " +
 		"more than the API server stores with the instance (etcdserver: request is too large); they are left out until they fit"
 	if err.Error() != want {
@@ -317,7 +317,7 @@ func TestByteSize(t *testing.T) {
 func TestOversizedStatusesAreKnownForTheSameFieldsAndGeneration(t *testing.T) {
 	var o oversizedStatuses
 	fields := map[string]any{"a": "x", "b": map[string]any{"c": int64(1)}}
-	refusal := errors.New("etcdserver: request is too large")
+	refusal := newStatusTooLargeError(fields, errors.New("etcdserver: request is too large"))
 	if err := o.refused("u-1", 1, fields); err != nil {
 		t.Errorf("nothing refused yet, got %v", err)
 	}
@@ -325,7 +325,7 @@ func TestOversizedStatusesAreKnownForTheSameFieldsAndGeneration(t *testing.T) {
 	if err := o.refused("u-1", 1, map[string]any{"b": map[string]any{"c": 1}, "a": "x"}); err != refusal {
 		t.Errorf("the same fields: %v, want the refusal", err)
 	}
-	for what, err := range map[string]error{
+	for what, err := range map[string]*statusTooLargeError{
 		"other fields":     o.refused("u-1", 1, map[string]any{"a": "y"}),
 		"other generation": o.refused("u-1", 2, fields),
 		"other instance":   o.refused("u-2", 1, fields),
