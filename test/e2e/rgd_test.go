@@ -706,7 +706,8 @@ func TestInstancesOfADeletedRGDCanBeDeleted(t *testing.T) {
 				t.Errorf("why-not-ready of a released instance: %v\n%s", err, out)
 			}
 			out, err = kro(t, cfg, nil, "explain-conditions", "memo", "m1", "-n", ns)
-			if err != nil || !strings.Contains(out, "Ready=False  reason Released") || strings.Contains(out, "ResourceGraphDefinition/") {
+			if err != nil || !strings.Contains(out, "Ready=False  reason Released") || strings.Contains(out, "ResourceGraphDefinition/") ||
+				!strings.Contains(out, "ResourcesReady=Unknown  reason Released") || !strings.Contains(out, "GraphResolved=Unknown  reason Released") {
 				t.Errorf("explain-conditions of a released instance: %v\n%s", err, out)
 			}
 			// An edit after the release leaves its conditions behind, for

@@ -119,10 +119,26 @@ func (s *InstanceStatus) MarkManageFailed(err error) {
 }
 
 // MarkReleased records that the agent no longer manages the instance: its
-// RGD was deleted.
+// RGD was deleted. What the other conditions said was observed by an agent
+// that no longer looks, so each becomes Unknown and says why, rather than
+// go on saying True of resources nobody follows. Placed stays: the
+// resources stay where they were placed.
 func (s *InstanceStatus) MarkReleased(rgdName string) {
 	s.manager.MarkFalse(ConditionInstanceManaged, ReasonReleased,
 		"ResourceGraphDefinition %s was deleted: kro-agent no longer manages this instance and its resources were left in place; an RGD created again for the kind takes it back", rgdName)
+	s.manager.MarkUnknown(ConditionGraphResolved, ReasonReleased,
+		"ResourceGraphDefinition %s was deleted: there is no graph to resolve this instance against", rgdName)
+	s.manager.MarkUnknown(ConditionResourcesReady, ReasonReleased,
+		"ResourceGraphDefinition %s was deleted: kro-agent no longer follows this instance's resources, which were left in place, so whether they are ready is not known", rgdName)
+	for _, c := range slices.Clone(s.Conditions) {
+		switch c.Type {
+		case ConditionReady, ConditionInstanceManaged, ConditionGraphResolved, ConditionResourcesReady, ConditionPlaced:
+			continue
+		}
+		// A condition the RGD declared or computed.
+		s.manager.MarkUnknown(c.Type, ReasonReleased,
+			"ResourceGraphDefinition %s was deleted: kro-agent no longer evaluates this condition", rgdName)
+	}
 }
 
 // MarkGraphResolved records that every resource rendered.

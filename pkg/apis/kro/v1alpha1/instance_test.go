@@ -2,7 +2,11 @@ package v1alpha1
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // kubectl kro finds the resource a GraphResolved message names by reading
@@ -76,4 +80,60 @@ func TestCustomConditionReasons(t *testing.T) {
 	if got := reasonOf("Crowded"); got != "True TooMany" {
 		t.Errorf("evaluated: %s", got)
 	}
+}
+
+// A released instance's conditions no longer claim what nobody observes:
+// everything kro-agent evaluated becomes Unknown and says why, while
+// Ready is False over InstanceManaged and Placed keeps where the
+// resources are.
+func TestReleasedInstanceClaimsNothingOfItsResources(t *testing.T) {
+	var s InstanceStatus
+	s.Manage(InstanceConditions, 1)
+	s.MarkManaged()
+	s.MarkGraphResolved()
+	s.MarkResourcesReady()
+	s.MarkPlaced("east-1", "us-east")
+	s.PropagateCustomCondition("DatabaseReady", true, "Up", "accepting connections")
+	s.ComputeState(false, false)
+
+	// As release does: the status read back, under the built-in set.
+	released := DecodeInstanceStatus(map[string]any{"conditions": toUnstructured(t, s.Conditions)})
+	released.Manage(InstanceConditions, 1)
+	released.MarkReleased("databases")
+	released.ComputeState(false, false)
+	want := map[string][2]string{
+		ConditionInstanceManaged: {"False", ReasonReleased},
+		ConditionGraphResolved:   {"Unknown", ReasonReleased},
+		ConditionResourcesReady:  {"Unknown", ReasonReleased},
+		ConditionPlaced:          {"True", ReasonPlaced},
+		"DatabaseReady":          {"Unknown", ReasonReleased},
+		ConditionReady:           {"False", ReasonReleased},
+	}
+	if len(released.Conditions) != len(want) {
+		t.Fatalf("conditions = %+v, want %d", released.Conditions, len(want))
+	}
+	for _, c := range released.Conditions {
+		if got := [2]string{string(c.Status), c.Reason}; got != want[c.Type] {
+			t.Errorf("%s = %q (%s), want %q", c.Type, got, c.Message, want[c.Type])
+		}
+		if c.Reason == ReasonReleased && !strings.Contains(c.Message, "ResourceGraphDefinition databases was deleted") {
+			t.Errorf("%s does not say why: %s", c.Type, c.Message)
+		}
+	}
+	if released.State != InstanceFailed {
+		t.Errorf("state = %s, want %s", released.State, InstanceFailed)
+	}
+}
+
+func toUnstructured(t *testing.T, conds []metav1.Condition) []any {
+	t.Helper()
+	out := make([]any, len(conds))
+	for i := range conds {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&conds[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = u
+	}
+	return out
 }
