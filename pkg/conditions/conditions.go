@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -91,12 +92,7 @@ func (m *Manager) InitializeConditions() {
 
 // Get returns the condition of type t, or nil.
 func (m *Manager) Get(t string) *metav1.Condition {
-	for i := range *m.conds {
-		if (*m.conds)[i].Type == t {
-			return &(*m.conds)[i]
-		}
-	}
-	return nil
+	return meta.FindStatusCondition(*m.conds, t)
 }
 
 // MarkTrue sets condition t to True.
@@ -134,10 +130,8 @@ func (s Set) owns(t string) bool {
 func (m *Manager) KeepTransitionTimes(written []metav1.Condition) {
 	for i := range *m.conds {
 		c := &(*m.conds)[i]
-		for _, w := range written {
-			if w.Type == c.Type && w.Status == c.Status {
-				c.LastTransitionTime = w.LastTransitionTime
-			}
+		if w := meta.FindStatusCondition(written, c.Type); w != nil && w.Status == c.Status {
+			c.LastTransitionTime = w.LastTransitionTime
 		}
 	}
 }
