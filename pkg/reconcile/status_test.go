@@ -352,8 +352,8 @@ func TestStatusTooLargeWithoutFieldsIsTold(t *testing.T) {
 		fields map[string]any
 		told   string
 	}{
-		{"no fields", tooLarge, nil, "writing status: the instance is larger than the API server stores with its status (etcdserver: request is too large); it keeps the status it has"},
-		{"fields left out", tooLarge, map[string]any{}, "writing status: the instance is larger than the API server stores with its status (etcdserver: request is too large); it keeps the status it has"},
+		{"no fields", tooLarge, nil, "writing status: the instance is larger than the API server stores with its status (etcdserver: request is too large); it keeps the status it has until its spec is made smaller"},
+		{"fields left out", tooLarge, map[string]any{}, "writing status: the instance is larger than the API server stores with its status (etcdserver: request is too large); it keeps the status it has until its spec is made smaller"},
 		{"fields to blame", tooLarge, map[string]any{"a": "x"}, ""},
 		{"another server error", timedOut, nil, ""},
 	} {

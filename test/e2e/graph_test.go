@@ -23,6 +23,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/plugin"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
 
 // gatedRGD: a ConfigMap that is ready only once someone writes ready=yes
@@ -1300,9 +1301,75 @@ spec:
 			}
 			return ctx
 		}).
+		Assess("an instance itself too large to take a status is told in an Event", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, heavyRGD)
+			c.waitRGDActive(t, "heavy")
+			heavy := func(name string, size int) string {
+				return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Heavy, metadata: {name: %s, namespace: %s}, spec: {text: '%s'}}", name, ns, strings.Repeat("x", size))
+			}
+			// The largest text the API server stores in an instance
+			// without a status, to 64 bytes: no status fits beside it.
+			// Probes have names as long as the last one's, and are made
+			// small again before they are deleted (marking an object as
+			// deleted makes it larger).
+			fits, refused := 1_000_000, 1_600_000
+			for probe := 0; refused-fits > 64; probe++ {
+				size := (fits + refused) / 2
+				name := fmt.Sprintf("probe-%02d", probe)
+				_, err := c.tryApply(t, heavy(name, size))
+				switch {
+				case err == nil:
+					fits = size
+					c.apply(t, heavy(name, 0))
+					c.delete(t, "kro.run/v1alpha1", "Heavy", ns, name)
+				case refusal.TooLarge(err):
+					refused = size
+				default:
+					t.Fatalf("probing how large an instance is stored: %v", err)
+				}
+			}
+			if refused == 1_600_000 {
+				t.Fatalf("the API server stored an instance of 1.6 MB: no limit to probe")
+			}
+			c.apply(t, heavy("toolarge", fits))
+			const told = "writing status: the instance is larger than the API server stores with its status (etcdserver: request is too large); it keeps the status it has until its spec is made smaller"
+			eventually(t, 30*time.Second, "a StatusWriteFailed Event", func() (bool, string) {
+				var notes []string
+				for _, e := range eventsAbout(t, c, ns, "toolarge", v1alpha1.EventStatusWriteFailed) {
+					notes = append(notes, fmt.Sprint(e.Object["type"], ": ", e.Object["note"]))
+				}
+				return slices.Equal(notes, []string{"Warning: " + told}), fmt.Sprintf("%q", notes)
+			})
+			// Its resources are applied all the same.
+			c.mustGet(t, "v1", "ConfigMap", ns, "toolarge-note")
+			c.apply(t, heavy("toolarge", 1))
+			c.waitState(t, "kro.run/v1alpha1", "Heavy", ns, "toolarge", v1alpha1.InstanceActive)
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }
+
+// heavyRGD keeps none of its instance's text but its length, so that how
+// large an instance may be is the instance's own matter.
+const heavyRGD = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: heavy}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Heavy
+    spec: {text: string}
+  resources:
+  - id: note
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-note"}
+      data: {length: "${string(size(schema.spec.text))}"}
+`
 
 // A value of a free-form field of the instance written into a typed field
 // of a resource is checked when it is computed: the instance is FAILED with
