@@ -587,3 +587,34 @@ spec:
 		t.Fatalf("refused: %v", err)
 	}
 }
+
+// A field whose type is wrong is reported there only: expressions reading
+// it are not reported again as reading a field the spec does not have, and
+// one that misspells it is pointed to it.
+func TestFieldOfAWrongTypeIsOneError(t *testing.T) {
+	for _, typ := range []string{"strin", "'[]widget'", "'string | colour=red'", "Missing"} {
+		doc := fmt.Sprintf(`
+metadata: {name: t}
+spec:
+  schema: {apiVersion: v1alpha1, kind: App, spec: {name: %s, size: integer}}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.name}"}, data: {size: "${string(schema.spec.size)}"}}
+`, typ)
+		if e, err := soleError(t, doc); e == nil || e.Field != "spec.schema.spec.name" {
+			t.Errorf("name: %s: want one error, at the field, got %v", typ, err)
+		}
+	}
+	doc := `
+metadata: {name: t}
+spec:
+  schema: {apiVersion: v1alpha1, kind: App, spec: {name: strin}}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.spec.nam}"}}
+`
+	_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t)})
+	if err == nil || !strings.Contains(err.Error(), "did you mean schema.spec.name?") {
+		t.Errorf("a misspelt field of a wrong type: want it pointed to, got %v", err)
+	}
+}

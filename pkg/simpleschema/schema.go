@@ -63,9 +63,6 @@ func (b *builder) structSchema(fields map[string]any, path *field.Path) *extv1.J
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		fp := path.Child(name)
 		child, required := b.fieldSchema(fields[name], fp)
-		if child == nil {
-			continue
-		}
 		if required {
 			s.Required = append(s.Required, name)
 		}
@@ -84,7 +81,10 @@ func (b *builder) structSchema(fields map[string]any, path *field.Path) *extv1.J
 }
 
 // fieldSchema builds the schema of one field: a nested struct or a
-// "type | markers" string.
+// "type | markers" string. A field whose type is wrong gets a schema of
+// any value beside its error (unknownType), which the RGD's other checks
+// read: an expression reading the field is then not reported again for
+// reading one the spec does not have.
 func (b *builder) fieldSchema(def any, path *field.Path) (*extv1.JSONSchemaProps, bool) {
 	switch d := def.(type) {
 	case map[string]any:
@@ -94,13 +94,13 @@ func (b *builder) fieldSchema(def any, path *field.Path) (*extv1.JSONSchemaProps
 		if err != nil {
 			b.errs = append(b.errs, field.Invalid(path, d, err.Error()))
 			if typ == "" {
-				return nil, false
+				return unknownType(), false
 			}
 		}
 		s, err := b.typeSchema(typ, path)
 		if err != nil {
 			b.errs = append(b.errs, field.Invalid(path, d, err.Error()))
-			return nil, false
+			return unknownType(), false
 		}
 		// A field of a required custom type is required unless it says
 		// required=false itself.
@@ -118,8 +118,16 @@ func (b *builder) fieldSchema(def any, path *field.Path) (*extv1.JSONSchemaProps
 	default:
 		b.errs = append(b.errs, field.Invalid(path, def,
 			`must be a SimpleSchema type such as "string | required=true", or a map of nested fields`))
-		return nil, false
+		return unknownType(), false
 	}
+}
+
+// unknownType stands for the type of a field written wrong, already
+// reported: a value of any type, as CEL reads a schema without a type that
+// keeps unknown fields. It never reaches a CRD, an RGD with errors having
+// none.
+func unknownType() *extv1.JSONSchemaProps {
+	return &extv1.JSONSchemaProps{XPreserveUnknownFields: ptr(true)}
 }
 
 // typeSchema builds the schema of a type expression: a built-in type, []T,
