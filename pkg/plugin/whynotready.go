@@ -286,6 +286,7 @@ const (
 	adviceUnprocessed   = "check that kro-agent is running (its Lease kro-agent.kro.run names the leader) and that its logs show no error"
 	adviceStale         = "kro-agent has not processed the latest change: check that it is running and not failing"
 	adviceStatusRefused = "kro-agent processes the instance, but the API server refuses its status as the last event above says: for a denial, grant what it names, where it says; kro-agent tries again as soon as a grant is aggregated into its role or an admission policy or webhook changes, and otherwise " + nextRetry
+	adviceTooLarge      = "make the instance's spec smaller: the API server stores an object with its status only up to etcd's request limit (1.5 MiB unless its --max-request-bytes says otherwise); kro-agent writes the status as soon as the spec changes. Until then, deleting the instance may be refused the same way, as marking it deleted makes it larger"
 	adviceNoLeader      = "start kro-agent: kubectl -n kro-system get pods -l app.kubernetes.io/name=kro-agent shows its replicas and why they do not run; kro-agent processes what is waiting as soon as one leads"
 )
 
@@ -299,7 +300,17 @@ func (c *cluster) notProcessed(ctx context.Context, inst *unstructured.Unstructu
 	d := &Diagnosis{Cause: cause, Details: details, Advice: advice}
 	if inst != nil {
 		d.Events = c.recentEvents(ctx, inst)
-		if n := len(d.Events); n > 0 && strings.HasPrefix(d.Events[n-1], "Warning "+v1alpha1.EventStatusWriteFailed+":") {
+		last := ""
+		if n := len(d.Events); n > 0 {
+			last = d.Events[n-1]
+		}
+		refused := "Warning " + v1alpha1.EventStatusWriteFailed + ": "
+		switch {
+		case strings.HasPrefix(last, refused+v1alpha1.InstanceTooLargeForStatus):
+			d.Cause = ref + " is too large to be stored with a status: the API server refuses kro-agent's writes of it"
+			d.Advice = adviceTooLarge
+			return d
+		case strings.HasPrefix(last, refused):
 			d.Cause = ref + "'s status is not up to date: the API server refuses kro-agent's writes of it"
 			d.Advice = adviceStatusRefused
 			return d

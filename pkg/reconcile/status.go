@@ -430,7 +430,7 @@ func (r *run) statusRefused(err error, fields map[string]any) error {
 		// configuration, or the agent's grants, change.
 		r.e.local.admission.note(r.key, err)
 	case refusal.TooLarge(err) && len(fields) == 0:
-		told = fmt.Sprintf("writing status: the instance is larger than the API server stores with its status (%s); it keeps the status it has until its spec is made smaller", refusal.Message(err))
+		told = fmt.Sprintf("%s (%s); it keeps the status it has until its spec is made smaller", v1alpha1.InstanceTooLargeForStatus, refusal.Message(err))
 	default:
 		return err
 	}

@@ -1341,6 +1341,11 @@ spec:
 				}
 				return slices.Equal(notes, []string{"Warning: " + told}), fmt.Sprintf("%q", notes)
 			})
+			out, err := kro(t, cfg, nil, "why-not-ready", "heavy", "toolarge", "-n", ns)
+			if err == nil || !strings.Contains(out, "Heavy/toolarge is too large to be stored with a status") ||
+				!strings.Contains(out, "What to do: make the instance's spec smaller") {
+				t.Errorf("why-not-ready of an instance too large for a status (err %v):\n%s", err, out)
+			}
 			// Its resources are applied all the same.
 			c.mustGet(t, "v1", "ConfigMap", ns, "toolarge-note")
 			c.apply(t, heavy("toolarge", 1))

@@ -210,6 +210,11 @@ func (e *ResourceError) Unwrap() error { return e.Err }
 // cannot say it.
 const EventStatusWriteFailed = "StatusWriteFailed"
 
+// InstanceTooLargeForStatus begins the note of a StatusWriteFailed Event
+// refused because the instance itself leaves no room for a status:
+// what kubectl kro recognises it by, to say what to do instead of a grant.
+const InstanceTooLargeForStatus = "writing status: the instance is larger than the API server stores with its status"
+
 // deleteRefused is how an instance's Deleting condition tells an object
 // the API server refused to delete.
 const deleteRefused = " cannot be deleted: "
