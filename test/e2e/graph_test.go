@@ -1303,7 +1303,10 @@ spec:
 		}).
 		Assess("an instance itself too large to take a status is told in an Event", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
-			c.apply(t, heavyRGD)
+			// Its resources keep none of the instance's text but its
+			// length, so that how large an instance may be is its own
+			// matter.
+			c.apply(t, noteRGD("heavy", "Heavy", "", `"${string(size(schema.spec.text))}"`))
 			c.waitRGDActive(t, "heavy")
 			heavy := func(name string, size int) string {
 				return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Heavy, metadata: {name: %s, namespace: %s}, spec: {text: '%s'}}", name, ns, strings.Repeat("x", size))
@@ -1355,26 +1358,6 @@ spec:
 		Feature()
 	testenv.Test(t, f)
 }
-
-// heavyRGD keeps none of its instance's text but its length, so that how
-// large an instance may be is the instance's own matter.
-const heavyRGD = `
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: heavy}
-spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Heavy
-    spec: {text: string}
-  resources:
-  - id: note
-    template:
-      apiVersion: v1
-      kind: ConfigMap
-      metadata: {name: "${schema.metadata.name}-note"}
-      data: {length: "${string(size(schema.spec.text))}"}
-`
 
 // A value of a free-form field of the instance written into a typed field
 // of a resource is checked when it is computed: the instance is FAILED with
