@@ -1325,7 +1325,12 @@ spec:
 				case err == nil:
 					fits = size
 					c.apply(t, heavy(name, 0))
-					c.delete(t, "kro.run/v1alpha1", "Heavy", ns, name)
+					// A delete can start from the API server's cache, where
+					// the probe may still be large for a moment.
+					eventually(t, 10*time.Second, "the probe deleted", func() (bool, string) {
+						err := c.resource(t, "kro.run/v1alpha1", "Heavy").Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
+						return err == nil || apierrors.IsNotFound(err), fmt.Sprint(err)
+					})
 				case refusal.TooLarge(err):
 					refused = size
 				default:
