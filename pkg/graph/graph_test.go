@@ -467,3 +467,45 @@ spec:
 		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A field the API server refuses is traced to the template string that
+// gave it, or to the one that gave a value above it.
+func TestRenderedFrom(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: sources}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Sources, spec: {name: string, image: string, labels: "map[string]string"}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${schema.spec.name}-app", labels: "${schema.spec.labels}"}
+      spec:
+        selector: {matchLabels: {app: x}}
+        template:
+          metadata: {labels: {app: x}}
+          spec: {containers: [{name: app, image: "${schema.spec.image}"}]}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := g.Node("deploy")
+	for _, tc := range []struct {
+		fields []string
+		want   string
+	}{
+		{[]string{"metadata.name"}, "metadata.name is rendered from ${schema.spec.name}-app"},
+		{[]string{"metadata.labels"}, "metadata.labels is rendered from ${schema.spec.labels}"},
+		{[]string{"metadata.labels[bad key!]"}, "metadata.labels[bad key!] is in metadata.labels, rendered from ${schema.spec.labels}"},
+		{[]string{"spec.template.spec.containers[0].image", "metadata.name"},
+			"spec.template.spec.containers[0].image is rendered from ${schema.spec.image}; metadata.name is rendered from ${schema.spec.name}-app"},
+		{[]string{"spec.selector"}, ""},
+		{[]string{"metadata.namespace", "spec.template.spec.containers[1].image"}, ""},
+		{nil, ""},
+	} {
+		if got := n.RenderedFrom(tc.fields); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.fields, got, tc.want)
+		}
+	}
+}

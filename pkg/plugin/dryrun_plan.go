@@ -678,6 +678,9 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	if err != nil {
 		// As the instance's conditions would say it, and what to do.
 		p.Action, p.Reason = ActionInvalid, refusal.Readable(err).Error()
+		if from := n.RenderedFrom(refusal.InvalidFields(err)); from != "" {
+			p.Reason += "; " + from
+		}
 		if refusal.IsImmutableChange(err) {
 			p.Reason += "; " + immutableAdvice
 		}

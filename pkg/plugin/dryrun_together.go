@@ -154,7 +154,11 @@ func planUnserved(ctx context.Context, n *graph.Node, u *unstructured.Unstructur
 		p.Action, p.Reason = ActionUnknown, err.Error()
 		return p, u
 	case len(errs) > 0:
-		p.Action, p.Reason = ActionInvalid, refusal.Readable(apierrors.NewInvalid(n.Kind.GVK.GroupKind(), u.GetName(), errs)).Error()
+		refused := apierrors.NewInvalid(n.Kind.GVK.GroupKind(), u.GetName(), errs)
+		p.Action, p.Reason = ActionInvalid, refusal.Readable(refused).Error()
+		if from := n.RenderedFrom(refusal.InvalidFields(refused)); from != "" {
+			p.Reason += "; " + from
+		}
 		return p, u
 	}
 	p.Action, p.Diff = ActionCreate, diff(nil, admitted)

@@ -22,6 +22,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/refusal"
 	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
 
@@ -613,7 +614,13 @@ func (r *run) afterApply(ctx context.Context, n *graph.Node, w *applyWrite) (*un
 		return out, true
 	}
 	if err != nil {
-		r.fail(fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, cache.MetaObjectToName(u).String(), n.ID, r.t, err))
+		err = fmt.Errorf("applying %s %s (resource %s) in %s: %w", n.Kind.GVK.Kind, cache.MetaObjectToName(u).String(), n.ID, r.t, err)
+		if from := n.RenderedFrom(refusal.InvalidFields(err)); from != "" {
+			// The author of the instance never wrote the object: what of
+			// the template gave the refused fields says what to change.
+			err = fmt.Errorf("%w; %s", err, from)
+		}
+		r.fail(err)
 		return nil, false
 	}
 	switch {

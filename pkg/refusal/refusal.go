@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -240,4 +241,21 @@ func QuotesUnauthorized(message string) bool {
 // (the verb bind or escalate, or what it would grant).
 func QuotesEscalation(message string) bool {
 	return strings.Contains(message, escalation)
+}
+
+// InvalidFields are the fields an Invalid refusal names, as its causes
+// give them (spec.containers[0].image, metadata.labels), in order and once
+// each; none for any other error.
+func InvalidFields(err error) []string {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return nil
+	}
+	var fields []string
+	for _, c := range status.Status().Details.Causes {
+		if c.Field != "" && !slices.Contains(fields, c.Field) {
+			fields = append(fields, c.Field)
+		}
+	}
+	return fields
 }

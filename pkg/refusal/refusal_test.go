@@ -3,6 +3,7 @@ package refusal
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -254,5 +255,21 @@ func TestMessage(t *testing.T) {
 	}
 	if got := Message(errors.New("dial tcp: connection refused")); got != "dial tcp: connection refused" {
 		t.Errorf("Message of an error that is no refusal = %q", got)
+	}
+}
+
+// An Invalid refusal names its fields once each, in order; other errors
+// name none.
+func TestInvalidFields(t *testing.T) {
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "x", field.ErrorList{
+		field.Invalid(field.NewPath("metadata", "name"), "X", "lowercase"),
+		field.Invalid(field.NewPath("metadata", "labels"), "bad key!", "name part"),
+		field.Invalid(field.NewPath("metadata", "name"), "X", "too long"),
+	})
+	if got := InvalidFields(fmt.Errorf("applying: %w", invalid)); !slices.Equal(got, []string{"metadata.name", "metadata.labels"}) {
+		t.Errorf("invalid: %q", got)
+	}
+	if got := InvalidFields(apierrors.NewForbidden(schema.GroupResource{Resource: "deployments"}, "x", errors.New("no"))); got != nil {
+		t.Errorf("forbidden: %q", got)
 	}
 }

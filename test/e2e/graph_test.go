@@ -1434,6 +1434,17 @@ spec:
 			}
 			return ctx
 		}).
+		Assess("a value the API server refuses in a resource is traced to the template that gave it", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, instance(`"7"`, "Not_A_Name"))
+			eventually(t, 20*time.Second, "the refused apply to be reported", func() (bool, string) {
+				cond := condition(c.mustGet(t, "kro.run/v1alpha1", "FreeValues", ns, "app"), v1alpha1.ConditionResourcesReady)
+				return cond != nil && cond.Reason == v1alpha1.ReasonApplyFailed &&
+					strings.Contains(cond.Message, `ConfigMap "Not_A_Name" is invalid: metadata.name: Invalid value: "Not_A_Name"`) &&
+					strings.HasSuffix(cond.Message, "; metadata.name is rendered from ${schema.spec.cfg.name}"), fmt.Sprintf("%+v", cond)
+			})
+			return ctx
+		}).
 		Feature()
 	testenv.Test(t, f)
 }

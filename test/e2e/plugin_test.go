@@ -1583,7 +1583,7 @@ spec:
 			}
 			writeFile(t, file, previewNestedRGDs+fmt.Sprintf("\n---\n{apiVersion: kro.run/v1alpha1, kind: PreviewOuter, metadata: {name: nest, namespace: %s}, spec: {size: 7}}", ns))
 			if out, err := kro(t, cfg, nil, "dry-run", "-f", file, "-n", ns); !errors.Is(err, plugin.ErrInvalid) ||
-				!strings.Contains(out, "inner: PreviewInner "+ns+"/nest INVALID\n  PreviewInner.kro.run \"nest\" is invalid: spec.size: Invalid value: 7: spec.size in body should be less than or equal to 5\n") {
+				!strings.Contains(out, "inner: PreviewInner "+ns+"/nest INVALID\n  PreviewInner.kro.run \"nest\" is invalid: spec.size: Invalid value: 7: spec.size in body should be less than or equal to 5; spec.size is rendered from ${schema.spec.size}\n") {
 				t.Errorf("dry-run of an object of a given RGD's kind that its schema refuses: %v\n%s", err, out)
 			}
 			for _, name := range []string{"previewinner", "previewouter"} {
