@@ -127,6 +127,7 @@ func (c *compiler) compile() *Graph {
 	gvk := c.checkKind(s)
 	specFields := c.decodeMap(s.Spec, schemaPath.Child("spec"))
 	typeDefs := c.decodeMap(s.Types, schemaPath.Child("types"))
+	statusFields := c.decodeMap(s.Status, statusPath)
 	specSchema, errs := simpleschema.Build(specFields, typeDefs, schemaPath.Child("spec"), schemaPath.Child("types"))
 	c.errs = append(c.errs, errs...)
 
@@ -143,8 +144,8 @@ func (c *compiler) compile() *Graph {
 	}
 	c.checkLiteralNames()
 	order := c.sort()
-	statusSchema, status := c.compileStatus(s.Status)
-	conditions, computed := c.compileConditions(s.Status)
+	statusSchema, status := c.compileStatus(statusFields)
+	conditions, computed := c.compileConditions(statusFields)
 	if len(c.errs) > 0 {
 		return nil
 	}
@@ -157,6 +158,7 @@ func (c *compiler) compile() *Graph {
 		Conditions:         conditions,
 		ComputedConditions: computed,
 		InstanceFormats:    celenv.FormatsOf(instance),
+		schemaWarnings:     schemaBooleanKeyWarnings(specFields, typeDefs, statusFields),
 	}
 	if spec, ok := instance.Properties["spec"]; ok {
 		g.InstanceSpec = celenv.FieldType(&spec)

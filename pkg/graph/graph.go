@@ -70,6 +70,10 @@ type Graph struct {
 	// not project a field of that name, as an RGD written for upstream kro
 	// may.
 	ObservedGeneration bool
+
+	// schemaWarnings are the schema's part of Warnings: its fields named
+	// true or false.
+	schemaWarnings []string
 }
 
 // AgentWrites reports whether k, a top-level field of an instance's
@@ -101,12 +105,15 @@ func (g *Graph) Order() []string {
 
 // Warnings flag legal but suspicious things, cheaply: a readyWhen or
 // includeWhen that reads nothing is a constant, which is rarely meant; a
-// template key true or false is what YAML makes of an unquoted on or no;
-// and a template's status, which the API server drops from the apply of
-// any kind whose status is a subresource (as a rule: copied from kubectl
-// get -o yaml). They come in the graph's order, resource by resource.
+// schema field or template key named true or false is what YAML makes of
+// an unquoted y or n (a point's x and y become the fields x and true, and
+// instances written in YAML fill true where JSON clients and expressions
+// ask for y); and a template's status, which the API server drops from the
+// apply of any kind whose status is a subresource (as a rule: copied from
+// kubectl get -o yaml). They come in the RGD's order: the schema first,
+// then resource by resource.
 func (g *Graph) Warnings() []string {
-	var out []string
+	out := slices.Clone(g.schemaWarnings)
 	for _, n := range g.Nodes {
 		base := field.NewPath("spec", "resources").Key(n.ID).Child("template")
 		if _, ok := n.Template["status"]; ok && n.External == nil {
@@ -115,9 +122,7 @@ func (g *Graph) Warnings() []string {
 				base.Child("status"), kind))
 		}
 		for _, at := range booleanKeys(n.Template, nil) {
-			b := at[len(at)-1].Key
-			out = append(out, fmt.Sprintf("%s: YAML reads an unquoted %s as the boolean %s, which is the key here: quote the key if you meant the word",
-				at.FieldPath(base), yamlWords(b), b))
+			out = append(out, booleanKeyWarning(at, base))
 		}
 		for _, conds := range []struct {
 			field string
@@ -128,6 +133,29 @@ func (g *Graph) Warnings() []string {
 					out = append(out, fmt.Sprintf("spec.resources[%s].%s[%d]: ${%s} reads nothing, so it is always the same", n.ID, conds.field, i, e.Source))
 				}
 			}
+		}
+	}
+	return out
+}
+
+// booleanKeyWarning says that the key true or false at the end of at,
+// below base, is what YAML reads an unquoted word as.
+func booleanKeyWarning(at expr.Path, base *field.Path) string {
+	b := at[len(at)-1].Key
+	return fmt.Sprintf("%s: YAML reads an unquoted %s as the boolean %s, which is the key here: quote the key if you meant the word",
+		at.FieldPath(base), yamlWords(b), b)
+}
+
+// schemaBooleanKeyWarnings warn of the fields named true or false in the
+// decoded spec, types and status of an RGD's schema.
+func schemaBooleanKeyWarnings(spec, types, status map[string]any) []string {
+	var out []string
+	for _, part := range []struct {
+		name   string
+		fields map[string]any
+	}{{"spec", spec}, {"types", types}, {"status", status}} {
+		for _, at := range booleanKeys(part.fields, nil) {
+			out = append(out, booleanKeyWarning(at, schemaPath.Child(part.name)))
 		}
 	}
 	return out

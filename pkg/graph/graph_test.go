@@ -428,14 +428,19 @@ spec:
 	}
 }
 
-// A condition that reads nothing, a key YAML made of an unquoted word, and
-// a template's status are legal and warned of; quoted words and other keys
-// are not.
+// A condition that reads nothing, a schema field or template key YAML made
+// of an unquoted word, and a template's status are legal and warned of;
+// quoted words and other keys are not.
 func TestWarnings(t *testing.T) {
 	g, err := Compile(parseRGD(t, `
 metadata: {name: warned}
 spec:
-  schema: {apiVersion: v1alpha1, kind: Warned, spec: {name: string}}
+  schema:
+    apiVersion: v1alpha1
+    kind: Warned
+    spec: {name: string, x: integer, y: integer, "n": integer, at: {"off": Point}}
+    types: {Point: {x: integer, y: integer}}
+    status: {name: "${cm.metadata.name}", yes: "${cm.metadata.name}"}
   resources:
   - id: cm
     readyWhen: ["${1 > 0}"]
@@ -458,6 +463,9 @@ spec:
 		t.Fatal(err)
 	}
 	want := []string{
+		"spec.schema.spec.true: YAML reads an unquoted y, yes or on as the boolean true, which is the key here: quote the key if you meant the word",
+		"spec.schema.types.Point.true: YAML reads an unquoted y, yes or on as the boolean true, which is the key here: quote the key if you meant the word",
+		"spec.schema.status.true: YAML reads an unquoted y, yes or on as the boolean true, which is the key here: quote the key if you meant the word",
 		"spec.resources[cm].template.data.false: YAML reads an unquoted n, no or off as the boolean false, which is the key here: quote the key if you meant the word",
 		"spec.resources[cm].template.metadata.labels.true: YAML reads an unquoted y, yes or on as the boolean true, which is the key here: quote the key if you meant the word",
 		"spec.resources[cm].readyWhen[0]: ${1 > 0} reads nothing, so it is always the same",

@@ -52,8 +52,7 @@ func IsBuiltinCondition(t string) bool { return slices.Contains(builtinCondition
 var statusPath = schemaPath.Child("status")
 
 // compileStatus compiles the projected status fields and infers their schema.
-func (c *compiler) compileStatus(raw runtime.RawExtension) (*extv1.JSONSchemaProps, []*Field) {
-	status := c.decodeMap(raw, statusPath)
+func (c *compiler) compileStatus(status map[string]any) (*extv1.JSONSchemaProps, []*Field) {
 	if _, ok := status[StatusState]; ok {
 		c.errs = append(c.errs, field.Forbidden(statusPath.Child(StatusState), "state is set by kro-agent and cannot be projected"))
 	}
@@ -225,8 +224,7 @@ func DeclaredConditionTraits(status runtime.RawExtension) map[string]ConditionTr
 // spec.schema.status.conditions. An entry is either an object (SPEC §5) or,
 // as upstream kro writes it, one expression returning
 // runtime.newCondition(...) or a list of them.
-func (c *compiler) compileConditions(raw runtime.RawExtension) ([]*CustomCondition, []*Expression) {
-	status := c.decodeMap(raw, statusPath)
+func (c *compiler) compileConditions(status map[string]any) ([]*CustomCondition, []*Expression) {
 	decl, ok := status[StatusConditions]
 	if !ok {
 		return nil, nil
