@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kro-agent/kro-agent/manifests/crds"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 	"github.com/kro-agent/kro-agent/pkg/graph"
@@ -563,7 +565,10 @@ func (f fileObject) String() string {
 // decodeRGD reads an RGD as the API server's strict field validation
 // does: a key given twice is an error (with its line), and so is each
 // unknown field, named by its path as the API server names it, with a
-// resource's id in place of its index.
+// resource's id in place of its index. A value of the wrong type (a
+// readyWhen written as one string rather than a list) is named as the API
+// server names it, checking the RGD against its CustomResourceDefinition,
+// at every field where it is wrong.
 func decodeRGD(doc []byte) (*v1alpha1.ResourceGraphDefinition, []error) {
 	rgd := &v1alpha1.ResourceGraphDefinition{}
 	data, err := yaml.YAMLToJSONStrict(doc)
@@ -573,11 +578,18 @@ func decodeRGD(doc []byte) (*v1alpha1.ResourceGraphDefinition, []error) {
 	}
 	strict, err := json.UnmarshalStrict(data, rgd, json.DisallowUnknownFields)
 	if err != nil {
-		return rgd, []error{err}
+		// Go's decoder names the first wrong value by the Go type's
+		// field, without its index; what the API server would say is
+		// what to correct. (The decoder fills in the rest, the name and
+		// the ids among it.)
+		strict = schemaErrors(data)
+		if len(strict) == 0 {
+			return rgd, []error{err}
+		}
 	}
 	for i, e := range strict {
 		msg := resourceIndex.ReplaceAllStringFunc(e.Error(), func(m string) string {
-			n, _ := strconv.Atoi(resourceIndex.FindStringSubmatch(m)[1])
+			n := resourceAt(m)
 			if n < len(rgd.Spec.Resources) && rgd.Spec.Resources[n] != nil && rgd.Spec.Resources[n].ID != "" {
 				return "spec.resources[" + rgd.Spec.Resources[n].ID + "]"
 			}
@@ -589,6 +601,43 @@ func decodeRGD(doc []byte) (*v1alpha1.ResourceGraphDefinition, []error) {
 }
 
 var resourceIndex = regexp.MustCompile(`spec\.resources\[(\d+)\]`)
+
+// resourceAt is the index of the resource a path is in, or -1.
+func resourceAt(path string) int {
+	m := resourceIndex.FindStringSubmatch(path)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// schemaErrors checks an RGD, as JSON, against the schema of the
+// ResourceGraphDefinition CRD, as the API server does on create.
+func schemaErrors(data []byte) []error {
+	crd, err := crds.ResourceGraphDefinitions()
+	if err != nil {
+		return []error{fmt.Errorf("reading the ResourceGraphDefinition CRD kubectl kro was built with: %w", err)}
+	}
+	obj := map[string]any{}
+	if err := json.UnmarshalCaseSensitivePreserveInts(data, &obj); err != nil {
+		return nil
+	}
+	errs, err := offline.Admit(context.Background(), crd, &unstructured.Unstructured{Object: obj})
+	if err != nil {
+		return []error{err}
+	}
+	// The schema's validator walks maps in no set order: resource by
+	// resource, then by path, makes one order of every run.
+	slices.SortStableFunc(errs, func(a, b *field.Error) int {
+		return cmp.Or(cmp.Compare(resourceAt(a.Field), resourceAt(b.Field)), strings.Compare(a.Field, b.Field))
+	})
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+	}
+	return out
+}
 
 func printValidation(w io.Writer, format string, report ValidationReport) error {
 	if format != "" {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -321,6 +322,46 @@ spec:
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("errors\n got: %q\nwant: %q", got, want)
+	}
+}
+
+// A value of the wrong type is named as the API server names it, at each
+// field where it is wrong and with a resource's id, not as Go's decoder
+// names the first one ("cannot unmarshal string into Go struct field").
+func TestValidateNamesValuesOfTheWrongType(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rgd.yaml")
+	const doc = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: mistyped}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Mistyped, spec: {a: string}, shortNames: mt}
+  resources:
+  - id: config
+    readyWhen: "${config.metadata.name != ''}"
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+  - id: each
+    forEach: "${schema.spec.a}"
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: y}}
+`
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runPlugin("validate", "--offline", "-o", "json", "-f", file)
+	if err != ErrInvalid {
+		t.Fatalf("validate: %v, want %v", err, ErrInvalid)
+	}
+	report := decodeReport(t, out)
+	if len(report.Results) != 1 {
+		t.Fatalf("results: %+v", report.Results)
+	}
+	want := []string{
+		`document 1: spec.schema.shortNames: Invalid value: "string": spec.schema.shortNames in body must be of type array: "string"`,
+		`document 1: spec.resources[config].readyWhen: Invalid value: "string": spec.resources[config].readyWhen in body must be of type array: "string"`,
+		`document 1: spec.resources[each].forEach: Invalid value: "string": spec.resources[each].forEach in body must be of type array: "string"`,
+	}
+	if r := report.Results[0]; r.Name != "mistyped" || !slices.Equal(r.Errors, want) {
+		t.Errorf("%s: errors\n%s\nwant\n%s", r.Name, strings.Join(r.Errors, "\n"), strings.Join(want, "\n"))
 	}
 }
 
