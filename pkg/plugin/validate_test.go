@@ -245,7 +245,6 @@ func TestValidateOfInstancesPointsToDryRun(t *testing.T) {
 // one it would refuse, or whose values fail an expression, makes the exit
 // 1, with its errors under its RGD.
 func TestValidateChecksInstancesOfTheRGDsGiven(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "all.yaml")
 	rgd := `{apiVersion: kro.run/v1alpha1, kind: ResourceGraphDefinition, metadata: {name: sized},
   spec: {schema: {apiVersion: v1alpha1, kind: Sized, spec: {size: "integer | required=true maximum=3"}},
     resources: [{id: cm, template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {size: "${string(schema.spec.size)}", share: "${string(12 / schema.spec.size)}"}}}]}}`
@@ -256,16 +255,9 @@ func TestValidateChecksInstancesOfTheRGDsGiven(t *testing.T) {
 		`{apiVersion: kro.run/v1alpha1, kind: Sized, metadata: {name: empty}, spec: {size: 0}}`,
 		`{apiVersion: v1, kind: ConfigMap, metadata: {name: other}}`,
 	}
-	if err := os.WriteFile(file, []byte(rgd+"\n---\n"+strings.Join(instances, "\n---\n")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := runPlugin("validate", "--offline", "-o", "json", "-f", file)
-	if err != ErrInvalid {
-		t.Errorf("exit: %v, want %v", err, ErrInvalid)
-	}
-	report := decodeReport(t, out)
+	file, report := validateInvalid(t, rgd+"\n---\n"+strings.Join(instances, "\n---\n"))
 	if len(report.Results) != 1 || !report.Results[0].Valid {
-		t.Fatalf("the RGD is not valid alone:\n%s", out)
+		t.Fatalf("the RGD is not valid alone:\n%+v", report.Results)
 	}
 	want := []InstanceValidation{
 		{Name: "small", File: file, Valid: true},
@@ -281,11 +273,26 @@ func TestValidateChecksInstancesOfTheRGDsGiven(t *testing.T) {
 	}
 }
 
+// validateInvalid validates doc, written to a file, offline, and returns
+// the file and the report, failing the test unless validate exits as for
+// invalid input.
+func validateInvalid(t *testing.T, doc string) (string, ValidationReport) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "rgd.yaml")
+	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runPlugin("validate", "--offline", "-o", "json", "-f", file)
+	if err != ErrInvalid {
+		t.Fatalf("validate: %v, want %v\n%s", err, ErrInvalid, out)
+	}
+	return file, decodeReport(t, out)
+}
+
 // Each field the RGD type does not have is an error with its path, as the
 // API server's strict field validation names it, with a resource's id where
 // it has one; a key given twice is an error with its line in the file.
 func TestValidateNamesUnknownAndDuplicateFields(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "rgd.yaml")
 	const doc = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
@@ -304,14 +311,7 @@ spec:
 ---
 {"apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition", "metadata": {"name": "twice"}, "spec": {"schema": {"apiVersion": "v1alpha1", "kind": "Twice"}, "resources": [], "resources": []}}
 `
-	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := runPlugin("validate", "--offline", "-o", "json", "-f", file)
-	if err != ErrInvalid {
-		t.Fatalf("validate: %v, want %v", err, ErrInvalid)
-	}
-	report := decodeReport(t, out)
+	_, report := validateInvalid(t, doc)
 	var got []string
 	for _, r := range report.Results {
 		got = append(got, r.Name+": "+strings.Join(r.Errors, "; "))
@@ -329,7 +329,6 @@ spec:
 // field where it is wrong and with a resource's id, not as Go's decoder
 // names the first one ("cannot unmarshal string into Go struct field").
 func TestValidateNamesValuesOfTheWrongType(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "rgd.yaml")
 	const doc = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
@@ -344,14 +343,7 @@ spec:
     forEach: "${schema.spec.a}"
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: y}}
 `
-	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := runPlugin("validate", "--offline", "-o", "json", "-f", file)
-	if err != ErrInvalid {
-		t.Fatalf("validate: %v, want %v", err, ErrInvalid)
-	}
-	report := decodeReport(t, out)
+	_, report := validateInvalid(t, doc)
 	if len(report.Results) != 1 {
 		t.Fatalf("results: %+v", report.Results)
 	}
