@@ -22,10 +22,11 @@ import (
 
 // Admit does to obj, a new object of the kind crd serves, what the API
 // server does when it is created with strict field validation, for a kind
-// the cluster does not serve yet: named from its generateName, status
-// dropped (a status subresource takes it apart), fields the schema does
-// not declare named, defaults filled in, then metadata, the schema's
-// validation, list invariants and x-kubernetes-validations rules checked.
+// the cluster does not serve yet: named from its generateName, the
+// namespace of a cluster-scoped object dropped, status dropped (a status
+// subresource takes it apart), fields the schema does not declare named,
+// defaults filled in, then metadata, the schema's validation, list
+// invariants and x-kubernetes-validations rules checked.
 // obj is changed in place. The errors are the API server's, with its
 // paths; a schema the API server would not take is the error returned.
 func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstructured.Unstructured) (field.ErrorList, error) {
@@ -58,6 +59,9 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 	defaulting.Default(obj.Object, structural)
 
 	namespaced := crd.Spec.Scope == extv1.NamespaceScoped
+	if !namespaced {
+		obj.SetNamespace("") // the API server takes no namespace of a cluster-scoped object, nor refuses one
+	}
 	errs = append(errs, metavalidation.ValidateObjectMetaAccessor(obj, namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj.Object, validator)...)
 	errs = append(errs, objectmeta.Validate(nil, obj.Object, structural, false)...)

@@ -74,6 +74,21 @@ func TestAdmitNamesFromGenerateName(t *testing.T) {
 	}
 }
 
+// A cluster-scoped object written with a namespace is taken, without it,
+// as the API server takes it (kubectl apply sends the namespace as written).
+func TestAdmitDropsTheNamespaceOfAClusterScopedObject(t *testing.T) {
+	crd := appCRD()
+	crd.Spec.Scope = extv1.ClusterScoped
+	obj := app(t, `{apiVersion: kro.run/v1alpha1, kind: App, metadata: {name: demo, namespace: default}, spec: {name: web}}`)
+	errs, err := Admit(context.Background(), crd, obj)
+	if err != nil || len(errs) > 0 {
+		t.Fatalf("a cluster-scoped object with a namespace is refused: %v %v", err, errs)
+	}
+	if ns := obj.GetNamespace(); ns != "" {
+		t.Errorf("namespace = %q, want none", ns)
+	}
+}
+
 func TestAdmitSaysWhatTheAPIServerWouldRefuse(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc string
