@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metavalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -568,7 +569,8 @@ func (f fileObject) String() string {
 // resource's id in place of its index. A value of the wrong type (a
 // readyWhen written as one string rather than a list) is named as the API
 // server names it, checking the RGD against its CustomResourceDefinition,
-// at every field where it is wrong.
+// at every field where it is wrong; so is a name, label or annotation the
+// API server refuses.
 func decodeRGD(doc []byte) (*v1alpha1.ResourceGraphDefinition, []error) {
 	rgd := &v1alpha1.ResourceGraphDefinition{}
 	data, err := yaml.YAMLToJSONStrict(doc)
@@ -585,6 +587,13 @@ func decodeRGD(doc []byte) (*v1alpha1.ResourceGraphDefinition, []error) {
 		strict = schemaErrors(data)
 		if len(strict) == 0 {
 			return rgd, []error{err}
+		}
+	} else {
+		// The webhook sees only names the API server took: a name that
+		// is not one (WebApp) is refused before it.
+		rgd.Namespace = "" // taken away, as of any cluster-scoped object
+		for _, e := range metavalidation.ValidateObjectMetaAccessor(rgd, false, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata")) {
+			strict = append(strict, e)
 		}
 	}
 	for i, e := range strict {

@@ -357,6 +357,23 @@ spec:
 	}
 }
 
+// A name the API server refuses is named, as it is by the API server
+// before the webhook sees the RGD; a namespace is taken away, as the API
+// server takes it from any cluster-scoped object, and is no error.
+func TestValidateNamesAnRGDNameTheAPIServerRefuses(t *testing.T) {
+	_, report := validateInvalid(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: WebApp, namespace: default}
+spec:
+  schema: {apiVersion: v1alpha1, kind: WebApp, spec: {a: string}}
+`)
+	want := `document 1: metadata.name: Invalid value: "WebApp": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters`
+	if len(report.Results) != 1 || len(report.Results[0].Errors) != 1 || !strings.HasPrefix(report.Results[0].Errors[0], want) {
+		t.Errorf("results %+v, want one error beginning %q", report.Results, want)
+	}
+}
+
 // -f takes a URL, as kubectl's does; a server's refusal is an error that
 // names the URL and what the server said.
 func TestValidateReadsAURL(t *testing.T) {
