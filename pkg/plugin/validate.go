@@ -658,7 +658,11 @@ func printValidation(w io.Writer, format string, report ValidationReport) error 
 	}
 	for _, r := range report.Results {
 		if r.Valid {
-			fmt.Fprintf(w, "resourcegraphdefinition/%s (%s): valid\n  topological order: %s\n", r.Name, r.File, strings.Join(r.TopologicalOrder, " -> "))
+			order := strings.Join(r.TopologicalOrder, " -> ")
+			if order == "" {
+				order = "none (no resources)"
+			}
+			fmt.Fprintf(w, "resourcegraphdefinition/%s (%s): valid\n  topological order: %s\n", r.Name, r.File, order)
 			for _, warning := range r.Warnings {
 				fmt.Fprintf(w, "  warning: %s\n", warning)
 			}
