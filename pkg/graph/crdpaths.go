@@ -24,9 +24,28 @@ func inRGD(errs field.ErrorList) field.ErrorList {
 	return out
 }
 
-// rgdPathOf turns a path into the generated CRD's schema into the path of
-// the SimpleSchema field it came from.
+// crdCopied are the fields of the generated CRD copied from the RGD's
+// schema as they are, item for item, and where they came from. (Printer
+// columns given replace the defaults, so their indices are the RGD's; the
+// API server's check names them at the top of the spec or in the version.)
+var crdCopied = []struct{ crd, rgd string }{
+	{"spec.additionalPrinterColumns", "additionalPrinterColumns"},
+	{"spec.versions[0].additionalPrinterColumns", "additionalPrinterColumns"},
+	{"spec.names.shortNames", "shortNames"},
+	{"spec.names.categories", "categories"},
+}
+
+// rgdPathOf turns a path into the generated CRD into the path of the RGD
+// field it came from: a SimpleSchema field, or a field copied from the
+// schema.
 func rgdPathOf(p string) string {
+	for _, c := range crdCopied {
+		if rest, ok := strings.CutPrefix(p, c.crd); ok && strings.HasPrefix(rest, "[") {
+			// The API server's check names a column's jsonPath by its
+			// Go field.
+			return schemaPath.Child(c.rgd).String() + strings.Replace(rest, ".JSONPath", ".jsonPath", 1)
+		}
+	}
 	m := crdSchemaRoot.FindStringSubmatchIndex(p)
 	if m == nil {
 		return schemaPath.String() + " (generated CRD: " + p + ")"

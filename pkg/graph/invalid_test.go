@@ -425,6 +425,16 @@ func TestInvalidRGDs(t *testing.T) {
 		{"list default with an item of another type", `{apiVersion: v1alpha1, kind: App, spec: {name: string, ports: "[]integer | default=[\"x\"]"}}`, configMap,
 			"spec.schema.spec.ports.default[0]", `must be of type integer`},
 
+		// presentation, checked in the generated CRD
+		{"printer column without a jsonPath", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, additionalPrinterColumns: [{name: Name, type: string, jsonPath: .spec.name}, {name: Size, type: string}]}`, configMap,
+			"spec.schema.additionalPrinterColumns[1].jsonPath", `Required value`},
+		{"printer column of an unknown type", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, additionalPrinterColumns: [{name: Name, type: strin, jsonPath: .spec.name}]}`, configMap,
+			"spec.schema.additionalPrinterColumns[0].type", `must be one of boolean,date,integer,number,string`},
+		{"short name in capitals", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, shortNames: [ap, AP]}`, configMap,
+			"spec.schema.shortNames[1]", `a DNS-1035 label`},
+		{"category with a space", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, categories: ["my apps"]}`, configMap,
+			"spec.schema.categories[0]", `a DNS-1035 label`},
+
 		// status
 		{"status field without expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {phase: running}}`, configMap,
 			"spec.schema.status.phase", `status fields are ${...} expressions`},
