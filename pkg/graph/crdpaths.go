@@ -40,7 +40,7 @@ var crdCopied = []struct{ crd, rgd string }{
 // schema.
 func rgdPathOf(p string) string {
 	for _, c := range crdCopied {
-		if rest, ok := strings.CutPrefix(p, c.crd); ok && strings.HasPrefix(rest, "[") {
+		if rest, ok := strings.CutPrefix(p, c.crd); ok && (rest == "" || strings.HasPrefix(rest, "[")) {
 			// The API server's check names a column's jsonPath by its
 			// Go field.
 			return schemaPath.Child(c.rgd).String() + strings.Replace(rest, ".JSONPath", ".jsonPath", 1)
