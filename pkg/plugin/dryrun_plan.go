@@ -677,10 +677,7 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	}
 	if err != nil {
 		// As the instance's conditions would say it, and what to do.
-		p.Action, p.Reason = ActionInvalid, refusal.Readable(err).Error()
-		if from := n.RenderedFrom(refusal.InvalidFields(err)); from != "" {
-			p.Reason += "; " + from
-		}
+		p.Action, p.Reason = ActionInvalid, invalidReason(n, err)
 		if refusal.IsImmutableChange(err) {
 			p.Reason += "; " + immutableAdvice
 		}
@@ -703,6 +700,17 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 		p.Reason = joinReasons(p.Reason, adopted)
 	}
 	return p, result
+}
+
+// invalidReason is a refusal of n's object as the instance's conditions
+// would say it, followed by the template strings behind the fields it
+// names: the instance's author never wrote the object.
+func invalidReason(n *graph.Node, err error) string {
+	reason := refusal.Readable(err).Error()
+	if from := n.RenderedFrom(refusal.InvalidFields(err)); from != "" {
+		reason += "; " + from
+	}
+	return reason
 }
 
 // adopts tells whether inst takes over live, an object that is not its

@@ -18,7 +18,6 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/crdcheck/offline"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
-	"github.com/kro-agent/kro-agent/pkg/refusal"
 )
 
 // unservedKind is a kind that an RGD given to dry-run serves once it is
@@ -154,11 +153,7 @@ func planUnserved(ctx context.Context, n *graph.Node, u *unstructured.Unstructur
 		p.Action, p.Reason = ActionUnknown, err.Error()
 		return p, u
 	case len(errs) > 0:
-		refused := apierrors.NewInvalid(n.Kind.GVK.GroupKind(), u.GetName(), errs)
-		p.Action, p.Reason = ActionInvalid, refusal.Readable(refused).Error()
-		if from := n.RenderedFrom(refusal.InvalidFields(refused)); from != "" {
-			p.Reason += "; " + from
-		}
+		p.Action, p.Reason = ActionInvalid, invalidReason(n, apierrors.NewInvalid(n.Kind.GVK.GroupKind(), u.GetName(), errs))
 		return p, u
 	}
 	p.Action, p.Diff = ActionCreate, diff(nil, admitted)
