@@ -126,6 +126,9 @@ func (e *Env) Compile(src string) (*cel.Ast, error) {
 	if iss.Err() != nil {
 		return nil, e.explainIssues(src, iss)
 	}
+	if p, ok := e.env.CELTypeProvider().(fieldsByHeldName); ok {
+		p.heldNames(ast.NativeRep())
+	}
 	return ast, nil
 }
 
@@ -292,17 +295,41 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 	if !ok || !object.IsObject() || len(object.Fields) == 0 {
 		return ""
 	}
-	names := slices.Sorted(maps.Keys(object.Fields))
-	if b, ok := YAMLBoolean(field); ok && slices.ContainsFunc(names, func(n string) bool { return n == b || n == "__"+b+"__" }) {
+	// The names the object holds its fields by, which its type escapes
+	// where they are no identifiers, and how an expression writes them.
+	written := map[string]string{}
+	for escaped := range object.Fields {
+		if held, ok := apiservercel.Unescape(escaped); ok {
+			written[held] = writtenField(escaped)
+		}
+	}
+	names := slices.Sorted(maps.Keys(written))
+	if b, ok := YAMLBoolean(field); ok && slices.Contains(names, b) {
 		return fmt.Sprintf("%s has a field %s instead: YAML reads the key %s as the boolean %s, quote it (\"%s\": ...) where the schema declares it", operand, b, field, b, field)
 	}
+	// o.my-field reads o.my, less field.
+	if held := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !isSplitAt(n, field) }); len(held) == 1 {
+		return fmt.Sprintf("did you mean %s%s%s? A field name that is no identifier is written in backticks", operand, op, written[held[0]])
+	}
 	if best, ok := spelling.Closest(field, names); ok {
-		return fmt.Sprintf("did you mean %s%s%s?", operand, op, best)
+		return fmt.Sprintf("did you mean %s%s%s?", operand, op, written[best])
 	}
 	if len(names) > maxFieldsListed {
 		return ""
 	}
-	return fmt.Sprintf("%s has %s", operand, strings.Join(names, ", "))
+	list := make([]string, len(names))
+	for i, n := range names {
+		list[i] = written[n]
+	}
+	return fmt.Sprintf("%s has %s", operand, strings.Join(list, ", "))
+}
+
+// isSplitAt reports whether a field name is one an expression written
+// without backticks would read as prefix and an operator after it: the
+// name my-field read as my - field, a.b as a then b.
+func isSplitAt(name, prefix string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
+	return ok && rest != "" && strings.ContainsRune("-./", rune(rest[0]))
 }
 
 // referenceHint says what the name, or function, that the expression with
@@ -478,5 +505,9 @@ func (e *Env) Extend(vars ...Var) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)
 	}
-	return &Env{set: set, env: set.NewExpressionsEnv(), declTypes: all, provider: apiservercel.NewDeclTypeProvider(slices.Concat(all, libraryTypes)...)}, nil
+	env := set.NewExpressionsEnv()
+	if env, err = env.Extend(cel.CustomTypeProvider(fieldsByHeldName{env.CELTypeProvider()})); err != nil {
+		return nil, fmt.Errorf("building the CEL environment: %w", err)
+	}
+	return &Env{set: set, env: env, declTypes: all, provider: apiservercel.NewDeclTypeProvider(slices.Concat(all, libraryTypes)...)}, nil
 }

@@ -1,0 +1,113 @@
+package celenv
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// A field whose name is no CEL identifier type-checks under the name the
+// API server's CEL escapes it to, or its own in backticks, and either
+// reads the field the object holds under its own name.
+func TestFieldsNamedEscapedReadTheFieldTheObjectHolds(t *testing.T) {
+	str := *spec.StringProperty()
+	object := objectSchema(map[string]spec.Schema{
+		"my-field":  str,
+		"a.b":       str,
+		"x/y":       str,
+		"a__b":      str,
+		"if":        str,
+		"namespace": str,
+		"plain":     str,
+		"nested":    *objectSchema(map[string]spec.Schema{"in-depth": str}),
+		"items":     *arrayOf(objectSchema(map[string]spec.Schema{"item-name": str})),
+	})
+	env, err := New(Var{Name: "o", Schema: object})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]any{"o": map[string]any{
+		"my-field":  "dash",
+		"a.b":       "dot",
+		"x/y":       "slash",
+		"a__b":      "underscores",
+		"if":        "keyword",
+		"namespace": "ns",
+		"plain":     "plain",
+		"nested":    map[string]any{"in-depth": "deep"},
+		"items":     []any{map[string]any{"item-name": "first"}},
+	}}
+	for _, tc := range []struct{ src, want string }{
+		{"o.my__dash__field", "dash"},
+		{"o.`my-field`", "dash"},
+		{"o.a__dot__b", "dot"},
+		{"o.`a.b`", "dot"},
+		{"o.x__slash__y", "slash"},
+		{"o.a__underscores__b", "underscores"},
+		{"o.`a__b`", "underscores"},
+		{"o.a__b", "underscores"},
+		{"o.__if__", "keyword"},
+		{"o.if", "keyword"},
+		{"o.namespace", "ns"},
+		{"o.__namespace__", "ns"},
+		{"o.plain", "plain"},
+		{"o.nested.in__dash__depth", "deep"},
+		{"o.items[0].item__dash__name", "first"},
+		{"o.items.map(i, i.item__dash__name)[0]", "first"},
+		{"o.?my__dash__field.orValue('absent')", "dash"},
+		{"o.?`my-field`.orValue('absent')", "dash"},
+		{"o.nested.?in__dash__depth.orValue('absent')", "deep"},
+		{"has(o.my__dash__field) ? 'set' : 'unset'", "set"},
+		{"has(o.__if__) ? 'set' : 'unset'", "set"},
+		{"has(o.`a.b`) ? 'set' : 'unset'", "set"},
+	} {
+		prg := program(t, env, tc.src)
+		if prg == nil {
+			continue
+		}
+		if got, ok := evalString(t, prg, tc.src, vars); ok && got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.src, got, tc.want)
+		}
+	}
+
+	// Absent, such a field is absent under either name.
+	empty := map[string]any{"o": map[string]any{"nested": map[string]any{}}}
+	for _, src := range []string{"has(o.my__dash__field)", "has(o.`my-field`)", "has(o.nested.in__dash__depth)", "o.?a__dot__b.hasValue()"} {
+		prg := program(t, env, src)
+		if prg == nil {
+			continue
+		}
+		if out, _, err := prg.Eval(empty); err != nil || out.Value() != false {
+			t.Errorf("%s over an object without the field = %v, %v; want false", src, out, err)
+		}
+	}
+
+	// The fields are listed as an expression writes them.
+	_, err = env.Compile("o.zzzzz")
+	want := "o has `a.b`, a__b, if, items, `my-field`, namespace, nested, plain, `x/y`"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Compile(o.zzzzz) = %v, want it to contain %q", err, want)
+	}
+}
+
+// A field whose name is no identifier, written without backticks, is read
+// as a shorter name and an operator; the error says how to write it.
+func TestFieldNamesThatAreNoIdentifiersAreToldToBeQuoted(t *testing.T) {
+	str := *spec.StringProperty()
+	env, err := New(Var{Name: "o", Schema: objectSchema(map[string]spec.Schema{"my-field": str, "a.b": str, "other": str})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"o.my-field", "undefined field 'my': did you mean o.`my-field`? A field name that is no identifier is written in backticks"},
+		{"o.a.b", "undefined field 'a': did you mean o.`a.b`? A field name that is no identifier is written in backticks"},
+		{"o.?my-field", "undefined field 'my': did you mean o.?`my-field`?"},
+		{"o.my_field", "undefined field 'my_field': did you mean o.`my-field`?"},
+	} {
+		_, err := env.Compile(tc.src)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Compile(%q) = %v, want it to contain %q", tc.src, err, tc.want)
+		}
+	}
+}
