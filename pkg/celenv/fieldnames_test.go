@@ -111,3 +111,26 @@ func TestFieldNamesThatAreNoIdentifiersAreToldToBeQuoted(t *testing.T) {
 		}
 	}
 }
+
+// Where an object does not fit the field it is written into, the field
+// it has no place for is named as the object holds it.
+func TestFitNamesFieldsAsHeld(t *testing.T) {
+	str := *spec.StringProperty()
+	env, err := New(Var{Name: "o", Schema: objectSchema(map[string]spec.Schema{"my-field": str, "if": str})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mustCompile(t, env, "o").OutputType()
+	for into, want := range map[*spec.Schema]string{
+		objectSchema(map[string]spec.Schema{"if": str}):                                    "which has no my-field",
+		objectSchema(map[string]spec.Schema{"my-field": str}):                              "which has no if",
+		objectSchema(map[string]spec.Schema{"my-field": *spec.Int64Property(), "if": str}): "whose my-field takes int, not string",
+	} {
+		if why, _ := env.Fit(FieldType(into), got); why != want {
+			t.Errorf("Fit = %q, want %q", why, want)
+		}
+	}
+	if why, ok := env.Fit(FieldType(objectSchema(map[string]spec.Schema{"my-field": str, "if": str})), got); !ok {
+		t.Errorf("Fit into an object of the same fields = %q, want it to fit", why)
+	}
+}

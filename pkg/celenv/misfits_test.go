@@ -17,13 +17,16 @@ func TestMisfits(t *testing.T) {
 		"on":    *spec.BooleanProperty(),
 		"ports": *arrayOf(port),
 		"tags":  *spec.MapProperty(spec.StringProperty()),
+		// Named as no CEL identifier: its type names it escaped.
+		"max-count": *spec.Int64Property(),
 	}))
 	v := map[string]any{
-		"count": int64(3),
-		"on":    true,
-		"ports": []any{map[string]any{"name": "a", "port": int64(80)}, map[string]any{"name": int64(2), "port": "81"}, "x"},
-		"tags":  map[string]any{"b": "ok", "a": false},
-		"other": int64(1), // not declared: the API server's to judge
+		"count":     int64(3),
+		"on":        true,
+		"ports":     []any{map[string]any{"name": "a", "port": int64(80)}, map[string]any{"name": int64(2), "port": "81"}, "x"},
+		"tags":      map[string]any{"b": "ok", "a": false},
+		"other":     int64(1), // not declared: the API server's to judge
+		"max-count": "3",
 	}
 	var got []string
 	for _, m := range Misfits(want, v) {
@@ -31,6 +34,7 @@ func TestMisfits(t *testing.T) {
 	}
 	wantAll := []string{
 		`count holds 3 (an int), where string is expected`,
+		`max-count holds "3" (a string), where int is expected`,
 		`ports[1].name holds 2 (an int), where string is expected`,
 		`ports[1].port holds "81" (a string), where int is expected`,
 		`ports[2] holds "x" (a string), where an object is expected`,

@@ -128,11 +128,16 @@ func (e *Env) fieldsFit(fieldOf func(string) (*apiservercel.DeclType, bool), got
 		return "", true
 	}
 	for _, name := range slices.Sorted(maps.Keys(decl.Fields)) {
+		// Paths name fields as the objects hold them, not escaped.
+		at := path + "." + name
+		if held, unescaped := apiservercel.Unescape(name); unescaped {
+			at = path + "." + held
+		}
 		want, ok := fieldOf(name)
 		if !ok {
-			return "which has no " + strings.TrimPrefix(path+"."+name, "."), false
+			return "which has no " + strings.TrimPrefix(at, "."), false
 		}
-		if why, ok := e.fit(want, decl.Fields[name].Type.CelType(), path+"."+name, depth+1); !ok {
+		if why, ok := e.fit(want, decl.Fields[name].Type.CelType(), at, depth+1); !ok {
 			return why, false
 		}
 	}
@@ -404,7 +409,7 @@ func misfits(want *apiservercel.DeclType, v any, depth int) []Misfit {
 		for k, item := range obj {
 			elem := want.ElemType
 			if want.IsObject() {
-				f, declared := want.Fields[k]
+				f, declared := fieldHeldAs(want, k)
 				if !declared {
 					continue
 				}
@@ -424,6 +429,20 @@ func misfits(want *apiservercel.DeclType, v any, depth int) []Misfit {
 		expects = "an object"
 	}
 	return []Misfit{{Value: v, Expects: expects}}
+}
+
+// fieldHeldAs is the field of object type t that objects hold under the
+// name held, which t names escaped when it is no CEL identifier.
+func fieldHeldAs(t *apiservercel.DeclType, held string) (*apiservercel.DeclField, bool) {
+	if f, ok := t.Fields[held]; ok {
+		return f, true // most names need no escaping, and finding them so costs nothing
+	}
+	escaped, ok := apiservercel.Escape(held)
+	if !ok || escaped == held {
+		return nil, false
+	}
+	f, ok := t.Fields[escaped]
+	return f, ok
 }
 
 // describeValue says what a JSON-like value is, for errors: a scalar with
