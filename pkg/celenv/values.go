@@ -12,15 +12,20 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 )
 
-// Formats says where, in objects of one schema, the API's strings stand for
-// values of other CEL types. The types expressions are checked against
-// (openapi.SchemaDeclType) make a string of format byte CEL bytes, date and
-// date-time a timestamp, duration a duration, so string(secret.data.key) and
-// x.metadata.creationTimestamp < timestamp(...) type-check; the objects read
-// from the API server hold them as text. Apply converts the text, so the
-// values match their types. nil means the schema has no such field.
+// Formats says where, in objects of one schema, the API's values are held
+// in another type than CEL checks them as. The types expressions are
+// checked against (openapi.SchemaDeclType) make a string of format byte CEL
+// bytes, date and date-time a timestamp, duration a duration, so
+// string(secret.data.key) and x.metadata.creationTimestamp < timestamp(...)
+// type-check; the objects read from the API server hold them as text. A
+// number is a double, and a whole number in JSON is decoded as an integer:
+// schema.spec.ratio * 2.0 would find no overload when ratio is 2. Apply
+// converts the text and the integers, so the values match their types.
+// nil means the schema has no such field.
 type Formats struct {
-	format     string // at a string field: byte, date, date-time or duration
+	// format is, at a string field, byte, date, date-time or duration; at
+	// a number field, number.
+	format     string
 	properties map[string]*Formats
 	additional *Formats // the values of a map
 	items      *Formats // the items of a list
@@ -71,6 +76,8 @@ func formatsOf(s *spec.Schema, depth int) *Formats {
 		return nil
 	}
 	switch {
+	case s.Type.Contains("number"):
+		return &Formats{format: "number"}
 	case s.Type.Contains("string"):
 		switch s.Format {
 		case "byte", "date", "date-time", "duration":
@@ -111,7 +118,8 @@ func isIntOrString(s *spec.Schema) bool {
 
 // Apply returns v with the typed strings of f converted: []byte for byte,
 // time.Time for date and date-time, time.Duration for duration, which CEL
-// adapts to its bytes, timestamp and duration. v is not changed: maps and
+// adapts to its bytes, timestamp and duration; and the integers of number
+// fields made float64, CEL's double. v is not changed: maps and
 // lists on the way to a converted value are copied, the rest is shared. A
 // string that does not parse is left as text.
 func (f *Formats) Apply(v any) any {
@@ -131,6 +139,11 @@ func (f *Formats) apply(v any) (any, bool) {
 		out := f.convert(x)
 		_, still := out.(string)
 		return out, !still
+	case int64:
+		if f.format == "number" {
+			return float64(x), true
+		}
+		return x, false
 	case map[string]any:
 		var out map[string]any
 		update := func(k string, val any, fk *Formats) {

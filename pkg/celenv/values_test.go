@@ -34,6 +34,9 @@ properties:
     type: array
     items: {type: object, properties: {at: {type: string, format: date-time}, note: {type: string}}}
   plain: {type: object, properties: {a: {type: string}}}
+  ratio: {type: number}
+  weights: {type: array, items: {type: number}}
+  count: {type: integer}
 `))
 	plain := map[string]any{"a": "x"}
 	in := map[string]any{
@@ -41,6 +44,8 @@ properties:
 		"blobs":  map[string]any{"k": "aGk=", "bad": "not base64!"},
 		"events": []any{map[string]any{"at": "2026-11-24T10:00:00.25Z", "note": "a"}, map[string]any{"at": "yesterday"}},
 		"plain":  plain,
+		// JSON decoding gives a whole number as an integer.
+		"ratio": int64(2), "weights": []any{int64(1), 0.5}, "count": int64(3),
 	}
 	got := f.Apply(in).(map[string]any)
 	want := map[string]any{
@@ -48,6 +53,7 @@ properties:
 		"blobs":  map[string]any{"k": []byte("hi"), "bad": "not base64!"},
 		"events": []any{map[string]any{"at": time.Date(2026, 11, 24, 10, 0, 0, 250e6, time.UTC), "note": "a"}, map[string]any{"at": "yesterday"}},
 		"plain":  plain,
+		"ratio":  float64(2), "weights": []any{float64(1), 0.5}, "count": int64(3),
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Apply = %#v\nwant %#v", got, want)

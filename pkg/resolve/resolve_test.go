@@ -450,6 +450,49 @@ spec:
 	}
 }
 
+// A number the instance gives whole, which JSON decoding makes an integer,
+// is the double its type checked as: arithmetic with doubles finds its
+// overload, and the number written out is the one given.
+func TestWholeNumbersAreDoubles(t *testing.T) {
+	g := compileRGD(t, `
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Scaled
+    spec:
+      ratio: float
+      weights: "[]float"
+    status:
+      doubled: ${schema.spec.ratio * 2.0}
+      ratio: ${schema.spec.ratio}
+      total: ${schema.spec.weights.map(w, w * 10.0)}
+  resources:
+    - id: cm
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name}"}
+        data:
+          big: ${string(schema.spec.ratio > 1.5)}
+`)
+	s := NewScope(g, obj(t, `{metadata: {name: c, namespace: default}, spec: {ratio: 2, weights: [1, 0.5]}}`))
+	cm, err := Render(g.Node("cm"), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cm["data"].(map[string]any)["big"]; got != "true" {
+		t.Errorf("data.big = %v, want true", got)
+	}
+	s.Observe(g.Node("cm"), cm)
+	status, err := Status(g, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]any{"doubled": 4.0, "ratio": 2.0, "total": []any{10.0, 5.0}}; !reflect.DeepEqual(status, want) {
+		t.Errorf("status = %v, want %v", status, want)
+	}
+}
+
 // Status may hold lists of expressions, as in kro: a list is projected once
 // every item can be, items omit() leaves out are dropped, and its schema
 // in the generated CRD is an array of the items' type.
