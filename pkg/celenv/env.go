@@ -291,7 +291,11 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 	if iss.Err() != nil {
 		return ""
 	}
-	object, ok := e.provider.FindDeclType(checked.OutputType().TypeName())
+	t := checked.OutputType()
+	for isOptional(t) {
+		t = t.Parameters()[0] // x.?a.b reads b of what the optional holds
+	}
+	object, ok := e.provider.FindDeclType(t.TypeName())
 	if !ok || !object.IsObject() || len(object.Fields) == 0 {
 		return ""
 	}

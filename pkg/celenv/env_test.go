@@ -158,6 +158,7 @@ func TestUnknownFieldsAndNamesSayWhatThereIs(t *testing.T) {
 		{"cel.bind(s, items, s.map(i, i.spec.imag))", "undefined field 'imag': did you mean i.spec.image?"},
 		{"schema.spec.?replica.orValue(1)", "undefined field 'replica': did you mean schema.spec.?replicas?"},
 		{"items.all(i, i.spec.?imag.hasValue())", "undefined field 'imag': did you mean i.spec.?image?"},
+		{"schema.?spec.imag.orValue('')", "undefined field 'imag': did you mean schema.?spec.image?"},
 		// A range that does not compile types nothing.
 		{"item.map(i, i.spec.replica)", "undeclared reference to 'item': did you mean items?"},
 		// A name nothing declares: the one meant, or what there is.

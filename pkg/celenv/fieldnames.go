@@ -60,6 +60,10 @@ func (p fieldsByHeldName) heldNames(native *celast.AST) {
 	fac := celast.NewExprFactory()
 	typeName := func(x celast.Expr) (string, bool) {
 		t := native.GetType(x.ID())
+		// x.?a.b selects b of the object an optional may hold.
+		for t != nil && isOptional(t) {
+			t = t.Parameters()[0]
+		}
 		if t == nil || t.Kind() != celtypes.StructKind {
 			return "", false
 		}
