@@ -88,9 +88,22 @@ func TestFind(t *testing.T) {
 	}
 }
 
+// A key that is no plain name is written as a map key in error lists, so
+// its dots do not read as fields.
+func TestFieldPathWritesMapKeys(t *testing.T) {
+	p := Path{{Key: "metadata"}, {Key: "annotations"}, {Key: "app.kubernetes.io/name"}}
+	if got := p.FieldPath(field.NewPath("t")).String(); got != "t.metadata.annotations[app.kubernetes.io/name]" {
+		t.Errorf("field path = %s", got)
+	}
+	p = Path{{Key: "data"}, {Key: "my-key"}}
+	if got := p.FieldPath(field.NewPath("t")).String(); got != "t.data.my-key" {
+		t.Errorf("field path = %s", got)
+	}
+}
+
 func TestFindRefusesExpressionKeys(t *testing.T) {
 	_, errs := Find(map[string]any{"data": map[string]any{"${k}": "v"}}, field.NewPath("tpl"))
-	if len(errs) != 1 || errs[0].Field != "tpl.data.${k}" || !strings.Contains(errs[0].Detail, "map keys") {
+	if len(errs) != 1 || errs[0].Field != "tpl.data[${k}]" || !strings.Contains(errs[0].Detail, "map keys") {
 		t.Fatalf("errs = %v", errs)
 	}
 }

@@ -75,14 +75,21 @@ func b2i(b bool) int {
 	return 0
 }
 
-// FieldPath appends p to base as a field.Path, for error lists.
+// FieldPath appends p to base as a field.Path, for error lists. A key that
+// is no plain name is a map key (an annotation's app.kubernetes.io/name, a
+// ConfigMap's file.conf) and is written as one, as the API server writes
+// it (metadata.annotations[app.kubernetes.io/name]): as a child it would
+// read as a path of fields.
 func (p Path) FieldPath(base *field.Path) *field.Path {
 	fp := base
 	for _, s := range p {
-		if s.IsIndex {
+		switch {
+		case s.IsIndex:
 			fp = fp.Index(s.Index)
-		} else {
+		case isPlainKey(s.Key):
 			fp = fp.Child(s.Key)
+		default:
+			fp = fp.Key(s.Key)
 		}
 	}
 	return fp

@@ -279,7 +279,7 @@ func TestInvalidRGDs(t *testing.T) {
 		{"expression in a map key", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {"${schema.spec.name}": v}}`,
-			"spec.resources[cm].template.data.${schema.spec.name}", `not allowed in map keys`},
+			"spec.resources[cm].template.data[${schema.spec.name}]", `not allowed in map keys`},
 
 		// graph
 		{"cycle", "", `
