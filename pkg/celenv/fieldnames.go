@@ -36,10 +36,10 @@ func (p fieldsByHeldName) FindStructFieldType(structType, fieldName string) (*ce
 }
 
 // heldName is the name objects of structType hold the field written
-// fieldName by, when the type names it escaped and the expression wrote it
-// so: a name found only escaped (FindStructFieldType) is written as held.
-// Only object types built from schemas escape names; anywhere else a name
-// unescapes to itself.
+// fieldName by, when the expression wrote the escaped name the type has.
+// A name the wrapped provider does not find was found through Escape: it
+// is the held name already. Only object types built from schemas escape
+// names; anywhere else a name unescapes to itself.
 func (p fieldsByHeldName) heldName(structType, fieldName string) (string, bool) {
 	if _, ok := p.Provider.FindStructFieldType(structType, fieldName); !ok {
 		return "", false
