@@ -93,10 +93,14 @@ func (l *InstanceLabeler) Handle(ctx context.Context, req admission.Request) adm
 	if name == "" {
 		name = req.Name
 	}
-	// The UID is not assigned yet on create; the agent fills that label in
-	// on its first reconcile.
 	id := ownership.Instance{GVK: gvk, Name: name, Namespace: ns}
 	labels := ownership.InstanceLabelsOver(ownership.RGD{Name: def.Name, UID: string(def.UID)}, id, meta.Labels)
+	if name == "" {
+		// Created with generateName: the API server names the instance
+		// after admission, so its ApplySet ID is not known yet. The agent
+		// sets it on its first reconcile, where it puts anything missing.
+		delete(labels, v1alpha1.LabelApplySetID)
+	}
 	annotations := ownership.ApplySetAnnotations(id, ownership.TemplateGroupKinds(def), nil)
 	// The instance before an update, read once for what follows; a
 	// create, or an old object that does not decode, has none.

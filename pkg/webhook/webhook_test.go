@@ -76,6 +76,14 @@ func reviewUpdateBy(t testing.TB, h http.Handler, path string, kind metav1.Group
 	raw, _ := json.Marshal(obj)
 	ar := &admissionv1.AdmissionRequest{UID: types.UID("1"), Kind: kind, Operation: admissionv1.Create,
 		Name: "x", Namespace: "default", Object: runtime.RawExtension{Raw: raw}, UserInfo: authnv1.UserInfo{Username: user}}
+	// The API server names an object created with generateName after
+	// admission: the request has no name.
+	var named struct {
+		Metadata struct{ Name, GenerateName string }
+	}
+	if json.Unmarshal(raw, &named) == nil && named.Metadata.Name == "" && named.Metadata.GenerateName != "" {
+		ar.Name = ""
+	}
 	if old != nil {
 		oldRaw, _ := json.Marshal(old)
 		ar.Operation, ar.OldObject = admissionv1.Update, runtime.RawExtension{Raw: oldRaw}
@@ -224,6 +232,14 @@ func TestInstanceLabels(t *testing.T) {
 	_ = json.Unmarshal([]byte(got["/metadata/annotations"]), &annotations)
 	if annotations["applyset.kubernetes.io/contains-group-kinds"] != "ConfigMap,Deployment.apps" || annotations["applyset.kubernetes.io/tooling"] == "" {
 		t.Errorf("ApplySet annotations = %v (patch: %s)", annotations, resp.Patch)
+	}
+	// Named by the API server after admission (generateName), an
+	// instance's ApplySet ID is not known yet: no label rather than a
+	// wrong one.
+	generated := review(t, h, PathMutateInstance, metav1.GroupVersionKind{Group: "kro.run", Version: "v1alpha1", Kind: "WebApp"},
+		map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp", "metadata": map[string]any{"generateName": "x-", "namespace": "default"}})
+	if !generated.Allowed || strings.Contains(string(generated.Patch), "applyset.kubernetes.io/id") || !strings.Contains(string(generated.Patch), "kro.run/owned") {
+		t.Errorf("patch of an instance named from generateName = %s, want the labels but the ApplySet ID", generated.Patch)
 	}
 	other := review(t, h, PathMutateInstance, metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"},
 		map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x"}})

@@ -28,6 +28,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/agent"
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/guard"
+	"github.com/kro-agent/kro-agent/pkg/ownership"
 	"github.com/kro-agent/kro-agent/pkg/webhook"
 	"github.com/kro-agent/kro-agent/test/localcluster"
 )
@@ -290,6 +291,24 @@ spec:
 				t.Errorf("labels of the ConfigMap of an instance rendered by Helm: %v", l)
 			}
 			c.deleteAll(t, "kro.run/v1alpha1", "WebApp", ns, "charted")
+
+			// Named from generateName after admission, an instance has no
+			// ApplySet ID at its create rather than one of no name; the
+			// agent sets it from the name it was given.
+			generated, err := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns).Create(ctx, toUnstructured(map[string]any{"apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
+				"metadata": map[string]any{"generateName": "generated-", "namespace": ns}, "spec": map[string]any{"name": "generated", "replicas": int64(1)}}), metav1.CreateOptions{})
+			if err != nil {
+				t.Fatalf("create of an instance with generateName: %v", err)
+			}
+			if l := generated.GetLabels(); l[v1alpha1.LabelOwned] != "true" || l[v1alpha1.LabelApplySetID] != "" {
+				t.Errorf("labels of an instance named from generateName at its create: %v; want kro-agent's but the ApplySet ID", l)
+			}
+			want := ownership.ApplySetID(ownership.Instance{GVK: generated.GroupVersionKind(), Name: generated.GetName(), Namespace: ns})
+			eventually(t, 30*time.Second, "the agent to label the generated instance with its ApplySet ID", func() (bool, string) {
+				l := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, generated.GetName()).GetLabels()
+				return l[v1alpha1.LabelApplySetID] == want, fmt.Sprint(l)
+			})
+			c.deleteAll(t, "kro.run/v1alpha1", "WebApp", ns, generated.GetName())
 			return ctx
 		}).
 		Assess("only the agent may change ownership labels on managed resources", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
