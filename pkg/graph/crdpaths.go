@@ -27,12 +27,21 @@ func inRGD(errs field.ErrorList) field.ErrorList {
 // crdCopied are the fields of the generated CRD copied from the RGD's
 // schema as they are, item for item, and where they came from. (Printer
 // columns given replace the defaults, so their indices are the RGD's; the
-// API server's check names them at the top of the spec or in the version.)
+// API server's check names them at the top of the spec or in the version.
+// The CRD's own labels are checked with the RGD's name before, so an error
+// in its labels or annotations is in those the RGD gives, or, as the
+// approval annotation of a protected group, one it should give.)
 var crdCopied = []struct{ crd, rgd string }{
 	{"spec.additionalPrinterColumns", "additionalPrinterColumns"},
 	{"spec.versions[0].additionalPrinterColumns", "additionalPrinterColumns"},
 	{"spec.names.shortNames", "shortNames"},
 	{"spec.names.categories", "categories"},
+	{"spec.names.kind", "kind"},
+	{"spec.group", "group"},
+	{"spec.scope", "scope"},
+	{"spec.versions[0].name", "apiVersion"},
+	{"metadata.labels", "metadata.labels"},
+	{"metadata.annotations", "metadata.annotations"},
 }
 
 // rgdPathOf turns a path into the generated CRD into the path of the RGD

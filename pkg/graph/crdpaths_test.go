@@ -12,6 +12,13 @@ func TestRGDPathOf(t *testing.T) {
 		"spec.additionalPrinterColumns[2].JSONPath":         "spec.schema.additionalPrinterColumns[2].jsonPath",
 		"spec.versions[0].additionalPrinterColumns[0].type": "spec.schema.additionalPrinterColumns[0].type",
 		"spec.names.plural":                                 "spec.schema (generated CRD: spec.names.plural)",
+		"spec.group":                                        "spec.schema.group",
+		"spec.names.kind":                                   "spec.schema.kind",
+		"spec.versions[0].name":                             "spec.schema.apiVersion",
+		"spec.scope":                                        "spec.schema.scope",
+		"metadata.annotations[api-approved.kubernetes.io]":  "spec.schema.metadata.annotations[api-approved.kubernetes.io]",
+		"metadata.labels":                                   "spec.schema.metadata.labels",
+		"metadata.name":                                     "spec.schema (generated CRD: metadata.name)",
 	} {
 		if got := rgdPathOf(crd); got != want {
 			t.Errorf("rgdPathOf(%s) = %s, want %s", crd, got, want)

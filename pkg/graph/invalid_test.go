@@ -434,6 +434,10 @@ func TestInvalidRGDs(t *testing.T) {
 			"spec.schema.shortNames[1]", `a DNS-1035 label`},
 		{"category with a space", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, categories: ["my apps"]}`, configMap,
 			"spec.schema.categories[0]", `a DNS-1035 label`},
+		{"group without a dot", `{apiVersion: v1alpha1, kind: App, group: apps, spec: {name: string}}`, configMap,
+			"spec.schema.group", `should be a domain with at least one dot`},
+		{"protected group without approval", `{apiVersion: v1alpha1, kind: App, group: k8s.io, spec: {name: string}}`, configMap,
+			"spec.schema.metadata.annotations[api-approved.kubernetes.io]", `protected groups must have approval annotation`},
 
 		// status
 		{"status field without expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {phase: running}}`, configMap,
