@@ -255,6 +255,17 @@ func (r *Registrar) validatingConfig(ca []byte) *admissionregv1.ValidatingWebhoo
 // the webhook; a create has no oldObject, which the first test spares it.
 const rgdSpecChanged = "request.operation != 'UPDATE' || !has(oldObject.spec) || !has(object.spec) || object.spec != oldObject.spec"
 
+// instanceMetadataChanged is the instance webhook's match condition: a
+// create, or an update that changes the labels or finalizers, or one of
+// the ApplySet annotations, which the webhook keeps or puts back. Any other
+// annotation is left out: kubectl apply rewrites its own on every change
+// of the spec.
+var instanceMetadataChanged = "request.operation != 'UPDATE' || " +
+	"object.metadata.?labels != oldObject.metadata.?labels || " +
+	"object.metadata.?finalizers != oldObject.metadata.?finalizers || " +
+	fmt.Sprintf("['%s', '%s', '%s'].exists(k, object.metadata.?annotations[?k] != oldObject.metadata.?annotations[?k])",
+		v1alpha1.AnnotationApplySetTooling, v1alpha1.AnnotationApplySetGroupKinds, v1alpha1.AnnotationApplySetNamespaces)
+
 // instanceRules are the instance webhook's rules for the served kinds.
 func instanceRules(kinds []schema.GroupVersionResource) []admissionregv1.RuleWithOperations {
 	var rules []admissionregv1.RuleWithOperations
@@ -329,6 +340,11 @@ func (r *Registrar) mutatingConfig(ca []byte, rules []admissionregv1.RuleWithOpe
 		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "kube-public", "kube-node-lease"},
 		}}},
+		// An update that leaves the metadata the webhook looks after as
+		// it is (a change of the spec by kubectl patch, edit or a
+		// server-side apply) is not sent: the webhook would change
+		// nothing, and the agent puts right whatever is missing.
+		MatchConditions: []admissionregv1.MatchCondition{{Name: "ownership-metadata-changed", Expression: instanceMetadataChanged}},
 		// Ignore: the labels are a convenience the agent also adds on
 		// its first reconcile, so an agent that is down must not stop
 		// anyone from creating instances.

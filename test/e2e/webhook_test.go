@@ -308,6 +308,31 @@ spec:
 				l := c.mustGet(t, "kro.run/v1alpha1", "WebApp", ns, generated.GetName()).GetLabels()
 				return l[v1alpha1.LabelApplySetID] == want, fmt.Sprint(l)
 			})
+
+			// An update of the spec alone is not sent to the webhook, which
+			// would change nothing; one of the labels is.
+			calls := func() float64 {
+				var n float64
+				for _, result := range []string{"allowed", "denied", "error"} {
+					m, _ := series(t, "kro_agent_webhook_requests_total", map[string]string{"webhook": "mutate-instance", "result": result})
+					n += m.GetCounter().GetValue()
+				}
+				return n
+			}
+			webapps := c.resource(t, "kro.run/v1alpha1", "WebApp").Namespace(ns)
+			before := calls()
+			if _, err := webapps.Patch(ctx, generated.GetName(), types.MergePatchType, []byte(`{"spec":{"replicas":2}}`), metav1.PatchOptions{}); err != nil {
+				t.Fatalf("patching the spec of an instance: %v", err)
+			}
+			if after := calls(); after != before {
+				t.Errorf("a change of an instance's spec called the instance webhook (%v calls before, %v after)", before, after)
+			}
+			if _, err := webapps.Patch(ctx, generated.GetName(), types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"b"}}}`), metav1.PatchOptions{}); err != nil {
+				t.Fatalf("labelling an instance: %v", err)
+			}
+			if after := calls(); after <= before {
+				t.Errorf("a change of an instance's labels did not call the instance webhook (%v calls before, %v after)", before, after)
+			}
 			c.deleteAll(t, "kro.run/v1alpha1", "WebApp", ns, generated.GetName())
 			return ctx
 		}).
