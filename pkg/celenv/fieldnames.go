@@ -6,6 +6,7 @@ import (
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
 	celtypes "github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 )
 
@@ -23,6 +24,16 @@ import (
 // under the name its objects hold it by, where its type names it escaped.
 type fieldsByHeldName struct {
 	celtypes.Provider
+}
+
+// NativeToValue adapts values as the provider wrapped does: an environment
+// extended from this one (environment.EnvSet.Extend) takes its provider
+// for the adapter of the types it adds.
+func (p fieldsByHeldName) NativeToValue(v any) ref.Val {
+	if a, ok := p.Provider.(celtypes.Adapter); ok {
+		return a.NativeToValue(v)
+	}
+	return celtypes.DefaultTypeAdapter.NativeToValue(v)
 }
 
 func (p fieldsByHeldName) FindStructFieldType(structType, fieldName string) (*celtypes.FieldType, bool) {

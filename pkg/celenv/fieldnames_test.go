@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	celtypes "github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -136,4 +138,35 @@ func TestFitNamesFieldsAsHeld(t *testing.T) {
 	if why, ok := env.Fit(FieldType(objectSchema(map[string]spec.Schema{"my-field": str, "if": str})), got); !ok {
 		t.Errorf("Fit into an object of the same fields = %q, want it to fit", why)
 	}
+}
+
+// The provider that finds fields by their held names adapts values as the
+// one it wraps does, so an environment extended from it keeps its adapter:
+// the API server's environment set takes the provider for the adapter.
+func TestFieldsByHeldNameAdaptsAsTheProviderItWraps(t *testing.T) {
+	registry, err := celtypes.NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := adaptingProvider{Provider: registry}
+	if v := (fieldsByHeldName{wrapped}).NativeToValue(marker{}); v != celtypes.String("adapted") {
+		t.Errorf("NativeToValue = %v, want the wrapped provider's adaptation", v)
+	}
+	// A provider that is no adapter leaves Go's values to CEL's.
+	providerOnly := struct{ celtypes.Provider }{registry}
+	if v := (fieldsByHeldName{providerOnly}).NativeToValue("x"); v != celtypes.String("x") {
+		t.Errorf("NativeToValue(x) = %v", v)
+	}
+}
+
+// adaptingProvider adapts a marker its own way.
+type adaptingProvider struct{ celtypes.Provider }
+
+type marker struct{}
+
+func (adaptingProvider) NativeToValue(v any) ref.Val {
+	if _, ok := v.(marker); ok {
+		return celtypes.String("adapted")
+	}
+	return celtypes.DefaultTypeAdapter.NativeToValue(v)
 }
