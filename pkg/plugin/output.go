@@ -44,6 +44,12 @@ func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...
 		usage = "output format: " + list
 	}
 	cmd.Flags().StringVarP(output, "output", "o", "", usage)
+	var templateFlag string
+	if takesTemplates {
+		// kubectl get's spelling of the template, from before -o took
+		// it: -o go-template --template '{{...}}', or --template alone.
+		cmd.Flags().StringVar(&templateFlag, "template", "", "the template, or its file, of -o jsonpath, jsonpath-file, go-template or go-template-file (go-template when -o is not given), as kubectl get takes it")
+	}
 	_ = cmd.RegisterFlagCompletionFunc("output", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var matching []cobra.Completion
 		for _, f := range offered {
@@ -60,6 +66,13 @@ func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...
 	})
 	pre := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if cmd.Flags().Changed("template") {
+			withTemplate, err := withTemplateFlag(*output, templateFlag)
+			if err != nil {
+				return err
+			}
+			*output = withTemplate
+		}
 		if *output != "" && !slices.Contains(formats, *output) {
 			if !takesTemplates || !isTemplateFormat(*output) {
 				return fmt.Errorf("unknown output format %q: use %s", *output, list)
@@ -73,6 +86,23 @@ func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...
 		}
 		return nil
 	}
+}
+
+// withTemplateFlag is the -o format that --template gives: the template
+// format named by -o, or go-template when -o is not given, with the
+// template after its =.
+func withTemplateFlag(format, template string) (string, error) {
+	if format == "" {
+		format = "go-template"
+	}
+	name, given, hasTemplate := strings.Cut(format, "=")
+	switch {
+	case !slices.Contains(templateFormats, name):
+		return "", fmt.Errorf("--template is the template of -o %s, not of -o %s", strings.Join(templateFormats, ", -o "), format)
+	case hasTemplate && given != "":
+		return "", fmt.Errorf("-o %s gives the template already; give it once, there or in --template", name)
+	}
+	return name + "=" + template, nil
 }
 
 // isTemplateFormat reports whether format names a template format, with

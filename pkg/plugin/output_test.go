@@ -63,6 +63,9 @@ func TestBadTemplatesAreRefusedFirst(t *testing.T) {
 		{[]string{"validate", "-f", "missing.yaml", "-o", "jsonpath-file=/no/such/file"}, `-o jsonpath-file: reading the template: open /no/such/file: no such file or directory`},
 		{[]string{"dry-run", "-f", "missing.yaml", "-o", "go-template-file"}, `-o go-template-file needs a template: -o go-template-file=FILE`},
 		{[]string{"version", "-o", "jsonpath-file="}, `-o jsonpath-file needs a template: -o jsonpath-file=FILE`},
+		{[]string{"status", "-o", "json", "--template", "{.x}"}, `--template is the template of -o jsonpath, -o jsonpath-file, -o go-template, -o go-template-file, not of -o json`},
+		{[]string{"status", "-o", "jsonpath={.a}", "--template", "{.b}"}, `-o jsonpath gives the template already; give it once, there or in --template`},
+		{[]string{"status", "-o", "jsonpath", "--template", "{.items["}, `-o jsonpath: parsing the template "{.items[": unterminated array`},
 	} {
 		if err := runWithoutCluster(tc.args...); err == nil || err.Error() != tc.want {
 			t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
@@ -80,6 +83,16 @@ func TestCommandsPrintThroughTemplates(t *testing.T) {
 	out, err = runPlugin("validate", "--offline", "-f", "../../examples/webapp/rgd.yaml", "-o", `go-template={{range .results}}{{.name}} {{.valid}}{{end}}`)
 	if err != nil || out != "webapp true" {
 		t.Errorf("validate -o go-template: %q, %v", out, err)
+	}
+	// The template in --template, as kubectl get takes it: after -o, or
+	// alone for a go-template.
+	out, err = runPlugin("version", "--client", "-o", "jsonpath", "--template", "{.clientVersion}")
+	if err != nil || out == "" || strings.ContainsAny(out, "{}\n") {
+		t.Errorf("version -o jsonpath --template: %q, %v", out, err)
+	}
+	out, err = runPlugin("validate", "--offline", "-f", "../../examples/webapp/rgd.yaml", "--template", `{{range .results}}{{.name}} {{.valid}}{{end}}`)
+	if err != nil || out != "webapp true" {
+		t.Errorf("validate --template: %q, %v", out, err)
 	}
 }
 
