@@ -89,9 +89,9 @@ func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...
 }
 
 // withTemplateFlag is the -o format that --template gives: the template
-// format named by -o, or go-template when -o is not given, with the
-// template after its =.
-func withTemplateFlag(format, template string) (string, error) {
+// format named by -o, or go-template when -o is not given, with text, the
+// template, after its =.
+func withTemplateFlag(format, text string) (string, error) {
 	if format == "" {
 		format = "go-template"
 	}
@@ -102,7 +102,7 @@ func withTemplateFlag(format, template string) (string, error) {
 	case hasTemplate && given != "":
 		return "", fmt.Errorf("-o %s gives the template already; give it once, there or in --template", name)
 	}
-	return name + "=" + template, nil
+	return name + "=" + text, nil
 }
 
 // isTemplateFormat reports whether format names a template format, with
