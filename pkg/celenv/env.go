@@ -291,11 +291,7 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 	if iss.Err() != nil {
 		return ""
 	}
-	t := checked.OutputType()
-	for isOptional(t) {
-		t = t.Parameters()[0] // x.?a.b reads b of what the optional holds
-	}
-	object, ok := e.provider.FindDeclType(t.TypeName())
+	object, ok := e.provider.FindDeclType(heldByOptional(checked.OutputType()).TypeName())
 	if !ok || !object.IsObject() || len(object.Fields) == 0 {
 		return ""
 	}
@@ -304,7 +300,7 @@ func (e *Env) fieldHint(src string, id int64, field string) string {
 	written := map[string]string{}
 	for escaped := range object.Fields {
 		if held, ok := apiservercel.Unescape(escaped); ok {
-			written[held] = writtenField(escaped)
+			written[held] = writtenField(held)
 		}
 	}
 	names := slices.Sorted(maps.Keys(written))

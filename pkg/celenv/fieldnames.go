@@ -70,11 +70,7 @@ func (p fieldsByHeldName) heldName(structType, fieldName string) (string, bool) 
 func (p fieldsByHeldName) heldNames(native *celast.AST) {
 	fac := celast.NewExprFactory()
 	typeName := func(x celast.Expr) (string, bool) {
-		t := native.GetType(x.ID())
-		// x.?a.b selects b of the object an optional may hold.
-		for t != nil && isOptional(t) {
-			t = t.Parameters()[0]
-		}
+		t := heldByOptional(native.GetType(x.ID()))
 		if t == nil || t.Kind() != celtypes.StructKind {
 			return "", false
 		}
@@ -121,14 +117,10 @@ func (p fieldsByHeldName) heldNames(native *celast.AST) {
 // plainField is a field name an expression can select without quoting it.
 var plainField = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
 
-// writtenField is how an expression selects the field an object type names
-// escaped: by the name its objects hold, quoted in backticks when it is no
-// identifier (`my-field`), bare when it is one (if, namespace).
-func writtenField(escaped string) string {
-	held, ok := apiservercel.Unescape(escaped)
-	if !ok {
-		return escaped
-	}
+// writtenField is how an expression selects a field by held, the name its
+// objects hold it by: quoted in backticks when it is no identifier
+// (`my-field`), bare when it is one (if, namespace).
+func writtenField(held string) string {
 	switch held {
 	case "in", "true", "false", "null":
 	default:

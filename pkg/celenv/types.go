@@ -195,6 +195,16 @@ func isOptional(t *types.Type) bool {
 	return t.Kind() == types.OpaqueKind && t.TypeName() == "optional_type" && len(t.Parameters()) == 1
 }
 
+// heldByOptional is the type of what an optional of type t holds, through
+// optionals of optionals: x.?a.b selects b of it. t is returned when it is
+// no optional.
+func heldByOptional(t *types.Type) *types.Type {
+	for t != nil && isOptional(t) {
+		t = t.Parameters()[0]
+	}
+	return t
+}
+
 // IsBool reports whether t is bool, or may be at run time.
 func IsBool(t *types.Type) bool {
 	return t.Kind() == types.BoolKind || t.Kind() == types.DynKind || t.Kind() == types.AnyKind
