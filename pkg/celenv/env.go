@@ -140,6 +140,14 @@ var collectionSelection = regexp.MustCompile(`type 'list\(__(\w+)__\)' does not 
 // undefinedField is cel-go's words for a field an object type lacks.
 var undefinedField = regexp.MustCompile(`^undefined field '([^']+)'$`)
 
+// movingOverload is cel-go's words for a function or operator that takes
+// no value computed from time.now() given one.
+var movingOverload = regexp.MustCompile(`^found no matching overload for '[^']+' applied to '.*\b(timestamp|duration)_from_now\b`)
+
+// movingHint says what a value computed from time.now() takes: what keeps
+// how it depends on the time, so that kro-agent knows when to look again.
+const movingHint = "a value computed from time.now() can be compared with timestamps or durations, moved by durations, or written with string(...); other uses would change unseen"
+
 // mismatchedOperands is cel-go's words for an operator given operands of
 // two types it does not take together.
 var mismatchedOperands = regexp.MustCompile(`^found no matching overload for '(_\+_|_==_|_!=_|_<_|_<=_|_>_|_>=_)' applied to '\((\w+), (\w+)\)'$`)
@@ -231,6 +239,9 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 			if hint := operandHint(m[1], m[2], m[3]); hint != "" {
 				reworded.Message += ": " + hint
 			}
+		}
+		if movingOverload.MatchString(ce.Message) {
+			reworded.Message += ": " + movingHint
 		}
 		if m := undeclaredReference.FindStringSubmatch(ce.Message); m != nil {
 			reworded.Message = m[1]
@@ -458,9 +469,15 @@ func iterationVars(c celast.ComprehensionExpr, t *cel.Type) []cel.EnvOption {
 }
 
 // Program turns a checked AST into an evaluable program whose
-// comprehensions range over maps in the order of their keys.
+// comprehensions range over maps in the order of their keys, and whose
+// time.now() reads the clock of the evaluation (cellib.ClockVar).
 func (e *Env) Program(ast *cel.Ast) (cel.Program, error) {
-	return e.env.Program(ast, orderedRanges(ast)...)
+	opts := orderedRanges(ast)
+	if cellib.CallsNow(ast) {
+		types := ast.NativeRep().TypeMap()
+		opts = append(opts, cellib.ClockDecorator(func(id int64) *cel.Type { return types[id] }))
+	}
+	return e.env.Program(ast, opts...)
 }
 
 // Compiler is e reduced to what compiling and planning an expression

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/openapi"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/kro-agent/kro-agent/pkg/cellib"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 )
 
@@ -154,6 +155,12 @@ func ConversionHint(want *apiservercel.DeclType, got *types.Type) string {
 		got = got.Parameters()[0]
 	}
 	gk := got.Kind()
+	if cellib.IsNowType(got) {
+		switch want.CelType().Kind() {
+		case types.StringKind, types.TimestampKind, types.DurationKind:
+			return "a value computed from time.now() is written with string(...)"
+		}
+	}
 	switch want.CelType().Kind() {
 	case types.StringKind:
 		if gk == types.IntKind || gk == types.UintKind || gk == types.DoubleKind || gk == types.BoolKind {
@@ -320,6 +327,9 @@ func SchemaOf(t *types.Type) (*extv1.JSONSchemaProps, error) {
 		}
 		return &extv1.JSONSchemaProps{Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: values}}, nil
 	case types.StructKind:
+		if cellib.IsNowType(t) {
+			return nil, fmt.Errorf("a value computed from time.now() is stored with string(...)")
+		}
 		return &extv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}, nil
 	case types.DynKind, types.AnyKind, types.NullTypeKind:
 		return &extv1.JSONSchemaProps{XPreserveUnknownFields: ptr(true)}, nil

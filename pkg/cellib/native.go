@@ -52,6 +52,8 @@ func Native(v ref.Val) (any, error) {
 		return Native(t.GetValue())
 	case *types.Err:
 		return nil, t
+	case *moving:
+		return nil, errWrittenAsIs
 	}
 	if m, ok := v.(traits.Mapper); ok {
 		out := map[string]any{}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
@@ -82,7 +83,22 @@ func NewScope(g *graph.Graph, instance map[string]any) *Scope {
 			misfits[i].At = append(expr.Path{{Key: "spec"}}, misfits[i].At...)
 		}
 	}
-	return &Scope{vars: map[string]any{graph.SchemaVar: v}, fromInstance: map[string]bool{graph.SchemaVar: true}, misfits: misfits, graph: g}
+	vars := map[string]any{graph.SchemaVar: v, cellib.ClockVar: cellib.NewClock(time.Now())}
+	return &Scope{vars: vars, fromInstance: map[string]bool{graph.SchemaVar: true}, misfits: misfits, graph: g}
+}
+
+// Clock is the time time.now() gives s's expressions, one for the scope
+// and every scope made from it; it keeps the earliest time at which an
+// answer they computed from it turns, when the instance is to be looked at
+// again.
+func (s *Scope) Clock() *cellib.Clock {
+	c, _ := s.vars[cellib.ClockVar].(*cellib.Clock)
+	return c
+}
+
+// At returns s with time.now() giving now, without changing s.
+func (s *Scope) At(now time.Time) *Scope {
+	return s.bind(cellib.ClockVar, cellib.NewClock(now), false)
 }
 
 // instanceNamespace is the namespace of the instance the scope is for.
