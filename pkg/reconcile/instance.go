@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -271,10 +272,25 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		// Looked for again, with backoff, until the kind's objects are
 		// known and can be pruned.
 		return result{}, r.recordedKnown(ctx)
-	case r.pollExternal:
-		return result{requeueAfter: e.opts.ExternalRefPoll}, nil
 	}
-	return result{}, nil
+	var res result
+	if r.pollExternal {
+		res.requeueAfter = e.opts.ExternalRefPoll
+	}
+	if at, ok := r.scope.Clock().NextChange(); ok {
+		// An answer computed from time.now() turns then, and no change
+		// of an object would bring the instance back for it.
+		res.requeueAfter = sooner(res.requeueAfter, max(time.Until(at), time.Millisecond))
+	}
+	return res, nil
+}
+
+// sooner is the shorter of two waits, a zero one counting as none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 // markProgress turns the run's findings into conditions.

@@ -541,3 +541,82 @@ func TestOrphanDeletionLeavesTheResources(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+// timeGates gates on time.now(), as upstream kro's time-gates example
+// does: a ConfigMap says whether the delay since the instance's creation
+// has passed, another is included once it has, and the status says so.
+const timeGates = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: time-gates
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: TimeGate
+    spec:
+      delay: string | default="8s"
+    status:
+      open: ${time.now() >= schema.metadata.creationTimestamp + duration(schema.spec.delay)}
+  resources:
+    - id: gates
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${schema.metadata.name}-gates
+        data:
+          open: ${string(time.now() >= schema.metadata.creationTimestamp + duration(schema.spec.delay))}
+    - id: late
+      includeWhen:
+        - ${time.now() >= schema.metadata.creationTimestamp + duration(schema.spec.delay)}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${schema.metadata.name}-late
+`
+
+func TestTimeGatesTurnOnTime(t *testing.T) {
+	const ns = "time-gates"
+	f := features.New("an RGD gating on time.now()").
+		Assess("turns when the time comes, with nothing else changing, and writes nothing in between", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			c.apply(t, timeGates)
+			c.waitRGDActive(t, "time-gates")
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: TimeGate, metadata: {name: gated, namespace: "+ns+"}}")
+			inst := c.waitState(t, "kro.run/v1alpha1", "TimeGate", ns, "gated", v1alpha1.InstanceActive)
+			created := inst.GetCreationTimestamp().Time
+			if time.Since(created) < 6*time.Second {
+				// Before the delay: closed.
+				gates := c.mustGet(t, "v1", "ConfigMap", ns, "gated-gates")
+				if open, _, _ := unstructured.NestedString(gates.Object, "data", "open"); open != "false" {
+					t.Errorf("data.open = %q before the delay, want false", open)
+				}
+				if _, err := c.get(t, "v1", "ConfigMap", ns, "gated-late"); !apierrors.IsNotFound(err) {
+					t.Errorf("the late ConfigMap before the delay: %v, want none", err)
+				}
+				if open, found, _ := unstructured.NestedBool(inst.Object, "status", "open"); !found || open {
+					t.Errorf("status.open = %v (set: %v) before the delay, want false", open, found)
+				}
+			}
+			eventually(t, 40*time.Second, "the gates to open", func() (bool, string) {
+				gates := c.mustGet(t, "v1", "ConfigMap", ns, "gated-gates")
+				open, _, _ := unstructured.NestedString(gates.Object, "data", "open")
+				_, lateErr := c.get(t, "v1", "ConfigMap", ns, "gated-late")
+				inst := c.mustGet(t, "kro.run/v1alpha1", "TimeGate", ns, "gated")
+				status, _, _ := unstructured.NestedBool(inst.Object, "status", "open")
+				return open == "true" && lateErr == nil && status, fmt.Sprintf("data.open %q, late ConfigMap: %v, status.open %v", open, lateErr, status)
+			})
+			if late := c.mustGet(t, "v1", "ConfigMap", ns, "gated-late"); late.GetCreationTimestamp().Time.Before(created.Add(8 * time.Second)) {
+				t.Errorf("the late ConfigMap was created at %v, before the delay of 8s from %v had passed", late.GetCreationTimestamp(), created)
+			}
+			// Every answer has turned: nothing brings the instance back,
+			// and nothing is written.
+			before := writeRequestsIn(ns)
+			never(t, 4*time.Second, "a write with nothing changing", func() bool { return len(writeRequestsIn(ns)) != len(before) })
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
