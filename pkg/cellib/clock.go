@@ -52,6 +52,15 @@ func NewClock(now time.Time) *Clock {
 	return &Clock{now: clampedNanos(now)}
 }
 
+// SameTime is a clock at c's time that has noted no change yet: for
+// asking when one expression turns, whatever else c noted.
+func (c *Clock) SameTime() *Clock {
+	if c == nil {
+		return NewClock(time.Now())
+	}
+	return &Clock{now: c.now}
+}
+
 // NextChange is the earliest time after the clock's at which a comparison
 // evaluated with it gives another answer; false for none (or no clock).
 func (c *Clock) NextChange() (time.Time, bool) {

@@ -321,6 +321,9 @@ type Expression struct {
 	// readsInstanceConditions is set when the expression calls
 	// runtime.condition(schema, ...).
 	readsInstanceConditions bool
+	// CallsNow is set when the expression calls time.now(): what it gives
+	// changes with the time.
+	CallsNow bool
 }
 
 // Field is a string value holding expressions, at Path in its object.

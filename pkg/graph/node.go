@@ -487,7 +487,7 @@ func expressionOf(env *celenv.Env, src string, ast *cel.Ast) (*Expression, error
 		return nil, err
 	}
 	e := &Expression{Source: src, Program: prg, Type: ast.OutputType(), References: references(ast),
-		callsOmit: callsOmit(ast), readsInstanceConditions: readsInstanceConditions(ast)}
+		callsOmit: callsOmit(ast), readsInstanceConditions: readsInstanceConditions(ast), CallsNow: cellib.CallsNow(ast)}
 	compiler := env.Compiler()
 	e.inputs = sync.OnceValue(func() []*Expression { return inputsOf(compiler, src) })
 	if slices.Contains(e.References, SchemaVar) {

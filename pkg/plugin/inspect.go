@@ -515,7 +515,7 @@ func skipReason(n *graph.Node, skipped map[string]bool, scope *resolve.Scope) st
 		return dependsOnSkipped(dep)
 	}
 	if why, err := resolve.Excluded(n, scope); err == nil && why != "" {
-		return "includeWhen " + why + " is false"
+		return "includeWhen " + why + " is false" + resolve.Until(scope, n.IncludeWhen...)
 	}
 	return ""
 }
@@ -537,7 +537,7 @@ func absentRow(n *graph.Node, scope *resolve.Scope, depth int, kind, instanceNam
 		for _, e := range n.IncludeWhen {
 			srcs = append(srcs, "${"+e.Source+"}")
 		}
-		row.Ready, row.Reason = VerdictSkipped, "includeWhen "+strings.Join(srcs, " && ")+" is false"
+		row.Ready, row.Reason = VerdictSkipped, "includeWhen "+strings.Join(srcs, " && ")+" is false"+resolve.Until(scope, n.IncludeWhen...)
 	case err != nil && errors.Is(err, resolve.ErrPending):
 		row.Reason, row.pending = notCreatedYet(err), err
 	case n.IsCollection():

@@ -68,8 +68,11 @@ func TestTimeGatesTurnWithTheClock(t *testing.T) {
 	}
 	// The object as the API server returns it, created at 10:00.
 	stamp["metadata"].(map[string]any)["creationTimestamp"] = "2026-12-05T10:00:00Z"
-	if r := Ready(g.Node("stamp"), stamp, s); r.Ready {
-		t.Errorf("stamp ready at its creation; readyWhen waits 10s")
+	if r := Ready(g.Node("stamp"), stamp, s); r.Ready || !strings.Contains(r.Reason, `+ duration("10s")} is false until 2026-12-05T10:00:10Z`) {
+		t.Errorf("stamp at its creation: ready %v (%s), want not ready, saying until when", r.Ready, r.Reason)
+	}
+	if until := Until(s, g.Node("gate").IncludeWhen...); until != " until 2026-12-05T10:30:00Z" {
+		t.Errorf("the gate's includeWhen is false%q, want until openAt", until)
 	}
 	if next, _ := s.Clock().NextChange(); !next.Equal(time.Date(2026, 12, 5, 10, 0, 10, 1, time.UTC)) {
 		t.Errorf("after readyWhen, the next change is %v, want 10:00:10 when the stamp turns ready", next)

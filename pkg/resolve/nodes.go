@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kro-agent/kro-agent/pkg/cellib"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
@@ -37,6 +39,31 @@ func Excluded(n *graph.Node, s *Scope) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// Until says when the first of exprs to turn, of those reading
+// time.now(), gives another answer in s: " until 2026-12-05T12:00:00Z",
+// to follow "is false"; "" when none turns. Each is evaluated again on a
+// clock of its own at s's time, so that what else s's clock noted does
+// not count.
+func Until(s *Scope, exprs ...*graph.Expression) string {
+	var first time.Time
+	for _, e := range exprs {
+		if !e.CallsNow {
+			continue
+		}
+		own := s.bind(cellib.ClockVar, s.Clock().SameTime(), false)
+		if _, err := Eval(e, own); err != nil {
+			continue
+		}
+		if at, ok := own.Clock().NextChange(); ok && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	if first.IsZero() {
+		return ""
+	}
+	return " until " + first.Format(time.RFC3339)
 }
 
 // Item is one member of a collection: its iterator values.
@@ -105,7 +132,7 @@ func Ready(n *graph.Node, observed any, s *Scope) Readiness {
 				continue
 			}
 		}
-		why := "is false"
+		why := "is false" + Until(scope, e)
 		if err != nil {
 			why = "cannot be evaluated yet (" + err.Error() + ")"
 			if !errors.Is(err, ErrPending) {

@@ -599,6 +599,11 @@ func TestTimeGatesTurnOnTime(t *testing.T) {
 				if open, found, _ := unstructured.NestedBool(inst.Object, "status", "open"); !found || open {
 					t.Errorf("status.open = %v (set: %v) before the delay, want false", open, found)
 				}
+				// The tree says until when the late one is skipped.
+				until := "is false until " + created.Add(8*time.Second).UTC().Format(time.RFC3339)
+				if out, err := kro(t, cfg, nil, "tree", "timegate", "gated", "-n", ns, "-o", "json"); err != nil || !strings.Contains(out, until) {
+					t.Errorf("kubectl kro tree before the delay: %v\n%s\nwant the late ConfigMap's includeWhen %s", err, out, until)
+				}
 			}
 			eventually(t, 40*time.Second, "the gates to open", func() (bool, string) {
 				gates := c.mustGet(t, "v1", "ConfigMap", ns, "gated-gates")
