@@ -12,13 +12,24 @@ var (
 	crdProperty   = regexp.MustCompile(`\.properties\[([^\]]+)\]`)
 )
 
+// validationRule is the path of a rule a validation marker (or immutable)
+// put into the generated CRD's schema.
+var validationRule = regexp.MustCompile(`\.x-kubernetes-validations\[\d+\]\.rule$`)
+
 // inRGD maps the errors of Options.ValidateCRD, whose paths are paths into
-// the generated CRD, back to the RGD fields they came from.
+// the generated CRD, back to the RGD fields they came from. A rule the API
+// server refuses is named as the marker that gave it, at its field, as the
+// errors of the other markers are (spec.schema.spec.a: "validation=...").
 func inRGD(errs field.ErrorList) field.ErrorList {
 	out := make(field.ErrorList, 0, len(errs))
 	for _, e := range errs {
 		mapped := *e
-		mapped.Field = rgdPathOf(e.Field)
+		if loc := validationRule.FindStringIndex(e.Field); loc != nil && crdSchemaRoot.MatchString(e.Field) {
+			if rule, ok := e.BadValue.(string); ok {
+				mapped.Field, mapped.BadValue = e.Field[:loc[0]], "validation="+rule
+			}
+		}
+		mapped.Field = rgdPathOf(mapped.Field)
 		out = append(out, &mapped)
 	}
 	return out

@@ -40,7 +40,7 @@ func TestInvalidRGDs(t *testing.T) {
 		{"recursive custom type", `{apiVersion: v1alpha1, kind: App, types: {Node: {next: Node}}, spec: {a: Node}}`, configMap,
 			"spec.schema.types[Node]", `refers to itself`},
 		{"validation rule that does not compile", `{apiVersion: v1alpha1, kind: App, spec: {name: string, a: "string | validation=\"self >\""}}`, configMap,
-			"spec.schema.spec.a.x-kubernetes-validations[0].rule", `compilation failed`},
+			"spec.schema.spec.a", `Invalid value: "validation=self >": compilation failed`},
 		{"kind not UpperCamelCase", `{apiVersion: v1alpha1, kind: my-app}`, configMap,
 			"spec.schema.kind", `UpperCamelCase`},
 		{"bad apiVersion", `{apiVersion: version1, kind: App}`, configMap,

@@ -171,7 +171,7 @@ spec:
 			out, err := kubectl(t, cfg, badRuleRGD, "apply", "-f", "-")
 			for _, want := range []string{
 				`denied the request: ResourceGraphDefinition badrule is invalid`,
-				`spec.schema.spec.port.x-kubernetes-validations[0].rule: Invalid value`,
+				`spec.schema.spec.port: Invalid value: "validation=self >"`,
 				`compilation failed`,
 			} {
 				if err == nil || !strings.Contains(out, want) {
