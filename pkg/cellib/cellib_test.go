@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/cel-go/cel"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kro-agent/kro-agent/pkg/celenv"
@@ -25,6 +26,20 @@ func eval(t *testing.T, src string) (any, error) {
 			"hostname": *spec.StringProperty(),
 		}}},
 	}}}
+	out, _, err := program(t, schema, src).Eval(map[string]any{"schema": map[string]any{
+		"labels": map[string]any{"team": "a", "tier": "web"},
+		"pod":    map[string]any{"securityContext": map[string]any{"fsGroup": int64(2000)}, "hostname": "h"},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return cellib.Native(out)
+}
+
+// program compiles src in the environment RGD expressions are compiled
+// in, with `schema` typed by schema, and plans it.
+func program(t *testing.T, schema *spec.Schema, src string) cel.Program {
+	t.Helper()
 	env, err := celenv.New(celenv.Var{Name: "schema", Schema: schema})
 	if err != nil {
 		t.Fatal(err)
@@ -37,14 +52,7 @@ func eval(t *testing.T, src string) (any, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := prg.Eval(map[string]any{"schema": map[string]any{
-		"labels": map[string]any{"team": "a", "tier": "web"},
-		"pod":    map[string]any{"securityContext": map[string]any{"fsGroup": int64(2000)}, "hostname": "h"},
-	}})
-	if err != nil {
-		return nil, err
-	}
-	return cellib.Native(out)
+	return prg
 }
 
 func TestFunctions(t *testing.T) {

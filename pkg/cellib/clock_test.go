@@ -22,18 +22,7 @@ func at(t *testing.T, src string, now time.Time) (any, time.Time, error) {
 	schema := &spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: map[string]spec.Schema{
 		"openAt": str("date-time"), "closeAt": str("date-time"), "ttl": str("duration"), "name": str(""),
 	}}}
-	env, err := celenv.New(celenv.Var{Name: "schema", Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ast, err := env.Compile(src)
-	if err != nil {
-		t.Fatalf("%s does not compile: %v", src, err)
-	}
-	prg, err := env.Program(ast)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prg := program(t, schema, src)
 	clock := cellib.NewClock(now)
 	vars := map[string]any{
 		"schema": map[string]any{
