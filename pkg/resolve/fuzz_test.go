@@ -42,6 +42,10 @@ func FuzzResolve(f *testing.F) {
 	// Free-form values formatted: cel-go's latest format() over whatever
 	// the instance holds.
 	graphs = append(graphs, compileRGD(f, formattedFreeFormRGD))
+	// Time gates: values computed from time.now() over whatever dates
+	// the instance and the objects hold.
+	graphs = append(graphs, compileRGD(f, timeGates))
+	f.Add([]byte(`{"metadata":{"name":"t","creationTimestamp":"0001-01-01T00:00:00Z"},"spec":{"openAt":"9999-12-31T23:59:59Z","closeAt":"1970-01-01T00:00:00Z"}}`), []byte(`{"metadata":{"creationTimestamp":"2262-04-12T00:00:00Z"}}`))
 	f.Add([]byte(`{"metadata":{"name":"v"},"spec":{"cfg":{"count":5,"replicas":"3","ports":[{"port":"80"},[]],"labels":{"a":{}},"cpu":1,"deadline":1.5}}}`), []byte(`{}`))
 	f.Add([]byte(`{"metadata":{"name":7,"labels":[]},"spec":{"name":null,"replicas":"three","queues":[1,{"a":[]}],"regions":{},"ingress":{"enabled":"yes"}}}`), []byte(`[]`))
 	f.Add([]byte(`{"spec":{"queues":["a","b"],"regions":["\xff"]}}`), []byte(`{"status":{"readyReplicas":1e300},"spec":{"replicas":-1}}`))
