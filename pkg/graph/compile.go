@@ -84,12 +84,16 @@ func Compile(rgd *v1alpha1.ResourceGraphDefinition, opts Options) (*Graph, error
 	}
 	c := &compiler{opts: opts, rgd: rgd, byID: map[string]*Node{}}
 	g := c.compile()
-	if len(c.errs) == 0 && opts.ValidateCRD != nil {
-		errs, err := opts.ValidateCRD(g.CRD)
+	crd := c.specOnlyCRD
+	if g != nil {
+		crd = g.CRD
+	}
+	if crd != nil && opts.ValidateCRD != nil {
+		errs, err := opts.ValidateCRD(crd)
 		if err != nil {
-			return nil, fmt.Errorf("validating the CustomResourceDefinition %s generated for ResourceGraphDefinition %s: %w", g.CRD.Name, rgd.Name, err)
+			return nil, fmt.Errorf("validating the CustomResourceDefinition %s generated for ResourceGraphDefinition %s: %w", crd.Name, rgd.Name, err)
 		}
-		c.errs = inRGD(errs)
+		c.errs = append(c.errs, inRGD(errs)...)
 	}
 	if len(c.errs) > 0 {
 		return nil, &Error{Errs: c.errs}
@@ -107,6 +111,11 @@ type compiler struct {
 	// paths of each node in the RGD, by id.
 	paths map[string]*field.Path
 	env   *celenv.Env
+	// specOnlyCRD is the CRD of an RGD whose kind and spec are valid but
+	// whose resources or status are not, with a free-form status: what the
+	// API server would refuse in the spec (a validation marker's rule) is
+	// told with the rest, not after it is mended.
+	specOnlyCRD *extv1.CustomResourceDefinition
 	// reservedIDs are the ids refused as reserved words, with their paths:
 	// an expression naming one fails for that reason alone.
 	reservedIDs map[string]*field.Path
@@ -130,6 +139,7 @@ func (c *compiler) compile() *Graph {
 	statusFields := c.decodeMap(s.Status, statusPath)
 	specSchema, errs := simpleschema.Build(specFields, typeDefs, schemaPath.Child("spec"), schemaPath.Child("types"))
 	c.errs = append(c.errs, errs...)
+	specValid := len(c.errs) == 0
 
 	c.collectResources()
 	instance := instanceSchema(specSchema, c.opts.Resolver)
@@ -147,6 +157,10 @@ func (c *compiler) compile() *Graph {
 	statusSchema, status := c.compileStatus(statusFields)
 	conditions, computed := c.compileConditions(statusFields)
 	if len(c.errs) > 0 {
+		if specValid {
+			free := &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}, XPreserveUnknownFields: ptrTo(true)}
+			c.specOnlyCRD = generateCRD(c.rgd, &Graph{Instance: gvk, Resource: Plural(s.Kind), Namespaced: s.Scope != v1alpha1.ScopeCluster}, specSchema, free)
+		}
 		return nil
 	}
 	g := &Graph{

@@ -632,3 +632,50 @@ spec:
 		t.Errorf("a misspelt field of a wrong type: want it pointed to, got %v", err)
 	}
 }
+
+// What the API server would refuse in the spec (a validation marker's
+// rule, a short name) is told with the errors of the resources and the
+// status, not after they are mended, and each error once.
+func TestSpecErrorsAreToldWithTheRest(t *testing.T) {
+	doc := `metadata: {name: t}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    shortNames: [Bad_Name]
+    spec: {a: "string | validation=\"self > 3\""}
+    status: {b: "${cm.data.nope + 1}"}
+  resources:
+    - id: cm
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.spec.c}"}
+`
+	_, err := Compile(parseRGD(t, doc), Options{Resolver: builtin(t), ValidateCRD: offline.Validate})
+	var cerr *Error
+	if !errors.As(err, &cerr) {
+		t.Fatalf("want compile errors, got %v", err)
+	}
+	seen := map[string]bool{}
+	for _, e := range cerr.Errs {
+		if seen[e.Error()] {
+			t.Errorf("told twice: %v", e)
+		}
+		seen[e.Error()] = true
+	}
+	for _, want := range []struct{ path, msg string }{
+		{"spec.schema.spec.a", `"validation=self > 3": compilation failed`},
+		{"spec.schema.shortNames[0]", `Bad_Name`},
+		{"spec.resources[cm].template.metadata.name", `undefined field 'c'`},
+		{"spec.schema.status.b", `no matching overload`},
+	} {
+		found := false
+		for _, e := range cerr.Errs {
+			found = found || e.Field == want.path && strings.Contains(e.Error(), want.msg)
+		}
+		if !found {
+			t.Errorf("no error at %s containing %q; got:\n%v", want.path, want.msg, err)
+		}
+	}
+}
