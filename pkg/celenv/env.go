@@ -142,7 +142,8 @@ var undefinedField = regexp.MustCompile(`^undefined field '([^']+)'$`)
 
 // movingOverload is cel-go's words for a function or operator that takes
 // no value computed from time.now() given one.
-var movingOverload = regexp.MustCompile(`^found no matching overload for '[^']+' applied to '.*\b(timestamp|duration)_from_now\b`)
+var movingOverload = regexp.MustCompile(`^found no matching overload for '[^']+' applied to '.*\b(` +
+	regexp.QuoteMeta(cellib.NowTimestampType.TypeName()) + `|` + regexp.QuoteMeta(cellib.NowDurationType.TypeName()) + `)\b`)
 
 // movingHint says what a value computed from time.now() takes: what keeps
 // how it depends on the time, so that kro-agent knows when to look again.

@@ -166,7 +166,12 @@ func (m *moving) combine(o moving, sign int64, duration bool) ref.Val {
 	return &moving{clock: m.clock, k: k, offset: offset, duration: duration}
 }
 
-var errOutOfRange = types.NewErr("time.now(): the value is out of range")
+var (
+	errOutOfRange = types.NewErr("time.now(): the value is out of range")
+	// errNoClock is time.now() in a program planned without
+	// ClockDecorator, or evaluated without a Clock bound.
+	errNoClock = types.NewErr("time.now() is evaluated without a clock")
+)
 
 func addInt64(a, b int64) (int64, bool) {
 	s := a + b
@@ -303,9 +308,7 @@ func clockFunctions() []cel.EnvOption {
 	return append(opts,
 		cel.Function(operators.Negate, cel.Overload("now_negate_duration", []*cel.Type{dur}, dur)),
 		cel.Function("time.now", cel.Overload(nowOverload, nil, ts,
-			cel.FunctionBinding(func(...ref.Val) ref.Val {
-				return types.NewErr("time.now() is evaluated without a clock")
-			}))),
+			cel.FunctionBinding(func(...ref.Val) ref.Val { return errNoClock }))),
 		cel.Function("string",
 			cel.Overload("now_timestamp_to_string", []*cel.Type{ts}, cel.StringType, cel.UnaryBinding(toString)),
 			cel.Overload("now_duration_to_string", []*cel.Type{dur}, cel.StringType, cel.UnaryBinding(toString))),
@@ -371,7 +374,7 @@ func (r readClock) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	v, ok := frame.ResolveName(ClockVar)
 	clock, _ := v.(*Clock)
 	if !ok || clock == nil {
-		return types.NewErr("time.now() is evaluated without a clock")
+		return errNoClock
 	}
 	return &moving{clock: clock, k: 1}
 }

@@ -52,7 +52,7 @@ func TestTimeGatesTurnWithTheClock(t *testing.T) {
 	ten := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
 	opens := time.Date(2026, 12, 5, 10, 30, 0, 1, time.UTC)
 
-	s := NewScope(g, instance).At(ten)
+	s := NewScope(g, instance).at(ten)
 	if included, err := Included(g.Node("gate"), s); err != nil || included {
 		t.Fatalf("gate included at 10:00 = %v (%v), want false", included, err)
 	}
@@ -83,7 +83,7 @@ func TestTimeGatesTurnWithTheClock(t *testing.T) {
 		t.Errorf("status at 10:00 = %v (%v), want open false", status, err)
 	}
 
-	later := NewScope(g, instance).At(opens)
+	later := NewScope(g, instance).at(opens)
 	if included, err := Included(g.Node("gate"), later); err != nil || !included {
 		t.Errorf("gate included just after openAt = %v (%v), want true", included, err)
 	}

@@ -96,8 +96,8 @@ func (s *Scope) Clock() *cellib.Clock {
 	return c
 }
 
-// At returns s with time.now() giving now, without changing s.
-func (s *Scope) At(now time.Time) *Scope {
+// at returns s with time.now() giving now, without changing s.
+func (s *Scope) at(now time.Time) *Scope {
 	return s.bind(cellib.ClockVar, cellib.NewClock(now), false)
 }
 
