@@ -156,24 +156,21 @@ func (c *compiler) compile() *Graph {
 	order := c.sort()
 	statusSchema, status := c.compileStatus(statusFields)
 	conditions, computed := c.compileConditions(statusFields)
+	// The kind, as the generated CRD names it.
+	g := &Graph{Instance: gvk, Resource: Plural(s.Kind), Namespaced: s.Scope != v1alpha1.ScopeCluster}
 	if len(c.errs) > 0 {
 		if specValid {
 			free := &extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{}, XPreserveUnknownFields: ptrTo(true)}
-			c.specOnlyCRD = generateCRD(c.rgd, &Graph{Instance: gvk, Resource: Plural(s.Kind), Namespaced: s.Scope != v1alpha1.ScopeCluster}, specSchema, free)
+			c.specOnlyCRD = generateCRD(c.rgd, g, specSchema, free)
 		}
 		return nil
 	}
-	g := &Graph{
-		Instance:           gvk,
-		Resource:           Plural(s.Kind),
-		Namespaced:         s.Scope != v1alpha1.ScopeCluster,
-		Nodes:              order,
-		Status:             status,
-		Conditions:         conditions,
-		ComputedConditions: computed,
-		InstanceFormats:    celenv.FormatsOf(instance),
-		schemaWarnings:     schemaBooleanKeyWarnings(specFields, typeDefs, statusFields),
-	}
+	g.Nodes = order
+	g.Status = status
+	g.Conditions = conditions
+	g.ComputedConditions = computed
+	g.InstanceFormats = celenv.FormatsOf(instance)
+	g.schemaWarnings = schemaBooleanKeyWarnings(specFields, typeDefs, statusFields)
 	if spec, ok := instance.Properties["spec"]; ok {
 		g.InstanceSpec = celenv.FieldType(&spec)
 	}
