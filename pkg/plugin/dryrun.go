@@ -67,8 +67,8 @@ type PlannedResource struct {
 
 type dryRunOptions struct {
 	*Options
-	files                    []string
-	output                   string
+	files []string
+	printFlags
 	recursive, allNamespaces bool
 	maxCollectionSize        int
 }
@@ -127,7 +127,7 @@ the instance's values.`,
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f and all directories below them")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with an RGD, preview its instances in every namespace")
 	cmd.Flags().IntVar(&o.maxCollectionSize, "max-collection-size", resolve.DefaultMaxCollectionSize, "most items one forEach resource may expand to: give the agent's --max-collection-size when it runs with another")
-	addOutputFlag(cmd, &o.output, "yaml prints the rendered objects; json prints the plan (with RGDs, each RGD's preview: schema changes, whether kro-agent holds the change, and the plan)", "json", "yaml")
+	addOutputFlag(cmd, &o.printFlags, "yaml prints the rendered objects; json prints the plan (with RGDs, each RGD's preview: schema changes, whether kro-agent holds the change, and the plan)", "json", "yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
@@ -316,7 +316,7 @@ func (o *dryRunOptions) previewRGDs(ctx context.Context, c *cluster, rgds, insta
 			return err
 		}
 	default: // json, or a template over it
-		if err := printObject(o.Streams.Out, o.output, previews); err != nil {
+		if err := o.printObject(o.Streams.Out, previews); err != nil {
 			return err
 		}
 	}
@@ -350,7 +350,7 @@ func (o *dryRunOptions) print(plan []PlannedResource, headed bool) error {
 		printPlan(o.Streams.Out, plan, headed)
 		return nil
 	default: // json, or a template over it
-		return printObject(o.Streams.Out, o.output, plan)
+		return o.printObject(o.Streams.Out, plan)
 	}
 }
 

@@ -187,7 +187,8 @@ func meaningOf(conditionType string, custom map[string]graph.ConditionTraits) st
 
 type explainOptions struct {
 	*Options
-	output, color string
+	printFlags
+	color string
 }
 
 func newExplainCommand(parent *Options) *cobra.Command {
@@ -198,7 +199,7 @@ func newExplainCommand(parent *Options) *cobra.Command {
 what it means, its status and why, since when, and whether it is stale (observedGeneration
 behind metadata.generation: the agent has not processed the latest change yet, the instance
 is suspended or being deleted, or its RGD was deleted), and why. Given an RGD (rgd NAME), it explains the
-RGD's conditions alone.`, true, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+RGD's conditions alone.`, true, []string{"json", "yaml"}, &o.printFlags, &o.color, o.run)
 	cmd.Example = `  kubectl kro explain-conditions webapp demo
   kubectl kro explain-conditions rgd webapp`
 	return cmd
@@ -217,7 +218,7 @@ func (o *explainOptions) run(ctx context.Context, kind, name string) error {
 		fmt.Fprintf(o.Streams.ErrOut, "Warning: %s; the conditions of the instance alone are explained, and those it declares only by their type.\n", unread.why())
 	}
 	if o.output != "" {
-		return printObject(o.Streams.Out, o.output, conds)
+		return o.printObject(o.Streams.Out, conds)
 	}
 	printExplained(o.Streams.Out, conds, newPalette(o.Streams.Out, o.color))
 	return nil

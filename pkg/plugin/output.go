@@ -20,12 +20,22 @@ import (
 // the document -o json prints.
 var templateFormats = []string{"jsonpath", "jsonpath-file", "go-template", "go-template-file"}
 
+// printFlags are how a command prints: its -o format, and for a template
+// format whether the template may read a key the document lacks, as
+// kubectl get's --allow-missing-template-keys says.
+type printFlags struct {
+	output                   string
+	allowMissingTemplateKeys bool
+}
+
 // addOutputFlag adds -o/--output with the formats a command prints, offers
 // them to shell completion, and refuses any other, and any template that
 // does not parse, before the command contacts the cluster. usage describes
 // the formats when they differ in more than encoding. A command that
-// prints json also prints through the template formats.
-func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...string) {
+// prints json also prints through the template formats, and takes
+// --template and --allow-missing-template-keys with them.
+func addOutputFlag(cmd *cobra.Command, flags *printFlags, usage string, formats ...string) {
+	output := &flags.output
 	takesTemplates := slices.Contains(formats, "json")
 	offered := formats
 	list := strings.Join(formats[:len(formats)-1], ", ") + " or " + formats[len(formats)-1]
@@ -49,6 +59,10 @@ func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...
 		// kubectl get's spelling of the template, from before -o took
 		// it: -o go-template --template '{{...}}', or --template alone.
 		cmd.Flags().StringVar(&templateFlag, "template", "", "the template, or its file, of -o jsonpath, jsonpath-file, go-template or go-template-file (go-template when -o is not given), as kubectl get takes it")
+		// kubectl's default: a missing key prints nothing (jsonpath) or
+		// <no value> (go-template); false makes it an error, for scripts
+		// that must tell a missing field from an empty one.
+		cmd.Flags().BoolVar(&flags.allowMissingTemplateKeys, "allow-missing-template-keys", true, "if false, a template reading a field or key the document lacks is an error; -o jsonpath, jsonpath-file, go-template and go-template-file only")
 	}
 	_ = cmd.RegisterFlagCompletionFunc("output", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		var matching []cobra.Completion
@@ -77,7 +91,7 @@ func addOutputFlag(cmd *cobra.Command, output *string, usage string, formats ...
 			if !takesTemplates || !isTemplateFormat(*output) {
 				return fmt.Errorf("unknown output format %q: use %s", *output, list)
 			}
-			if _, err := parseTemplate(*output); err != nil {
+			if _, err := parseTemplate(*output, true); err != nil {
 				return err
 			}
 		}
@@ -118,8 +132,10 @@ type printTemplate func(w io.Writer, value any) error
 // parseTemplate reads and parses the template of a template format:
 // jsonpath as kubectl's (client-go's util/jsonpath), a missing key printing
 // nothing; go-template as Go's text/template, a missing key printing
-// <no value>, both as kubectl get prints them by default.
-func parseTemplate(format string) (printTemplate, error) {
+// <no value>, both as kubectl get prints them, unless allowMissingKeys is
+// false: then a missing key is an error, as with kubectl get
+// --allow-missing-template-keys=false.
+func parseTemplate(format string, allowMissingKeys bool) (printTemplate, error) {
 	flag, text, _ := strings.Cut(format, "=")
 	if text == "" {
 		return nil, fmt.Errorf("-o %s needs a template: -o %s=%s", flag, flag, templateExample(flag))
@@ -139,17 +155,21 @@ func parseTemplate(format string) (printTemplate, error) {
 	var err error
 	switch name {
 	case "jsonpath":
-		j := jsonpath.New("output").AllowMissingKeys(true)
+		j := jsonpath.New("output").AllowMissingKeys(allowMissingKeys)
 		tmpl, err = j, j.Parse(text)
 	default:
-		tmpl, err = template.New("output").Option("missingkey=default").Parse(text)
+		missingKey := "missingkey=default"
+		if !allowMissingKeys {
+			missingKey = "missingkey=error"
+		}
+		tmpl, err = template.New("output").Option(missingKey).Parse(text)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("-o %s: parsing the template %q: %w", flag, text, err)
 	}
 	return func(w io.Writer, value any) error {
 		if err := tmpl.Execute(w, value); err != nil {
-			return fmt.Errorf("-o %s: %w", name, err)
+			return fmt.Errorf("-o %s: executing the template %q: %w", flag, text, err)
 		}
 		return nil
 	}, nil
@@ -167,7 +187,8 @@ func templateExample(name string) string {
 
 // printObject prints v as -o json or -o yaml, or through the template of
 // a template format.
-func printObject(w io.Writer, format string, v any) error {
+func (p printFlags) printObject(w io.Writer, v any) error {
+	format := p.output
 	switch {
 	case format == "json":
 		b, err := json.MarshalIndent(v, "", "  ")
@@ -184,7 +205,7 @@ func printObject(w io.Writer, format string, v any) error {
 		_, err = w.Write(b)
 		return err
 	case isTemplateFormat(format):
-		printThrough, err := parseTemplate(format)
+		printThrough, err := parseTemplate(format, p.allowMissingTemplateKeys)
 		if err != nil {
 			return err
 		}

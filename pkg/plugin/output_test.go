@@ -38,13 +38,46 @@ func TestTemplateFormatsPrintTheJSONDocument(t *testing.T) {
 		{`go-template={{.replicas}}`, big, "1000000"},
 	} {
 		var out strings.Builder
-		if err := printObject(&out, tc.format, tc.value); err != nil {
+		if err := (printFlags{output: tc.format, allowMissingTemplateKeys: true}).printObject(&out, tc.value); err != nil {
 			t.Errorf("-o %s: %v", tc.format, err)
 			continue
 		}
 		if out.String() != tc.want {
 			t.Errorf("-o %s printed %q, want %q", tc.format, out.String(), tc.want)
 		}
+	}
+}
+
+// With --allow-missing-template-keys=false a template reading a key the
+// document lacks fails, naming the template, as kubectl get's does; a key
+// that is there prints as before.
+func TestMissingTemplateKeysCanBeErrors(t *testing.T) {
+	rows := []InstanceStatusRow{{Kind: "WebApp", Name: "shop", State: "ACTIVE"}}
+	for _, tc := range []struct {
+		format, want string
+	}{
+		{`jsonpath={[*].missing}`, `-o jsonpath: executing the template "{[*].missing}": missing is not found`},
+		{`go-template={{range .}}{{.missing}}{{end}}`, `-o go-template: executing the template "{{range .}}{{.missing}}{{end}}": template: output:1:13: executing "output" at <.missing>: map has no entry for key "missing"`},
+	} {
+		err := printFlags{output: tc.format}.printObject(io.Discard, rows)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("-o %s: got %v, want %q", tc.format, err, tc.want)
+		}
+	}
+	for _, format := range []string{`jsonpath={[*].name}`, `go-template={{range .}}{{.name}}{{end}}`} {
+		var out strings.Builder
+		if err := (printFlags{output: format}).printObject(&out, rows); err != nil || out.String() != "shop" {
+			t.Errorf("-o %s: %q, %v", format, out.String(), err)
+		}
+	}
+	// The flag, on a command; kubectl's default allows them.
+	args := []string{"validate", "--offline", "-f", "../../examples/webapp/rgd.yaml", "-o", "jsonpath={.results[0].nope}"}
+	if out, err := runPlugin(args...); err != nil || out != "" {
+		t.Errorf("%q: %q, %v", args, out, err)
+	}
+	args = append(args, "--allow-missing-template-keys=false")
+	if _, err := runPlugin(args...); err == nil || !strings.Contains(err.Error(), "nope is not found") {
+		t.Errorf("%q: got %v, want nope is not found", args, err)
 	}
 }
 

@@ -58,7 +58,7 @@ the cluster for custom resources) and explains the instances kro-agent manages.`
 // KIND/NAME, or -f FILE as kubectl get takes it), or also an RGD (rgd NAME)
 // where takesRGD: shell completion of both, -o in the given formats, and
 // --color.
-func instanceCommand(o *Options, use, short, long string, takesRGD bool, formats []string, output, color *string, run func(ctx context.Context, kind, name string) error) *cobra.Command {
+func instanceCommand(o *Options, use, short, long string, takesRGD bool, formats []string, output *printFlags, color *string, run func(ctx context.Context, kind, name string) error) *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
 		Use:   use,

@@ -54,7 +54,8 @@ const reasonStale = "Stale"
 
 type statusOptions struct {
 	*Options
-	output, color string
+	printFlags
+	color         string
 	allNamespaces bool
 	noHeaders     bool
 	// selector is a label query the listed instances must match.
@@ -151,7 +152,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 			return o.run(cmd.Context(), args)
 		},
 	}
-	addOutputFlag(cmd, &o.output, "", "json", "yaml", "wide", "name")
+	addOutputFlag(cmd, &o.printFlags, "", "json", "yaml", "wide", "name")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
@@ -202,7 +203,7 @@ func (o *statusOptions) print(rows []InstanceStatusRow) error {
 		printNames(o.Streams.Out, rows)
 		return nil
 	default:
-		return printObject(o.Streams.Out, o.output, rows)
+		return o.printObject(o.Streams.Out, rows)
 	}
 	if len(rows) == 0 && o.notReady && !o.noHeaders {
 		fmt.Fprintln(o.Streams.Out, "No instances found that are not Ready.")

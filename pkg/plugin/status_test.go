@@ -189,7 +189,7 @@ func TestPrintNames(t *testing.T) {
 // of state is no news, and an instance deleted and created again is.
 func TestWatchedNamesAreNewOnes(t *testing.T) {
 	var out bytes.Buffer
-	o := &statusOptions{Options: &Options{Streams: genericiooptions.IOStreams{Out: &out}}, output: "name"}
+	o := &statusOptions{Options: &Options{Streams: genericiooptions.IOStreams{Out: &out}}, printFlags: printFlags{output: "name"}}
 	a := InstanceStatusRow{APIVersion: "kro.run/v1alpha1", Kind: "WebApp", Name: "a", State: "IN_PROGRESS"}
 	b := InstanceStatusRow{APIVersion: "kro.run/v1alpha1", Kind: "WebApp", Name: "b"}
 	listed := map[string]bool{}

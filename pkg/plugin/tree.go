@@ -18,7 +18,7 @@ import (
 
 type treeOptions struct {
 	*Options
-	output   string
+	printFlags
 	color    string
 	watch    bool
 	interval time.Duration
@@ -41,7 +41,7 @@ it watches the instance, its RGD and the lists the tree was read from by their m
 and reads them again only then. Once the instance is deleted it says so, and goes on as
 kubectl get --watch does: an instance created again under the name is drawn.`,
 		// An RGD is not an instance: it has no tree.
-		false, []string{"json", "yaml", "dot", "name"}, &o.output, &o.color, o.run)
+		false, []string{"json", "yaml", "dot", "name"}, &o.printFlags, &o.color, o.run)
 	addWatchFlags(cmd, &o.watch, &o.interval)
 	cmd.Example = `  kubectl kro tree webapp demo
   kubectl kro tree webapp demo -o yaml
@@ -144,7 +144,7 @@ func (o *treeOptions) print(t *Tree, s *subject) error {
 		printTreeNames(o.Streams.Out, t)
 		return nil
 	default:
-		return printObject(o.Streams.Out, o.output, t)
+		return o.printObject(o.Streams.Out, t)
 	}
 }
 

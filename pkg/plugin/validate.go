@@ -46,8 +46,8 @@ type validateOptions struct {
 	*Options
 	files     []string
 	recursive bool
-	output    string
-	offline   bool
+	printFlags
+	offline bool
 }
 
 // ValidationResult is the outcome for one RGD, as -o json|yaml prints it.
@@ -113,7 +113,7 @@ Exits 1 when any RGD, or any instance of one, is invalid.`,
 	}
 	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "file with one or more RGDs, a directory of such files, or a URL; - reads standard input")
 	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "read the directories given with -f and all directories below them")
-	addOutputFlag(cmd, &o.output, "", "json", "yaml")
+	addOutputFlag(cmd, &o.printFlags, "", "json", "yaml")
 	cmd.Flags().BoolVar(&o.offline, "offline", false, "do not contact a cluster; kinds that are not built in are typed dyn")
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -208,7 +208,7 @@ func (o *validateOptions) run(ctx context.Context) error {
 			res.Instances = checkInstances(ctx, graphs[i], others)
 		}
 	}
-	if err := printValidation(o.Streams.Out, o.output, report); err != nil {
+	if err := printValidation(o.Streams.Out, o.printFlags, report); err != nil {
 		return err
 	}
 	for _, r := range report.Results {
@@ -648,9 +648,9 @@ func schemaErrors(data []byte) []error {
 	return out
 }
 
-func printValidation(w io.Writer, format string, report ValidationReport) error {
-	if format != "" {
-		return printObject(w, format, report)
+func printValidation(w io.Writer, p printFlags, report ValidationReport) error {
+	if p.output != "" {
+		return p.printObject(w, report)
 	}
 	fmt.Fprintf(w, "Kinds resolved: %s\n", report.Cluster)
 	for _, u := range report.Unreadable {

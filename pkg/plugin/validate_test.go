@@ -19,7 +19,7 @@ import (
 
 func TestValidationNamesEveryDocument(t *testing.T) {
 	var out bytes.Buffer
-	err := printValidation(&out, "", ValidationReport{Cluster: "offline", Results: []ValidationResult{
+	err := printValidation(&out, printFlags{}, ValidationReport{Cluster: "offline", Results: []ValidationResult{
 		{Name: "web", File: "a.yaml", Valid: true, TopologicalOrder: []string{"cm", "deploy"}},
 		{File: "a.yaml", Errors: []string{"document 2: yaml: unmarshal errors:\nline 3: key \"a\" already set in map"}},
 	}, Unreadable: []string{"chart/cm.yaml: document 1: error converting YAML to JSON: yaml: line 4: did not find expected node content"}})

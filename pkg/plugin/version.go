@@ -31,7 +31,7 @@ type Versions struct {
 }
 
 func newVersionCommand(o *Options) *cobra.Command {
-	var output string
+	var output printFlags
 	var clientOnly bool
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -49,8 +49,8 @@ With --client, only the plugin's, without contacting the cluster.`,
 			}
 			// What is known is printed even when the cluster cannot be
 			// reached, as kubectl version does.
-			if output != "" {
-				if perr := printObject(o.Streams.Out, output, v); perr != nil {
+			if output.output != "" {
+				if perr := output.printObject(o.Streams.Out, v); perr != nil {
 					return perr
 				}
 				return err

@@ -57,9 +57,10 @@ type Diagnosis struct {
 
 type whyOptions struct {
 	*Options
-	output, color string
-	watch         bool
-	interval      time.Duration
+	printFlags
+	color    string
+	watch    bool
+	interval time.Duration
 }
 
 func newWhyNotReadyCommand(parent *Options) *cobra.Command {
@@ -73,7 +74,7 @@ resource with its failing readyWhen, the values it read, its health and its rece
 Given an RGD (rgd NAME), it says why the RGD is not Active. Exits 0 when the instance
 is Ready (the RGD Active) and 1 otherwise, for scripts. --watch waits for that: it prints
 the diagnosis again whenever it changes (it watches the instance, its RGD and what its tree
-was read from, by metadata) and ends, exiting 0, once the instance is Ready.`, true, []string{"json", "yaml"}, &o.output, &o.color, o.run)
+was read from, by metadata) and ends, exiting 0, once the instance is Ready.`, true, []string{"json", "yaml"}, &o.printFlags, &o.color, o.run)
 	addWatchFlags(cmd, &o.watch, &o.interval)
 	cmd.Example = `  kubectl kro why-not-ready webapp demo
   kubectl kro why-not-ready rgd webapp
@@ -159,7 +160,7 @@ func (c *cluster) whyNotReady(ctx context.Context, kind, name string) (*Diagnosi
 // print writes the diagnosis as text, or in the -o format.
 func (o *whyOptions) print(d *Diagnosis) error {
 	if o.output != "" {
-		return printObject(o.Streams.Out, o.output, d)
+		return o.printObject(o.Streams.Out, d)
 	}
 	printDiagnosis(o.Streams.Out, d, newPalette(o.Streams.Out, o.color))
 	return nil
