@@ -119,6 +119,10 @@ type compiler struct {
 	// reservedIDs are the ids refused as reserved words, with their paths:
 	// an expression naming one fails for that reason alone.
 	reservedIDs map[string]*field.Path
+	// warnings are what expressions read that is legal but never comes
+	// (warnWriteOnlyReads), in the order the expressions compile:
+	// resources in the RGD's order, then the status.
+	warnings []string
 }
 
 var (
@@ -171,6 +175,7 @@ func (c *compiler) compile() *Graph {
 	g.ComputedConditions = computed
 	g.InstanceFormats = celenv.FormatsOf(instance)
 	g.schemaWarnings = schemaBooleanKeyWarnings(specFields, typeDefs, statusFields)
+	g.readWarnings = c.warnings
 	if spec, ok := instance.Properties["spec"]; ok {
 		g.InstanceSpec = celenv.FieldType(&spec)
 	}

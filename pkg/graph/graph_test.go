@@ -476,6 +476,69 @@ spec:
 	}
 }
 
+// An expression reading a Secret's stringData, which the API server
+// writes into data and never returns, is legal (the schema has the field,
+// and upstream kro takes it) but waits for good: each one is warned of,
+// wherever it is, with what to read instead. Reading data is not, nor a
+// collection's items, whose reads are not plain paths.
+func TestReadsOfAStringDataAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: secrets}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Secrets
+    spec: {pw: string}
+    status:
+      has: ${has(pass.stringData)}
+      whole: ${pass.stringData}
+      dotted: ${pass.?stringData["my.key"].orValue("")}
+      fine: ${string(pass.data.pw)}
+      items: ${many.map(s, s.stringData)}
+      conditions:
+      - "${runtime.newCondition({'type': 'Got', 'status': pass.stringData.pw == '' ? 'False' : 'True', 'reason': 'R', 'message': 'm'})}"
+  resources:
+  - id: pass
+    readyWhen: ["${pass.stringData.pw != ''}"]
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: "${schema.metadata.name}"}
+      stringData: {pw: "${schema.spec.pw}"}
+  - id: many
+    forEach: [{i: "${['a']}"}]
+    template: {apiVersion: v1, kind: Secret, metadata: {name: "${i}"}}
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}"}
+      data: {pw: "${pass.stringData.pw}", both: "${pass.stringData.pw + string(pass.data.pw)}"}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const but = "but no Secret read back has stringData: the API server writes it into data, base64-encoded; read "
+	want := []string{
+		"spec.resources[pass].readyWhen[0]: ${pass.stringData.pw != ''} reads pass.stringData, " + but + "string(pass.data.pw)",
+		"spec.resources[cm].template.data.both: ${pass.stringData.pw + string(pass.data.pw)} reads pass.stringData, " + but + "string(pass.data.pw)",
+		"spec.resources[cm].template.data.pw: ${pass.stringData.pw} reads pass.stringData, " + but + "string(pass.data.pw)",
+		`spec.schema.status.dotted: ${pass.?stringData["my.key"].orValue("")} reads pass.stringData, ` + but + `string(pass.data["my.key"])`,
+		`spec.schema.status.has: ${has(pass.stringData)} reads pass.stringData, ` + but + `pass.data, whose values are bytes (string(pass.data["key"]))`,
+		`spec.schema.status.whole: ${pass.stringData} reads pass.stringData, ` + but + `pass.data, whose values are bytes (string(pass.data["key"]))`,
+		"spec.schema.status.conditions[0]: ${runtime.newCondition({'type': 'Got', 'status': pass.stringData.pw == '' ? 'False' : 'True', 'reason': 'R', 'message': 'm'})} reads pass.stringData, " + but + "string(pass.data.pw)",
+	}
+	if got := g.Warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, f := range g.Node("cm").Fields {
+		w := f.Exprs[0].WriteOnlyRead
+		if reads := f.Path.String() != "metadata.name"; reads != (w != nil && w.Key == "stringData") {
+			t.Errorf("%s: the expression keeps %+v of what it reads that never comes", f.Path, w)
+		}
+	}
+}
+
 // A field the API server refuses is traced to the template string that
 // gave it, or to the one that gave a value above it.
 func TestRenderedFrom(t *testing.T) {

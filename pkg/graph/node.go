@@ -450,6 +450,7 @@ func (c *compiler) compileExpr(env *celenv.Env, src string, path *field.Path, ra
 		c.errs = append(c.errs, field.Invalid(path, raw, strings.TrimSpace(err.Error())))
 		return nil
 	}
+	c.warnWriteOnlyReads(e, path, raw)
 	if e.readsInstanceConditions {
 		// Anything else reading them would feed the instance's status
 		// back into what it is computed from.
@@ -491,25 +492,25 @@ func expressionOf(env *celenv.Env, src string, ast *cel.Ast) (*Expression, error
 	compiler := env.Compiler()
 	e.inputs = sync.OnceValue(func() []*Expression { return inputsOf(compiler, src) })
 	if slices.Contains(e.References, SchemaVar) {
-		e.InstanceFields = instanceFields(ast, false)
-		e.InstanceReads = instanceFields(ast, true)
+		e.InstanceFields = selections(ast, SchemaVar, false)
+		e.InstanceReads = selections(ast, SchemaVar, true)
 	}
 	return e, nil
 }
 
-// instanceFields lists the paths an expression selects from the instance
-// with plain selections and constant keys: schema.spec.tags is spec.tags,
-// schema.metadata.labels["team"] is metadata.labels.team. With
-// orMissing, a selection that may find nothing (.?x, [?"x"], has(x))
-// goes on into the field; without, it ends the path before it. Anything
-// computed ends it.
-func instanceFields(ast *cel.Ast, orMissing bool) []expr.Path {
-	isSchema := func(x celast.NavigableExpr) bool {
-		return x.Kind() == celast.IdentKind && x.AsIdent() == SchemaVar && !boundByMacro(x)
+// selections lists the paths an expression selects from the variable
+// root with plain selections and constant keys: for the instance,
+// schema.spec.tags is spec.tags, schema.metadata.labels["team"] is
+// metadata.labels.team. With orMissing, a selection that may find nothing
+// (.?x, [?"x"], has(x)) goes on into the field; without, it ends the path
+// before it. Anything computed ends it.
+func selections(ast *cel.Ast, root string, orMissing bool) []expr.Path {
+	isRoot := func(x celast.NavigableExpr) bool {
+		return x.Kind() == celast.IdentKind && x.AsIdent() == root && !boundByMacro(x)
 	}
 	seen := map[string]bool{}
 	var out []expr.Path
-	for _, x := range celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), isSchema) {
+	for _, x := range celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), isRoot) {
 		var p expr.Path
 		for parent, ok := x.Parent(); ok; parent, ok = x.Parent() {
 			key, mustExist, ok := selectedKey(parent, x)
