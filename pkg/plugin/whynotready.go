@@ -620,6 +620,9 @@ func (c *cluster) blockingDiagnosis(ctx context.Context, s *subject, tree *Tree,
 		d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
 		if resolve.WaitsForValue(r.pending) {
 			d.Advice = "kro-agent creates it once the value its template reads is there: a status field a controller has not written yet, or an item of another resource's list"
+			if errors.Is(r.pending, resolve.ErrNeverComes) {
+				d.Advice = "the value its template reads never comes as the RGD reads it: change the RGD as said above, and kro-agent creates it"
+			}
 		}
 		// The agent says on the instance why it could not create it.
 		if cond, advice := creationBlocked(inst); cond != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,29 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/ownership"
+	"github.com/kro-agent/kro-agent/pkg/resolve"
 )
+
+// A resource waiting for a value its template reads is created once the
+// value is there, unless the RGD reads it where it never comes (a
+// Secret's stringData): then the RGD is what to change.
+func TestMissingResourceAdviceForAValueThatNeverComes(t *testing.T) {
+	s := &subject{instance: &unstructured.Unstructured{Object: map[string]any{}}}
+	for _, tc := range []struct {
+		pending error
+		want    string
+	}{
+		{fmt.Errorf("data.ip: ${svc.status.loadBalancer.ingress[0].ip}: no such key: loadBalancer: %w", resolve.ErrPending),
+			"kro-agent creates it once the value its template reads is there: a status field a controller has not written yet, or an item of another resource's list"},
+		{fmt.Errorf("data.pw: ${secret.stringData.pw}: no such key: stringData; no Secret read back has stringData: the API server writes it into data, base64-encoded; read string(secret.data.pw): %w", resolve.ErrNeverComes),
+			"the value its template reads never comes as the RGD reads it: change the RGD as said above, and kro-agent creates it"},
+	} {
+		tree := &Tree{Rows: []Row{{NodeID: "copy", Kind: "ConfigMap", Name: "c", Ready: VerdictMissing, pending: tc.pending}}}
+		if d := (&cluster{}).blockingDiagnosis(context.Background(), s, tree, 0, &cluster{}, "Creds/c"); d.Advice != tc.want {
+			t.Errorf("waiting for %v: advice %q, want %q", tc.pending, d.Advice, tc.want)
+		}
+	}
+}
 
 // A webhook that did not answer is named with where to look, for
 // namespaced and cluster-scoped resources alike, and for what a

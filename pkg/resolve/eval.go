@@ -32,6 +32,12 @@ var ErrPending = errors.New("input not available yet")
 // not set (UnsetError): only the instance's author can supply it.
 var ErrUnset = fmt.Errorf("a field of the instance is not set: %w", ErrPending)
 
+// ErrNeverComes is wrapped by the pending errors of an expression reading
+// a field the API server never returns (a Secret's stringData): as the
+// RGD is written, what waits for it waits for good. Its text is
+// ErrPending's, so that what waits is told alike.
+var ErrNeverComes = fmt.Errorf("%w", ErrPending)
+
 // NotObservedError is the pending error of an expression that reads a
 // resource not observed yet: it waits for that resource, not for a value
 // inside what it reads.
@@ -217,7 +223,7 @@ func Eval(e *graph.Expression, s *Scope) (any, error) {
 	}
 	out, _, err := e.Program.Eval(s.vars)
 	if err != nil {
-		return nil, s.settled(e, s.unset(e, classify(err)))
+		return nil, neverComes(e, s.settled(e, s.unset(e, classify(err))))
 	}
 	v, err := cellib.Native(out)
 	if err != nil {
@@ -367,6 +373,18 @@ func firstMissing(v any, p expr.Path) (expr.Path, bool) {
 		v = next
 	}
 	return nil, false
+}
+
+// neverComes adds to a pending error of e, which waits for a key the API
+// server never returns (a Secret's stringData), why and what to read
+// instead: CEL says only that the key is not there, and it never will be.
+// It stays pending: the RGD is legal, and a change to it resolves it.
+func neverComes(e *graph.Expression, err error) error {
+	w := e.WriteOnlyRead
+	if w == nil || !errors.Is(err, ErrPending) || errors.Is(err, ErrUnset) || !strings.Contains(err.Error(), "no such key: "+w.Key) {
+		return err
+	}
+	return fmt.Errorf("%s; %s: %w", strings.TrimSuffix(err.Error(), ": "+ErrPending.Error()), w.Advice, ErrNeverComes)
 }
 
 // classify marks errors caused by missing data as pending.

@@ -453,6 +453,45 @@ spec:
 // A number the instance gives whole, which JSON decoding makes an integer,
 // is the double its type checked as: arithmetic with doubles finds its
 // overload, and the number written out is the one given.
+// A Secret read back has no stringData: a render waiting for it stays
+// pending (the RGD is legal, and a change to it resolves it) and says why,
+// and what to read instead; a key missing from elsewhere is told as before.
+func TestWaitingForStringDataSaysItNeverComes(t *testing.T) {
+	g := compileRGD(t, `
+metadata: {name: creds}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Creds, spec: {pw: string}}
+  resources:
+    - id: secret
+      template:
+        apiVersion: v1
+        kind: Secret
+        metadata: {name: "${schema.metadata.name}"}
+        stringData: {pw: "${schema.spec.pw}"}
+    - id: copy
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name}-copy"}
+        data: {pw: "${secret.stringData.pw}", tagged: "${secret.metadata.annotations.note + secret.stringData.pw}"}
+`)
+	s := NewScope(g, obj(t, `{metadata: {name: c, namespace: default}, spec: {pw: abc}}`))
+	s.Observe(g.Node("secret"), obj(t, `{apiVersion: v1, kind: Secret, metadata: {name: c, annotations: {note: n}}, data: {pw: YWJj}}`))
+	_, err := Render(g.Node("copy"), s)
+	if !WaitsForValue(err) || !errors.Is(err, ErrNeverComes) {
+		t.Fatalf("render: %v, want it pending for good", err)
+	}
+	want := "waiting for a value it reads: data.pw: ${secret.stringData.pw}: no such key: stringData; no Secret read back has stringData: the API server writes it into data, base64-encoded; read string(secret.data.pw)"
+	if got := Waiting(err); got != want {
+		t.Errorf("waiting:\n %s\nwant\n %s", got, want)
+	}
+	s.Observe(g.Node("secret"), obj(t, `{apiVersion: v1, kind: Secret, metadata: {name: c}, stringData: {pw: abc}}`))
+	_, err = Render(g.Node("copy"), s)
+	if want := "waiting for a value it reads: data.tagged: ${secret.metadata.annotations.note + secret.stringData.pw}: no such key: annotations"; Waiting(err) != want || errors.Is(err, ErrNeverComes) {
+		t.Errorf("waiting: %s, want %s", Waiting(err), want)
+	}
+}
+
 func TestWholeNumbersAreDoubles(t *testing.T) {
 	g := compileRGD(t, `
 spec:
