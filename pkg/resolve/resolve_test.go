@@ -492,6 +492,44 @@ spec:
 	}
 }
 
+// A readyWhen waiting for a count its object's controller left out of a
+// status written for the object's generation (the API server's kinds leave
+// a 0 out) says how to read it as 0; while the status is not written, or
+// is of a generation before, it waits as for any other value.
+func TestReadyWhenOnACountLeftOutSaysHowToReadIt(t *testing.T) {
+	g := compileRGD(t, `
+metadata: {name: scaled}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Scaled, spec: {replicas: integer}}
+  resources:
+    - id: deploy
+      readyWhen: ["${deploy.status.availableReplicas == deploy.spec.replicas}"]
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: "${schema.metadata.name}"}
+        spec:
+          replicas: ${schema.spec.replicas}
+          selector: {matchLabels: {app: a}}
+          template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: nginx}]}}
+`)
+	s := NewScope(g, obj(t, `{metadata: {name: s, namespace: default}, spec: {replicas: 0}}`))
+	const waits = "readyWhen ${deploy.status.availableReplicas == deploy.spec.replicas} cannot be evaluated yet (no such key: availableReplicas); it read deploy.status.availableReplicas = <absent>, deploy.spec.replicas = 0"
+	const hint = "; deploy's controller has written its status without status.availableReplicas: Kubernetes leaves a count of 0 out, so where 0 is an answer read deploy.status.?availableReplicas.orValue(0)"
+	for _, tc := range []struct {
+		name, observed, want string
+	}{
+		{"written for its generation", `{metadata: {generation: 2}, spec: {replicas: 0}, status: {observedGeneration: 2, conditions: []}}`, waits + hint},
+		{"written, saying no generation", `{metadata: {generation: 2}, spec: {replicas: 0}, status: {replicas: 0, conditions: []}}`, waits + hint},
+		{"of a generation before", `{metadata: {generation: 2}, spec: {replicas: 0}, status: {observedGeneration: 1, replicas: 3}}`, waits},
+		{"not written", `{metadata: {generation: 1}, spec: {replicas: 0}}`, strings.Replace(waits, "no such key: availableReplicas", "no such key: status", 1)},
+	} {
+		if r := Ready(g.Node("deploy"), obj(t, tc.observed), s); r.Ready || r.Reason != tc.want {
+			t.Errorf("%s: %+v\nwant %s", tc.name, r, tc.want)
+		}
+	}
+}
+
 func TestWholeNumbersAreDoubles(t *testing.T) {
 	g := compileRGD(t, `
 spec:
