@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/google/cel-go/cel"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kro-agent/kro-agent/pkg/expr"
@@ -31,16 +32,19 @@ type WriteOnlyRead struct {
 // for the evaluation that waits for it to say why: the RGD is legal, and
 // upstream kro takes it, but the value never comes.
 func (c *compiler) warnWriteOnlyReads(e *Expression, path *field.Path, raw string) {
+	var ast *cel.Ast
 	for _, ref := range e.References {
 		n := c.byID[ref]
 		if n == nil || !n.IsSecret() || n.IsCollection() {
 			continue
 		}
-		// Parsed again, only for an expression reading a Secret: the
-		// checked AST is not kept.
-		ast, iss := c.env.CEL().Parse(e.Source)
-		if iss.Err() != nil {
-			continue
+		if ast == nil {
+			// Parsed again, only for an expression reading a Secret:
+			// the checked AST is not kept.
+			var iss *cel.Issues
+			if ast, iss = c.env.CEL().Parse(e.Source); iss.Err() != nil {
+				return
+			}
 		}
 		for _, p := range selections(ast, ref, true) {
 			if p[0].IsIndex || p[0].Key != secretStringData {
