@@ -625,3 +625,92 @@ func TestTimeGatesTurnOnTime(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+// secretReader reads a Secret's stringData, which the API server never
+// returns; zeroReady waits for a Deployment's availableReplicas, which a
+// Deployment scaled to zero never has.
+const secretReader = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: secret-readers}
+spec:
+  schema: {apiVersion: v1alpha1, kind: SecretReader, spec: {password: string | default="hunter2"}}
+  resources:
+  - id: secret
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: "${schema.metadata.name}"}
+      stringData: {password: "${schema.spec.password}"}
+  - id: copy
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: "${schema.metadata.name}-copy"}
+      data: {password: "${secret.stringData.password}"}
+`
+
+const zeroReady = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: scaled-apps}
+spec:
+  schema: {apiVersion: v1alpha1, kind: ScaledApp, spec: {replicas: integer | default=0}}
+  resources:
+  - id: deploy
+    readyWhen: ["${deploy.status.availableReplicas == deploy.spec.replicas}"]
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${schema.metadata.name}"}
+      spec:
+        replicas: ${schema.spec.replicas}
+        selector: {matchLabels: {app: scaled}}
+        template: {metadata: {labels: {app: scaled}}, spec: {containers: [{name: app, image: nginx}]}}
+`
+
+// Two values type-check but never come: a Secret's stringData and a count
+// of 0 in a Deployment's status. The RGD reading stringData is admitted
+// with a warning saying what to read instead, and what waits for either
+// says so in the instance's conditions and why-not-ready; read as said,
+// both instances become ACTIVE.
+func TestValuesThatNeverComeAreToldSo(t *testing.T) {
+	const ns = "never-comes"
+	f := features.New("values that never come").
+		Assess("are warned of, told on the instance, and mended as told", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			out, err := kubectl(t, cfg, secretReader, "apply", "-f", "-")
+			const warned = "Warning: spec.resources[copy].template.data.password: ${secret.stringData.password} reads secret.stringData, but no Secret read back has stringData: the API server writes it into data, base64-encoded; read string(secret.data.password)"
+			if err != nil || !strings.Contains(out, warned) {
+				t.Errorf("applying an RGD reading stringData: %v\n%s\nwant the warning %s", err, out, warned)
+			}
+			c.apply(t, zeroReady)
+			c.waitRGDActive(t, "secret-readers")
+			c.waitRGDActive(t, "scaled-apps")
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: SecretReader, metadata: {name: reader, namespace: "+ns+"}}")
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: ScaledApp, metadata: {name: scaled, namespace: "+ns+"}}")
+			for _, tc := range []struct{ kind, name, says string }{
+				{"SecretReader", "reader", "no such key: stringData; no Secret read back has stringData: the API server writes it into data, base64-encoded; read string(secret.data.password)"},
+				{"ScaledApp", "scaled", "deploy's controller has written its status without status.availableReplicas: Kubernetes leaves a count of 0 out, so where 0 is an answer read deploy.status.?availableReplicas.orValue(0)"},
+			} {
+				eventually(t, 40*time.Second, tc.kind+" to say what it waits for never comes", func() (bool, string) {
+					inst := c.mustGet(t, "kro.run/v1alpha1", tc.kind, ns, tc.name)
+					rr := condition(inst, v1alpha1.ConditionResourcesReady)
+					return rr != nil && strings.Contains(rr.Message, tc.says), conditionSummary(inst)
+				})
+				if out, err := kro(t, cfg, nil, "why-not-ready", strings.ToLower(tc.kind), tc.name, "-n", ns); err == nil || !strings.Contains(out, tc.says) {
+					t.Errorf("why-not-ready %s: %v\n%s\nwant %s", tc.kind, err, out, tc.says)
+				}
+			}
+			c.apply(t, strings.Replace(secretReader, "${secret.stringData.password}", "${string(secret.data.password)}", 1))
+			c.apply(t, strings.Replace(zeroReady, "deploy.status.availableReplicas ==", "deploy.status.?availableReplicas.orValue(0) ==", 1))
+			c.waitState(t, "kro.run/v1alpha1", "SecretReader", ns, "reader", v1alpha1.InstanceActive)
+			c.waitState(t, "kro.run/v1alpha1", "ScaledApp", ns, "scaled", v1alpha1.InstanceActive)
+			if got, _, _ := unstructured.NestedString(c.mustGet(t, "v1", "ConfigMap", ns, "reader-copy").Object, "data", "password"); got != "hunter2" {
+				t.Errorf("the copy holds %q, want the Secret's password", got)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
