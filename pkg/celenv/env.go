@@ -174,6 +174,58 @@ func operandHint(op, left, right string) string {
 	return "CEL compares values of one type only: convert the string with " + other + "(...), or the " + other + " with string(...)"
 }
 
+// operatorOverload is cel-go's words for an operator given operands of
+// types it does not take, whatever the types.
+var operatorOverload = regexp.MustCompile(`^found no matching overload for '(_\+_|_==_|_!=_|_<_|_<=_|_>_|_>=_)' applied to '\((.+)\)'$`)
+
+// optionalOperandHint says how to use the value of an optional, as .?
+// selects one (x.?endpoint != "", which kro's documentation once wrote),
+// where the other operand of op is no optional: operands are the types
+// cel-go lists. "" when that is not the mistake.
+func optionalOperandHint(op, operands string) string {
+	left, right, ok := splitTypes(operands)
+	if !ok {
+		return ""
+	}
+	const optional = "optional_type("
+	other := right
+	switch {
+	case strings.HasPrefix(left, optional) && !strings.HasPrefix(right, optional):
+	case strings.HasPrefix(right, optional) && !strings.HasPrefix(left, optional):
+		other = left
+	default:
+		return ""
+	}
+	uses := "compares"
+	if op == "_+_" {
+		uses = "adds"
+	}
+	take := "take its value with .orValue(v), v standing for a field that is not there"
+	if zero, ok := map[string]string{"string": `""`, "int": "0", "uint": "0u", "double": "0.0", "bool": "false"}[other]; ok {
+		take = fmt.Sprintf("take its value with .orValue(%s), %s when the field is not there", zero, zero)
+	}
+	return fmt.Sprintf(".? selects an optional, which %s only with another optional: %s, or ask whether it is there with .hasValue()", uses, take)
+}
+
+// splitTypes splits cel-go's list of two operand types, "A, B", at the
+// comma outside the types' parentheses.
+func splitTypes(s string) (string, string, bool) {
+	depth := 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 && strings.HasPrefix(s[i:], ", ") {
+				return s[:i], s[i+2:], true
+			}
+		}
+	}
+	return "", "", false
+}
+
 // undeclaredReference is cel-go's words for a name, or a function, the
 // environment does not declare; the container is always the empty one here.
 var undeclaredReference = regexp.MustCompile(`^(undeclared reference to '([^']+)') \(in container ''\)$`)
@@ -238,6 +290,11 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 		}
 		if m := mismatchedOperands.FindStringSubmatch(ce.Message); m != nil {
 			if hint := operandHint(m[1], m[2], m[3]); hint != "" {
+				reworded.Message += ": " + hint
+			}
+		}
+		if m := operatorOverload.FindStringSubmatch(ce.Message); m != nil {
+			if hint := optionalOperandHint(m[1], m[2]); hint != "" {
 				reworded.Message += ": " + hint
 			}
 		}

@@ -176,6 +176,11 @@ func TestUnknownFieldsAndNamesSayWhatThereIs(t *testing.T) {
 		{`schema.spec.replicas == "3"`, "applied to '(int, string)': CEL compares values of one type only: convert the string with int(...), or the int with string(...)\n"},
 		{`(schema.spec.replicas > 1) == "yes"`, "applied to '(bool, string)': CEL compares values of one type only: convert the string with bool(...), or the bool with string(...)\n"},
 		{`[1] + "a"`, "applied to '(list(int), string)'\n"},
+		// An optional's value, compared or added as the value itself.
+		{`schema.spec.?name != ""`, `applied to '(optional_type(string), string)': .? selects an optional, which compares only with another optional: take its value with .orValue(""), "" when the field is not there, or ask whether it is there with .hasValue()` + "\n"},
+		{`1 < schema.spec.?replicas`, "applied to '(int, optional_type(int))': .? selects an optional, which compares only with another optional: take its value with .orValue(0)"},
+		{`schema.spec.?name + "-x"`, ".? selects an optional, which adds only with another optional: take its value with .orValue(\"\")"},
+		{`schema.?spec == schema`, ": .? selects an optional, which compares only with another optional: take its value with .orValue(v), v standing for a field that is not there, or ask"},
 		// Each of two errors gets its own, in the order of the source.
 		{"schema.spec.nme + schema.spec.imag", "undefined field 'nme': did you mean schema.spec.name?\n | schema.spec.nme + schema.spec.imag\n | ...........^\nERROR: <input>:1:30: undefined field 'imag': did you mean schema.spec.image?"},
 	} {
