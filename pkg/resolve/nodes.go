@@ -133,15 +133,13 @@ func Ready(n *graph.Node, observed any, s *Scope) Readiness {
 			}
 		}
 		why := "is false" + Until(scope, e)
-		var zero string
 		if err != nil {
 			why = "cannot be evaluated yet (" + strings.TrimSuffix(err.Error(), ": "+ErrPending.Error()) + ")"
-			zero = zeroLeftOut(n, e, scope, self, observed)
 			if !errors.Is(err, ErrPending) {
-				why, zero = "failed: "+err.Error(), ""
+				why = "failed: " + err.Error()
 			}
 		}
-		return Readiness{Reason: fmt.Sprintf("readyWhen ${%s} %s%s%s", e.Source, why, describeInputs(e, scope, secretData(n, self)), zero)}
+		return Readiness{Reason: fmt.Sprintf("readyWhen ${%s} %s%s", e.Source, why, describeInputs(e, scope, secretData(n, self)))}
 	}
 	return Readiness{Ready: true}
 }

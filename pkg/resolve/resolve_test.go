@@ -492,11 +492,12 @@ spec:
 	}
 }
 
-// A readyWhen waiting for a count its object's controller left out of a
-// status written for the object's generation (the API server's kinds leave
-// a 0 out) says how to read it as 0; while the status is not written, or
-// is of a generation before, it waits as for any other value.
-func TestReadyWhenOnACountLeftOutSaysHowToReadIt(t *testing.T) {
+// A readyWhen or a template waiting for a count the object's controller
+// left out of a status written for the object's generation (the API
+// server's kinds leave a 0 out) says how to read it as 0; while the status
+// is not written, or is of a generation before, it waits as for any other
+// value.
+func TestWaitingForACountLeftOutSaysHowToReadIt(t *testing.T) {
 	g := compileRGD(t, `
 metadata: {name: scaled}
 spec:
@@ -512,20 +513,37 @@ spec:
           replicas: ${schema.spec.replicas}
           selector: {matchLabels: {app: a}}
           template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: nginx}]}}
+    - id: count
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name}"}
+        data: {ready: "${string(deploy.status.readyReplicas)}"}
 `)
-	s := NewScope(g, obj(t, `{metadata: {name: s, namespace: default}, spec: {replicas: 0}}`))
-	const waits = "readyWhen ${deploy.status.availableReplicas == deploy.spec.replicas} cannot be evaluated yet (no such key: availableReplicas); it read deploy.status.availableReplicas = <absent>, deploy.spec.replicas = 0"
-	const hint = "; deploy's controller has written its status without status.availableReplicas: Kubernetes leaves a count of 0 out, so where 0 is an answer read deploy.status.?availableReplicas.orValue(0)"
+	const hint = "; deploy's controller has written its status without status.%s: Kubernetes leaves a count of 0 out, so where 0 is an answer read deploy.status.?%s.orValue(0)"
+	const readied = "readyWhen ${deploy.status.availableReplicas == deploy.spec.replicas} cannot be evaluated yet (no such key: %s%s); it read deploy.status.availableReplicas = <absent>, deploy.spec.replicas = 0"
+	const rendered = "waiting for a value it reads: data.ready: ${string(deploy.status.readyReplicas)}: no such key: %s%s"
+	leftOut := func(f string) string { return fmt.Sprintf(hint, f, f) }
 	for _, tc := range []struct {
-		name, observed, want string
+		name, observed, ready, render string
 	}{
-		{"written for its generation", `{metadata: {generation: 2}, spec: {replicas: 0}, status: {observedGeneration: 2, conditions: []}}`, waits + hint},
-		{"written, saying no generation", `{metadata: {generation: 2}, spec: {replicas: 0}, status: {replicas: 0, conditions: []}}`, waits + hint},
-		{"of a generation before", `{metadata: {generation: 2}, spec: {replicas: 0}, status: {observedGeneration: 1, replicas: 3}}`, waits},
-		{"not written", `{metadata: {generation: 1}, spec: {replicas: 0}}`, strings.Replace(waits, "no such key: availableReplicas", "no such key: status", 1)},
+		{"written for its generation", `{metadata: {generation: 2}, spec: {replicas: 0}, status: {observedGeneration: 2, conditions: []}}`,
+			fmt.Sprintf(readied, "availableReplicas", leftOut("availableReplicas")), fmt.Sprintf(rendered, "readyReplicas", leftOut("readyReplicas"))},
+		{"written, saying no generation", `{metadata: {generation: 2}, spec: {replicas: 0}, status: {replicas: 0, conditions: []}}`,
+			fmt.Sprintf(readied, "availableReplicas", leftOut("availableReplicas")), fmt.Sprintf(rendered, "readyReplicas", leftOut("readyReplicas"))},
+		{"of a generation before", `{metadata: {generation: 2}, spec: {replicas: 0}, status: {observedGeneration: 1, replicas: 3}}`,
+			fmt.Sprintf(readied, "availableReplicas", ""), fmt.Sprintf(rendered, "readyReplicas", "")},
+		{"not written", `{metadata: {generation: 1}, spec: {replicas: 0}}`,
+			fmt.Sprintf(readied, "status", ""), fmt.Sprintf(rendered, "status", "")},
 	} {
-		if r := Ready(g.Node("deploy"), obj(t, tc.observed), s); r.Ready || r.Reason != tc.want {
-			t.Errorf("%s: %+v\nwant %s", tc.name, r, tc.want)
+		s := NewScope(g, obj(t, `{metadata: {name: s, namespace: default}, spec: {replicas: 0}}`))
+		deploy := obj(t, tc.observed)
+		if r := Ready(g.Node("deploy"), deploy, s); r.Ready || r.Reason != tc.ready {
+			t.Errorf("%s: %+v\nwant %s", tc.name, r, tc.ready)
+		}
+		s.Observe(g.Node("deploy"), deploy)
+		if _, err := Render(g.Node("count"), s); !WaitsForValue(err) || Waiting(err) != tc.render {
+			t.Errorf("%s: rendering the ConfigMap: %v\nwant %s", tc.name, err, tc.render)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,32 +10,41 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
-// zeroLeftOut explains a readyWhen of n, e, that waits for an integer of
-// its object's status when the object's controller has written that
-// status, for the object's current generation where it says which: the
-// API server's built-in kinds leave a count of 0 out of their status (a
-// Deployment scaled to zero has no availableReplicas), so while the count
-// is 0 the field never comes, and the readyWhen waits for good. It says
-// how to read the field as 0; "" when that is not what holds e up.
-func zeroLeftOut(n *graph.Node, e *graph.Expression, scope *Scope, self string, observed any) string {
-	if n.Kind == nil || n.Kind.Custom || !statusWritten(observed) {
-		return ""
+// zeroLeftOut adds to a pending error of e, one that misses a key, the
+// integer of a resource's status that e waits for when the resource's
+// controller has written that status, for the object's current
+// generation where it says which: the API server's built-in kinds leave a
+// count of 0 out of their status (a Deployment scaled to zero has no
+// availableReplicas), so while the count is 0 the field never comes, and
+// whatever waits for it waits for good. It says how to read the field as
+// 0; other errors are returned as they are.
+func (s *Scope) zeroLeftOut(e *graph.Expression, err error) error {
+	if s.graph == nil || !WaitsForValue(err) || errors.Is(err, ErrNeverComes) || !strings.Contains(err.Error(), "no such key: ") {
+		return err
 	}
-	for _, in := range e.Inputs() {
-		if !strings.HasPrefix(in.Source, self+".status.") || in.Type == nil || in.Type.Kind() != types.IntKind {
+	for _, ref := range e.References {
+		n := s.graph.Node(ref)
+		if n == nil || n.IsCollection() || n.Kind == nil || n.Kind.Custom || !statusWritten(s.vars[ref]) {
 			continue
 		}
-		if _, err := Eval(in, scope); err == nil {
-			continue
+		for _, in := range e.Inputs() {
+			if !strings.HasPrefix(in.Source, ref+".status.") || in.Type == nil || in.Type.Kind() != types.IntKind {
+				continue
+			}
+			at := strings.LastIndexByte(in.Source, '.')
+			if strings.ContainsAny(in.Source, "[?") {
+				continue // not a plain path of fields
+			}
+			// The program alone: Eval would explain the input's own
+			// failure in turn.
+			if _, _, inErr := in.Program.Eval(s.vars); inErr == nil {
+				continue
+			}
+			return fmt.Errorf("%s; %s's controller has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s.?%s.orValue(0): %w",
+				strings.TrimSuffix(err.Error(), ": "+ErrPending.Error()), ref, in.Source[len(ref)+1:], in.Source[:at], in.Source[at+1:], ErrPending)
 		}
-		at := strings.LastIndexByte(in.Source, '.')
-		if strings.ContainsAny(in.Source[at:], "[?") {
-			continue // not a plain field: said as it is
-		}
-		return fmt.Sprintf("; %s's controller has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s.?%s.orValue(0)",
-			self, in.Source[len(self)+1:], in.Source[:at], in.Source[at+1:])
 	}
-	return ""
+	return err
 }
 
 // statusWritten reports whether observed has a status its controller
