@@ -384,7 +384,13 @@ func neverComes(e *graph.Expression, err error) error {
 	if w == nil || !errors.Is(err, ErrPending) || errors.Is(err, ErrUnset) || !strings.Contains(err.Error(), "no such key: "+w.Key) {
 		return err
 	}
-	return fmt.Errorf("%s; %s: %w", strings.TrimSuffix(err.Error(), ": "+ErrPending.Error()), w.Advice, ErrNeverComes)
+	return pendingWith(err, w.Advice, ErrNeverComes)
+}
+
+// pendingWith is err, pending, with words after CEL's saying why, marked
+// pending by sentinel (ErrPending, or an error wrapping it).
+func pendingWith(err error, words string, sentinel error) error {
+	return fmt.Errorf("%s; %s: %w", strings.TrimSuffix(err.Error(), ": "+ErrPending.Error()), words, sentinel)
 }
 
 // classify marks errors caused by missing data as pending.

@@ -31,17 +31,17 @@ func (s *Scope) zeroLeftOut(e *graph.Expression, err error) error {
 			if !strings.HasPrefix(in.Source, ref+".status.") || in.Type == nil || in.Type.Kind() != types.IntKind {
 				continue
 			}
-			at := strings.LastIndexByte(in.Source, '.')
 			if strings.ContainsAny(in.Source, "[?") {
 				continue // not a plain path of fields
 			}
+			at := strings.LastIndexByte(in.Source, '.')
 			// The program alone: Eval would explain the input's own
 			// failure in turn.
 			if _, _, inErr := in.Program.Eval(s.vars); inErr == nil {
 				continue
 			}
-			return fmt.Errorf("%s; %s's controller has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s.?%s.orValue(0): %w",
-				strings.TrimSuffix(err.Error(), ": "+ErrPending.Error()), ref, in.Source[len(ref)+1:], in.Source[:at], in.Source[at+1:], ErrPending)
+			return pendingWith(err, fmt.Sprintf("%s's controller has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s.?%s.orValue(0)",
+				ref, in.Source[len(ref)+1:], in.Source[:at], in.Source[at+1:]), ErrPending)
 		}
 	}
 	return err
