@@ -45,7 +45,7 @@ func (c *compiler) compileComputedCondition(src string, ep *field.Path, seen map
 		c.errs = append(c.errs, field.Invalid(ep, src, "omit() leaves a template field out of its object; it has no meaning here"))
 		return nil
 	}
-	c.warnWriteOnlyReads(e, ep, src)
+	c.warnAbsentReads(e, ep, src)
 	if !IsConditions(e.Type) {
 		c.errs = append(c.errs, field.Invalid(ep, src, fmt.Sprintf("must return runtime.newCondition(...) or a list of them, but has type %s", celenv.TypeString(e.Type))))
 		return nil

@@ -74,8 +74,8 @@ type Graph struct {
 	// schemaWarnings are the schema's part of Warnings: its fields named
 	// true or false.
 	schemaWarnings []string
-	// readWarnings are the expressions' part: reads of a field the API
-	// server never returns.
+	// readWarnings are the expressions' part: reads of a field their
+	// object never has.
 	readWarnings []string
 }
 
@@ -113,10 +113,10 @@ func (g *Graph) Order() []string {
 // instances written in YAML fill true where JSON clients and expressions
 // ask for y); and a template's status, which the API server drops from the
 // apply of any kind whose status is a subresource (as a rule: copied from
-// kubectl get -o yaml); and an expression reading a Secret's stringData,
-// which the API server never returns. They come in the RGD's order: the
-// schema first, then resource by resource, then the reads of fields that
-// never come.
+// kubectl get -o yaml); and an expression reading a field its object never
+// has (a Secret's stringData, which the API server never returns). They
+// come in the RGD's order: the schema first, then resource by resource,
+// then the reads of fields that never come.
 func (g *Graph) Warnings() []string {
 	out := slices.Clone(g.schemaWarnings)
 	for _, n := range g.Nodes {
@@ -329,10 +329,10 @@ type Expression struct {
 	// CallsNow is set when the expression calls time.now(): what it gives
 	// changes with the time.
 	CallsNow bool
-	// WriteOnlyRead is set when the expression reads a field the API
-	// server never returns (a Secret's stringData): an evaluation waiting
-	// for it says why it waits for good.
-	WriteOnlyRead *WriteOnlyRead
+	// AbsentRead is set when the expression reads a field its object
+	// never has (a Secret's stringData): an evaluation waiting for it says
+	// why it waits for good.
+	AbsentRead *AbsentRead
 }
 
 // Field is a string value holding expressions, at Path in its object.

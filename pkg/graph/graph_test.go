@@ -532,10 +532,53 @@ spec:
 		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for _, f := range g.Node("cm").Fields {
-		w := f.Exprs[0].WriteOnlyRead
+		w := f.Exprs[0].AbsentRead
 		if reads := f.Path.String() != "metadata.name"; reads != (w != nil && w.Key == "stringData") {
 			t.Errorf("%s: the expression keeps %+v of what it reads that never comes", f.Path, w)
 		}
+	}
+}
+
+// Only a Service of type LoadBalancer gets status.loadBalancer.ingress: a
+// read of it from a Service templated as another type is warned of; one
+// whose type is LoadBalancer, an expression, or not known (an
+// externalRef) is not, nor a read of status.loadBalancer as a whole.
+func TestReadsOfALoadBalancerAddressNoneGetsAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: services}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Services
+    spec: {type: string}
+    status:
+      plain: ${plain.status.loadBalancer.ingress[0].hostname}
+      whole: ${plain.status.loadBalancer}
+      nodePort: ${has(nodePort.status.loadBalancer.ingress)}
+      balanced: ${balanced.status.loadBalancer.ingress[0].hostname}
+      chosen: ${chosen.status.loadBalancer.ingress[0].ip}
+      found: ${found.status.loadBalancer.ingress[0].ip}
+  resources:
+  - id: plain
+    template: {apiVersion: v1, kind: Service, metadata: {name: plain}, spec: {ports: [{port: 80}]}}
+  - id: nodePort
+    template: {apiVersion: v1, kind: Service, metadata: {name: np}, spec: {type: NodePort, ports: [{port: 80}]}}
+  - id: balanced
+    template: {apiVersion: v1, kind: Service, metadata: {name: lb}, spec: {type: LoadBalancer, ports: [{port: 80}]}}
+  - id: chosen
+    template: {apiVersion: v1, kind: Service, metadata: {name: ch}, spec: {type: "${schema.spec.type}", ports: [{port: 80}]}}
+  - id: found
+    externalRef: {apiVersion: v1, kind: Service, metadata: {name: ext}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"spec.schema.status.nodePort: ${has(nodePort.status.loadBalancer.ingress)} reads nodePort.status.loadBalancer.ingress, but no load balancer gives an address to a Service of type NodePort: only one of type LoadBalancer gets status.loadBalancer.ingress; set spec.type: LoadBalancer, or read nodePort.spec.clusterIP",
+		"spec.schema.status.plain: ${plain.status.loadBalancer.ingress[0].hostname} reads plain.status.loadBalancer.ingress, but no load balancer gives an address to a Service of type ClusterIP, the default: only one of type LoadBalancer gets status.loadBalancer.ingress; set spec.type: LoadBalancer, or read plain.spec.clusterIP",
+	}
+	if got := g.Warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

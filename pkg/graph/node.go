@@ -450,7 +450,7 @@ func (c *compiler) compileExpr(env *celenv.Env, src string, path *field.Path, ra
 		c.errs = append(c.errs, field.Invalid(path, raw, strings.TrimSpace(err.Error())))
 		return nil
 	}
-	c.warnWriteOnlyReads(e, path, raw)
+	c.warnAbsentReads(e, path, raw)
 	if e.readsInstanceConditions {
 		// Anything else reading them would feed the instance's status
 		// back into what it is computed from.

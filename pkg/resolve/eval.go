@@ -380,7 +380,7 @@ func firstMissing(v any, p expr.Path) (expr.Path, bool) {
 // instead: CEL says only that the key is not there, and it never will be.
 // It stays pending: the RGD is legal, and a change to it resolves it.
 func neverComes(e *graph.Expression, err error) error {
-	w := e.WriteOnlyRead
+	w := e.AbsentRead
 	if w == nil || !errors.Is(err, ErrPending) || errors.Is(err, ErrUnset) || !strings.Contains(err.Error(), "no such key: "+w.Key) {
 		return err
 	}

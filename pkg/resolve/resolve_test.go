@@ -492,6 +492,32 @@ spec:
 	}
 }
 
+// A template waiting for the load balancer's address of a Service that is
+// not of type LoadBalancer, which never gets one, says so.
+func TestWaitingForALoadBalancerAddressNoneGetsSaysSo(t *testing.T) {
+	g := compileRGD(t, `
+metadata: {name: fronts}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Front, spec: {}}
+  resources:
+    - id: svc
+      template: {apiVersion: v1, kind: Service, metadata: {name: front}, spec: {ports: [{port: 80}]}}
+    - id: endpoint
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: endpoint}
+        data: {host: "${svc.status.loadBalancer.ingress[0].hostname}"}
+`)
+	s := NewScope(g, obj(t, `{metadata: {name: f, namespace: default}, spec: {}}`))
+	s.Observe(g.Node("svc"), obj(t, `{apiVersion: v1, kind: Service, metadata: {name: front}, spec: {type: ClusterIP, clusterIP: 10.0.0.7}, status: {loadBalancer: {}}}`))
+	_, err := Render(g.Node("endpoint"), s)
+	want := "waiting for a value it reads: data.host: ${svc.status.loadBalancer.ingress[0].hostname}: no such key: ingress; no load balancer gives an address to a Service of type ClusterIP, the default: only one of type LoadBalancer gets status.loadBalancer.ingress; set spec.type: LoadBalancer, or read svc.spec.clusterIP"
+	if !errors.Is(err, ErrNeverComes) || Waiting(err) != want {
+		t.Errorf("render: %v\nwant %s", err, want)
+	}
+}
+
 // A readyWhen or a template waiting for a count the object's controller
 // left out of a status written for the object's generation (the API
 // server's kinds leave a 0 out) says how to read it as 0; while the status
