@@ -106,18 +106,28 @@ func (g *Graph) Order() []string {
 	return ids
 }
 
-// Warnings flag legal but suspicious things, cheaply: a readyWhen or
+// Warnings are the graph's Hints, then its ReadWarnings.
+func (g *Graph) Warnings() []string {
+	return append(g.Hints(), g.readWarnings...)
+}
+
+// ReadWarnings are the expressions reading a field their object never
+// has (a Secret's stringData, which the API server never returns), in the
+// order the RGD gives them: what waits for such a value waits for good.
+func (g *Graph) ReadWarnings() []string {
+	return slices.Clone(g.readWarnings)
+}
+
+// Hints flag legal but suspicious things, cheaply: a readyWhen or
 // includeWhen that reads nothing is a constant, which is rarely meant; a
 // schema field or template key named true or false is what YAML makes of
 // an unquoted y or n (a point's x and y become the fields x and true, and
 // instances written in YAML fill true where JSON clients and expressions
 // ask for y); and a template's status, which the API server drops from the
 // apply of any kind whose status is a subresource (as a rule: copied from
-// kubectl get -o yaml); and an expression reading a field its object never
-// has (a Secret's stringData, which the API server never returns). They
-// come in the RGD's order: the schema first, then resource by resource,
-// then the reads of fields that never come.
-func (g *Graph) Warnings() []string {
+// kubectl get -o yaml). They come in the RGD's order: the schema first,
+// then resource by resource.
+func (g *Graph) Hints() []string {
 	out := slices.Clone(g.schemaWarnings)
 	for _, n := range g.Nodes {
 		base := field.NewPath("spec", "resources").Key(n.ID).Child("template")
@@ -140,7 +150,7 @@ func (g *Graph) Warnings() []string {
 			}
 		}
 	}
-	return append(out, g.readWarnings...)
+	return out
 }
 
 // booleanKeyWarning says that the key true or false at the end of at,

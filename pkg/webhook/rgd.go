@@ -115,12 +115,14 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 	if len(errs) > 0 {
 		return denied(rgd, errs)
 	}
-	var consequential []string
+	// A read of a field that never comes holds every instance up for
+	// good: it is not to be crowded out by hints.
+	consequential := g.ReadWarnings()
 	if w := v.breakingWarning(ctx, rgd, g); w != "" {
 		consequential = append(consequential, w)
 	}
 	consequential = append(consequential, v.grantWarnings(ctx, g)...)
-	return admission.Allowed("").WithWarnings(fitWarnings(g.Warnings(), consequential)...)
+	return admission.Allowed("").WithWarnings(fitWarnings(g.Hints(), consequential)...)
 }
 
 // warningBudget is how many characters of warnings one admission response
@@ -130,7 +132,8 @@ func (v *RGDValidator) Handle(ctx context.Context, req admission.Request) admiss
 const warningBudget = 3500
 
 // fitWarnings returns the graph's hints followed by the consequential
-// warnings (a breaking change allowed, writes the agent may not make),
+// warnings (reads of fields that never come, a breaking change allowed,
+// writes the agent may not make),
 // leaving out as many hints as it takes for all to fit the budget: an RGD
 // repeating one slip in 200 templates would otherwise push the warnings
 // that matter off the end. A line says how many hints were left out and

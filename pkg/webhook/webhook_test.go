@@ -157,6 +157,36 @@ spec:
 	}
 }
 
+// A read of a field that never comes holds every instance up for good, so
+// it is told whole however many hints crowd the response.
+func TestReadsThatNeverComeAreNotCrowdedOut(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString(`
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: crowded}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Crowded}
+  resources:
+  - id: secret
+    template: {apiVersion: v1, kind: Secret, metadata: {name: s}, stringData: {pw: x}}
+  - id: copy
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {pw: "${secret.stringData.pw}"}}
+`)
+	for i := range 60 {
+		fmt.Fprintf(&doc, "  - id: slip%d\n    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: s%d}, data: {on: x}}\n", i, i)
+	}
+	resp := review(t, testServer(t), PathValidateRGD, rgdKind, rgdObject(t, doc.String()))
+	if !resp.Allowed {
+		t.Fatalf("denied: %s", resp.Result.Message)
+	}
+	const read = "spec.resources[copy].template.data.pw: ${secret.stringData.pw} reads secret.stringData, but no Secret read back has stringData"
+	if !slices.ContainsFunc(resp.Warnings, func(w string) bool { return strings.HasPrefix(w, read) }) ||
+		!slices.ContainsFunc(resp.Warnings, func(w string) bool { return strings.Contains(w, "more warnings like those above are left out") }) {
+		t.Errorf("warnings %q\nwant the read of stringData whole, and the hints cut short", resp.Warnings)
+	}
+}
+
 // An update is checked for what it changes in the spec: a stored spec that
 // no longer compiles does not block changes to metadata.
 func TestRGDUpdates(t *testing.T) {
