@@ -653,9 +653,9 @@ spec:
 const zeroReady = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
-metadata: {name: scaled-apps}
+metadata: {name: zero-scaled-apps}
 spec:
-  schema: {apiVersion: v1alpha1, kind: ScaledApp, spec: {replicas: integer | default=0}}
+  schema: {apiVersion: v1alpha1, kind: ZeroScaledApp, spec: {replicas: integer | default=0}}
   resources:
   - id: deploy
     readyWhen: ["${deploy.status.availableReplicas == deploy.spec.replicas}"]
@@ -686,12 +686,12 @@ func TestValuesThatNeverComeAreToldSo(t *testing.T) {
 			}
 			c.apply(t, zeroReady)
 			c.waitRGDActive(t, "secret-readers")
-			c.waitRGDActive(t, "scaled-apps")
+			c.waitRGDActive(t, "zero-scaled-apps")
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: SecretReader, metadata: {name: reader, namespace: "+ns+"}}")
-			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: ScaledApp, metadata: {name: scaled, namespace: "+ns+"}}")
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: ZeroScaledApp, metadata: {name: scaled, namespace: "+ns+"}}")
 			for _, tc := range []struct{ kind, name, says string }{
 				{"SecretReader", "reader", "no such key: stringData; no Secret read back has stringData: the API server writes it into data, base64-encoded; read string(secret.data.password)"},
-				{"ScaledApp", "scaled", "deploy's controller has written its status without status.availableReplicas: Kubernetes leaves a count of 0 out, so where 0 is an answer read deploy.status.?availableReplicas.orValue(0)"},
+				{"ZeroScaledApp", "scaled", "deploy's controller has written its status without status.availableReplicas: Kubernetes leaves a count of 0 out, so where 0 is an answer read deploy.status.?availableReplicas.orValue(0)"},
 			} {
 				eventually(t, 40*time.Second, tc.kind+" to say what it waits for never comes", func() (bool, string) {
 					inst := c.mustGet(t, "kro.run/v1alpha1", tc.kind, ns, tc.name)
@@ -705,7 +705,7 @@ func TestValuesThatNeverComeAreToldSo(t *testing.T) {
 			c.apply(t, strings.Replace(secretReader, "${secret.stringData.password}", "${string(secret.data.password)}", 1))
 			c.apply(t, strings.Replace(zeroReady, "deploy.status.availableReplicas ==", "deploy.status.?availableReplicas.orValue(0) ==", 1))
 			c.waitState(t, "kro.run/v1alpha1", "SecretReader", ns, "reader", v1alpha1.InstanceActive)
-			c.waitState(t, "kro.run/v1alpha1", "ScaledApp", ns, "scaled", v1alpha1.InstanceActive)
+			c.waitState(t, "kro.run/v1alpha1", "ZeroScaledApp", ns, "scaled", v1alpha1.InstanceActive)
 			if got, _, _ := unstructured.NestedString(c.mustGet(t, "v1", "ConfigMap", ns, "reader-copy").Object, "data", "password"); got != "hunter2" {
 				t.Errorf("the copy holds %q, want the Secret's password", got)
 			}
