@@ -58,6 +58,14 @@ var absentFields = []absentField{
 		}
 		return fmt.Sprintf("no load balancer gives an address to a Service of type %s: only one of type LoadBalancer gets status.loadBalancer.ingress; set spec.type: LoadBalancer, or read %s.spec.clusterIP", typ, n.ID)
 	}},
+	// Since Kubernetes 1.24 nothing makes a token Secret for a
+	// ServiceAccount, so its secrets are those its template lists.
+	{kind: "ServiceAccount", at: expr.Path{}.Child("secrets"), missing: "secrets", advice: func(n *Node, _ expr.Path) string {
+		if _, listed := n.Template["secrets"]; listed || n.Template == nil {
+			return ""
+		}
+		return "nothing fills a ServiceAccount's secrets since Kubernetes 1.24, and the template lists none: make a Secret of type kubernetes.io/service-account-token with the annotation kubernetes.io/service-account.name: ${" + n.ID + ".metadata.name}, and read its data.token"
+	}},
 }
 
 // warnAbsentReads notes a warning for each read, in e at path (raw is the

@@ -582,6 +582,33 @@ spec:
 	}
 }
 
+// Nothing fills a ServiceAccount's secrets since Kubernetes 1.24: a read of
+// them is warned of, unless the template lists them.
+func TestReadsOfServiceAccountSecretsNothingFillsAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: accounts}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Accounts
+    status:
+      token: ${bare.secrets[0].name}
+      listed: ${listed.secrets[0].name}
+  resources:
+  - id: bare
+    template: {apiVersion: v1, kind: ServiceAccount, metadata: {name: bare}}
+  - id: listed
+    template: {apiVersion: v1, kind: ServiceAccount, metadata: {name: listed}, secrets: [{name: listed-token}]}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"spec.schema.status.token: ${bare.secrets[0].name} reads bare.secrets, but nothing fills a ServiceAccount's secrets since Kubernetes 1.24, and the template lists none: make a Secret of type kubernetes.io/service-account-token with the annotation kubernetes.io/service-account.name: ${bare.metadata.name}, and read its data.token"}
+	if got := g.Warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // A field the API server refuses is traced to the template string that
 // gave it, or to the one that gave a value above it.
 func TestRenderedFrom(t *testing.T) {
