@@ -134,10 +134,9 @@ const warningBudget = 3500
 // fitWarnings returns the graph's hints followed by the consequential
 // warnings (reads of fields that never come, a breaking change allowed,
 // writes the agent may not make), leaving out as many hints as it takes
-// for all to fit the budget: an RGD
-// repeating one slip in 200 templates would otherwise push the warnings
-// that matter off the end. A line says how many hints were left out and
-// where to read them all.
+// for all to fit the budget: an RGD repeating one slip in 200 templates
+// would otherwise push the warnings that matter off the end. A line says
+// how many hints were left out and where to read them all.
 func fitWarnings(hints, consequential []string) []string {
 	left := warningBudget
 	for _, w := range consequential {
