@@ -431,6 +431,14 @@ spec:
 // A condition that reads nothing, a schema field or template key YAML made
 // of an unquoted word, and a template's status are legal and warned of;
 // quoted words and other keys are not.
+// checkWarnings checks that g warns of want, in order.
+func checkWarnings(t *testing.T, g *Graph, want []string) {
+	t.Helper()
+	if got := g.Warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestWarnings(t *testing.T) {
 	g, err := Compile(parseRGD(t, `
 metadata: {name: warned}
@@ -471,9 +479,7 @@ spec:
 		"spec.resources[cm].readyWhen[0]: ${1 > 0} reads nothing, so it is always the same",
 		"spec.resources[deploy].template.status: the API server drops status from kro-agent's apply of a Deployment where status is a subresource, as it is for every built-in kind and most custom ones: its controller writes it; leave it out of the template",
 	}
-	if got := g.Warnings(); !slices.Equal(got, want) {
-		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	checkWarnings(t, g, want)
 }
 
 // An expression reading a Secret's stringData, which the API server
@@ -528,9 +534,7 @@ spec:
 		`spec.schema.status.whole: ${pass.stringData} reads pass.stringData, ` + but + `pass.data, whose values are bytes (string(pass.data["key"]))`,
 		"spec.schema.status.conditions[0]: ${runtime.newCondition({'type': 'Got', 'status': pass.stringData.pw == '' ? 'False' : 'True', 'reason': 'R', 'message': 'm'})} reads pass.stringData, " + but + "string(pass.data.pw)",
 	}
-	if got := g.Warnings(); !slices.Equal(got, want) {
-		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	checkWarnings(t, g, want)
 	for _, f := range g.Node("cm").Fields {
 		w := f.Exprs[0].AbsentRead
 		if reads := f.Path.String() != "metadata.name"; reads != (w != nil && w.Key == "stringData") {
@@ -577,9 +581,7 @@ spec:
 		"spec.schema.status.nodePort: ${has(nodePort.status.loadBalancer.ingress)} reads nodePort.status.loadBalancer.ingress, but no load balancer gives an address to a Service of type NodePort: only one of type LoadBalancer gets status.loadBalancer.ingress; set spec.type: LoadBalancer, or read nodePort.spec.clusterIP",
 		"spec.schema.status.plain: ${plain.status.loadBalancer.ingress[0].hostname} reads plain.status.loadBalancer.ingress, but no load balancer gives an address to a Service of type ClusterIP, the default: only one of type LoadBalancer gets status.loadBalancer.ingress; set spec.type: LoadBalancer, or read plain.spec.clusterIP",
 	}
-	if got := g.Warnings(); !slices.Equal(got, want) {
-		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	checkWarnings(t, g, want)
 }
 
 // Nothing fills a ServiceAccount's secrets since Kubernetes 1.24: a read of
@@ -604,9 +606,7 @@ spec:
 		t.Fatal(err)
 	}
 	want := []string{"spec.schema.status.token: ${bare.secrets[0].name} reads bare.secrets, but nothing fills a ServiceAccount's secrets since Kubernetes 1.24, and the template lists none: make a Secret of type kubernetes.io/service-account-token with the annotation kubernetes.io/service-account.name: ${bare.metadata.name}, and read its data.token"}
-	if got := g.Warnings(); !slices.Equal(got, want) {
-		t.Errorf("warnings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	checkWarnings(t, g, want)
 }
 
 // A field the API server refuses is traced to the template string that
