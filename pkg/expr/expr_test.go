@@ -127,3 +127,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A path has the prefixes it begins with, itself included; an index and a
+// key are different steps even where they print alike.
+func TestHasPrefix(t *testing.T) {
+	p := Path{}.Child("status").Child("items").Index(0)
+	for _, tc := range []struct {
+		prefix Path
+		want   bool
+	}{
+		{nil, true},
+		{Path{}.Child("status"), true},
+		{p, true},
+		{p.Child("name"), false},
+		{Path{}.Child("spec"), false},
+		{Path{}.Child("status").Child("items").Child("0"), false},
+	} {
+		if got := p.HasPrefix(tc.prefix); got != tc.want {
+			t.Errorf("%s.HasPrefix(%s) = %v, want %v", p, tc.prefix, got, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,11 @@ func (p Path) Child(key string) Path {
 // Index returns a copy of p extended by a list index.
 func (p Path) Index(i int) Path {
 	return append(p[:len(p):len(p)], Step{Index: i, IsIndex: true})
+}
+
+// HasPrefix reports whether p is prefix or a path below it.
+func (p Path) HasPrefix(prefix Path) bool {
+	return len(prefix) <= len(p) && slices.Equal(prefix, p[:len(prefix)])
 }
 
 // IsItem reports whether p ends at a list item.

@@ -91,7 +91,7 @@ func (c *compiler) warnAbsentReads(e *Expression, path *field.Path, raw string) 
 				}
 			}
 			for _, p := range selections(ast, ref, true) {
-				if !hasPrefix(p, f.at) {
+				if !p.HasPrefix(f.at) {
 					continue
 				}
 				advice := f.advice(n, p[len(f.at):])
@@ -105,11 +105,6 @@ func (c *compiler) warnAbsentReads(e *Expression, path *field.Path, raw string) 
 			}
 		}
 	}
-}
-
-// hasPrefix reports whether p reads prefix or below it.
-func hasPrefix(p, prefix expr.Path) bool {
-	return len(p) >= len(prefix) && p[:len(prefix)].Compare(prefix) == 0
 }
 
 // readFromData is how to read, from a Secret's data, what rest of its

@@ -254,17 +254,12 @@ func (s *Scope) explained(e *graph.Expression, err error) error {
 func (s *Scope) misfitRead(e *graph.Expression) error {
 	for _, m := range s.misfits {
 		for _, p := range e.InstanceReads {
-			if isPrefix(p, m.At) || isPrefix(m.At, p) {
+			if m.At.HasPrefix(p) || p.HasPrefix(m.At) {
 				return &MisfitError{Expression: e.Source, Misfit: m}
 			}
 		}
 	}
 	return nil
-}
-
-// isPrefix reports whether path p begins with prefix.
-func isPrefix(prefix, p expr.Path) bool {
-	return len(prefix) <= len(p) && slices.Equal(prefix, p[:len(prefix)])
 }
 
 // MisfitError is the error of an expression that reads a field the
