@@ -121,12 +121,19 @@ var plainField = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
 // objects hold it by: quoted in backticks when it is no identifier
 // (`my-field`), bare when it is one (if, namespace).
 func writtenField(held string) string {
-	switch held {
-	case "in", "true", "false", "null":
-	default:
-		if plainField.MatchString(held) {
-			return held
-		}
+	if SelectsBare(held) {
+		return held
 	}
 	return "`" + held + "`"
+}
+
+// SelectsBare reports whether an expression can select the field or key
+// name with a dot and the name alone (x.name): an identifier, and none of
+// the words CEL reads as something else there.
+func SelectsBare(name string) bool {
+	switch name {
+	case "in", "true", "false", "null":
+		return false
+	}
+	return plainField.MatchString(name)
 }

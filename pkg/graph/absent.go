@@ -2,13 +2,13 @@ package graph
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/google/cel-go/cel"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 )
 
@@ -115,13 +115,10 @@ func readFromData(id string, rest expr.Path) string {
 		return sel + ", whose values are bytes (string(" + sel + "[\"key\"]))"
 	}
 	key := rest[0].Key
-	if celIdent.MatchString(key) {
+	if celenv.SelectsBare(key) {
 		sel += "." + key
 	} else {
 		sel += "[" + strconv.Quote(key) + "]"
 	}
 	return "string(" + sel + ")"
 }
-
-// celIdent is a name CEL selects with a dot.
-var celIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

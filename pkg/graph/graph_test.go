@@ -499,6 +499,7 @@ spec:
       has: ${has(pass.stringData)}
       whole: ${pass.stringData}
       dotted: ${pass.?stringData["my.key"].orValue("")}
+      word: ${pass.stringData["in"]}
       fine: ${string(pass.data.pw)}
       items: ${many.map(s, s.stringData)}
       conditions:
@@ -532,6 +533,7 @@ spec:
 		`spec.schema.status.dotted: ${pass.?stringData["my.key"].orValue("")} reads pass.stringData, ` + but + `string(pass.data["my.key"])`,
 		`spec.schema.status.has: ${has(pass.stringData)} reads pass.stringData, ` + but + `pass.data, whose values are bytes (string(pass.data["key"]))`,
 		`spec.schema.status.whole: ${pass.stringData} reads pass.stringData, ` + but + `pass.data, whose values are bytes (string(pass.data["key"]))`,
+		`spec.schema.status.word: ${pass.stringData["in"]} reads pass.stringData, ` + but + `string(pass.data["in"])`,
 		"spec.schema.status.conditions[0]: ${runtime.newCondition({'type': 'Got', 'status': pass.stringData.pw == '' ? 'False' : 'True', 'reason': 'R', 'message': 'm'})} reads pass.stringData, " + but + "string(pass.data.pw)",
 	}
 	checkWarnings(t, g, want)
