@@ -33,8 +33,8 @@ var ErrPending = errors.New("input not available yet")
 var ErrUnset = fmt.Errorf("a field of the instance is not set: %w", ErrPending)
 
 // ErrNeverComes is wrapped by the pending errors of an expression reading
-// a field the API server never returns (a Secret's stringData): as the
-// RGD is written, what waits for it waits for good. Its text is
+// a field its object never has (graph.AbsentRead: a Secret's stringData):
+// as the RGD is written, what waits for it waits for good. Its text is
 // ErrPending's, so that what waits is told alike.
 var ErrNeverComes = fmt.Errorf("%w", ErrPending)
 
@@ -323,7 +323,7 @@ func (s *Scope) settled(e *graph.Expression, err error) error {
 	if !errors.Is(err, ErrPending) || errors.Is(err, ErrUnset) || !s.readsOnlyInstance(e) {
 		return err
 	}
-	return &InstanceValueError{Expression: e.Source, Missing: strings.TrimSuffix(err.Error(), ": "+ErrPending.Error())}
+	return &InstanceValueError{Expression: e.Source, Missing: withoutPending(err.Error())}
 }
 
 // unset turns a pending error of an expression that reads the instance
@@ -343,7 +343,7 @@ func (s *Scope) unset(e *graph.Expression, err error) error {
 	if i < 0 {
 		return err
 	}
-	key := strings.TrimSuffix(msg[i+len(noKey):], ": "+ErrPending.Error())
+	key := withoutPending(msg[i+len(noKey):])
 	for _, p := range e.InstanceFields {
 		if missing, ok := firstMissing(s.vars[graph.SchemaVar], p); ok && missing[len(missing)-1].Key == key {
 			return &UnsetError{Expression: e.Source, Field: missing}
@@ -370,9 +370,9 @@ func firstMissing(v any, p expr.Path) (expr.Path, bool) {
 	return nil, false
 }
 
-// neverComes adds to a pending error of e, which waits for a key the API
-// server never returns (a Secret's stringData), why and what to read
-// instead: CEL says only that the key is not there, and it never will be.
+// neverComes adds to a pending error of e, which waits for a key its
+// object never has (graph.AbsentRead), why and what to read instead: CEL
+// says only that the key is not there, and it never will be.
 // It stays pending: the RGD is legal, and a change to it resolves it.
 func neverComes(e *graph.Expression, err error) error {
 	w := e.AbsentRead
@@ -385,7 +385,14 @@ func neverComes(e *graph.Expression, err error) error {
 // pendingWith is err, pending, with words after CEL's saying why, marked
 // pending by sentinel (ErrPending, or an error wrapping it).
 func pendingWith(err error, words string, sentinel error) error {
-	return fmt.Errorf("%s; %s: %w", strings.TrimSuffix(err.Error(), ": "+ErrPending.Error()), words, sentinel)
+	return fmt.Errorf("%s; %s: %w", withoutPending(err.Error()), words, sentinel)
+}
+
+// withoutPending is msg, the text of a pending error or the end of one,
+// without the words that make it pending: what a message to the user
+// quotes.
+func withoutPending(msg string) string {
+	return strings.TrimSuffix(msg, ": "+ErrPending.Error())
 }
 
 // classify marks errors caused by missing data as pending.

@@ -134,7 +134,7 @@ func Ready(n *graph.Node, observed any, s *Scope) Readiness {
 		}
 		why := "is false" + Until(scope, e)
 		if err != nil {
-			why = "cannot be evaluated yet (" + strings.TrimSuffix(err.Error(), ": "+ErrPending.Error()) + ")"
+			why = "cannot be evaluated yet (" + withoutPending(err.Error()) + ")"
 			if !errors.Is(err, ErrPending) {
 				why = "failed: " + err.Error()
 			}

@@ -99,7 +99,7 @@ func Waiting(err error) string {
 	case errors.As(err, &unobserved):
 		return "waiting for resource " + unobserved.ID
 	}
-	return "waiting for a value it reads: " + strings.TrimSuffix(err.Error(), ": "+ErrPending.Error())
+	return "waiting for a value it reads: " + withoutPending(err.Error())
 }
 
 // Render returns the node's template with every field evaluated in s. The
