@@ -154,7 +154,7 @@ watches the instances (and the RGDs) by their metadata and reads them again only
 	}
 	addOutputFlag(cmd, &o.printFlags, "", "json", "yaml", "wide", "name")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list instances in every namespace")
-	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and nothing when there is no instance")
+	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line, and on standard output nothing when there is no instance")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label query the instances must match, as kubectl get takes (-l team=payments, -l 'env in (prod,staging)')")
 	cmd.Flags().BoolVar(&o.notReady, "not-ready", false, "list only the instances whose Ready condition is not True, or is stale")
 	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "labels to show as columns of the table, each headed by its name's last part in capitals, as kubectl get -L (-L team,app.kubernetes.io/part-of)")
@@ -186,17 +186,30 @@ func (o *statusOptions) run(ctx context.Context, args []string) error {
 		return err
 	}
 	if !o.watch {
-		rows, _, err := o.collect(ctx, c, args)
+		rows, lists, err := o.collect(ctx, c, args)
 		if err != nil {
 			return err
 		}
-		return o.print(rows)
+		if len(rows) == 0 && o.table() {
+			// Told on standard error, as kubectl get tells it: a
+			// pipeline reading the table reads no line for no instance.
+			fmt.Fprintln(o.Streams.ErrOut, o.noneFound(lists))
+			return nil
+		}
+		return o.print(rows, lists)
 	}
 	return o.watchStatus(ctx, c, args)
 }
 
-// print writes rows as the table, or in the -o format.
-func (o *statusOptions) print(rows []InstanceStatusRow) error {
+// table is whether the rows are printed as a table, not in an -o format.
+func (o *statusOptions) table() bool {
+	return o.output == "" || o.output == "wide"
+}
+
+// print writes rows as the table, or in the -o format; lists are those
+// they were read from. A table of no instance says so, as the frame
+// --watch draws, unless --no-headers asks for rows alone.
+func (o *statusOptions) print(rows []InstanceStatusRow, lists []watchedList) error {
 	switch o.output {
 	case "", "wide":
 	case "name":
@@ -205,12 +218,29 @@ func (o *statusOptions) print(rows []InstanceStatusRow) error {
 	default:
 		return o.printObject(o.Streams.Out, rows)
 	}
-	if len(rows) == 0 && o.notReady && !o.noHeaders {
-		fmt.Fprintln(o.Streams.Out, "No instances found that are not Ready.")
+	if len(rows) == 0 {
+		if !o.noHeaders {
+			fmt.Fprintln(o.Streams.Out, o.noneFound(lists))
+		}
 		return nil
 	}
 	printStatus(o.Streams.Out, rows, o.columns(), newPalette(o.Streams.Out, o.color), time.Now())
 	return nil
+}
+
+// noneFound says that no instance was found in lists, and in which
+// namespace when they were looked for in one: the -n or -A forgotten is
+// the usual reason.
+func (o *statusOptions) noneFound(lists []watchedList) string {
+	what := "No instances found"
+	if o.notReady {
+		what += " that are not Ready"
+	}
+	// A list of a cluster-scoped kind, or of every namespace, is in none.
+	if i := slices.IndexFunc(lists, func(l watchedList) bool { return l.namespace != "" }); i >= 0 {
+		return fmt.Sprintf("%s in namespace %s.", what, lists[i].namespace)
+	}
+	return what + "."
 }
 
 // watchStatus prints the instances, and again each time what it shows
@@ -229,7 +259,7 @@ func (o *statusOptions) watchStatus(ctx context.Context, c *cluster, args []stri
 		if o.output != "" && o.output != "wide" {
 			shown.showLabels = true // -o json and the like print every label
 		}
-		return &watchView{key: statusKey(rows, shown), lists: lists, draw: func() error { return o.print(rows) }}, nil
+		return &watchView{key: statusKey(rows, shown), lists: lists, draw: func() error { return o.print(rows, lists) }}, nil
 	})
 }
 
@@ -644,13 +674,6 @@ func objectName(gk schema.GroupKind, name string) string {
 }
 
 func printStatus(w io.Writer, rows []InstanceStatusRow, cols tableColumns, p palette, now time.Time) {
-	if len(rows) == 0 {
-		// Without a header a script reads lines, and none is the answer.
-		if cols.header {
-			fmt.Fprintln(w, "No instances found.")
-		}
-		return
-	}
 	// CLUSTER only when some instance is placed on a workload cluster:
 	// without multi-cluster placement it would be a column of dashes.
 	showCluster := slices.ContainsFunc(rows, func(r InstanceStatusRow) bool { return r.Cluster != "" })

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 )
 
 func TestPrintStatusTable(t *testing.T) {
@@ -76,21 +78,35 @@ func TestPrintStatusTable(t *testing.T) {
 			noHeader: true,
 			want:     "apps  WebApp  local  ACTIVE  True  -  90s\n",
 		},
-		{
-			name: "none",
-			want: "No instances found.\n",
-		},
-		{
-			name:     "none, --no-headers",
-			noHeader: true,
-			want:     "",
-		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			printStatus(&out, tc.rows, tableColumns{namespace: true, header: !tc.noHeader, wide: tc.wide, labels: tc.labels, showLabels: tc.showLabels}, palette{}, now)
 			if out.String() != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", out.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestNoneFoundSaysWhereItLooked(t *testing.T) {
+	rgds := watchedList{gvr: v1alpha1.GroupVersion.WithResource("resourcegraphdefinitions")}
+	webapps := watchedList{gvr: v1alpha1.GroupVersion.WithResource("webapps"), namespace: "apps"}
+	for _, tc := range []struct {
+		name     string
+		notReady bool
+		lists    []watchedList
+		want     string
+	}{
+		{name: "in a namespace", lists: []watchedList{rgds, webapps}, want: "No instances found in namespace apps."},
+		{name: "not Ready, in a namespace", notReady: true, lists: []watchedList{webapps}, want: "No instances found that are not Ready in namespace apps."},
+		{name: "every namespace, or cluster-scoped kinds", lists: []watchedList{rgds, {gvr: v1alpha1.GroupVersion.WithResource("tenants")}}, want: "No instances found."},
+		{name: "no kind", want: "No instances found."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &statusOptions{notReady: tc.notReady}
+			if got := o.noneFound(tc.lists); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -1822,8 +1822,13 @@ spec:
 				!regexp.MustCompile(`(?m)^Blocked +stuck +[A-Z_]+ +False `).MatchString(out) || strings.Contains(out, "WorkerPool") || strings.Contains(out, "ACTIVE") {
 				t.Errorf("status --not-ready: %v\n%s", err, out)
 			}
-			if out, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns, "--not-ready"); err != nil || out != "No instances found that are not Ready.\n" {
+			if out, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns, "--not-ready"); err != nil || out != "No instances found that are not Ready in namespace "+ns+".\n" {
 				t.Errorf("status --not-ready of ready instances: %v\n%s", err, out)
+			}
+			// That is said on standard error, as kubectl get says it: a
+			// pipeline reading the table reads no line.
+			if out, err := kroStdout(t, cfg, "status", "rgd", "workers", "-n", ns, "--not-ready"); err != nil || out != "" {
+				t.Errorf("status --not-ready of ready instances printed on standard output: %v\n%q", err, out)
 			}
 			// --no-headers leaves one line per instance, for scripts.
 			if lines, err := kro(t, cfg, nil, "status", "rgd", "workers", "-n", ns, "--no-headers"); err != nil || !strings.HasPrefix(lines, "WorkerPool ") || strings.Count(lines, "\n") != 1 {
@@ -1853,7 +1858,7 @@ spec:
 			if err != nil || !strings.Contains(labelled, "pool") || strings.Contains(labelled, "WebApp") {
 				t.Errorf("status -l team=platform: %v\n%s", err, labelled)
 			}
-			if none, err := kro(t, cfg, nil, "status", "webapp", "-n", ns, "-l", "team=platform"); err != nil || !strings.Contains(none, "No instances found.") {
+			if none, err := kro(t, cfg, nil, "status", "webapp", "-n", ns, "-l", "team=platform"); err != nil || !strings.Contains(none, "No instances found in namespace "+ns+".") {
 				t.Errorf("status of a kind none of whose instances match -l: %v\n%s", err, none)
 			}
 			if _, err := kro(t, cfg, nil, "status", "workerpool/pool", "-n", ns, "-l", "team=platform"); err == nil || !strings.Contains(err.Error(), "NAME and --selector cannot be given together") {
@@ -1909,7 +1914,7 @@ spec:
 			yamlDocs := startKro(ctx, cfg, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "-o", "yaml")
 			names := startKro(ctx, cfg, "status", "workerpool", "-n", ns, "-l", "watched=yes", "--watch", "-o", "name")
 			eventually(t, 10*time.Second, "the first table, and an empty list in YAML", func() (bool, string) {
-				return strings.Contains(table.out.String(), "No instances found.") && strings.HasPrefix(yamlDocs.out.String(), "[]\n"), table.out.String() + yamlDocs.out.String()
+				return strings.Contains(table.out.String(), "No instances found in namespace "+ns+".") && strings.HasPrefix(yamlDocs.out.String(), "[]\n"), table.out.String() + yamlDocs.out.String()
 			})
 			// Once its watch has started, nothing changing costs no request
 			// (reading at every interval would list the kind five times a
@@ -1963,7 +1968,7 @@ spec:
 			w := startKro(ctx, cfg, "status", "workerpool", "-n", ns, "-l", "watched=lister", "--watch", "--watch-interval", "200ms", "--as", user)
 			eventually(t, 10*time.Second, "a note that it cannot watch", func() (bool, string) {
 				s := w.out.String()
-				return strings.Contains(s, "No instances found.") && strings.Contains(s, "cannot watch workerpools.kro.run, reading again at --watch-interval instead"), s
+				return strings.Contains(s, "No instances found in namespace "+ns+".") && strings.Contains(s, "cannot watch workerpools.kro.run, reading again at --watch-interval instead"), s
 			})
 			// Created once the refused watch has stopped retrying: only
 			// reading again finds it.
