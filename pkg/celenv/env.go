@@ -157,13 +157,12 @@ var mismatchedOperands = regexp.MustCompile(`^found no matching overload for '(_
 // one is a string and the other a scalar (CEL converts nothing by itself),
 // or, for +, two numbers of different types; "" otherwise.
 func operandHint(op, left, right string) string {
-	scalar := func(t string) bool { return t == "int" || t == "uint" || t == "double" || t == "bool" }
 	other := left
 	switch {
-	case left == "string" && scalar(right):
+	case left == "string" && isScalar(right):
 		other = right
-	case right == "string" && scalar(left):
-	case op == "_+_" && left != right && scalar(left) && scalar(right) && left != "bool" && right != "bool":
+	case right == "string" && isScalar(left):
+	case op == "_+_" && left != right && isScalar(left) && isScalar(right) && left != "bool" && right != "bool":
 		return "+ adds numbers of one type only: convert one of them, with " + left + "(...) or " + right + "(...)"
 	default:
 		return ""
@@ -172,6 +171,12 @@ func operandHint(op, left, right string) string {
 		return "+ joins strings and adds numbers, never one to the other: convert the " + other + " with string(...)"
 	}
 	return "CEL compares values of one type only: convert the string with " + other + "(...), or the " + other + " with string(...)"
+}
+
+// isScalar is whether t, as cel-go names a type, is a scalar string(...)
+// converts, other than a string.
+func isScalar(t string) bool {
+	return t == "int" || t == "uint" || t == "double" || t == "bool"
 }
 
 // operatorOverload is cel-go's words for an operator given operands of
@@ -205,6 +210,34 @@ func optionalOperandHint(op, operands string) string {
 		take = fmt.Sprintf("take its value with .orValue(%s), %s when the field is not there", zero, zero)
 	}
 	return fmt.Sprintf(".? selects an optional, which %s only with another optional: %s, or ask whether it is there with .hasValue()", uses, take)
+}
+
+// structuredToString is cel-go's words for string(...) given a map, a list
+// or an object, which it converts no more than it does in Go.
+var structuredToString = regexp.MustCompile(`^found no matching overload for 'string' applied to '\((map\(|list\(|__\w+__)`)
+
+// structuredToStringHint says how a map, list or object becomes text.
+const structuredToStringHint = "string(...) converts a scalar; json.marshal(...) writes a map, list or object as JSON text"
+
+// mismatchedBranches is cel-go's words for a conditional whose two results
+// it cannot give one type.
+var mismatchedBranches = regexp.MustCompile(`^found no matching overload for '_\?_:_' applied to '\(bool, (.+)\)'$`)
+
+// branchesHint says how to give both results of ? : one type, as CEL
+// requires; "" when the checker refused them for another reason.
+func branchesHint(results string) string {
+	yes, no, ok := splitTypes(results)
+	if !ok || yes == no {
+		return ""
+	}
+	hint := fmt.Sprintf("both results of ? : must have one type, not %s and %s", yes, no)
+	switch {
+	case yes == "string" && isScalar(no):
+		return hint + ": convert the " + no + " with string(...)"
+	case no == "string" && isScalar(yes):
+		return hint + ": convert the " + yes + " with string(...)"
+	}
+	return hint
 }
 
 // splitTypes splits cel-go's list of two operand types, "A, B", at the
@@ -295,6 +328,14 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 		}
 		if m := operatorOverload.FindStringSubmatch(ce.Message); m != nil {
 			if hint := optionalOperandHint(m[1], m[2]); hint != "" {
+				reworded.Message += ": " + hint
+			}
+		}
+		if structuredToString.MatchString(ce.Message) {
+			reworded.Message += ": " + structuredToStringHint
+		}
+		if m := mismatchedBranches.FindStringSubmatch(ce.Message); m != nil {
+			if hint := branchesHint(UserTypeNames(m[1])); hint != "" {
 				reworded.Message += ": " + hint
 			}
 		}

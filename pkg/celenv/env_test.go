@@ -176,6 +176,12 @@ func TestUnknownFieldsAndNamesSayWhatThereIs(t *testing.T) {
 		{`schema.spec.replicas == "3"`, "applied to '(int, string)': CEL compares values of one type only: convert the string with int(...), or the int with string(...)\n"},
 		{`(schema.spec.replicas > 1) == "yes"`, "applied to '(bool, string)': CEL compares values of one type only: convert the string with bool(...), or the bool with string(...)\n"},
 		{`[1] + "a"`, "applied to '(list(int), string)'\n"},
+		// A map, list or object made text, and ? : of two types.
+		{`string(schema.spec)`, "applied to '(object (schema.spec))': string(...) converts a scalar; json.marshal(...) writes a map, list or object as JSON text\n"},
+		{`string(items)`, ": string(...) converts a scalar; json.marshal(...) writes"},
+		{`string({"a": 1})`, ": string(...) converts a scalar; json.marshal(...) writes"},
+		{`schema.spec.replicas > 1 ? 1 : "two"`, "applied to '(bool, int, string)': both results of ? : must have one type, not int and string: convert the int with string(...)\n"},
+		{`schema.spec.replicas > 1 ? schema.spec : 0`, "applied to '(bool, object (schema.spec), int)': both results of ? : must have one type, not object (schema.spec) and int\n"},
 		// An optional's value, compared or added as the value itself.
 		{`schema.spec.?name != ""`, `applied to '(optional_type(string), string)': .? selects an optional, which compares only with another optional: take its value with .orValue(""), "" when the field is not there, or ask whether it is there with .hasValue()` + "\n"},
 		{`1 < schema.spec.?replicas`, "applied to '(int, optional_type(int))': .? selects an optional, which compares only with another optional: take its value with .orValue(0)"},
