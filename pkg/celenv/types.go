@@ -145,8 +145,8 @@ func (e *Env) fieldsFit(fieldOf func(string) (*apiservercel.DeclType, bool), got
 	return "", true
 }
 
-// ConversionHint says how to turn a scalar of type got into the scalar
-// type want, when CEL has a conversion that does it: "" otherwise.
+// ConversionHint says how to turn a value of type got into the scalar type
+// want, when CEL has a conversion that does it: "" otherwise.
 func ConversionHint(want *apiservercel.DeclType, got *types.Type) string {
 	if want == nil || got == nil {
 		return ""
@@ -163,8 +163,11 @@ func ConversionHint(want *apiservercel.DeclType, got *types.Type) string {
 	}
 	switch want.CelType().Kind() {
 	case types.StringKind:
-		if gk == types.IntKind || gk == types.UintKind || gk == types.DoubleKind || gk == types.BoolKind {
+		switch gk {
+		case types.IntKind, types.UintKind, types.DoubleKind, types.BoolKind, types.TimestampKind, types.DurationKind, types.BytesKind:
 			return "convert it with string(...)"
+		case types.MapKind, types.ListKind, types.StructKind:
+			return "write it as JSON text with json.marshal(...)"
 		}
 	case types.IntKind:
 		if gk == types.StringKind || gk == types.DoubleKind {
@@ -262,6 +265,14 @@ func TypeString(t *types.Type) string {
 		return "dyn"
 	}
 	params := t.Parameters()
+	switch {
+	// The types that keep how a value depends on the time are kro-agent's
+	// bookkeeping: to the user they are timestamps and durations.
+	case t.IsExactType(cellib.NowTimestampType):
+		return "timestamp"
+	case t.IsExactType(cellib.NowDurationType):
+		return "duration"
+	}
 	switch t.Kind() {
 	case types.StructKind:
 		return UserTypeNames(t.TypeName())

@@ -260,6 +260,14 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {length: "${size(schema.spec.name)}"}}`,
 			"spec.resources[cm].template.data.length", `expression has type int, but the field expects string; convert it with string(...)`},
+		{"a map into a string field", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {labels: "${schema.metadata.labels}"}}`,
+			"spec.resources[cm].template.data.labels", `expression has type map(string, string), but the field expects string; write it as JSON text with json.marshal(...)`},
+		{"a map within text", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {labels: "labels: ${schema.metadata.labels}"}}`,
+			"spec.resources[cm].template.data.labels", `write it as JSON text with json.marshal(...)`},
 		{"scalar into a list", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, finalizers: "${schema.spec.name}"}}`,

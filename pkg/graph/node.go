@@ -15,6 +15,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/parser"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
@@ -418,8 +419,11 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 	}
 	for _, e := range out.Exprs {
 		if !celenv.IsString(e.Type) {
-			c.errs = append(c.errs, field.Invalid(fp, raw, fmt.Sprintf("${%s} is embedded in text, so it must be a string, but has type %s; convert it with string(...)",
-				e.Source, celenv.TypeString(e.Type))))
+			msg := fmt.Sprintf("${%s} is embedded in text, so it must be a string, but has type %s", e.Source, celenv.TypeString(e.Type))
+			if hint := celenv.ConversionHint(apiservercel.StringType, e.Type); hint != "" {
+				msg += "; " + hint
+			}
+			c.errs = append(c.errs, field.Invalid(fp, raw, msg))
 			return nil
 		}
 	}

@@ -104,8 +104,8 @@ func TestTimeGatesTurnWithTheClock(t *testing.T) {
 func TestTimeNowIsWrittenAsText(t *testing.T) {
 	for _, tc := range []struct{ name, status, data, want string }{
 		{name: "status", status: `${time.now()}`, want: "spec.schema.status.at: Invalid value: \"${time.now()}\": a value computed from time.now() is stored with string(...)"},
-		{name: "template", data: `${time.now() + duration("1h")}`, want: "a value computed from time.now() is written with string(...)"},
-		{name: "text", data: `at ${time.now()}`, want: "convert it with string(...)"},
+		{name: "template", data: `${time.now() + duration("1h")}`, want: "expression has type timestamp, but the field expects string; a value computed from time.now() is written with string(...)"},
+		{name: "text", data: `at ${time.now()}`, want: "${time.now()} is embedded in text, so it must be a string, but has type timestamp; a value computed from time.now() is written with string(...)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := `
