@@ -198,7 +198,7 @@ func (c *compiler) compile() *Graph {
 // checkKind validates the names of the generated kind.
 func (c *compiler) checkKind(s *v1alpha1.Schema) schema.GroupVersionKind {
 	if !kindPattern.MatchString(s.Kind) {
-		c.errs = append(c.errs, field.Invalid(schemaPath.Child("kind"), s.Kind, "must be UpperCamelCase, such as WebApplication"))
+		c.errs = append(c.errs, field.Invalid(schemaPath.Child("kind"), s.Kind, "must be UpperCamelCase, such as "+suchAs(s.Kind, true, "WebApplication")))
 	}
 	if !versionPattern.MatchString(s.APIVersion) {
 		c.errs = append(c.errs, field.Invalid(schemaPath.Child("apiVersion"), s.APIVersion, "must be a Kubernetes version such as v1alpha1, v1beta2 or v1"))
@@ -308,7 +308,7 @@ func (c *compiler) checkID(id string, path *field.Path) bool {
 	case id == "":
 		c.errs = append(c.errs, field.Required(path, "every resource needs an id"))
 	case !idPattern.MatchString(id):
-		c.errs = append(c.errs, field.Invalid(path, id, "must be lowerCamelCase (a letter, then letters and digits), such as webDeployment"))
+		c.errs = append(c.errs, field.Invalid(path, id, "must be lowerCamelCase (a letter, then letters and digits), such as "+suchAs(id, false, "webDeployment")))
 	case len(id) > validation.LabelValueMaxLength:
 		c.errs = append(c.errs, field.Invalid(path, id, fmt.Sprintf(
 			"must be no more than %d characters: every object the resource manages carries its id in the label %s",

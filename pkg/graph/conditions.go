@@ -91,7 +91,11 @@ func CheckConditionType(t string) string {
 			"(to make Ready wait for a check, declare it as {type, status: ${boolean expression}}, which counts toward Ready)", t)
 	}
 	if errs := validation.IsQualifiedName(t); len(errs) > 0 {
-		return fmt.Sprintf("%q is not a condition type: %s", t, strings.Join(errs, "; "))
+		msg := fmt.Sprintf("%q is not a condition type: %s", t, strings.Join(errs, "; "))
+		if meant := suchAs(t, true, ""); meant != "" {
+			msg += "; condition types are UpperCamelCase, such as " + meant
+		}
+		return msg
 	}
 	return ""
 }

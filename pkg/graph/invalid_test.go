@@ -42,7 +42,7 @@ func TestInvalidRGDs(t *testing.T) {
 		{"validation rule that does not compile", `{apiVersion: v1alpha1, kind: App, spec: {name: string, a: "string | validation=\"self >\""}}`, configMap,
 			"spec.schema.spec.a", `Invalid value: "validation=self >": compilation failed`},
 		{"kind not UpperCamelCase", `{apiVersion: v1alpha1, kind: my-app}`, configMap,
-			"spec.schema.kind", `UpperCamelCase`},
+			"spec.schema.kind", `Invalid value: "my-app": must be UpperCamelCase, such as MyApp`},
 		{"bad apiVersion", `{apiVersion: version1, kind: App}`, configMap,
 			"spec.schema.apiVersion", `such as v1alpha1`},
 		{"bad group", `{apiVersion: v1alpha1, kind: App, group: Not_A_Group}`, configMap,
@@ -57,7 +57,13 @@ func TestInvalidRGDs(t *testing.T) {
 		{"computed condition with a status that is not one", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'Up', status: 'Yes'})}"]}}`, configMap,
 			"spec.schema.status.conditions[0]", `status must be 'True', 'False' or 'Unknown'`},
 		{"computed condition with a type that is not one", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'config present', status: 'True'})}"]}}`, configMap,
-			"spec.schema.status.conditions[0]", `"config present" is not a condition type`},
+			"spec.schema.status.conditions[0]", `"config present" is not a condition type: name part must consist of alphanumeric characters`},
+		{"computed condition with a type that is not one, nearly", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'config present', status: 'True'})}"]}}`, configMap,
+			"spec.schema.status.conditions[0]", `; condition types are UpperCamelCase, such as ConfigPresent`},
+		{"condition type and reason not UpperCamelCase", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: [{type: db-reachable, reason: pinged_ok, status: "${true}"}]}}`, configMap,
+			"spec.schema.status.conditions[0].type", `Invalid value: "db-reachable": condition types are UpperCamelCase, such as DbReachable`},
+		{"condition reason not UpperCamelCase", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: [{type: DbReachable, reason: pinged_ok, status: "${true}"}]}}`, configMap,
+			"spec.schema.status.conditions[0].reason", `Invalid value: "pinged_ok": reasons are UpperCamelCase, such as PingedOk`},
 		{"condition type declared twice", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: [{type: Up, status: "${true}"}, "${runtime.newCondition({type: 'Up', status: 'True'})}"]}}`, configMap,
 			"spec.schema.status.conditions[1]", `the condition type Up is declared more than once`},
 		{"computed condition reading another", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {conditions: ["${runtime.newCondition({type: 'Up', status: 'True'})}", "${runtime.newCondition({type: 'Both', status: runtime.condition(schema, 'Up').status})}"]}}`, configMap,
@@ -89,7 +95,11 @@ func TestInvalidRGDs(t *testing.T) {
 		{"id not lowerCamelCase", "", `
   - id: My-Config
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
-			"spec.resources[0].id", `lowerCamelCase`},
+			"spec.resources[0].id", `Invalid value: "My-Config": must be lowerCamelCase (a letter, then letters and digits), such as myConfig`},
+		{"id not lowerCamelCase, nor any word", "", `
+  - id: "2-"
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[0].id", `such as webDeployment`},
 		{"id too long for its label", "", `
   - id: ` + strings.Repeat("x", 64) + `
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
@@ -333,6 +343,11 @@ func TestInvalidRGDs(t *testing.T) {
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
     includeWhen: ["${has(cm.data)}"]`,
 			"spec.resources[cm].includeWhen[0]", `cannot reference the resource it decides on`},
+		{"iterator not lowerCamelCase", "", `
+  - id: cms
+    forEach: [{queue-name: "${['a', 'b']}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[cms].forEach[0][queue-name]", `iterator names are lowerCamelCase identifiers, such as queueName`},
 		{"includeWhen reading a forEach iterator", "", `
   - id: cm
     forEach: [{entry: "${schema.spec.items}"}]

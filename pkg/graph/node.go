@@ -141,7 +141,7 @@ func (c *compiler) compileForEach(n *Node, dims []v1alpha1.ForEachDimension, pat
 			np := dp.Key(name)
 			switch {
 			case !iteratorPattern.MatchString(name):
-				c.errs = append(c.errs, field.Invalid(np, name, "iterator names are lowerCamelCase identifiers"))
+				c.errs = append(c.errs, field.Invalid(np, name, "iterator names are lowerCamelCase identifiers, such as "+suchAs(name, false, "queue")))
 				continue
 			case name == "true" || name == "false":
 				// YAML 1.1, as kubectl reads manifests, turns these keys

@@ -268,7 +268,7 @@ func (c *compiler) compileDeclaredCondition(raw map[string]any, ep *field.Path, 
 	}
 	switch {
 	case !kindPattern.MatchString(e.Type):
-		c.errs = append(c.errs, field.Invalid(ep.Child("type"), e.Type, "condition types are UpperCamelCase, such as DatabaseReachable"))
+		c.errs = append(c.errs, field.Invalid(ep.Child("type"), e.Type, "condition types are UpperCamelCase, such as "+suchAs(e.Type, true, "DatabaseReachable")))
 		return nil
 	case IsBuiltinCondition(e.Type):
 		c.errs = append(c.errs, field.Invalid(ep.Child("type"), e.Type, "is a built-in condition type"))
@@ -284,7 +284,7 @@ func (c *compiler) compileDeclaredCondition(raw map[string]any, ep *field.Path, 
 	}
 	cond := &CustomCondition{Type: e.Type, Reason: e.Reason, ConditionTraits: traits}
 	if e.Reason != "" && !kindPattern.MatchString(e.Reason) {
-		c.errs = append(c.errs, field.Invalid(ep.Child("reason"), e.Reason, "reasons are UpperCamelCase"))
+		c.errs = append(c.errs, field.Invalid(ep.Child("reason"), e.Reason, "reasons are UpperCamelCase, such as "+suchAs(e.Reason, true, "CertificateIssued")))
 	}
 	cond.Status = c.compileCondition(c.env, e.Status, ep.Child("status"))
 	if e.Message != "" {
