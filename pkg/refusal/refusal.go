@@ -35,15 +35,28 @@ func NamespaceUnavailable(err error, namespace string) (terminating, ok bool) {
 
 // IsImmutableChange tells whether err refuses a change to a field the API
 // server lets no one change once the object exists: a Job's template, a
-// Service's clusterIP, a selector. Deleting the object is the way through.
+// Service's clusterIP, a selector, a claim's storage class. Deleting the
+// object is the way through.
 func IsImmutableChange(err error) bool {
 	return apierrors.IsInvalid(err) && QuotesImmutableChange(err.Error())
+}
+
+// immutableWords are the ways Kubernetes' validation words a change to a
+// field that cannot change once the object exists: most fields, then a
+// claim's or volume's spec, a StatefulSet's (its volumeClaimTemplates, its
+// selector), a Pod's, and fields that are set once.
+var immutableWords = []string{
+	"field is immutable",
+	"is immutable after creation",
+	"updates to statefulset spec for fields other than",
+	"pod updates may not change fields other than",
+	"may not change once set",
 }
 
 // QuotesImmutableChange tells whether message, a refusal or a condition
 // quoting one, is about a field that cannot change once the object exists.
 func QuotesImmutableChange(message string) bool {
-	return strings.Contains(message, "field is immutable")
+	return slices.ContainsFunc(immutableWords, func(words string) bool { return strings.Contains(message, words) })
 }
 
 // quotedValueMax is how much of a refused value an error shows. The API

@@ -71,6 +71,18 @@ func TestIsImmutableChange(t *testing.T) {
 	if IsImmutableChange(negative) || IsImmutableChange(apierrors.NewBadRequest("field is immutable")) {
 		t.Error("another refusal is taken for an immutable field")
 	}
+	// As the validation of claims and StatefulSets words it.
+	for _, refused := range []struct {
+		gk  schema.GroupKind
+		err *field.Error
+	}{
+		{schema.GroupKind{Kind: "PersistentVolumeClaim"}, field.Forbidden(field.NewPath("spec"), "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims")},
+		{schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")},
+	} {
+		if err := apierrors.NewInvalid(refused.gk, "a", field.ErrorList{refused.err}); !IsImmutableChange(err) {
+			t.Errorf("a change refused as %v is not recognised", err)
+		}
+	}
 }
 
 // A binding of a role the writer does not hold is refused with every rule
