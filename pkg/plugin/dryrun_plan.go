@@ -678,8 +678,11 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 	if err != nil {
 		// As the instance's conditions would say it, and what to do.
 		p.Action, p.Reason = ActionInvalid, invalidReason(n, err)
-		if refusal.IsImmutableChange(err) {
-			p.Reason += "; " + immutableAdvice
+		if refusal.IsImmutableChange(err) && live != nil {
+			// What would change, as the plan shows changes.
+			p.Diff = diff(live, overlaid(live, withOwnershipLabelsOf(u, live)))
+			p.Reason += fmt.Sprintf("; the change needs a field the API server lets no one change once the object exists: undo it, or delete %s %s and kro-agent creates it again with the new values",
+				n.Kind.GVK.Kind, cache.MetaObjectToName(live))
 		}
 		if terminating, ok := refusal.NamespaceUnavailable(err, u.GetNamespace()); ok {
 			p.Reason = namespaceUnavailable(u.GetNamespace(), terminating)
@@ -706,7 +709,10 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 // would say it, followed by the template strings behind the fields it
 // names: the instance's author never wrote the object.
 func invalidReason(n *graph.Node, err error) string {
-	reason := refusal.Readable(err).Error()
+	// The diff of Go structs the API server appends to some refusals (of
+	// a claim's spec, a Pod's) is noise once the reason is one line; the
+	// plan shows a change as a diff of its own.
+	reason, _, _ := strings.Cut(refusal.Readable(err).Error(), "\n@@ ")
 	if from := n.RenderedFrom(refusal.InvalidFields(err)); from != "" {
 		reason += "; " + from
 	}
