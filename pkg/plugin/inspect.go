@@ -384,10 +384,12 @@ func markRefused(rows []Row, inst *unstructured.Unstructured) {
 			refused = "kro-agent's change is refused: "
 		}
 		// As the agent words it: applying Kind namespace/name (resource
-		// id) in where: what the API server answered. Earlier agents
-		// named the object without its namespace.
+		// id) in where: what the API server answered, the first refusal
+		// in full and each other on a line of its own after "Also: ".
+		// Earlier agents named the object without its namespace.
 		for _, name := range []string{cache.NewObjectName(r.Namespace, r.Name).String(), r.Name} {
 			_, refusal, found := strings.Cut(c.Message, fmt.Sprintf("applying %s %s (resource %s) in ", r.Kind, name, r.NodeID))
+			refusal, _, _ = strings.Cut(refusal, "\nAlso: ")
 			if _, answer, ok := strings.Cut(refusal, ": "); found && ok {
 				r.Reason, r.refused = refused+answer, true
 				break

@@ -195,3 +195,26 @@ func TestExistingObjectsTellTheirRefusedChange(t *testing.T) {
 		t.Errorf("row of someone else's object = %q", rows[1].Reason)
 	}
 }
+
+// Each of the refusals the agent tells in one message, the first in full
+// and the others after "Also: ", gives its own row its own answer.
+func TestEveryRefusalToldIsItsRowsReason(t *testing.T) {
+	const claim = `PersistentVolumeClaim "m1" is invalid: spec: Forbidden: spec is immutable after creation` + "\n@@ -6,7 +6,7 @@\n-  \"storage\": \"1Gi\"\n+  \"storage\": \"2Gi\""
+	const job = `Job.batch "m1" is invalid: spec.template: Invalid value: "…": field is immutable`
+	inst := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "ResourcesReady", "status": "False", "reason": "ApplyFailed",
+		"message": "applying PersistentVolumeClaim team/m1 (resource claim) in the local cluster: " + claim +
+			"\nAlso: applying Job team/m1 (resource job) in the local cluster: " + job,
+	}}}}}
+	exists := &unstructured.Unstructured{}
+	rows := []Row{
+		{NodeID: "claim", Kind: "PersistentVolumeClaim", Name: "m1", Namespace: "team", Ready: VerdictReady, object: exists},
+		{NodeID: "job", Kind: "Job", Name: "m1", Namespace: "team", Ready: VerdictReady, object: exists},
+	}
+	markRefused(rows, inst)
+	for i, want := range []string{claim, job} {
+		if want = "kro-agent's change is refused: " + want; rows[i].Reason != want || !rows[i].refused {
+			t.Errorf("row of %s = %q, want %q", rows[i].NodeID, rows[i].Reason, want)
+		}
+	}
+}

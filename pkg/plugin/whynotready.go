@@ -821,7 +821,7 @@ func troubled(conds []metav1.Condition) []metav1.Condition {
 
 // immutableAdvice is what to do about a change the API server refuses
 // because it needs a field that cannot change once the object exists.
-const immutableAdvice = "the change needs a field the API server lets no one change once the object exists (a Job's template, a Service's clusterIP, a selector): undo it on the instance (or in its RGD, where the change came from there), or delete the object the message names and kro-agent creates it again with the new values"
+const immutableAdvice = "the change needs a field the API server lets no one change once the object exists (a Job's template, a Service's clusterIP, a selector, a StatefulSet's volumeClaimTemplates, a claim's storage class): undo it on the instance (or in its RGD, where the change came from there), or delete the objects the message names and kro-agent creates them again with the new values"
 
 // immutableChange tells an apply refused because it changes an immutable
 // field of an object that exists, which no retry will get past.

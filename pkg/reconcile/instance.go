@@ -80,6 +80,11 @@ type run struct {
 	contested    error  // an object waits its turn to be restored
 	pollExternal bool   // an externalRef waits on what no watch follows
 
+	// writeFailures are the writes of the graph refused, or not tried,
+	// this pass, in the order of the graph: each is told, not the first
+	// alone, so that one fix is not followed by the news of the next.
+	writeFailures []error
+
 	// externalsRead are the externalRefs read this time, by node id.
 	externalsRead []string
 	// news is what this pass did to objects that Events tell.
@@ -218,6 +223,10 @@ func (e *Engine) reconcile(ctx context.Context, key InstanceKey) (result, error)
 		r.reconcileNode(ctx, n)
 	}
 	r.unreadExternals()
+	if err := joinWriteFailures(r.writeFailures); err != nil {
+		r.applyErr = err
+		r.tellNews("ApplyFailed", err.Error())
+	}
 	if r.applyErr == nil {
 		// A refused write is retried sooner than a contested object's turn.
 		r.applyErr = r.contested
@@ -770,11 +779,9 @@ func (r *run) unreadExternals() {
 	}
 }
 
+// fail records a write of the graph refused, or not tried for err.
 func (r *run) fail(err error) {
-	if r.applyErr == nil {
-		r.applyErr = err
-		r.tellNews("ApplyFailed", err.Error())
-	}
+	r.writeFailures = append(r.writeFailures, err)
 }
 
 // readExternal reads an externalRef (by name or selector): never written,

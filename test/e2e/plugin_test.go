@@ -330,8 +330,9 @@ spec:
       data: {name: "${schema.spec.names[0]}"}
 `
 
-// jobRGD makes a Job whose template the instance's values decide: a change
-// of them is one the API server refuses, the template being immutable.
+// jobRGD makes a Job whose template the instance's values decide, and a
+// claim whose storage class they decide: a change of them is one the API
+// server refuses twice, the template and the claim's spec being immutable.
 const jobRGD = `
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
@@ -353,6 +354,15 @@ spec:
             restartPolicy: Never
             containers:
             - {name: run, image: busybox, env: [{name: MODE, value: "${schema.spec.mode}"}]}
+  - id: claim
+    template:
+      apiVersion: v1
+      kind: PersistentVolumeClaim
+      metadata: {name: "${schema.metadata.name}"}
+      spec:
+        accessModes: [ReadWriteOnce]
+        storageClassName: "${schema.spec.mode}"
+        resources: {requests: {storage: 1Gi}}
 `
 
 // skipChainRGD's second ConfigMap depends on the first, which includeWhen
@@ -946,12 +956,17 @@ spec:
 				return err == nil, fmt.Sprint(err)
 			})
 			quick := fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: Batch, metadata: {name: nightly, namespace: %s}, spec: {mode: quick}}", ns)
-			// dry-run says it first, as short, and what to do.
+			// dry-run says it first, as short, what would change, and what
+			// to do.
 			file := filepath.Join(t.TempDir(), "quick.yaml")
 			writeFile(t, file, quick)
 			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); !errors.Is(err, plugin.ErrInvalid) ||
-				!strings.Contains(out, "…: field is immutable; the change needs a field the API server lets no one change") || len(out) > 600 {
-				t.Errorf("dry-run of a change to the Job's template: %v\n%s", err, out)
+				!strings.Contains(out, "…: field is immutable; the change needs a field the API server lets no one change once the object exists: undo it, or delete Job "+ns+"/nightly and kro-agent creates it again") ||
+				!strings.Contains(out, "is immutable after creation except resources.requests and volumeAttributesClassName for bound claims; the change needs") ||
+				!regexp.MustCompile(`(?m)^  -\s+value: full\n  \+\s+value: quick$`).MatchString(out) ||
+				!regexp.MustCompile(`(?m)^  -\s+storageClassName: full\n  \+\s+storageClassName: quick$`).MatchString(out) ||
+				slices.ContainsFunc(strings.Split(out, "\n"), func(line string) bool { return len(line) > 400 }) {
+				t.Errorf("dry-run of a change to the Job's template and the claim's class: %v\n%s", err, out)
 			}
 			c.apply(t, quick)
 			var msg string
@@ -965,17 +980,24 @@ spec:
 				return true, ""
 			})
 			// The API server quotes the whole template, as a Go struct.
-			if !strings.Contains(msg, `Job.batch "nightly" is invalid: spec.template: Invalid value: `) || !strings.HasSuffix(msg, "…: field is immutable") || len(msg) > 300 {
-				t.Errorf("the refusal is not shortened to its field and reason (%d characters): %s", len(msg), msg)
+			// The claim's refusal is told too, after the first.
+			job, claim, both := strings.Cut(msg, "\nAlso: ")
+			if !strings.Contains(job, `Job.batch "nightly" is invalid: spec.template: Invalid value: `) || !strings.HasSuffix(job, "…: field is immutable") || len(job) > 300 {
+				t.Errorf("the refusal is not shortened to its field and reason (%d characters): %s", len(job), msg)
+			}
+			if !both || !strings.HasPrefix(claim, "applying PersistentVolumeClaim "+ns+`/nightly (resource claim) in the local cluster: PersistentVolumeClaim "nightly" is invalid: spec: Forbidden: spec is immutable after creation`) || strings.Contains(claim, "\n") {
+				t.Errorf("the claim's refusal is not told on a line after the Job's: %s", msg)
 			}
 			out, err := kro(t, cfg, nil, "why-not-ready", "batch", "nightly", "-n", ns)
 			if !errors.Is(err, plugin.ErrNotReady) ||
 				!strings.Contains(out, "Root cause: resource job (Job nightly) is not updated to Batch/nightly's values: the API server refuses kro-agent's change\n") ||
-				!strings.Contains(out, "undo it on the instance (or in its RGD, where the change came from there), or delete the object the message names and kro-agent creates it again with the new values") {
+				!strings.Contains(out, "undo it on the instance (or in its RGD, where the change came from there), or delete the objects the message names and kro-agent creates them again with the new values") {
 				t.Errorf("why-not-ready: %v\n%s", err, out)
 			}
-			// The Job's row says its change does not get through.
-			if out, err := kro(t, cfg, nil, "tree", "batch", "nightly", "-n", ns, "-o", "json"); err != nil || !strings.Contains(out, `"reason": "kro-agent's change is refused: Job.batch \"nightly\" is invalid`) {
+			// The Job's row, and the claim's, say their change does not
+			// get through.
+			if out, err := kro(t, cfg, nil, "tree", "batch", "nightly", "-n", ns, "-o", "json"); err != nil || !strings.Contains(out, `"reason": "kro-agent's change is refused: Job.batch \"nightly\" is invalid`) ||
+				!strings.Contains(out, `"reason": "kro-agent's change is refused: PersistentVolumeClaim \"nightly\" is invalid: spec: Forbidden: spec is immutable after creation`) {
 				t.Errorf("tree of the refused change: %v\n%s", err, out)
 			}
 			c.delete(t, "kro.run/v1alpha1", "Batch", ns, "nightly")
