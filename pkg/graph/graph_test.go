@@ -611,6 +611,50 @@ spec:
 	checkWarnings(t, g, want)
 }
 
+// A resource that reads one includeWhen may leave out only on one side of
+// a conditional is warned of, once per resource read: it is left out with
+// the other whatever the guard. Reads on both sides, or in the condition
+// alone, or of a resource always there, are not.
+func TestGuardedReadsOfAResourceLeftOutAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: guarded}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Guarded
+    spec: {cache: boolean}
+  resources:
+  - id: app
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: app}
+      data:
+        host: '${schema.spec.cache ? cache.spec.clusterIP : ""}'
+        port: '${schema.spec.cache ? string(cache.spec.ports[0].port) : "0"}'
+        always: '${string(always.spec.ports[0].port)}'
+        macro: '${schema.spec.cache ? [1].map(cache, string(cache)).join("") : ""}'
+  - id: both
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: both}
+      data:
+        host: '${has(cache.spec.clusterIP) ? cache.spec.clusterIP : cache.metadata.name}'
+        name: '${schema.spec.cache ? always.metadata.name : ""}'
+  - id: cache
+    includeWhen: ["${schema.spec.cache}"]
+    template: {apiVersion: v1, kind: Service, metadata: {name: cache}, spec: {ports: [{port: 6379}]}}
+  - id: always
+    template: {apiVersion: v1, kind: Service, metadata: {name: always}, spec: {ports: [{port: 80}]}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`spec.resources[app].template.data.host: ${schema.spec.cache ? cache.spec.clusterIP : ""} reads cache only on one side of ? :, as if app could be made without it; but includeWhen may leave cache out, and then app, which reads it, is left out too: to make app without cache, read what it needs from schema (the name cache is given, say), not from cache`}
+	checkWarnings(t, g, want)
+}
+
 // A field the API server refuses is traced to the template string that
 // gave it, or to the one that gave a value above it.
 func TestRenderedFrom(t *testing.T) {
