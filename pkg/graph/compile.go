@@ -120,7 +120,8 @@ type compiler struct {
 	// an expression naming one fails for that reason alone.
 	reservedIDs map[string]*field.Path
 	// warnings are what expressions read that is legal but never comes
-	// (warnAbsentReads), in the order the expressions compile:
+	// (warnAbsentReads) or does not do what it is written for
+	// (warnGuardedReads), in the order the expressions compile:
 	// resources in the RGD's order, then the status.
 	warnings []string
 }

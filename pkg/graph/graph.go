@@ -75,7 +75,8 @@ type Graph struct {
 	// true or false.
 	schemaWarnings []string
 	// readWarnings are the expressions' part: reads of a field their
-	// object never has.
+	// object never has, and guarded reads of a resource includeWhen may
+	// leave out.
 	readWarnings []string
 }
 
@@ -112,8 +113,10 @@ func (g *Graph) Warnings() []string {
 }
 
 // ReadWarnings are the expressions reading a field their object never
-// has (a Secret's stringData, which the API server never returns), in the
-// order the RGD gives them: what waits for such a value waits for good.
+// has (a Secret's stringData, which the API server never returns), or
+// reading a resource includeWhen may leave out on one side of ? : only, in
+// the order the RGD gives them: what waits for such a value waits for good,
+// and such a guard never keeps its resource.
 func (g *Graph) ReadWarnings() []string {
 	return slices.Clone(g.readWarnings)
 }
