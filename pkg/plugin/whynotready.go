@@ -594,6 +594,7 @@ func (c *cluster) blockingDiagnosis(ctx context.Context, s *subject, tree *Tree,
 			}
 		}
 		where.explainPods(ctx, d, r, admission)
+		where.explainLoadBalancer(ctx, d, r)
 	}
 	if r.Ready == VerdictDeleting {
 		d.Advice = "kro-agent creates it again once it is gone, and its dependents wait for that; if it stays, whoever owns its finalizers has not released them: look at that controller, and remove a finalizer only if nothing will"

@@ -705,6 +705,38 @@ func TestPlugin(t *testing.T) {
 			c.delete(t, "kro.run/v1alpha1", "Claims", ns, "pg")
 			return ctx
 		}).
+		Assess("why-not-ready tells a Service that waits for a load balancer nothing gives", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			c.apply(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: public-sites}
+spec:
+  schema: {apiVersion: v1alpha1, kind: PublicSite}
+  resources:
+  - id: lb
+    readyWhen: ["${lb.status.?loadBalancer.?ingress.orValue([]).size() > 0}"]
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: "${schema.metadata.name}"}
+      spec: {type: LoadBalancer, selector: {app: site}, ports: [{port: 80}]}
+`)
+			c.waitRGDActive(t, "public-sites")
+			c.apply(t, fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: PublicSite, metadata: {name: site, namespace: %s}}", ns))
+			var out string
+			// The local cluster runs no load balancer controller.
+			eventually(t, 30*time.Second, "the Service's wait in the diagnosis", func() (bool, string) {
+				out, _ = kro(t, cfg, nil, "why-not-ready", "publicsite", "site", "-n", ns)
+				return strings.Contains(out, "Root cause: resource lb (Service site) is not ready"), out
+			})
+			sayAll(t, "why-not-ready", out,
+				"Service site is of type LoadBalancer and has no address (status.loadBalancer.ingress), and no controller has recorded an event about it",
+				"What to do: a load balancer controller gives a Service of type LoadBalancer its address",
+			)
+			c.delete(t, "kro.run/v1alpha1", "PublicSite", ns, "site")
+			return ctx
+		}).
 		Assess("why-not-ready shows the apply the API server refuses, and the object's name", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			// Someone else's ConfigMap holds the name the instance's config takes.
