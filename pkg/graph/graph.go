@@ -126,10 +126,11 @@ func (g *Graph) ReadWarnings() []string {
 // schema field or template key named true or false is what YAML makes of
 // an unquoted y or n (a point's x and y become the fields x and true, and
 // instances written in YAML fill true where JSON clients and expressions
-// ask for y); and a template's status, which the API server drops from the
+// ask for y); a template's status, which the API server drops from the
 // apply of any kind whose status is a subresource (as a rule: copied from
-// kubectl get -o yaml). They come in the RGD's order: the schema first,
-// then resource by resource.
+// kubectl get -o yaml); and an object put in the namespace another resource
+// makes without reading it, which nothing orders after it. They come in the
+// RGD's order: the schema first, then resource by resource.
 func (g *Graph) Hints() []string {
 	out := slices.Clone(g.schemaWarnings)
 	for _, n := range g.Nodes {
@@ -141,6 +142,9 @@ func (g *Graph) Hints() []string {
 		}
 		for _, at := range booleanKeys(n.Template, nil) {
 			out = append(out, booleanKeyWarning(at, base))
+		}
+		if hint := g.namespaceOrderHint(n); hint != "" {
+			out = append(out, hint)
 		}
 		for _, conds := range []struct {
 			field string

@@ -482,6 +482,40 @@ spec:
 	checkWarnings(t, g, want)
 }
 
+// An object put in the namespace another resource makes, written the
+// same way, without reading that resource is hinted at: nothing orders
+// the two. One that reads it, directly or through another, is not.
+func TestObjectsInANamespaceTheGraphMakesShouldReadIt(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: tenants}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Tenant, scope: Cluster}
+  resources:
+  - id: settings
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: '${"tenant-" + schema.metadata.name}'}}
+  - id: fixed
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: fixed, namespace: shared}}
+  - id: ordered
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: ordered, namespace: '${ns.metadata.name}'}}
+  - id: through
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: '${ordered.metadata.name}-2', namespace: '${"tenant-" + schema.metadata.name}'}}
+  - id: elsewhere
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: elsewhere, namespace: default}}
+  - id: ns
+    template: {apiVersion: v1, kind: Namespace, metadata: {name: '${"tenant-" + schema.metadata.name}'}}
+  - id: sharedNs
+    template: {apiVersion: v1, kind: Namespace, metadata: {name: shared}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`spec.resources[settings].template.metadata.namespace: ${"tenant-" + schema.metadata.name} is the name of the Namespace resource ns makes, but settings does not read ns, so nothing orders them: settings is applied before its namespace exists (and waits for it), and deleted after it; write the namespace as ${ns.metadata.name}`,
+		`spec.resources[fixed].template.metadata.namespace: shared is the name of the Namespace resource sharedNs makes, but fixed does not read sharedNs, so nothing orders them: fixed is applied before its namespace exists (and waits for it), and deleted after it; write the namespace as ${sharedNs.metadata.name}`,
+	}
+	checkWarnings(t, g, want)
+}
+
 // An expression reading a Secret's stringData, which the API server
 // writes into data and never returns, is legal (the schema has the field,
 // and upstream kro takes it) but waits for good: each one is warned of,
