@@ -621,8 +621,11 @@ func (c *cluster) blockingDiagnosis(ctx context.Context, s *subject, tree *Tree,
 		d.Advice = "kro-agent creates it once everything it depends on is ready; check the instance's conditions and the agent's logs"
 		if resolve.WaitsForValue(r.pending) {
 			d.Advice = "kro-agent creates it once the value its template reads is there: a status field a controller has not written yet, or an item of another resource's list"
-			if errors.Is(r.pending, resolve.ErrNeverComes) {
+			switch {
+			case errors.Is(r.pending, resolve.ErrNeverComes):
 				d.Advice = "the value its template reads never comes as the RGD reads it: change the RGD as said above, and kro-agent creates it"
+			case errors.Is(r.pending, resolve.ErrExternalValue):
+				d.Advice = "the value its template reads is missing from an object an externalRef reads, which is its owner's to supply: kro-agent creates it as soon as the value is there, or once the RGD reads it as optional, as said above"
 			}
 		}
 		// The agent says on the instance why it could not create it.

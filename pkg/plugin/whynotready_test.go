@@ -33,6 +33,8 @@ func TestMissingResourceAdviceForAValueThatNeverComes(t *testing.T) {
 			"kro-agent creates it once the value its template reads is there: a status field a controller has not written yet, or an item of another resource's list"},
 		{fmt.Errorf("data.pw: ${secret.stringData.pw}: no such key: stringData; no Secret read back has stringData: the API server writes it into data, base64-encoded; read string(secret.data.pw): %w", resolve.ErrNeverComes),
 			"the value its template reads never comes as the RGD reads it: change the RGD as said above, and kro-agent creates it"},
+		{fmt.Errorf("data.tier: ${config.data.tier}: no such key: tier; config is an externalRef, which kro-agent reads and never writes: its owner supplies the value: %w", resolve.ErrExternalValue),
+			"the value its template reads is missing from an object an externalRef reads, which is its owner's to supply: kro-agent creates it as soon as the value is there, or once the RGD reads it as optional, as said above"},
 	} {
 		tree := &Tree{Rows: []Row{{NodeID: "copy", Kind: "ConfigMap", Name: "c", Ready: VerdictMissing, pending: tc.pending}}}
 		if d := (&cluster{}).blockingDiagnosis(context.Background(), s, tree, 0, &cluster{}, "Creds/c"); d.Advice != tc.want {

@@ -223,7 +223,7 @@ func Eval(e *graph.Expression, s *Scope) (any, error) {
 	}
 	out, _, err := e.Program.Eval(s.vars)
 	if err != nil {
-		return nil, s.zeroLeftOut(e, neverComes(e, s.settled(e, s.unset(e, classify(err)))))
+		return nil, s.externalLacks(e, s.zeroLeftOut(e, neverComes(e, s.settled(e, s.unset(e, classify(err))))))
 	}
 	v, err := cellib.Native(out)
 	if err != nil {

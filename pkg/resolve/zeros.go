@@ -10,6 +10,10 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
+// errZeroLeftOut is wrapped by the pending errors zeroLeftOut explains, so
+// that no other explanation is added after its own.
+var errZeroLeftOut = fmt.Errorf("%w", ErrPending)
+
 // zeroLeftOut adds to a pending error of e, one that misses a key, the
 // integer of a resource's status that e waits for when the resource's
 // controller has written that status, for the object's current
@@ -41,7 +45,7 @@ func (s *Scope) zeroLeftOut(e *graph.Expression, err error) error {
 				continue
 			}
 			return pendingWith(err, fmt.Sprintf("%s's controller has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s.?%s.orValue(0)",
-				ref, in.Source[len(ref)+1:], in.Source[:at], in.Source[at+1:]), ErrPending)
+				ref, in.Source[len(ref)+1:], in.Source[:at], in.Source[at+1:]), errZeroLeftOut)
 		}
 	}
 	return err

@@ -1,0 +1,70 @@
+package resolve
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/cel-go/common/types"
+
+	"github.com/kro-agent/kro-agent/pkg/graph"
+)
+
+// ErrExternalValue is wrapped by the pending errors of an expression that
+// reads externalRefs alone and misses a key in what they read: the value is
+// the external object's owner's to supply, as kro-agent never writes it.
+// Its text is ErrPending's, so that what waits is told alike.
+var ErrExternalValue = fmt.Errorf("%w", ErrPending)
+
+// externalLacks says, of a pending error of e that misses a key, when e
+// reads nothing but externalRefs: whose the value is, that kro-agent goes
+// on once it is there, and how to read it so as to go on without it.
+func (s *Scope) externalLacks(e *graph.Expression, err error) error {
+	if s.graph == nil || len(e.References) == 0 || !WaitsForValue(err) || errors.Is(err, ErrNeverComes) || errors.Is(err, errZeroLeftOut) || !strings.Contains(err.Error(), "no such key: ") {
+		return err
+	}
+	for _, ref := range e.References {
+		if n := s.graph.Node(ref); n == nil || n.External == nil {
+			return err
+		}
+	}
+	refs := strings.Join(e.References, " and ")
+	words := fmt.Sprintf("%s is an externalRef, which kro-agent reads and never writes: its owner supplies the value, and kro-agent goes on as soon as it is there", refs)
+	for _, in := range e.Inputs() {
+		if strings.ContainsAny(in.Source, "[?(") {
+			continue // not a plain path of fields
+		}
+		if _, _, inErr := in.Program.Eval(s.vars); inErr == nil {
+			continue
+		}
+		at := strings.LastIndexByte(in.Source, '.')
+		words += fmt.Sprintf("; to go on without it, read %s.?%s.orValue(%s)", in.Source[:at], in.Source[at+1:], zeroOf(in.Type))
+		break
+	}
+	return pendingWith(err, words, ErrExternalValue)
+}
+
+// zeroOf is the literal to stand for a missing value of type t: its zero
+// value where CEL has one to write, else v for the user to choose.
+func zeroOf(t *types.Type) string {
+	if t == nil {
+		return "v"
+	}
+	switch t.Kind() {
+	case types.StringKind:
+		return `""`
+	case types.IntKind:
+		return "0"
+	case types.UintKind:
+		return "0u"
+	case types.DoubleKind:
+		return "0.0"
+	case types.BoolKind:
+		return "false"
+	case types.ListKind:
+		return "[]"
+	case types.MapKind:
+		return "{}"
+	}
+	return "v"
+}
