@@ -456,6 +456,12 @@ func (c *cluster) diagnose(ctx context.Context, s *subject) *Diagnosis {
 			return externalDiagnosis(ctx, r, s, where)
 		}
 		if r.blocks() {
+			if j := namespaceRow(tree.Rows, r); j > i && tree.Rows[j].blocks() {
+				// It waits for its namespace, which a resource further
+				// on makes, and that one is blocked in turn: nothing
+				// orders the two (the RGD was admitted with a hint).
+				i = j
+			}
 			return c.blockingDiagnosis(ctx, s, tree, i, where, instRef)
 		}
 	}
@@ -908,6 +914,15 @@ func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string
 // it with what to grant; then says what kro-agent does once it may.
 func grantAdvice(what, then string) string {
 	return fmt.Sprintf("kro-agent's roles do not allow it %s: grant it what the message above names, where it says; in its own cluster kro-agent %s as soon as the grant is aggregated into its role, in a workload cluster %s", what, then, nextRetry)
+}
+
+// namespaceRow is the index of the row of the Namespace r's object is in,
+// when a resource of the tree makes it; -1 otherwise.
+func namespaceRow(rows []Row, r *Row) int {
+	if r.Namespace == "" {
+		return -1
+	}
+	return slices.IndexFunc(rows, func(o Row) bool { return o.Kind == "Namespace" && o.Name == r.Namespace && o.NodeID != "" })
 }
 
 // namespaceUnavailable says what to do about a missing object whose

@@ -391,3 +391,17 @@ func TestConditionLineLeavesOutAnEmptyMessage(t *testing.T) {
 		}
 	}
 }
+
+// An object's namespace is found among the rows when the graph makes it.
+func TestNamespaceRow(t *testing.T) {
+	rows := []Row{
+		{NodeID: "settings", Kind: "ConfigMap", Name: "settings", Namespace: "tenant-a"},
+		{NodeID: "elsewhere", Kind: "ConfigMap", Name: "other", Namespace: "default"},
+		{NodeID: "ns", Kind: "Namespace", Name: "tenant-a"},
+	}
+	for i, want := range []int{2, -1, -1} {
+		if got := namespaceRow(rows, &rows[i]); got != want {
+			t.Errorf("namespaceRow of %s = %d, want %d", rows[i].NodeID, got, want)
+		}
+	}
+}

@@ -737,6 +737,31 @@ spec:
 			c.delete(t, "kro.run/v1alpha1", "PublicSite", ns, "site")
 			return ctx
 		}).
+		Assess("why-not-ready names the Namespace an object waits for, when the graph makes it and it is refused", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := newClients(t, cfg)
+			// settings does not read ns, so nothing orders the two.
+			c.apply(t, `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: loose-tenants}
+spec:
+  schema: {apiVersion: v1alpha1, kind: LooseTenant, scope: Cluster, spec: {namespace: string}}
+  resources:
+  - id: settings
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: "${schema.spec.namespace}"}}
+  - id: ns
+    template: {apiVersion: v1, kind: Namespace, metadata: {name: "${schema.spec.namespace}"}}
+`)
+			c.waitRGDActive(t, "loose-tenants")
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: LooseTenant, metadata: {name: loose}, spec: {namespace: Not_Valid}}")
+			var out string
+			eventually(t, 30*time.Second, "the Namespace's refusal as the root cause", func() (bool, string) {
+				out, _ = kro(t, cfg, nil, "why-not-ready", "loosetenant", "loose")
+				return strings.Contains(out, "Root cause: resource ns (Namespace Not_Valid) is not created: the API server refuses it\n"), out
+			})
+			c.delete(t, "kro.run/v1alpha1", "LooseTenant", "", "loose")
+			return ctx
+		}).
 		Assess("why-not-ready shows the apply the API server refuses, and the object's name", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := newClients(t, cfg)
 			// Someone else's ConfigMap holds the name the instance's config takes.
