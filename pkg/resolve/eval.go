@@ -66,6 +66,9 @@ type Scope struct {
 	// graph is the one whose expressions the scope is for, nil for none:
 	// it tells which values are a Secret's, not to be quoted.
 	graph *graph.Graph
+	// items is the collection whose item each stands for, in a
+	// collection's readyWhen; nil elsewhere.
+	items *graph.Node
 }
 
 // NewScope starts a scope with the instance as `schema`, for expressions
@@ -166,7 +169,7 @@ func (s *Scope) With(name string, v any) *Scope {
 // Without returns a scope that leaves out the bindings of ids without
 // changing s: what is known once those resources are not observed.
 func (s *Scope) Without(ids ...string) *Scope {
-	out := &Scope{vars: make(map[string]any, len(s.vars)), fromInstance: make(map[string]bool, len(s.fromInstance)), misfits: s.misfits, graph: s.graph}
+	out := &Scope{vars: make(map[string]any, len(s.vars)), fromInstance: make(map[string]bool, len(s.fromInstance)), misfits: s.misfits, graph: s.graph, items: s.items}
 	for k, v := range s.vars {
 		if !slices.Contains(ids, k) {
 			out.vars[k] = v
@@ -193,7 +196,19 @@ func (s *Scope) bind(name string, v any, fromInstance bool) *Scope {
 		from[k] = v
 	}
 	from[name] = fromInstance
-	return &Scope{vars: vars, fromInstance: from, misfits: s.misfits, graph: s.graph}
+	return &Scope{vars: vars, fromInstance: from, misfits: s.misfits, graph: s.graph, items: s.items}
+}
+
+// node is the resource the name ref stands for in s: a resource id, or
+// each for the collection whose item it is; nil for another name.
+func (s *Scope) node(ref string) *graph.Node {
+	if ref == graph.EachVar {
+		return s.items
+	}
+	if s.graph == nil {
+		return nil
+	}
+	return s.graph.Node(ref)
 }
 
 // readsOnlyInstance reports whether every name e reads holds a value that

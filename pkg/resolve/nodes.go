@@ -125,6 +125,9 @@ func Ready(n *graph.Node, observed any, s *Scope) Readiness {
 		self = graph.EachVar
 	}
 	scope := s.With(self, Typed(n, observed))
+	if self == graph.EachVar {
+		scope.items = n
+	}
 	for _, e := range n.ReadyWhen {
 		v, err := Eval(e, scope)
 		if err == nil {

@@ -574,6 +574,34 @@ spec:
 	}
 }
 
+// A collection's readyWhen waiting on each item for a count left out says
+// so too, of the item.
+func TestWaitingForACountLeftOutOfAnItemSaysHowToReadIt(t *testing.T) {
+	g := compileRGD(t, `
+metadata: {name: fleet}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Fleet, spec: {regions: "[]string"}}
+  resources:
+    - id: workers
+      forEach: [{region: "${schema.spec.regions}"}]
+      readyWhen: ["${each.status.availableReplicas == each.spec.replicas}"]
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: "${region}"}
+        spec:
+          replicas: 0
+          selector: {matchLabels: {app: a}}
+          template: {metadata: {labels: {app: a}}, spec: {containers: [{name: c, image: nginx}]}}
+`)
+	s := NewScope(g, obj(t, `{metadata: {name: f, namespace: default}, spec: {regions: [eu]}}`))
+	const want = "readyWhen ${each.status.availableReplicas == each.spec.replicas} cannot be evaluated yet (no such key: availableReplicas; the controller of workers's items has written its status without status.availableReplicas: Kubernetes leaves a count of 0 out, so where 0 is an answer read each.status.?availableReplicas.orValue(0)); it read each.status.availableReplicas = <absent>, each.spec.replicas = 0"
+	item := obj(t, `{metadata: {generation: 1}, spec: {replicas: 0}, status: {observedGeneration: 1, conditions: []}}`)
+	if r := Ready(g.Node("workers"), item, s); r.Ready || r.Reason != want {
+		t.Errorf("%+v\nwant %s", r, want)
+	}
+}
+
 func TestWholeNumbersAreDoubles(t *testing.T) {
 	g := compileRGD(t, `
 spec:

@@ -27,9 +27,14 @@ func (s *Scope) zeroLeftOut(e *graph.Expression, err error) error {
 		return err
 	}
 	for _, ref := range e.References {
-		n := s.graph.Node(ref)
-		if n == nil || n.IsCollection() || n.Kind == nil || n.Kind.Custom || !statusWritten(s.vars[ref]) {
+		// One object: a resource's, or a collection's item as each.
+		n := s.node(ref)
+		if n == nil || n.IsCollection() && ref != graph.EachVar || n.Kind == nil || n.Kind.Custom || !statusWritten(s.vars[ref]) {
 			continue
+		}
+		whose := ref + "'s controller"
+		if ref == graph.EachVar {
+			whose = "the controller of " + n.ID + "'s items"
 		}
 		for _, in := range e.Inputs() {
 			if !strings.HasPrefix(in.Source, ref+".status.") || in.Type == nil || in.Type.Kind() != types.IntKind {
@@ -44,8 +49,8 @@ func (s *Scope) zeroLeftOut(e *graph.Expression, err error) error {
 			if _, _, inErr := in.Program.Eval(s.vars); inErr == nil {
 				continue
 			}
-			return pendingWith(err, fmt.Sprintf("%s's controller has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s.?%s.orValue(0)",
-				ref, in.Source[len(ref)+1:], in.Source[:at], in.Source[at+1:]), errZeroLeftOut)
+			return pendingWith(err, fmt.Sprintf("%s has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s.?%s.orValue(0)",
+				whose, in.Source[len(ref)+1:], in.Source[:at], in.Source[at+1:]), errZeroLeftOut)
 		}
 	}
 	return err

@@ -669,8 +669,30 @@ spec:
         template: {metadata: {labels: {app: scaled}}, spec: {containers: [{name: app, image: nginx}]}}
 `
 
+// zeroFleet waits, as zeroReady does, for a count of 0, of each item of a
+// collection.
+const zeroFleet = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: zero-scaled-fleets}
+spec:
+  schema: {apiVersion: v1alpha1, kind: ZeroScaledFleet, spec: {regions: "[]string | default=[\"eu\"]"}}
+  resources:
+  - id: workers
+    forEach: [{region: "${schema.spec.regions}"}]
+    readyWhen: ["${each.status.availableReplicas == each.spec.replicas}"]
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${schema.metadata.name + '-' + region}"}
+      spec:
+        replicas: 0
+        selector: {matchLabels: {app: fleet}}
+        template: {metadata: {labels: {app: fleet}}, spec: {containers: [{name: app, image: nginx}]}}
+`
+
 // Two values type-check but never come: a Secret's stringData and a count
-// of 0 in a Deployment's status. The RGD reading stringData is admitted
+// of 0 in a Deployment's status (of one, or of each item of a collection). The RGD reading stringData is admitted
 // with a warning saying what to read instead, and what waits for either
 // says so in the instance's conditions and why-not-ready; read as said,
 // both instances become ACTIVE.
@@ -685,13 +707,17 @@ func TestValuesThatNeverComeAreToldSo(t *testing.T) {
 				t.Errorf("applying an RGD reading stringData: %v\n%s\nwant the warning %s", err, out, warned)
 			}
 			c.apply(t, zeroReady)
+			c.apply(t, zeroFleet)
 			c.waitRGDActive(t, "secret-readers")
 			c.waitRGDActive(t, "zero-scaled-apps")
+			c.waitRGDActive(t, "zero-scaled-fleets")
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: SecretReader, metadata: {name: reader, namespace: "+ns+"}}")
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: ZeroScaledApp, metadata: {name: scaled, namespace: "+ns+"}}")
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: ZeroScaledFleet, metadata: {name: fleet, namespace: "+ns+"}}")
 			for _, tc := range []struct{ kind, name, says string }{
 				{"SecretReader", "reader", "no such key: stringData; no Secret read back has stringData: the API server writes it into data, base64-encoded; read string(secret.data.password)"},
 				{"ZeroScaledApp", "scaled", "deploy's controller has written its status without status.availableReplicas: Kubernetes leaves a count of 0 out, so where 0 is an answer read deploy.status.?availableReplicas.orValue(0)"},
+				{"ZeroScaledFleet", "fleet", "the controller of workers's items has written its status without status.availableReplicas: Kubernetes leaves a count of 0 out, so where 0 is an answer read each.status.?availableReplicas.orValue(0)"},
 			} {
 				eventually(t, 40*time.Second, tc.kind+" to say what it waits for never comes", func() (bool, string) {
 					inst := c.mustGet(t, "kro.run/v1alpha1", tc.kind, ns, tc.name)
@@ -704,8 +730,10 @@ func TestValuesThatNeverComeAreToldSo(t *testing.T) {
 			}
 			c.apply(t, strings.Replace(secretReader, "${secret.stringData.password}", "${string(secret.data.password)}", 1))
 			c.apply(t, strings.Replace(zeroReady, "deploy.status.availableReplicas ==", "deploy.status.?availableReplicas.orValue(0) ==", 1))
+			c.apply(t, strings.Replace(zeroFleet, "each.status.availableReplicas ==", "each.status.?availableReplicas.orValue(0) ==", 1))
 			c.waitState(t, "kro.run/v1alpha1", "SecretReader", ns, "reader", v1alpha1.InstanceActive)
 			c.waitState(t, "kro.run/v1alpha1", "ZeroScaledApp", ns, "scaled", v1alpha1.InstanceActive)
+			c.waitState(t, "kro.run/v1alpha1", "ZeroScaledFleet", ns, "fleet", v1alpha1.InstanceActive)
 			if got, _, _ := unstructured.NestedString(c.mustGet(t, "v1", "ConfigMap", ns, "reader-copy").Object, "data", "password"); got != "hunter2" {
 				t.Errorf("the copy holds %q, want the Secret's password", got)
 			}
