@@ -30,16 +30,8 @@ func (s *Scope) externalLacks(e *graph.Expression, err error) error {
 	}
 	refs := strings.Join(e.References, " and ")
 	words := fmt.Sprintf("%s is an externalRef, which kro-agent reads and never writes: its owner supplies the value, and kro-agent goes on as soon as it is there", refs)
-	for _, in := range e.Inputs() {
-		if strings.ContainsAny(in.Source, "[?(") {
-			continue // not a plain path of fields
-		}
-		if _, _, inErr := in.Program.Eval(s.vars); inErr == nil {
-			continue
-		}
-		at := strings.LastIndexByte(in.Source, '.')
-		words += fmt.Sprintf("; to go on without it, read %s.?%s.orValue(%s)", in.Source[:at], in.Source[at+1:], zeroOf(in.Type))
-		break
+	if missing := s.missingFields(e); len(missing) > 0 {
+		words += "; to go on without it, read " + optionalRead(missing[0].Source, zeroOf(missing[0].Type))
 	}
 	return pendingWith(err, words, ErrExternalValue)
 }

@@ -36,24 +36,39 @@ func (s *Scope) zeroLeftOut(e *graph.Expression, err error) error {
 		if ref == graph.EachVar {
 			whose = "the controller of " + n.ID + "'s items"
 		}
-		for _, in := range e.Inputs() {
+		for _, in := range s.missingFields(e) {
 			if !strings.HasPrefix(in.Source, ref+".status.") || in.Type == nil || in.Type.Kind() != types.IntKind {
 				continue
 			}
-			if strings.ContainsAny(in.Source, "[?") {
-				continue // not a plain path of fields
-			}
-			at := strings.LastIndexByte(in.Source, '.')
-			// The program alone: Eval would explain the input's own
-			// failure in turn.
-			if _, _, inErr := in.Program.Eval(s.vars); inErr == nil {
-				continue
-			}
-			return pendingWith(err, fmt.Sprintf("%s has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s.?%s.orValue(0)",
-				whose, in.Source[len(ref)+1:], in.Source[:at], in.Source[at+1:]), errZeroLeftOut)
+			return pendingWith(err, fmt.Sprintf("%s has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s",
+				whose, in.Source[len(ref)+1:], optionalRead(in.Source, "0")), errZeroLeftOut)
 		}
 	}
 	return err
+}
+
+// missingFields are the inputs of e that are plain paths of fields
+// (deploy.status.availableReplicas) and find nothing in s.
+func (s *Scope) missingFields(e *graph.Expression) []*graph.Expression {
+	var out []*graph.Expression
+	for _, in := range e.Inputs() {
+		if strings.ContainsAny(in.Source, "[?(") {
+			continue // not a plain path of fields
+		}
+		// The program alone: Eval would explain the input's own failure
+		// in turn.
+		if _, _, err := in.Program.Eval(s.vars); err != nil {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// optionalRead is path, a plain path of fields, read so that a missing
+// last field gives zero: a.b.?c.orValue(zero).
+func optionalRead(path, zero string) string {
+	at := strings.LastIndexByte(path, '.')
+	return fmt.Sprintf("%s.?%s.orValue(%s)", path[:at], path[at+1:], zero)
 }
 
 // statusWritten reports whether observed has a status its controller
