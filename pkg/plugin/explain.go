@@ -282,7 +282,7 @@ func printExplained(w io.Writer, conds []ExplainedCondition, p palette) {
 		fmt.Fprintf(w, "  %s=%s  reason %s, since %s%s\n", c.Type, p.verdict(c.Status), c.Reason, orDash(c.Since), stale)
 		fmt.Fprintf(w, "    means:  %s\n", c.Meaning)
 		if c.Message != "" {
-			fmt.Fprintf(w, "    why:    %s\n", oneLine(c.Message))
+			fmt.Fprintf(w, "    why:    %s\n", indented(c.Message, "            "))
 		}
 		if c.ReasonMeaning != "" { // none for a reason that only says all is well
 			fmt.Fprintf(w, "    reason: %s\n", c.ReasonMeaning)

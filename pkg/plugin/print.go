@@ -86,3 +86,16 @@ func addColorFlag(cmd *cobra.Command, target *string) {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// indented is s with every line after its first indented by indent, and
+// blank lines left out: a message of several lines (a refusal quoting a
+// diff, the further refusals after it) kept readable under its heading.
+func indented(s, indent string) string {
+	var lines []string
+	for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+		if line = strings.TrimRight(line, " \t"); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n"+indent)
+}

@@ -1016,7 +1016,7 @@ func printDiagnosis(w io.Writer, d *Diagnosis, p palette) {
 	}
 	fmt.Fprintf(w, "%s %s\n", p.bold("Root cause:"), d.Cause)
 	for _, line := range d.Details {
-		fmt.Fprintf(w, "  %s\n", oneLine(line))
+		fmt.Fprintf(w, "  %s\n", indented(line, "    "))
 	}
 	if r := d.Resource; r != nil && r.Health != "" {
 		fmt.Fprintf(w, "  health (kstatus): %s\n", r.Health)

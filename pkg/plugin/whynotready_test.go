@@ -405,3 +405,21 @@ func TestNamespaceRow(t *testing.T) {
 		}
 	}
 }
+
+// A detail of several lines (a refusal quoting a diff, the refusals told
+// after it) keeps its lines, indented under its first.
+func TestDiagnosisDetailsKeepTheirLines(t *testing.T) {
+	var out strings.Builder
+	printDiagnosis(&out, &Diagnosis{Cause: "resource claim is not updated", Details: []string{
+		"ResourcesReady=False (ApplyFailed): applying claim: refused\n@@ -1 +1 @@\n-  \"storage\": \"1Gi\"\n+  \"storage\": \"2Gi\"\n\nAlso: applying job: refused\n",
+	}}, palette{})
+	want := "Root cause: resource claim is not updated\n" +
+		"  ResourcesReady=False (ApplyFailed): applying claim: refused\n" +
+		"    @@ -1 +1 @@\n" +
+		"    -  \"storage\": \"1Gi\"\n" +
+		"    +  \"storage\": \"2Gi\"\n" +
+		"    Also: applying job: refused\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
