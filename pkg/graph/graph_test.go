@@ -648,7 +648,8 @@ spec:
 // A resource that reads one includeWhen may leave out only on one side of
 // a conditional is warned of, once per resource read: it is left out with
 // the other whatever the guard. Reads on both sides, or in the condition
-// alone, or of a resource always there, are not.
+// alone, or of a resource always there, are not, nor those of a resource
+// whose own includeWhen leaves it out whenever the other is.
 func TestGuardedReadsOfAResourceLeftOutAreWarned(t *testing.T) {
 	g, err := Compile(parseRGD(t, `
 metadata: {name: guarded}
@@ -676,6 +677,14 @@ spec:
       data:
         host: '${has(cache.spec.clusterIP) ? cache.spec.clusterIP : cache.metadata.name}'
         name: '${schema.spec.cache ? always.metadata.name : ""}'
+  - id: cautious
+    includeWhen: ["${schema.spec.cache}"]
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: cautious}
+      data:
+        host: '${schema.spec.cache ? cache.spec.clusterIP : ""}'
   - id: cache
     includeWhen: ["${schema.spec.cache}"]
     template: {apiVersion: v1, kind: Service, metadata: {name: cache}, spec: {ports: [{port: 6379}]}}

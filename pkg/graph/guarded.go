@@ -22,7 +22,7 @@ func (c *compiler) warnGuardedReads(n *Node, base *field.Path) {
 	for _, f := range n.Fields {
 		for _, e := range f.Exprs {
 			for _, ref := range e.References {
-				if warned[ref] || ref == n.ID || !c.mayBeLeftOut(ref) {
+				if warned[ref] || ref == n.ID || !c.mayBeLeftOut(ref) || c.leftOutWith(n.ID, ref) {
 					continue
 				}
 				parsed, iss := c.env.CEL().Parse(e.Source)
@@ -39,11 +39,28 @@ func (c *compiler) warnGuardedReads(n *Node, base *field.Path) {
 }
 
 // mayBeLeftOut tells whether the resource id has an includeWhen of its own.
-// Read from the RGD, since the resource may come later in it than the one
-// reading it, and be compiled after.
 func (c *compiler) mayBeLeftOut(id string) bool {
+	r := c.resource(id)
+	return r != nil && len(r.IncludeWhen) > 0
+}
+
+// leftOutWith tells whether the resource id has, among its includeWhen,
+// every one other has: it is left out by its own whenever other is, and
+// a guard of its reads of other is only cautious.
+func (c *compiler) leftOutWith(id, other string) bool {
+	r, o := c.resource(id), c.resource(other)
+	return r != nil && o != nil && !slices.ContainsFunc(o.IncludeWhen, func(cond string) bool { return !slices.Contains(r.IncludeWhen, cond) })
+}
+
+// resource is the RGD's resource id, nil for none. Read from the RGD, since
+// a resource may come later in it than the one reading it, and be compiled
+// after.
+func (c *compiler) resource(id string) *v1alpha1.Resource {
 	i := slices.IndexFunc(c.rgd.Spec.Resources, func(r *v1alpha1.Resource) bool { return r != nil && r.ID == id })
-	return i >= 0 && len(c.rgd.Spec.Resources[i].IncludeWhen) > 0
+	if i < 0 {
+		return nil
+	}
+	return c.rgd.Spec.Resources[i]
 }
 
 // onlyOnOneSide tells whether every read of the variable id in ast is in a
@@ -69,11 +86,11 @@ func guardedBranch(ast *celast.AST, x celast.NavigableExpr, id string) bool {
 	child := x
 	for parent, ok := x.Parent(); ok; parent, ok = parent.Parent() {
 		if parent.Kind() == celast.CallKind && parent.AsCall().FunctionName() == operators.Conditional {
+			// Args are the condition, the result if true, the result
+			// if false.
 			args := parent.AsCall().Args()
-			for side, other := range map[int]int{1: 2, 2: 1} {
-				if args[side].ID() == child.ID() && !reads(ast, args[other], id) {
-					return true
-				}
+			if args[1].ID() == child.ID() && !reads(ast, args[2], id) || args[2].ID() == child.ID() && !reads(ast, args[1], id) {
+				return true
 			}
 		}
 		child = parent
