@@ -671,9 +671,20 @@ func (c *cluster) changeRefused(ctx context.Context, tree *Tree, s *subject, ins
 	d.Events = c.recentEvents(ctx, s.instance)
 	d.Advice = advice
 	if immutableChange(s.instance) {
-		d.Advice = immutableAdvice
+		d.Advice = immutableAdvice + orphanAdvice(r.Kind, r.Name, r.Namespace)
 	}
 	return d
+}
+
+// orphanAdvice is, for a StatefulSet, how to delete it and keep what it
+// runs, added to the advice to delete an object whose change is refused;
+// "" for another kind.
+func orphanAdvice(kind, name, namespace string) string {
+	if kind != "StatefulSet" {
+		return ""
+	}
+	return fmt.Sprintf("; kubectl delete statefulset %s%s --cascade=orphan deletes the StatefulSet alone: the one kro-agent makes again takes over its Pods and their claims (claims that exist keep their size: volumeClaimTemplates shape new claims only)",
+		name, namespaceFlag(namespace))
 }
 
 // statusDiagnosis explains an instance whose status, as its RGD declares

@@ -423,3 +423,14 @@ func TestDiagnosisDetailsKeepTheirLines(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// A StatefulSet whose change is refused can be deleted alone, its Pods and
+// claims kept for the one made again; other kinds get no such advice.
+func TestOrphanAdviceIsForStatefulSets(t *testing.T) {
+	if got, want := orphanAdvice("StatefulSet", "pg", "data"), "; kubectl delete statefulset pg -n data --cascade=orphan deletes the StatefulSet alone"; !strings.HasPrefix(got, want) {
+		t.Errorf("StatefulSet: %q, want it to start %q", got, want)
+	}
+	if got := orphanAdvice("Job", "nightly", "data"); got != "" {
+		t.Errorf("Job: %q, want none", got)
+	}
+}
