@@ -343,6 +343,16 @@ func TestInvalidRGDs(t *testing.T) {
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
     includeWhen: ["${has(cm.data)}"]`,
 			"spec.resources[cm].includeWhen[0]", `cannot reference the resource it decides on`},
+		{"readyWhen of one object reading each", "", `
+  - id: single
+    readyWhen: ["${each.metadata.name != ''}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[single].readyWhen[0]", `each stands for an item of a collection, and single is no collection: its readyWhen reads it by its id, single: ${single.metadata.name != ''}`},
+		{"readyWhen of one object whose id ends in each", "", `
+  - id: reach
+    readyWhen: ["${reach.data.x.y == 'z'}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[reach].readyWhen[0]", `type 'string' does not support field selection`},
 		{"iterator not lowerCamelCase", "", `
   - id: cms
     forEach: [{queue-name: "${['a', 'b']}"}]

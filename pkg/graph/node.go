@@ -275,6 +275,14 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 				for _, ref := range others {
 					c.errs = append(c.errs, notSelf(ip, src, ref))
 				}
+			} else if self != EachVar && slices.Contains(names(env, src), EachVar) {
+				// each, written as a collection's readyWhen reads its
+				// items, where the resource is one object.
+				msg := fmt.Sprintf("each stands for an item of a collection, and %s is no collection: its readyWhen reads it by its id, %s", self, self)
+				if meant := strings.ReplaceAll(src, EachVar+".", self+"."); c.compiles(env, meant) {
+					msg += ": " + meant
+				}
+				c.errs = append(c.errs[:before], field.Invalid(ip, src, msg))
 			}
 			continue
 		}
@@ -287,9 +295,26 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 	}
 }
 
+// compiles tells whether the ${...} expression src compiles in env, with
+// no error noted: to check a suggestion before it is made.
+func (c *compiler) compiles(env *celenv.Env, src string) bool {
+	segs, err := expr.Parse(src)
+	if err != nil || !expr.IsStandalone(segs) {
+		return false
+	}
+	_, err = buildExpr(env, segs[0].Expr)
+	return err == nil
+}
+
 // otherResources lists the resource ids other than self that the ${...}
 // expression src names, read from its parsed form alone: it may not check.
 func (c *compiler) otherResources(env *celenv.Env, src, self string) []string {
+	return slices.DeleteFunc(names(env, src), func(id string) bool { return id == self || c.byID[id] == nil })
+}
+
+// names lists, sorted, the names the ${...} expression src reads (not
+// those its macros bind), from its parsed form alone: it may not check.
+func names(env *celenv.Env, src string) []string {
 	segs, err := expr.Parse(src)
 	if err != nil || !expr.IsStandalone(segs) {
 		return nil
@@ -298,12 +323,10 @@ func (c *compiler) otherResources(env *celenv.Env, src, self string) []string {
 	if iss.Err() != nil {
 		return nil
 	}
-	seen := map[string]bool{}
 	var out []string
 	for _, x := range celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.KindMatcher(celast.IdentKind)) {
-		if id := x.AsIdent(); id != self && c.byID[id] != nil && !boundByMacro(x) && !seen[id] {
-			seen[id] = true
-			out = append(out, id)
+		if !boundByMacro(x) && !slices.Contains(out, x.AsIdent()) {
+			out = append(out, x.AsIdent())
 		}
 	}
 	sort.Strings(out)
