@@ -348,6 +348,12 @@ func TestInvalidRGDs(t *testing.T) {
     readyWhen: ["${each.metadata.name != ''}"]
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
 			"spec.resources[single].readyWhen[0]", `each stands for an item of a collection, and single is no collection: its readyWhen reads it by its id, single: ${single.metadata.name != ''}`},
+		{"readyWhen of a collection reading it by its id", "", `
+  - id: cells
+    forEach: [{name: "${['a', 'b']}"}]
+    readyWhen: ["${cells.metadata.name != ''}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${name}"}}`,
+			"spec.resources[cells].readyWhen[0]", `cells is a collection, whose readyWhen judges each item by itself, as each: ${each.metadata.name != ''}`},
 		{"readyWhen of one object whose id ends in each", "", `
   - id: reach
     readyWhen: ["${reach.data.x.y == 'z'}"]

@@ -256,6 +256,14 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 		}
 	}
 	notSelf := func(ip *field.Path, src, ref string) *field.Error {
+		if ref == n.ID && self == EachVar {
+			// The collection by its id, as one object's readyWhen reads it.
+			msg := fmt.Sprintf("%s is a collection, whose readyWhen judges each item by itself, as each", n.ID)
+			if meant := strings.ReplaceAll(src, n.ID+".", EachVar+"."); c.compiles(env, meant) {
+				msg += ": " + meant
+			}
+			return field.Invalid(ip, src, msg)
+		}
 		return field.Invalid(ip, src, fmt.Sprintf("readyWhen may reference only the resource itself (%s), not %s", self, ref))
 	}
 	for i, src := range srcs {
