@@ -63,6 +63,9 @@ type PlannedResource struct {
 	// apply, is not ready ("readyWhen ${...} is false; it read ..."); ""
 	// when it is.
 	notReady string
+	// noNamespace marks an object the dry run refused for want of its
+	// namespace, which a resource further on in the plan may create.
+	noNamespace bool
 }
 
 type dryRunOptions struct {

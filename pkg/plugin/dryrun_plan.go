@@ -317,6 +317,15 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 		}
 		holds.settle(n, plan[first:])
 	}
+	for i := range plan {
+		// Its namespace is created further on: the agent applies it once
+		// that exists, as it would one the plan creates first.
+		if p := &plan[i]; p.noNamespace && newNamespaces[p.Namespace] != "" {
+			creator := newNamespaces[p.Namespace]
+			p.Action, p.Reason = unchecked(fmt.Sprintf("namespace %s is created by %s, which nothing orders before %s (write its namespace as ${%s.metadata.name}): kro-agent applies it once the namespace exists; a dry run cannot check objects in it before it exists",
+				p.Namespace, creator, p.NodeID, creator), nil)
+		}
+	}
 	if live != nil {
 		plan = append(plan, target.prunes(ctx, g, live, produced, unnamed, plan, holds.waiting())...)
 		// kro-agent goes no further than an invalid object or one being
@@ -685,7 +694,7 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 				n.Kind.GVK.Kind, cache.MetaObjectToName(live)) + orphanAdvice(n.Kind.GVK.Kind, live.GetName(), live.GetNamespace())
 		}
 		if terminating, ok := refusal.NamespaceUnavailable(err, u.GetNamespace()); ok {
-			p.Reason = namespaceUnavailable(u.GetNamespace(), terminating)
+			p.Reason, p.noNamespace = namespaceUnavailable(u.GetNamespace(), terminating), !terminating
 		}
 		return p, live
 	}

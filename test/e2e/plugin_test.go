@@ -753,6 +753,14 @@ spec:
     template: {apiVersion: v1, kind: Namespace, metadata: {name: "${schema.spec.namespace}"}}
 `)
 			c.waitRGDActive(t, "loose-tenants")
+			// A dry run finds settings' namespace missing, and created
+			// further on: pending, as the agent would apply it once there.
+			file := filepath.Join(t.TempDir(), "loose.yaml")
+			writeFile(t, file, "{apiVersion: kro.run/v1alpha1, kind: LooseTenant, metadata: {name: planned}, spec: {namespace: planned-space}}")
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err != nil ||
+				!strings.Contains(out, "settings: ConfigMap planned-space/settings PENDING\n  namespace planned-space is created by ns, which nothing orders before settings (write its namespace as ${ns.metadata.name})") {
+				t.Errorf("dry-run of an object in a namespace created further on: %v\n%s", err, out)
+			}
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: LooseTenant, metadata: {name: loose}, spec: {namespace: Not_Valid}}")
 			var out string
 			eventually(t, 30*time.Second, "the Namespace's refusal as the root cause", func() (bool, string) {
