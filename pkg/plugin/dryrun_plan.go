@@ -691,7 +691,7 @@ func (c *cluster) planObject(ctx context.Context, n *graph.Node, u *unstructured
 			// What would change, as the plan shows changes.
 			p.Diff = diff(live, overlaid(live, withOwnershipLabelsOf(u, live)))
 			p.Reason += fmt.Sprintf("; the change needs a field the API server lets no one change once the object exists: undo it, or delete %s %s and kro-agent creates it again with the new values",
-				n.Kind.GVK.Kind, cache.MetaObjectToName(live)) + orphanAdvice(n.Kind.GVK.Kind, live.GetName(), live.GetNamespace())
+				n.Kind.GVK.Kind, cache.MetaObjectToName(live)) + orphanAdvice(n.Kind.GVK.GroupKind(), live.GetName(), live.GetNamespace())
 		}
 		if terminating, ok := refusal.NamespaceUnavailable(err, u.GetNamespace()); ok {
 			p.Reason, p.noNamespace = namespaceUnavailable(u.GetNamespace(), terminating), !terminating

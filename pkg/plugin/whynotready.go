@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -671,16 +672,20 @@ func (c *cluster) changeRefused(ctx context.Context, tree *Tree, s *subject, ins
 	d.Events = c.recentEvents(ctx, s.instance)
 	d.Advice = advice
 	if immutableChange(s.instance) {
-		d.Advice = immutableAdvice + orphanAdvice(r.Kind, r.Name, r.Namespace)
+		d.Advice = immutableAdvice
+		if r.object != nil {
+			d.Advice += orphanAdvice(r.object.GroupVersionKind().GroupKind(), r.Name, r.Namespace)
+		}
 	}
 	return d
 }
 
 // orphanAdvice is, for a StatefulSet, how to delete it and keep what it
 // runs, added to the advice to delete an object whose change is refused;
-// "" for another kind.
-func orphanAdvice(kind, name, namespace string) string {
-	if kind != "StatefulSet" {
+// "" for another kind (another group's StatefulSet too: kubectl delete
+// statefulset names Kubernetes' own).
+func orphanAdvice(gk schema.GroupKind, name, namespace string) string {
+	if gk != (schema.GroupKind{Group: "apps", Kind: "StatefulSet"}) {
 		return ""
 	}
 	return fmt.Sprintf("; kubectl delete statefulset %s%s --cascade=orphan deletes the StatefulSet alone: the one kro-agent makes again takes over its Pods and their claims (claims that exist keep their size: volumeClaimTemplates shape new claims only)",

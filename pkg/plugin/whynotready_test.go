@@ -427,10 +427,12 @@ func TestDiagnosisDetailsKeepTheirLines(t *testing.T) {
 // A StatefulSet whose change is refused can be deleted alone, its Pods and
 // claims kept for the one made again; other kinds get no such advice.
 func TestOrphanAdviceIsForStatefulSets(t *testing.T) {
-	if got, want := orphanAdvice("StatefulSet", "pg", "data"), "; kubectl delete statefulset pg -n data --cascade=orphan deletes the StatefulSet alone"; !strings.HasPrefix(got, want) {
+	if got, want := orphanAdvice(schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, "pg", "data"), "; kubectl delete statefulset pg -n data --cascade=orphan deletes the StatefulSet alone"; !strings.HasPrefix(got, want) {
 		t.Errorf("StatefulSet: %q, want it to start %q", got, want)
 	}
-	if got := orphanAdvice("Job", "nightly", "data"); got != "" {
-		t.Errorf("Job: %q, want none", got)
+	for _, other := range []schema.GroupKind{{Group: "batch", Kind: "Job"}, {Group: "apps.kruise.io", Kind: "StatefulSet"}} {
+		if got := orphanAdvice(other, "x", "data"); got != "" {
+			t.Errorf("%s: %q, want none", other, got)
+		}
 	}
 }
