@@ -484,7 +484,8 @@ spec:
 
 // An object put in the namespace another resource makes, written the
 // same way, without reading that resource is hinted at: nothing orders
-// the two. One that reads it, directly or through another, is not.
+// the two. One that reads it, directly or through another, is not, nor one
+// that comes after it in the RGD, and so in the order applied.
 func TestObjectsInANamespaceTheGraphMakesShouldReadIt(t *testing.T) {
 	g, err := Compile(parseRGD(t, `
 metadata: {name: tenants}
@@ -501,6 +502,10 @@ spec:
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: '${ordered.metadata.name}-2', namespace: '${"tenant-" + schema.metadata.name}'}}
   - id: elsewhere
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: elsewhere, namespace: default}}
+  - id: earlyNs
+    template: {apiVersion: v1, kind: Namespace, metadata: {name: early}}
+  - id: afterIt
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: after, namespace: early}}
   - id: ns
     template: {apiVersion: v1, kind: Namespace, metadata: {name: '${"tenant-" + schema.metadata.name}'}}
   - id: sharedNs

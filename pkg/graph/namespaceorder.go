@@ -8,17 +8,22 @@ import (
 )
 
 // namespaceOrderHint says, for a resource n whose template puts its object
-// in the namespace another resource of g makes (the same string, literal or
-// ${...}), when n does not depend on that resource: nothing orders the two,
-// so n is applied before its namespace exists (and waits for it) and
-// deleted after it. "" when n reads it, or its namespace is no such one.
+// in the namespace another resource of g makes further on in its order
+// (the same string, literal or ${...}), when n does not depend on that
+// resource: nothing orders the two, so n is applied before its namespace
+// exists (and waits for it) and deleted after it. "" when n reads it, or
+// comes after it, or its namespace is no such one.
 func (g *Graph) namespaceOrderHint(n *Node) string {
 	namespace, _, _ := unstructured.NestedString(n.Template, "metadata", "namespace")
 	if namespace == "" {
 		return ""
 	}
+	after := false
 	for _, m := range g.Nodes {
-		if m == n || m.IsCollection() || !isNamespace(m) {
+		if m == n {
+			after = true
+		}
+		if !after || m == n || m.IsCollection() || !isNamespace(m) {
 			continue
 		}
 		if name, _, _ := unstructured.NestedString(m.Template, "metadata", "name"); name != namespace || g.dependsOn(n, m.ID) {
