@@ -259,7 +259,7 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 		if ref == n.ID && self == EachVar {
 			// The collection by its id, as one object's readyWhen reads it.
 			msg := fmt.Sprintf("%s is a collection, whose readyWhen judges each item by itself, as each", n.ID)
-			if meant := strings.ReplaceAll(src, n.ID+".", EachVar+"."); c.compiles(env, meant) {
+			if meant := strings.ReplaceAll(src, n.ID+".", EachVar+"."); compiles(env, meant) {
 				msg += ": " + meant
 			}
 			return field.Invalid(ip, src, msg)
@@ -287,7 +287,7 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 				// each, written as a collection's readyWhen reads its
 				// items, where the resource is one object.
 				msg := fmt.Sprintf("each stands for an item of a collection, and %s is no collection: its readyWhen reads it by its id, %s", self, self)
-				if meant := strings.ReplaceAll(src, EachVar+".", self+"."); c.compiles(env, meant) {
+				if meant := strings.ReplaceAll(src, EachVar+".", self+"."); compiles(env, meant) {
 					msg += ": " + meant
 				}
 				c.errs = append(c.errs[:before], field.Invalid(ip, src, msg))
@@ -305,7 +305,7 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 
 // compiles tells whether the ${...} expression src compiles in env, with
 // no error noted: to check a suggestion before it is made.
-func (c *compiler) compiles(env *celenv.Env, src string) bool {
+func compiles(env *celenv.Env, src string) bool {
 	segs, err := expr.Parse(src)
 	if err != nil || !expr.IsStandalone(segs) {
 		return false

@@ -28,8 +28,11 @@ func (s *Scope) externalLacks(e *graph.Expression, err error) error {
 			return err
 		}
 	}
-	refs := strings.Join(e.References, " and ")
-	words := fmt.Sprintf("%s is an externalRef, which kro-agent reads and never writes: its owner supplies the value, and kro-agent goes on as soon as it is there", refs)
+	words := e.References[0] + " is an externalRef, which kro-agent reads and never writes: its owner supplies the value"
+	if len(e.References) > 1 {
+		words = strings.Join(e.References, " and ") + " are externalRefs, which kro-agent reads and never writes: their owners supply the value"
+	}
+	words += ", and kro-agent goes on as soon as it is there"
 	if missing := s.missingFields(e); len(missing) > 0 {
 		words += "; to go on without it, read " + optionalRead(missing[0].Source, zeroOf(missing[0].Type))
 	}
