@@ -206,7 +206,7 @@ func optionalOperandHint(op, operands string) string {
 		uses = "adds"
 	}
 	take := "take its value with .orValue(v), v standing for a field that is not there"
-	if zero, ok := map[string]string{"string": `""`, "int": "0", "uint": "0u", "double": "0.0", "bool": "false"}[other]; ok {
+	if zero, ok := zeroLiterals[other]; ok {
 		take = fmt.Sprintf("take its value with .orValue(%s), %s when the field is not there", zero, zero)
 	}
 	return fmt.Sprintf(".? selects an optional, which %s only with another optional: %s, or ask whether it is there with .hasValue()", uses, take)

@@ -377,3 +377,25 @@ func evalString(t *testing.T, prg cel.Program, src string, vars map[string]any) 
 	}
 	return got, ok
 }
+
+func TestZeroLiteral(t *testing.T) {
+	for _, tc := range []struct {
+		t    *cel.Type
+		want string
+		ok   bool
+	}{
+		{cel.StringType, `""`, true},
+		{cel.IntType, "0", true},
+		{cel.UintType, "0u", true},
+		{cel.DoubleType, "0.0", true},
+		{cel.BoolType, "false", true},
+		{cel.ListType(cel.StringType), "[]", true},
+		{cel.MapType(cel.StringType, cel.IntType), "{}", true},
+		{cel.TimestampType, "", false},
+		{nil, "", false},
+	} {
+		if got, ok := ZeroLiteral(tc.t); got != tc.want || ok != tc.ok {
+			t.Errorf("ZeroLiteral(%v) = %q, %v; want %q, %v", tc.t, got, ok, tc.want, tc.ok)
+		}
+	}
+}

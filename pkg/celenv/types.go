@@ -185,6 +185,27 @@ func ConversionHint(want *apiservercel.DeclType, got *types.Type) string {
 	return ""
 }
 
+// zeroLiterals are the zero values of CEL's scalar types, as an expression
+// writes them, by the types' names as cel-go writes them.
+var zeroLiterals = map[string]string{"string": `""`, "int": "0", "uint": "0u", "double": "0.0", "bool": "false"}
+
+// ZeroLiteral is the zero value of type t as an expression writes it, to
+// stand for a value that is not there (x.?f.orValue(zero)): a scalar's, or
+// an empty list or map; false for another type.
+func ZeroLiteral(t *types.Type) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	switch t.Kind() {
+	case types.ListKind:
+		return "[]", true
+	case types.MapKind:
+		return "{}", true
+	}
+	zero, ok := zeroLiterals[t.String()]
+	return zero, ok
+}
+
 // TruthTest is the comparison that makes a boolean of a value of type t
 // where a condition is wanted (" != \"\"" for a string), "" for a type
 // that has no obvious one.

@@ -3,10 +3,10 @@ package resolve
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
-	"github.com/google/cel-go/common/types"
-
+	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/graph"
 )
 
@@ -33,33 +33,13 @@ func (s *Scope) externalLacks(e *graph.Expression, err error) error {
 		words = strings.Join(e.References, " and ") + " are externalRefs, which kro-agent reads and never writes: their owners supply the value"
 	}
 	words += ", and kro-agent goes on as soon as it is there"
-	if missing := s.missingFields(e); len(missing) > 0 {
-		words += "; to go on without it, read " + optionalRead(missing[0].Source, zeroOf(missing[0].Type))
+	if i := slices.IndexFunc(e.Inputs(), s.missingField); i >= 0 {
+		in := e.Inputs()[i]
+		zero, ok := celenv.ZeroLiteral(in.Type)
+		if !ok {
+			zero = "v"
+		}
+		words += "; to go on without it, read " + optionalRead(in.Source, zero)
 	}
 	return pendingWith(err, words, ErrExternalValue)
-}
-
-// zeroOf is the literal to stand for a missing value of type t: its zero
-// value where CEL has one to write, else v for the user to choose.
-func zeroOf(t *types.Type) string {
-	if t == nil {
-		return "v"
-	}
-	switch t.Kind() {
-	case types.StringKind:
-		return `""`
-	case types.IntKind:
-		return "0"
-	case types.UintKind:
-		return "0u"
-	case types.DoubleKind:
-		return "0.0"
-	case types.BoolKind:
-		return "false"
-	case types.ListKind:
-		return "[]"
-	case types.MapKind:
-		return "{}"
-	}
-	return "v"
 }

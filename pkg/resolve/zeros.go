@@ -36,8 +36,8 @@ func (s *Scope) zeroLeftOut(e *graph.Expression, err error) error {
 		if ref == graph.EachVar {
 			whose = "the controller of " + n.ID + "'s items"
 		}
-		for _, in := range s.missingFields(e) {
-			if !strings.HasPrefix(in.Source, ref+".status.") || in.Type == nil || in.Type.Kind() != types.IntKind {
+		for _, in := range e.Inputs() {
+			if !strings.HasPrefix(in.Source, ref+".status.") || in.Type == nil || in.Type.Kind() != types.IntKind || !s.missingField(in) {
 				continue
 			}
 			return pendingWith(err, fmt.Sprintf("%s has written its status without %s: Kubernetes leaves a count of 0 out, so where 0 is an answer read %s",
@@ -47,21 +47,16 @@ func (s *Scope) zeroLeftOut(e *graph.Expression, err error) error {
 	return err
 }
 
-// missingFields are the inputs of e that are plain paths of fields
-// (deploy.status.availableReplicas) and find nothing in s.
-func (s *Scope) missingFields(e *graph.Expression) []*graph.Expression {
-	var out []*graph.Expression
-	for _, in := range e.Inputs() {
-		if strings.ContainsAny(in.Source, "[?(") {
-			continue // not a plain path of fields
-		}
-		// The program alone: Eval would explain the input's own failure
-		// in turn.
-		if _, _, err := in.Program.Eval(s.vars); err != nil {
-			out = append(out, in)
-		}
+// missingField tells whether in, an input of an expression, is a plain
+// path of fields (deploy.status.availableReplicas) that finds nothing in s.
+func (s *Scope) missingField(in *graph.Expression) bool {
+	if strings.ContainsAny(in.Source, "[?(") {
+		return false // not a plain path of fields
 	}
-	return out
+	// The program alone: Eval would explain the input's own failure in
+	// turn.
+	_, _, err := in.Program.Eval(s.vars)
+	return err != nil
 }
 
 // optionalRead is path, a plain path of fields, read so that a missing
