@@ -21,12 +21,21 @@ func (c *compiler) warnGuardedReads(n *Node, base *field.Path) {
 	warned := map[string]bool{}
 	for _, f := range n.Fields {
 		for _, e := range f.Exprs {
+			// Parsed again, once, only for an expression reading such a
+			// resource: the checked AST is not kept.
+			var parsed *celast.AST
 			for _, ref := range e.References {
 				if warned[ref] || ref == n.ID || !c.mayBeLeftOut(ref) || c.leftOutWith(n.ID, ref) {
 					continue
 				}
-				parsed, iss := c.env.CEL().Parse(e.Source)
-				if iss.Err() != nil || !onlyOnOneSide(parsed.NativeRep(), ref) {
+				if parsed == nil {
+					ast, iss := c.env.CEL().Parse(e.Source)
+					if iss.Err() != nil {
+						break
+					}
+					parsed = ast.NativeRep()
+				}
+				if !onlyOnOneSide(parsed, ref) {
 					continue
 				}
 				warned[ref] = true
