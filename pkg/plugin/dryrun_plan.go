@@ -320,8 +320,8 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 	for i := range plan {
 		// Its namespace is created further on: the agent applies it once
 		// that exists, as it would one the plan creates first.
-		if p := &plan[i]; p.noNamespace && newNamespaces[p.Namespace] != "" {
-			creator := newNamespaces[p.Namespace]
+		if creator, ok := newNamespaces[plan[i].Namespace]; ok && plan[i].noNamespace {
+			p := &plan[i]
 			p.Action, p.Reason = unchecked(fmt.Sprintf("namespace %s is created by %s, which nothing orders before %s (write its namespace as ${%s.metadata.name}): kro-agent applies it once the namespace exists; a dry run cannot check objects in it before it exists",
 				p.Namespace, creator, p.NodeID, creator), nil)
 		}
