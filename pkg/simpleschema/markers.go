@@ -93,6 +93,9 @@ func parseMarkers(s string) ([]marker, error) {
 			if bare >= 0 && slices.Contains(textMarkers, out[len(out)-1].key) {
 				return nil, splitValueError(s, out[len(out)-1].key, bare, key)
 			}
+			if bare >= 0 && out[len(out)-1].key == markerEnum {
+				return nil, splitEnumError(s, bare, key)
+			}
 			if strings.HasPrefix(key, "|") {
 				return nil, errors.New(`a second "|": the markers all follow the first, separated by spaces, as in integer | minimum=1 default=2`)
 			}
@@ -153,17 +156,44 @@ func parseMarkers(s string) ([]marker, error) {
 // the first space, and the words after it were read as markers. It
 // suggests the value quoted, up to the next word that is a marker.
 func splitValueError(s, key string, valueStart int, word string) error {
-	words := strings.Fields(s[valueStart:])
-	end := len(words)
-	for i := 1; i < len(words); i++ {
-		if name, _, _ := strings.Cut(words[i], "="); slices.Contains(knownMarkers, name) {
-			end = i
-			break
-		}
-	}
-	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(strings.Join(words[:end], " "))
+	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(strings.Join(valueWords(s, valueStart), " "))
 	return fmt.Errorf("unknown marker %q: a value written without quotes ends at the first space, so %q is not part of %s's value; to keep the spaces, quote it: %s=\"%s\"",
 		word, word, key, key, quoted)
+}
+
+// splitEnumError explains a word that is no marker after an enum written
+// with spaces between its values (`enum=gold, silver`): the list ended at
+// the first space. It suggests the values joined by commas alone and, when
+// no comma was written, the words quoted as one value, which is the other
+// reading.
+func splitEnumError(s string, valueStart int, word string) error {
+	words := valueWords(s, valueStart)
+	var values []string
+	for _, w := range words {
+		for _, v := range strings.Split(w, ",") {
+			if v != "" {
+				values = append(values, v)
+			}
+		}
+	}
+	advice := "write enum=" + strings.Join(values, ",")
+	if !slices.ContainsFunc(words, func(w string) bool { return strings.Contains(w, ",") }) {
+		advice += fmt.Sprintf(", or enum=%q for one value holding spaces", strings.Join(words, " "))
+	}
+	return fmt.Errorf("unknown marker %q: enum's values are separated by commas alone, and a space ends the list, so %q is not one of them; %s",
+		word, strings.Trim(word, ","), advice)
+}
+
+// valueWords returns the words of s from valueStart up to the next word that
+// is a marker: what its author meant as one value.
+func valueWords(s string, valueStart int) []string {
+	words := strings.Fields(s[valueStart:])
+	for i := 1; i < len(words); i++ {
+		if name, _, _ := strings.Cut(words[i], "="); slices.Contains(knownMarkers, name) {
+			return words[:i]
+		}
+	}
+	return words
 }
 
 // scanBare returns the end of a bare value starting at i: the first white

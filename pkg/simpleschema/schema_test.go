@@ -101,6 +101,11 @@ func TestBuildErrors(t *testing.T) {
 		{"unquoted default with spaces", `{a: "string | default=IRSA role \"x\" for ACK"}`, ``, "spec.schema.spec.a",
 			`quote it: default="IRSA role \"x\" for ACK"`},
 		{"unquoted rule", `{a: "integer | validation=self > 0"}`, ``, "spec.schema.spec.a", `quote it: validation="self > 0"`},
+		// An enum's values with spaces between them: the list ends at the
+		// first space; the advice joins them with commas.
+		{"enum with spaces", `{a: "string | enum=gold, silver, bronze required"}`, ``, "spec.schema.spec.a",
+			`unknown marker "silver,": enum's values are separated by commas alone, and a space ends the list, so "silver" is not one of them; write enum=gold,silver,bronze`},
+		{"enum separated by spaces", `{a: "string | enum=gold silver"}`, ``, "spec.schema.spec.a", `write enum=gold,silver, or enum="gold silver" for one value holding spaces`},
 		// Not a value that can hold spaces: no advice to quote it.
 		{"word after a number", `{a: "integer | minimum=1 most"}`, ``, "spec.schema.spec.a", `unknown marker "most" (known markers:`},
 		{"unterminated quote", `{a: "string | description=\"oops"}`, ``, "spec.schema.spec.a", `unterminated`},
