@@ -273,7 +273,7 @@ func (c *cluster) plan(ctx context.Context, s planSubject) ([]PlannedResource, e
 				unnamed[n.ID] = true
 			} else {
 				produced[objectKey{kind: n.Kind.GVK.GroupKind(), namespace: u.GetNamespace(), name: u.GetName()}] = true
-				if err := renderers.Claim(n, item.Index, u.GetNamespace(), u.GetName()); err != nil {
+				if err := renderers.Claim(n, item, u.GetNamespace(), u.GetName()); err != nil {
 					duplicate = err
 					add(PlannedResource{NodeID: n.ID, Kind: u.GetKind(), Name: u.GetName(), Namespace: u.GetNamespace(), Action: ActionInvalid, Reason: err.Error(), Object: u.Object}, u.Object)
 					continue

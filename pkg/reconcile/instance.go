@@ -364,7 +364,7 @@ func (r *run) reconcileNode(ctx context.Context, n *graph.Node) {
 	default:
 		item := ownership.Item{NodeID: n.ID}
 		u, ok := r.render(n, item, r.scope)
-		if !ok || !r.claim(n, item, u) {
+		if !ok || !r.claim(n, resolve.Item{Scope: r.scope}, u) {
 			return
 		}
 		obj, ok := r.applyOne(ctx, n, u)
@@ -416,7 +416,7 @@ func (r *run) applyCollection(ctx context.Context, n *graph.Node) {
 	for i, item := range items {
 		oi := ownership.Item{NodeID: n.ID, Index: item.Index, Size: len(items)}
 		if u, ok := r.render(n, oi, item.Scope); ok {
-			if !r.claim(n, oi, u) {
+			if !r.claim(n, item, u) {
 				return
 			}
 			objs[i] = u
@@ -487,8 +487,8 @@ func (r *run) render(n *graph.Node, item ownership.Item, scope *resolve.Scope) (
 
 // claim records that n's item renders u; it reports false, with the reason
 // recorded, when another resource or item of the graph renders it too.
-func (r *run) claim(n *graph.Node, item ownership.Item, u *unstructured.Unstructured) bool {
-	return r.note(n, r.renderers.Claim(n, item.Index, u.GetNamespace(), u.GetName()))
+func (r *run) claim(n *graph.Node, item resolve.Item, u *unstructured.Unstructured) bool {
+	return r.note(n, r.renderers.Claim(n, item, u.GetNamespace(), u.GetName()))
 }
 
 // applyOne applies one rendered object, unless it is not the instance's
