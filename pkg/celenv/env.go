@@ -168,7 +168,13 @@ func operandHint(op, left, right string) string {
 		return ""
 	}
 	if op == "_+_" {
-		return "+ joins strings and adds numbers, never one to the other: convert the " + other + " with string(...)"
+		hint := "+ joins strings and adds numbers, never one to the other: convert the " + other + " with string(...)"
+		if other != "bool" {
+			// A number kept as text (a ConfigMap's value, an annotation)
+			// is as likely meant to be added to.
+			hint += " to join them, or the string with " + other + "(...) to add them"
+		}
+		return hint
 	}
 	return "CEL compares values of one type only: convert the string with " + other + "(...), or the " + other + " with string(...)"
 }

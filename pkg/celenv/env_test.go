@@ -171,7 +171,8 @@ func TestUnknownFieldsAndNamesSayWhatThereIs(t *testing.T) {
 		{"schema.spec.name.lowerAcii()", "undeclared reference to 'lowerAcii': did you mean lowerAscii?\n"},
 		{"frobnicate(items)", "undeclared reference to 'frobnicate'\n"},
 		// Operands of two types: how to make them one.
-		{`schema.spec.name + "-" + schema.spec.replicas`, "applied to '(string, int)': + joins strings and adds numbers, never one to the other: convert the int with string(...)\n"},
+		{`schema.spec.name + "-" + schema.spec.replicas`, "applied to '(string, int)': + joins strings and adds numbers, never one to the other: convert the int with string(...) to join them, or the string with int(...) to add them\n"},
+		{`schema.spec.name + (schema.spec.replicas > 1)`, "applied to '(string, bool)': + joins strings and adds numbers, never one to the other: convert the bool with string(...)\n"},
 		{`schema.spec.replicas + 0.5`, "applied to '(int, double)': + adds numbers of one type only: convert one of them, with int(...) or double(...)\n"},
 		{`schema.spec.replicas == "3"`, "applied to '(int, string)': CEL compares values of one type only: convert the string with int(...), or the int with string(...)\n"},
 		{`(schema.spec.replicas > 1) == "yes"`, "applied to '(bool, string)': CEL compares values of one type only: convert the string with bool(...), or the bool with string(...)\n"},

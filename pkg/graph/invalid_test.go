@@ -480,7 +480,11 @@ func TestInvalidRGDs(t *testing.T) {
 
 		// status
 		{"status field without expression", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {phase: running}}`, configMap,
-			"spec.schema.status.phase", `status fields are ${...} expressions`},
+			"spec.schema.status.phase", `status fields are ${...} expressions over the resources and schema; a constant is written as one too: ${"running"}`},
+		{"status field given a type", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {replicas: "integer | default=1"}}`, configMap,
+			"spec.schema.status.replicas", `a status field takes its type from its expression, so integer is not written: give the expression whose value it holds, as ${deployment.status.availableReplicas}`},
+		{"status field given a list type", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {hosts: "[]string"}}`, configMap,
+			"spec.schema.status.hosts", `so []string is not written`},
 		{"status list of mixed types", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {ends: ["${cm.metadata.name}", "${size(cm.data)}"]}}`, configMap,
 			"spec.schema.status.ends[1]", `the items of a status list must have one type: string before, integer here`},
 		{"empty status list", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, status: {ends: []}}`, configMap,

@@ -17,6 +17,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/apis/kro/v1alpha1"
 	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/expr"
+	"github.com/kro-agent/kro-agent/pkg/simpleschema"
 )
 
 // Status fields every instance has, which an RGD cannot project into.
@@ -136,7 +137,7 @@ func (c *compiler) statusValueSchema(value any, p expr.Path, fields *[]*Field) *
 			return nil
 		}
 		if !expr.HasExpr(segs) {
-			c.errs = append(c.errs, field.Invalid(fp, v, "status fields are ${...} expressions over the resources and schema"))
+			c.errs = append(c.errs, field.Invalid(fp, v, "status fields are ${...} expressions over the resources and schema; "+literalStatusAdvice(v)))
 			return nil
 		}
 		f := c.compileField(c.env, expr.Field{Path: p, Segments: segs}, statusPath, nil)
@@ -157,6 +158,21 @@ func (c *compiler) statusValueSchema(value any, p expr.Path, fields *[]*Field) *
 	}
 	c.errs = append(c.errs, field.Invalid(fp, value, "status fields are ${...} expressions, or maps or lists of them"))
 	return nil
+}
+
+// literalStatusAdvice says what to write for a status field given as plain
+// text: a SimpleSchema type, as spec takes (the field's type comes from its
+// expression instead), or a constant, which is an expression too.
+func literalStatusAdvice(text string) string {
+	typ, _, _ := strings.Cut(text, "|")
+	typ = strings.TrimSpace(typ)
+	switch {
+	case slices.Contains([]string{simpleschema.TypeString, simpleschema.TypeInteger, simpleschema.TypeBoolean, simpleschema.TypeFloat, simpleschema.TypeObject}, typ),
+		strings.HasPrefix(typ, "[]"), strings.HasPrefix(typ, "map["):
+		return fmt.Sprintf("a status field takes its type from its expression, so %s is not written: give the expression whose value it holds, as ${deployment.status.availableReplicas}", typ)
+	default:
+		return fmt.Sprintf("a constant is written as one too: ${%s}", strconv.Quote(text))
+	}
 }
 
 // schemaType names a schema's type for error messages: "string", "array of
