@@ -132,6 +132,10 @@ func (e *Env) Compile(src string) (*cel.Ast, error) {
 	return ast, nil
 }
 
+// isSyntaxError is whether ce is cel-go's error for source that does not
+// parse.
+func isSyntaxError(ce *celcommon.Error) bool { return strings.HasPrefix(ce.Message, "Syntax error: ") }
+
 // collectionSelection is cel-go's words for a field selected on a list;
 // for a collection's objects, named by their internal type, they do not
 // say what to do.
@@ -318,7 +322,23 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 	})
 	source := celcommon.NewTextSource(src)
 	lines := make([]string, 0, len(sorted))
+	// When an operator of another language is all that keeps src from
+	// parsing, the first syntax error says what CEL writes, and the
+	// parser's errors after it, which follow from it, are left out.
+	syntaxHint, syntaxTold := "", false
+	if slices.ContainsFunc(sorted, isSyntaxError) {
+		syntaxHint = e.syntaxHint(src)
+	}
 	for _, ce := range sorted {
+		if syntaxHint != "" && isSyntaxError(ce) {
+			if !syntaxTold {
+				reworded := *ce
+				reworded.Message += ": " + syntaxHint
+				lines = append(lines, reworded.ToDisplayString(source))
+				syntaxTold = true
+			}
+			continue
+		}
 		reworded := *ce
 		reworded.Message = UserTypeNames(collectionSelection.ReplaceAllString(ce.Message,
 			"${1} is a collection (forEach), a list of its objects: select one (${1}[0]) or use a macro such as ${1}.all(x, ...) or ${1}.map(x, ...)"))

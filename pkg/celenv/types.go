@@ -206,18 +206,20 @@ func ZeroLiteral(t *types.Type) (string, bool) {
 	return zero, ok
 }
 
-// TruthTest is the comparison that makes a boolean of a value of type t
-// where a condition is wanted (" != \"\"" for a string), "" for a type
-// that has no obvious one.
-func TruthTest(t *types.Type) string {
+// TruthTest is src, of type t, made the boolean a condition wants: src
+// compared with its zero value (` != ""` for a string), or for a list or a
+// map its size; "" for a type that has no obvious test.
+func TruthTest(src string, t *types.Type) string {
 	if t == nil {
 		return ""
 	}
 	switch t.Kind() {
 	case types.StringKind:
-		return ` != ""`
+		return src + ` != ""`
 	case types.IntKind, types.UintKind, types.DoubleKind:
-		return " > 0"
+		return src + " > 0"
+	case types.ListKind, types.MapKind:
+		return "size(" + src + ") > 0"
 	}
 	return ""
 }

@@ -332,7 +332,17 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
     readyWhen: ["true"]`,
-			"spec.resources[cm].readyWhen[0]", `single ${...} expression`},
+			"spec.resources[cm].readyWhen[0]", `single ${...} expression: write ${true}`},
+		{"includeWhen without its ${ }", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    includeWhen: ["schema.spec.replicas > 0"]`,
+			"spec.resources[cm].includeWhen[0]", `must be a single ${...} expression: write ${schema.spec.replicas > 0}`},
+		{"readyWhen of a map", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    readyWhen: ["${cm.data}"]`,
+			"spec.resources[cm].readyWhen[0]", `must be a boolean expression, but has type map(string, string); test it, as in ${size(cm.data) > 0}`},
 		{"includeWhen not boolean", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
@@ -569,6 +579,24 @@ func TestNameThatDoesNotCompileIsOneError(t *testing.T) {
 	doc := collectionOfIt(`[{it: "${schema.spec.items}"}, {idx: "${lists.range(2)}"}]`, "${it}-${string(idx)}-${nope}")
 	if e, err := soleError(t, doc); e == nil || !strings.Contains(e.Error(), "undeclared reference to 'nope'") {
 		t.Errorf("want one error, the undeclared reference, got %v", err)
+	}
+}
+
+// Text that is no expression is not offered as one in ${ }: only text
+// that compiles is an expression written without them.
+func TestProseIsNotOfferedAsAnExpression(t *testing.T) {
+	doc := `
+metadata: {name: t}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Prose, spec: {name: string}}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+    includeWhen: ["when there are replicas"]
+`
+	e, err := soleError(t, doc)
+	if e == nil || e.Detail != "must be a single ${...} expression" {
+		t.Errorf("want the one error, with no expression offered; got %v", err)
 	}
 }
 

@@ -384,8 +384,8 @@ func (c *compiler) compileCondition(env *celenv.Env, src string, path *field.Pat
 	e := c.compileStandalone(env, src, path)
 	if e != nil && !celenv.IsBool(e.Type) {
 		msg := fmt.Sprintf("must be a boolean expression, but has type %s", celenv.TypeString(e.Type))
-		if test := celenv.TruthTest(e.Type); test != "" {
-			msg += "; test it, as in ${" + e.Source + test + "}"
+		if test := celenv.TruthTest(e.Source, e.Type); test != "" {
+			msg += "; test it, as in ${" + test + "}"
 		}
 		c.errs = append(c.errs, field.Invalid(path, src, msg))
 		return nil
@@ -401,7 +401,14 @@ func (c *compiler) compileStandalone(env *celenv.Env, src string, path *field.Pa
 		return nil
 	}
 	if !expr.IsStandalone(segs) {
-		c.errs = append(c.errs, field.Invalid(path, src, "must be a single ${...} expression"))
+		msg := "must be a single ${...} expression"
+		if !expr.HasExpr(segs) {
+			if _, err := env.Compile(src); err == nil {
+				// An expression written without its ${ }.
+				msg += ": write ${" + src + "}"
+			}
+		}
+		c.errs = append(c.errs, field.Invalid(path, src, msg))
 		return nil
 	}
 	e := c.compileExpr(env, segs[0].Expr, path, src)

@@ -1,0 +1,105 @@
+package celenv
+
+import (
+	"strings"
+)
+
+// foreignOperators are operators of other languages that expressions get
+// written with, and what CEL writes for each. CEL's parser reports them as
+// unrecognised tokens or input it did not expect, naming neither.
+var foreignOperators = map[string]string{
+	"=": "==", "===": "==", "!==": "!=", "<>": "!=",
+	"&": "&&", "|": "||",
+	"and": "&&", "or": "||", "not": "!",
+}
+
+// operatorChars make up CEL's comparison and logical operators, and the
+// foreign ones above.
+const operatorChars = "=!<>&|"
+
+// syntaxHint rewrites the operators of other languages in src (outside its
+// string literals) to CEL's and, when that makes an expression that
+// parses, says what CEL writes, with src so written. It is "" when src has
+// none, or when they are not all that is wrong.
+func (e *Env) syntaxHint(src string) string {
+	var out strings.Builder
+	var replaced []string
+	replace := func(token string) {
+		cel, foreign := foreignOperators[token]
+		if !foreign {
+			out.WriteString(token)
+			return
+		}
+		out.WriteString(cel)
+		note := cel + " for " + token
+		for _, r := range replaced {
+			if r == note {
+				return
+			}
+		}
+		replaced = append(replaced, note)
+	}
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '"' || c == '\'':
+			end := stringLiteralEnd(src, i)
+			out.WriteString(src[i:end])
+			i = end
+		case isIdentStart(c):
+			start := i
+			for i < len(src) && isIdentPart(src[i]) {
+				i++
+			}
+			word := src[start:i]
+			if before := strings.TrimRight(src[:start], " \t\n"); strings.HasSuffix(before, ".") || strings.HasPrefix(src[i:], "(") {
+				// A field or a function of that name.
+				out.WriteString(word)
+				continue
+			}
+			replace(word)
+		case strings.IndexByte(operatorChars, c) >= 0:
+			start := i
+			for i < len(src) && strings.IndexByte(operatorChars, src[i]) >= 0 {
+				i++
+			}
+			replace(src[start:i])
+		default:
+			out.WriteByte(c)
+			i++
+		}
+	}
+	if len(replaced) == 0 {
+		return ""
+	}
+	rewritten := out.String()
+	if _, iss := e.env.Parse(rewritten); iss.Err() != nil {
+		return ""
+	}
+	return "CEL writes " + strings.Join(replaced, ", ") + ": ${" + rewritten + "}"
+}
+
+// stringLiteralEnd is the index just past the string literal that starts
+// at i with a quote: single or triple quoted, a backslash escaping the
+// character after it. An unterminated literal runs to the end.
+func stringLiteralEnd(src string, i int) int {
+	quote := src[i : i+1]
+	if strings.HasPrefix(src[i:], strings.Repeat(quote, 3)) {
+		quote = strings.Repeat(quote, 3)
+	}
+	for j := i + len(quote); j < len(src); j++ {
+		switch {
+		case src[j] == '\\':
+			j++
+		case strings.HasPrefix(src[j:], quote):
+			return j + len(quote)
+		}
+	}
+	return len(src)
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+func isIdentPart(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }

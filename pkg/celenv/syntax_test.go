@@ -1,0 +1,51 @@
+package celenv
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// An operator of another language (= for ==, and for &&) is answered with
+// what CEL writes, and the expression so written, in place of the parser's
+// errors that follow from it; a mistake the rewrite does not mend keeps the
+// parser's words alone.
+func TestOperatorsOfOtherLanguagesSayWhatCELWrites(t *testing.T) {
+	scalar := func(typ string) spec.Schema { return spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{typ}}} }
+	app := objectSchema(map[string]spec.Schema{
+		"spec": *objectSchema(map[string]spec.Schema{"replicas": scalar("integer"), "name": scalar("string")}),
+	})
+	env, err := New(Var{Name: "schema", Schema: app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		src, want string
+	}{
+		{`schema.spec.name = "fast"`, "ERROR: <input>:1:18: Syntax error: token recognition error at: '= ': CEL writes == for =: ${schema.spec.name == \"fast\"}\n | schema.spec.name = \"fast\"\n | .................^"},
+		{`schema.spec.replicas > 1 and schema.spec.name != ""`, `: CEL writes && for and: ${schema.spec.replicas > 1 && schema.spec.name != ""}`},
+		{`not (schema.spec.replicas > 1) or schema.spec.name == "a = b"`, `: CEL writes ! for not, || for or: ${! (schema.spec.replicas > 1) || schema.spec.name == "a = b"}`},
+		{`schema.spec.replicas === 1 & schema.spec.replicas <> 2`, `: CEL writes == for ===, && for &, != for <>: ${schema.spec.replicas == 1 && schema.spec.replicas != 2}`},
+		{`schema.spec.name == 'it\'s | x' | true`, `: CEL writes || for |: ${schema.spec.name == 'it\'s | x' || true}`},
+	} {
+		_, err := env.Compile(tc.src)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Compile(%q) = %v, want it to contain %q", tc.src, err, tc.want)
+			continue
+		}
+		if n := strings.Count(err.Error(), "Syntax error"); n != 1 {
+			t.Errorf("Compile(%q) = %v: %d syntax errors, want the first alone", tc.src, err, n)
+		}
+	}
+	for _, src := range []string{
+		`schema.spec.name = = "fast"`, // not mended by ==
+		`schema.spec.name ==`,         // no foreign operator
+		`schema.spec.and(1)`,          // a function of that name
+	} {
+		_, err := env.Compile(src)
+		if err == nil || strings.Contains(err.Error(), "CEL writes") {
+			t.Errorf("Compile(%q) = %v, want the parser's error alone", src, err)
+		}
+	}
+}
