@@ -49,3 +49,28 @@ func TestOperatorsOfOtherLanguagesSayWhatCELWrites(t *testing.T) {
 		}
 	}
 }
+
+// Compile never panics on any text, the rewrite of foreign operators
+// included, and a hint it gives holds an expression that parses.
+func FuzzCompileText(f *testing.F) {
+	for _, seed := range []string{`a = "b"`, `x and y`, `'it\'s' | """a"""`, `not (1 <> 2)`, `"unterminated`, `'''`, `r"\"" = 1`} {
+		f.Add(seed)
+	}
+	env, err := New(Var{Name: "a"}, Var{Name: "x"}, Var{Name: "y"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		_, err := env.Compile(src)
+		if err == nil {
+			return
+		}
+		if _, hinted, ok := strings.Cut(err.Error(), ": CEL writes "); ok {
+			_, rewritten, _ := strings.Cut(hinted, ": ${")
+			rewritten, _, _ = strings.Cut(rewritten, "}\n")
+			if _, iss := env.env.Parse(strings.TrimSuffix(rewritten, "}")); iss.Err() != nil {
+				t.Errorf("Compile(%q) offers %q, which does not parse: %v", src, rewritten, iss.Err())
+			}
+		}
+	})
+}
