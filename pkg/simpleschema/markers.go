@@ -73,6 +73,10 @@ func parseMarkers(s string) ([]marker, error) {
 	// the last marker had none: a word after it that is no marker is most
 	// likely the rest of that value.
 	bare := -1
+	// spaced is the key of the last marker when nothing came between its
+	// name and the white space after it, or after its "=": a space around
+	// "=" is most likely what happened.
+	spaced := ""
 	i := 0
 	for {
 		for i < len(s) && isSpace(s[i]) {
@@ -87,9 +91,15 @@ func parseMarkers(s string) ([]marker, error) {
 		}
 		key := s[start:i]
 		if key == "" {
+			if spaced != "" && s[start] == '=' {
+				return nil, spacedEqualsError(spaced, s[start+1:])
+			}
 			return nil, fmt.Errorf("expected a marker name at %q", s[start:])
 		}
 		if !slices.Contains(knownMarkers, key) {
+			if spaced != "" && len(out) > 0 && out[len(out)-1].value == "" {
+				return nil, spacedEqualsError(spaced, s[start:])
+			}
 			if bare >= 0 && slices.Contains(textMarkers, out[len(out)-1].key) {
 				return nil, splitValueError(s, out[len(out)-1].key, bare, key)
 			}
@@ -104,16 +114,22 @@ func parseMarkers(s string) ([]marker, error) {
 			}
 			return nil, fmt.Errorf("unknown marker %q (known markers: %s)", key, strings.Join(knownMarkers, ", "))
 		}
-		bare = -1
+		bare, spaced = -1, ""
 		if seen[key] && key != markerListMapKey {
 			return nil, fmt.Errorf("marker %q is given twice", key)
 		}
 		seen[key] = true
 		if i >= len(s) || s[i] != '=' {
 			out = append(out, marker{key: key, value: "true"})
+			spaced = key
 			continue
 		}
 		i++ // '='
+		if i < len(s) && isSpace(s[i]) {
+			out = append(out, marker{key: key, value: ""})
+			spaced = key
+			continue
+		}
 		var value string
 		if i < len(s) && s[i] == '"' {
 			var b strings.Builder
@@ -151,14 +167,46 @@ func parseMarkers(s string) ([]marker, error) {
 	}
 }
 
+// spacedEqualsError explains a marker written with white space around its
+// "=" (`default = "x"`, `required= true`), which ends the marker there, as
+// in kro: rest is what follows the "=". It suggests the marker written
+// without the spaces, its value as it was written.
+func spacedEqualsError(key, rest string) error {
+	rest = strings.TrimLeft(rest, " \t\n\r")
+	end := len(rest)
+	if strings.HasPrefix(rest, `"`) {
+		for j := 1; j < len(rest); j++ {
+			if rest[j] == '\\' {
+				j++
+				continue
+			}
+			if rest[j] == '"' {
+				end = j + 1
+				break
+			}
+		}
+	} else if words := valueWords(rest, 0); len(words) > 1 && slices.Contains(textMarkers, key) {
+		// Words up to the next marker, which need quotes to be one value.
+		return fmt.Errorf("marker %q is written with a space around its \"=\", which ends it there: write %s=%s", key, key, quotedValue(words))
+	} else if e, err := scanBare(rest, 0); err == nil {
+		end = e
+	}
+	return fmt.Errorf("marker %q is written with a space around its \"=\", which ends it there: write %s=%s", key, key, rest[:end])
+}
+
 // splitValueError explains a word that is no marker after a value written
 // without quotes (`description=The name of the app`): such a value ends at
 // the first space, and the words after it were read as markers. It
 // suggests the value quoted, up to the next word that is a marker.
 func splitValueError(s, key string, valueStart int, word string) error {
-	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(strings.Join(valueWords(s, valueStart), " "))
-	return fmt.Errorf("unknown marker %q: a value written without quotes ends at the first space, so %q is not part of %s's value; to keep the spaces, quote it: %s=\"%s\"",
-		word, word, key, key, quoted)
+	return fmt.Errorf("unknown marker %q: a value written without quotes ends at the first space, so %q is not part of %s's value; to keep the spaces, quote it: %s=%s",
+		word, word, key, key, quotedValue(valueWords(s, valueStart)))
+}
+
+// quotedValue writes words as one quoted marker value, escaping what the
+// marker parser reads as escapes.
+func quotedValue(words []string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(strings.Join(words, " ")) + `"`
 }
 
 // splitEnumError explains a word that is no marker after an enum written

@@ -101,6 +101,16 @@ func TestBuildErrors(t *testing.T) {
 		{"unquoted default with spaces", `{a: "string | default=IRSA role \"x\" for ACK"}`, ``, "spec.schema.spec.a",
 			`quote it: default="IRSA role \"x\" for ACK"`},
 		{"unquoted rule", `{a: "integer | validation=self > 0"}`, ``, "spec.schema.spec.a", `quote it: validation="self > 0"`},
+		// A space around "=" ends the marker, as in kro: the advice writes
+		// it without.
+		{"spaces around =", `{a: "string | default = \"default\" required=true"}`, ``, "spec.schema.spec.a",
+			`marker "default" is written with a space around its "=", which ends it there: write default="default"`},
+		{"space before =", `{a: "string | required =true"}`, ``, "spec.schema.spec.a", `write required=true`},
+		{"space after =", `{a: "string | required= true"}`, ``, "spec.schema.spec.a", `marker "required" is written with a space around its "=", which ends it there: write required=true`},
+		{"space after = of a quoted value", `{a: "string | description= \"a \\\"b\\\" c\" required"}`, ``, "spec.schema.spec.a", `write description="a \"b\" c"`},
+		{"space after = of words", `{a: "string | description= The name of it required"}`, ``, "spec.schema.spec.a", `write description="The name of it"`},
+		// An empty value before another marker stays one.
+		{"empty value", `{a: "string | default= required=true pattern=[a-"}`, ``, "spec.schema.spec.a", `marker "pattern": unclosed`},
 		// An enum's values with spaces between them: the list ends at the
 		// first space; the advice joins them with commas.
 		{"enum with spaces", `{a: "string | enum=gold, silver, bronze required"}`, ``, "spec.schema.spec.a",
