@@ -18,12 +18,17 @@ var foreignOperators = map[string]string{
 const operatorChars = "=!<>&|"
 
 // syntaxHint rewrites the operators of other languages in src (outside its
-// string literals) to CEL's and, when that makes an expression that
-// parses, says what CEL writes, with src so written. It is "" when src has
-// none, or when they are not all that is wrong.
+// string literals) to CEL's, and takes away the ${ } written around names
+// inside it, and, when that makes an expression that parses, says what
+// CEL writes, with src so written. It is "" when src has neither, or when
+// they are not all that is wrong.
 func (e *Env) syntaxHint(src string) string {
 	var out strings.Builder
 	var replaced []string
+	// braces holds, for each { open, whether it came with a $ before it:
+	// its } is then taken away too.
+	var braces []bool
+	nested := false
 	replace := func(token string) {
 		cel, foreign := foreignOperators[token]
 		if !foreign {
@@ -46,6 +51,20 @@ func (e *Env) syntaxHint(src string) string {
 			end := stringLiteralEnd(src, i)
 			out.WriteString(src[i:end])
 			i = end
+		case c == '$' && strings.HasPrefix(src[i:], "${"):
+			braces = append(braces, true)
+			nested = true
+			i += 2
+		case c == '{':
+			braces = append(braces, false)
+			out.WriteByte(c)
+			i++
+		case c == '}' && len(braces) > 0:
+			if !braces[len(braces)-1] {
+				out.WriteByte(c)
+			}
+			braces = braces[:len(braces)-1]
+			i++
 		case isIdentStart(c):
 			start := i
 			for i < len(src) && isIdentPart(src[i]) {
@@ -69,14 +88,21 @@ func (e *Env) syntaxHint(src string) string {
 			i++
 		}
 	}
-	if len(replaced) == 0 {
+	if len(replaced) == 0 && !nested {
 		return ""
 	}
 	rewritten := out.String()
 	if _, iss := e.env.Parse(rewritten); iss.Err() != nil {
 		return ""
 	}
-	return "CEL writes " + strings.Join(replaced, ", ") + ": ${" + rewritten + "}"
+	var says []string
+	if nested {
+		says = append(says, "inside ${...} values are named without ${ }")
+	}
+	if len(replaced) > 0 {
+		says = append(says, "CEL writes "+strings.Join(replaced, ", "))
+	}
+	return strings.Join(says, ", and ") + ": ${" + rewritten + "}"
 }
 
 // stringLiteralEnd is the index just past the string literal that starts

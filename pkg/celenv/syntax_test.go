@@ -28,6 +28,9 @@ func TestOperatorsOfOtherLanguagesSayWhatCELWrites(t *testing.T) {
 		{`not (schema.spec.replicas > 1) or schema.spec.name == "a = b"`, `: CEL writes ! for not, || for or: ${! (schema.spec.replicas > 1) || schema.spec.name == "a = b"}`},
 		{`schema.spec.replicas === 1 & schema.spec.replicas <> 2`, `: CEL writes == for ===, && for &, != for <>: ${schema.spec.replicas == 1 && schema.spec.replicas != 2}`},
 		{`schema.spec.name == 'it\'s | x' | true`, `: CEL writes || for |: ${schema.spec.name == 'it\'s | x' || true}`},
+		// ${ } around names inside an expression, as in a template.
+		{`schema.spec.replicas > 1 ? ${schema.spec.name} + "-x" : "none"`, `Syntax error: token recognition error at: '$': inside ${...} values are named without ${ }: ${schema.spec.replicas > 1 ? schema.spec.name + "-x" : "none"}`},
+		{`${schema.spec.name} = "a" && {"k": 1}.k == 1`, `: inside ${...} values are named without ${ }, and CEL writes == for =: ${schema.spec.name == "a" && {"k": 1}.k == 1}`},
 	} {
 		_, err := env.Compile(tc.src)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -65,12 +68,17 @@ func FuzzCompileText(f *testing.F) {
 		if err == nil {
 			return
 		}
-		if _, hinted, ok := strings.Cut(err.Error(), ": CEL writes "); ok {
-			_, rewritten, _ := strings.Cut(hinted, ": ${")
-			rewritten, _, _ = strings.Cut(rewritten, "}\n")
-			if _, iss := env.env.Parse(strings.TrimSuffix(rewritten, "}")); iss.Err() != nil {
-				t.Errorf("Compile(%q) offers %q, which does not parse: %v", src, rewritten, iss.Err())
-			}
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		if !strings.Contains(first, ": CEL writes ") && !strings.Contains(first, "values are named without ${ }") {
+			return
+		}
+		at := strings.LastIndex(first, ": ${")
+		if at < 0 {
+			t.Fatalf("Compile(%q) = %v: a hint without the expression rewritten", src, err)
+		}
+		rewritten := strings.TrimSuffix(first[at+len(": ${"):], "}")
+		if _, iss := env.env.Parse(rewritten); iss.Err() != nil {
+			t.Errorf("Compile(%q) offers %q, which does not parse: %v", src, rewritten, iss.Err())
 		}
 	})
 }

@@ -703,6 +703,42 @@ spec:
 	checkWarnings(t, g, want)
 }
 
+// ${...} inside a string literal of an expression is text, which the
+// author meant as an expression: warned of, with the CEL that computes it;
+// a literal ${ with no expression in it, a $ alone, or a ${ } holding
+// what is no expression here (a shell's ${PATH}) is not.
+func TestTemplatesInsideExpressionsAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: texts}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Texts
+    spec: {flag: boolean, name: string, port: integer}
+    status:
+      url: '${"http://${schema.spec.name}:${string(schema.spec.port)}/"}'
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: x}
+      data:
+        name: '${schema.spec.flag ? "${schema.spec.name}-x" : "none"}'
+        price: '${schema.spec.flag ? "$5" : "${ not closed"}'
+        pair: '${"${schema.spec.port + 1}"}'
+        script: '${"export PATH=${PATH}:/opt/" + schema.spec.name}'
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[cm].template.data.name: ${schema.spec.flag ? "${schema.spec.name}-x" : "none"}: the text "${schema.spec.name}-x" stays as written, since ${ } inside an expression is text, not an expression: write schema.spec.name + "-x" in its place`,
+		`spec.resources[cm].template.data.pair: ${"${schema.spec.port + 1}"}: the text "${schema.spec.port + 1}" stays as written, since ${ } inside an expression is text, not an expression: write schema.spec.port + 1 in its place`,
+		`spec.schema.status.url: ${"http://${schema.spec.name}:${string(schema.spec.port)}/"}: the text "http://${schema.spec.name}:${string(schema.spec.port)}/" stays as written, since ${ } inside an expression is text, not an expression: write "http://" + schema.spec.name + ":" + string(schema.spec.port) + "/" in its place`,
+	})
+}
+
 // A field the API server refuses is traced to the template string that
 // gave it, or to the one that gave a value above it.
 func TestRenderedFrom(t *testing.T) {

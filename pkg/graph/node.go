@@ -494,6 +494,7 @@ func (c *compiler) compileExpr(env *celenv.Env, src string, path *field.Path, ra
 		return nil
 	}
 	c.warnAbsentReads(e, path, raw)
+	c.warnExpressionsInText(env, e, path, raw)
 	if e.readsInstanceConditions {
 		// Anything else reading them would feed the instance's status
 		// back into what it is computed from.
