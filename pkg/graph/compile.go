@@ -257,6 +257,7 @@ func (c *compiler) collectResources() {
 			n.Template = c.decodeMap(r.Template, p.Child("template"))
 			if n.Template != nil {
 				n.Kind = c.templateKind(n, p.Child("template"))
+				c.warnNameText(n, p.Child("template"))
 			}
 		default:
 			n.External = r.ExternalRef.DeepCopy()

@@ -780,3 +780,32 @@ spec:
 		}
 	}
 }
+
+// Text of a template's name that no name of its kind may hold (a stray
+// quote and brace after an expression, an upper-case letter) is warned of,
+// with the text written in lowercase where that is all that is wrong; a
+// kind whose names take more (RBAC's) and names made of allowed text are
+// not.
+func TestNameTextNoObjectMayHaveIsWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: names}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Names, spec: {q: string}}
+  resources:
+  - id: stray
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name + '-' + schema.spec.q}'}"}}
+  - id: upper
+    template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: "${schema.metadata.name}-Web_App"}, spec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}}}
+  - id: fine
+    template: {apiVersion: v1, kind: Service, metadata: {name: "svc-${schema.metadata.name}.v1"}}
+  - id: role
+    template: {apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, metadata: {name: "system:${schema.metadata.name}"}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[stray].template.metadata.name: ${schema.metadata.name + '-' + schema.spec.q}'}: its text "'}" holds "'" and "}", which no ConfigMap's name may: names are lowercase letters, digits, '-' and '.', and the API server refuses every object so named`,
+		`spec.resources[upper].template.metadata.name: ${schema.metadata.name}-Web_App: its text "-Web_App" holds "W", "_" and "A", which no Deployment's name may: names are lowercase letters, digits, '-' and '.', and the API server refuses every object so named: write "-web-app"`,
+	})
+}
