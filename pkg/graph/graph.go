@@ -112,12 +112,14 @@ func (g *Graph) Warnings() []string {
 	return append(g.Hints(), g.readWarnings...)
 }
 
-// ReadWarnings are the expressions reading a field their object never
-// has (a Secret's stringData, which the API server never returns), reading
-// a resource includeWhen may leave out on one side of ? : only, or holding
-// ${...} in a string literal, in the order the RGD gives them: what waits
-// for such a value waits for good, such a guard never keeps its resource,
-// and such a literal is text where an expression was meant.
+// ReadWarnings are the template names holding text no name of their kind
+// may, then the expressions reading a field their object never has (a
+// Secret's stringData, which the API server never returns), reading a
+// resource includeWhen may leave out on one side of ? : only, or holding
+// ${...} in a string literal, in the order the RGD gives them: such a name
+// is refused for every instance, what waits for such a value waits for
+// good, such a guard never keeps its resource, and such a literal is text
+// where an expression was meant.
 func (g *Graph) ReadWarnings() []string {
 	return slices.Clone(g.readWarnings)
 }
