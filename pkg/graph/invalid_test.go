@@ -364,6 +364,23 @@ func TestInvalidRGDs(t *testing.T) {
     readyWhen: ["${cells.metadata.name != ''}"]
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${name}"}}`,
 			"spec.resources[cells].readyWhen[0]", `cells is a collection, whose readyWhen judges each item by itself, as each: ${each.metadata.name != ''}`},
+		{"readyWhen reading self", "", `
+  - id: cm
+    readyWhen: ["${self.data.ready == 'true' && has(self.data.x)}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[cm].readyWhen[0]", `self names nothing here: a readyWhen reads its resource as cm: ${cm.data.ready == 'true' && has(cm.data.x)}`},
+		{"collection readyWhen reading this", "", `
+  - id: cells
+    forEach: [{name: "${['a', 'b']}"}]
+    readyWhen: ["${this.metadata.name != ''}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${name}"}}`,
+			"spec.resources[cells].readyWhen[0]", `this names nothing here: a readyWhen reads its resource as each: ${each.metadata.name != ''}`},
+		{"readyWhen of a peach collection by its id", "", `
+  - id: peach
+    forEach: [{name: "${['a', 'b']}"}]
+    readyWhen: ["${peach.metadata.name != ''}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${name}"}}`,
+			"spec.resources[peach].readyWhen[0]", `peach is a collection, whose readyWhen judges each item by itself, as each: ${each.metadata.name != ''}`},
 		{"readyWhen of one object whose id ends in each", "", `
   - id: reach
     readyWhen: ["${reach.data.x.y == 'z'}"]

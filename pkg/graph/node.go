@@ -259,7 +259,7 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 		if ref == n.ID && self == EachVar {
 			// The collection by its id, as one object's readyWhen reads it.
 			msg := fmt.Sprintf("%s is a collection, whose readyWhen judges each item by itself, as each", n.ID)
-			if meant := strings.ReplaceAll(src, n.ID+".", EachVar+"."); compiles(env, meant) {
+			if meant := renamed(src, n.ID, EachVar); compiles(env, meant) {
 				msg += ": " + meant
 			}
 			return field.Invalid(ip, src, msg)
@@ -283,11 +283,15 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 				for _, ref := range others {
 					c.errs = append(c.errs, notSelf(ip, src, ref))
 				}
-			} else if self != EachVar && slices.Contains(names(env, src), EachVar) {
+			} else if alias := selfAlias(env, src, self); alias != "" {
 				// each, written as a collection's readyWhen reads its
-				// items, where the resource is one object.
+				// items, where the resource is one object; or self, as
+				// other tools' readiness rules name their object.
 				msg := fmt.Sprintf("each stands for an item of a collection, and %s is no collection: its readyWhen reads it by its id, %s", self, self)
-				if meant := strings.ReplaceAll(src, EachVar+".", self+"."); compiles(env, meant) {
+				if alias != EachVar {
+					msg = fmt.Sprintf("%s names nothing here: a readyWhen reads its resource as %s", alias, self)
+				}
+				if meant := renamed(src, alias, self); compiles(env, meant) {
 					msg += ": " + meant
 				}
 				c.errs = append(c.errs[:before], field.Invalid(ip, src, msg))
@@ -301,6 +305,27 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 		}
 		n.ReadyWhen = append(n.ReadyWhen, e)
 	}
+}
+
+// selfAlias is the name src reads its resource by, in a readyWhen whose
+// resource is self, where that name is no variable: each for one object,
+// self or this (other tools' name for the object judged). It is "" when
+// src names none of them.
+func selfAlias(env *celenv.Env, src, self string) string {
+	read := names(env, src)
+	for _, alias := range []string{EachVar, "self", "this"} {
+		if alias != self && slices.Contains(read, alias) {
+			return alias
+		}
+	}
+	return ""
+}
+
+// renamed is src with the variable from, where it is selected from
+// (from.field), written as to: a name ending in from (peach.x) or a field
+// named from (x.each.y) stays.
+func renamed(src, from, to string) string {
+	return regexp.MustCompile(`(^|[^\w.])`+regexp.QuoteMeta(from)+`\.`).ReplaceAllString(src, "${1}"+to+".")
 }
 
 // compiles tells whether the ${...} expression src compiles in env, with
