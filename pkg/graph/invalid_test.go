@@ -364,6 +364,23 @@ func TestInvalidRGDs(t *testing.T) {
     readyWhen: ["${cells.metadata.name != ''}"]
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${name}"}}`,
 			"spec.resources[cells].readyWhen[0]", `cells is a collection, whose readyWhen judges each item by itself, as each: ${each.metadata.name != ''}`},
+		{"readyWhen reading the instance its template writes from", "", `
+  - id: deploy
+    readyWhen: ["${deploy.status.?readyReplicas.orValue(0) == schema.spec.replicas && schema.spec.replicas > 0}"]
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: x}
+      spec:
+        replicas: "${schema.spec.replicas}"
+        selector: {matchLabels: {a: b}}
+        template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}`,
+			"spec.resources[deploy].readyWhen[0]", `readyWhen may reference only the resource itself (deploy), not schema; the template writes schema.spec.replicas into spec.replicas, so read it there: ${deploy.status.?readyReplicas.orValue(0) == deploy.spec.replicas && deploy.spec.replicas > 0}`},
+		{"readyWhen reading the instance its template does not write whole", "", `
+  - id: cm
+    readyWhen: ["${cm.data.name == schema.spec.name}"]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {name: "${schema.spec.name}-x"}}`,
+			"spec.resources[cm].readyWhen[0]", "readyWhen may reference only the resource itself (cm), not schema$"},
 		{"readyWhen reading self", "", `
   - id: cm
     readyWhen: ["${self.data.ready == 'true' && has(self.data.x)}"]
@@ -544,8 +561,10 @@ func TestInvalidRGDs(t *testing.T) {
 			if !errors.As(err, &cerr) {
 				t.Fatalf("want a compile error at %s, got %v", tc.path, err)
 			}
+			// A message ending in $ must end the error: nothing is added.
+			msg, whole := strings.CutSuffix(tc.msg, "$")
 			for _, e := range cerr.Errs {
-				if e.Field == tc.path && strings.Contains(e.Error(), tc.msg) {
+				if e.Field == tc.path && strings.Contains(e.Error(), msg) && (!whole || strings.HasSuffix(e.Error(), msg)) {
 					return
 				}
 			}

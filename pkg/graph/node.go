@@ -264,7 +264,13 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 			}
 			return field.Invalid(ip, src, msg)
 		}
-		return field.Invalid(ip, src, fmt.Sprintf("readyWhen may reference only the resource itself (%s), not %s", self, ref))
+		msg := fmt.Sprintf("readyWhen may reference only the resource itself (%s), not %s", self, ref)
+		if ref == SchemaVar {
+			if meant, where := readFromTemplate(n, env, src, self); meant != "" {
+				msg += fmt.Sprintf("; the template writes %s, so read it there: %s", where, meant)
+			}
+		}
+		return field.Invalid(ip, src, msg)
 	}
 	for i, src := range srcs {
 		ip := path.Index(i)
@@ -305,6 +311,41 @@ func (c *compiler) compileReadyWhen(n *Node, iterEnv *celenv.Env, srcs []string,
 		}
 		n.ReadyWhen = append(n.ReadyWhen, e)
 	}
+}
+
+// plainSelection matches an expression that only selects fields: a.b.c.
+var plainSelection = regexp.MustCompile(`^[\w.]+$`)
+
+// readFromTemplate rewrites a readyWhen src of n that reads the instance
+// (schema.spec.replicas) to read, instead, the fields of n's template that
+// are written from the same values (${schema.spec.replicas} as spec.replicas:
+// deploy.spec.replicas), which a readyWhen may read. It returns the
+// expression so written and where the template writes each value, or ""
+// when a value src reads is not written whole into a template field.
+func readFromTemplate(n *Node, env *celenv.Env, src, self string) (string, string) {
+	meant := src
+	var where []string
+	for _, f := range n.Fields {
+		if !f.Standalone() || len(f.Exprs) != 1 {
+			continue
+		}
+		from := strings.TrimSpace(f.Exprs[0].Source)
+		if !strings.HasPrefix(from, SchemaVar+".") || !plainSelection.MatchString(from) {
+			continue
+		}
+		// Where src selects the same path (not a longer name, nor a
+		// field below it).
+		at := regexp.MustCompile(`(^|[^\w.])` + regexp.QuoteMeta(from) + `($|[^\w.(])`)
+		if !at.MatchString(meant) {
+			continue
+		}
+		meant = at.ReplaceAllString(meant, "${1}"+self+"."+f.Path.String()+"${2}")
+		where = append(where, fmt.Sprintf("%s into %s", from, f.Path))
+	}
+	if len(where) == 0 || slices.Contains(names(env, meant), SchemaVar) || !compiles(env, meant) {
+		return "", ""
+	}
+	return meant, strings.Join(where, " and ")
 }
 
 // selfAlias is the name src reads its resource by, in a readyWhen whose
