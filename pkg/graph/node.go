@@ -469,7 +469,11 @@ func (c *compiler) compileStandalone(env *celenv.Env, src string, path *field.Pa
 	if !expr.IsStandalone(segs) {
 		msg := "must be a single ${...} expression"
 		if !expr.HasExpr(segs) {
-			if _, err := env.Compile(src); err == nil {
+			if b := strings.ToLower(strings.TrimSpace(src)); b == "true" || b == "false" {
+				// A condition's status written as the Kubernetes
+				// condition status it gives ("True").
+				msg += ": write ${" + b + "}"
+			} else if _, err := env.Compile(src); err == nil {
 				// An expression written without its ${ }.
 				msg += ": write ${" + src + "}"
 			}

@@ -3,8 +3,10 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/simpleschema"
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // Status fields every instance has, which an RGD cannot project into.
@@ -272,6 +275,36 @@ func (c *compiler) compileConditions(status map[string]any) ([]*CustomCondition,
 	return declared, computed
 }
 
+// conditionEntryFields are the fields of a declared condition.
+var conditionEntryFields = []string{"type", "status", "reason", "message", "countsTowardReady", "polarity"}
+
+// conditionEntryError words the error decoding a declared condition raw
+// (at ep) for its author: the field of a wrong type, with how to write it,
+// or the field there is none of, with the one spelt alike.
+func conditionEntryError(raw map[string]any, ep *field.Path, err error) *field.Error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		v := raw[typeErr.Field]
+		if typeErr.Type.Kind() != reflect.String {
+			msg := "must be true or false"
+			if text, ok := v.(string); ok && (text == "true" || text == "false") {
+				msg += fmt.Sprintf(", not the text %q: write it without quotes", text)
+			}
+			return field.Invalid(ep.Child(typeErr.Field), v, msg)
+		}
+		return field.Invalid(ep.Child(typeErr.Field), v, fmt.Sprintf("must be a string, not a %s", typeErr.Value))
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name, _ = strconv.Unquote(name)
+		msg := "a declared condition has " + strings.Join(conditionEntryFields, ", ")
+		if meant, ok := spelling.Closest(name, conditionEntryFields); ok {
+			msg = "did you mean " + meant + "? " + msg
+		}
+		return field.Invalid(ep.Child(name), raw[name], msg)
+	}
+	return field.Invalid(ep, raw, fmt.Sprintf("must be {%s}: %v", strings.Join(conditionEntryFields, ", "), strings.TrimPrefix(err.Error(), "json: ")))
+}
+
 // compileDeclaredCondition compiles an entry written as SPEC §5 writes it.
 func (c *compiler) compileDeclaredCondition(raw map[string]any, ep *field.Path, types map[string]bool) *CustomCondition {
 	b, _ := json.Marshal(raw)
@@ -279,7 +312,7 @@ func (c *compiler) compileDeclaredCondition(raw map[string]any, ep *field.Path, 
 	dec.DisallowUnknownFields()
 	var e conditionEntry
 	if err := dec.Decode(&e); err != nil {
-		c.errs = append(c.errs, field.Invalid(ep, raw, fmt.Sprintf("must be {type, status, reason, message, countsTowardReady, polarity}: %v", strings.TrimPrefix(err.Error(), "json: "))))
+		c.errs = append(c.errs, conditionEntryError(raw, ep, err))
 		return nil
 	}
 	switch {
