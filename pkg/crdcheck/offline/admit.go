@@ -3,6 +3,9 @@ package offline
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -18,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	namegen "k8s.io/apiserver/pkg/storage/names"
+
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // Admit does to obj, a new object of the kind crd serves, what the API
@@ -54,7 +59,7 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 	}
 	var errs field.ErrorList
 	for _, path := range pruning.PruneWithOptions(obj.Object, structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
-		errs = append(errs, field.Forbidden(field.NewPath(path), "field not declared in the schema"))
+		errs = append(errs, field.Forbidden(field.NewPath(path), "field not declared in the schema"+meantField(structural, path)))
 	}
 	defaulting.Default(obj.Object, structural)
 
@@ -78,4 +83,60 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 	}
 	ruleErrs, _ := cel.NewValidator(structural, true, celconfig.PerCallLimit).Validate(ctx, nil, structural, obj.Object, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, ruleErrs...), nil
+}
+
+// meantField is, for the field at path (as pruning writes it:
+// spec.resources[0].readywhen) that schema does not declare, the field
+// declared beside it that is spelt alike, as "; did you mean readyWhen?";
+// "" when none is.
+func meantField(schema *structuralschema.Structural, path string) string {
+	// The steps of path: field names and map keys, and "" for each
+	// [index] or [key] of a list.
+	var steps []string
+	for i := 0; i < len(path); {
+		switch path[i] {
+		case '.':
+			i++
+		case '[':
+			end := strings.IndexByte(path[i:], ']')
+			if end < 0 {
+				return ""
+			}
+			steps = append(steps, "")
+			i += end + 1
+		default:
+			j := i
+			for j < len(path) && path[j] != '.' && path[j] != '[' {
+				j++
+			}
+			steps = append(steps, path[i:j])
+			i = j
+		}
+	}
+	if len(steps) == 0 || steps[len(steps)-1] == "" {
+		return ""
+	}
+	s := schema
+	for _, step := range steps[:len(steps)-1] {
+		next, declared := s.Properties[step]
+		switch {
+		case declared:
+			s = &next
+		case step != "" && s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
+			// A map's key, which pruning writes as a field name.
+			s = s.AdditionalProperties.Structural
+		case step != "":
+			return ""
+		case s.Items != nil:
+			s = s.Items
+		case s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
+			s = s.AdditionalProperties.Structural
+		default:
+			return ""
+		}
+	}
+	if meant, ok := spelling.Closest(steps[len(steps)-1], slices.Sorted(maps.Keys(s.Properties))); ok {
+		return "; did you mean " + meant + "?"
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,7 +99,7 @@ func TestAdmitSaysWhatTheAPIServerWouldRefuse(t *testing.T) {
 		name: "unknown field and missing required one; the rules wait",
 		doc:  `{apiVersion: kro.run/v1alpha1, kind: App, metadata: {name: demo, namespace: default}, spec: {nmae: web}}`,
 		want: []string{
-			`spec.nmae: Forbidden: field not declared in the schema`,
+			`spec.nmae: Forbidden: field not declared in the schema; did you mean name?`,
 			`spec.name: Required value`,
 		},
 		not: "free tier",
@@ -130,5 +131,41 @@ func TestAdmitSaysWhatTheAPIServerWouldRefuse(t *testing.T) {
 				t.Errorf("the errors hold %q:\n%s", tc.not, got)
 			}
 		})
+	}
+}
+
+// A field the schema does not declare is answered with the one declared
+// beside it that is spelt alike, in a list's items and a map's values
+// too; a word like none of them gets no guess.
+func TestAdmitNamesTheFieldMeant(t *testing.T) {
+	item := extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
+		"id": {Type: "string"}, "readyWhen": {Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{Type: "string"}}},
+	}}
+	crd := appsCRD(&extv1.JSONSchemaProps{
+		Type: "object",
+		Properties: map[string]extv1.JSONSchemaProps{
+			"spec": {Type: "object", Properties: map[string]extv1.JSONSchemaProps{
+				"resources": {Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &item}},
+				"byName":    {Type: "object", AdditionalProperties: &extv1.JSONSchemaPropsOrBool{Allows: true, Schema: &item}},
+			}},
+		},
+	})
+	errs, err := Admit(context.Background(), crd, app(t, `{apiVersion: kro.run/v1alpha1, kind: App, metadata: {name: demo, namespace: default},
+spec: {resources: [{id: a, readywhen: []}], byName: {x: {id: b, redyWhen: []}}, colour: blue}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	for _, want := range []string{
+		`spec.resources[0].readywhen: Forbidden: field not declared in the schema; did you mean readyWhen?`,
+		`spec.byName.x.redyWhen: Forbidden: field not declared in the schema; did you mean readyWhen?`,
+		`spec.colour: Forbidden: field not declared in the schema`,
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the errors lack %q:\n%s", want, strings.Join(got, "\n"))
+		}
 	}
 }
