@@ -348,8 +348,8 @@ spec:
 		t.Fatalf("results: %+v", report.Results)
 	}
 	want := []string{
-		`document 1: spec.schema.shortNames: Invalid value: "string": spec.schema.shortNames in body must be of type array: "string"`,
-		`document 1: spec.resources[config].readyWhen: Invalid value: "string": spec.resources[config].readyWhen in body must be of type array: "string"`,
+		`document 1: spec.schema.shortNames: Invalid value: "string": spec.schema.shortNames in body must be of type array: "string": a list is wanted; to give this one value, write ["mt"]`,
+		`document 1: spec.resources[config].readyWhen: Invalid value: "string": spec.resources[config].readyWhen in body must be of type array: "string": a list is wanted; to give this one value, write ["${config.metadata.name != ''}"]`,
 		`document 1: spec.resources[each].forEach: Invalid value: "string": spec.resources[each].forEach in body must be of type array: "string"`,
 	}
 	if r := report.Results[0]; r.Name != "mistyped" || !slices.Equal(r.Errors, want) {

@@ -2,9 +2,11 @@ package offline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -68,7 +70,7 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 		obj.SetNamespace("") // the API server takes no namespace of a cluster-scoped object, nor refuses one
 	}
 	errs = append(errs, metavalidation.ValidateObjectMetaAccessor(obj, namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
-	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj.Object, validator)...)
+	errs = append(errs, listsWrittenAsOne(apiservervalidation.ValidateCustomResource(nil, obj.Object, validator), obj.Object, structural)...)
 	errs = append(errs, objectmeta.Validate(nil, obj.Object, structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, structural, obj.Object)...)
 	// As the API server: the rules run unless an error says the object is
@@ -85,58 +87,133 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 	return append(errs, ruleErrs...), nil
 }
 
-// meantField is, for the field at path (as pruning writes it:
-// spec.resources[0].readywhen) that schema does not declare, the field
-// declared beside it that is spelt alike, as "; did you mean readyWhen?";
-// "" when none is.
-func meantField(schema *structuralschema.Structural, path string) string {
-	// The steps of path: field names and map keys, and "" for each
-	// [index] or [key] of a list.
-	var steps []string
+// listsWrittenAsOne adds to each error of errs that refuses a single value
+// where the schema wants a list (includeWhen: ${...}, regions: eu) how to
+// write it as a list of that value.
+func listsWrittenAsOne(errs field.ErrorList, obj map[string]any, schema *structuralschema.Structural) field.ErrorList {
+	for _, e := range errs {
+		if (e.Type != field.ErrorTypeTypeInvalid && e.Type != field.ErrorTypeInvalid) || !strings.Contains(e.Detail, "must be of type array") {
+			continue
+		}
+		v, ok := valueAt(obj, e.Field)
+		s := schemaAt(schema, e.Field)
+		if !ok || s == nil || s.Items == nil || s.Items.Type != jsonType(v) {
+			// Not a value the list holds items of (forEach's items
+			// are maps of iterators, not the expression alone).
+			continue
+		}
+		item, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		e.Detail += fmt.Sprintf(": a list is wanted; to give this one value, write [%s]", item)
+	}
+	return errs
+}
+
+// valueAt is the value at path (spec.resources[0].includeWhen) in obj.
+func valueAt(obj map[string]any, path string) (any, bool) {
+	var v any = obj
 	for i := 0; i < len(path); {
 		switch path[i] {
 		case '.':
 			i++
 		case '[':
 			end := strings.IndexByte(path[i:], ']')
-			if end < 0 {
-				return ""
+			list, ok := v.([]any)
+			if end < 0 || !ok {
+				return nil, false
 			}
-			steps = append(steps, "")
+			n, err := strconv.Atoi(path[i+1 : i+end])
+			if err != nil || n < 0 || n >= len(list) {
+				return nil, false
+			}
+			v = list[n]
 			i += end + 1
 		default:
 			j := i
 			for j < len(path) && path[j] != '.' && path[j] != '[' {
 				j++
 			}
-			steps = append(steps, path[i:j])
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			if v, ok = m[path[i:j]]; !ok {
+				return nil, false
+			}
 			i = j
 		}
 	}
-	if len(steps) == 0 || steps[len(steps)-1] == "" {
+	return v, true
+}
+
+// jsonType is the schema type of a decoded JSON scalar v; "" for a list,
+// a map or null.
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case int64, int, float64:
+		return "integer"
+	}
+	return ""
+}
+
+// meantField is, for the field at path (as pruning writes it:
+// spec.resources[0].readywhen) that schema does not declare, the field
+// declared beside it that is spelt alike, as "; did you mean readyWhen?";
+// "" when none is.
+func meantField(schema *structuralschema.Structural, path string) string {
+	cut := strings.LastIndexAny(path, ".]")
+	if cut >= 0 && path[cut] == ']' {
+		return "" // a list's item: no field name
+	}
+	parent := schema
+	if cut > 0 {
+		parent = schemaAt(schema, path[:cut])
+	}
+	if parent == nil {
 		return ""
 	}
-	s := schema
-	for _, step := range steps[:len(steps)-1] {
-		next, declared := s.Properties[step]
-		switch {
-		case declared:
-			s = &next
-		case step != "" && s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
-			// A map's key, which pruning writes as a field name.
-			s = s.AdditionalProperties.Structural
-		case step != "":
-			return ""
-		case s.Items != nil:
-			s = s.Items
-		case s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil:
-			s = s.AdditionalProperties.Structural
-		default:
-			return ""
-		}
-	}
-	if meant, ok := spelling.Closest(steps[len(steps)-1], slices.Sorted(maps.Keys(s.Properties))); ok {
+	if meant, ok := spelling.Closest(path[cut+1:], slices.Sorted(maps.Keys(parent.Properties))); ok {
 		return "; did you mean " + meant + "?"
 	}
 	return ""
+}
+
+// schemaAt is the schema of the value at path (spec.resources[0].readyWhen,
+// a map's keys written as field names, as the API server's errors write
+// them) below schema; nil where schema declares none.
+func schemaAt(schema *structuralschema.Structural, path string) *structuralschema.Structural {
+	s := schema
+	for i := 0; i < len(path) && s != nil; {
+		switch path[i] {
+		case '.':
+			i++
+		case '[':
+			end := strings.IndexByte(path[i:], ']')
+			if end < 0 {
+				return nil
+			}
+			s = s.Items
+			i += end + 1
+		default:
+			j := i
+			for j < len(path) && path[j] != '.' && path[j] != '[' {
+				j++
+			}
+			if next, ok := s.Properties[path[i:j]]; ok {
+				s = &next
+			} else if s.AdditionalProperties != nil {
+				s = s.AdditionalProperties.Structural
+			} else {
+				return nil
+			}
+			i = j
+		}
+	}
+	return s
 }

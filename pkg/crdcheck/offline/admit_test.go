@@ -138,6 +138,26 @@ func TestAdmitSaysWhatTheAPIServerWouldRefuse(t *testing.T) {
 // beside it that is spelt alike, in a list's items and a map's values
 // too; a word like none of them gets no guess.
 func TestAdmitNamesTheFieldMeant(t *testing.T) {
+	checkAdmitErrors(t, `{resources: [{id: a, readywhen: []}], byName: {x: {id: b, redyWhen: []}}, colour: blue}`,
+		`spec.resources[0].readywhen: Forbidden: field not declared in the schema; did you mean readyWhen?`,
+		`spec.byName.x.redyWhen: Forbidden: field not declared in the schema; did you mean readyWhen?`,
+		`spec.colour: Forbidden: field not declared in the schema`)
+}
+
+// One value where a list of such values is wanted is answered with the
+// list of it; a value the list does not hold items of is not.
+func TestAdmitShowsOneValueWrittenAsAList(t *testing.T) {
+	checkAdmitErrors(t, `{resources: [{id: a, readyWhen: "${a.data.x == 'y'}"}, {id: c, readyWhen: 3}], byName: {x: {id: b, readyWhen: "${true}"}}}`,
+		`spec.resources[0].readyWhen: Invalid value: "string": spec.resources[0].readyWhen in body must be of type array: "string": a list is wanted; to give this one value, write ["${a.data.x == 'y'}"]`,
+		`spec.resources[1].readyWhen: Invalid value: "integer": spec.resources[1].readyWhen in body must be of type array: "integer"`,
+		`spec.byName.x.readyWhen: Invalid value: "string": spec.byName.x.readyWhen in body must be of type array: "string": a list is wanted; to give this one value, write ["${true}"]`)
+}
+
+// checkAdmitErrors admits an App whose spec is spec, under a schema of
+// resources (a list of {id, readyWhen}) and byName (a map of them), and
+// checks that the errors hold each of want.
+func checkAdmitErrors(t *testing.T, spec string, want ...string) {
+	t.Helper()
 	item := extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
 		"id": {Type: "string"}, "readyWhen": {Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{Type: "string"}}},
 	}}
@@ -150,8 +170,7 @@ func TestAdmitNamesTheFieldMeant(t *testing.T) {
 			}},
 		},
 	})
-	errs, err := Admit(context.Background(), crd, app(t, `{apiVersion: kro.run/v1alpha1, kind: App, metadata: {name: demo, namespace: default},
-spec: {resources: [{id: a, readywhen: []}], byName: {x: {id: b, redyWhen: []}}, colour: blue}}`))
+	errs, err := Admit(context.Background(), crd, app(t, `{apiVersion: kro.run/v1alpha1, kind: App, metadata: {name: demo, namespace: default}, spec: `+spec+`}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,13 +178,9 @@ spec: {resources: [{id: a, readywhen: []}], byName: {x: {id: b, redyWhen: []}}, 
 	for _, e := range errs {
 		got = append(got, e.Error())
 	}
-	for _, want := range []string{
-		`spec.resources[0].readywhen: Forbidden: field not declared in the schema; did you mean readyWhen?`,
-		`spec.byName.x.redyWhen: Forbidden: field not declared in the schema; did you mean readyWhen?`,
-		`spec.colour: Forbidden: field not declared in the schema`,
-	} {
-		if !slices.Contains(got, want) {
-			t.Errorf("the errors lack %q:\n%s", want, strings.Join(got, "\n"))
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("the errors lack %q:\n%s", w, strings.Join(got, "\n"))
 		}
 	}
 }
