@@ -221,6 +221,9 @@ func (c *cluster) buildTree(ctx context.Context, s *subject) (*Tree, error) {
 					// Its template may render, but kro-agent applies it
 					// only once what it depends on is ready.
 					row.Reason = "not created yet: kro-agent waits for " + dep + " to be ready"
+				} else if items := refusedItemRows(n, scope, d, kind, inst, row); len(items) > 0 {
+					t.Rows = append(t.Rows, items...)
+					break
 				}
 			}
 			skipped[n.ID] = row.Ready == VerdictSkipped
@@ -356,6 +359,23 @@ func ownerIdentity(u *unstructured.Unstructured) ownership.Instance {
 // namespace/name", or "Kind name" for a cluster-scoped one.
 func instanceName(kind string, u metav1.Object) string {
 	return kind + " " + cache.MetaObjectToName(u).String()
+}
+
+// refusedItemRows are the rows of the items of a collection n none of
+// whose objects exist (absent is the row saying so), one per item by the
+// name it renders, when the instance's ResourcesReady quotes a refused
+// apply of the collection's objects: each row then tells its own refusal
+// (markRefused), where the collection's row would only count them. Nil
+// otherwise.
+func refusedItemRows(n *graph.Node, scope *resolve.Scope, depth int, kind string, inst *unstructured.Unstructured, absent Row) []Row {
+	if !n.IsCollection() || absent.Ready != VerdictMissing || absent.pending != nil {
+		return nil
+	}
+	c := findCondition(inst, v1alpha1.ConditionResourcesReady)
+	if c == nil || c.Reason != v1alpha1.ReasonApplyFailed || !strings.Contains(c.Message, fmt.Sprintf(" (resource %s) in ", n.ID)) {
+		return nil
+	}
+	return withMissingItems(nil, n, scope, depth, kind, inst.GetNamespace())
 }
 
 // markRefused gives the object whose apply the API server refused (the

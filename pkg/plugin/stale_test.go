@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,39 @@ func TestEveryRefusalToldIsItsRowsReason(t *testing.T) {
 		if want = "kro-agent's change is refused: " + want; rows[i].Reason != want || !rows[i].refused {
 			t.Errorf("row of %s = %q, want %q", rows[i].NodeID, rows[i].Reason, want)
 		}
+	}
+}
+
+// A collection none of whose objects exist because the API server refuses
+// them lists each item by the name it renders, with its own refusal; one
+// whose objects are not refused keeps its one row.
+func TestRefusedItemsOfAnAbsentCollectionAreListed(t *testing.T) {
+	g := compileGrid(t)
+	n := g.Node("named")
+	scope := resolve.NewScope(g, map[string]any{"metadata": map[string]any{"name": "n", "namespace": "ns"}, "spec": map[string]any{"names": []any{"x_1", "y_2"}}})
+	refusal := func(name string) string {
+		return fmt.Sprintf(`ConfigMap %q is invalid: metadata.name: Invalid value: %q: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters`, name, name)
+	}
+	inst := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "n", "namespace": "ns"}, "status": map[string]any{"conditions": []any{map[string]any{
+		"type": "ResourcesReady", "status": "False", "reason": "ApplyFailed",
+		"message": "applying ConfigMap ns/x_1 (resource named) in the local cluster: " + refusal("x_1") +
+			"\nAlso: applying ConfigMap ns/y_2 (resource named) in the local cluster: " + refusal("y_2"),
+	}}}}}
+	absent := absentRow(n, scope, 1, "ConfigMap", "ns")
+	rows := refusedItemRows(n, scope, 1, "ConfigMap", inst, absent)
+	markRefused(rows, inst)
+	if len(rows) != 2 {
+		t.Fatalf("rows = %+v, want one per item", rows)
+	}
+	for i, name := range []string{"x_1", "y_2"} {
+		if r := rows[i]; r.Name != name || r.Index == nil || *r.Index != i || r.Reason != "kro-agent's apply is refused: "+refusal(name) {
+			t.Errorf("row %d = %s[%v] %s %q, want item %d, %s, with its refusal", i, r.NodeID, r.Index, r.Name, r.Reason, i, name)
+		}
+	}
+	// Refused for another resource: the collection's one row stands.
+	unstructured.SetNestedSlice(inst.Object, []any{map[string]any{"type": "ResourcesReady", "status": "False", "reason": "ApplyFailed",
+		"message": "applying ConfigMap ns/a (resource cells) in the local cluster: " + refusal("a")}}, "status", "conditions")
+	if rows := refusedItemRows(n, scope, 1, "ConfigMap", inst, absent); rows != nil {
+		t.Errorf("rows = %+v for a refusal of another resource, want none", rows)
 	}
 }
