@@ -502,6 +502,19 @@ func (e *Env) referenceHint(src string, id int64, name string) string {
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
+	if found.Kind() == celast.CallKind {
+		// A function of a library called without its namespace
+		// (sha256 for hash.sha256, marshal for json.marshal).
+		var namespaced []string
+		for _, fn := range names {
+			if strings.HasSuffix(fn, "."+name) {
+				namespaced = append(namespaced, fn)
+			}
+		}
+		if len(namespaced) > 0 {
+			return fmt.Sprintf("did you mean %s?", strings.Join(namespaced, " or "))
+		}
+	}
 	if best, ok := spelling.Closest(name, names); ok {
 		return fmt.Sprintf("did you mean %s?", best)
 	}

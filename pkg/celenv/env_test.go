@@ -170,6 +170,9 @@ func TestUnknownFieldsAndNamesSayWhatThereIs(t *testing.T) {
 		{"sise(items)", "undeclared reference to 'sise': did you mean size?\n"},
 		{"schema.spec.name.lowerAcii()", "undeclared reference to 'lowerAcii': did you mean lowerAscii?\n"},
 		{"frobnicate(items)", "undeclared reference to 'frobnicate'\n"},
+		// A library's function without its namespace.
+		{"sha256(schema.spec.name)", "undeclared reference to 'sha256': did you mean hash.sha256?\n"},
+		{"marshal(schema.spec)", "undeclared reference to 'marshal': did you mean json.marshal?\n"},
 		// Operands of two types: how to make them one.
 		{`schema.spec.name + "-" + schema.spec.replicas`, "applied to '(string, int)': + joins strings and adds numbers, never one to the other: convert the int with string(...) to join them, or the string with int(...) to add them\n"},
 		{`schema.spec.name + (schema.spec.replicas > 1)`, "applied to '(string, bool)': + joins strings and adds numbers, never one to the other: convert the bool with string(...)\n"},

@@ -164,8 +164,12 @@ func ConversionHint(want *apiservercel.DeclType, got *types.Type) string {
 	switch want.CelType().Kind() {
 	case types.StringKind:
 		switch gk {
-		case types.IntKind, types.UintKind, types.DoubleKind, types.BoolKind, types.TimestampKind, types.DurationKind, types.BytesKind:
+		case types.IntKind, types.UintKind, types.DoubleKind, types.BoolKind, types.TimestampKind, types.DurationKind:
 			return "convert it with string(...)"
+		case types.BytesKind:
+			// string(...) takes UTF-8 text alone, which a Secret's data
+			// holds and a digest does not.
+			return `convert it with string(...) where it holds text (a Secret's data), or write it with base64.encode(...) or "%x".format([...]) (a hash)`
 		case types.MapKind, types.ListKind, types.StructKind:
 			return "write it as JSON text with json.marshal(...)"
 		}

@@ -274,6 +274,10 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {labels: "${schema.metadata.labels}"}}`,
 			"spec.resources[cm].template.data.labels", `expression has type map(string, string), but the field expects string; write it as JSON text with json.marshal(...)`},
+		{"a digest into a string field", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {sum: "${hash.sha256(schema.spec.name)}"}}`,
+			"spec.resources[cm].template.data.sum", `expression has type bytes, but the field expects string; convert it with string(...) where it holds text (a Secret's data), or write it with base64.encode(...) or "%x".format([...]) (a hash)`},
 		{"a map within text", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {labels: "labels: ${schema.metadata.labels}"}}`,
