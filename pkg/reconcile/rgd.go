@@ -320,7 +320,7 @@ func (r *RGDReconciler) reconcile(ctx context.Context, rgd *v1alpha1.ResourceGra
 	for _, n := range g.Nodes {
 		deps[n.ID] = n.Dependencies
 	}
-	status.MarkGraphAccepted(gen, g.Order(), deps)
+	status.MarkGraphAccepted(gen, g.Order(), deps, g.ReadWarnings())
 
 	crd, err := r.applyCRD(ctx, rgd, g, current)
 	if err == nil && current == nil {

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -50,8 +51,12 @@ func (s *ResourceGraphDefinitionStatus) manage(generation int64) *conditions.Man
 	return m
 }
 
-// MarkGraphAccepted records a valid graph and its order.
-func (s *ResourceGraphDefinitionStatus) MarkGraphAccepted(generation int64, order []string, deps map[string][]string) {
+// MarkGraphAccepted records a valid graph and its order, and the warnings
+// of its compile that leave instances unable to converge (a name no object
+// may have, a value that never comes), one per line after the order: they
+// are told at admission, but an RGD applied by a GitOps tool or before
+// the webhook was there leaves nobody to read them there.
+func (s *ResourceGraphDefinitionStatus) MarkGraphAccepted(generation int64, order []string, deps map[string][]string, warnings []string) {
 	s.TopologicalOrder = order
 	s.Resources = nil
 	for _, id := range order {
@@ -61,18 +66,22 @@ func (s *ResourceGraphDefinitionStatus) MarkGraphAccepted(generation int64, orde
 		}
 		s.Resources = append(s.Resources, info)
 	}
-	if len(order) == 0 {
-		s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "resource graph is valid and has no resources")
-		return
-	}
-	if len(order) > orderShown+1 {
+	var msg string
+	switch {
+	case len(order) == 0:
+		msg = "resource graph is valid and has no resources"
+	case len(order) > orderShown+1:
 		// status.topologicalOrder has every id; a message of hundreds
 		// reads badly in kubectl describe.
-		s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "resource graph is valid: %s -> ... and %d more (status.topologicalOrder lists all %d)",
+		msg = fmt.Sprintf("resource graph is valid: %s -> ... and %d more (status.topologicalOrder lists all %d)",
 			strings.Join(order[:orderShown], " -> "), len(order)-orderShown, len(order))
-		return
+	default:
+		msg = "resource graph is valid: " + strings.Join(order, " -> ")
 	}
-	s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "resource graph is valid: %s", strings.Join(order, " -> "))
+	for _, w := range warnings {
+		msg += "\nWarning: " + w
+	}
+	s.manage(generation).MarkTrue(ConditionGraphAccepted, ReasonValid, "%s", msg)
 }
 
 // orderShown is how many resource ids GraphAccepted's message names, in

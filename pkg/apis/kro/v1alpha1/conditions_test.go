@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -41,12 +42,18 @@ func TestGraphAcceptedNamesTheOrder(t *testing.T) {
 			order = append(order, fmt.Sprintf("r%d", i))
 		}
 		var s ResourceGraphDefinitionStatus
-		s.MarkGraphAccepted(1, order, nil)
+		s.MarkGraphAccepted(1, order, nil, nil)
 		if c := meta.FindStatusCondition(s.Conditions, ConditionGraphAccepted); c == nil || c.Message != tc.want {
 			t.Errorf("%d resources: GraphAccepted = %+v, want the message %q", tc.n, c, tc.want)
 		}
 		if len(s.TopologicalOrder) != tc.n {
 			t.Errorf("%d resources: topologicalOrder has %d", tc.n, len(s.TopologicalOrder))
 		}
+	}
+	// Warnings follow the order, one per line.
+	var s ResourceGraphDefinitionStatus
+	s.MarkGraphAccepted(1, []string{"a", "b"}, nil, []string{"first", "second"})
+	if c := meta.FindStatusCondition(s.Conditions, ConditionGraphAccepted); c == nil || c.Message != "resource graph is valid: a -> b\nWarning: first\nWarning: second" || c.Status != metav1.ConditionTrue {
+		t.Errorf("GraphAccepted = %+v, want it True with each warning on a line", c)
 	}
 }
