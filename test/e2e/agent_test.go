@@ -711,6 +711,12 @@ func TestValuesThatNeverComeAreToldSo(t *testing.T) {
 			c.waitRGDActive(t, "secret-readers")
 			c.waitRGDActive(t, "zero-scaled-apps")
 			c.waitRGDActive(t, "zero-scaled-fleets")
+			// The warning stays on the RGD, for whoever applied it
+			// without reading what kubectl printed.
+			rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "secret-readers")
+			if ga := condition(rgd, v1alpha1.ConditionGraphAccepted); ga == nil || !strings.Contains(ga.Message, "\n"+warned) {
+				t.Errorf("GraphAccepted of secret-readers = %+v, want it to carry the line %s", ga, warned)
+			}
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: SecretReader, metadata: {name: reader, namespace: "+ns+"}}")
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: ZeroScaledApp, metadata: {name: scaled, namespace: "+ns+"}}")
 			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: ZeroScaledFleet, metadata: {name: fleet, namespace: "+ns+"}}")
