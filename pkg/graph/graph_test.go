@@ -796,6 +796,8 @@ spec:
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${schema.metadata.name + '-' + schema.spec.q}'}"}}
   - id: upper
     template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: "${schema.metadata.name}-Web_App"}, spec: {selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}}}
+  - id: twice
+    template: {apiVersion: v1, kind: Secret, metadata: {name: "${schema.metadata.name}_x-${schema.spec.q}_Y"}}
   - id: fine
     template: {apiVersion: v1, kind: Service, metadata: {name: "svc-${schema.metadata.name}.v1"}}
   - id: role
@@ -807,5 +809,6 @@ spec:
 	checkWarnings(t, g, []string{
 		`spec.resources[stray].template.metadata.name: ${schema.metadata.name + '-' + schema.spec.q}'}: its text "'}" holds "'" and "}", which no ConfigMap's name may: names are lowercase letters, digits, '-' and '.', and the API server refuses every object so named`,
 		`spec.resources[upper].template.metadata.name: ${schema.metadata.name}-Web_App: its text "-Web_App" holds "W", "_" and "A", which no Deployment's name may: names are lowercase letters, digits, '-' and '.', and the API server refuses every object so named: write "-web-app"`,
+		`spec.resources[twice].template.metadata.name: ${schema.metadata.name}_x-${schema.spec.q}_Y: its text "_x-" and "_Y" holds "_" and "Y", which no Secret's name may: names are lowercase letters, digits, '-' and '.', and the API server refuses every object so named`,
 	})
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,21 +39,25 @@ func (c *compiler) warnNameText(n *Node, path *field.Path) {
 	if err != nil {
 		return
 	}
+	var texts []string
 	for _, s := range segs {
-		if s.IsExpr {
-			continue
+		if !s.IsExpr && badNameChars(s.Literal) != "" {
+			texts = append(texts, s.Literal)
 		}
-		bad := badNameChars(s.Literal)
-		if bad == "" {
-			continue
-		}
-		msg := fmt.Sprintf("%s: %s: its text %q holds %s, which no %s's name may: names are lowercase letters, digits, '-' and '.', and the API server refuses every object so named",
-			path.Child("metadata", "name"), name, s.Literal, bad, n.Kind.GVK.Kind)
-		if fixed := strings.ReplaceAll(strings.ToLower(s.Literal), "_", "-"); badNameChars(fixed) == "" {
-			msg += fmt.Sprintf(": write %q", fixed)
-		}
-		c.warnings = append(c.warnings, msg)
 	}
+	if len(texts) == 0 {
+		return
+	}
+	quoted := make([]string, len(texts))
+	for i, t := range texts {
+		quoted[i] = strconv.Quote(t)
+	}
+	msg := fmt.Sprintf("%s: %s: its text %s holds %s, which no %s's name may: names are lowercase letters, digits, '-' and '.', and the API server refuses every object so named",
+		path.Child("metadata", "name"), name, strings.Join(quoted, " and "), badNameChars(strings.Join(texts, "")), n.Kind.GVK.Kind)
+	if fixed := strings.ReplaceAll(strings.ToLower(texts[0]), "_", "-"); len(texts) == 1 && badNameChars(fixed) == "" {
+		msg += fmt.Sprintf(": write %q", fixed)
+	}
+	c.warnings = append(c.warnings, msg)
 }
 
 // badNameChars lists, quoted and once each, the characters of text that a
@@ -63,8 +68,7 @@ func badNameChars(text string) string {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
 			continue
 		}
-		q := strconv.Quote(string(r))
-		if !strings.Contains(strings.Join(bad, " "), q) {
+		if q := strconv.Quote(string(r)); !slices.Contains(bad, q) {
 			bad = append(bad, q)
 		}
 	}
