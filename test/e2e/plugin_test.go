@@ -1617,7 +1617,7 @@ spec:
 				"Warning: dry-run plans no object for what is neither an RGD nor an instance of one, given or in the cluster; an externalRef naming one reads it as given:\n  ConfigMap given-settings\n",
 				"PreviewGiven " + ns + "/one:\nsettings: ConfigMap " + ns + "/given-settings UNCHANGED\n  externalRef: read as given (-f), never written\ncopy: ConfigMap " + ns + "/one-copy CREATE\n",
 				"+  size: \"2\"\n  +  tier: gold\n",
-				"PreviewGiven " + ns + "/two INVALID\n  the instance itself is refused: PreviewGiven.kro.run \"two\" is invalid: [spec.sise: Forbidden: field not declared in the schema, spec.size: Required value",
+				"PreviewGiven " + ns + "/two INVALID\n  the instance itself is refused: PreviewGiven.kro.run \"two\" is invalid: [spec.sise: Forbidden: field not declared in the schema; did you mean size?, spec.size: Required value",
 				"ResourceGraphDefinition previewgiven is new (applying it creates CustomResourceDefinition previewgivens.kro.run, serving kro.run/v1alpha1 PreviewGiven): 2 instances of PreviewGiven given, 2 with changes (1 create, 1 invalid)\n",
 			} {
 				if !errors.Is(err, plugin.ErrInvalid) || !strings.Contains(out, want) {
