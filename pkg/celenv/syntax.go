@@ -2,6 +2,8 @@ package celenv
 
 import (
 	"strings"
+
+	"github.com/kro-agent/kro-agent/pkg/expr"
 )
 
 // foreignOperators are operators of other languages that expressions get
@@ -48,9 +50,13 @@ func (e *Env) syntaxHint(src string) string {
 		c := src[i]
 		switch {
 		case c == '"' || c == '\'':
-			end := stringLiteralEnd(src, i)
-			out.WriteString(src[i:end])
-			i = end
+			end, err := expr.StringEnd(src, i)
+			if err != nil {
+				// Unterminated: the rest is the literal.
+				end = len(src) - 1
+			}
+			out.WriteString(src[i : end+1])
+			i = end + 1
 		case c == '$' && strings.HasPrefix(src[i:], "${"):
 			braces = append(braces, true)
 			nested = true
@@ -103,25 +109,6 @@ func (e *Env) syntaxHint(src string) string {
 		says = append(says, "CEL writes "+strings.Join(replaced, ", "))
 	}
 	return strings.Join(says, ", and ") + ": ${" + rewritten + "}"
-}
-
-// stringLiteralEnd is the index just past the string literal that starts
-// at i with a quote: single or triple quoted, a backslash escaping the
-// character after it. An unterminated literal runs to the end.
-func stringLiteralEnd(src string, i int) int {
-	quote := src[i : i+1]
-	if strings.HasPrefix(src[i:], strings.Repeat(quote, 3)) {
-		quote = strings.Repeat(quote, 3)
-	}
-	for j := i + len(quote); j < len(src); j++ {
-		switch {
-		case src[j] == '\\':
-			j++
-		case strings.HasPrefix(src[j:], quote):
-			return j + len(quote)
-		}
-	}
-	return len(src)
 }
 
 func isIdentStart(c byte) bool {

@@ -58,7 +58,7 @@ func closingBrace(s string, start int) (int, error) {
 	for i := start; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '"', '\'':
-			end, err := stringEnd(s, i)
+			end, err := StringEnd(s, i)
 			if err != nil {
 				return 0, err
 			}
@@ -75,9 +75,9 @@ func closingBrace(s string, start int) (int, error) {
 	return 0, fmt.Errorf("unterminated expression: %q has no closing }", s[start-2:])
 }
 
-// stringEnd returns the index of the quote that closes the CEL string literal
+// StringEnd returns the index of the quote that closes the CEL string literal
 // opening at i, including triple-quoted strings and backslash escapes.
-func stringEnd(s string, i int) (int, error) {
+func StringEnd(s string, i int) (int, error) {
 	q := s[i : i+1]
 	if strings.HasPrefix(s[i:], strings.Repeat(q, 3)) {
 		if end := strings.Index(s[i+3:], strings.Repeat(q, 3)); end >= 0 {
