@@ -113,39 +113,64 @@ func listsWrittenAsOne(errs field.ErrorList, obj map[string]any, schema *structu
 
 // valueAt is the value at path (spec.resources[0].includeWhen) in obj.
 func valueAt(obj map[string]any, path string) (any, bool) {
+	steps, ok := errorPathSteps(path)
+	if !ok {
+		return nil, false
+	}
 	var v any = obj
+	for _, st := range steps {
+		if st.item {
+			list, ok := v.([]any)
+			n, err := strconv.Atoi(st.name)
+			if !ok || err != nil || n < 0 || n >= len(list) {
+				return nil, false
+			}
+			v = list[n]
+			continue
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[st.name]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// pathStep is one step of a path as the API server's errors write it: a
+// field name or a map's key, or (item) what stands between brackets.
+type pathStep struct {
+	name string
+	item bool
+}
+
+// errorPathSteps splits such a path (spec.resources[0].readyWhen) into its
+// steps; false when a bracket is not closed.
+func errorPathSteps(path string) ([]pathStep, bool) {
+	var steps []pathStep
 	for i := 0; i < len(path); {
 		switch path[i] {
 		case '.':
 			i++
 		case '[':
 			end := strings.IndexByte(path[i:], ']')
-			list, ok := v.([]any)
-			if end < 0 || !ok {
+			if end < 0 {
 				return nil, false
 			}
-			n, err := strconv.Atoi(path[i+1 : i+end])
-			if err != nil || n < 0 || n >= len(list) {
-				return nil, false
-			}
-			v = list[n]
+			steps = append(steps, pathStep{name: path[i+1 : i+end], item: true})
 			i += end + 1
 		default:
 			j := i
 			for j < len(path) && path[j] != '.' && path[j] != '[' {
 				j++
 			}
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			if v, ok = m[path[i:j]]; !ok {
-				return nil, false
-			}
+			steps = append(steps, pathStep{name: path[i:j]})
 			i = j
 		}
 	}
-	return v, true
+	return steps, true
 }
 
 // jsonType is the schema type of a decoded JSON scalar v; "" for a list,
@@ -188,31 +213,25 @@ func meantField(schema *structuralschema.Structural, path string) string {
 // a map's keys written as field names, as the API server's errors write
 // them) below schema; nil where schema declares none.
 func schemaAt(schema *structuralschema.Structural, path string) *structuralschema.Structural {
+	steps, ok := errorPathSteps(path)
+	if !ok {
+		return nil
+	}
 	s := schema
-	for i := 0; i < len(path) && s != nil; {
-		switch path[i] {
-		case '.':
-			i++
-		case '[':
-			end := strings.IndexByte(path[i:], ']')
-			if end < 0 {
-				return nil
-			}
+	for _, st := range steps {
+		if s == nil {
+			return nil
+		}
+		if st.item {
 			s = s.Items
-			i += end + 1
-		default:
-			j := i
-			for j < len(path) && path[j] != '.' && path[j] != '[' {
-				j++
-			}
-			if next, ok := s.Properties[path[i:j]]; ok {
-				s = &next
-			} else if s.AdditionalProperties != nil {
-				s = s.AdditionalProperties.Structural
-			} else {
-				return nil
-			}
-			i = j
+			continue
+		}
+		if next, ok := s.Properties[st.name]; ok {
+			s = &next
+		} else if s.AdditionalProperties != nil {
+			s = s.AdditionalProperties.Structural
+		} else {
+			return nil
 		}
 	}
 	return s
