@@ -132,28 +132,10 @@ func parseMarkers(s string) ([]marker, error) {
 		}
 		var value string
 		if i < len(s) && s[i] == '"' {
-			var b strings.Builder
-			i++
-			closed := false
-			for i < len(s) {
-				c := s[i]
-				if c == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
-					b.WriteByte(s[i+1])
-					i += 2
-					continue
-				}
-				if c == '"' {
-					closed = true
-					i++
-					break
-				}
-				b.WriteByte(c)
-				i++
-			}
-			if !closed {
+			var closed bool
+			if value, i, closed = readQuoted(s, i); !closed {
 				return nil, fmt.Errorf("marker %q: unterminated quoted value", key)
 			}
-			value = b.String()
 		} else {
 			vstart := i
 			var err error
@@ -175,16 +157,7 @@ func spacedEqualsError(key, rest string) error {
 	rest = strings.TrimLeft(rest, " \t\n\r")
 	end := len(rest)
 	if strings.HasPrefix(rest, `"`) {
-		for j := 1; j < len(rest); j++ {
-			if rest[j] == '\\' {
-				j++
-				continue
-			}
-			if rest[j] == '"' {
-				end = j + 1
-				break
-			}
-		}
+		_, end, _ = readQuoted(rest, 0)
 	} else if words := valueWords(rest, 0); len(words) > 1 && slices.Contains(textMarkers, key) {
 		// Words up to the next marker, which need quotes to be one value.
 		return fmt.Errorf("marker %q is written with a space around its \"=\", which ends it there: write %s=%s", key, key, quotedValue(words))
@@ -192,6 +165,25 @@ func spacedEqualsError(key, rest string) error {
 		end = e
 	}
 	return fmt.Errorf("marker %q is written with a space around its \"=\", which ends it there: write %s=%s", key, key, rest[:end])
+}
+
+// readQuoted reads the quoted value that opens at s[i]: its text, where
+// \" and \\ stand for themselves, the index just past its closing quote
+// (the end of s when it has none), and whether it was closed.
+func readQuoted(s string, i int) (value string, next int, closed bool) {
+	var b strings.Builder
+	for i++; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\'):
+			i++
+			b.WriteByte(s[i])
+		case c == '"':
+			return b.String(), i + 1, true
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), len(s), false
 }
 
 // splitValueError explains a word that is no marker after a value written
