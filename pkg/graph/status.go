@@ -170,8 +170,7 @@ func literalStatusAdvice(text string) string {
 	typ, _, _ := strings.Cut(text, "|")
 	typ = strings.TrimSpace(typ)
 	switch {
-	case slices.Contains([]string{simpleschema.TypeString, simpleschema.TypeInteger, simpleschema.TypeBoolean, simpleschema.TypeFloat, simpleschema.TypeObject}, typ),
-		strings.HasPrefix(typ, "[]"), strings.HasPrefix(typ, "map["):
+	case simpleschema.IsType(typ):
 		return fmt.Sprintf("a status field takes its type from its expression, so %s is not written: give the expression whose value it holds, as ${deployment.status.availableReplicas}", typ)
 	default:
 		return fmt.Sprintf("a constant is written as one too: ${%s}", strconv.Quote(text))

@@ -24,6 +24,16 @@ const (
 	TypeObject  = "object"
 )
 
+// builtinTypes are the names of SimpleSchema's built-in types.
+var builtinTypes = []string{TypeString, TypeInteger, TypeBoolean, TypeFloat, TypeObject}
+
+// IsType reports whether typ is a SimpleSchema type expression of a
+// built-in type, a list or a map (the part of a field before its "|"):
+// what a spec field is written as, and a status field is not.
+func IsType(typ string) bool {
+	return slices.Contains(builtinTypes, typ) || strings.HasPrefix(typ, "[]") || strings.HasPrefix(typ, "map[")
+}
+
 // Build converts an RGD's spec (SimpleSchema fields, as decoded from YAML) and
 // its named types into the OpenAPI v3 schema of the instance's spec.
 // specPath and typesPath say where the two sit in the RGD so that errors name
@@ -194,7 +204,7 @@ func (b *builder) meantType(typ string) string {
 	if name, ok := otherNames[strings.ToLower(typ)]; ok {
 		return fmt.Sprintf(": SimpleSchema calls it %s", name)
 	}
-	names := append([]string{TypeString, TypeInteger, TypeBoolean, TypeFloat, TypeObject}, slices.Sorted(maps.Keys(b.types))...)
+	names := append(slices.Clone(builtinTypes), slices.Sorted(maps.Keys(b.types))...)
 	if name, ok := spelling.Closest(typ, names); ok {
 		return fmt.Sprintf(": did you mean %s?", name)
 	}
