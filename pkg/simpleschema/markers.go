@@ -140,6 +140,13 @@ func parseMarkers(s string) ([]marker, error) {
 			vstart := i
 			var err error
 			if i, err = scanBare(s, i); err != nil {
+				var unbalanced *unbalancedError
+				if errors.As(err, &unbalanced) && (key == markerPattern || key == markerDescription) {
+					// A regular expression's escaped bracket (`[\]]`, `\[`)
+					// is one the author meant alone.
+					return nil, fmt.Errorf("marker %q: %w; a value written without quotes must close each [ and { it opens, a backslash before one included: to write one alone, quote the value: %s=%s",
+						key, err, key, quotedValue([]string{s[vstart:wordEnd(s, unbalanced.at)]}))
+				}
 				return nil, fmt.Errorf("marker %q: %w", key, err)
 			}
 			value = s[vstart:i]
@@ -239,6 +246,7 @@ func valueWords(s string, valueStart int) []string {
 // scanBare returns the end of a bare value starting at i: the first white
 // space outside {} and [] and outside double quotes.
 func scanBare(s string, i int) (int, error) {
+	start := i
 	depth := 0
 	quoted := false
 	for ; i < len(s); i++ {
@@ -253,7 +261,7 @@ func scanBare(s string, i int) (int, error) {
 			depth++
 		case c == '}' || c == ']':
 			if depth == 0 {
-				return 0, fmt.Errorf("%q closes a bracket that was not opened", c)
+				return 0, &unbalancedError{fmt.Sprintf("%q closes a bracket that was not opened", c), i}
 			}
 			depth--
 		case depth == 0 && isSpace(c):
@@ -264,9 +272,28 @@ func scanBare(s string, i int) (int, error) {
 	case quoted:
 		return 0, fmt.Errorf("unterminated quoted string in the value")
 	case depth > 0:
-		return 0, fmt.Errorf("unclosed { or [ in the value")
+		// Where the value was meant to end is unknown: its first word.
+		return 0, &unbalancedError{"unclosed { or [ in the value", start}
 	}
 	return i, nil
+}
+
+// unbalancedError is a bare value's bracket without its pair; at is where
+// the value's last word starts or holds, for the error to quote it.
+type unbalancedError struct {
+	msg string
+	at  int
+}
+
+func (e *unbalancedError) Error() string { return e.msg }
+
+// wordEnd returns the index of the first white space at or after i in s, or
+// its length.
+func wordEnd(s string, i int) int {
+	for i < len(s) && !isSpace(s[i]) {
+		i++
+	}
+	return i
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -45,6 +45,7 @@ func TestBuildValid(t *testing.T) {
 			`{"type":"object","default":{},"properties":{"ingress":{"type":"object","default":{},"properties":{"enabled":{"type":"boolean","default":false}}}}}`},
 		{"lists and maps", `{tags: "[]string | minItems=1 maxItems=3 uniqueItems=true", env: "map[string]string", m: "map[string][]integer"}`, ``,
 			`{"type":"object","properties":{"env":{"type":"object","additionalProperties":{"type":"string"}},"m":{"type":"object","additionalProperties":{"type":"array","items":{"type":"integer"}}},"tags":{"type":"array","maxItems":3,"minItems":1,"items":{"type":"string"},"x-kubernetes-list-type":"set"}}}`},
+		{"quoted pattern with an escaped bracket", `{a: "string | pattern=\"[\\\\]]\""}`, ``, `{"type":"object","properties":{"a":{"type":"string","pattern":"[\\]]"}}}`},
 		{"enum, pattern, lengths, description with spaces", `{mode: "string | enum=fast,slow default=fast", id: "string | pattern=\"^[a-z]+$\" minLength=1 maxLength=8 description=\"the id, lower case\""}`, ``,
 			`{"type":"object","default":{},"properties":{"id":{"description":"the id, lower case","type":"string","maxLength":8,"minLength":1,"pattern":"^[a-z]+$"},"mode":{"type":"string","default":"fast","enum":["fast","slow"]}}}`},
 		{"validation and immutable", `{port: "integer | validation=\"self > 0 && self < 65536\" immutable=true"}`, ``,
@@ -111,6 +112,11 @@ func TestBuildErrors(t *testing.T) {
 		{"space after = of words", `{a: "string | description= The name of it required"}`, ``, "spec.schema.spec.a", `write description="The name of it"`},
 		// An empty value before another marker stays one.
 		{"empty value", `{a: "string | default= required=true pattern=[a-"}`, ``, "spec.schema.spec.a", `marker "pattern": unclosed`},
+		// A regular expression's escaped bracket is one alone to the bare
+		// value's scan: the advice quotes the value, as the next case reads it.
+		{"escaped bracket in a bare pattern", `{a: "string | pattern=[\\]] required"}`, ``, "spec.schema.spec.a",
+			`marker "pattern": ']' closes a bracket that was not opened; a value written without quotes must close each [ and { it opens, a backslash before one included: to write one alone, quote the value: pattern="[\\]]"`},
+		{"escaped bracket opening a bare pattern", `{a: "string | pattern=\\[x"}`, ``, "spec.schema.spec.a", `quote the value: pattern="\\[x"`},
 		// An enum's values with spaces between them: the list ends at the
 		// first space; the advice joins them with commas.
 		{"enum with spaces", `{a: "string | enum=gold, silver, bronze required"}`, ``, "spec.schema.spec.a",
