@@ -212,13 +212,18 @@ func ZeroLiteral(t *types.Type) (string, bool) {
 
 // TruthTest is src, of type t, made the boolean a condition wants: src
 // compared with its zero value (` != ""` for a string), or for a list or a
-// map its size; "" for a type that has no obvious test.
+// map its size; "" for a type that has no obvious test. A string named
+// status is taken for a condition's, which is "True", "False" or "Unknown":
+// one that is not empty may be "False".
 func TruthTest(src string, t *types.Type) string {
 	if t == nil {
 		return ""
 	}
 	switch t.Kind() {
 	case types.StringKind:
+		if strings.HasSuffix(src, ".status") {
+			return src + ` == "True"`
+		}
 		return src + ` != ""`
 	case types.IntKind, types.UintKind, types.DoubleKind:
 		return src + " > 0"

@@ -332,6 +332,12 @@ func TestInvalidRGDs(t *testing.T) {
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
     readyWhen: ["${cm.metadata.name}"]`,
 			"spec.resources[cm].readyWhen[0]", `must be a boolean expression, but has type string; test it, as in ${cm.metadata.name != ""}`},
+		// A condition's status is "False" as often as "True".
+		{"readyWhen of a condition's status", "", `
+  - id: deploy
+    template: {apiVersion: apps/v1, kind: Deployment, metadata: {name: x}}
+    readyWhen: ["${deploy.status.conditions.filter(c, c.type == 'Available')[0].status}"]`,
+			"spec.resources[deploy].readyWhen[0]", `has type string; test it, as in ${deploy.status.conditions.filter(c, c.type == 'Available')[0].status == "True"}$`},
 		{"readyWhen not an expression", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
