@@ -201,10 +201,10 @@ func (c *compiler) checkKind(s *v1alpha1.Schema) schema.GroupVersionKind {
 	if !kindPattern.MatchString(s.Kind) {
 		c.errs = append(c.errs, field.Invalid(schemaPath.Child("kind"), s.Kind, "must be UpperCamelCase, such as "+suchAs(s.Kind, true, "WebApplication")))
 	}
-	if !versionPattern.MatchString(s.APIVersion) {
-		c.errs = append(c.errs, field.Invalid(schemaPath.Child("apiVersion"), s.APIVersion, "must be a Kubernetes version such as v1alpha1, v1beta2 or v1"))
-	}
 	gvk := s.GroupVersionKind()
+	if !versionPattern.MatchString(s.APIVersion) {
+		c.errs = append(c.errs, field.Invalid(schemaPath.Child("apiVersion"), s.APIVersion, "must be a Kubernetes version such as v1alpha1, v1beta2 or v1"+groupApart(s.APIVersion, gvk.Group)))
+	}
 	for _, msg := range validation.IsDNS1123Subdomain(gvk.Group) {
 		c.errs = append(c.errs, field.Invalid(schemaPath.Child("group"), gvk.Group, msg))
 	}
@@ -212,6 +212,21 @@ func (c *compiler) checkKind(s *v1alpha1.Schema) schema.GroupVersionKind {
 		c.errs = append(c.errs, field.NotSupported(schemaPath.Child("scope"), s.Scope, []string{string(v1alpha1.ScopeNamespaced), string(v1alpha1.ScopeCluster)}))
 	}
 	return gvk
+}
+
+// groupApart advises on an apiVersion written as an instance's,
+// group/version: the version alone goes there, and the group, when it is
+// not the one the RGD already gives, in spec.schema.group.
+func groupApart(apiVersion, group string) string {
+	g, v, ok := strings.Cut(apiVersion, "/")
+	if !ok || !versionPattern.MatchString(v) {
+		return ""
+	}
+	advice := "; the group is given apart, by spec.schema.group (" + v1alpha1.GroupVersion.Group + " when not given): write apiVersion: " + v
+	if g != group {
+		advice += " and group: " + g
+	}
+	return advice
 }
 
 // decodeMap reads a schemaless field that must hold a map.

@@ -45,6 +45,11 @@ func TestInvalidRGDs(t *testing.T) {
 			"spec.schema.kind", `Invalid value: "my-app": must be UpperCamelCase, such as MyApp`},
 		{"bad apiVersion", `{apiVersion: version1, kind: App}`, configMap,
 			"spec.schema.apiVersion", `such as v1alpha1`},
+		// An instance's apiVersion, group/version: the group goes apart.
+		{"apiVersion with its group", `{apiVersion: kro.run/v1alpha1, kind: App}`, configMap,
+			"spec.schema.apiVersion", `Invalid value: "kro.run/v1alpha1": must be a Kubernetes version such as v1alpha1, v1beta2 or v1; the group is given apart, by spec.schema.group (kro.run when not given): write apiVersion: v1alpha1$`},
+		{"apiVersion with another group", `{apiVersion: platform.example.com/v1, kind: App}`, configMap,
+			"spec.schema.apiVersion", `write apiVersion: v1 and group: platform.example.com$`},
 		{"bad group", `{apiVersion: v1alpha1, kind: App, group: Not_A_Group}`, configMap,
 			"spec.schema.group", `RFC 1123 subdomain`},
 

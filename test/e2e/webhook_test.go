@@ -184,6 +184,25 @@ spec:
 			}
 			return ctx
 		}).
+		Assess("an apiVersion written with its group is refused with what to write", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			// The RGD CRD's pattern refuses it before any webhook is
+			// called; its rule adds the advice.
+			const rgd = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: grouped}
+spec:
+  schema: {apiVersion: platform.example.com/v1, kind: Grouped, spec: {}}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+`
+			out, err := kubectl(t, cfg, rgd, "apply", "-f", "-")
+			if want := `spec.schema.apiVersion: Invalid value: the group is given apart, by spec.schema.group (kro.run when not given): write apiVersion: v1 and group: platform.example.com`; err == nil || !strings.Contains(out, want) {
+				t.Errorf("refusal lacks %q: %v\n%s", want, err, out)
+			}
+			return ctx
+		}).
 		Assess("a valid RGD is admitted", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			start := time.Now()
 			out, err := kubectl(t, cfg, example(t, "webapp", "rgd.yaml"), "apply", "-f", "-")

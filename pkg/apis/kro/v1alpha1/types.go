@@ -74,6 +74,11 @@ const (
 )
 
 // Schema is the definition of the generated kind.
+//
+// An apiVersion written as an instance's, group/version, fails the pattern
+// below; this rule adds what to write instead, at admission, where the
+// pattern alone would be all kubectl apply shows.
+// +kubebuilder:validation:XValidation:rule="!self.apiVersion.matches('^[^/]+/v[0-9]+((alpha|beta)[0-9]+)?$')",fieldPath=".apiVersion",messageExpression=`'the group is given apart, by spec.schema.group (kro.run when not given): write apiVersion: ' + self.apiVersion.split('/')[1] + (self.apiVersion.split('/')[0] == (has(self.group) ? self.group : 'kro.run') ? "" : ' and group: ' + self.apiVersion.split('/')[0])`
 type Schema struct {
 	// Kind is the kind of the generated API, in UpperCamelCase. Immutable.
 	// +kubebuilder:validation:Required
