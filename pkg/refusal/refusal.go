@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -87,6 +88,11 @@ func Readable(err error) error {
 			short.ErrStatus.Message = m[2] + ": field not declared in the schema of " + m[1]
 			return short
 		}
+		if m := wrongType.FindStringSubmatch(status.ErrStatus.Message); m != nil {
+			short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
+			short.ErrStatus.Message = m[2] + ": the schema of " + m[1] + " declares " + typeNamed(m[3]) + valueGot(m[4])
+			return short
+		}
 	}
 	if !ok || status.ErrStatus.Reason != metav1.StatusReasonInvalid || status.ErrStatus.Details == nil {
 		return err
@@ -114,6 +120,56 @@ func Readable(err error) error {
 // error (500) whose message leads with its typed-patch machinery, the
 // object and its kind (Kind=...), then the field's path with a leading dot.
 var undeclaredField = regexp.MustCompile(`^failed to create typed patch object \([^;]*; [^,]*, Kind=([^)]*)\): \.?(.+): field not declared in schema$`)
+
+// wrongType is how the API server refuses a server-side apply of a value
+// of another type than its field's: the type it expected, then the value
+// in the Go syntax of its typed-patch machinery (got
+// &value.valueUnstructured{Value:true}), or the value's Go type.
+var wrongType = regexp.MustCompile(`^failed to create typed patch object \([^;]*; [^,]*, Kind=([^)]*)\): \.?(.+?): expected (string|numeric \(int or float\)|boolean|map|list|any scalar), got (.*)$`)
+
+// wrongTypeReadable is wrongType's message as Readable words it.
+var wrongTypeReadable = regexp.MustCompile(`: the schema of [^ ]+ declares a `)
+
+// typeNamed is a type as wrongType's message names it, in words.
+func typeNamed(expected string) string {
+	switch expected {
+	case "numeric (int or float)":
+		return "a number"
+	case "any scalar":
+		return "a string, a number or a boolean"
+	}
+	return "a " + expected
+}
+
+// valueGot says what the value wrongType's message shows was, when the Go
+// syntax tells: a boolean or number (as YAML reads y or 1.10 written
+// without quotes), text, a map or a list; "" otherwise.
+func valueGot(got string) string {
+	inner, ok := strings.CutPrefix(got, "&value.valueUnstructured{Value:")
+	if ok {
+		inner = strings.TrimSuffix(inner, "}")
+	}
+	switch {
+	case inner == "true" || inner == "false":
+		return ", not the boolean " + inner
+	case ok && isNumber(inner):
+		return ", not the number " + inner
+	case got == "string" || ok && strings.HasPrefix(inner, `"`):
+		return ", not a string"
+	case got == "bool":
+		return ", not a boolean"
+	case strings.HasPrefix(inner, "map[") || strings.HasPrefix(got, "map["):
+		return ", not a map"
+	case strings.HasPrefix(inner, "[]") || strings.HasPrefix(got, "[]"):
+		return ", not a list"
+	}
+	return ""
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
 
 // shortenQuotedValue cuts the value out of "Invalid value: VALUE: detail"
 // when it is long. The detail is what follows the value's last ": ".
@@ -227,7 +283,8 @@ func MisfitsSchema(err error) bool {
 // does. The server answers it as an internal error.
 func misfitsSchema(message string) bool {
 	return strings.HasPrefix(message, "failed to create typed patch object") ||
-		strings.Contains(message, ": field not declared in the schema of ")
+		strings.Contains(message, ": field not declared in the schema of ") ||
+		wrongTypeReadable.MatchString(message)
 }
 
 // unauthorized is how the API server's authorizer words a request it

@@ -148,8 +148,19 @@ func TestReadableRefusalOfAnUndeclaredField(t *testing.T) {
 			"spec.colour: field not declared in the schema of WebApp"},
 		{"failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .colour: field not declared in schema",
 			"colour: field not declared in the schema of ConfigMap"},
+		// A value of another type: what it was, when the Go syntax says.
 		{"failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .data: expected map, got &{[] [] true}",
-			"failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .data: expected map, got &{[] [] true}"},
+			"data: the schema of ConfigMap declares a map"},
+		{"failed to create typed patch object (default/y1; kro.run/v1alpha1, Kind=WebApp): .spec.name: expected string, got &value.valueUnstructured{Value:true}",
+			"spec.name: the schema of WebApp declares a string, not the boolean true"},
+		{"failed to create typed patch object (default/y1; kro.run/v1alpha1, Kind=WebApp): .spec.version: expected string, got &value.valueUnstructured{Value:1.1}",
+			"spec.version: the schema of WebApp declares a string, not the number 1.1"},
+		{"failed to create typed patch object (default/y1; kro.run/v1alpha1, Kind=WebApp): .spec.name: expected string, got &value.valueUnstructured{Value:map[string]interface {}{\"a\":\"b\"}}",
+			"spec.name: the schema of WebApp declares a string, not a map"},
+		{"failed to create typed patch object (default/bad; kro.run/v1alpha1, Kind=WebApp): .spec.port: expected numeric (int or float), got string",
+			"spec.port: the schema of WebApp declares a number, not a string"},
+		{"failed to create typed patch object (default/bad; kro.run/v1alpha1, Kind=WebApp): .spec.on: expected boolean, got &{x}",
+			"spec.on: the schema of WebApp declares a boolean"},
 	} {
 		refused := apierrors.NewInternalError(errors.New("x"))
 		refused.ErrStatus.Message = tc.message
@@ -171,6 +182,7 @@ func TestMisfitsSchema(t *testing.T) {
 	}{
 		{misfit, true},
 		{fmt.Errorf("applying the instance: %w", misfit), true},
+		{Readable(misfit), true},
 		{apierrors.NewInternalError(errors.New(`failed calling webhook "deny.example.com": connection refused`)), false},
 		{apierrors.NewInvalid(schema.GroupKind{Kind: "WebApp"}, "bad", field.ErrorList{field.Invalid(field.NewPath("spec", "port"), "eighty", "must be of type integer")}), false},
 		{errors.New("failed to create typed patch object"), false},
