@@ -151,10 +151,11 @@ func (c *cluster) everyMisfit(ctx context.Context, m *meta.RESTMapping, inst *un
 		return err
 	}
 	errs, admitErr := offline.Admit(ctx, crd, inst.DeepCopy())
-	if admitErr != nil || len(errs) < 2 {
-		// The server's words name one field as well.
+	if admitErr != nil || len(errs) == 0 {
 		return err
 	}
+	// One error too: it says more than the server's apply (the field
+	// meant by a misspelt one, why YAML read text as a boolean).
 	return apierrors.NewInvalid(m.GroupVersionKind.GroupKind(), inst.GetName(), errs)
 }
 

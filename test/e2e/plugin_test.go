@@ -1347,10 +1347,15 @@ spec:
 				t.Errorf("dry-run of an instance with generateName: %v\n%s", err, out)
 			}
 			// A field the kind does not declare, which the API server
-			// refuses in its typed-patch machinery's words, is named.
+			// refuses in its typed-patch machinery's words, is named,
+			// with the one meant; text YAML read as a boolean is told so.
 			writeFile(t, file, webapp(ns, "typo", ", replikas: 3"))
-			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err == nil || err.Error() != "the instance itself is refused: spec.replikas: field not declared in the schema of WebApp" {
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err == nil || err.Error() != `the instance itself is refused: WebApp.kro.run "typo" is invalid: spec.replikas: Forbidden: field not declared in the schema; did you mean replicas?` {
 				t.Errorf("dry-run of an instance with an undeclared field: %v\n%s", err, out)
+			}
+			writeFile(t, file, webapp(ns, "yaml", ", image: on"))
+			if out, err := kro(t, cfg, nil, "dry-run", "-f", file); err == nil || !strings.HasSuffix(err.Error(), `spec.image in body must be of type string: "boolean": YAML reads an unquoted y, yes, on or true as the boolean true; quote the text`) {
+				t.Errorf("dry-run of an instance with text YAML reads as a boolean: %v\n%s", err, out)
 			}
 			// With more than one mistake, where the API server's apply
 			// names the first alone, every one is named, as a create

@@ -24,6 +24,7 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	namegen "k8s.io/apiserver/pkg/storage/names"
 
+	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
@@ -70,7 +71,8 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 		obj.SetNamespace("") // the API server takes no namespace of a cluster-scoped object, nor refuses one
 	}
 	errs = append(errs, metavalidation.ValidateObjectMetaAccessor(obj, namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
-	errs = append(errs, listsWrittenAsOne(apiservervalidation.ValidateCustomResource(nil, obj.Object, validator), obj.Object, structural)...)
+	schemaErrs := apiservervalidation.ValidateCustomResource(nil, obj.Object, validator)
+	errs = append(errs, textReadAsAnotherType(listsWrittenAsOne(schemaErrs, obj.Object, structural), obj.Object)...)
 	errs = append(errs, objectmeta.Validate(nil, obj.Object, structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, structural, obj.Object)...)
 	// As the API server: the rules run unless an error says the object is
@@ -107,6 +109,28 @@ func listsWrittenAsOne(errs field.ErrorList, obj map[string]any, schema *structu
 			continue
 		}
 		e.Detail += fmt.Sprintf(": a list is wanted; to give this one value, write [%s]", item)
+	}
+	return errs
+}
+
+// textReadAsAnotherType adds to each error of errs that refuses a boolean
+// or a number where the schema wants a string why YAML read it so: the
+// text was written without quotes (name: y, version: 1.10).
+func textReadAsAnotherType(errs field.ErrorList, obj map[string]any) field.ErrorList {
+	for _, e := range errs {
+		if (e.Type != field.ErrorTypeTypeInvalid && e.Type != field.ErrorTypeInvalid) || !strings.Contains(e.Detail, "must be of type string") {
+			continue
+		}
+		v, _ := valueAt(obj, e.Field)
+		switch v := v.(type) {
+		case bool:
+			b := strconv.FormatBool(v)
+			e.Detail += fmt.Sprintf(": YAML reads an unquoted %s or %s as the boolean %s; quote the text", strings.Join(celenv.YAMLBooleanWords(b), ", "), b, b)
+		case int64, float64:
+			// 1.10 was read as 1.1, 0x1F as 31: the number is not
+			// always the text.
+			e.Detail += ": YAML reads an unquoted number as a number; quote the text as it was written"
+		}
 	}
 	return errs
 }

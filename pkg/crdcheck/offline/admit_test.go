@@ -153,6 +153,15 @@ func TestAdmitShowsOneValueWrittenAsAList(t *testing.T) {
 		`spec.byName.x.readyWhen: Invalid value: "string": spec.byName.x.readyWhen in body must be of type array: "string": a list is wanted; to give this one value, write ["${true}"]`)
 }
 
+// Text written without quotes that YAML reads as a boolean or a number,
+// where the schema wants a string, is told so.
+func TestAdmitSaysTextWasReadAsAnotherType(t *testing.T) {
+	checkAdmitErrors(t, `{resources: [{id: y}, {id: 1.10}, {id: no}]}`,
+		`spec.resources[0].id: Invalid value: "boolean": spec.resources[0].id in body must be of type string: "boolean": YAML reads an unquoted y, yes, on or true as the boolean true; quote the text`,
+		`spec.resources[1].id: Invalid value: "number": spec.resources[1].id in body must be of type string: "number": YAML reads an unquoted number as a number; quote the text as it was written`,
+		`spec.resources[2].id: Invalid value: "boolean": spec.resources[2].id in body must be of type string: "boolean": YAML reads an unquoted n, no, off or false as the boolean false; quote the text`)
+}
+
 // checkAdmitErrors admits an App whose spec is spec, under a schema of
 // resources (a list of {id, readyWhen}) and byName (a map of them), and
 // checks that the errors hold each of want.
