@@ -156,6 +156,9 @@ func (b *builder) typeSchema(typ string, path *field.Path) (*extv1.JSONSchemaPro
 		return &extv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}, nil
 	}
 	if elem, ok := strings.CutPrefix(typ, "[]"); ok {
+		if strings.TrimSpace(elem) == "" {
+			return nil, fmt.Errorf("type %q: a list's item type follows the [], as in []string", typ)
+		}
 		items, err := b.typeSchema(strings.TrimSpace(elem), path)
 		if err != nil {
 			return nil, err
@@ -169,6 +172,9 @@ func (b *builder) typeSchema(typ string, path *field.Path) (*extv1.JSONSchemaPro
 		}
 		if strings.TrimSpace(key) != TypeString {
 			return nil, fmt.Errorf("type %q: map keys must be string, not %q", typ, key)
+		}
+		if strings.TrimSpace(value) == "" {
+			return nil, fmt.Errorf("type %q: a map's value type follows the ], as in map[string]string", typ)
 		}
 		values, err := b.typeSchema(strings.TrimSpace(value), path)
 		if err != nil {
@@ -203,6 +209,10 @@ var otherNames = map[string]string{
 func (b *builder) meantType(typ string) string {
 	if name, ok := otherNames[strings.ToLower(typ)]; ok {
 		return fmt.Sprintf(": SimpleSchema calls it %s", name)
+	}
+	if elem, ok := strings.CutSuffix(typ, "[]"); ok && elem != "" {
+		// As TypeScript and Java write a list.
+		return fmt.Sprintf(": a list is written with the [] first, as in []%s", elem)
 	}
 	names := append(slices.Clone(builtinTypes), slices.Sorted(maps.Keys(b.types))...)
 	if name, ok := spelling.Closest(typ, names); ok {
