@@ -170,7 +170,12 @@ func ConversionHint(want *apiservercel.DeclType, got *types.Type) string {
 			// string(...) takes UTF-8 text alone, which a Secret's data
 			// holds and a digest does not.
 			return `convert it with string(...) where it holds text (a Secret's data), or write it with base64.encode(...) or "%x".format([...]) (a hash)`
-		case types.MapKind, types.ListKind, types.StructKind:
+		case types.ListKind:
+			if elem := got.Parameters(); len(elem) == 1 && elem[0].Kind() == types.StringKind {
+				return `join its items with .join(", ") (or another separator), or write it as JSON text with json.marshal(...)`
+			}
+			return "write it as JSON text with json.marshal(...)"
+		case types.MapKind, types.StructKind:
 			return "write it as JSON text with json.marshal(...)"
 		}
 	case types.IntKind:

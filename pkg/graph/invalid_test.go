@@ -279,6 +279,10 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {labels: "${schema.metadata.labels}"}}`,
 			"spec.resources[cm].template.data.labels", `expression has type map(string, string), but the field expects string; write it as JSON text with json.marshal(...)`},
+		{"a list of text into a string field", "", `
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {names: "${[schema.spec.name, 'x']}"}}`,
+			"spec.resources[cm].template.data.names", `expression has type list(string), but the field expects string; join its items with .join(", ") (or another separator), or write it as JSON text with json.marshal(...)$`},
 		{"a digest into a string field", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {sum: "${hash.sha256(schema.spec.name)}"}}`,
