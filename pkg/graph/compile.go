@@ -214,6 +214,28 @@ func (c *compiler) checkKind(s *v1alpha1.Schema) schema.GroupVersionKind {
 	return gvk
 }
 
+// notAMap says what raw, which is not a map, is instead: a list (of one
+// map, most likely a "- " written before the first field), text, or what
+// the JSON decoder says.
+func notAMap(raw []byte, err error) string {
+	var v any
+	if utiljson.Unmarshal(raw, &v) != nil {
+		return ": " + err.Error()
+	}
+	switch v := v.(type) {
+	case []any:
+		if len(v) == 1 {
+			if _, ok := v[0].(map[string]any); ok {
+				return `, not a list: it holds one map, so write it without the "- " before its first field`
+			}
+		}
+		return ", not a list"
+	case string:
+		return ", not text"
+	}
+	return ": " + err.Error()
+}
+
 // groupApart advises on an apiVersion written as an instance's,
 // group/version: the version alone goes there, and the group, when it is
 // not the one the RGD already gives, in spec.schema.group.
@@ -236,7 +258,7 @@ func (c *compiler) decodeMap(raw runtime.RawExtension, path *field.Path) map[str
 	}
 	var m map[string]any
 	if err := utiljson.Unmarshal(raw.Raw, &m); err != nil {
-		c.errs = append(c.errs, field.Invalid(path, string(raw.Raw), "must be a map: "+err.Error()))
+		c.errs = append(c.errs, field.Invalid(path, string(raw.Raw), "must be a map"+notAMap(raw.Raw, err)))
 		return nil
 	}
 	return m

@@ -279,6 +279,14 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {labels: "${schema.metadata.labels}"}}`,
 			"spec.resources[cm].template.data.labels", `expression has type map(string, string), but the field expects string; write it as JSON text with json.marshal(...)`},
+		// A template written as a YAML list item (one "- " too many).
+		{"template written as a list", "", `
+  - id: cm
+    template:
+    - {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}`,
+			"spec.resources[cm].template", `must be a map, not a list: it holds one map, so write it without the "- " before its first field$`},
+		{"schema spec written as text", `{apiVersion: v1alpha1, kind: App, spec: "name: string"}`, configMap,
+			"spec.schema.spec", `must be a map, not text$`},
 		{"a list of text into a string field", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {names: "${[schema.spec.name, 'x']}"}}`,
