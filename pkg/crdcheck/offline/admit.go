@@ -60,9 +60,12 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 	if crd.Spec.Versions[0].Subresources != nil && crd.Spec.Versions[0].Subresources.Status != nil {
 		delete(obj.Object, "status")
 	}
-	var errs field.ErrorList
+	// The advice on a value of the wrong type shows it as written, before
+	// pruning took the fields out of a map written where a list is wanted.
+	written := obj.DeepCopy().Object
+	var undeclared field.ErrorList
 	for _, path := range pruning.PruneWithOptions(obj.Object, structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
-		errs = append(errs, field.Forbidden(field.NewPath(path), "field not declared in the schema"+meantField(structural, path)))
+		undeclared = append(undeclared, field.Forbidden(field.NewPath(path), "field not declared in the schema"+meantField(structural, path)))
 	}
 	defaulting.Default(obj.Object, structural)
 
@@ -70,9 +73,10 @@ func Admit(ctx context.Context, crd *extv1.CustomResourceDefinition, obj *unstru
 	if !namespaced {
 		obj.SetNamespace("") // the API server takes no namespace of a cluster-scoped object, nor refuses one
 	}
-	errs = append(errs, metavalidation.ValidateObjectMetaAccessor(obj, namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 	schemaErrs := apiservervalidation.ValidateCustomResource(nil, obj.Object, validator)
-	errs = append(errs, textReadAsAnotherType(listsWrittenAsOne(schemaErrs, obj.Object, structural), obj.Object)...)
+	errs := withinNoMisfit(undeclared, schemaErrs)
+	errs = append(errs, metavalidation.ValidateObjectMetaAccessor(obj, namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
+	errs = append(errs, textReadAsAnotherType(listsWrittenAsOne(schemaErrs, written, structural), written)...)
 	errs = append(errs, objectmeta.Validate(nil, obj.Object, structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, structural, obj.Object)...)
 	// As the API server: the rules run unless an error says the object is
@@ -111,6 +115,21 @@ func listsWrittenAsOne(errs field.ErrorList, obj map[string]any, schema *structu
 		e.Detail += fmt.Sprintf(": a list is wanted; to give this one value, write [%s]", item)
 	}
 	return errs
+}
+
+// withinNoMisfit is errs but those beneath the field of a value of the
+// wrong type: a map where a list is wanted has its keys pruned as
+// undeclared fields, which says nothing the type's error does not.
+func withinNoMisfit(errs, typeErrs field.ErrorList) field.ErrorList {
+	var out field.ErrorList
+	for _, e := range errs {
+		if !slices.ContainsFunc(typeErrs, func(t *field.Error) bool {
+			return t.Type == field.ErrorTypeTypeInvalid && (strings.HasPrefix(e.Field, t.Field+".") || strings.HasPrefix(e.Field, t.Field+"["))
+		}) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // textReadAsAnotherType adds to each error of errs that refuses a boolean
@@ -197,8 +216,8 @@ func errorPathSteps(path string) ([]pathStep, bool) {
 	return steps, true
 }
 
-// jsonType is the schema type of a decoded JSON scalar v; "" for a list,
-// a map or null.
+// jsonType is the schema type of a decoded JSON scalar or map v; "" for a
+// list or null.
 func jsonType(v any) string {
 	switch v.(type) {
 	case string:
@@ -207,6 +226,8 @@ func jsonType(v any) string {
 		return "boolean"
 	case int64, int, float64:
 		return "integer"
+	case map[string]any:
+		return "object"
 	}
 	return ""
 }

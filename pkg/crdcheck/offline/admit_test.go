@@ -153,6 +153,16 @@ func TestAdmitShowsOneValueWrittenAsAList(t *testing.T) {
 		`spec.byName.x.readyWhen: Invalid value: "string": spec.byName.x.readyWhen in body must be of type array: "string": a list is wanted; to give this one value, write ["${true}"]`)
 }
 
+// A map where a list of such maps is wanted (forEach: {region: ...}) is
+// shown as written, in a list; its keys are not also called undeclared.
+func TestAdmitShowsOneMapWrittenAsAList(t *testing.T) {
+	got := checkAdmitErrors(t, `{resources: {id: a, readyWhen: ["${true}"]}}`,
+		`spec.resources: Invalid value: "object": spec.resources in body must be of type array: "object": a list is wanted; to give this one value, write [{"id":"a","readyWhen":["${true}"]}]`)
+	if len(got) != 1 {
+		t.Errorf("want the one error, got:\n%s", strings.Join(got, "\n"))
+	}
+}
+
 // Text written without quotes that YAML reads as a boolean or a number,
 // where the schema wants a string, is told so.
 func TestAdmitSaysTextWasReadAsAnotherType(t *testing.T) {
@@ -164,8 +174,8 @@ func TestAdmitSaysTextWasReadAsAnotherType(t *testing.T) {
 
 // checkAdmitErrors admits an App whose spec is spec, under a schema of
 // resources (a list of {id, readyWhen}) and byName (a map of them), and
-// checks that the errors hold each of want.
-func checkAdmitErrors(t *testing.T, spec string, want ...string) {
+// checks that the errors hold each of want. It returns them all.
+func checkAdmitErrors(t *testing.T, spec string, want ...string) []string {
 	t.Helper()
 	item := extv1.JSONSchemaProps{Type: "object", Properties: map[string]extv1.JSONSchemaProps{
 		"id": {Type: "string"}, "readyWhen": {Type: "array", Items: &extv1.JSONSchemaPropsOrArray{Schema: &extv1.JSONSchemaProps{Type: "string"}}},
@@ -192,4 +202,5 @@ func checkAdmitErrors(t *testing.T, spec string, want ...string) {
 			t.Errorf("the errors lack %q:\n%s", w, strings.Join(got, "\n"))
 		}
 	}
+	return got
 }
