@@ -155,12 +155,27 @@ const movingHint = "a value computed from time.now() can be compared with timest
 
 // mismatchedOperands is cel-go's words for an operator given operands of
 // two types it does not take together.
-var mismatchedOperands = regexp.MustCompile(`^found no matching overload for '(_\+_|_==_|_!=_|_<_|_<=_|_>_|_>=_)' applied to '\((\w+), (\w+)\)'$`)
+var mismatchedOperands = regexp.MustCompile(`^found no matching overload for '(_\+_|_-_|_\*_|_/_|_%_|_==_|_!=_|_<_|_<=_|_>_|_>=_)' applied to '\((\w+), (\w+)\)'$`)
+
+// arithmetic are the operators, other than +, that work on numbers alone,
+// as cel-go names them, and as an expression writes them.
+var arithmetic = map[string]string{"_-_": "-", "_*_": "*", "_/_": "/", "_%_": "%"}
 
 // operandHint says how to give an operator operands of one type, where
 // one is a string and the other a scalar (CEL converts nothing by itself),
 // or, for +, two numbers of different types; "" otherwise.
 func operandHint(op, left, right string) string {
+	if sym, ok := arithmetic[op]; ok {
+		switch {
+		case left != right && isNumber(left) && isNumber(right):
+			return sym + " works on numbers of one type only: convert one of them, with " + left + "(...) or " + right + "(...)"
+		case left == "string" && isNumber(right):
+			return sym + " works on numbers, not text: convert the string with " + right + "(...)"
+		case right == "string" && isNumber(left):
+			return sym + " works on numbers, not text: convert the string with " + left + "(...)"
+		}
+		return ""
+	}
 	other := left
 	switch {
 	case left == "string" && isScalar(right):
@@ -182,6 +197,9 @@ func operandHint(op, left, right string) string {
 	}
 	return "CEL compares values of one type only: convert the string with " + other + "(...), or the " + other + " with string(...)"
 }
+
+// isNumber is whether t, as cel-go names a type, is a number.
+func isNumber(t string) bool { return t == "int" || t == "uint" || t == "double" }
 
 // isScalar is whether t, as cel-go names a type, is a scalar string(...)
 // converts, other than a string.
@@ -368,6 +386,12 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 		if movingOverload.MatchString(ce.Message) {
 			reworded.Message += ": " + movingHint
 		}
+		if noFields.MatchString(ce.Message) {
+			if hint := e.lengthHint(src, ce.ExprID); hint != "" {
+				// Of a collection too: its length is what was asked.
+				reworded.Message = UserTypeNames(ce.Message) + ": " + hint
+			}
+		}
 		if m := undeclaredReference.FindStringSubmatch(ce.Message); m != nil {
 			reworded.Message = m[1]
 			if hint := e.referenceHint(src, ce.ExprID, m[2]); hint != "" {
@@ -502,6 +526,15 @@ func (e *Env) referenceHint(src string, id int64, name string) string {
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
+	if meant, ok := foreignFunctions[name]; ok && found.Kind() == celast.CallKind && slices.Contains(names, meant) {
+		hint := "CEL calls it " + meant
+		if call, ok := rewrittenCall(found, info, meant); ok {
+			if _, iss := scope.Compile(call); iss.Err() == nil {
+				hint += ": " + call
+			}
+		}
+		return hint
+	}
 	if found.Kind() == celast.CallKind {
 		// A function of a library called without its namespace
 		// (sha256 for hash.sha256, marshal for json.marshal).
@@ -522,6 +555,74 @@ func (e *Env) referenceHint(src string, id int64, name string) string {
 		return ""
 	}
 	return "it can read " + strings.Join(names, ", ")
+}
+
+// noFields is cel-go's words for a field selected of a value that has
+// none: a list, a string, a number.
+var noFields = regexp.MustCompile(`^type '.+' does not support field selection$`)
+
+// lengthHint says how CEL gives the length that the selection with id in
+// src asks for as other languages do (items.length); "" for another field.
+func (e *Env) lengthHint(src string, id int64) string {
+	found, info, ok := e.exprAt(src, id)
+	if !ok || found.Kind() != celast.SelectKind {
+		return ""
+	}
+	switch found.AsSelect().FieldName() {
+	case "length", "len", "size", "count", "Length", "Count":
+	default:
+		return ""
+	}
+	operand, err := parser.Unparse(found.AsSelect().Operand(), info)
+	if err != nil {
+		return ""
+	}
+	return "CEL gives a length with size: size(" + operand + ")"
+}
+
+// foreignFunctions are functions of other languages that expressions get
+// written with, and what CEL calls each.
+var foreignFunctions = map[string]string{
+	"len": "size", "length": "size", "count": "size",
+	"str": "string", "toString": "string", "String": "string",
+	"upper": "upperAscii", "toUpper": "upperAscii", "toUpperCase": "upperAscii", "ToUpper": "upperAscii",
+	"lower": "lowerAscii", "toLower": "lowerAscii", "toLowerCase": "lowerAscii", "ToLower": "lowerAscii",
+	"substr": "substring", "strip": "trim", "includes": "contains",
+	"parseInt": "int", "atoi": "int", "Atoi": "int",
+}
+
+// globalFunctions are the functions foreignFunctions names that CEL calls
+// as f(x); the others are methods, x.f().
+var globalFunctions = []string{"size", "string", "int"}
+
+// rewrittenCall writes the call x, of a function of another language, as
+// a call of fn: f(x) or x.f() as fn is called, its receiver the call's or
+// its first argument. False when x has nothing to call fn on.
+func rewrittenCall(x celast.NavigableExpr, info *celast.SourceInfo, fn string) (string, bool) {
+	call := x.AsCall()
+	operands := call.Args()
+	if call.IsMemberFunction() {
+		operands = append([]celast.Expr{call.Target()}, operands...)
+	}
+	if len(operands) == 0 {
+		return "", false
+	}
+	texts := make([]string, len(operands))
+	for i, o := range operands {
+		t, err := parser.Unparse(o, info)
+		if err != nil {
+			return "", false
+		}
+		texts[i] = t
+	}
+	if slices.Contains(globalFunctions, fn) {
+		return fn + "(" + strings.Join(texts, ", ") + ")", true
+	}
+	receiver := texts[0]
+	if operands[0].Kind() == celast.CallKind && strings.HasPrefix(operands[0].AsCall().FunctionName(), "_") {
+		receiver = "(" + receiver + ")" // an operator's result
+	}
+	return receiver + "." + fn + "(" + strings.Join(texts[1:], ", ") + ")", true
 }
 
 // macroScope returns env with the variables that the macros enclosing x
