@@ -1,6 +1,7 @@
 package celenv
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/kro-agent/kro-agent/pkg/expr"
@@ -25,6 +26,9 @@ const operatorChars = "=!<>&|"
 // CEL writes, with src so written. It is "" when src has neither, or when
 // they are not all that is wrong.
 func (e *Env) syntaxHint(src string) string {
+	if hint := e.pipeHint(src); hint != "" {
+		return hint
+	}
 	var out strings.Builder
 	var replaced []string
 	// braces holds, for each { open, whether it came with a $ before it:
@@ -116,3 +120,80 @@ func isIdentStart(c byte) bool {
 }
 
 func isIdentPart(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
+
+// filters are the functions templating languages (Helm, Jinja) apply with
+// a pipe, x | lower, and the method CEL calls on x for each.
+var filters = map[string]string{"lower": "lowerAscii()", "upper": "upperAscii()", "trim": "trim()"}
+
+// pipeHint answers the two operators of templating languages that CEL
+// writes as calls: x | lower (each pipe to a filter above) and a ?? b,
+// with src so written, when that parses. "" when src has neither.
+func (e *Env) pipeHint(src string) string {
+	pipes, coalesce := operatorsOutsideStrings(src)
+	var rewritten, says string
+	switch {
+	case len(pipes) > 0:
+		receiver := strings.TrimSpace(src[:pipes[0]])
+		if !simpleOperand.MatchString(receiver) {
+			receiver = "(" + receiver + ")"
+		}
+		for i, at := range pipes {
+			end := len(src)
+			if i+1 < len(pipes) {
+				end = pipes[i+1]
+			}
+			method, ok := filters[strings.TrimSpace(src[at+1:end])]
+			if !ok {
+				return ""
+			}
+			receiver += "." + method
+		}
+		rewritten, says = receiver, "CEL has no pipes: call the function on the value"
+	case len(coalesce) == 1:
+		left, right := strings.TrimSpace(src[:coalesce[0]]), strings.TrimSpace(src[coalesce[0]+2:])
+		if m := lastField.FindStringSubmatch(left); m != nil {
+			rewritten = m[1] + ".?" + m[2] + ".orValue(" + right + ")"
+		} else if m := lastIndex.FindStringSubmatch(left); m != nil {
+			rewritten = m[1] + "[?" + m[2] + "].orValue(" + right + ")"
+		} else {
+			return ""
+		}
+		says = "CEL has no ??: select what may be absent with .? (or [?...]) and give the default with orValue"
+	default:
+		return ""
+	}
+	if _, iss := e.env.Parse(rewritten); iss.Err() != nil {
+		return ""
+	}
+	return says + ": ${" + rewritten + "}"
+}
+
+var (
+	// simpleOperand is an operand a method is called on without
+	// parentheses: a name, its fields and indexes.
+	simpleOperand = regexp.MustCompile(`^[A-Za-z_][\w.]*(\[[^\[\]]*\])*$`)
+	// lastField and lastIndex split an operand at its last field or index.
+	lastField = regexp.MustCompile(`^(.+)\.([A-Za-z_]\w*)$`)
+	lastIndex = regexp.MustCompile(`^(.+)\[([^\[\]]+)\]$`)
+)
+
+// operatorsOutsideStrings returns where src has a single | and where ??,
+// outside its string literals.
+func operatorsOutsideStrings(src string) (pipes, coalesce []int) {
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '"' || c == '\'':
+			end, err := expr.StringEnd(src, i)
+			if err != nil {
+				return pipes, coalesce
+			}
+			i = end
+		case c == '|' && (i+1 >= len(src) || src[i+1] != '|') && (i == 0 || src[i-1] != '|'):
+			pipes = append(pipes, i)
+		case c == '?' && i+1 < len(src) && src[i+1] == '?':
+			coalesce = append(coalesce, i)
+			i++
+		}
+	}
+	return pipes, coalesce
+}

@@ -28,6 +28,11 @@ func TestOperatorsOfOtherLanguagesSayWhatCELWrites(t *testing.T) {
 		{`not (schema.spec.replicas > 1) or schema.spec.name == "a = b"`, `: CEL writes ! for not, || for or: ${! (schema.spec.replicas > 1) || schema.spec.name == "a = b"}`},
 		{`schema.spec.replicas === 1 & schema.spec.replicas <> 2`, `: CEL writes == for ===, && for &, != for <>: ${schema.spec.replicas == 1 && schema.spec.replicas != 2}`},
 		{`schema.spec.name == 'it\'s | x' | true`, `: CEL writes || for |: ${schema.spec.name == 'it\'s | x' || true}`},
+		// A templating language's pipe to a filter, and ??.
+		{`schema.spec.name | lower`, `: CEL has no pipes: call the function on the value: ${schema.spec.name.lowerAscii()}`},
+		{`schema.spec.name + "-x" | upper | trim`, `: CEL has no pipes: call the function on the value: ${(schema.spec.name + "-x").upperAscii().trim()}`},
+		{`schema.spec.name ?? "none"`, `: CEL has no ??: select what may be absent with .? (or [?...]) and give the default with orValue: ${schema.spec.?name.orValue("none")}`},
+		{`schema.spec.items[0] ?? 'a ?? b'`, `: ${schema.spec.items[?0].orValue('a ?? b')}`},
 		// ${ } around names inside an expression, as in a template.
 		{`schema.spec.replicas > 1 ? ${schema.spec.name} + "-x" : "none"`, `Syntax error: token recognition error at: '$': inside ${...} values are named without ${ }: ${schema.spec.replicas > 1 ? schema.spec.name + "-x" : "none"}`},
 		{`${schema.spec.name} = "a" && {"k": 1}.k == 1`, `: inside ${...} values are named without ${ }, and CEL writes == for =: ${schema.spec.name == "a" && {"k": 1}.k == 1}`},
@@ -56,7 +61,7 @@ func TestOperatorsOfOtherLanguagesSayWhatCELWrites(t *testing.T) {
 // Compile never panics on any text, the rewrite of foreign operators
 // included, and a hint it gives holds an expression that parses.
 func FuzzCompileText(f *testing.F) {
-	for _, seed := range []string{`a = "b"`, `x and y`, `'it\'s' | """a"""`, `not (1 <> 2)`, `"unterminated`, `'''`, `r"\"" = 1`} {
+	for _, seed := range []string{`a = "b"`, `x and y`, `'it\'s' | """a"""`, `not (1 <> 2)`, `"unterminated`, `'''`, `r"\"" = 1`, `a.b | lower | trim`, `a[0] ?? "x"`} {
 		f.Add(seed)
 	}
 	env, err := New(Var{Name: "a"}, Var{Name: "x"}, Var{Name: "y"})
@@ -69,7 +74,7 @@ func FuzzCompileText(f *testing.F) {
 			return
 		}
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		if !strings.Contains(first, ": CEL writes ") && !strings.Contains(first, "values are named without ${ }") {
+		if !strings.Contains(first, ": CEL writes ") && !strings.Contains(first, "values are named without ${ }") && !strings.Contains(first, ": CEL has no ") {
 			return
 		}
 		at := strings.LastIndex(first, ": ${")
