@@ -739,6 +739,44 @@ spec:
 	})
 }
 
+// A placeholder of another templating language naming what an expression
+// may read is text, where a value was meant: warned of, with the ${...}
+// to write; within text, a number made a string. One naming anything else
+// is text for another tool ({{ .Values.name }}, a Prometheus rule's
+// {{ $labels.pod }}, a container's $(POD_NAME)), and is not.
+func TestPlaceholdersOfOtherTemplatesAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: placeholders}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Placeholders
+    spec: {name: string, port: integer}
+  resources:
+  - id: cm
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: x}
+      data:
+        go: '{{ .schema.spec.name }}'
+        port: 'port {{schema.spec.port}} of ${schema.spec.name}'
+        shell: 'echo $schema.spec.name $(schema.spec.name)'
+        helm: '{{ .Values.name }}'
+        rule: '{{ $labels.pod }} is down'
+        env: '$(POD_NAME)'
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[cm].template.data.go: {{ .schema.spec.name }}: the text "{{ .schema.spec.name }}" stays as written, since kro-agent evaluates only ${...}: write ${schema.spec.name} in its place`,
+		`spec.resources[cm].template.data.port: port {{schema.spec.port}} of ${schema.spec.name}: the text "{{schema.spec.port}}" stays as written, since kro-agent evaluates only ${...}: write ${string(schema.spec.port)} in its place`,
+		`spec.resources[cm].template.data.shell: echo $schema.spec.name $(schema.spec.name): the text "$schema.spec.name" stays as written, since kro-agent evaluates only ${...}: write ${schema.spec.name} in its place`,
+		`spec.resources[cm].template.data.shell: echo $schema.spec.name $(schema.spec.name): the text "$(schema.spec.name)" stays as written, since kro-agent evaluates only ${...}: write ${schema.spec.name} in its place`,
+	})
+}
+
 // A field the API server refuses is traced to the template string that
 // gave it, or to the one that gave a value above it.
 func TestRenderedFrom(t *testing.T) {

@@ -58,6 +58,7 @@ func (c *compiler) compileNode(n *Node) {
 		}
 		c.checkIteratorsInName(n, p)
 		c.checkLiterals(n.Template, nil, n.schemaOf(), p.Child("template"))
+		c.warnForeignPlaceholders(env, n.Template, nil, p.Child("template"))
 		c.warnGuardedReads(n, p.Child("template"))
 	case n.External != nil:
 		c.compileExternal(n, p.Child("externalRef"), addDeps)
