@@ -29,6 +29,14 @@ func (e *Env) syntaxHint(src string) string {
 	if hint := e.pipeHint(src); hint != "" {
 		return hint
 	}
+	if inner, ok := strings.CutPrefix(strings.TrimSpace(src), "{"); ok && strings.HasSuffix(inner, "}") {
+		// ${{ x }}, as GitHub Actions writes it, which CEL reads as a
+		// map without its values.
+		inner = strings.TrimSpace(strings.TrimSuffix(inner, "}"))
+		if _, iss := e.env.Parse(inner); iss.Err() == nil && inner != "" {
+			return "${{ }} is written ${ }: ${" + inner + "}"
+		}
+	}
 	var out strings.Builder
 	var replaced []string
 	// braces holds, for each { open, whether it came with a $ before it:

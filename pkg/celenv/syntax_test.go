@@ -28,6 +28,8 @@ func TestOperatorsOfOtherLanguagesSayWhatCELWrites(t *testing.T) {
 		{`not (schema.spec.replicas > 1) or schema.spec.name == "a = b"`, `: CEL writes ! for not, || for or: ${! (schema.spec.replicas > 1) || schema.spec.name == "a = b"}`},
 		{`schema.spec.replicas === 1 & schema.spec.replicas <> 2`, `: CEL writes == for ===, && for &, != for <>: ${schema.spec.replicas == 1 && schema.spec.replicas != 2}`},
 		{`schema.spec.name == 'it\'s | x' | true`, `: CEL writes || for |: ${schema.spec.name == 'it\'s | x' || true}`},
+		// Doubled braces, as GitHub Actions writes its expressions.
+		{`{ schema.spec.name }`, `: ${{ }} is written ${ }: ${schema.spec.name}`},
 		// A templating language's pipe to a filter, and ??.
 		{`schema.spec.name | lower`, `: CEL has no pipes: call the function on the value: ${schema.spec.name.lowerAscii()}`},
 		{`schema.spec.name + "-x" | upper | trim`, `: CEL has no pipes: call the function on the value: ${(schema.spec.name + "-x").upperAscii().trim()}`},
@@ -74,7 +76,7 @@ func FuzzCompileText(f *testing.F) {
 			return
 		}
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		if !strings.Contains(first, ": CEL writes ") && !strings.Contains(first, "values are named without ${ }") && !strings.Contains(first, ": CEL has no ") {
+		if !strings.Contains(first, ": CEL writes ") && !strings.Contains(first, "values are named without ${ }") && !strings.Contains(first, ": CEL has no ") && !strings.Contains(first, "is written ${ }") {
 			return
 		}
 		at := strings.LastIndex(first, ": ${")
