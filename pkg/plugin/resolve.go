@@ -333,6 +333,10 @@ func (o *Options) whichInstance(ctx context.Context, command string, takesRGD bo
 		return err
 	})
 	if unknown := (*unknownKindError)(nil); errors.As(err, &unknown) {
+		if kind, where := c.kindOfInstanceNamed(ctx, missing.kind); kind != "" {
+			// The NAME given without its KIND.
+			return fmt.Errorf("the server has no kind %q, but %s has a %s of that name: kubectl kro %s %s %s", missing.kind, where, kind, command, kind, missing.kind)
+		}
 		return c.withHint(ctx, err, nil, "")
 	}
 	if err != nil {
@@ -355,6 +359,37 @@ func (o *Options) whichInstance(ctx context.Context, command string, takesRGD bo
 	}
 	answer.more = answer.more || list.Continue != ""
 	return &answer
+}
+
+// kindOfInstanceNamed is the lower-case kind of the first RGD (by name)
+// with an instance called name in the namespace, or of the cluster for a
+// cluster-scoped kind, and where that is; "" when none has one. Each
+// served kind is asked for the name once, and only on this error path.
+func (c *cluster) kindOfInstanceNamed(ctx context.Context, name string) (kind, where string) {
+	rgds, err := c.listRGDs(ctx)
+	if err != nil {
+		return "", ""
+	}
+	slices.SortFunc(rgds, func(a, b v1alpha1.ResourceGraphDefinition) int { return strings.Compare(a.Name, b.Name) })
+	for i := range rgds {
+		arg := kindArg(&rgds[i])
+		if arg == "" {
+			continue
+		}
+		m, err := c.mapping(arg)
+		if err != nil {
+			continue
+		}
+		var ri metadata.ResourceInterface = c.metadata.Resource(m.Resource)
+		where = "the cluster"
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			ri, where = c.metadata.Resource(m.Resource).Namespace(c.namespace), "namespace "+c.namespace
+		}
+		if _, err := ri.Get(ctx, name, metav1.GetOptions{}); err == nil {
+			return strings.ToLower(rgdKind(&rgds[i]).Kind), where
+		}
+	}
+	return "", ""
 }
 
 // meantName is "did you mean NAME?" for the object listed in ri whose name

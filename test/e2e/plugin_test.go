@@ -1814,6 +1814,11 @@ spec:
 					t.Errorf("%q: got %v, want %q", tc.args, err, tc.want)
 				}
 			}
+			// A name without its kind: the kind whose instance it names.
+			if _, err := kro(t, cfg, nil, "tree", "ready", "-n", ns); err == nil ||
+				err.Error() != `the server has no kind "ready", but namespace `+ns+` has a webapp of that name: kubectl kro tree webapp ready` {
+				t.Errorf("tree of an instance's name alone: %v", err)
+			}
 			// A kind without a name: the names there are to give.
 			if _, err := kro(t, cfg, nil, "tree", "webapp", "-n", ns); err == nil ||
 				!strings.Contains(err.Error(), "which webapp? give its name too, as in kubectl kro tree webapp ") || !strings.Contains(err.Error(), "(namespace "+ns+" has ") {
