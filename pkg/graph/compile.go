@@ -192,6 +192,7 @@ func (c *compiler) compile() *Graph {
 	// The spec's alone: expressions do not see the status, which the CRD
 	// defaults too (generateCRD).
 	root := g.CRD.Spec.Versions[0].Schema.OpenAPIV3Schema
+	g.schemaWarnings = append(g.schemaWarnings, columnWarnings(s.AdditionalPrinterColumns, root, s.Kind)...)
 	g.InstanceDefaults = DefaultsOf(&extv1.JSONSchemaProps{Properties: map[string]extv1.JSONSchemaProps{"spec": root.Properties["spec"]}})
 	return g
 }

@@ -30,6 +30,10 @@ func inRGD(errs field.ErrorList) field.ErrorList {
 			}
 		}
 		mapped.Field = rgdPathOf(mapped.Field)
+		if p, ok := mapped.BadValue.(string); ok && strings.HasSuffix(mapped.Field, ".jsonPath") && strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") {
+			// A path as kubectl get -o jsonpath takes it.
+			mapped.Detail += ": write " + strings.TrimSpace(p[1:len(p)-1]) + ", without the braces kubectl get -o jsonpath wants"
+		}
 		out = append(out, &mapped)
 	}
 	return out

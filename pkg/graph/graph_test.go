@@ -739,6 +739,41 @@ spec:
 	})
 }
 
+// A printer column whose path names no field of the schema is empty for
+// every instance: warned of, with the field meant or the fields there
+// are; one reading metadata, a condition by a filter, or the fields an
+// object type keeps unknown is not.
+func TestPrinterColumnsNamingNoFieldAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: columns}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Columns
+    spec: {name: string, extra: object}
+    status: {ip: "${cm.metadata.name}"}
+    additionalPrinterColumns:
+    - {name: IP, type: string, jsonPath: .status.ipp}
+    - {name: Image, type: string, jsonPath: .spec.image}
+    - {name: Top, type: string, jsonPath: .sepc}
+    - {name: Name, type: string, jsonPath: .spec.name}
+    - {name: Extra, type: string, jsonPath: .spec.extra.anything}
+    - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.schema.additionalPrinterColumns[0].jsonPath: .status.ipp names no field of the schema of Columns, so kubectl get shows the column IP empty: did you mean .status.ip?`,
+		`spec.schema.additionalPrinterColumns[1].jsonPath: .spec.image names no field of the schema of Columns, so kubectl get shows the column Image empty: spec has extra, name`,
+		`spec.schema.additionalPrinterColumns[2].jsonPath: .sepc names no field of the schema of Columns, so kubectl get shows the column Top empty: did you mean .spec?`,
+	})
+}
+
 // A placeholder of another templating language naming what an expression
 // may read is text, where a value was meant: warned of, with the ${...}
 // to write; within text, a number made a string. One naming anything else

@@ -538,6 +538,8 @@ func TestInvalidRGDs(t *testing.T) {
 		// presentation, checked in the generated CRD
 		{"printer column without a jsonPath", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, additionalPrinterColumns: [{name: Name, type: string, jsonPath: .spec.name}, {name: Size, type: string}]}`, configMap,
 			"spec.schema.additionalPrinterColumns[1].jsonPath", `Required value`},
+		{"printer column path in braces", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, additionalPrinterColumns: [{name: Name, type: string, jsonPath: "{.spec.name}"}]}`, configMap,
+			"spec.schema.additionalPrinterColumns[0].jsonPath", `must be a simple json path starting with .: write .spec.name, without the braces kubectl get -o jsonpath wants$`},
 		{"printer column of an unknown type", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, additionalPrinterColumns: [{name: Name, type: strin, jsonPath: .spec.name}]}`, configMap,
 			"spec.schema.additionalPrinterColumns[0].type", `must be one of boolean,date,integer,number,string`},
 		{"short name in capitals", `{apiVersion: v1alpha1, kind: App, spec: {name: string}, shortNames: [ap, AP]}`, configMap,
