@@ -386,6 +386,11 @@ func (e *Env) explainIssues(src string, iss *cel.Issues) error {
 		if movingOverload.MatchString(ce.Message) {
 			reworded.Message += ": " + movingHint
 		}
+		if containsOnList.MatchString(ce.Message) || comparedWithNull.MatchString(ce.Message) {
+			if hint := e.rewriteHint(src, ce.ExprID); hint != "" {
+				reworded.Message += ": " + hint
+			}
+		}
 		if noFields.MatchString(ce.Message) {
 			if hint := e.lengthHint(src, ce.ExprID); hint != "" {
 				// Of a collection too: its length is what was asked.
@@ -506,6 +511,16 @@ func (e *Env) referenceHint(src string, id int64, name string) string {
 	if !ok {
 		return ""
 	}
+	if name == "nil" && found.Kind() == celast.IdentKind {
+		// Go's nil in a comparison, x != nil.
+		if parent, ok := found.Parent(); ok && parent.Kind() == celast.CallKind {
+			if test, ok := presenceTest(parent.AsCall(), info); ok {
+				if _, iss := scope.Compile(test); iss.Err() == nil {
+					return "CEL writes null, and a field is never null: CEL asks whether it is set with has(...): " + test
+				}
+			}
+		}
+	}
 	var names []string
 	switch found.Kind() {
 	case celast.IdentKind:
@@ -526,14 +541,15 @@ func (e *Env) referenceHint(src string, id int64, name string) string {
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	if meant, ok := foreignFunctions[name]; ok && found.Kind() == celast.CallKind && slices.Contains(names, meant) {
-		hint := "CEL calls it " + meant
-		if call, ok := rewrittenCall(found, info, meant); ok {
-			if _, iss := scope.Compile(call); iss.Err() == nil {
-				hint += ": " + call
+	if forms, ok := foreignFunctions[name]; ok && found.Kind() == celast.CallKind {
+		for _, form := range forms {
+			if call, ok := rewrittenCall(found, info, form); ok {
+				if _, iss := scope.Compile(call); iss.Err() == nil {
+					return "CEL calls it " + formFunction(form) + ": " + call
+				}
 			}
 		}
-		return hint
+		return "CEL calls it " + formFunction(forms[0])
 	}
 	if found.Kind() == celast.CallKind {
 		// A function of a library called without its namespace
@@ -555,6 +571,75 @@ func (e *Env) referenceHint(src string, id int64, name string) string {
 		return ""
 	}
 	return "it can read " + strings.Join(names, ", ")
+}
+
+// containsOnList is cel-go's words for contains called on a list or a map,
+// which CEL asks with in; comparedWithNull for a value compared with null,
+// which a field the schema declares never is (absent, it is not there).
+var (
+	containsOnList   = regexp.MustCompile(`^found no matching overload for 'contains' applied to '(list|map)\(`)
+	comparedWithNull = regexp.MustCompile(`^found no matching overload for '_[!=]=_' applied to '\((.+, null|null, .+)\)'$`)
+)
+
+// rewriteHint says how CEL writes the call with id in src that cel-go
+// refused: x.contains(a) of a list as a in x, and x == null as !has(x)
+// (x != null as has(x)). "" when the rewrite does not compile either.
+func (e *Env) rewriteHint(src string, id int64) string {
+	found, info, ok := e.exprAt(src, id)
+	if !ok || found.Kind() != celast.CallKind {
+		return ""
+	}
+	scope, ok := macroScope(e.env, found, info)
+	if !ok {
+		return ""
+	}
+	var hint, rewritten string
+	switch call := found.AsCall(); call.FunctionName() {
+	case "contains":
+		rewritten, ok = rewrittenCall(found, info, "$a in $r")
+		hint = "CEL asks whether a list holds a value with in"
+	case operators.Equals, operators.NotEquals:
+		rewritten, ok = presenceTest(call, info)
+		hint = "a field is never null: CEL asks whether it is set with has(...)"
+	}
+	if !ok || rewritten == "" {
+		return ""
+	}
+	if _, iss := scope.Compile(rewritten); iss.Err() != nil {
+		return ""
+	}
+	return hint + ": " + rewritten
+}
+
+// presenceTest writes x == null (or nil, as Go writes it) as !has(x), and
+// x != null as has(x), for a field x; false for anything else.
+func presenceTest(call celast.CallExpr, info *celast.SourceInfo) (string, bool) {
+	args := call.Args()
+	if len(args) != 2 {
+		return "", false
+	}
+	isNull := func(x celast.Expr) bool {
+		return x.Kind() == celast.LiteralKind && x.AsLiteral() == celtypes.NullValue || x.Kind() == celast.IdentKind && x.AsIdent() == "nil"
+	}
+	operand := args[0]
+	switch {
+	case isNull(args[1]):
+	case isNull(args[0]):
+		operand = args[1]
+	default:
+		return "", false
+	}
+	if operand.Kind() != celast.SelectKind || operand.AsSelect().IsTestOnly() {
+		return "", false
+	}
+	text, err := parser.Unparse(operand, info)
+	if err != nil {
+		return "", false
+	}
+	if call.FunctionName() == operators.Equals {
+		return "!has(" + text + ")", true
+	}
+	return "has(" + text + ")", true
 }
 
 // noFields is cel-go's words for a field selected of a value that has
@@ -581,24 +666,32 @@ func (e *Env) lengthHint(src string, id int64) string {
 }
 
 // foreignFunctions are functions of other languages that expressions get
-// written with, and what CEL calls each.
-var foreignFunctions = map[string]string{
-	"len": "size", "length": "size", "count": "size",
-	"str": "string", "toString": "string", "String": "string",
-	"upper": "upperAscii", "toUpper": "upperAscii", "toUpperCase": "upperAscii", "ToUpper": "upperAscii",
-	"lower": "lowerAscii", "toLower": "lowerAscii", "toLowerCase": "lowerAscii", "ToLower": "lowerAscii",
-	"substr": "substring", "strip": "trim", "includes": "contains",
-	"parseInt": "int", "atoi": "int", "Atoi": "int",
+// written with, and the CEL that does what each does: forms where $r
+// stands for the call's receiver (or its first argument) and $a for its
+// other arguments. The first form that compiles is offered.
+var foreignFunctions = map[string][]string{
+	"len": {"size($r)"}, "length": {"size($r)"}, "count": {"size($r)"},
+	"str": {"string($r)"}, "toString": {"string($r)"}, "String": {"string($r)"},
+	"upper": {"$r.upperAscii()"}, "toUpper": {"$r.upperAscii()"}, "toUpperCase": {"$r.upperAscii()"}, "ToUpper": {"$r.upperAscii()"},
+	"lower": {"$r.lowerAscii()"}, "toLower": {"$r.lowerAscii()"}, "toLowerCase": {"$r.lowerAscii()"}, "ToLower": {"$r.lowerAscii()"},
+	"substr": {"$r.substring($a)"}, "strip": {"$r.trim()"}, "replaceAll": {"$r.replace($a)"},
+	"includes": {"$r.contains($a)", "$a in $r"},
+	"isEmpty":  {"size($r) == 0"}, "keys": {"$r.map(k, k)"},
+	"parseInt": {"int($r)"}, "atoi": {"int($r)"}, "Atoi": {"int($r)"},
 }
 
-// globalFunctions are the functions foreignFunctions names that CEL calls
-// as f(x); the others are methods, x.f().
-var globalFunctions = []string{"size", "string", "int"}
+// formFunction is the CEL function, or operator, a form calls.
+func formFunction(form string) string {
+	if strings.HasPrefix(form, "$a in ") {
+		return "in"
+	}
+	name, _, _ := strings.Cut(strings.TrimPrefix(form, "$r."), "(")
+	return name
+}
 
-// rewrittenCall writes the call x, of a function of another language, as
-// a call of fn: f(x) or x.f() as fn is called, its receiver the call's or
-// its first argument. False when x has nothing to call fn on.
-func rewrittenCall(x celast.NavigableExpr, info *celast.SourceInfo, fn string) (string, bool) {
+// rewrittenCall writes the call x, of a function of another language, in
+// form (see foreignFunctions). False when x has nothing to call it on.
+func rewrittenCall(x celast.NavigableExpr, info *celast.SourceInfo, form string) (string, bool) {
 	call := x.AsCall()
 	operands := call.Args()
 	if call.IsMemberFunction() {
@@ -613,16 +706,12 @@ func rewrittenCall(x celast.NavigableExpr, info *celast.SourceInfo, fn string) (
 		if err != nil {
 			return "", false
 		}
+		if i == 0 && strings.HasPrefix(form, "$r.") && o.Kind() == celast.CallKind && strings.HasPrefix(o.AsCall().FunctionName(), "_") {
+			t = "(" + t + ")" // an operator's result, a method called on it
+		}
 		texts[i] = t
 	}
-	if slices.Contains(globalFunctions, fn) {
-		return fn + "(" + strings.Join(texts, ", ") + ")", true
-	}
-	receiver := texts[0]
-	if operands[0].Kind() == celast.CallKind && strings.HasPrefix(operands[0].AsCall().FunctionName(), "_") {
-		receiver = "(" + receiver + ")" // an operator's result
-	}
-	return receiver + "." + fn + "(" + strings.Join(texts[1:], ", ") + ")", true
+	return strings.NewReplacer("$r", texts[0], "$a", strings.Join(texts[1:], ", ")).Replace(form), true
 }
 
 // macroScope returns env with the variables that the macros enclosing x
