@@ -2,6 +2,7 @@ package celenv
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/kro-agent/kro-agent/pkg/expr"
@@ -27,6 +28,9 @@ const operatorChars = "=!<>&|"
 // they are not all that is wrong.
 func (e *Env) syntaxHint(src string) string {
 	if hint := e.pipeHint(src); hint != "" {
+		return hint
+	}
+	if hint := e.lambdaHint(src); hint != "" {
 		return hint
 	}
 	if inner, ok := strings.CutPrefix(strings.TrimSpace(src), "{"); ok && strings.HasSuffix(inner, "}") {
@@ -204,4 +208,50 @@ func operatorsOutsideStrings(src string) (pipes, coalesce []int) {
 		}
 	}
 	return pipes, coalesce
+}
+
+// lambda is a macro's variable written as another language's lambda:
+// exists(i => ...), map(i -> ...).
+var lambda = regexp.MustCompile(`([(,]\s*)([A-Za-z_]\w*)\s*(?:=>|->)\s*`)
+
+// lambdaHint rewrites the lambdas of src (outside its string literals) as
+// the two arguments CEL's macros take, exists(i, ...), and says so with
+// src so written, when that parses. "" when src has none.
+func (e *Env) lambdaHint(src string) string {
+	literals := stringLiterals(src)
+	var out strings.Builder
+	last := 0
+	for _, loc := range lambda.FindAllStringSubmatchIndex(src, -1) {
+		if slices.ContainsFunc(literals, func(l [2]int) bool { return loc[0] < l[1] && l[0] < loc[1] }) {
+			continue
+		}
+		out.WriteString(src[last:loc[0]])
+		out.WriteString(src[loc[2]:loc[3]] + src[loc[4]:loc[5]] + ", ")
+		last = loc[1]
+	}
+	if last == 0 {
+		return ""
+	}
+	out.WriteString(src[last:])
+	rewritten := out.String()
+	if _, iss := e.env.Parse(rewritten); iss.Err() != nil {
+		return ""
+	}
+	return "CEL's macros take the variable and the expression as two arguments: ${" + rewritten + "}"
+}
+
+// stringLiterals are the spans, [start, end), of src's string literals.
+func stringLiterals(src string) [][2]int {
+	var spans [][2]int
+	for i := 0; i < len(src); i++ {
+		if c := src[i]; c == '"' || c == '\'' {
+			end, err := expr.StringEnd(src, i)
+			if err != nil {
+				return append(spans, [2]int{i, len(src)})
+			}
+			spans = append(spans, [2]int{i, end + 1})
+			i = end
+		}
+	}
+	return spans
 }
