@@ -11,6 +11,7 @@ import (
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
@@ -440,10 +441,10 @@ func defaultJSON(s *extv1.JSONSchemaProps, value string) ([]byte, error) {
 	case "array", "object":
 		var v any
 		if err := json.Unmarshal([]byte(value), &v); err != nil {
-			return nil, fmt.Errorf("%q is not JSON: %v", value, err)
+			return nil, fmt.Errorf("%q is not JSON: %v%s", value, err, asJSON(s, value))
 		}
 		if _, isList := v.([]any); s.Type == "array" && !isList {
-			return nil, fmt.Errorf("%q is not a list", value)
+			return nil, fmt.Errorf("%q is not a list%s", value, asJSON(s, value))
 		}
 		if _, isMap := v.(map[string]any); s.Type == "object" && !isMap {
 			return nil, fmt.Errorf("%q is not an object", value)
@@ -545,6 +546,38 @@ func uniqueDefaultItems(s *extv1.JSONSchemaProps, items []json.RawMessage) error
 		seen[string(key)] = true
 	}
 	return nil
+}
+
+// asJSON offers a list or map default written as YAML writes it ([a, b],
+// {a: b}), or one value where a list is wanted (a, 3), as the JSON a
+// default is written in, when that is a default of s: "" otherwise.
+func asJSON(s *extv1.JSONSchemaProps, value string) string {
+	j, err := yaml.YAMLToJSON([]byte(value))
+	if err != nil {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(j, &v) != nil || v == nil {
+		return ""
+	}
+	if _, isList := v.([]any); s.Type == "array" && !isList {
+		if _, isMap := v.(map[string]any); isMap {
+			return ""
+		}
+		v = []any{v}
+	}
+	meant, err := json.Marshal(v)
+	if err != nil || string(meant) == value {
+		return ""
+	}
+	if _, err := defaultJSON(s, string(meant)); err != nil {
+		return ""
+	}
+	advice := ": write default=" + string(meant)
+	if strings.Contains(string(meant), `"`) {
+		advice += " (JSON, its text in double quotes)"
+	}
+	return advice
 }
 
 // scalarJSON encodes a scalar written in a marker as JSON of the given type.

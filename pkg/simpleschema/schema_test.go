@@ -150,6 +150,11 @@ func TestBuildErrors(t *testing.T) {
 		{"map list default whose keys are the same once defaulted", `{a: "[]T | listType=map listMapKey=name listMapKey=protocol default=[{\"name\":\"x\"},{\"name\":\"x\",\"protocol\":\"TCP\"}]"}`, `{T: {name: "string | required=true", protocol: "string | default=TCP"}}`, "spec.schema.spec.a",
 			`holds two items with keys {"name":"x","protocol":"TCP"}, but each item's keys (name, protocol) must be unique`},
 		{"list default not a list", `{a: "[]string | default={}"}`, ``, "spec.schema.spec.a", `is not a list`},
+		// A default written as YAML writes it, or one value for a list:
+		// the JSON to write, when it is a default of the field.
+		{"list default in YAML", `{a: "[]string | default=[a, b]"}`, ``, "spec.schema.spec.a", `bad default: "[a, b]" is not JSON: invalid character 'a' looking for beginning of value: write default=["a","b"] (JSON, its text in double quotes)`},
+		{"map default in YAML", `{a: "map[string]integer | default={a: 1}"}`, ``, "spec.schema.spec.a", `write default={"a":1}`},
+		{"list default of one value", `{a: "[]integer | minItems=1 default=3"}`, ``, "spec.schema.spec.a", `bad default: "3" is not a list: write default=[3]`},
 		{"default on required", `{a: "string | required=true default=x"}`, ``, "spec.schema.spec.a", `required field cannot have a default`},
 		{"minimum on string", `{a: "string | minimum=1"}`, ``, "spec.schema.spec.a", `minimum applies to integer and float fields, not string`},
 		{"pattern on integer", `{a: "integer | pattern=x"}`, ``, "spec.schema.spec.a", `pattern applies to string fields`},
