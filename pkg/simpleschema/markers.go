@@ -41,6 +41,19 @@ var knownMarkers = []string{
 	markerUniqueItems, markerValidation, markerImmutable, markerListType, markerListMapKey,
 }
 
+// markerAliases are the names other schema languages (JSON Schema,
+// kubebuilder, pydantic) give SimpleSchema's markers, lower case, too far
+// from them for a spelling mistake.
+var markerAliases = map[string]string{
+	"min": markerMinimum, "max": markerMaximum, "ge": markerMinimum, "le": markerMaximum,
+	"minlen": markerMinLength, "maxlen": markerMaxLength,
+	"regex": markerPattern, "regexp": markerPattern,
+	"desc": markerDescription, "doc": markerDescription,
+	"values": markerEnum, "oneof": markerEnum, "allowed": markerEnum, "choices": markerEnum,
+	"unique": markerUniqueItems, "readonly": markerImmutable,
+	"mandatory": markerRequired, "xvalidation": markerValidation, "rule": markerValidation,
+}
+
 // textMarkers take values that may hold spaces, which must then be quoted.
 var textMarkers = []string{markerDescription, markerDefault, markerValidation, markerPattern}
 
@@ -108,6 +121,12 @@ func parseMarkers(s string) ([]marker, error) {
 			}
 			if strings.HasPrefix(key, "|") {
 				return nil, errors.New(`a second "|": the markers all follow the first, separated by spaces, as in integer | minimum=1 default=2`)
+			}
+			if meant, ok := markerAliases[strings.ToLower(key)]; ok {
+				return nil, fmt.Errorf("unknown marker %q: SimpleSchema calls it %s (known markers: %s)", key, meant, strings.Join(knownMarkers, ", "))
+			}
+			if strings.EqualFold(key, "optional") {
+				return nil, fmt.Errorf("unknown marker %q: a field is optional unless it is required=true, so leave it out", key)
 			}
 			if meant, ok := spelling.Closest(key, knownMarkers); ok {
 				return nil, fmt.Errorf("unknown marker %q: did you mean %s? (known markers: %s)", key, meant, strings.Join(knownMarkers, ", "))

@@ -125,6 +125,10 @@ func TestBuildErrors(t *testing.T) {
 		// Not a value that can hold spaces: no advice to quote it.
 		{"word after a number", `{a: "integer | minimum=1 most"}`, ``, "spec.schema.spec.a", `unknown marker "most" (known markers:`},
 		{"unterminated quote", `{a: "string | description=\"oops"}`, ``, "spec.schema.spec.a", `unterminated`},
+		// A marker as another schema language names it.
+		{"marker named as elsewhere", `{a: "integer | min=1 max=5"}`, ``, "spec.schema.spec.a", `unknown marker "min": SimpleSchema calls it minimum (known markers: `},
+		{"marker named as elsewhere, capitalised", `{a: "string | Regex=^a"}`, ``, "spec.schema.spec.a", `unknown marker "Regex": SimpleSchema calls it pattern`},
+		{"optional marker", `{a: "string | optional"}`, ``, "spec.schema.spec.a", `unknown marker "optional": a field is optional unless it is required=true, so leave it out`},
 		{"unknown type", `{a: strin}`, ``, "spec.schema.spec.a", `unknown type "strin": did you mean string? (built-in types:`},
 		{"unknown element type", `{a: "[]Widget"}`, `{Port: integer}`, "spec.schema.spec.a", `unknown type "Widget" (built-in types:`},
 		{"misspelt custom type", `{a: "[]Prot"}`, `{Port: integer}`, "spec.schema.spec.a", `unknown type "Prot": did you mean Port?`},
