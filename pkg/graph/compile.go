@@ -175,7 +175,7 @@ func (c *compiler) compile() *Graph {
 	g.Conditions = conditions
 	g.ComputedConditions = computed
 	g.InstanceFormats = celenv.FormatsOf(instance)
-	g.schemaWarnings = schemaBooleanKeyWarnings(specFields, typeDefs, statusFields)
+	g.schemaWarnings = append(schemaBooleanKeyWarnings(specFields, typeDefs, statusFields), openAPIWarnings(specFields, typeDefs)...)
 	g.readWarnings = c.warnings
 	if spec, ok := instance.Properties["spec"]; ok {
 		g.InstanceSpec = celenv.FieldType(&spec)

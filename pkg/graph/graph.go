@@ -24,6 +24,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/kinds"
+	"github.com/kro-agent/kro-agent/pkg/simpleschema"
 )
 
 // Names with a fixed meaning in expressions.
@@ -72,7 +73,8 @@ type Graph struct {
 	ObservedGeneration bool
 
 	// schemaWarnings are the schema's part of Warnings: its fields named
-	// true or false.
+	// true or false, its fields written as an OpenAPI schema, and its
+	// printer columns naming no field.
 	schemaWarnings []string
 	// readWarnings are the expressions' part: reads of a field their
 	// object never has, and guarded reads of a resource includeWhen may
@@ -130,7 +132,10 @@ func (g *Graph) ReadWarnings() []string {
 // schema field or template key named true or false is what YAML makes of
 // an unquoted y or n (a point's x and y become the fields x and true, and
 // instances written in YAML fill true where JSON clients and expressions
-// ask for y); a template's status, which the API server drops from the
+// ask for y); a field written as an OpenAPI schema ({type: object,
+// properties: ...}), which SimpleSchema reads as fields named type and
+// properties; a printer column naming no field of the schema, empty for
+// every instance; a template's status, which the API server drops from the
 // apply of any kind whose status is a subresource (as a rule: copied from
 // kubectl get -o yaml); and an object put in the namespace another resource
 // makes without reading it, which nothing orders after it. They come in the
@@ -182,6 +187,35 @@ func schemaBooleanKeyWarnings(spec, types, status map[string]any) []string {
 	}{{"spec", spec}, {"types", types}, {"status", status}} {
 		for _, at := range booleanKeys(part.fields, nil) {
 			out = append(out, booleanKeyWarning(at, schemaPath.Child(part.name)))
+		}
+	}
+	return out
+}
+
+// openAPIWarnings are the hints for the maps of the schema's spec and types
+// written as an OpenAPI schema ({type: string}), which SimpleSchema reads
+// as objects with a field named type.
+func openAPIWarnings(spec, types map[string]any) []string {
+	var out []string
+	for _, part := range []struct {
+		name   string
+		fields map[string]any
+	}{{"spec", spec}, {"types", types}} {
+		for _, at := range simpleschema.WrittenAsOpenAPI(part.fields) {
+			p := schemaPath.Child(part.name)
+			for _, k := range at {
+				p = p.Child(k)
+			}
+			if len(at) == 0 || part.name == "types" && len(at) == 1 {
+				// A whole section or custom type.
+				name := part.name
+				if len(at) == 1 {
+					name = at[0]
+				}
+				out = append(out, fmt.Sprintf("%s reads as an OpenAPI schema, which SimpleSchema takes for fields named type and properties: declare each field by its name, its type as its value (%s: {name: string, replicas: integer})", p, name))
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s reads as an OpenAPI schema, which SimpleSchema takes for an object with fields named type and properties: declare its fields directly, each by its name, its type as its value (%s: {name: string, replicas: integer})", p, at[len(at)-1]))
 		}
 	}
 	return out

@@ -739,6 +739,31 @@ spec:
 	})
 }
 
+// A field written as an OpenAPI schema that SimpleSchema reads all the
+// same, as an object with fields named type and properties, is warned of; a
+// type alone is as likely a field named type, and is not.
+func TestFieldsWrittenAsOpenAPIAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: openapi}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: OpenAPI
+    spec: {name: {type: string}, db: {type: object, properties: {size: integer}}, size: integer}
+    types: {Port: {type: object, properties: {port: integer}}}
+  resources:
+  - id: cm
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.schema.spec.db reads as an OpenAPI schema, which SimpleSchema takes for an object with fields named type and properties: declare its fields directly, each by its name, its type as its value (db: {name: string, replicas: integer})`,
+		`spec.schema.types.Port reads as an OpenAPI schema, which SimpleSchema takes for fields named type and properties: declare each field by its name, its type as its value (Port: {name: string, replicas: integer})`,
+	})
+}
+
 // A printer column whose path names no field of the schema is empty for
 // every instance: warned of, with the field meant or the fields there
 // are; one reading metadata, a condition by a filter, or the fields an

@@ -52,7 +52,14 @@ func Build(spec, types map[string]any, specPath, typesPath *field.Path) (*extv1.
 	for _, name := range slices.Sorted(maps.Keys(types)) {
 		b.resolveType(name, typesPath.Key(name))
 	}
+	before := len(b.errs)
 	s := b.structSchema(spec, specPath)
+	if len(b.errs) > before && isOpenAPI(spec) {
+		// The whole spec written as an OpenAPI schema, its fields under
+		// properties.
+		b.errs = append(b.errs[:before], field.Invalid(specPath, "type: "+fmt.Sprint(spec["type"]),
+			"spec reads as an OpenAPI schema, which SimpleSchema does not take: declare each field by its name, its type and markers as its value, as in spec: {name: string | required=true, replicas: integer | default=1}"))
+	}
 	return s, b.errs
 }
 
@@ -99,7 +106,15 @@ func (b *builder) structSchema(fields map[string]any, path *field.Path) *extv1.J
 func (b *builder) fieldSchema(def any, path *field.Path) (*extv1.JSONSchemaProps, bool) {
 	switch d := def.(type) {
 	case map[string]any:
-		return b.structSchema(d, path), false
+		before := len(b.errs)
+		s := b.structSchema(d, path)
+		if len(b.errs) > before && isOpenAPI(d) {
+			// One error for the map, in place of one for each keyword
+			// read as a field.
+			b.errs = append(b.errs[:before], field.Invalid(path, d, "reads as an OpenAPI schema, which SimpleSchema does not take: a field's type and markers are its value"+asSimpleSchema(path, d)))
+			return unknownType(), false
+		}
+		return s, false
 	case string:
 		typ, markers, err := splitField(d)
 		if err != nil {
@@ -204,6 +219,26 @@ var otherNames = map[string]string{
 	"array": "[]T", "list": "[]T", "map": "map[string]T", "dict": "map[string]T",
 }
 
+// genericList and genericMap are a list and a map type as Python, Java,
+// TypeScript and CEL write them (list[str], List<String>, dict[str, int],
+// map<string, string>); the group holds the item's or value's type.
+var (
+	genericList = regexp.MustCompile(`^(?i:list|array|set|seq|sequence|vector|slice)\s*[\[<(]\s*(.+?)\s*[\]>)]$`)
+	genericMap  = regexp.MustCompile(`^(?i:map|dict|hashmap|record|object)\s*[\[<(]\s*\w+\s*,\s*(.+?)\s*[\]>)]$`)
+)
+
+// nameOf is typ as SimpleSchema names it: a built-in type another language
+// names otherwise (str, int) by SimpleSchema's name, anything else as it is.
+func (b *builder) nameOf(typ string) string {
+	if name, ok := otherNames[strings.ToLower(typ)]; ok && slices.Contains(builtinTypes, name) {
+		return name
+	}
+	if slices.Contains(builtinTypes, strings.ToLower(typ)) {
+		return strings.ToLower(typ)
+	}
+	return typ
+}
+
 // meantType suggests the type an unknown type name stands for: a built-in
 // or custom type it misspells, or SimpleSchema's name for a type it names
 // as another language does. "" when none is near.
@@ -214,6 +249,12 @@ func (b *builder) meantType(typ string) string {
 	if elem, ok := strings.CutSuffix(typ, "[]"); ok && elem != "" {
 		// As TypeScript and Java write a list.
 		return fmt.Sprintf(": a list is written with the [] first, as in []%s", elem)
+	}
+	if m := genericList.FindStringSubmatch(typ); m != nil {
+		return fmt.Sprintf(": a list is written []T, as in []%s", b.nameOf(m[1]))
+	}
+	if m := genericMap.FindStringSubmatch(typ); m != nil {
+		return fmt.Sprintf(": a map is written map[string]T, as in map[string]%s", b.nameOf(m[1]))
 	}
 	names := append(slices.Clone(builtinTypes), slices.Sorted(maps.Keys(b.types))...)
 	if name, ok := spelling.Closest(typ, names); ok {
@@ -645,3 +686,110 @@ func oneOf(s string, options ...string) bool {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// openAPIKeywords are the keys of an OpenAPI schema that an author writing
+// one in place of SimpleSchema gives a field.
+var openAPIKeywords = []string{
+	"type", "properties", "items", "description", "default", "format", "enum", "required",
+	"minimum", "maximum", "minLength", "maxLength", "pattern", "additionalProperties", "nullable",
+	"minItems", "maxItems", "uniqueItems",
+}
+
+// openAPITypes are the values of an OpenAPI schema's type.
+var openAPITypes = []string{"string", "integer", "boolean", "number", "object", "array"}
+
+// isOpenAPI tells whether m reads as an OpenAPI schema: a type naming an
+// OpenAPI type, and only OpenAPI keywords beside it.
+func isOpenAPI(m map[string]any) bool {
+	t, ok := m["type"].(string)
+	return ok && slices.Contains(openAPITypes, t) &&
+		!slices.ContainsFunc(slices.Collect(maps.Keys(m)), func(k string) bool { return !slices.Contains(openAPIKeywords, k) })
+}
+
+// asSimpleSchema writes the OpenAPI schema m of the field at path as
+// SimpleSchema, ": write name: type | markers", for a scalar or a list of
+// scalars; "" for what it does not translate (nested properties).
+func asSimpleSchema(path *field.Path, m map[string]any) string {
+	typ, _ := m["type"].(string)
+	switch typ {
+	case "number":
+		typ = TypeFloat
+	case "array":
+		items, _ := m["items"].(map[string]any)
+		it, _ := items["type"].(string)
+		if it == "number" {
+			it = TypeFloat
+		}
+		if !slices.Contains(builtinTypes, it) || it == TypeObject {
+			return ""
+		}
+		typ = "[]" + it
+	case "object":
+		return ""
+	}
+	var markers []string
+	for _, k := range []string{markerMinimum, markerMaximum, markerMinLength, markerMaxLength, markerMinItems, markerMaxItems, markerUniqueItems, markerPattern, markerEnum, markerDefault, markerDescription} {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		var text string
+		switch x := v.(type) {
+		case string:
+			text = x
+			if strings.ContainsAny(x, " \t\"[]{}") {
+				text = quotedValue([]string{x})
+			}
+		case []any:
+			if k == markerEnum {
+				parts := make([]string, len(x))
+				for i, e := range x {
+					parts[i] = fmt.Sprint(e)
+				}
+				text = strings.Join(parts, ",")
+				break
+			}
+			j, _ := json.Marshal(x)
+			text = string(j)
+		default:
+			j, _ := json.Marshal(x)
+			text = string(j)
+		}
+		markers = append(markers, k+"="+text)
+	}
+	field := typ
+	if len(markers) > 0 {
+		field += " | " + strings.Join(markers, " ")
+	}
+	name := "field"
+	if path != nil {
+		name = path.String()[strings.LastIndex(path.String(), ".")+1:]
+	}
+	return fmt.Sprintf(": write %s: %s", name, field)
+}
+
+// WrittenAsOpenAPI returns the paths, below fields, of the maps that read
+// as an OpenAPI schema rather than as SimpleSchema's nested fields: a type
+// naming an OpenAPI type, properties or items, and only OpenAPI keywords
+// beside them ({type: object, properties: {...}}, {type: array, items:
+// {type: string}}). SimpleSchema takes such a map for an object with
+// fields named type and properties, which is legal and seldom meant. (A
+// type alone, {type: string}, is as likely a field named type.) The empty
+// path is fields itself.
+func WrittenAsOpenAPI(fields map[string]any) [][]string {
+	var out [][]string
+	var walk func(m map[string]any, at []string)
+	walk = func(m map[string]any, at []string) {
+		if _, properties := m["properties"]; isOpenAPI(m) && (properties || m["items"] != nil) {
+			out = append(out, at)
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if nested, ok := m[k].(map[string]any); ok {
+				walk(nested, append(slices.Clone(at), k))
+			}
+		}
+	}
+	walk(fields, nil)
+	return out
+}

@@ -2,6 +2,7 @@ package simpleschema
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -126,6 +127,15 @@ func TestBuildErrors(t *testing.T) {
 		{"word after a number", `{a: "integer | minimum=1 most"}`, ``, "spec.schema.spec.a", `unknown marker "most" (known markers:`},
 		{"unterminated quote", `{a: "string | description=\"oops"}`, ``, "spec.schema.spec.a", `unterminated`},
 		// A marker as another schema language names it.
+		// A field, or the whole spec, written as an OpenAPI schema, which
+		// SimpleSchema reads as fields named type and minimum: one error,
+		// with the field as SimpleSchema writes it.
+		{"field written as OpenAPI", `{port: {type: integer, minimum: 1, maximum: 65535}}`, ``, "spec.schema.spec.port",
+			`reads as an OpenAPI schema, which SimpleSchema does not take: a field's type and markers are its value: write port: integer | minimum=1 maximum=65535`},
+		{"list written as OpenAPI", `{tags: {type: array, items: {type: number}, description: "the tags"}}`, ``, "spec.schema.spec.tags", `: write tags: []float | description="the tags"`},
+		{"enum written as OpenAPI", `{mode: {type: string, enum: [fast, slow], default: fast}}`, ``, "spec.schema.spec.mode", `: write mode: string | enum=fast,slow default=fast`},
+		{"spec written as OpenAPI", `{type: object, properties: {name: {type: string, description: "a b"}}}`, ``, "spec.schema.spec",
+			`spec reads as an OpenAPI schema, which SimpleSchema does not take: declare each field by its name`},
 		{"marker named as elsewhere", `{a: "integer | min=1 max=5"}`, ``, "spec.schema.spec.a", `unknown marker "min": SimpleSchema calls it minimum (known markers: `},
 		{"marker named as elsewhere, capitalised", `{a: "string | Regex=^a"}`, ``, "spec.schema.spec.a", `unknown marker "Regex": SimpleSchema calls it pattern`},
 		{"optional marker", `{a: "string | optional"}`, ``, "spec.schema.spec.a", `unknown marker "optional": a field is optional unless it is required=true, so leave it out`},
@@ -137,6 +147,10 @@ func TestBuildErrors(t *testing.T) {
 		{"map with int keys", `{a: "map[int]string"}`, ``, "spec.schema.spec.a", `map keys must be string`},
 		{"map without its value type", `{a: "map[string]"}`, ``, "spec.schema.spec.a", `type "map[string]": a map's value type follows the ], as in map[string]string`},
 		{"list without its item type", `{a: "[]"}`, ``, "spec.schema.spec.a", `type "[]": a list's item type follows the [], as in []string`},
+		{"list as Python writes it", `{a: "list[str]"}`, ``, "spec.schema.spec.a", `unknown type "list[str]": a list is written []T, as in []string (built-in types:`},
+		{"list as Java writes it", `{a: "List<String>"}`, ``, "spec.schema.spec.a", `as in []string (`},
+		{"map as TypeScript writes it", `{a: "map<string, number>"}`, ``, "spec.schema.spec.a", `unknown type "map<string, number>": a map is written map[string]T, as in map[string]float (`},
+		{"map as Python writes it", `{a: "dict[str, Port]"}`, ``, "spec.schema.spec.a", `as in map[string]Port (`},
 		{"list written with [] last", `{a: "string[]"}`, ``, "spec.schema.spec.a", `unknown type "string[]": a list is written with the [] first, as in []string (built-in types:`},
 		{"[] last inside a map type", `{a: "map[string]integer[]"}`, ``, "spec.schema.spec.a", `unknown type "integer[]": a list is written with the [] first, as in []integer`},
 		{"map without bracket", `{a: "map[string"}`, ``, "spec.schema.spec.a", `missing ]`},
@@ -205,6 +219,30 @@ func TestBuildReportsEveryError(t *testing.T) {
 	_, errs := build(t, `{a: "string | bogus=1", b: "integer | default=x", c: nope}`, ``)
 	if len(errs) != 3 {
 		t.Fatalf("want 3 errors, got %d: %v", len(errs), errs)
+	}
+}
+
+// A map written as an OpenAPI schema is one error, not one for each of
+// its keywords read as a field; one SimpleSchema reads without error
+// ({type: array, items: {type: string}}) is legal, as in kro, and
+// WrittenAsOpenAPI finds it for a warning, but for a type alone, as likely
+// a field named type.
+func TestOpenAPIWrittenIsOneError(t *testing.T) {
+	for spec, want := range map[string]int{
+		`{port: {type: integer, minimum: 1, nullable: true}, name: string}`: 1,
+		`{type: object, properties: {name: {type: string, minimum: 1}}}`:    1,
+		`{name: {type: string}}`: 0,
+	} {
+		if _, errs := build(t, spec, ""); len(errs) != want {
+			t.Errorf("%s: %d errors, want %d: %v", spec, len(errs), want, errs)
+		}
+	}
+	var fields map[string]any
+	if err := yaml.Unmarshal([]byte(`{name: {type: string}, db: {type: string, size: integer}, tags: {type: array, items: {type: string}}, nested: {inner: {type: object, properties: {a: string}}}}`), &fields); err != nil {
+		t.Fatal(err)
+	}
+	if got := WrittenAsOpenAPI(fields); !reflect.DeepEqual(got, [][]string{{"nested", "inner"}, {"tags"}}) {
+		t.Errorf("WrittenAsOpenAPI = %q, want nested.inner and tags", got)
 	}
 }
 
