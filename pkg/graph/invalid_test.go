@@ -471,7 +471,12 @@ func TestInvalidRGDs(t *testing.T) {
   - id: cms
     forEach: [{it: "${schema.spec.name}"}]
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${it}"}}`,
-			"spec.resources[cms].forEach[0][it]", `forEach needs a list, but the expression has type string`},
+			"spec.resources[cms].forEach[0][it]", `forEach needs a list, but the expression has type string; for one item per comma-separated part of it, write ${schema.spec.name.split(",")}, or for one item, ${[schema.spec.name]}$`},
+		{"forEach over a count", "", `
+  - id: cms
+    forEach: [{it: "${schema.spec.replicas + 1}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${string(it)}"}}`,
+			"spec.resources[cms].forEach[0][it]", `forEach needs a list, but the expression has type int; for that many items, numbered from 0, write ${lists.range(schema.spec.replicas + 1)}$`},
 		{"forEach over a map", `{apiVersion: v1alpha1, kind: App, spec: {labels: "map[string]string"}}`, `
   - id: cms
     forEach: [{it: "${schema.spec.labels}"}]

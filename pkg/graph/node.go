@@ -197,8 +197,17 @@ func (c *compiler) iteratorElem(n *Node, e *Expression, src string, np *field.Pa
 	elem, ok := celenv.ListElem(e.Type)
 	if !ok {
 		msg := fmt.Sprintf("forEach needs a list, but the expression has type %s", celenv.TypeString(e.Type))
-		if e.Type.Kind() == types.MapKind {
-			msg += fmt.Sprintf("; to iterate over its keys (in their sorted order), write ${%s.map(k, k)}", e.Source)
+		receiver := e.Source
+		if strings.ContainsAny(receiver, " +-*/?:|&<>=!") {
+			receiver = "(" + receiver + ")"
+		}
+		switch e.Type.Kind() {
+		case types.MapKind:
+			msg += fmt.Sprintf("; to iterate over its keys (in their sorted order), write ${%s.map(k, k)}", receiver)
+		case types.IntKind:
+			msg += fmt.Sprintf("; for that many items, numbered from 0, write ${lists.range(%s)}", e.Source)
+		case types.StringKind:
+			msg += fmt.Sprintf("; for one item per comma-separated part of it, write ${%s.split(\",\")}, or for one item, ${[%s]}", receiver, e.Source)
 		}
 		c.errs = append(c.errs, field.Invalid(np, src, msg))
 		return nil, false
