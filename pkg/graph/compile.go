@@ -296,6 +296,7 @@ func (c *compiler) collectResources() {
 			if n.Template != nil {
 				n.Kind = c.templateKind(n, p.Child("template"))
 				c.warnNameText(n, p.Child("template"))
+				c.warnSelectorMismatch(n, p.Child("template"))
 			}
 		default:
 			n.External = r.ExternalRef.DeepCopy()

@@ -115,12 +115,13 @@ func (g *Graph) Warnings() []string {
 }
 
 // ReadWarnings are the template names holding text no name of their kind
-// may, then the expressions reading a field their object never has (a
+// may, and the workload selectors their pod templates' labels do not
+// match, then the expressions reading a field their object never has (a
 // Secret's stringData, which the API server never returns), reading a
 // resource includeWhen may leave out on one side of ? : only, or holding
 // ${...} in a string literal, and the placeholders of other templating
 // languages ({{ schema.spec.name }}), in the order the RGD gives them:
-// such a name is refused for every instance, what waits for such a value
+// such a name or selector is refused for every instance, what waits for such a value
 // waits for good, such a guard never keeps its resource, and such a
 // literal or placeholder is text where an expression was meant.
 func (g *Graph) ReadWarnings() []string {

@@ -739,6 +739,57 @@ spec:
 	})
 }
 
+// A workload whose selector its pod template's labels do not match, as
+// written, is refused by the API server for every instance: warned of,
+// naming the label; a match, or labels given whole by an expression, is
+// not.
+func TestSelectorsTheirPodsDoNotMatchAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: selectors}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Selectors, spec: {name: string, labels: "map[string]string"}}
+  resources:
+  - id: web
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        selector: {matchLabels: {app: "${schema.spec.name}", tier: web, team: a}}
+        template:
+          metadata: {labels: {app: web, tier: web}}
+          spec: {containers: [{name: c, image: nginx}]}
+  - id: db
+    template:
+      apiVersion: apps/v1
+      kind: StatefulSet
+      metadata: {name: db}
+      spec:
+        serviceName: db
+        selector: {matchLabels: {app: "${schema.spec.name}-db"}}
+        template:
+          metadata: {labels: {app: "${schema.spec.name}-db"}}
+          spec: {containers: [{name: c, image: postgres}]}
+  - id: given
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: given}
+      spec:
+        selector: {matchLabels: {app: x}}
+        template:
+          metadata: {labels: "${schema.spec.labels}"}
+          spec: {containers: [{name: c, image: nginx}]}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[web].template.spec.selector.matchLabels[app]: ${schema.spec.name}: the pod template gives app the value web, so the API server refuses every Deployment so written unless the two always render alike: its selector must match its pods' labels`,
+		`spec.resources[web].template.spec.selector.matchLabels[team]: a: the pod template's labels (spec.template.metadata.labels) do not hold team, so the API server refuses every Deployment so written: its selector must match its pods' labels`,
+	})
+}
+
 // A field written as an OpenAPI schema that SimpleSchema reads all the
 // same, as an object with fields named type and properties, is warned of; a
 // type alone is as likely a field named type, and is not.
