@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -95,7 +96,50 @@ func (c *compiler) reportCycle(done map[string]bool) {
 			break
 		}
 	}
-	// The path is printed in the direction of "depends on".
-	c.errs = append(c.errs, field.Invalid(resourcesPath.Key(cycle[0]), strings.Join(cycle, " -> "),
-		"dependency cycle: "+strings.Join(cycle, " -> ")+"; resources must form a directed acyclic graph"))
+	// The path is printed in the direction of "depends on", with where
+	// each resource reads the next.
+	var reads []string
+	for i := 0; i+1 < len(cycle); i++ {
+		if at := readSite(c.byID[cycle[i]], cycle[i+1]); at != "" {
+			reads = append(reads, cycle[i]+" reads "+cycle[i+1]+" in "+at)
+		}
+	}
+	msg := "dependency cycle: " + strings.Join(cycle, " -> ")
+	if len(reads) > 0 {
+		msg += " (" + strings.Join(reads, ", ") + ")"
+	}
+	msg += "; resources must form a directed acyclic graph"
+	if len(cycle) == 2 {
+		// A template reading its own object, which exists only once it
+		// is applied from what the template renders.
+		msg += ": a resource cannot read its own object; a value of it is read in another resource or in the status"
+	}
+	c.errs = append(c.errs, field.Invalid(resourcesPath.Key(cycle[0]), strings.Join(cycle, " -> "), msg))
+}
+
+// readSite is where n reads the resource dep: the first template (or
+// externalRef) field, forEach, includeWhen or readyWhen that does, "" for
+// none.
+func readSite(n *Node, dep string) string {
+	for _, f := range n.Fields {
+		if slices.Contains(f.References(), dep) {
+			return f.Path.String()
+		}
+	}
+	for _, it := range n.ForEach {
+		if slices.Contains(it.List.References, dep) {
+			return "forEach"
+		}
+	}
+	for _, conds := range []struct {
+		name  string
+		exprs []*Expression
+	}{{"includeWhen", n.IncludeWhen}, {"readyWhen", n.ReadyWhen}} {
+		for _, e := range conds.exprs {
+			if slices.Contains(e.References, dep) {
+				return conds.name
+			}
+		}
+	}
+	return ""
 }

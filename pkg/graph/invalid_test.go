@@ -326,11 +326,18 @@ func TestInvalidRGDs(t *testing.T) {
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${second.metadata.name}"}}
   - id: second
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${first.metadata.name}"}}`,
-			"spec.resources[first]", `dependency cycle: first -> second -> first`},
+			"spec.resources[first]", `dependency cycle: first -> second -> first (first reads second in metadata.name, second reads first in metadata.name); resources must form a directed acyclic graph$`},
 		{"self reference", "", `
   - id: cm
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}, data: {me: "${cm.metadata.name}"}}`,
-			"spec.resources[cm]", `dependency cycle: cm -> cm`},
+			"spec.resources[cm]", `dependency cycle: cm -> cm (cm reads cm in data.me); resources must form a directed acyclic graph: a resource cannot read its own object; a value of it is read in another resource or in the status$`},
+		{"cycle through a forEach", "", `
+  - id: first
+    forEach: [{fin: "${second.metadata.finalizers}"}]
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: "${fin}"}}
+  - id: second
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: x, labels: {count: "${string(size(first))}"}}}`,
+			"spec.resources[first]", `(first reads second in forEach, second reads first in metadata.labels.count)`},
 		{"readyWhen naming another resource", "", configMap + `
   - id: cm2
     template: {apiVersion: v1, kind: ConfigMap, metadata: {name: y}}
