@@ -748,3 +748,54 @@ func TestValuesThatNeverComeAreToldSo(t *testing.T) {
 		Feature()
 	testenv.Test(t, f)
 }
+
+// mismatchedSelector is an RGD whose Deployment selects its pods by a label
+// their template gives another value.
+const mismatchedSelector = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: mismatched-selectors}
+spec:
+  schema: {apiVersion: v1alpha1, kind: MismatchedSelector, spec: {name: string | default=shop}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: "${schema.metadata.name}"}
+      spec:
+        selector: {matchLabels: {app: "${schema.spec.name}"}}
+        template: {metadata: {labels: {app: web}}, spec: {containers: [{name: app, image: nginx}]}}
+`
+
+// A workload whose selector its pod template's labels do not match is
+// admitted with a warning, which GraphAccepted carries too, and its
+// instances are refused as the warning says; matched, they become ACTIVE.
+func TestSelectorItsPodsDoNotMatchIsWarned(t *testing.T) {
+	const ns = "mismatched-selectors"
+	f := features.New("a selector its pods do not match").
+		Assess("is warned of, refused as warned, and mended", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			out, err := kubectl(t, cfg, mismatchedSelector, "apply", "-f", "-")
+			const warned = "Warning: spec.resources[deploy].template.spec.selector.matchLabels[app]: ${schema.spec.name}: the pod template gives app the value web, so the API server refuses every Deployment so written unless the two always render alike: its selector must match its pods' labels"
+			if err != nil || !strings.Contains(out, warned) {
+				t.Errorf("applying the RGD: %v\n%s\nwant the warning %s", err, out, warned)
+			}
+			c.waitRGDActive(t, "mismatched-selectors")
+			rgd := c.mustGet(t, "kro.run/v1alpha1", "ResourceGraphDefinition", "", "mismatched-selectors")
+			if ga := condition(rgd, v1alpha1.ConditionGraphAccepted); ga == nil || !strings.Contains(ga.Message, "\n"+warned) {
+				t.Errorf("GraphAccepted = %+v, want it to carry the line %s", ga, warned)
+			}
+			c.apply(t, "{apiVersion: kro.run/v1alpha1, kind: MismatchedSelector, metadata: {name: shop, namespace: "+ns+"}}")
+			eventually(t, 40*time.Second, "the instance to report the refusal the warning foretold", func() (bool, string) {
+				inst := c.mustGet(t, "kro.run/v1alpha1", "MismatchedSelector", ns, "shop")
+				rr := condition(inst, v1alpha1.ConditionResourcesReady)
+				return rr != nil && strings.Contains(rr.Message, "`selector` does not match template `labels`"), conditionSummary(inst)
+			})
+			c.apply(t, strings.Replace(mismatchedSelector, "labels: {app: web}", `labels: {app: "${schema.spec.name}"}`, 1))
+			c.waitState(t, "kro.run/v1alpha1", "MismatchedSelector", ns, "shop", v1alpha1.InstanceActive)
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
