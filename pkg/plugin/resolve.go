@@ -265,6 +265,10 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 func (c *cluster) withHint(ctx context.Context, err error, m *meta.RESTMapping, name string) error {
 	if unknown := (*unknownKindError)(nil); errors.As(err, &unknown) {
 		unknown.meant = c.kindMeant(ctx, unknown.kind)
+		if unknown.meant == "" && name == "" {
+			// The NAME of an instance given without its KIND.
+			unknown.instanceOf, unknown.where = c.kindOfInstanceNamed(ctx, unknown.kind)
+		}
 		return err
 	}
 	if name != "" && m != nil && apierrors.IsNotFound(err) {
@@ -333,10 +337,6 @@ func (o *Options) whichInstance(ctx context.Context, command string, takesRGD bo
 		return err
 	})
 	if unknown := (*unknownKindError)(nil); errors.As(err, &unknown) {
-		if kind, where := c.kindOfInstanceNamed(ctx, missing.kind); kind != "" {
-			// The NAME given without its KIND.
-			return fmt.Errorf("the server has no kind %q, but %s has a %s of that name: kubectl kro %s %s %s", missing.kind, where, kind, command, kind, missing.kind)
-		}
 		return c.withHint(ctx, err, nil, "")
 	}
 	if err != nil {
@@ -571,10 +571,16 @@ func (c *cluster) mapping(kind string) (*meta.RESTMapping, error) {
 // spelled nearly so, if there is one.
 type unknownKindError struct {
 	kind, meant string
-	err         error
+	// instanceOf is the lower-case kind of an RGD with an instance named
+	// kind, in where ("namespace x", "the cluster").
+	instanceOf, where string
+	err               error
 }
 
 func (e *unknownKindError) Error() string {
+	if e.instanceOf != "" {
+		return fmt.Sprintf("the server has no kind %q, but %s has a %s of that name: give its kind before it, %s %s", e.kind, e.where, e.instanceOf, e.instanceOf, e.kind)
+	}
 	if e.meant != "" {
 		return fmt.Sprintf("the server has no kind %q: did you mean %s? (kubectl api-resources lists the kinds it serves)", e.kind, e.meant)
 	}

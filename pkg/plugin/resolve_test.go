@@ -56,6 +56,10 @@ func TestAKindMistypedIsMatchedToAnRGDsKind(t *testing.T) {
 	if want := `the server has no kind "webap": did you mean webapp? (kubectl api-resources lists the kinds it serves)`; err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
 	}
+	named := &unknownKindError{kind: "shop", instanceOf: "webapp", where: "namespace team-a"}
+	if want := `the server has no kind "shop", but namespace team-a has a webapp of that name: give its kind before it, webapp shop`; named.Error() != want {
+		t.Errorf("error = %q, want %q", named, want)
+	}
 }
 
 func TestAnInstanceElsewhereIsPointedTo(t *testing.T) {

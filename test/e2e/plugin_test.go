@@ -1815,9 +1815,11 @@ spec:
 				}
 			}
 			// A name without its kind: the kind whose instance it names.
-			if _, err := kro(t, cfg, nil, "tree", "ready", "-n", ns); err == nil ||
-				err.Error() != `the server has no kind "ready", but namespace `+ns+` has a webapp of that name: kubectl kro tree webapp ready` {
-				t.Errorf("tree of an instance's name alone: %v", err)
+			for _, args := range [][]string{{"tree", "ready"}, {"status", "ready"}} {
+				if _, err := kro(t, cfg, nil, append(args, "-n", ns)...); err == nil ||
+					err.Error() != `the server has no kind "ready", but namespace `+ns+` has a webapp of that name: give its kind before it, webapp ready` {
+					t.Errorf("%s of an instance's name alone: %v", args[0], err)
+				}
 			}
 			// A kind without a name: the names there are to give.
 			if _, err := kro(t, cfg, nil, "tree", "webapp", "-n", ns); err == nil ||
