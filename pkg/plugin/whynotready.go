@@ -917,6 +917,9 @@ func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string
 		if refusal.QuotesUnauthorized(c.Message) || refusal.QuotesEscalation(c.Message) {
 			return c, grantAdvice("this write", "tries again")
 		}
+		if strings.Contains(c.Message, selectorMismatch) {
+			return c, "the RGD's template selects pods by labels its pod template does not give them: make spec.template.metadata.labels hold every label of spec.selector.matchLabels, with the same value, in the RGD (kubectl kro validate -f on it names the label); kro-agent applies it again once the RGD changes"
+		}
 		return c, "the API server refuses kro-agent's apply; fix the cause above: kro-agent tries again within seconds of a change to the instance or to the cluster's admission webhooks and policies, and otherwise " + nextRetry
 	}
 	if c := findCondition(inst, v1alpha1.ConditionGraphResolved); c != nil && c.Status == metav1.ConditionFalse {
@@ -924,6 +927,10 @@ func creationBlocked(inst *unstructured.Unstructured) (*metav1.Condition, string
 	}
 	return nil, ""
 }
+
+// selectorMismatch is how the API server refuses a workload whose
+// selector its pod template's labels do not match.
+const selectorMismatch = "`selector` does not match template `labels`"
 
 // grantAdvice says what to do about a write of kro-agent's the API
 // server's authorizer denied (what: which), the condition above quoting

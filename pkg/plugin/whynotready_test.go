@@ -124,8 +124,9 @@ func TestKindNotWatchedAdvice(t *testing.T) {
 }
 
 // An apply the authorizer denied, or refused as granting more than the
-// agent holds, is fixed by a grant, which the agent follows; any other
-// refusal by what the message names.
+// agent holds, is fixed by a grant, which the agent follows; a selector its
+// pods do not match, in the RGD; any other refusal by what the message
+// names.
 func TestCreationBlockedAdviceForADeniedWrite(t *testing.T) {
 	instance := func(message string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
@@ -145,6 +146,11 @@ func TestCreationBlockedAdviceForADeniedWrite(t *testing.T) {
 	_, advice = creationBlocked(instance(`applying ConfigMap a (resource config) in the local cluster: configmaps "a" is forbidden: admission webhook "deny.example.com" denied the request: no`))
 	if !strings.HasPrefix(advice, "the API server refuses kro-agent's apply") {
 		t.Errorf("advice for a write an admission webhook denied: %q", advice)
+	}
+	// A workload whose selector its pods' labels do not match: the RGD's.
+	_, advice = creationBlocked(instance("applying Deployment shop/shop (resource deploy) in the local cluster: Deployment.apps \"shop\" is invalid: spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`"))
+	if !strings.HasPrefix(advice, "the RGD's template selects pods by labels its pod template does not give them: make spec.template.metadata.labels hold every label of spec.selector.matchLabels") {
+		t.Errorf("advice for a selector its pods do not match: %q", advice)
 	}
 }
 

@@ -792,6 +792,10 @@ func TestSelectorItsPodsDoNotMatchIsWarned(t *testing.T) {
 				rr := condition(inst, v1alpha1.ConditionResourcesReady)
 				return rr != nil && strings.Contains(rr.Message, "`selector` does not match template `labels`"), conditionSummary(inst)
 			})
+			if out, err := kro(t, cfg, nil, "why-not-ready", "mismatchedselector", "shop", "-n", ns); err == nil ||
+				!strings.Contains(out, "What to do: the RGD's template selects pods by labels its pod template does not give them") {
+				t.Errorf("why-not-ready: %v\n%s", err, out)
+			}
 			c.apply(t, strings.Replace(mismatchedSelector, "labels: {app: web}", `labels: {app: "${schema.spec.name}"}`, 1))
 			c.waitState(t, "kro.run/v1alpha1", "MismatchedSelector", ns, "shop", v1alpha1.InstanceActive)
 			return ctx
