@@ -259,7 +259,7 @@ func (o *dryRunOptions) instancesAmong(c *cluster, objs, rgds []*unstructured.Un
 	for i, u := range c.given {
 		gvk := u.GroupVersionKind()
 		if len(kept) == 0 && len(rgds) == 0 {
-			return nil, fmt.Errorf("%s %s: no ResourceGraphDefinition serves %s %s (kubectl get rgd lists the kinds served)", u.GetKind(), displayName(u), gvk.GroupVersion(), gvk.Kind)
+			return nil, fmt.Errorf("%s %s: no ResourceGraphDefinition serves %s %s%s", u.GetKind(), displayName(u), gvk.GroupVersion(), gvk.Kind, servedAlike(served, gvk))
 		}
 		if i == 0 {
 			fmt.Fprintln(o.Streams.ErrOut, "Warning: dry-run plans no object for what is neither an RGD nor an instance of one, given or in the cluster; an externalRef naming one reads it as given:")

@@ -679,7 +679,30 @@ func servingOf(rgds []v1alpha1.ResourceGraphDefinition, gvk schema.GroupVersionK
 			return &rgds[i], nil
 		}
 	}
-	return nil, fmt.Errorf("no ResourceGraphDefinition serves %s %s (kubectl get rgd lists the kinds served)", gvk.GroupVersion(), gvk.Kind)
+	return nil, fmt.Errorf("no ResourceGraphDefinition serves %s %s%s", gvk.GroupVersion(), gvk.Kind, servedAlike(rgds, gvk))
+}
+
+// servedAlike says which of rgds serves the kind of gvk written otherwise,
+// at another apiVersion (kro.run/v1, v1alpha1 without its group) or with
+// another case or a typo ("Webapp"): "; ResourceGraphDefinition webapp
+// serves it as apiVersion kro.run/v1alpha1, kind WebApp". Without one it
+// says where the kinds served are listed.
+func servedAlike(rgds []v1alpha1.ResourceGraphDefinition, gvk schema.GroupVersionKind) string {
+	kinds := make([]string, 0, len(rgds))
+	for i := range rgds {
+		kinds = append(kinds, rgdKind(&rgds[i]).Kind)
+	}
+	meant := slices.IndexFunc(kinds, func(k string) bool { return k != "" && strings.EqualFold(k, gvk.Kind) })
+	if meant < 0 {
+		if k, ok := spelling.Closest(gvk.Kind, kinds); ok {
+			meant = slices.Index(kinds, k)
+		}
+	}
+	if meant < 0 {
+		return " (kubectl get rgd lists the kinds served)"
+	}
+	served := rgdKind(&rgds[meant])
+	return fmt.Sprintf("; ResourceGraphDefinition %s serves it as apiVersion %s, kind %s", rgds[meant].Name, served.GroupVersion(), served.Kind)
 }
 
 func rgdKind(r *v1alpha1.ResourceGraphDefinition) schema.GroupVersionKind {

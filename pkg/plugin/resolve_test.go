@@ -62,6 +62,27 @@ func TestAKindMistypedIsMatchedToAnRGDsKind(t *testing.T) {
 	}
 }
 
+// An instance whose apiVersion or kind no RGD serves is pointed to the RGD
+// serving its kind written otherwise: another version, no group, another
+// case, a typo.
+func TestAKindServedOtherwiseIsPointedTo(t *testing.T) {
+	rgds := []v1alpha1.ResourceGraphDefinition{{}, {}}
+	rgds[0].Name, rgds[0].Spec.Schema = "webapp", &v1alpha1.Schema{APIVersion: "v1alpha1", Kind: "WebApp"}
+	rgds[1].Name, rgds[1].Spec.Schema = "fleet", &v1alpha1.Schema{APIVersion: "v1", Kind: "Fleet", Group: "platform.example.com"}
+	const webapp = "; ResourceGraphDefinition webapp serves it as apiVersion kro.run/v1alpha1, kind WebApp"
+	for gvk, want := range map[schema.GroupVersionKind]string{
+		{Group: "kro.run", Version: "v1", Kind: "WebApp"}:                webapp,
+		{Version: "v1alpha1", Kind: "WebApp"}:                            webapp,
+		{Group: "kro.run", Version: "v1alpha1", Kind: "Webapp"}:          webapp,
+		{Group: "kro.run", Version: "v1alpha1", Kind: "Flet"}:            "; ResourceGraphDefinition fleet serves it as apiVersion platform.example.com/v1, kind Fleet",
+		{Group: "kro.run", Version: "v1alpha1", Kind: "DatabaseCluster"}: " (kubectl get rgd lists the kinds served)",
+	} {
+		if got := servedAlike(rgds, gvk); got != want {
+			t.Errorf("servedAlike(%v) = %q, want %q", gvk, got, want)
+		}
+	}
+}
+
 func TestAnInstanceElsewhereIsPointedTo(t *testing.T) {
 	for _, tc := range []struct {
 		namespaces []string
