@@ -790,6 +790,45 @@ spec:
 	})
 }
 
+// A field the kind requires that the template leaves out is refused by
+// the API server for every instance: warned of. A built-in kind's
+// published default ("" for a container's name) gives no value; a field
+// written, even as an expression, or a map given whole by one, is not.
+func TestRequiredFieldsLeftOutAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: required}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Required, spec: {name: string, selector: "map[string]string"}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            containers: [{image: nginx, ports: [{name: http}]}, {name: "${schema.spec.name}", image: nginx}]
+  - id: given
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: given}
+      spec:
+        selector: {matchLabels: "${schema.spec.selector}"}
+        template: "${{'metadata': {'labels': schema.spec.selector}, 'spec': {'containers': [{'name': 'c', 'image': 'nginx'}]}}}"
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[deploy].template.spec.template.spec.containers[0].ports[0].containerPort: required, and the template leaves it out, so the API server refuses every object so written`,
+		`spec.resources[deploy].template.spec.template.spec.containers[0].name: required, and the template leaves it out, so the API server refuses every object so written`,
+		`spec.resources[deploy].template.spec.selector: required, and the template leaves it out, so the API server refuses every object so written`,
+	})
+}
+
 // A field written as an OpenAPI schema that SimpleSchema reads all the
 // same, as an object with fields named type and properties, is warned of; a
 // type alone is as likely a field named type, and is not.

@@ -16,12 +16,13 @@ import (
 )
 
 // checkLiterals reports the literal values of a template that its kind's
-// schema types otherwise. The API server refuses such an object at every
+// schema types otherwise, and warns of the fields it requires that the
+// template leaves out (warnRequiredLeftOut). The API server refuses such an object at every
 // apply, and most are YAML's doing rather than the author's: an unquoted
 // on, yes or no read as a boolean, 8080 as a number where a string is
 // expected. Expressions are checked where they are compiled; fields the
 // schema leaves open (int-or-string, preserve-unknown-fields) are not.
-func (c *compiler) checkLiterals(v any, p expr.Path, s *spec.Schema, base *field.Path) {
+func (c *compiler) checkLiterals(v any, p expr.Path, s *spec.Schema, base *field.Path, custom bool) {
 	if s == nil || v == nil || isFreeForm(s) {
 		return
 	}
@@ -37,16 +38,37 @@ func (c *compiler) checkLiterals(v any, p expr.Path, s *spec.Schema, base *field
 				continue // checked with the rest of the metadata
 			}
 			if cs, known := schemaAt(s, expr.Path{{Key: k}}); known {
-				c.checkLiterals(x[k], child, cs, base)
+				c.checkLiterals(x[k], child, cs, base, custom)
 			}
 		}
+		c.warnRequiredLeftOut(x, p, s, base, custom)
 	case []any:
 		if s.Items == nil || s.Items.Schema == nil {
 			return
 		}
 		for i, item := range x {
-			c.checkLiterals(item, p.Index(i), s.Items.Schema, base)
+			c.checkLiterals(item, p.Index(i), s.Items.Schema, base, custom)
 		}
+	}
+}
+
+// warnRequiredLeftOut notes a warning for each field the schema s of the
+// template's map m (at p) requires and m leaves out (a Deployment's
+// selector, a container's name): the API server refuses every object so
+// written. For a custom kind (custom), one its schema defaults is not
+// left out; a built-in kind's published defaults ("" for a name) are the
+// zero values its Go types default to, and do not make a field given. A
+// map given whole by an expression is not checked, nor the status of the
+// object, which its controller writes.
+func (c *compiler) warnRequiredLeftOut(m map[string]any, p expr.Path, s *spec.Schema, base *field.Path, custom bool) {
+	for _, r := range s.Required {
+		if _, given := m[r]; given || len(p) == 0 && r == "status" {
+			continue
+		}
+		if prop, ok := s.Properties[r]; ok && prop.Default != nil && custom {
+			continue
+		}
+		c.warnings = append(c.warnings, fmt.Sprintf("%s: required, and the template leaves it out, so the API server refuses every object so written", p.Child(r).FieldPath(base)))
 	}
 }
 
