@@ -790,6 +790,47 @@ spec:
 	})
 }
 
+// A label key or value, as written outside expressions, that no label may
+// hold is refused by the API server for every instance: warned of, with
+// the value as it may be written.
+func TestLabelTextNoLabelMayHoldIsWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: labels}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Labels, spec: {name: string}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web, labels: {"team name": a, owner: "platform team", tier: "${schema.spec.name} app", app: "${schema.spec.name}-x"}}
+      spec:
+        selector: {matchLabels: {app: web/1}}
+        template:
+          metadata: {labels: {app: web/1}}
+          spec: {containers: [{name: c, image: nginx}]}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(g.Warnings(), "\n")
+	for _, want := range []string{
+		`spec.resources[deploy].template.metadata.labels.owner: the label value "platform team" is refused by the API server for every object so written: a valid label must be`,
+		`; write "platform-team"`,
+		`spec.resources[deploy].template.metadata.labels[team name]: the label key "team name" is refused by the API server for every object so written: name part must consist of`,
+		`spec.resources[deploy].template.metadata.labels.tier: ${schema.spec.name} app: its text holds " ", which no label value may`,
+		`spec.resources[deploy].template.spec.selector.matchLabels.app: the label value "web/1" is refused`,
+		`spec.resources[deploy].template.spec.template.metadata.labels.app: the label value "web/1" is refused`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+	if n := len(g.Warnings()); n != 5 {
+		t.Errorf("%d warnings, want 5:\n%s", n, got)
+	}
+}
+
 // A field the kind requires that the template leaves out is refused by
 // the API server for every instance: warned of. A built-in kind's
 // published default ("" for a container's name) gives no value; a field

@@ -1,0 +1,84 @@
+package graph
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kro-agent/kro-agent/pkg/expr"
+)
+
+// notInLabel matches the runs of characters no label value holds.
+var notInLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// warnLabelText notes a warning for each label of the template v (at p)
+// whose key, or whose value's text outside its expressions, no label may
+// hold (a space, a second '/', more than 63 characters): the API server
+// refuses every object so written. Keys and values given by expressions are
+// the instance's to get right, and are not checked.
+func (c *compiler) warnLabelText(v any, p expr.Path, base *field.Path) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			// An object's or a pod template's metadata.labels, and a
+			// label selector's matchLabels: the labels of other things,
+			// such as a Prometheus rule's, follow rules of their own.
+			isLabels := k == "matchLabels" || k == "labels" && len(p) > 0 && p[len(p)-1].Key == "metadata" && !p[len(p)-1].IsIndex
+			if labels, ok := x[k].(map[string]any); ok && isLabels {
+				c.checkLabels(labels, p.Child(k), base)
+				continue
+			}
+			c.warnLabelText(x[k], p.Child(k), base)
+		}
+	case []any:
+		for i, item := range x {
+			c.warnLabelText(item, p.Index(i), base)
+		}
+	}
+}
+
+// checkLabels checks one map of labels (see warnLabelText).
+func (c *compiler) checkLabels(labels map[string]any, p expr.Path, base *field.Path) {
+	for _, key := range slices.Sorted(maps.Keys(labels)) {
+		at := p.Child(key).FieldPath(base)
+		if !strings.Contains(key, "${") {
+			if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: the label key %q is refused by the API server for every object so written: %s", at, key, strings.Join(errs, "; ")))
+				continue
+			}
+		}
+		value, ok := labels[key].(string)
+		if !ok {
+			continue
+		}
+		if !strings.Contains(value, "${") {
+			if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+				msg := fmt.Sprintf("%s: the label value %q is refused by the API server for every object so written: %s", at, value, strings.Join(errs, "; "))
+				if fixed := strings.Trim(notInLabel.ReplaceAllString(value, "-"), "-_."); fixed != "" && len(validation.IsValidLabelValue(fixed)) == 0 {
+					msg += fmt.Sprintf("; write %q", fixed)
+				}
+				c.warnings = append(c.warnings, msg)
+			}
+			continue
+		}
+		segs, err := expr.Parse(value)
+		if err != nil {
+			continue
+		}
+		var bad []string
+		for _, s := range segs {
+			if !s.IsExpr {
+				bad = append(bad, notInLabel.FindAllString(s.Literal, -1)...)
+			}
+		}
+		if chars := strings.Join(bad, ""); chars != "" {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s: its text holds %q, which no label value may: a label value is letters, digits, '-', '_' and '.', so the API server refuses every object so written",
+				at, value, chars))
+		}
+	}
+}
