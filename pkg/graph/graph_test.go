@@ -831,6 +831,54 @@ spec:
 	}
 }
 
+// A container's name or a container port's, written without expressions,
+// that the API server refuses is warned of, in any pod spec: a
+// Deployment's, a CronJob's.
+func TestPodNamesTheAPIServerRefusesAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: pods}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Pods, spec: {name: string}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            initContainers: [{name: "${schema.spec.name}", image: busybox}]
+            containers: [{name: Web_Server, image: nginx, ports: [{name: http-metrics-port, containerPort: 9090}, {name: http, containerPort: 80}]}]
+  - id: nightly
+    template:
+      apiVersion: batch/v1
+      kind: CronJob
+      metadata: {name: nightly}
+      spec:
+        schedule: "0 0 * * *"
+        jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: run.now, image: busybox}]}}}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(g.Warnings(), "\n")
+	for _, want := range []string{
+		`spec.resources[deploy].template.spec.template.spec.containers[0].name: the container name "Web_Server" is refused by the API server for every object so written: a lowercase RFC 1123 label must consist of`,
+		`spec.resources[deploy].template.spec.template.spec.containers[0].ports[0].name: the port name "http-metrics-port" is refused by the API server for every object so written: must be no more than 15 characters`,
+		`spec.resources[nightly].template.spec.jobTemplate.spec.template.spec.containers[0].name: the container name "run.now" is refused`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+	if n := len(g.Warnings()); n != 3 {
+		t.Errorf("%d warnings, want 3:\n%s", n, got)
+	}
+}
+
 // A field the kind requires that the template leaves out is refused by
 // the API server for every instance: warned of. A built-in kind's
 // published default ("" for a container's name) gives no value; a field

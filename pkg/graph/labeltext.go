@@ -48,7 +48,7 @@ func (c *compiler) checkLabels(labels map[string]any, p expr.Path, base *field.P
 		at := p.Child(key).FieldPath(base)
 		if !strings.Contains(key, "${") {
 			if errs := validation.IsQualifiedName(key); len(errs) > 0 {
-				c.warnings = append(c.warnings, fmt.Sprintf("%s: the label key %q is refused by the API server for every object so written: %s", at, key, strings.Join(errs, "; ")))
+				c.warnRefused(at, key, "label key", errs)
 				continue
 			}
 		}
@@ -58,7 +58,7 @@ func (c *compiler) checkLabels(labels map[string]any, p expr.Path, base *field.P
 		}
 		if !strings.Contains(value, "${") {
 			if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
-				msg := fmt.Sprintf("%s: the label value %q is refused by the API server for every object so written: %s", at, value, strings.Join(errs, "; "))
+				msg := refusedText(at, value, "label value", errs)
 				if fixed := strings.Trim(notInLabel.ReplaceAllString(value, "-"), "-_."); fixed != "" && len(validation.IsValidLabelValue(fixed)) == 0 {
 					msg += fmt.Sprintf("; write %q", fixed)
 				}
