@@ -879,6 +879,45 @@ spec:
 	}
 }
 
+// A container's resource quantity, written without expressions, that is
+// none is refused by the API server for every instance, and memory in
+// milli-units is taken as thousandths of a byte: both warned of, with the
+// quantity meant.
+func TestResourceQuantitiesWrittenWrongAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: quantities}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Quantities, spec: {memory: string}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            containers:
+            - name: web
+              image: nginx
+              resources:
+                requests: {memory: 512m, cpu: 500m, ephemeral-storage: 1 GiB}
+                limits: {memory: 1Gb, cpu: 2 cores, example.com/gpu: "${schema.spec.memory}"}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "spec.resources[deploy].template.spec.template.spec.containers[0].resources."
+	checkWarnings(t, g, []string{
+		at + `limits.cpu: the quantity "2 cores" is refused by the API server for every object so written: quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1`,
+		at + `limits.memory: the quantity "1Gb" is refused by the API server for every object so written: quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1: write 1Gi (or 1G, in powers of 1000)`,
+		at + `requests.ephemeral-storage: the quantity "1 GiB" is refused by the API server for every object so written: quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1: write 1Gi`,
+		at + `requests.memory: 512m is 512 thousandths of a byte, as m means milli: write 512Mi (or 512M, in powers of 1000)`,
+	})
+}
+
 // A field the kind requires that the template leaves out is refused by
 // the API server for every instance: warned of. A built-in kind's
 // published default ("" for a container's name) gives no value; a field

@@ -61,6 +61,7 @@ func (c *compiler) compileNode(n *Node) {
 		c.warnForeignPlaceholders(env, n.Template, nil, p.Child("template"))
 		c.warnLabelText(n.Template, nil, p.Child("template"))
 		c.warnPodNames(n.Template, nil, p.Child("template"))
+		c.warnQuantities(n.Template, nil, p.Child("template"))
 		c.warnGuardedReads(n, p.Child("template"))
 	case n.External != nil:
 		c.compileExternal(n, p.Child("externalRef"), addDeps)

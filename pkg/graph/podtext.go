@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -65,4 +66,84 @@ func refusedText(at *field.Path, text, what string, errs []string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: the %s %q is refused by the API server for every object so written: %s", at, what, text, strings.Join(errs, "; "))
+}
+
+// quantityUnits are the units authors write quantities in that Kubernetes
+// spells otherwise, by suffix as written, and what to write instead: the
+// binary unit first, as memory and storage are most often meant so.
+var quantityUnits = []struct{ written, binary, decimal string }{
+	{"KiB", "Ki", ""}, {"MiB", "Mi", ""}, {"GiB", "Gi", ""}, {"TiB", "Ti", ""},
+	{"KB", "Ki", "k"}, {"MB", "Mi", "M"}, {"GB", "Gi", "G"}, {"TB", "Ti", "T"},
+	{"Kb", "Ki", "k"}, {"Mb", "Mi", "M"}, {"Gb", "Gi", "G"}, {"Tb", "Ti", "T"},
+	{"kb", "Ki", "k"}, {"mb", "Mi", "M"}, {"gb", "Gi", "G"}, {"tb", "Ti", "T"},
+	{"K", "Ki", "k"}, {"g", "Gi", "G"}, {"gi", "Gi", ""}, {"mi", "Mi", ""}, {"ki", "Ki", ""},
+}
+
+// warnQuantities notes a warning for each quantity of a container's
+// resources (resources.limits, resources.requests) written without
+// expressions that is no Kubernetes quantity (1Gb, 512 Mi): the API server
+// refuses every object so written. The warning gives it written as one,
+// where the unit is what is wrong.
+func (c *compiler) warnQuantities(v any, p expr.Path, base *field.Path) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			amounts, ok := x[k].(map[string]any)
+			if inResources := len(p) > 0 && p[len(p)-1].Key == "resources" && (k == "limits" || k == "requests"); !ok || !inResources {
+				c.warnQuantities(x[k], p.Child(k), base)
+				continue
+			}
+			for _, name := range slices.Sorted(maps.Keys(amounts)) {
+				text, ok := amounts[name].(string)
+				if !ok || strings.Contains(text, "${") {
+					continue
+				}
+				at := p.Child(k).Child(name).FieldPath(base)
+				if _, err := resource.ParseQuantity(text); err != nil {
+					msg := refusedText(at, text, "quantity", []string{"quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1"})
+					if meant := quantityMeant(text); meant != "" {
+						msg += ": write " + meant
+					}
+					c.warnings = append(c.warnings, msg)
+				} else if number, milli := strings.CutSuffix(text, "m"); milli && countsBytes(name) {
+					// Taken, and meant as megabytes: 512m of memory is
+					// half a byte.
+					c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is %s thousandths of a byte, as m means milli: write %sMi (or %sM, in powers of 1000)", at, text, number, number, number))
+				}
+			}
+		}
+	case []any:
+		for i, item := range x {
+			c.warnQuantities(item, p.Index(i), base)
+		}
+	}
+}
+
+// countsBytes tells the resources counted in bytes: memory, storage and
+// huge pages.
+func countsBytes(name string) bool {
+	return name == "memory" || name == "storage" || name == "ephemeral-storage" || strings.HasPrefix(name, "hugepages-")
+}
+
+// quantityMeant writes text, which is no quantity, with its unit as
+// Kubernetes spells it ("1Gi (or 1G)"); "" when that is not what is wrong.
+func quantityMeant(text string) string {
+	t := strings.ReplaceAll(text, " ", "")
+	for _, u := range quantityUnits {
+		number, ok := strings.CutSuffix(t, u.written)
+		if !ok {
+			continue
+		}
+		if _, err := resource.ParseQuantity(number + u.binary); err != nil {
+			return ""
+		}
+		if u.decimal == "" {
+			return number + u.binary
+		}
+		return fmt.Sprintf("%s%s (or %s%s, in powers of 1000)", number, u.binary, number, u.decimal)
+	}
+	if _, err := resource.ParseQuantity(t); err == nil && t != text {
+		return t
+	}
+	return ""
 }
