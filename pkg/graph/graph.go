@@ -117,8 +117,9 @@ func (g *Graph) Warnings() []string {
 // ReadWarnings are the template names holding text no name of their kind
 // may, the workload selectors their pod templates' labels do not match,
 // the labels no label may be, the container and port names the API
-// server refuses, the resource quantities written wrong, and the required
-// fields templates leave out, then the expressions reading a field their object never has (a
+// server refuses, the resource quantities written wrong, the values their
+// field's enum does not hold, and the required fields templates leave out,
+// then the expressions reading a field their object never has (a
 // Secret's stringData, which the API server never returns), reading a
 // resource includeWhen may leave out on one side of ? : only, or holding
 // ${...} in a string literal, and the placeholders of other templating

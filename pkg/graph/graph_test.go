@@ -918,6 +918,35 @@ spec:
 	})
 }
 
+// A text written without expressions that the field's enum does not hold
+// is refused by the API server for every instance: warned of, with the
+// value meant; one written as an expression is not.
+func TestValuesNotInTheirEnumAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: enums}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Enums, spec: {type: string}}
+  resources:
+  - id: svc
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: web}
+      spec:
+        type: Loadbalancer
+        ports: [{port: 80, protocol: tcp}, {port: 81, protocol: TCP}, {port: 82, protocol: "${schema.spec.type}"}]
+        externalTrafficPolicy: Lokal
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[svc].template.spec.externalTrafficPolicy: "Lokal" is not one of the values the field takes (Cluster, Local), so the API server refuses every object so written: did you mean Local?`,
+		`spec.resources[svc].template.spec.ports[0].protocol: "tcp" is not one of the values the field takes (SCTP, TCP, UDP), so the API server refuses every object so written: write TCP`,
+		`spec.resources[svc].template.spec.type: "Loadbalancer" is not one of the values the field takes (ClusterIP, ExternalName, LoadBalancer, NodePort), so the API server refuses every object so written: write LoadBalancer`,
+	})
+}
+
 // A field the kind requires that the template leaves out is refused by
 // the API server for every instance: warned of. A built-in kind's
 // published default ("" for a container's name) gives no value; a field

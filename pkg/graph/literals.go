@@ -13,6 +13,7 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/expr"
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // checkLiterals reports the literal values of a template that its kind's
@@ -30,6 +31,7 @@ func (c *compiler) checkLiterals(v any, p expr.Path, s *spec.Schema, base *field
 		c.errs = append(c.errs, field.Invalid(p.FieldPath(base), literalShown(v), msg))
 		return
 	}
+	c.warnNotInEnum(v, p, s, base)
 	switch x := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
@@ -70,6 +72,36 @@ func (c *compiler) warnRequiredLeftOut(m map[string]any, p expr.Path, s *spec.Sc
 		}
 		c.warnings = append(c.warnings, fmt.Sprintf("%s: required, and the template leaves it out, so the API server refuses every object so written", p.Child(r).FieldPath(base)))
 	}
+}
+
+// warnNotInEnum notes a warning for a text written without expressions
+// that the field's enum does not hold (type: Loadbalancer, protocol: tcp):
+// the API server refuses every object so written. A warning, not an
+// error, as a built-in kind's published enum may lag its server's.
+func (c *compiler) warnNotInEnum(v any, p expr.Path, s *spec.Schema, base *field.Path) {
+	text, ok := v.(string)
+	if !ok || len(s.Enum) == 0 || strings.Contains(text, "${") {
+		return
+	}
+	var values []string
+	for _, e := range s.Enum {
+		if e, ok := e.(string); ok {
+			if e == text {
+				return
+			}
+			values = append(values, e)
+		}
+	}
+	if len(values) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("%s: %q is not one of the values the field takes (%s), so the API server refuses every object so written", p.FieldPath(base), text, strings.Join(values, ", "))
+	if i := slices.IndexFunc(values, func(e string) bool { return strings.EqualFold(e, text) }); i >= 0 {
+		msg += ": write " + values[i]
+	} else if meant, ok := spelling.Closest(text, values); ok {
+		msg += ": did you mean " + meant + "?"
+	}
+	c.warnings = append(c.warnings, msg)
 }
 
 // isTemplateName tells the path of a template's metadata.name.
