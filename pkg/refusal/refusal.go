@@ -88,6 +88,11 @@ func Readable(err error) error {
 			short.ErrStatus.Message = m[2] + ": field not declared in the schema of " + m[1]
 			return short
 		}
+		if m := duplicateKeys.FindStringSubmatch(status.ErrStatus.Message); m != nil {
+			short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
+			short.ErrStatus.Message = m[2] + ": two items have the key " + m[3] + ", and server-side apply takes one item of a key in a list the schema of " + m[1] + " keys"
+			return short
+		}
 		if m := wrongType.FindStringSubmatch(status.ErrStatus.Message); m != nil {
 			short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
 			short.ErrStatus.Message = m[2] + ": the schema of " + m[1] + " declares " + typeNamed(m[3]) + valueGot(m[4])
@@ -120,6 +125,11 @@ func Readable(err error) error {
 // error (500) whose message leads with its typed-patch machinery, the
 // object and its kind (Kind=...), then the field's path with a leading dot.
 var undeclaredField = regexp.MustCompile(`^failed to create typed patch object \([^;]*; [^,]*, Kind=([^)]*)\): \.?(.+): field not declared in schema$`)
+
+// duplicateKeys is how the API server refuses a server-side apply of a
+// list whose schema keys its items (containers by name) with two items of
+// one key.
+var duplicateKeys = regexp.MustCompile(`^failed to create typed patch object \([^;]*; [^,]*, Kind=([^)]*)\): \.?(.+): duplicate entries for key \[(.+)\]$`)
 
 // wrongType is how the API server refuses a server-side apply of a value
 // of another type than its field's: the type it expected, then the value
@@ -284,7 +294,8 @@ func MisfitsSchema(err error) bool {
 func misfitsSchema(message string) bool {
 	return strings.HasPrefix(message, "failed to create typed patch object") ||
 		strings.Contains(message, ": field not declared in the schema of ") ||
-		wrongTypeReadable.MatchString(message)
+		wrongTypeReadable.MatchString(message) ||
+		strings.Contains(message, ", and server-side apply takes one item of a key in a list the schema of ")
 }
 
 // unauthorized is how the API server's authorizer words a request it

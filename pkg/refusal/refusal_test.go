@@ -148,6 +148,9 @@ func TestReadableRefusalOfAnUndeclaredField(t *testing.T) {
 			"spec.colour: field not declared in the schema of WebApp"},
 		{"failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .colour: field not declared in schema",
 			"colour: field not declared in the schema of ConfigMap"},
+		// Two items of one key in a keyed list.
+		{`failed to create typed patch object (default/dupcheck; apps/v1, Kind=Deployment): .spec.template.spec.containers[name="web"].env: duplicate entries for key [name="A"]`,
+			`spec.template.spec.containers[name="web"].env: two items have the key name="A", and server-side apply takes one item of a key in a list the schema of Deployment keys`},
 		// A value of another type: what it was, when the Go syntax says.
 		{"failed to create typed patch object (default/x; /v1, Kind=ConfigMap): .data: expected map, got &{[] [] true}",
 			"data: the schema of ConfigMap declares a map"},
@@ -176,6 +179,8 @@ func TestReadableRefusalOfAnUndeclaredField(t *testing.T) {
 func TestMisfitsSchema(t *testing.T) {
 	misfit := apierrors.NewInternalError(errors.New("x"))
 	misfit.ErrStatus.Message = "failed to create typed patch object (default/bad; kro.run/v1alpha1, Kind=WebApp): .spec.port: expected numeric (int or float), got string"
+	duplicate := apierrors.NewInternalError(errors.New("x"))
+	duplicate.ErrStatus.Message = `failed to create typed patch object (default/d; apps/v1, Kind=Deployment): .spec.template.spec.containers[name="web"].env: duplicate entries for key [name="A"]`
 	for _, tc := range []struct {
 		err  error
 		want bool
@@ -183,6 +188,7 @@ func TestMisfitsSchema(t *testing.T) {
 		{misfit, true},
 		{fmt.Errorf("applying the instance: %w", misfit), true},
 		{Readable(misfit), true},
+		{Readable(duplicate), true},
 		{apierrors.NewInternalError(errors.New(`failed calling webhook "deny.example.com": connection refused`)), false},
 		{apierrors.NewInvalid(schema.GroupKind{Kind: "WebApp"}, "bad", field.ErrorList{field.Invalid(field.NewPath("spec", "port"), "eighty", "must be of type integer")}), false},
 		{errors.New("failed to create typed patch object"), false},
