@@ -918,6 +918,43 @@ spec:
 	})
 }
 
+// Two items of a keyed list (containers by name, env by name) whose keys,
+// as written, are the same are refused by server-side apply for every
+// instance: warned of. Keys written as expressions, or left out (a key the
+// API server defaults), are not compared.
+func TestDuplicateKeysAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: duplicates}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Duplicates, spec: {name: string}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            containers:
+            - name: web
+              image: nginx
+              env: [{name: A, value: "1"}, {name: "${schema.spec.name}", value: "2"}, {name: A, value: "3"}]
+              ports: [{containerPort: 80}, {containerPort: 80, protocol: TCP}]
+            - name: web
+              image: nginx
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[deploy].template.spec.template.spec.containers[0].env[2]: repeats item 0's key (name=A), and server-side apply, as kro-agent writes, refuses a list with two items of one key for every object so written`,
+		`spec.resources[deploy].template.spec.template.spec.containers[1]: repeats item 0's key (name=web), and server-side apply, as kro-agent writes, refuses a list with two items of one key for every object so written`,
+	})
+}
+
 // A text written without expressions that the field's enum does not hold
 // is refused by the API server for every instance: warned of, with the
 // value meant; one written as an expression is not.

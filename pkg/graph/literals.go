@@ -51,6 +51,7 @@ func (c *compiler) checkLiterals(v any, p expr.Path, s *spec.Schema, base *field
 		for i, item := range x {
 			c.checkLiterals(item, p.Index(i), s.Items.Schema, base, custom)
 		}
+		c.warnDuplicateKeys(x, p, s, base)
 	}
 }
 
@@ -71,6 +72,66 @@ func (c *compiler) warnRequiredLeftOut(m map[string]any, p expr.Path, s *spec.Sc
 			continue
 		}
 		c.warnings = append(c.warnings, fmt.Sprintf("%s: required, and the template leaves it out, so the API server refuses every object so written", p.Child(r).FieldPath(base)))
+	}
+}
+
+// warnDuplicateKeys notes a warning for two items of a list the schema
+// keys (x-kubernetes-list-type: map, such as containers by name, or set)
+// whose keys, written without expressions, are the same: server-side
+// apply, as kro-agent writes, refuses every object so written.
+func (c *compiler) warnDuplicateKeys(items []any, p expr.Path, s *spec.Schema, base *field.Path) {
+	listType, _ := s.Extensions["x-kubernetes-list-type"].(string)
+	var keys []string
+	switch listType {
+	case "map":
+		names, _ := s.Extensions["x-kubernetes-list-map-keys"].([]any)
+		for _, n := range names {
+			if n, ok := n.(string); ok {
+				keys = append(keys, n)
+			}
+		}
+		if len(keys) == 0 {
+			return
+		}
+	case "set":
+	default:
+		return
+	}
+	seen := map[string]int{}
+	for i, item := range items {
+		var key string
+		if listType == "set" {
+			text, ok := item.(string)
+			if !ok || strings.Contains(text, "${") {
+				continue
+			}
+			key = strconv.Quote(text)
+		} else {
+			m, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			var parts []string
+			for _, k := range keys {
+				v, given := m[k]
+				text := fmt.Sprint(v)
+				if !given || strings.Contains(text, "${") {
+					parts = nil
+					break
+				}
+				parts = append(parts, k+"="+text)
+			}
+			if parts == nil {
+				continue
+			}
+			key = strings.Join(parts, ", ")
+		}
+		if first, ok := seen[key]; ok {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: repeats item %d's key (%s), and server-side apply, as kro-agent writes, refuses a list with two items of one key for every object so written",
+				p.Index(i).FieldPath(base), first, key))
+			continue
+		}
+		seen[key] = i
 	}
 }
 
