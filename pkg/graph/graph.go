@@ -8,7 +8,6 @@ package graph
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -228,19 +227,12 @@ func openAPIWarnings(spec, types map[string]any) []string {
 // booleanKeys are the paths, under at, of v's keys true and false.
 func booleanKeys(v any, at expr.Path) []expr.Path {
 	var out []expr.Path
-	switch x := v.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if k == "true" || k == "false" {
-				out = append(out, at.Child(k))
-			}
-			out = append(out, booleanKeys(x[k], at.Child(k))...)
+	walk(v, at, func(_ any, p expr.Path) bool {
+		if k := lastKey(p); len(p) > len(at) && (k == "true" || k == "false") {
+			out = append(out, p)
 		}
-	case []any:
-		for i, item := range x {
-			out = append(out, booleanKeys(item, at.Index(i))...)
-		}
-	}
+		return true
+	})
 	return out
 }
 

@@ -22,24 +22,17 @@ var notInLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // refuses every object so written. Keys and values given by expressions are
 // the instance's to get right, and are not checked.
 func (c *compiler) warnLabelText(v any, p expr.Path, base *field.Path) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			// An object's or a pod template's metadata.labels, and a
-			// label selector's matchLabels: the labels of other things,
-			// such as a Prometheus rule's, follow rules of their own.
-			isLabels := k == "matchLabels" || k == "labels" && len(p) > 0 && p[len(p)-1].Key == "metadata" && !p[len(p)-1].IsIndex
-			if labels, ok := x[k].(map[string]any); ok && isLabels {
-				c.checkLabels(labels, p.Child(k), base)
-				continue
-			}
-			c.warnLabelText(x[k], p.Child(k), base)
+	walk(v, p, func(v any, p expr.Path) bool {
+		// An object's or a pod template's metadata.labels, and a label
+		// selector's matchLabels: the labels of other things, such as a
+		// Prometheus rule's, follow rules of their own.
+		labels, ok := v.(map[string]any)
+		if ok && (lastKey(p) == "matchLabels" || lastKey(p) == "labels" && parentKey(p) == "metadata") {
+			c.checkLabels(labels, p, base)
+			return false
 		}
-	case []any:
-		for i, item := range x {
-			c.warnLabelText(item, p.Index(i), base)
-		}
-	}
+		return true
+	})
 }
 
 // checkLabels checks one map of labels (see warnLabelText).

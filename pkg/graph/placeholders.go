@@ -2,9 +2,7 @@ package graph
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -28,22 +26,14 @@ var foreignPlaceholder = regexp.MustCompile(`\{\{-?\s*\.?([A-Za-z_][\w.]*)\s*-?\
 // else ({{ .Values.name }}, a Prometheus rule's {{ $labels.pod }},
 // $(POD_NAME)) is text for another tool to read.
 func (c *compiler) warnForeignPlaceholders(env *celenv.Env, v any, p expr.Path, base *field.Path) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			c.warnForeignPlaceholders(env, x[k], p.Child(k), base)
-		}
-	case []any:
-		for i, item := range x {
-			c.warnForeignPlaceholders(env, item, p.Index(i), base)
-		}
-	case string:
-		if !strings.Contains(x, "{{") && !strings.Contains(x, "$") {
-			return
+	walk(v, p, func(v any, p expr.Path) bool {
+		x, ok := v.(string)
+		if !ok || !strings.Contains(x, "{{") && !strings.Contains(x, "$") {
+			return true
 		}
 		segs, err := expr.Parse(x)
 		if err != nil {
-			return
+			return true
 		}
 		for _, s := range segs {
 			if s.IsExpr {
@@ -66,5 +56,6 @@ func (c *compiler) warnForeignPlaceholders(env *celenv.Env, v any, p expr.Path, 
 					p.FieldPath(base), x, strconv.Quote(m[0]), meant))
 			}
 		}
-	}
+		return true
+	})
 }

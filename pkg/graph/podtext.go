@@ -20,35 +20,27 @@ import (
 // (http-metrics-port). Pod specs are found by their containers list,
 // wherever the kind nests them.
 func (c *compiler) warnPodNames(v any, p expr.Path, base *field.Path) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, list := range []string{"containers", "initContainers"} {
-			containers, _ := x[list].([]any)
-			for i, item := range containers {
-				container, _ := item.(map[string]any)
-				at := p.Child(list).Index(i)
-				if name, ok := container["name"].(string); ok && !strings.Contains(name, "${") {
-					c.warnRefused(at.Child("name").FieldPath(base), name, "container name", validation.IsDNS1123Label(name))
-				}
-				ports, _ := container["ports"].([]any)
-				for j, port := range ports {
-					port, _ := port.(map[string]any)
-					if name, ok := port["name"].(string); ok && !strings.Contains(name, "${") {
-						c.warnRefused(at.Child("ports").Index(j).Child("name").FieldPath(base), name, "port name", validation.IsValidPortName(name))
-					}
+	walk(v, p, func(v any, p expr.Path) bool {
+		containers, ok := v.([]any)
+		if list := lastKey(p); !ok || list != "containers" && list != "initContainers" {
+			return true
+		}
+		for i, item := range containers {
+			container, _ := item.(map[string]any)
+			at := p.Index(i)
+			if name, ok := container["name"].(string); ok && !strings.Contains(name, "${") {
+				c.warnRefused(at.Child("name").FieldPath(base), name, "container name", validation.IsDNS1123Label(name))
+			}
+			ports, _ := container["ports"].([]any)
+			for j, port := range ports {
+				port, _ := port.(map[string]any)
+				if name, ok := port["name"].(string); ok && !strings.Contains(name, "${") {
+					c.warnRefused(at.Child("ports").Index(j).Child("name").FieldPath(base), name, "port name", validation.IsValidPortName(name))
 				}
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if k != "containers" && k != "initContainers" {
-				c.warnPodNames(x[k], p.Child(k), base)
-			}
-		}
-	case []any:
-		for i, item := range x {
-			c.warnPodNames(item, p.Index(i), base)
-		}
-	}
+		return false
+	})
 }
 
 // warnRefused notes the warning for a text the API server refuses, what
@@ -85,38 +77,31 @@ var quantityUnits = []struct{ written, binary, decimal string }{
 // refuses every object so written. The warning gives it written as one,
 // where the unit is what is wrong.
 func (c *compiler) warnQuantities(v any, p expr.Path, base *field.Path) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			amounts, ok := x[k].(map[string]any)
-			if inResources := len(p) > 0 && p[len(p)-1].Key == "resources" && (k == "limits" || k == "requests"); !ok || !inResources {
-				c.warnQuantities(x[k], p.Child(k), base)
+	walk(v, p, func(v any, p expr.Path) bool {
+		amounts, ok := v.(map[string]any)
+		if kind := lastKey(p); !ok || parentKey(p) != "resources" || kind != "limits" && kind != "requests" {
+			return true
+		}
+		for _, name := range slices.Sorted(maps.Keys(amounts)) {
+			text, ok := amounts[name].(string)
+			if !ok || strings.Contains(text, "${") {
 				continue
 			}
-			for _, name := range slices.Sorted(maps.Keys(amounts)) {
-				text, ok := amounts[name].(string)
-				if !ok || strings.Contains(text, "${") {
-					continue
+			at := p.Child(name).FieldPath(base)
+			if _, err := resource.ParseQuantity(text); err != nil {
+				msg := refusedText(at, text, "quantity", []string{"quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1"})
+				if meant := quantityMeant(text); meant != "" {
+					msg += ": write " + meant
 				}
-				at := p.Child(k).Child(name).FieldPath(base)
-				if _, err := resource.ParseQuantity(text); err != nil {
-					msg := refusedText(at, text, "quantity", []string{"quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1"})
-					if meant := quantityMeant(text); meant != "" {
-						msg += ": write " + meant
-					}
-					c.warnings = append(c.warnings, msg)
-				} else if number, milli := strings.CutSuffix(text, "m"); milli && countsBytes(name) {
-					// Taken, and meant as megabytes: 512m of memory is
-					// half a byte.
-					c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is %s thousandths of a byte, as m means milli: write %sMi (or %sM, in powers of 1000)", at, text, number, number, number))
-				}
+				c.warnings = append(c.warnings, msg)
+			} else if number, milli := strings.CutSuffix(text, "m"); milli && countsBytes(name) {
+				// Taken, and meant as megabytes: 512m of memory is half
+				// a byte.
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is %s thousandths of a byte, as m means milli: write %sMi (or %sM, in powers of 1000)", at, text, number, number, number))
 			}
 		}
-	case []any:
-		for i, item := range x {
-			c.warnQuantities(item, p.Index(i), base)
-		}
-	}
+		return false
+	})
 }
 
 // countsBytes tells the resources counted in bytes: memory, storage and
