@@ -297,6 +297,7 @@ func (c *compiler) collectResources() {
 				n.Kind = c.templateKind(n, p.Child("template"))
 				c.warnNameText(n, p.Child("template"))
 				c.warnSelectorMismatch(n, p.Child("template"))
+				c.warnJobRestartPolicy(n, p.Child("template"))
 			}
 		default:
 			n.External = r.ExternalRef.DeepCopy()

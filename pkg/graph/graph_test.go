@@ -955,6 +955,51 @@ spec:
 	})
 }
 
+// A Job's or CronJob's pods must not restart Always, which a pod spec
+// that leaves restartPolicy out defaults to: warned of; OnFailure, Never
+// or an expression is not.
+func TestJobsRestartingAlwaysAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: jobs}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Jobs, spec: {policy: string}}
+  resources:
+  - id: migrate
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: migrate}
+      spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}
+  - id: nightly
+    template:
+      apiVersion: batch/v1
+      kind: CronJob
+      metadata: {name: nightly}
+      spec:
+        schedule: "0 0 * * *"
+        jobTemplate: {spec: {template: {spec: {restartPolicy: Always, containers: [{name: c, image: busybox}]}}}}
+  - id: fine
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: fine}
+      spec: {template: {spec: {restartPolicy: "${schema.spec.policy}", containers: [{name: c, image: busybox}]}}}
+  - id: never
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: never}
+      spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[migrate].template.spec.template.spec.restartPolicy: leaves restartPolicy out, which a pod defaults to Always, and the API server refuses every Job so written: its pods run to completion, with restartPolicy OnFailure or Never`,
+		`spec.resources[nightly].template.spec.jobTemplate.spec.template.spec.restartPolicy: sets restartPolicy: Always, and the API server refuses every CronJob so written: its pods run to completion, with restartPolicy OnFailure or Never`,
+	})
+}
+
 // A text written without expressions that the field's enum does not hold
 // is refused by the API server for every instance: warned of, with the
 // value meant; one written as an expression is not.

@@ -132,3 +132,44 @@ func quantityMeant(text string) string {
 	}
 	return ""
 }
+
+// jobPodSpecs are where a Job's and a CronJob's pod spec is, by kind.
+var jobPodSpecs = map[string]expr.Path{
+	"Job":     {{Key: "spec"}, {Key: "template"}, {Key: "spec"}},
+	"CronJob": {{Key: "spec"}, {Key: "jobTemplate"}, {Key: "spec"}, {Key: "template"}, {Key: "spec"}},
+}
+
+// warnJobRestartPolicy notes a warning for a Job's or CronJob's pod spec
+// whose restartPolicy is Always, or left out, which a pod defaults to
+// Always: the API server refuses every Job so written, as a Job's pods
+// run to completion (OnFailure or Never).
+func (c *compiler) warnJobRestartPolicy(n *Node, path *field.Path) {
+	if n.Kind == nil || n.Kind.GVK.Group != "batch" {
+		return
+	}
+	at, ok := jobPodSpecs[n.Kind.GVK.Kind]
+	if !ok {
+		return
+	}
+	var podSpec any = n.Template
+	for _, step := range at {
+		m, _ := podSpec.(map[string]any)
+		if podSpec = m[step.Key]; podSpec == nil {
+			return // not written out, or given by an expression
+		}
+	}
+	m, ok := podSpec.(map[string]any)
+	if !ok {
+		return
+	}
+	policy, given := m["restartPolicy"].(string)
+	if strings.Contains(policy, "${") || given && policy != "Always" {
+		return
+	}
+	written := "leaves restartPolicy out, which a pod defaults to Always"
+	if given {
+		written = "sets restartPolicy: Always"
+	}
+	c.warnings = append(c.warnings, fmt.Sprintf("%s: %s, and the API server refuses every %s so written: its pods run to completion, with restartPolicy OnFailure or Never",
+		at.Child("restartPolicy").FieldPath(path), written, n.Kind.GVK.Kind))
+}
