@@ -298,6 +298,7 @@ func (c *compiler) collectResources() {
 				c.warnNameText(n, p.Child("template"))
 				c.warnSelectorMismatch(n, p.Child("template"))
 				c.warnJobRestartPolicy(n, p.Child("template"))
+				c.warnServicePortNames(n, p.Child("template"))
 			}
 		default:
 			n.External = r.ExternalRef.DeepCopy()

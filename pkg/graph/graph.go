@@ -118,8 +118,9 @@ func (g *Graph) Warnings() []string {
 // the labels no label may be, the container and port names the API
 // server refuses, the resource quantities written wrong, the values their
 // field's enum does not hold, the keyed lists with two items of one key,
-// the Jobs whose pods restart Always, and the required fields templates
-// leave out, then the expressions reading a field their object never has (a
+// the Jobs whose pods restart Always, the Services' port names left out or
+// refused, and the required fields templates leave out, then the
+// expressions reading a field their object never has (a
 // Secret's stringData, which the API server never returns), reading a
 // resource includeWhen may leave out on one side of ? : only, or holding
 // ${...} in a string literal, and the placeholders of other templating

@@ -1000,6 +1000,38 @@ spec:
 	})
 }
 
+// A Service of several ports needs a name for each, a DNS label: one left
+// out, or one the API server refuses, is warned of; a single port may go
+// without.
+func TestServicePortNamesAreChecked(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: services}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Services, spec: {name: string}}
+  resources:
+  - id: web
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: web}
+      spec: {ports: [{port: 80}, {name: Metrics_Port, port: 9090}, {name: "${schema.spec.name}", port: 81}]}
+  - id: single
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: single}
+      spec: {ports: [{port: 80}]}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := g.Warnings()
+	if len(got) != 2 || got[0] != `spec.resources[web].template.spec.ports[0].name: left out, and the API server refuses every Service of several ports so written: each needs a name` ||
+		!strings.HasPrefix(got[1], `spec.resources[web].template.spec.ports[1].name: the port name "Metrics_Port" is refused by the API server for every object so written: a lowercase RFC 1123 label must consist of`) {
+		t.Errorf("warnings:\n%s", strings.Join(got, "\n"))
+	}
+}
+
 // A text written without expressions that the field's enum does not hold
 // is refused by the API server for every instance: warned of, with the
 // value meant; one written as an expression is not.
@@ -1016,7 +1048,7 @@ spec:
       metadata: {name: web}
       spec:
         type: Loadbalancer
-        ports: [{port: 80, protocol: tcp}, {port: 81, protocol: TCP}, {port: 82, protocol: "${schema.spec.type}"}]
+        ports: [{name: a, port: 80, protocol: tcp}, {name: b, port: 81, protocol: TCP}, {name: c, port: 82, protocol: "${schema.spec.type}"}]
         externalTrafficPolicy: Lokal
 `), Options{Resolver: builtin(t)})
 	if err != nil {

@@ -173,3 +173,28 @@ func (c *compiler) warnJobRestartPolicy(n *Node, path *field.Path) {
 	c.warnings = append(c.warnings, fmt.Sprintf("%s: %s, and the API server refuses every %s so written: its pods run to completion, with restartPolicy OnFailure or Never",
 		at.Child("restartPolicy").FieldPath(path), written, n.Kind.GVK.Kind))
 }
+
+// warnServicePortNames notes a warning for a Service of several ports, one
+// of them without a name, and for a port name the API server refuses (a
+// DNS label): it refuses every Service so written.
+func (c *compiler) warnServicePortNames(n *Node, path *field.Path) {
+	if n.Kind == nil || n.Kind.GVK.Group != "" || n.Kind.GVK.Kind != "Service" {
+		return
+	}
+	spec, _ := n.Template["spec"].(map[string]any)
+	ports, _ := spec["ports"].([]any)
+	for i, item := range ports {
+		port, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		at := path.Child("spec", "ports").Index(i).Child("name")
+		name, named := port["name"].(string)
+		switch {
+		case !named && len(ports) > 1:
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: left out, and the API server refuses every Service of several ports so written: each needs a name", at))
+		case named && !strings.Contains(name, "${"):
+			c.warnRefused(at, name, "port name", validation.IsDNS1123Label(name))
+		}
+	}
+}
