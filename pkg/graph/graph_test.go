@@ -780,13 +780,21 @@ spec:
         template:
           metadata: {labels: "${schema.spec.labels}"}
           spec: {containers: [{name: c, image: nginx}]}
+  - id: whole
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: whole}
+      spec:
+        selector: {matchLabels: {app: x}}
+        template: "${{'metadata': {'labels': schema.spec.labels}, 'spec': {'containers': [{'name': 'c', 'image': 'nginx'}]}}}"
 `), Options{Resolver: builtin(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkWarnings(t, g, []string{
-		`spec.resources[web].template.spec.selector.matchLabels[app]: ${schema.spec.name}: the pod template gives app the value web, so the API server refuses every Deployment so written unless the two always render alike: its selector must match its pods' labels`,
-		`spec.resources[web].template.spec.selector.matchLabels[team]: a: the pod template's labels (spec.template.metadata.labels) do not hold team, so the API server refuses every Deployment so written: its selector must match its pods' labels`,
+		`spec.resources[web].template.spec.selector.matchLabels.app: ${schema.spec.name}: the pod template gives app the value web, so the API server refuses every Deployment so written unless the two always render alike: its selector must match its pods' labels`,
+		`spec.resources[web].template.spec.selector.matchLabels.team: a: the pod template's labels (spec.template.metadata.labels) do not hold team, so the API server refuses every Deployment so written: its selector must match its pods' labels`,
 	})
 }
 

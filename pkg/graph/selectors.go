@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kro-agent/kro-agent/pkg/expr"
 )
 
 // selectingWorkloads are the kinds whose spec.selector must match the
@@ -33,15 +35,27 @@ func (c *compiler) warnSelectorMismatch(n *Node, path *field.Path) {
 	if !ok {
 		return
 	}
-	podTemplate, _ := spec["template"].(map[string]any)
-	meta, _ := podTemplate["metadata"].(map[string]any)
-	labels, labelsGiven := meta["labels"].(map[string]any)
-	if _, whole := meta["labels"].(string); whole {
-		return
+	podTemplate, ok := spec["template"].(map[string]any)
+	if !ok {
+		return // given whole by an expression, or left out
+	}
+	var labels map[string]any
+	labelsGiven := false
+	if metadata, given := podTemplate["metadata"]; given {
+		meta, ok := metadata.(map[string]any)
+		if !ok {
+			return // given by an expression
+		}
+		if l, given := meta["labels"]; given {
+			if labels, ok = l.(map[string]any); !ok {
+				return // given by an expression
+			}
+			labelsGiven = true
+		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(matchLabels)) {
 		want, _ := matchLabels[key].(string)
-		at := path.Child("spec", "selector", "matchLabels").Key(key)
+		at := expr.Path{{Key: "spec"}, {Key: "selector"}, {Key: "matchLabels"}, {Key: key}}.FieldPath(path)
 		got, carried := labels[key].(string)
 		switch {
 		case !labelsGiven || !carried:

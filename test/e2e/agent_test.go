@@ -777,7 +777,7 @@ func TestSelectorItsPodsDoNotMatchIsWarned(t *testing.T) {
 		Assess("is warned of, refused as warned, and mended", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			c := agentIn(t, cfg, ns)
 			out, err := kubectl(t, cfg, mismatchedSelector, "apply", "-f", "-")
-			const warned = "Warning: spec.resources[deploy].template.spec.selector.matchLabels[app]: ${schema.spec.name}: the pod template gives app the value web, so the API server refuses every Deployment so written unless the two always render alike: its selector must match its pods' labels"
+			const warned = "Warning: spec.resources[deploy].template.spec.selector.matchLabels.app: ${schema.spec.name}: the pod template gives app the value web, so the API server refuses every Deployment so written unless the two always render alike: its selector must match its pods' labels"
 			if err != nil || !strings.Contains(out, warned) {
 				t.Errorf("applying the RGD: %v\n%s\nwant the warning %s", err, out, warned)
 			}
