@@ -229,7 +229,7 @@ var (
 
 // nameOf is typ as SimpleSchema names it: a built-in type another language
 // names otherwise (str, int) by SimpleSchema's name, anything else as it is.
-func (b *builder) nameOf(typ string) string {
+func nameOf(typ string) string {
 	if name, ok := otherNames[strings.ToLower(typ)]; ok && slices.Contains(builtinTypes, name) {
 		return name
 	}
@@ -251,10 +251,10 @@ func (b *builder) meantType(typ string) string {
 		return fmt.Sprintf(": a list is written with the [] first, as in []%s", elem)
 	}
 	if m := genericList.FindStringSubmatch(typ); m != nil {
-		return fmt.Sprintf(": a list is written []T, as in []%s", b.nameOf(m[1]))
+		return fmt.Sprintf(": a list is written []T, as in []%s", nameOf(m[1]))
 	}
 	if m := genericMap.FindStringSubmatch(typ); m != nil {
-		return fmt.Sprintf(": a map is written map[string]T, as in map[string]%s", b.nameOf(m[1]))
+		return fmt.Sprintf(": a map is written map[string]T, as in map[string]%s", nameOf(m[1]))
 	}
 	names := append(slices.Clone(builtinTypes), slices.Sorted(maps.Keys(b.types))...)
 	if name, ok := spelling.Closest(typ, names); ok {
