@@ -1,5 +1,10 @@
 package graph
 
+// Rules of built-in kinds that the API server enforces beyond their
+// published schemas (a container's name, a quantity, a Job's restart policy,
+// a Service's port names): a template breaking one compiles and is refused
+// at every apply, so it is warned of.
+
 import (
 	"fmt"
 	"maps"
