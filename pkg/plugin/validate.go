@@ -643,9 +643,29 @@ func schemaErrors(data []byte) []error {
 	})
 	out := make([]error, len(errs))
 	for i, e := range errs {
+		forEachWrittenAsItsList(e, obj)
 		out[i] = e
 	}
 	return out
+}
+
+// forEachWrittenAsItsList adds to the error of a forEach written as the
+// expression of its list (forEach: ${schema.spec.regions}) how to write it:
+// a list of iterators, each naming the values of a list.
+func forEachWrittenAsItsList(e *field.Error, obj map[string]any) {
+	n := resourceAt(e.Field)
+	if n < 0 || !strings.HasSuffix(e.Field, "].forEach") || e.Type != field.ErrorTypeTypeInvalid {
+		return
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	resources, _ := spec["resources"].([]any)
+	if n >= len(resources) {
+		return
+	}
+	resource, _ := resources[n].(map[string]any)
+	if list, ok := resource["forEach"].(string); ok && strings.Contains(list, "${") {
+		e.Detail += fmt.Sprintf(": forEach is a list of iterators, each naming the values of a list: write [{item: %q}], and read each value as ${item}", list)
+	}
 }
 
 func printValidation(w io.Writer, p printFlags, report ValidationReport) error {

@@ -350,7 +350,7 @@ spec:
 	want := []string{
 		`document 1: spec.schema.shortNames: Invalid value: "string": spec.schema.shortNames in body must be of type array: "string": a list is wanted; to give this one value, write ["mt"]`,
 		`document 1: spec.resources[config].readyWhen: Invalid value: "string": spec.resources[config].readyWhen in body must be of type array: "string": a list is wanted; to give this one value, write ["${config.metadata.name != ''}"]`,
-		`document 1: spec.resources[each].forEach: Invalid value: "string": spec.resources[each].forEach in body must be of type array: "string"`,
+		`document 1: spec.resources[each].forEach: Invalid value: "string": spec.resources[each].forEach in body must be of type array: "string": forEach is a list of iterators, each naming the values of a list: write [{item: "${schema.spec.a}"}], and read each value as ${item}`,
 	}
 	if r := report.Results[0]; r.Name != "mistyped" || !slices.Equal(r.Errors, want) {
 		t.Errorf("%s: errors\n%s\nwant\n%s", r.Name, strings.Join(r.Errors, "\n"), strings.Join(want, "\n"))
