@@ -264,10 +264,14 @@ func (c *cluster) loadSubject(ctx context.Context, kind, name string) (*subject,
 // here, on the way to the user.
 func (c *cluster) withHint(ctx context.Context, err error, m *meta.RESTMapping, name string) error {
 	if unknown := (*unknownKindError)(nil); errors.As(err, &unknown) {
-		unknown.meant = c.kindMeant(ctx, unknown.kind)
-		if unknown.meant == "" && name == "" {
-			// The NAME of an instance given without its KIND.
+		if name == "" {
+			// The NAME of an instance given without its KIND: an
+			// instance of exactly that name says more than a kind
+			// spelt nearly so.
 			unknown.instanceOf, unknown.where = c.kindOfInstanceNamed(ctx, unknown.kind)
+		}
+		if unknown.instanceOf == "" {
+			unknown.meant = c.kindMeant(ctx, unknown.kind)
 		}
 		return err
 	}
