@@ -16,7 +16,8 @@ import (
 // .status.ip): the API server takes any path, and kubectl get shows the
 // column empty for every instance. Paths are followed up to the first
 // bracket (a filter, an index), and not into metadata, whose schema the
-// CRD leaves to the API server, or a field that keeps unknown fields.
+// CRD leaves to the API server, a map, a list, or a field that keeps
+// unknown fields.
 func columnWarnings(columns []extv1.CustomResourceColumnDefinition, root *extv1.JSONSchemaProps, kind string) []string {
 	var out []string
 	for i, col := range columns {
@@ -27,7 +28,7 @@ func columnWarnings(columns []extv1.CustomResourceColumnDefinition, root *extv1.
 		s := root
 		walked := ""
 		for _, step := range strings.Split(path[1:], ".") {
-			if step == "" || walked == ".metadata" || s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields || s.AdditionalProperties != nil {
+			if step == "" || walked == ".metadata" || s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields || s.AdditionalProperties != nil || s.Items != nil {
 				break
 			}
 			next, ok := s.Properties[step]

@@ -1142,7 +1142,7 @@ spec:
   schema:
     apiVersion: v1alpha1
     kind: Columns
-    spec: {name: string, extra: object}
+    spec: {name: string, extra: object, tags: "[]string"}
     status: {ip: "${cm.metadata.name}"}
     additionalPrinterColumns:
     - {name: IP, type: string, jsonPath: .status.ipp}
@@ -1150,6 +1150,7 @@ spec:
     - {name: Top, type: string, jsonPath: .sepc}
     - {name: Name, type: string, jsonPath: .spec.name}
     - {name: Extra, type: string, jsonPath: .spec.extra.anything}
+    - {name: Tags, type: string, jsonPath: .spec.tags.first}
     - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
     - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
   resources:
@@ -1161,7 +1162,7 @@ spec:
 	}
 	checkWarnings(t, g, []string{
 		`spec.schema.additionalPrinterColumns[0].jsonPath: .status.ipp names no field of the schema of Columns, so kubectl get shows the column IP empty: did you mean .status.ip?`,
-		`spec.schema.additionalPrinterColumns[1].jsonPath: .spec.image names no field of the schema of Columns, so kubectl get shows the column Image empty: spec has extra, name`,
+		`spec.schema.additionalPrinterColumns[1].jsonPath: .spec.image names no field of the schema of Columns, so kubectl get shows the column Image empty: spec has extra, name, tags`,
 		`spec.schema.additionalPrinterColumns[2].jsonPath: .sepc names no field of the schema of Columns, so kubectl get shows the column Top empty: did you mean .spec?`,
 	})
 }
