@@ -26,6 +26,9 @@ var foreignPlaceholder = regexp.MustCompile(`\{\{-?\s*\.?([A-Za-z_][\w.]*)\s*-?\
 // else ({{ .Values.name }}, a Prometheus rule's {{ $labels.pod }},
 // $(POD_NAME)) is text for another tool to read.
 func (c *compiler) warnForeignPlaceholders(env *celenv.Env, v any, p expr.Path, base *field.Path) {
+	// Most placeholders name what does not compile here (a script's
+	// $HOME.x): they are compiled without the hints that explain why.
+	env = env.Compiler()
 	walk(v, p, func(v any, p expr.Path) bool {
 		x, ok := v.(string)
 		if !ok || !strings.Contains(x, "{{") && !strings.Contains(x, "$") {
