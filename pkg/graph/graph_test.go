@@ -1007,8 +1007,9 @@ spec:
 }
 
 // A Service of several ports needs a name for each, a DNS label: one left
-// out, or one the API server refuses, is warned of; a single port may go
-// without.
+// out, or one the API server refuses, is warned of, and so is a target
+// port named as no container port may be; a single port may go without a
+// name, and a target port may be a number.
 func TestServicePortNamesAreChecked(t *testing.T) {
 	g, err := Compile(parseRGD(t, `
 metadata: {name: services}
@@ -1020,7 +1021,7 @@ spec:
       apiVersion: v1
       kind: Service
       metadata: {name: web}
-      spec: {ports: [{port: 80}, {name: Metrics_Port, port: 9090}, {name: "${schema.spec.name}", port: 81}]}
+      spec: {ports: [{port: 80, targetPort: http}, {name: Metrics_Port, port: 9090, targetPort: prometheus-metrics}, {name: "${schema.spec.name}", port: 81, targetPort: "8081"}]}
   - id: single
     template:
       apiVersion: v1
@@ -1031,11 +1032,10 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := g.Warnings()
-	if len(got) != 2 || got[0] != `spec.resources[web].template.spec.ports[0].name: left out, and the API server refuses every Service of several ports so written: each needs a name` ||
-		!strings.HasPrefix(got[1], `spec.resources[web].template.spec.ports[1].name: the port name "Metrics_Port" is refused by the API server for every object so written: a lowercase RFC 1123 label must consist of`) {
-		t.Errorf("warnings:\n%s", strings.Join(got, "\n"))
-	}
+	checkWarningsHold(t, g, 3,
+		"spec.resources[web].template.spec.ports[0].name: left out, and the API server refuses every Service of several ports so written: each needs a name\n",
+		`spec.resources[web].template.spec.ports[1].name: the port name "Metrics_Port" is refused by the API server for every object so written: a lowercase RFC 1123 label must consist of`,
+		`spec.resources[web].template.spec.ports[1].targetPort: the target port name "prometheus-metrics" is refused by the API server for every object so written: must be no more than 15 characters`)
 }
 
 // A text written without expressions that the field's enum does not hold

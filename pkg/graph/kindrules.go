@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -180,8 +181,9 @@ func (c *compiler) warnJobRestartPolicy(n *Node, path *field.Path) {
 }
 
 // warnServicePortNames notes a warning for a Service of several ports, one
-// of them without a name, and for a port name the API server refuses (a
-// DNS label): it refuses every Service so written.
+// of them without a name, and for a port name or a target port's the API
+// server refuses (a DNS label; a container port's name): it refuses every
+// Service so written.
 func (c *compiler) warnServicePortNames(n *Node, path *field.Path) {
 	if n.Kind == nil || n.Kind.GVK.Group != "" || n.Kind.GVK.Kind != "Service" {
 		return
@@ -200,6 +202,13 @@ func (c *compiler) warnServicePortNames(n *Node, path *field.Path) {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: left out, and the API server refuses every Service of several ports so written: each needs a name", at))
 		case named && !strings.Contains(name, "${"):
 			c.warnRefused(at, name, "port name", validation.IsDNS1123Label(name))
+		}
+		// A target port by name names a container's port, whose names
+		// are at most 15 characters.
+		if target, ok := port["targetPort"].(string); ok && !strings.Contains(target, "${") {
+			if _, number := strconv.Atoi(target); number != nil {
+				c.warnRefused(path.Child("spec", "ports").Index(i).Child("targetPort"), target, "target port name", validation.IsValidPortName(target))
+			}
 		}
 	}
 }
