@@ -866,7 +866,8 @@ spec:
           metadata: {labels: {app: web}}
           spec:
             initContainers: [{name: "${schema.spec.name}", image: busybox}]
-            containers: [{name: Web_Server, image: nginx, ports: [{name: http-metrics-port, containerPort: 9090}, {name: http, containerPort: 80}]}]
+            containers: [{name: Web_Server, image: nginx, ports: [{name: http-metrics-port, containerPort: 9090}, {name: http, containerPort: 80}],
+              livenessProbe: {httpGet: {path: /, port: http-metrics-port}}, readinessProbe: {tcpSocket: {port: "80"}}}]
   - id: nightly
     template:
       apiVersion: batch/v1
@@ -879,7 +880,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkWarningsHold(t, g, 3,
+	checkWarningsHold(t, g, 4,
+		`spec.resources[deploy].template.spec.template.spec.containers[0].livenessProbe.httpGet.port: the probe's port name "http-metrics-port" is refused by the API server for every object so written: must be no more than 15 characters`,
 		`spec.resources[deploy].template.spec.template.spec.containers[0].name: the container name "Web_Server" is refused by the API server for every object so written: a lowercase RFC 1123 label must consist of`,
 		`spec.resources[deploy].template.spec.template.spec.containers[0].ports[0].name: the port name "http-metrics-port" is refused by the API server for every object so written: must be no more than 15 characters`,
 		`spec.resources[nightly].template.spec.jobTemplate.spec.template.spec.containers[0].name: the container name "run.now" is refused`)

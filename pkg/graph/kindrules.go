@@ -23,7 +23,7 @@ import (
 // v (at p), written without expressions, that the API server refuses for
 // every object so written: a container's, which is a DNS label
 // (Web_Server), and a container port's, which is at most 15 characters
-// (http-metrics-port). Pod specs are found by their containers list,
+// (http-metrics-port), as is a probe's port given by name. Pod specs are found by their containers list,
 // wherever the kind nests them.
 func (c *compiler) warnPodNames(v any, p expr.Path, base *field.Path) {
 	walk(v, p, func(v any, p expr.Path) bool {
@@ -42,6 +42,18 @@ func (c *compiler) warnPodNames(v any, p expr.Path, base *field.Path) {
 				port, _ := port.(map[string]any)
 				if name, ok := port["name"].(string); ok && !strings.Contains(name, "${") {
 					c.warnRefused(at.Child("ports").Index(j).Child("name").FieldPath(base), name, "port name", validation.IsValidPortName(name))
+				}
+			}
+			// A probe's port by name names one of the container's.
+			for _, probe := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
+				for _, action := range []string{"httpGet", "tcpSocket"} {
+					probed, _ := container[probe].(map[string]any)
+					handler, _ := probed[action].(map[string]any)
+					if port, ok := handler["port"].(string); ok && !strings.Contains(port, "${") {
+						if _, number := strconv.Atoi(port); number != nil {
+							c.warnRefused(at.Child(probe).Child(action).Child("port").FieldPath(base), port, "probe's port name", validation.IsValidPortName(port))
+						}
+					}
 				}
 			}
 		}
