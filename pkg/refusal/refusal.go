@@ -83,19 +83,9 @@ func Readable(err error) error {
 		return short
 	}
 	if ok {
-		if m := undeclaredField.FindStringSubmatch(status.ErrStatus.Message); m != nil {
+		if words, ok := typedPatchWords(status.ErrStatus.Message); ok {
 			short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
-			short.ErrStatus.Message = m[2] + ": field not declared in the schema of " + m[1]
-			return short
-		}
-		if m := duplicateKeys.FindStringSubmatch(status.ErrStatus.Message); m != nil {
-			short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
-			short.ErrStatus.Message = m[2] + ": two items have the key " + m[3] + ", and server-side apply takes one item of a key in a list the schema of " + m[1] + " keys"
-			return short
-		}
-		if m := wrongType.FindStringSubmatch(status.ErrStatus.Message); m != nil {
-			short := &apierrors.StatusError{ErrStatus: *status.ErrStatus.DeepCopy()}
-			short.ErrStatus.Message = m[2] + ": the schema of " + m[1] + " declares " + typeNamed(m[3]) + valueGot(m[4])
+			short.ErrStatus.Message = words
 			return short
 		}
 	}
@@ -120,27 +110,45 @@ func Readable(err error) error {
 	return short
 }
 
-// undeclaredField is how the API server refuses a server-side apply of an
-// object with a field its kind's schema does not declare: as an internal
-// error (500) whose message leads with its typed-patch machinery, the
-// object and its kind (Kind=...), then the field's path with a leading dot.
-var undeclaredField = regexp.MustCompile(`^failed to create typed patch object \([^;]*; [^,]*, Kind=([^)]*)\): \.?(.+): field not declared in schema$`)
+// typedPatch is how the API server refuses a server-side apply of an
+// object that does not fit its kind's schema: as an internal error (500)
+// whose message leads with its typed-patch machinery, the object and its
+// kind (Kind=...), then the field's path with a leading dot and what is
+// wrong there: a field the schema does not declare; two items of one key
+// in a list the schema keys (containers by name); or a value of another
+// type than the field's, the type expected, then the value in the Go syntax
+// of that machinery (got &value.valueUnstructured{Value:true}) or the
+// value's Go type.
+var typedPatch = regexp.MustCompile(`^failed to create typed patch object \([^;]*; [^,]*, Kind=([^)]*)\): \.?(.+?): (?:(field not declared in schema)|duplicate entries for key \[(.+)\]|expected (string|numeric \(int or float\)|boolean|map|list|any scalar), got (.*))$`)
 
-// duplicateKeys is how the API server refuses a server-side apply of a
-// list whose schema keys its items (containers by name) with two items of
-// one key.
-var duplicateKeys = regexp.MustCompile(`^failed to create typed patch object \([^;]*; [^,]*, Kind=([^)]*)\): \.?(.+): duplicate entries for key \[(.+)\]$`)
+// What Readable words typedPatch's refusals with, which misfitsSchema
+// knows them by.
+const (
+	undeclaredWords = ": field not declared in the schema of "
+	duplicateWords  = ", and server-side apply takes one item of a key in a list the schema of "
+)
 
-// wrongType is how the API server refuses a server-side apply of a value
-// of another type than its field's: the type it expected, then the value
-// in the Go syntax of its typed-patch machinery (got
-// &value.valueUnstructured{Value:true}), or the value's Go type.
-var wrongType = regexp.MustCompile(`^failed to create typed patch object \([^;]*; [^,]*, Kind=([^)]*)\): \.?(.+?): expected (string|numeric \(int or float\)|boolean|map|list|any scalar), got (.*)$`)
+// wrongTypeWords is a value of another type as Readable words it.
+var wrongTypeWords = regexp.MustCompile(`: the schema of [^ ]+ declares a `)
 
-// wrongTypeReadable is wrongType's message as Readable words it.
-var wrongTypeReadable = regexp.MustCompile(`: the schema of [^ ]+ declares a `)
+// typedPatchWords words a typedPatch refusal for people: the field, what is
+// wrong with it, and the kind; false for any other message.
+func typedPatchWords(message string) (string, bool) {
+	m := typedPatch.FindStringSubmatch(message)
+	if m == nil {
+		return "", false
+	}
+	kind, path := m[1], m[2]
+	switch {
+	case m[3] != "":
+		return path + undeclaredWords + kind, true
+	case m[4] != "":
+		return path + ": two items have the key " + m[4] + duplicateWords + kind + " keys", true
+	}
+	return path + ": the schema of " + kind + " declares " + typeNamed(m[5]) + valueGot(m[6]), true
+}
 
-// typeNamed is a type as wrongType's message names it, in words.
+// typeNamed is a type as typedPatch's message names it, in words.
 func typeNamed(expected string) string {
 	switch expected {
 	case "numeric (int or float)":
@@ -151,7 +159,7 @@ func typeNamed(expected string) string {
 	return "a " + expected
 }
 
-// valueGot says what the value wrongType's message shows was, when the Go
+// valueGot says what the value typedPatch's message shows was, when the Go
 // syntax tells: a boolean or number (as YAML reads y or 1.10 written
 // without quotes), text, a map or a list; "" otherwise.
 func valueGot(got string) string {
@@ -293,9 +301,8 @@ func MisfitsSchema(err error) bool {
 // does. The server answers it as an internal error.
 func misfitsSchema(message string) bool {
 	return strings.HasPrefix(message, "failed to create typed patch object") ||
-		strings.Contains(message, ": field not declared in the schema of ") ||
-		wrongTypeReadable.MatchString(message) ||
-		strings.Contains(message, ", and server-side apply takes one item of a key in a list the schema of ")
+		strings.Contains(message, undeclaredWords) || strings.Contains(message, duplicateWords) ||
+		wrongTypeWords.MatchString(message)
 }
 
 // unauthorized is how the API server's authorizer words a request it
