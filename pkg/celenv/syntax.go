@@ -192,14 +192,12 @@ var (
 // operatorsOutsideStrings returns where src has a single | and where ??,
 // outside its string literals.
 func operatorsOutsideStrings(src string) (pipes, coalesce []int) {
+	literals := stringLiterals(src)
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; {
-		case c == '"' || c == '\'':
-			end, err := expr.StringEnd(src, i)
-			if err != nil {
-				return pipes, coalesce
-			}
-			i = end
+		case len(literals) > 0 && i == literals[0][0]:
+			i = literals[0][1] - 1
+			literals = literals[1:]
 		case c == '|' && (i+1 >= len(src) || src[i+1] != '|') && (i == 0 || src[i-1] != '|'):
 			pipes = append(pipes, i)
 		case c == '?' && i+1 < len(src) && src[i+1] == '?':
