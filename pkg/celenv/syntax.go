@@ -38,7 +38,7 @@ func (e *Env) syntaxHint(src string) string {
 		// map without its values.
 		inner = strings.TrimSpace(strings.TrimSuffix(inner, "}"))
 		if _, iss := e.env.Parse(inner); iss.Err() == nil && inner != "" {
-			return "${{ }} is written ${ }: ${" + inner + "}"
+			return offered("${{ }} is written ${ }", inner)
 		}
 	}
 	var out strings.Builder
@@ -124,7 +124,7 @@ func (e *Env) syntaxHint(src string) string {
 	if len(replaced) > 0 {
 		says = append(says, "CEL writes "+strings.Join(replaced, ", "))
 	}
-	return strings.Join(says, ", and ") + ": ${" + rewritten + "}"
+	return offered(strings.Join(says, ", and "), rewritten)
 }
 
 func isIdentStart(c byte) bool {
@@ -177,7 +177,7 @@ func (e *Env) pipeHint(src string) string {
 	if _, iss := e.env.Parse(rewritten); iss.Err() != nil {
 		return ""
 	}
-	return says + ": ${" + rewritten + "}"
+	return offered(says, rewritten)
 }
 
 var (
@@ -235,7 +235,25 @@ func (e *Env) lambdaHint(src string) string {
 	if _, iss := e.env.Parse(rewritten); iss.Err() != nil {
 		return ""
 	}
-	return "CEL's macros take the variable and the expression as two arguments: ${" + rewritten + "}"
+	return offered("CEL's macros take the variable and the expression as two arguments", rewritten)
+}
+
+// offered is a hint's words and the expression CEL writes, on one line: a
+// line break outside a string literal, which CEL reads as a space, is
+// written as one, so that the hint stays on its error's first line (an
+// expression from a YAML block holds them).
+func offered(says, rewritten string) string {
+	if strings.ContainsAny(rewritten, "\r\n") {
+		literals := stringLiterals(rewritten)
+		b := []byte(rewritten)
+		for i, c := range b {
+			if (c == '\n' || c == '\r') && !slices.ContainsFunc(literals, func(l [2]int) bool { return l[0] <= i && i < l[1] }) {
+				b[i] = ' '
+			}
+		}
+		rewritten = string(b)
+	}
+	return says + ": ${" + rewritten + "}"
 }
 
 // stringLiterals are the spans, [start, end), of src's string literals.

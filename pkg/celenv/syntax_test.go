@@ -33,6 +33,9 @@ func TestOperatorsOfOtherLanguagesSayWhatCELWrites(t *testing.T) {
 		// Lambdas, as JavaScript and Java write them.
 		{`schema.spec.name.split(",").exists(p => p == "a => b")`, `: CEL's macros take the variable and the expression as two arguments: ${schema.spec.name.split(",").exists(p, p == "a => b")}`},
 		{`schema.spec.name.split(",").map(p -> p + "(x -> y)")`, `: ${schema.spec.name.split(",").map(p, p + "(x -> y)")}`},
+		// Written over two lines, as a YAML block may hold it: the hint
+		// stays on one.
+		{"schema.spec.replicas > 1 and\nschema.spec.name != 'a\\nb'", `: CEL writes && for and: ${schema.spec.replicas > 1 && schema.spec.name != 'a\nb'}` + "\n"},
 		// A templating language's pipe to a filter, and ??.
 		{`schema.spec.name | lower`, `: CEL has no pipes: call the function on the value: ${schema.spec.name.lowerAscii()}`},
 		{`schema.spec.name + "-x" | upper | trim`, `: CEL has no pipes: call the function on the value: ${(schema.spec.name + "-x").upperAscii().trim()}`},
@@ -66,7 +69,7 @@ func TestOperatorsOfOtherLanguagesSayWhatCELWrites(t *testing.T) {
 // Compile never panics on any text, the rewrite of foreign operators
 // included, and a hint it gives holds an expression that parses.
 func FuzzCompileText(f *testing.F) {
-	for _, seed := range []string{`a = "b"`, `x and y`, `'it\'s' | """a"""`, `not (1 <> 2)`, `"unterminated`, `'''`, `r"\"" = 1`, `a.b | lower | trim`, `a[0] ?? "x"`, `a.exists(i => i)`} {
+	for _, seed := range []string{`a = "b"`, `x and y`, `'it\'s' | """a"""`, `not (1 <> 2)`, `"unterminated`, `'''`, `r"\"" = 1`, `a.b | lower | trim`, `a[0] ?? "x"`, `a.exists(i => i)`, "n&A0(    \n0)"} {
 		f.Add(seed)
 	}
 	env, err := New(Var{Name: "a"}, Var{Name: "x"}, Var{Name: "y"})
