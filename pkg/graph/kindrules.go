@@ -23,8 +23,8 @@ import (
 // v (at p), written without expressions, that the API server refuses for
 // every object so written: a container's, which is a DNS label
 // (Web_Server), and a container port's, which is at most 15 characters
-// (http-metrics-port), as is a probe's port given by name. Pod specs are found by their containers list,
-// wherever the kind nests them.
+// (http-metrics-port), as is a probe's port given by name. Pod specs are
+// found by their containers list, wherever the kind nests them.
 func (c *compiler) warnPodNames(v any, p expr.Path, base *field.Path) {
 	walk(v, p, func(v any, p expr.Path) bool {
 		containers, ok := v.([]any)
@@ -49,16 +49,27 @@ func (c *compiler) warnPodNames(v any, p expr.Path, base *field.Path) {
 				for _, action := range []string{"httpGet", "tcpSocket"} {
 					probed, _ := container[probe].(map[string]any)
 					handler, _ := probed[action].(map[string]any)
-					if port, ok := handler["port"].(string); ok && !strings.Contains(port, "${") {
-						if _, number := strconv.Atoi(port); number != nil {
-							c.warnRefused(at.Child(probe).Child(action).Child("port").FieldPath(base), port, "probe's port name", validation.IsValidPortName(port))
-						}
-					}
+					c.warnPortName(at.Child(probe).Child(action).Child("port").FieldPath(base), handler["port"], "probe's port name")
 				}
 			}
 		}
 		return false
 	})
+}
+
+// warnPortName notes a warning for a port given by the name of a
+// container's (a probe's, a Service's targetPort: a number or a name),
+// written without expressions, that no container port may have (over 15
+// characters): the API server refuses every object so written.
+func (c *compiler) warnPortName(at *field.Path, port any, what string) {
+	name, ok := port.(string)
+	if !ok || strings.Contains(name, "${") {
+		return
+	}
+	if _, err := strconv.Atoi(name); err == nil {
+		return // a number, as text
+	}
+	c.warnRefused(at, name, what, validation.IsValidPortName(name))
 }
 
 // warnRefused notes the warning for a text the API server refuses, what
@@ -207,20 +218,15 @@ func (c *compiler) warnServicePortNames(n *Node, path *field.Path) {
 		if !ok {
 			continue
 		}
-		at := path.Child("spec", "ports").Index(i).Child("name")
+		at := path.Child("spec", "ports").Index(i)
 		name, named := port["name"].(string)
 		switch {
 		case !named && len(ports) > 1:
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: left out, and the API server refuses every Service of several ports so written: each needs a name", at))
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: left out, and the API server refuses every Service of several ports so written: each needs a name", at.Child("name")))
 		case named && !strings.Contains(name, "${"):
-			c.warnRefused(at, name, "port name", validation.IsDNS1123Label(name))
+			c.warnRefused(at.Child("name"), name, "port name", validation.IsDNS1123Label(name))
 		}
-		// A target port by name names a container's port, whose names
-		// are at most 15 characters.
-		if target, ok := port["targetPort"].(string); ok && !strings.Contains(target, "${") {
-			if _, number := strconv.Atoi(target); number != nil {
-				c.warnRefused(path.Child("spec", "ports").Index(i).Child("targetPort"), target, "target port name", validation.IsValidPortName(target))
-			}
-		}
+		// A target port by name names a container's port.
+		c.warnPortName(at.Child("targetPort"), port["targetPort"], "target port name")
 	}
 }
