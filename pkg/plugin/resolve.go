@@ -216,6 +216,16 @@ func (c *cluster) resourceIn(mapping *meta.RESTMapping, ns string) dynamic.Resou
 	return ri.Namespace(ns)
 }
 
+// metadataIn is resourceIn for the metadata client: mapping's objects in
+// ns, or in the cluster for a cluster-scoped kind.
+func (c *cluster) metadataIn(mapping *meta.RESTMapping, ns string) metadata.ResourceInterface {
+	ri := c.metadata.Resource(mapping.Resource)
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		return ri
+	}
+	return ri.Namespace(ns)
+}
+
 // defaultChunkSize is how many objects one LIST request returns at most,
 // as kubectl get's --chunk-size defaults to.
 const defaultChunkSize = 500
@@ -333,11 +343,7 @@ func (o *Options) whichInstance(ctx context.Context, command string, takesRGD bo
 	var list *metav1.PartialObjectMetadataList
 	err = c.withMapping(missing.kind, func(mapping *meta.RESTMapping) (err error) {
 		m = mapping
-		var ri metadata.ResourceInterface = c.metadata.Resource(m.Resource)
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ri = c.metadata.Resource(m.Resource).Namespace(c.namespace)
-		}
-		list, err = ri.List(ctx, metav1.ListOptions{Limit: maxNamesOffered + 1})
+		list, err = c.metadataIn(m, c.namespace).List(ctx, metav1.ListOptions{Limit: maxNamesOffered + 1})
 		return err
 	})
 	if unknown := (*unknownKindError)(nil); errors.As(err, &unknown) {
@@ -384,13 +390,12 @@ func (c *cluster) kindOfInstanceNamed(ctx context.Context, name string) (kind, w
 		if err != nil {
 			continue
 		}
-		var ri metadata.ResourceInterface = c.metadata.Resource(m.Resource)
-		where = "the cluster"
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ri, where = c.metadata.Resource(m.Resource).Namespace(c.namespace), "namespace "+c.namespace
-		}
-		if _, err := ri.Get(ctx, name, metav1.GetOptions{}); err == nil {
-			return strings.ToLower(rgdKind(&rgds[i]).Kind), where
+		if _, err := c.metadataIn(m, c.namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+			namespace := ""
+			if m.Scope.Name() == meta.RESTScopeNameNamespace {
+				namespace = c.namespace
+			}
+			return strings.ToLower(rgdKind(&rgds[i]).Kind), namespaceWords(namespace)
 		}
 	}
 	return "", ""

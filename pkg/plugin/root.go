@@ -175,12 +175,18 @@ type nameMissingError struct {
 	command, namespace string
 }
 
+// namespaceWords names where objects are: namespace NAME, or the cluster
+// for cluster-scoped ones (namespace "").
+func namespaceWords(namespace string) string {
+	if namespace == "" {
+		return "the cluster"
+	}
+	return "namespace " + namespace
+}
+
 func (e *nameMissingError) Error() string {
 	ask := "which " + e.kind + "?"
-	where := "the cluster"
-	if e.namespace != "" {
-		where = "namespace " + e.namespace
-	}
+	where := namespaceWords(e.namespace)
 	switch {
 	case !e.listed:
 		return fmt.Sprintf("%s give KIND NAME or KIND/NAME, such as %s demo", ask, e.kind)
