@@ -299,6 +299,7 @@ func (c *compiler) collectResources() {
 				c.warnSelectorMismatch(n, p.Child("template"))
 				c.warnJobRestartPolicy(n, p.Child("template"))
 				c.warnServicePortNames(n, p.Child("template"))
+				c.warnCronSchedule(n, p.Child("template"))
 			}
 		default:
 			n.External = r.ExternalRef.DeepCopy()

@@ -1008,6 +1008,59 @@ spec:
 	})
 }
 
+// A CronJob's schedule is parsed as the API server parses it, and its time
+// zone looked up as it does: a schedule in words or with seconds, one that
+// names a time zone in it, and a time zone that is none are warned of;
+// descriptors, ranges and steps, a known zone and expressions are not.
+func TestCronJobSchedulesAreChecked(t *testing.T) {
+	cronJob := func(id, schedule string, zone ...string) string {
+		s := fmt.Sprintf(`
+  - id: %s
+    template:
+      apiVersion: batch/v1
+      kind: CronJob
+      metadata: {name: %s}
+      spec:
+        schedule: %q`, id, strings.ToLower(id), schedule)
+		for _, zone := range zone {
+			s += fmt.Sprintf(`
+        timeZone: %q`, zone)
+		}
+		return s + `
+        jobTemplate: {spec: {template: {spec: {restartPolicy: OnFailure, containers: [{name: c, image: busybox}]}}}}`
+	}
+	g, err := Compile(parseRGD(t, `
+metadata: {name: crons}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Crons, spec: {schedule: string, zone: string}}
+  resources:`+
+		cronJob("words", "every 5 minutes")+
+		cronJob("seconds", "0 0 12 * * ?")+
+		cronJob("range", "0 9-17/2 * * 1-5")+
+		cronJob("minute", "61 * * * *")+
+		cronJob("zoned", "CRON_TZ=UTC 0 0 * * *")+
+		cronJob("hourly", "@hourly", "Europe/Berlin")+
+		cronJob("every", "@every 5m", "UTC")+
+		cronJob("local", "0 0 * * *", "Local")+
+		cronJob("nowhere", "0 0 * * *", "Europe/Atlantis")+
+		cronJob("empty", "0 0 * * *", "")+
+		cronJob("given", "${schema.spec.schedule}", "${schema.spec.zone}"),
+	), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const refused = " is refused by the API server for every object so written: "
+	checkWarnings(t, g, []string{
+		`spec.resources[words].template.spec.schedule: the schedule "every 5 minutes"` + refused + `expected exactly 5 fields, found 3: [every 5 minutes]; ` + cronSchedule,
+		`spec.resources[seconds].template.spec.schedule: the schedule "0 0 12 * * ?"` + refused + `expected exactly 5 fields, found 6: [0 0 12 * * ?]; ` + cronSchedule,
+		`spec.resources[minute].template.spec.schedule: the schedule "61 * * * *"` + refused + `end of range (61) above maximum (59): 61; ` + cronSchedule,
+		`spec.resources[zoned].template.spec.schedule: the schedule "CRON_TZ=UTC 0 0 * * *"` + refused + `a time zone is given in timeZone (timeZone: Europe/Berlin), not in the schedule`,
+		`spec.resources[local].template.spec.timeZone: the time zone "Local"` + refused + `name a time zone such as UTC or Europe/Berlin: the controller manager's own is what leaving timeZone out gives`,
+		`spec.resources[nowhere].template.spec.timeZone: the time zone "Europe/Atlantis"` + refused + `no time zone of that name is known: name one of the IANA database, such as UTC or Europe/Berlin`,
+		`spec.resources[empty].template.spec.timeZone: the time zone ""` + refused + `leave timeZone out for the controller manager's time zone, or name one such as UTC or Europe/Berlin`,
+	})
+}
+
 // A Service of several ports needs a name for each, a DNS label: one left
 // out, or one the API server refuses, is warned of, and so is a target
 // port named as no container port may be; a single port may go without a

@@ -8,10 +8,16 @@ package graph
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	// The API server carries its own time zone database, so a CronJob's
+	// timeZone is judged here by the same one, whatever the machine has.
+	_ "time/tzdata"
 
+	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -229,4 +235,67 @@ func (c *compiler) warnServicePortNames(n *Node, path *field.Path) {
 		// A target port by name names a container's port.
 		c.warnPortName(at.Child("targetPort"), port["targetPort"], "target port name")
 	}
+}
+
+// cronSchedule is what a CronJob's schedule is, said after the parser's
+// words when the API server refuses one.
+const cronSchedule = "a schedule is five fields, minute hour day-of-month month day-of-week (*/5 * * * * is every five minutes), or a descriptor such as @hourly or @every 5m"
+
+// warnCronSchedule notes a warning for a CronJob whose schedule or
+// timeZone, written without expressions, the API server refuses for every
+// CronJob so written: a schedule its cron parser (the one Kubernetes
+// uses) does not take (every 5 minutes; six fields, with seconds), one
+// that names its time zone in it (CRON_TZ=...) rather than in timeZone,
+// and a time zone that is none.
+func (c *compiler) warnCronSchedule(n *Node, path *field.Path) {
+	if n.Kind == nil || n.Kind.GVK.Group != "batch" || n.Kind.GVK.Kind != "CronJob" {
+		return
+	}
+	spec, _ := n.Template["spec"].(map[string]any)
+	if schedule, ok := spec["schedule"].(string); ok && !strings.Contains(schedule, "${") {
+		at := path.Child("spec", "schedule")
+		if err := parseCronSchedule(schedule); err != nil {
+			c.warnRefused(at, schedule, "schedule", []string{err.Error(), cronSchedule})
+		} else if strings.Contains(schedule, "TZ") {
+			c.warnRefused(at, schedule, "schedule", []string{"a time zone is given in timeZone (timeZone: Europe/Berlin), not in the schedule"})
+		}
+	}
+	if zone, ok := spec["timeZone"].(string); ok && !strings.Contains(zone, "${") {
+		c.warnRefused(path.Child("spec", "timeZone"), zone, "time zone", timeZoneErrors(zone))
+	}
+}
+
+// parseCronSchedule parses a CronJob's schedule as the API server does;
+// the parser panics on some texts, which are refused just the same.
+func parseCronSchedule(schedule string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("invalid schedule format: %v", r)
+		}
+	}()
+	_, err = cron.ParseStandard(schedule)
+	return err
+}
+
+// timeZonePart is what the API server takes between the slashes of a time
+// zone's name, beside the database knowing it.
+var timeZonePart = regexp.MustCompile(`^[A-Za-z.\-_0-9+]{1,14}$`)
+
+// timeZoneErrors are the API server's objections to a CronJob's timeZone:
+// it names an IANA time zone (Europe/Berlin, UTC), never the machine's own.
+func timeZoneErrors(zone string) []string {
+	switch {
+	case zone == "":
+		return []string{"leave timeZone out for the controller manager's time zone, or name one such as UTC or Europe/Berlin"}
+	case strings.EqualFold(zone, "Local"):
+		return []string{"name a time zone such as UTC or Europe/Berlin: the controller manager's own is what leaving timeZone out gives"}
+	}
+	unknown := false
+	for _, part := range strings.Split(zone, "/") {
+		unknown = unknown || part == "." || part == ".." || strings.HasPrefix(part, "-") || !timeZonePart.MatchString(part)
+	}
+	if _, err := time.LoadLocation(zone); err != nil || unknown {
+		return []string{"no time zone of that name is known: name one of the IANA database, such as UTC or Europe/Berlin"}
+	}
+	return nil
 }
