@@ -458,7 +458,12 @@ func misfits(want *apiservercel.DeclType, v any, depth int) []Misfit {
 		default:
 			fits = false
 		}
-	case types.StringKind, types.BytesKind, types.TimestampKind, types.DurationKind:
+	case types.BytesKind:
+		if s, ok := v.(string); ok && !IsBase64(s) {
+			return []Misfit{{Value: notBase64{}, Expects: "base64 text (bytes)"}}
+		}
+		_, fits = v.(string)
+	case types.StringKind, types.TimestampKind, types.DurationKind:
 		_, fits = v.(string)
 	case types.BoolKind:
 		_, fits = v.(bool)
@@ -532,6 +537,8 @@ func describeValue(v any) string {
 		return "a list"
 	case map[string]any:
 		return "an object"
+	case notBase64:
+		return "text that is not base64 (not shown: it may be a secret)"
 	}
 	return fmt.Sprintf("%v", v)
 }

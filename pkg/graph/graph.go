@@ -398,10 +398,11 @@ type Field struct {
 	// Schema is the OpenAPI schema of the field (status fields only: the
 	// inferred type written into the CRD).
 	Schema *extv1.JSONSchemaProps
-	// Expects is the type of the template field a standalone expression
-	// writes into, kept when the expression's own type leaves some of
-	// its value to run time (dyn), so that the value can be checked
-	// before it is applied (celenv.ValueFits).
+	// Expects is the type of the template field the expressions write
+	// into, kept when their type leaves some of the value to run time (a
+	// standalone dyn, or text where bytes go, which must be base64), so
+	// that the value can be checked before it is applied
+	// (celenv.ValueFits).
 	Expects *apiservercel.DeclType
 }
 

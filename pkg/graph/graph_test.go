@@ -1061,6 +1061,48 @@ spec:
 	})
 }
 
+// Text written where bytes go (a Secret's data, a caBundle) is base64 or
+// refused by the API server: a literal that is not is warned of with the
+// text in base64, and so is text with expressions in it whose own
+// characters never are; base64 and expressions alone are not.
+func TestTextWhereBytesGoIsWarnedOfUnlessBase64(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: creds}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Creds, spec: {user: string, password: string}}
+  resources:
+  - id: secret
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: creds}
+      data:
+        password: hunter2!
+        encoded: aHVudGVyMiE=
+        auth: "${schema.spec.user}:${schema.spec.password}"
+        joined: "${schema.spec.user}${schema.spec.password}"
+        given: ${schema.spec.password}
+  - id: webhook
+    template:
+      apiVersion: admissionregistration.k8s.io/v1
+      kind: ValidatingWebhookConfiguration
+      metadata: {name: creds}
+      webhooks:
+      - name: creds.example.com
+        sideEffects: None
+        admissionReviewVersions: [v1]
+        clientConfig: {url: "https://creds.example.com", caBundle: "-----BEGIN CERTIFICATE-----"}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[secret].template.data.auth: "${schema.spec.user}:${schema.spec.password}" can never be base64, as ":" is not, and the API server refuses every object so written: the field holds bytes, written in base64; write ${bytes(...)} of the text, or give it under stringData, which takes text as it is`,
+		`spec.resources[secret].template.data.password: "hunter2!" is not base64, and the API server refuses every object so written: the field holds bytes, written in base64 (write aHVudGVyMiE= for this text), or give it under stringData, which takes text as it is`,
+		`spec.resources[webhook].template.webhooks[0].clientConfig.caBundle: "-----BEGIN CERTIFICATE-----" is not base64, and the API server refuses every object so written: the field holds bytes, written in base64 (write LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t for this text)`,
+	})
+}
+
 // A Service of several ports needs a name for each, a DNS label: one left
 // out, or one the API server refuses, is warned of, and so is a target
 // port named as no container port may be; a single port may go without a

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"math"
@@ -32,6 +33,7 @@ func (c *compiler) checkLiterals(v any, p expr.Path, s *spec.Schema, base *field
 		return
 	}
 	c.warnNotInEnum(v, p, s, base)
+	c.warnNotBase64(v, p, s, base)
 	switch x := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
@@ -163,6 +165,43 @@ func (c *compiler) warnNotInEnum(v any, p expr.Path, s *spec.Schema, base *field
 		msg += ": did you mean " + meant + "?"
 	}
 	c.warnings = append(c.warnings, msg)
+}
+
+// warnNotBase64 notes a warning for a text written without expressions
+// where bytes go (a Secret's data, a caBundle) that is not base64: the API
+// server refuses every object so written, in its decoder's words alone
+// (illegal base64 data at input byte 7). The warning gives the text in
+// base64, as it is most often meant to be.
+func (c *compiler) warnNotBase64(v any, p expr.Path, s *spec.Schema, base *field.Path) {
+	text, ok := v.(string)
+	if !ok || s.Format != "byte" || strings.Contains(text, "${") || celenv.IsBase64(text) {
+		return
+	}
+	c.warnings = append(c.warnings, fmt.Sprintf("%s: %q is not base64, and the API server refuses every object so written: the field holds bytes, written in base64 (write %s for this text)%s",
+		p.FieldPath(base), text, base64.StdEncoding.EncodeToString([]byte(text)), stringDataAdvice(p)))
+}
+
+// warnTextNeverBase64 notes a warning for text with expressions in it,
+// written where bytes go, whose own characters are none of base64's (a
+// colon, a space): whatever the expressions give, the API server refuses
+// every object so written. raw is the text as written.
+func (c *compiler) warnTextNeverBase64(f expr.Field, base *field.Path, raw string) {
+	for _, seg := range f.Segments {
+		if !seg.IsExpr && !celenv.IsBase64Text(seg.Literal) {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %q can never be base64, as %q is not, and the API server refuses every object so written: the field holds bytes, written in base64; write ${bytes(...)} of the text%s",
+				f.Path.FieldPath(base), raw, seg.Literal, stringDataAdvice(f.Path)))
+			return
+		}
+	}
+}
+
+// stringDataAdvice offers a Secret's stringData for text written into its
+// data (the only data of bytes at the top of a kind), "" elsewhere.
+func stringDataAdvice(p expr.Path) string {
+	if len(p) == 2 && p[0].Key == "data" {
+		return ", or give it under stringData, which takes text as it is"
+	}
+	return ""
 }
 
 // isTemplateName tells the path of a template's metadata.name.

@@ -533,7 +533,9 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 				c.errs = append(c.errs, field.Invalid(fp, raw, msg))
 				return nil
 			}
-			if celenv.HoldsDyn(out.Exprs[0].Type) {
+			// Text written where bytes go must be base64, which only its
+			// value tells.
+			if celenv.HoldsDyn(got) || celenv.TakesBytes(want) && got.Kind() == types.StringKind {
 				out.Expects = want
 			}
 		}
@@ -557,6 +559,10 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 			c.errs = append(c.errs, field.Invalid(fp, raw, fmt.Sprintf("text with ${...} in it is a string, but the field expects %s; write the whole value as one ${...} expression of that type",
 				celenv.TypeName(want))))
 			return nil
+		}
+		if celenv.TakesBytes(want) {
+			out.Expects = want
+			c.warnTextNeverBase64(f, base, raw)
 		}
 	}
 	return out

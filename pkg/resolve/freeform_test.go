@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -203,5 +204,74 @@ func TestFreeFormValuesAreCheckedAgainstTheirFields(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s with cfg %s: error %v, want it to contain %q", tc.id, tc.cfg, err, tc.want)
 		}
+	}
+}
+
+// Text written where bytes go (a Secret's data) must be base64, which the
+// API server refuses otherwise in its decoder's words alone: the value is
+// checked when it is rendered, the error names the field and says how to
+// write the text, and does not show it, as it is most often a secret.
+// Bytes, and text that is base64, are written.
+func TestTextWhereBytesGoIsCheckedToBeBase64(t *testing.T) {
+	g := compileRGD(t, `
+spec:
+  schema: {apiVersion: v1alpha1, kind: Creds, spec: {password: string, user: string, caBundle: string}}
+  resources:
+  - id: secret
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: x}
+      data:
+        password: ${schema.spec.password}
+        encoded: ${bytes(schema.spec.password)}
+  - id: pair
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: pair}
+      data: {auth: "${schema.spec.user}${schema.spec.password}"}
+  - id: webhook
+    template:
+      apiVersion: admissionregistration.k8s.io/v1
+      kind: ValidatingWebhookConfiguration
+      metadata: {name: x}
+      webhooks:
+      - name: x.example.com
+        sideEffects: None
+        admissionReviewVersions: [v1]
+        clientConfig: {url: "https://x.example.com", caBundle: "${schema.spec.caBundle}"}
+`)
+	render := func(id, spec string) (map[string]any, error) {
+		s := NewScope(g, obj(t, `{metadata: {name: v, namespace: default}, spec: `+spec+`}`))
+		return Render(g.Node(id), s)
+	}
+	_, err := render("secret", `{password: "hunter2!", user: "YWRt"}`)
+	const password = `data.password: ${schema.spec.password} is text that is not base64 (not shown: it may be a secret), but the field expects base64 text (bytes); write ${bytes(schema.spec.password)} to have the text written in base64, or give it under stringData, which takes text as it is`
+	if err == nil || err.Error() != password {
+		t.Errorf("a password as text: %v\nwant %s", err, password)
+	}
+	_, err = render("pair", `{password: "aGk=", user: "admin"}`)
+	const auth = `data.auth: ${schema.spec.user}${schema.spec.password} is text that is not base64 (not shown: it may be a secret), but the field expects base64 text (bytes); write ${bytes(schema.spec.user + schema.spec.password)} to have the text written in base64, or give it under stringData, which takes text as it is`
+	if err == nil || err.Error() != auth {
+		t.Errorf("text with expressions in it: %v\nwant %s", err, auth)
+	}
+	if strings.Contains(fmt.Sprint(err), "admin") {
+		t.Errorf("the error shows the text: %v", err)
+	}
+	out, err := render("secret", `{password: "aGk=", user: "YWRt"}`)
+	if err != nil {
+		t.Fatalf("base64 text: %v", err)
+	}
+	if data := out["data"].(map[string]any); data["password"] != "aGk=" || data["encoded"] != "YUdrPQ==" {
+		t.Errorf("data = %v, want the base64 text as it is and bytes written in base64", data)
+	}
+	if _, err := render("pair", `{password: "aGk=", user: "YWRt"}`); err != nil {
+		t.Errorf("base64 text made of two: %v", err)
+	}
+	_, err = render("webhook", `{caBundle: "-----BEGIN CERTIFICATE-----"}`)
+	const caBundle = `webhooks[0].clientConfig.caBundle: ${schema.spec.caBundle} is text that is not base64 (not shown: it may be a secret), but the field expects base64 text (bytes); write ${bytes(schema.spec.caBundle)} to have the text written in base64`
+	if err == nil || err.Error() != caBundle {
+		t.Errorf("a caBundle in PEM: %v\nwant %s", err, caBundle)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +34,7 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 		// A value typed only now: refused here, naming the expression,
 		// rather than by the API server in its decoder's words.
 		if err := celenv.ValueFits(f.Expects, v); err != nil {
-			return nil, false, fmt.Errorf("%s: ${%s} %w", f.Path, f.Exprs[0].Source, err)
+			return nil, false, fmt.Errorf("%s: ${%s} %w%s", f.Path, f.Exprs[0].Source, err, base64Advice(f))
 		}
 		return v, true, nil
 	}
@@ -55,7 +56,37 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 		}
 		b.WriteString(str)
 	}
+	if err := celenv.ValueFits(f.Expects, b.String()); err != nil {
+		return nil, false, fmt.Errorf("%s: %s %w%s", f.Path, expr.Format(f.Segments), err, base64Advice(f))
+	}
 	return b.String(), true, nil
+}
+
+// base64Advice says how to write text into the field f of bytes, whose
+// value was text that is not base64: as bytes, which are written so.
+// A Secret's data (the only data of bytes at the top of a kind) also
+// takes text as it is under stringData.
+func base64Advice(f *graph.Field) string {
+	if !celenv.TakesBytes(f.Expects) {
+		return ""
+	}
+	// Text with expressions in it is their concatenation.
+	parts := make([]string, 0, len(f.Segments))
+	for _, seg := range f.Segments {
+		switch {
+		case !seg.IsExpr:
+			parts = append(parts, strconv.Quote(seg.Literal))
+		case len(f.Segments) > 1 && strings.ContainsAny(seg.Expr, " ?:+-*/%|&<>=!"):
+			parts = append(parts, "("+seg.Expr+")")
+		default:
+			parts = append(parts, seg.Expr)
+		}
+	}
+	advice := fmt.Sprintf("; write ${bytes(%s)} to have the text written in base64", strings.Join(parts, " + "))
+	if len(f.Path) == 2 && f.Path[0].Key == "data" {
+		advice += ", or give it under stringData, which takes text as it is"
+	}
+	return advice
 }
 
 // fieldError is the error of the expression e of the field at path, which

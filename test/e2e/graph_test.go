@@ -1449,6 +1449,66 @@ spec:
 	testenv.Test(t, f)
 }
 
+// textIntoSecretData writes a password given as text into a Secret's
+// data, which holds bytes written in base64, and a literal that is not
+// base64 beside it.
+const textIntoSecretData = `
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: text-secrets}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: TextSecret
+    spec: {password: string}
+  resources:
+  - id: secret
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: "${schema.metadata.name}"}
+      data: {password: "${schema.spec.password}", user: admin}
+`
+
+// Text where bytes go is told of at admission when written in the RGD, and
+// named, field and expression, when an instance gives it, rather than
+// refused by the API server as "illegal base64 data at input byte 7"; the
+// error does not show the text, most often a secret.
+func TestTextWhereBytesGoIsNamed(t *testing.T) {
+	const ns = "text-secrets"
+	f := features.New("text where bytes go").
+		Assess("is warned of, named without being shown, and written once base64", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			c := agentIn(t, cfg, ns)
+			out, err := kubectl(t, cfg, textIntoSecretData, "apply", "-f", "-")
+			const warned = `Warning: spec.resources[secret].template.data.user: "admin" is not base64, and the API server refuses every object so written: the field holds bytes, written in base64 (write YWRtaW4= for this text), or give it under stringData, which takes text as it is`
+			if err != nil || !strings.Contains(out, warned) {
+				t.Errorf("applying the RGD: %v\n%s\nwant the warning %s", err, out, warned)
+			}
+			c.waitRGDActive(t, "text-secrets")
+			c.apply(t, strings.Replace(textIntoSecretData, "user: admin", "user: YWRtaW4=", 1))
+			instance := func(password string) string {
+				return fmt.Sprintf("{apiVersion: kro.run/v1alpha1, kind: TextSecret, metadata: {name: db, namespace: %s}, spec: {password: %q}}", ns, password)
+			}
+			c.apply(t, instance("hunter2!"))
+			inst := c.waitState(t, "kro.run/v1alpha1", "TextSecret", ns, "db", v1alpha1.InstanceFailed)
+			const want = "resource secret: data.password: ${schema.spec.password} is text that is not base64 (not shown: it may be a secret), but the field expects base64 text (bytes); write ${bytes(schema.spec.password)} to have the text written in base64, or give it under stringData, which takes text as it is"
+			if cond := condition(inst, "GraphResolved"); cond == nil || cond.Status != metav1.ConditionFalse || cond.Message != want {
+				t.Errorf("GraphResolved = %+v, want the message %q", cond, want)
+			}
+			if _, err := c.get(t, "v1", "Secret", ns, "db"); !apierrors.IsNotFound(err) {
+				t.Errorf("the Secret was applied with text that is not base64: %v", err)
+			}
+			c.apply(t, instance("aHVudGVyMiE="))
+			c.waitState(t, "kro.run/v1alpha1", "TextSecret", ns, "db", v1alpha1.InstanceActive)
+			if got, _, _ := unstructured.NestedString(c.mustGet(t, "v1", "Secret", ns, "db").Object, "data", "password"); got != "aHVudGVyMiE=" {
+				t.Errorf("data.password = %q, want the base64 text as given", got)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
+}
+
 // shelfRGD projects fields of the first item of a collection into an
 // object of the status: with no items, they have no inputs.
 const shelfRGD = `
