@@ -1103,6 +1103,50 @@ spec:
 	})
 }
 
+// A container's request is at most its limit, and a container of a kind of
+// Kubernetes' own has an image: the API server refuses every object that
+// breaks either, so it is warned of; a request under its limit, one with
+// no limit, and quantities given by expressions are not.
+func TestContainersOverTheirLimitsOrWithoutImagesAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: containers}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Containers, spec: {cpu: string}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: deploy}
+      spec:
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            initContainers:
+            - {name: init, image: busybox, resources: {requests: {cpu: 2, memory: 1Gi}, limits: {cpu: 1500m, memory: 1Gi}}}
+            containers:
+            - {name: web, image: nginx, resources: {requests: {memory: 1Gi, cpu: 100m}, limits: {memory: 512Mi}}}
+            - {name: sidecar, resources: {requests: {cpu: "${schema.spec.cpu}"}, limits: {cpu: 1}}}
+            - {name: small, image: busybox, resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {cpu: 200m}}}
+  - id: job
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: job}
+      spec: {template: {spec: {restartPolicy: Never, containers: [{name: run}]}}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[deploy].template.spec.template.spec.containers[0].resources.requests.memory: the request 1Gi is more than the limit 512Mi, and the API server refuses every object so written: a container's request is at most its limit`,
+		`spec.resources[deploy].template.spec.template.spec.containers[1].image: left out, and the API server refuses every Deployment so written: a container of its pods needs an image`,
+		`spec.resources[deploy].template.spec.template.spec.initContainers[0].resources.requests.cpu: the request 2 is more than the limit 1500m, and the API server refuses every object so written: a container's request is at most its limit`,
+		`spec.resources[job].template.spec.template.spec.containers[0].image: left out, and the API server refuses every Job so written: a container of its pods needs an image`,
+	})
+}
+
 // A Service of several ports needs a name for each, a DNS label: one left
 // out, or one the API server refuses, is warned of, and so is a target
 // port named as no container port may be; a single port may go without a

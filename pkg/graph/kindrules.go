@@ -25,14 +25,17 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/expr"
 )
 
-// warnPodNames notes a warning for each name in a pod spec of the template
-// v (at p), written without expressions, that the API server refuses for
-// every object so written: a container's, which is a DNS label
+// warnContainers notes a warning for what the API server refuses in the
+// containers of a pod spec of n's template, written without expressions,
+// for every object so written: a container's name, which is a DNS label
 // (Web_Server), and a container port's, which is at most 15 characters
-// (http-metrics-port), as is a probe's port given by name. Pod specs are
-// found by their containers list, wherever the kind nests them.
-func (c *compiler) warnPodNames(v any, p expr.Path, base *field.Path) {
-	walk(v, p, func(v any, p expr.Path) bool {
+// (http-metrics-port), as is a probe's port given by name; a request more
+// than its limit (requests.cpu: 2 with limits.cpu: 1); and, in a kind of
+// Kubernetes' own, a container without an image. Pod specs are found by
+// their containers list, wherever the kind nests them.
+func (c *compiler) warnContainers(n *Node, base *field.Path) {
+	builtin := n.Kind != nil && !n.Kind.Custom
+	walk(n.Template, nil, func(v any, p expr.Path) bool {
 		containers, ok := v.([]any)
 		if list := lastKey(p); !ok || list != "containers" && list != "initContainers" {
 			return true
@@ -42,6 +45,9 @@ func (c *compiler) warnPodNames(v any, p expr.Path, base *field.Path) {
 			at := p.Index(i)
 			if name, ok := container["name"].(string); ok && !strings.Contains(name, "${") {
 				c.warnRefused(at.Child("name").FieldPath(base), name, "container name", validation.IsDNS1123Label(name))
+			}
+			if _, given := container["image"]; builtin && !given && container != nil {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s: left out, and the API server refuses every %s so written: a container of its pods needs an image", at.Child("image").FieldPath(base), n.Kind.GVK.Kind))
 			}
 			ports, _ := container["ports"].([]any)
 			for j, port := range ports {
@@ -58,9 +64,44 @@ func (c *compiler) warnPodNames(v any, p expr.Path, base *field.Path) {
 					c.warnPortName(at.Child(probe).Child(action).Child("port").FieldPath(base), handler["port"], "probe's port name")
 				}
 			}
+			c.warnRequestsOverLimits(container, at.Child("resources"), base)
 		}
 		return false
 	})
+}
+
+// warnRequestsOverLimits notes a warning for each request of a container's
+// resources (at p) more than its limit, both written without expressions:
+// the API server refuses every object so written. A request left out is
+// its limit, and a limit left out none.
+func (c *compiler) warnRequestsOverLimits(container map[string]any, p expr.Path, base *field.Path) {
+	resources, _ := container["resources"].(map[string]any)
+	requests, _ := resources["requests"].(map[string]any)
+	limits, _ := resources["limits"].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
+		request, ok := literalQuantity(requests[name])
+		limit, limited := literalQuantity(limits[name])
+		if ok && limited && request.Cmp(limit) > 0 {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: the request %s is more than the limit %s, and the API server refuses every object so written: a container's request is at most its limit",
+				p.Child("requests").Child(name).FieldPath(base), request.String(), limit.String()))
+		}
+	}
+}
+
+// literalQuantity is v, a quantity written without expressions (512Mi, or
+// a number YAML reads as one), false for anything else.
+func literalQuantity(v any) (resource.Quantity, bool) {
+	var text string
+	switch x := v.(type) {
+	case string:
+		text = x
+	case int64, float64:
+		text = fmt.Sprint(x)
+	default:
+		return resource.Quantity{}, false
+	}
+	q, err := resource.ParseQuantity(text)
+	return q, err == nil
 }
 
 // warnPortName notes a warning for a port given by the name of a

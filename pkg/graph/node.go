@@ -60,7 +60,7 @@ func (c *compiler) compileNode(n *Node) {
 		c.checkLiterals(n.Template, nil, n.schemaOf(), p.Child("template"), n.Kind != nil && n.Kind.Custom)
 		c.warnForeignPlaceholders(env, n.Template, nil, p.Child("template"))
 		c.warnLabelText(n.Template, nil, p.Child("template"))
-		c.warnPodNames(n.Template, nil, p.Child("template"))
+		c.warnContainers(n, p.Child("template"))
 		c.warnQuantities(n.Template, nil, p.Child("template"))
 		c.warnGuardedReads(n, p.Child("template"))
 	case n.External != nil:
