@@ -300,6 +300,8 @@ func (c *compiler) collectResources() {
 				c.warnJobRestartPolicy(n, p.Child("template"))
 				c.warnServicePortNames(n, p.Child("template"))
 				c.warnCronSchedule(n, p.Child("template"))
+				c.warnClaimSpecs(n, p.Child("template"))
+				c.warnIngressPaths(n, p.Child("template"))
 			}
 		default:
 			n.External = r.ExternalRef.DeepCopy()

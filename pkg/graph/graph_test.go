@@ -1147,6 +1147,97 @@ spec:
 	})
 }
 
+// A claim, written out, has an access mode and requests its storage,
+// though its kind's schema requires neither: a PersistentVolumeClaim, a
+// StatefulSet's claim templates and an ephemeral volume's that leave out
+// either are warned of; values given by expressions are not.
+func TestClaimsWithoutAccessModesOrStorageAreWarned(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: claims}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Claims, spec: {size: string, modes: "[]string"}}
+  resources:
+  - id: claim
+    template:
+      apiVersion: v1
+      kind: PersistentVolumeClaim
+      metadata: {name: claim}
+      spec: {accessModes: [], resources: {requests: {storage: 1Gi}}}
+  - id: given
+    template:
+      apiVersion: v1
+      kind: PersistentVolumeClaim
+      metadata: {name: given}
+      spec: {accessModes: "${schema.spec.modes}", resources: {requests: {storage: "${schema.spec.size}"}}}
+  - id: db
+    template:
+      apiVersion: apps/v1
+      kind: StatefulSet
+      metadata: {name: db}
+      spec:
+        serviceName: db
+        selector: {matchLabels: {app: db}}
+        template:
+          metadata: {labels: {app: db}}
+          spec:
+            containers: [{name: db, image: postgres}]
+            volumes:
+            - name: scratch
+              ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {limits: {storage: 1Gi}}}}}
+        volumeClaimTemplates:
+        - metadata: {name: data}
+          spec: {resources: {requests: {storage: 1Gi}}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[claim].template.spec.accessModes: empty, and the API server refuses every PersistentVolumeClaim so written: a claim needs at least one access mode, such as ReadWriteOnce`,
+		`spec.resources[db].template.spec.template.spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.requests.storage: left out, and the API server refuses every StatefulSet so written: a claim requests its storage, such as 1Gi`,
+		`spec.resources[db].template.spec.volumeClaimTemplates[0].spec.accessModes: left out, and the API server refuses every StatefulSet so written: a claim needs at least one access mode, such as ReadWriteOnce`,
+	})
+}
+
+// An Ingress's path starts with a slash, and one of pathType Exact or
+// Prefix holds no // or dot segment: one that breaks either is warned of;
+// an ImplementationSpecific path may be empty, and holds what its
+// controller reads.
+func TestIngressPathsAreChecked(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: paths}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Paths, spec: {path: string}}
+  resources:
+  - id: ingress
+    template:
+      apiVersion: networking.k8s.io/v1
+      kind: Ingress
+      metadata: {name: web}
+      spec:
+        rules:
+        - http:
+            paths:
+            - {path: api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+            - {path: /a//b, pathType: Exact, backend: {service: {name: web, port: {number: 80}}}}
+            - {path: /a/., pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+            - {path: v1, pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}
+            - {path: "", pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}
+            - {path: "/a//(.*)", pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}
+            - {path: "${schema.spec.path}", pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+            - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const refused = " is refused by the API server for every object so written: "
+	checkWarnings(t, g, []string{
+		`spec.resources[ingress].template.spec.rules[0].http.paths[0].path: the path "api"` + refused + `a path starts with a slash: write /api`,
+		`spec.resources[ingress].template.spec.rules[0].http.paths[1].path: the path "/a//b"` + refused + `a path of pathType Exact holds no //`,
+		`spec.resources[ingress].template.spec.rules[0].http.paths[2].path: the path "/a/."` + refused + `a path of pathType Prefix does not end with /.`,
+		`spec.resources[ingress].template.spec.rules[0].http.paths[3].path: the path "v1"` + refused + `a path starts with a slash: write /v1`,
+	})
+}
+
 // A Service of several ports needs a name for each, a DNS label: one left
 // out, or one the API server refuses, is warned of, and so is a target
 // port named as no container port may be; a single port may go without a

@@ -340,3 +340,104 @@ func timeZoneErrors(zone string) []string {
 	}
 	return nil
 }
+
+// warnClaimSpecs notes a warning for a claim spec of n's template (a
+// PersistentVolumeClaim's, a StatefulSet's volumeClaimTemplates', an
+// ephemeral volume's) written without expressions that leaves out its
+// access modes or its storage request: the API server refuses every
+// object so written, though the kind's schema requires neither.
+func (c *compiler) warnClaimSpecs(n *Node, base *field.Path) {
+	if n.Kind == nil || n.Kind.Custom {
+		return
+	}
+	isClaim := n.Kind.GVK.Group == "" && n.Kind.GVK.Kind == "PersistentVolumeClaim"
+	walk(n.Template, nil, func(v any, p expr.Path) bool {
+		spec, ok := v.(map[string]any)
+		if !ok || lastKey(p) != "spec" {
+			return true
+		}
+		inList := len(p) >= 3 && p[len(p)-2].IsIndex && p[len(p)-3].Key == "volumeClaimTemplates"
+		if !(isClaim && len(p) == 1 || inList || parentKey(p) == "volumeClaimTemplate") {
+			return true
+		}
+		kind := n.Kind.GVK.Kind
+		if modes, given := spec["accessModes"]; !given || isEmptyList(modes) {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s, and the API server refuses every %s so written: a claim needs at least one access mode, such as ReadWriteOnce",
+				p.Child("accessModes").FieldPath(base), leftOutOrEmpty(given), kind))
+		}
+		resources, given := spec["resources"]
+		if m, ok := resources.(map[string]any); ok {
+			requests, ok := m["requests"].(map[string]any)
+			_, given = requests["storage"]
+			given = given || !ok && m["requests"] != nil // given by an expression
+		}
+		if !given {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: left out, and the API server refuses every %s so written: a claim requests its storage, such as 1Gi",
+				p.Child("resources").Child("requests").Child("storage").FieldPath(base), kind))
+		}
+		return false
+	})
+}
+
+// isEmptyList tells a list written with no items.
+func isEmptyList(v any) bool {
+	list, ok := v.([]any)
+	return ok && len(list) == 0
+}
+
+// leftOutOrEmpty says how a field the API server needs is missing.
+func leftOutOrEmpty(given bool) string {
+	if given {
+		return "empty"
+	}
+	return "left out"
+}
+
+// ingressPathTexts are what a path of an Ingress of pathType Exact or
+// Prefix must not hold, and must not end with.
+var (
+	ingressPathTexts   = []string{"//", "/./", "/../", "%2f", "%2F"}
+	ingressPathEndings = []string{"/..", "/."}
+)
+
+// warnIngressPaths notes a warning for a path of an Ingress, written
+// without expressions, that the API server refuses for every Ingress so
+// written: one not starting with a slash (api for /api), and, of pathType
+// Exact or Prefix, one with // or a dot segment in it.
+func (c *compiler) warnIngressPaths(n *Node, base *field.Path) {
+	if n.Kind == nil || n.Kind.GVK.Group != "networking.k8s.io" || n.Kind.GVK.Kind != "Ingress" {
+		return
+	}
+	spec, _ := n.Template["spec"].(map[string]any)
+	rules, _ := spec["rules"].([]any)
+	for i, rule := range rules {
+		rule, _ := rule.(map[string]any)
+		http, _ := rule["http"].(map[string]any)
+		paths, _ := http["paths"].([]any)
+		for j, item := range paths {
+			item, _ := item.(map[string]any)
+			path, ok := item["path"].(string)
+			pathType, _ := item["pathType"].(string)
+			if !ok || strings.Contains(path, "${") || strings.Contains(pathType, "${") {
+				continue
+			}
+			at := base.Child("spec", "rules").Index(i).Child("http", "paths").Index(j).Child("path")
+			exact := pathType == "Exact" || pathType == "Prefix"
+			var why []string
+			if !strings.HasPrefix(path, "/") && (exact || path != "") {
+				why = append(why, "a path starts with a slash: write /"+path)
+			}
+			for _, text := range ingressPathTexts {
+				if exact && strings.Contains(path, text) {
+					why = append(why, fmt.Sprintf("a path of pathType %s holds no %s", pathType, text))
+				}
+			}
+			for _, ending := range ingressPathEndings {
+				if exact && strings.HasSuffix(path, ending) {
+					why = append(why, fmt.Sprintf("a path of pathType %s does not end with %s", pathType, ending))
+				}
+			}
+			c.warnRefused(at, path, "path", why)
+		}
+	}
+}
