@@ -1147,6 +1147,110 @@ spec:
 	})
 }
 
+// What a pod's validation refuses in its containers beyond their schema
+// is warned of, in a kind of Kubernetes' own: a port out of range or two
+// of one name, an env var given both ways, a probe naming nothing to do,
+// a mount of no volume of the pod (a StatefulSet's claim templates are
+// its volumes too). What expressions give is not judged.
+func TestContainersAreCheckedAsPodsAre(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: pods}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Pods, spec: {port: integer, volume: string}}
+  resources:
+  - id: db
+    template:
+      apiVersion: apps/v1
+      kind: StatefulSet
+      metadata: {name: db}
+      spec:
+        serviceName: db
+        selector: {matchLabels: {app: db}}
+        template:
+          metadata: {labels: {app: db}}
+          spec:
+            volumes: [{name: config, configMap: {name: db}}]
+            containers:
+            - name: db
+              image: postgres
+              ports:
+              - {name: sql, containerPort: 70000}
+              - {name: sql, containerPort: 5433, hostPort: 0}
+              - {name: metrics, containerPort: "${schema.spec.port}"}
+              env:
+              - {name: A, value: a, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+              - {name: B, value: "", valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+              livenessProbe: {initialDelaySeconds: 5}
+              readinessProbe: {grpc: {port: 5432}}
+              volumeMounts:
+              - {name: data, mountPath: /data}
+              - {name: confg, mountPath: /config}
+              - {name: "${schema.spec.volume}", mountPath: /other}
+        volumeClaimTemplates:
+        - metadata: {name: data}
+          spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+  - id: given
+    template:
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: given}
+      spec:
+        volumes: "${schema.spec.volume == '' ? [] : [{'name': schema.spec.volume, 'emptyDir': {}}]}"
+        containers: [{name: c, image: busybox, volumeMounts: [{name: data, mountPath: /data}]}]
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "spec.resources[db].template.spec.template.spec.containers[0]."
+	const refused = ", and the API server refuses every object so written: "
+	checkWarnings(t, g, []string{
+		at + `ports[0].containerPort: 70000 is no port` + refused + `a port is between 1 and 65535`,
+		at + `ports[1].name: "sql" is the name of ` + at + `ports[0] too` + refused + `a container's ports have names of their own`,
+		at + `env[0].valueFrom: given with a value too` + refused + `an env var has a value or valueFrom, not both`,
+		at + `livenessProbe: names nothing to do` + refused + `a probe has one of exec, grpc, httpGet, tcpSocket`,
+		at + `volumeMounts[1].name: "confg" is no volume of the pod` + refused[:len(refused)-2] + `: did you mean config?`,
+	})
+}
+
+// A Service has a port, unless it is headless or an ExternalName, and its
+// ports and target ports are in range; a ConfigMap's and a Secret's keys
+// are file names. Breaking either is warned of.
+func TestServicePortsAndConfigKeysAreChecked(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: services}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Services, spec: {clusterIP: string}}
+  resources:
+  - id: none
+    template: {apiVersion: v1, kind: Service, metadata: {name: none}, spec: {selector: {app: web}}}
+  - id: headless
+    template: {apiVersion: v1, kind: Service, metadata: {name: headless}, spec: {clusterIP: None, selector: {app: web}}}
+  - id: external
+    template: {apiVersion: v1, kind: Service, metadata: {name: external}, spec: {type: ExternalName, externalName: example.com}}
+  - id: given
+    template: {apiVersion: v1, kind: Service, metadata: {name: given}, spec: {clusterIP: "${schema.spec.clusterIP}"}}
+  - id: ranges
+    template: {apiVersion: v1, kind: Service, metadata: {name: ranges}, spec: {ports: [{name: a, port: 70000, targetPort: 0}, {name: b, port: 80, targetPort: 65536}]}}
+  - id: config
+    template: {apiVersion: v1, kind: ConfigMap, metadata: {name: config}, data: {"config/app.yaml": "x", app.yaml: "y", "..": "z"}}
+  - id: secret
+    template: {apiVersion: v1, kind: Secret, metadata: {name: secret}, stringData: {"my key": "x"}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const refused = " is refused by the API server for every object so written: "
+	const chars = `a key holds letters, digits, '-', '_' and '.' alone, as it becomes a file's name where the object is mounted`
+	checkWarnings(t, g, []string{
+		`spec.resources[none].template.spec.ports: left out, and the API server refuses every Service so written: a Service has at least one port, unless it is headless (clusterIP: None) or an ExternalName`,
+		`spec.resources[ranges].template.spec.ports[0].port: 70000 is no port, and the API server refuses every object so written: a port is between 1 and 65535`,
+		`spec.resources[ranges].template.spec.ports[1].targetPort: 65536 is no port, and the API server refuses every object so written: a port is between 1 and 65535`,
+		`spec.resources[config].template.data[..]: the key ".."` + refused + `must not be '..'`,
+		`spec.resources[config].template.data[config/app.yaml]: the key "config/app.yaml"` + refused + chars,
+		`spec.resources[secret].template.stringData[my key]: the key "my key"` + refused + chars,
+	})
+}
+
 // A claim, written out, has an access mode and requests its storage,
 // though its kind's schema requires neither: a PersistentVolumeClaim, a
 // StatefulSet's claim templates and an ephemeral volume's that leave out

@@ -1,9 +1,9 @@
 package graph
 
 // Rules of built-in kinds that the API server enforces beyond their
-// published schemas (a container's name, a quantity, a Job's restart policy,
-// a Service's port names): a template breaking one compiles and is refused
-// at every apply, so it is warned of.
+// published schemas (a quantity, a Job's restart policy, a Service's port
+// names, a CronJob's schedule; a container's in containers.go): a template
+// breaking one compiles and is refused at every apply, so it is warned of.
 
 import (
 	"fmt"
@@ -24,85 +24,6 @@ import (
 
 	"github.com/kro-agent/kro-agent/pkg/expr"
 )
-
-// warnContainers notes a warning for what the API server refuses in the
-// containers of a pod spec of n's template, written without expressions,
-// for every object so written: a container's name, which is a DNS label
-// (Web_Server), and a container port's, which is at most 15 characters
-// (http-metrics-port), as is a probe's port given by name; a request more
-// than its limit (requests.cpu: 2 with limits.cpu: 1); and, in a kind of
-// Kubernetes' own, a container without an image. Pod specs are found by
-// their containers list, wherever the kind nests them.
-func (c *compiler) warnContainers(n *Node, base *field.Path) {
-	builtin := n.Kind != nil && !n.Kind.Custom
-	walk(n.Template, nil, func(v any, p expr.Path) bool {
-		containers, ok := v.([]any)
-		if list := lastKey(p); !ok || list != "containers" && list != "initContainers" {
-			return true
-		}
-		for i, item := range containers {
-			container, _ := item.(map[string]any)
-			at := p.Index(i)
-			if name, ok := container["name"].(string); ok && !strings.Contains(name, "${") {
-				c.warnRefused(at.Child("name").FieldPath(base), name, "container name", validation.IsDNS1123Label(name))
-			}
-			if _, given := container["image"]; builtin && !given && container != nil {
-				c.warnings = append(c.warnings, fmt.Sprintf("%s: left out, and the API server refuses every %s so written: a container of its pods needs an image", at.Child("image").FieldPath(base), n.Kind.GVK.Kind))
-			}
-			ports, _ := container["ports"].([]any)
-			for j, port := range ports {
-				port, _ := port.(map[string]any)
-				if name, ok := port["name"].(string); ok && !strings.Contains(name, "${") {
-					c.warnRefused(at.Child("ports").Index(j).Child("name").FieldPath(base), name, "port name", validation.IsValidPortName(name))
-				}
-			}
-			// A probe's port by name names one of the container's.
-			for _, probe := range []string{"livenessProbe", "readinessProbe", "startupProbe"} {
-				for _, action := range []string{"httpGet", "tcpSocket"} {
-					probed, _ := container[probe].(map[string]any)
-					handler, _ := probed[action].(map[string]any)
-					c.warnPortName(at.Child(probe).Child(action).Child("port").FieldPath(base), handler["port"], "probe's port name")
-				}
-			}
-			c.warnRequestsOverLimits(container, at.Child("resources"), base)
-		}
-		return false
-	})
-}
-
-// warnRequestsOverLimits notes a warning for each request of a container's
-// resources (at p) more than its limit, both written without expressions:
-// the API server refuses every object so written. A request left out is
-// its limit, and a limit left out none.
-func (c *compiler) warnRequestsOverLimits(container map[string]any, p expr.Path, base *field.Path) {
-	resources, _ := container["resources"].(map[string]any)
-	requests, _ := resources["requests"].(map[string]any)
-	limits, _ := resources["limits"].(map[string]any)
-	for _, name := range slices.Sorted(maps.Keys(requests)) {
-		request, ok := literalQuantity(requests[name])
-		limit, limited := literalQuantity(limits[name])
-		if ok && limited && request.Cmp(limit) > 0 {
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: the request %s is more than the limit %s, and the API server refuses every object so written: a container's request is at most its limit",
-				p.Child("requests").Child(name).FieldPath(base), request.String(), limit.String()))
-		}
-	}
-}
-
-// literalQuantity is v, a quantity written without expressions (512Mi, or
-// a number YAML reads as one), false for anything else.
-func literalQuantity(v any) (resource.Quantity, bool) {
-	var text string
-	switch x := v.(type) {
-	case string:
-		text = x
-	case int64, float64:
-		text = fmt.Sprint(x)
-	default:
-		return resource.Quantity{}, false
-	}
-	q, err := resource.ParseQuantity(text)
-	return q, err == nil
-}
 
 // warnPortName notes a warning for a port given by the name of a
 // container's (a probe's, a Service's targetPort: a number or a name),
@@ -250,16 +171,29 @@ func (c *compiler) warnJobRestartPolicy(n *Node, path *field.Path) {
 		at.Child("restartPolicy").FieldPath(path), written, n.Kind.GVK.Kind))
 }
 
-// warnServicePortNames notes a warning for a Service of several ports, one
-// of them without a name, and for a port name or a target port's the API
-// server refuses (a DNS label; a container port's name): it refuses every
-// Service so written.
-func (c *compiler) warnServicePortNames(n *Node, path *field.Path) {
+// warnServicePorts notes a warning for what the API server refuses in the
+// ports of a Service, written without expressions, for every Service so
+// written: no ports at all, but for a headless Service (clusterIP: None)
+// or an ExternalName; a port of several without a name; a port name that
+// is no DNS label, or a target port's that no container port may have;
+// a port or target port number out of range.
+func (c *compiler) warnServicePorts(n *Node, path *field.Path) {
 	if n.Kind == nil || n.Kind.GVK.Group != "" || n.Kind.GVK.Kind != "Service" {
 		return
 	}
-	spec, _ := n.Template["spec"].(map[string]any)
-	ports, _ := spec["ports"].([]any)
+	spec, ok := n.Template["spec"].(map[string]any)
+	if !ok {
+		return
+	}
+	given, listed := spec["ports"]
+	ports, _ := given.([]any)
+	clusterIP, _ := spec["clusterIP"].(string)
+	serviceType, _ := spec["type"].(string)
+	openEnded := strings.Contains(clusterIP, "${") || strings.Contains(serviceType, "${")
+	if (!listed || isEmptyList(given)) && clusterIP != "None" && serviceType != "ExternalName" && !openEnded {
+		c.warnings = append(c.warnings, fmt.Sprintf("%s: %s, and the API server refuses every Service so written: a Service has at least one port, unless it is headless (clusterIP: None) or an ExternalName",
+			path.Child("spec", "ports"), leftOutOrEmpty(listed)))
+	}
 	for i, item := range ports {
 		port, ok := item.(map[string]any)
 		if !ok {
@@ -273,8 +207,45 @@ func (c *compiler) warnServicePortNames(n *Node, path *field.Path) {
 		case named && !strings.Contains(name, "${"):
 			c.warnRefused(at.Child("name"), name, "port name", validation.IsDNS1123Label(name))
 		}
-		// A target port by name names a container's port.
+		c.warnPortNumber(at.Child("port"), port["port"], false)
+		// A target port is a number (0 for the port's own) or the
+		// name of a container's port.
+		c.warnPortNumber(at.Child("targetPort"), port["targetPort"], true)
 		c.warnPortName(at.Child("targetPort"), port["targetPort"], "target port name")
+	}
+}
+
+// configKinds are the kinds of Kubernetes' own whose maps of text or
+// bytes are keyed by file names, and those maps.
+var configKinds = map[string][]string{
+	"ConfigMap": {"data", "binaryData"},
+	"Secret":    {"data", "stringData"},
+}
+
+// configKeyChars are the characters a key of a ConfigMap or Secret holds.
+var configKeyChars = regexp.MustCompile(`^[-._a-zA-Z0-9]*$`)
+
+// warnConfigKeys notes a warning for a key of a ConfigMap's or Secret's
+// data, written without expressions, that the API server refuses for
+// every object so written: letters, digits, '-', '_' and '.' alone, as
+// each key becomes a file's name where the object is mounted.
+func (c *compiler) warnConfigKeys(n *Node, path *field.Path) {
+	if n.Kind == nil || n.Kind.GVK.Group != "" {
+		return
+	}
+	for _, name := range configKinds[n.Kind.GVK.Kind] {
+		data, _ := n.Template[name].(map[string]any)
+		for _, key := range slices.Sorted(maps.Keys(data)) {
+			if strings.Contains(key, "${") {
+				continue
+			}
+			errs := validation.IsConfigMapKey(key)
+			if len(errs) > 0 && !configKeyChars.MatchString(key) {
+				// The API server's words for it list a regular expression.
+				errs = []string{"a key holds letters, digits, '-', '_' and '.' alone, as it becomes a file's name where the object is mounted"}
+			}
+			c.warnRefused(path.Child(name).Key(key), key, "key", errs)
+		}
 	}
 }
 
