@@ -115,11 +115,13 @@ func (g *Graph) Warnings() []string {
 
 // ReadWarnings are the template names holding text no name of their kind
 // may, the workload selectors their pod templates' labels do not match,
-// the labels no label may be, the container and port names the API
-// server refuses, the resource quantities written wrong, the values their
+// the labels no label may be, what the API server's validation of a
+// built-in kind refuses beyond its schema (containers.go, kindrules.go:
+// a container's names, ports, probes and mounts, a quantity, a Job's
+// restart policy, a Service's ports, a CronJob's schedule, a claim's
+// access modes, text that is not base64 where bytes go), the values their
 // field's enum does not hold, the keyed lists with two items of one key,
-// the Jobs whose pods restart Always, the Services' port names left out or
-// refused, and the required fields templates leave out, then the
+// and the required fields templates leave out, then the
 // expressions reading a field their object never has (a
 // Secret's stringData, which the API server never returns), reading a
 // resource includeWhen may leave out on one side of ? : only, or holding
