@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -221,4 +222,77 @@ func runPlugin(t testing.TB, args ...string) (string, error) {
 	cmd.SetArgs(args)
 	err := cmd.Execute()
 	return out.String(), err
+}
+
+// refusedTemplates are templates, one per rule of a built-in kind that its
+// schema does not say, each written as the API server refuses it, with
+// the start of the warning the RGD gets and the API server's own words.
+var refusedTemplates = []struct{ id, template, warned, refused string }{
+	{"words", `{apiVersion: batch/v1, kind: CronJob, metadata: {name: words}, spec: {schedule: every 5 minutes, jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}}}`,
+		`spec.schedule: the schedule "every 5 minutes" is refused`, "expected exactly 5 fields"},
+	{"zone", `{apiVersion: batch/v1, kind: CronJob, metadata: {name: zone}, spec: {schedule: "@hourly", timeZone: Europe/Atlantis, jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}}}`,
+		`spec.timeZone: the time zone "Europe/Atlantis" is refused`, "unknown time zone Europe/Atlantis"},
+	{"text", `{apiVersion: v1, kind: Secret, metadata: {name: text}, data: {password: hunter2!}}`,
+		`data.password: "hunter2!" is not base64`, "illegal base64 data"},
+	{"greedy", `{apiVersion: v1, kind: Pod, metadata: {name: greedy}, spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: "2"}, limits: {cpu: "1"}}}]}}`,
+		`resources.requests.cpu: the request 2 is more than the limit 1`, "must be less than or equal to cpu limit"},
+	{"imageless", `{apiVersion: v1, kind: Pod, metadata: {name: imageless}, spec: {containers: [{name: c}]}}`,
+		`containers[0].image: left out`, "image: Required value"},
+	{"claim", `{apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: claim}, spec: {resources: {requests: {storage: 1Gi}}}}`,
+		`spec.accessModes: left out`, "at least 1 access mode is required"},
+	{"ingress", `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: ingress}, spec: {rules: [{http: {paths: [{path: api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]}}`,
+		`paths[0].path: the path "api" is refused`, "must be an absolute path"},
+	{"ports", `{apiVersion: v1, kind: Pod, metadata: {name: ports}, spec: {containers: [{name: c, image: busybox, ports: [{name: web, containerPort: 80}, {name: web, containerPort: 81}]}]}}`,
+		`ports[1].name: "web" is the name of`, `Duplicate value: "web"`},
+	{"far", `{apiVersion: v1, kind: Pod, metadata: {name: far}, spec: {containers: [{name: c, image: busybox, ports: [{containerPort: 70000}]}]}}`,
+		`containerPort: 70000 is no port`, "must be between 1 and 65535"},
+	{"env", `{apiVersion: v1, kind: Pod, metadata: {name: env}, spec: {containers: [{name: c, image: busybox, env: [{name: A, value: a, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]}]}}`,
+		`env[0].valueFrom: given with a value too`, "may not be specified when `value` is not empty"},
+	{"probe", `{apiVersion: v1, kind: Pod, metadata: {name: probe}, spec: {containers: [{name: c, image: busybox, livenessProbe: {periodSeconds: 5}}]}}`,
+		`livenessProbe: names nothing to do`, "must specify a handler type"},
+	{"mount", `{apiVersion: v1, kind: Pod, metadata: {name: mount}, spec: {containers: [{name: c, image: busybox, volumeMounts: [{name: data, mountPath: /data}]}]}}`,
+		`volumeMounts[0].name: "data" is no volume of the pod`, `Not found: "data"`},
+	{"portless", `{apiVersion: v1, kind: Service, metadata: {name: portless}, spec: {selector: {app: web}}}`,
+		`spec.ports: left out`, "spec.ports: Required value"},
+	{"keys", `{apiVersion: v1, kind: ConfigMap, metadata: {name: keys}, data: {config/app.yaml: x}}`,
+		`data[config/app.yaml]: the key "config/app.yaml" is refused`, "a valid config key must consist of"},
+}
+
+// What the RGD is warned of, that the API server refuses for every object
+// so written, this API server refuses: each template above, compiled
+// against its schemas, gets its warning, and applied as it is (dry-run),
+// its refusal.
+func TestWarnedTemplatesAreRefused(t *testing.T) {
+	const ns = "refused-templates"
+	f := features.New("templates warned of").
+		Assess("are refused by the API server as warned", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			namespace(t, newClients(t, cfg), ns)
+			rgd := "metadata: {name: refused}\nspec:\n  schema: {apiVersion: v1alpha1, kind: Refused}\n  resources:\n"
+			for _, tc := range refusedTemplates {
+				rgd += fmt.Sprintf("  - id: %s\n    template: %s\n", tc.id, tc.template)
+			}
+			g, err := graph.Compile(parse(t, rgd), graph.Options{Resolver: clusterResolver(t, cfg)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			warnings := strings.Join(g.Warnings(), "\n")
+			for _, tc := range refusedTemplates {
+				warned := slices.ContainsFunc(g.Warnings(), func(w string) bool {
+					return strings.HasPrefix(w, "spec.resources["+tc.id+"].template.") && strings.Contains(w, tc.warned)
+				})
+				if !warned {
+					t.Errorf("%s: no warning %q in\n%s", tc.id, tc.warned, warnings)
+				}
+				out, err := kubectl(t, cfg, tc.template, "apply", "--server-side", "--dry-run=server", "-n", ns, "-f", "-")
+				if err == nil || !strings.Contains(out, tc.refused) {
+					t.Errorf("%s: the API server answered %v: %s\nwant a refusal with %q", tc.id, err, out, tc.refused)
+				}
+			}
+			if n := len(g.Warnings()); n != len(refusedTemplates) {
+				t.Errorf("%d warnings for %d templates:\n%s", n, len(refusedTemplates), warnings)
+			}
+			return ctx
+		}).
+		Feature()
+	testenv.Test(t, f)
 }
