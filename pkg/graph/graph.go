@@ -406,6 +406,10 @@ type Field struct {
 	// that the value can be checked before it is applied
 	// (celenv.ValueFits).
 	Expects *apiservercel.DeclType
+	// Quantity tells a field of a built-in kind that holds a quantity (a
+	// container's memory limit), whose text is checked when it is
+	// rendered: the API server's refusal of one names no field.
+	Quantity bool
 }
 
 // Standalone reports whether the field's whole value is one expression.

@@ -85,12 +85,8 @@ func (c *compiler) warnQuantities(v any, p expr.Path, base *field.Path) {
 				continue
 			}
 			at := p.Child(name).FieldPath(base)
-			if _, err := resource.ParseQuantity(text); err != nil {
-				msg := refusedText(at, text, "quantity", []string{"quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1"})
-				if meant := quantityMeant(text); meant != "" {
-					msg += ": write " + meant
-				}
-				c.warnings = append(c.warnings, msg)
+			if why := QuantityRefusal(text); why != "" {
+				c.warnings = append(c.warnings, refusedText(at, text, "quantity", []string{why}))
 			} else if number, milli := strings.CutSuffix(text, "m"); milli && countsBytes(name) {
 				// Taken, and meant as megabytes: 512m of memory is half
 				// a byte.
@@ -99,6 +95,20 @@ func (c *compiler) warnQuantities(v any, p expr.Path, base *field.Path) {
 		}
 		return false
 	})
+}
+
+// QuantityRefusal says why text is no Kubernetes quantity, with the
+// quantity it was most likely meant to be where the unit is what is wrong
+// (1Gb: write 1Gi); "" for a quantity.
+func QuantityRefusal(text string) string {
+	if _, err := resource.ParseQuantity(text); err == nil {
+		return ""
+	}
+	why := "quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1"
+	if meant := quantityMeant(text); meant != "" {
+		why += ": write " + meant
+	}
+	return why
 }
 
 // countsBytes tells the resources counted in bytes: memory, storage and

@@ -22,6 +22,7 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/celenv"
 	"github.com/kro-agent/kro-agent/pkg/cellib"
 	"github.com/kro-agent/kro-agent/pkg/expr"
+	"github.com/kro-agent/kro-agent/pkg/kinds"
 )
 
 // compileNode compiles every expression of one resource and records its
@@ -518,8 +519,9 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 		}
 		out.Exprs = append(out.Exprs, e)
 	}
+	target, known := schemaAt(kindSchema, f.Path)
+	out.Quantity = known && kinds.IsQuantity(target)
 	if f.Standalone() {
-		target, known := schemaAt(kindSchema, f.Path)
 		if known {
 			want := celenv.FieldType(target)
 			got := out.Exprs[0].Type
@@ -553,7 +555,7 @@ func (c *compiler) compileField(env *celenv.Env, f expr.Field, base *field.Path,
 	}
 	// Text around the expressions makes the value a string, which the
 	// API server would refuse in a field of another type at every apply.
-	if target, known := schemaAt(kindSchema, f.Path); known {
+	if known {
 		want := celenv.FieldType(target)
 		if _, ok := env.Fit(want, types.StringType); !ok {
 			c.errs = append(c.errs, field.Invalid(fp, raw, fmt.Sprintf("text with ${...} in it is a string, but the field expects %s; write the whole value as one ${...} expression of that type",

@@ -76,6 +76,15 @@ func TestBuiltinQuantitiesAreIntOrString(t *testing.T) {
 	if len(priority.Extensions) != 0 {
 		t.Errorf("a typed field was marked: %+v", priority.Extensions)
 	}
+	// Told apart from the other unions of scalars, whose text is not
+	// a quantity: a port may be a name.
+	port := info.Schema.Properties["spec"].Properties["containers"].Items.Schema.Properties["livenessProbe"].Properties["httpGet"].Properties["port"]
+	if v, _ := port.Extensions.GetBool(intOrStringExtension); !v {
+		t.Fatalf("a probe's port is no union of scalars: %+v", port)
+	}
+	if !IsQuantity(limits.AdditionalProperties.Schema) || IsQuantity(&port) || IsQuantity(&priority) || IsQuantity(nil) {
+		t.Errorf("IsQuantity tells quantities from the rest wrongly")
+	}
 }
 
 func TestChainNotFound(t *testing.T) {

@@ -2,6 +2,7 @@ package kinds
 
 import (
 	"slices"
+	"strings"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -110,4 +111,18 @@ func isOpen(s *spec.Schema) bool {
 	}
 	preserve, _ := s.Extensions.GetBool("x-kubernetes-preserve-unknown-fields")
 	return len(s.Type) == 0 || preserve && s.Type.Contains("object")
+}
+
+// quantityDescription is how the published schemas of Kubernetes' own
+// kinds describe a resource.Quantity, whose schema says nothing else of
+// it: a string or a number, no format, no pattern.
+const quantityDescription = "Quantity is a fixed-point representation of a number."
+
+// IsQuantity tells whether s is a built-in kind's resource.Quantity (a
+// container's memory limit, a claim's storage): text written into it must
+// parse as one, which the API server refuses otherwise in words that name
+// no field. A CRD's quantity carries its own pattern, which the API server
+// checks naming the field.
+func IsQuantity(s *spec.Schema) bool {
+	return s != nil && len(s.OneOf) > 0 && strings.HasPrefix(s.Description, quantityDescription)
 }

@@ -275,3 +275,54 @@ spec:
 		t.Errorf("a caBundle in PEM: %v\nwant %s", err, caBundle)
 	}
 }
+
+// Text rendered where a quantity goes (a container's memory limit, a
+// claim's storage) is checked to be one: the API server refuses it
+// otherwise in words that name no field. The error names the field and
+// the expression and says what to write; quantities and numbers pass.
+func TestTextWhereQuantitiesGoIsCheckedToBeOne(t *testing.T) {
+	g := compileRGD(t, `
+spec:
+  schema: {apiVersion: v1alpha1, kind: Sized, spec: {memory: string, size: string, cpu: integer}}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: x}
+      spec:
+        selector: {matchLabels: {app: x}}
+        template:
+          metadata: {labels: {app: x}}
+          spec:
+            containers:
+            - name: c
+              image: nginx
+              resources: {limits: {memory: "${schema.spec.memory}", cpu: "${schema.spec.cpu}"}}
+  - id: claim
+    template:
+      apiVersion: v1
+      kind: PersistentVolumeClaim
+      metadata: {name: x}
+      spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: "${schema.spec.size}Gb"}}}
+`)
+	render := func(id, spec string) error {
+		s := NewScope(g, obj(t, `{metadata: {name: v, namespace: default}, spec: `+spec+`}`))
+		_, err := Render(g.Node(id), s)
+		return err
+	}
+	for _, tc := range []struct{ id, spec, want string }{
+		{"deploy", `{memory: 512Mi, cpu: 2}`, ""},
+		{"deploy", `{memory: 1Gb, cpu: 2}`, `spec.template.spec.containers[0].resources.limits.memory: ${schema.spec.memory} is "1Gb", which is no quantity: quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1: write 1Gi (or 1G, in powers of 1000)`},
+		{"deploy", `{memory: lots, cpu: 2}`, `limits.memory: ${schema.spec.memory} is "lots", which is no quantity: quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1`},
+		{"claim", `{size: "10"}`, `spec.resources.requests.storage: ${schema.spec.size}Gb is "10Gb", which is no quantity: quantities are a number and a unit such as 512Mi, 2Gi, 500m or 1: write 10Gi (or 10G, in powers of 1000)`},
+	} {
+		err := render(tc.id, tc.spec)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s with %s: %v", tc.id, tc.spec, err)
+		case tc.want != "" && (err == nil || !strings.HasSuffix(err.Error(), tc.want)):
+			t.Errorf("%s with %s: error %v, want it to end %q", tc.id, tc.spec, err, tc.want)
+		}
+	}
+}

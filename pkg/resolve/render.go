@@ -36,6 +36,9 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 		if err := celenv.ValueFits(f.Expects, v); err != nil {
 			return nil, false, fmt.Errorf("%s: ${%s} %w%s", f.Path, f.Exprs[0].Source, err, base64Advice(f))
 		}
+		if err := quantityFits(f, v); err != nil {
+			return nil, false, err
+		}
 		return v, true, nil
 	}
 	var b strings.Builder
@@ -59,7 +62,24 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 	if err := celenv.ValueFits(f.Expects, b.String()); err != nil {
 		return nil, false, fmt.Errorf("%s: %s %w%s", f.Path, expr.Format(f.Segments), err, base64Advice(f))
 	}
+	if err := quantityFits(f, b.String()); err != nil {
+		return nil, false, err
+	}
 	return b.String(), true, nil
+}
+
+// quantityFits checks text rendered into a field of a quantity (a
+// container's memory limit), which the API server refuses otherwise in
+// words that name no field; numbers are quantities.
+func quantityFits(f *graph.Field, v any) error {
+	text, ok := v.(string)
+	if !f.Quantity || !ok {
+		return nil
+	}
+	if why := graph.QuantityRefusal(text); why != "" {
+		return fmt.Errorf("%s: %s is %q, which is no quantity: %s", f.Path, expr.Format(f.Segments), text, why)
+	}
+	return nil
 }
 
 // base64Advice says how to write text into the field f of bytes, whose
