@@ -302,7 +302,11 @@ func (c *compiler) collectResources() {
 				c.warnConfigKeys(n, p.Child("template"))
 				c.warnCronSchedule(n, p.Child("template"))
 				c.warnClaimSpecs(n, p.Child("template"))
-				c.warnIngressPaths(n, p.Child("template"))
+				c.warnIngress(n, p.Child("template"))
+				c.warnRoleBindings(n, p.Child("template"))
+				c.warnUpdateStrategy(n, p.Child("template"))
+				c.warnAutoscaler(n, p.Child("template"))
+				c.warnDisruptionBudget(n, p.Child("template"))
 			}
 		default:
 			n.External = r.ExternalRef.DeepCopy()

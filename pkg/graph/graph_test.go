@@ -1251,6 +1251,121 @@ spec:
 	})
 }
 
+// A binding binds roles of rbac.authorization.k8s.io (a ClusterRoleBinding
+// ClusterRoles alone) to subjects of the kinds and groups the API server
+// takes; what breaks either is warned of, and expressions are not judged.
+func TestRoleBindingsAreChecked(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: bindings}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Bindings, spec: {role: string}}
+  resources:
+  - id: local
+    template:
+      apiVersion: rbac.authorization.k8s.io/v1
+      kind: RoleBinding
+      metadata: {name: local}
+      roleRef: {apiGroup: rbac.authorization.k8s.io/v1, kind: Role, name: reader}
+      subjects:
+      - {kind: ServiceAccount, name: app, apiGroup: rbac.authorization.k8s.io}
+      - {kind: ServiceAccount, name: app}
+      - {kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}
+      - {kind: Group, name: team}
+      - {kind: Team, name: team}
+  - id: cluster
+    template:
+      apiVersion: rbac.authorization.k8s.io/v1
+      kind: ClusterRoleBinding
+      metadata: {name: cluster}
+      roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}
+      subjects:
+      - {kind: ServiceAccount, name: app}
+      - {kind: User, name: bob, apiGroup: ""}
+      - {kind: Group, name: admins, apiGroup: rbac}
+  - id: given
+    template:
+      apiVersion: rbac.authorization.k8s.io/v1
+      kind: ClusterRoleBinding
+      metadata: {name: given}
+      roleRef: {apiGroup: rbac.authorization.k8s.io, kind: "${schema.spec.role}", name: reader}
+      subjects: [{kind: ServiceAccount, name: app, namespace: default}]
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[local].template.roleRef.apiGroup: "rbac.authorization.k8s.io/v1" is no group of roles, and the API server refuses every RoleBinding so written: write rbac.authorization.k8s.io`,
+		`spec.resources[local].template.subjects[0].apiGroup: "rbac.authorization.k8s.io" given to a ServiceAccount, and the API server refuses every RoleBinding so written: a ServiceAccount has no apiGroup: leave it out`,
+		`spec.resources[local].template.subjects[4].kind: "Team" is no kind of subject, and the API server refuses every RoleBinding so written: a subject is a ServiceAccount, a User or a Group`,
+		`spec.resources[cluster].template.roleRef.kind: Role, and the API server refuses every ClusterRoleBinding so written: a ClusterRoleBinding binds a ClusterRole`,
+		`spec.resources[cluster].template.subjects[0].namespace: left out, and the API server refuses every ClusterRoleBinding so written: a ServiceAccount bound cluster-wide is named with its namespace`,
+		`spec.resources[cluster].template.subjects[2].apiGroup: "rbac" given to a Group, and the API server refuses every ClusterRoleBinding so written: a Group is of apiGroup rbac.authorization.k8s.io`,
+	})
+}
+
+// How a workload updates, scales and is disrupted has rules its schema
+// does not say: a Deployment's Recreate strategy and a StatefulSet's
+// OnDelete take no rollingUpdate (a DaemonSet's OnDelete does),
+// an autoscaler's maxReplicas is at least its minReplicas and a resource
+// target gives one of averageUtilization and averageValue, and a
+// disruption budget one of minAvailable and maxUnavailable. What breaks
+// one is warned of.
+func TestScalingRulesAreChecked(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: scaling}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Scaling}
+  resources:
+  - id: deploy
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}
+        selector: {matchLabels: {app: web}}
+        template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}
+  - id: daemons
+    template:
+      apiVersion: apps/v1
+      kind: DaemonSet
+      metadata: {name: agent}
+      spec:
+        updateStrategy: {type: OnDelete, rollingUpdate: {maxUnavailable: 1}}
+        selector: {matchLabels: {app: agent}}
+        template: {metadata: {labels: {app: agent}}, spec: {containers: [{name: agent, image: busybox}]}}
+  - id: hpa
+    template:
+      apiVersion: autoscaling/v2
+      kind: HorizontalPodAutoscaler
+      metadata: {name: web}
+      spec:
+        scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+        minReplicas: 5
+        maxReplicas: 2
+        metrics:
+        - {type: Resource, resource: {name: cpu, target: {type: Utilization}}}
+        - {type: Resource, resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi, averageUtilization: 80}}}
+        - {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}
+  - id: pdb
+    template:
+      apiVersion: policy/v1
+      kind: PodDisruptionBudget
+      metadata: {name: web}
+      spec: {minAvailable: 1, maxUnavailable: 1, selector: {matchLabels: {app: web}}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[deploy].template.spec.strategy.rollingUpdate: given with type Recreate, and the API server refuses every Deployment so written: rollingUpdate goes with type RollingUpdate alone`,
+		`spec.resources[hpa].template.spec.maxReplicas: 2 is fewer than minReplicas (5), and the API server refuses every HorizontalPodAutoscaler so written`,
+		`spec.resources[hpa].template.spec.metrics[0].resource.target: gives neither averageUtilization nor averageValue, and the API server refuses every HorizontalPodAutoscaler so written: a resource's target is one of them (averageUtilization: 80)`,
+		`spec.resources[hpa].template.spec.metrics[1].resource.target: gives both averageUtilization and averageValue, and the API server refuses every HorizontalPodAutoscaler so written: a resource's target is one of them`,
+		`spec.resources[pdb].template.spec.maxUnavailable: given with minAvailable too, and the API server refuses every PodDisruptionBudget so written: a budget gives one of them`,
+	})
+}
+
 // A claim, written out, has an access mode and requests its storage,
 // though its kind's schema requires neither: a PersistentVolumeClaim, a
 // StatefulSet's claim templates and an ephemeral volume's that leave out

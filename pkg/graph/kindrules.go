@@ -186,7 +186,8 @@ func (c *compiler) warnJobRestartPolicy(n *Node, path *field.Path) {
 // written: no ports at all, but for a headless Service (clusterIP: None)
 // or an ExternalName; a port of several without a name; a port name that
 // is no DNS label, or a target port's that no container port may have;
-// a port or target port number out of range.
+// a port or target port number out of range; a nodePort on a ClusterIP
+// Service.
 func (c *compiler) warnServicePorts(n *Node, path *field.Path) {
 	if n.Kind == nil || n.Kind.GVK.Group != "" || n.Kind.GVK.Kind != "Service" {
 		return
@@ -216,6 +217,10 @@ func (c *compiler) warnServicePorts(n *Node, path *field.Path) {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: left out, and the API server refuses every Service of several ports so written: each needs a name", at.Child("name")))
 		case named && !strings.Contains(name, "${"):
 			c.warnRefused(at.Child("name"), name, "port name", validation.IsDNS1123Label(name))
+		}
+		if nodePort, ok := port["nodePort"].(int64); ok && nodePort != 0 && (serviceType == "" || serviceType == "ClusterIP") {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: given to a Service of type ClusterIP (which a Service left without a type is), and the API server refuses every Service so written: a nodePort goes with type NodePort or LoadBalancer",
+				at.Child("nodePort")))
 		}
 		c.warnPortNumber(at.Child("port"), port["port"], false)
 		// A target port is a number (0 for the port's own) or the
@@ -381,15 +386,17 @@ var (
 	ingressPathEndings = []string{"/..", "/."}
 )
 
-// warnIngressPaths notes a warning for a path of an Ingress, written
-// without expressions, that the API server refuses for every Ingress so
-// written: one not starting with a slash (api for /api), and, of pathType
-// Exact or Prefix, one with // or a dot segment in it.
-func (c *compiler) warnIngressPaths(n *Node, base *field.Path) {
+// warnIngress notes a warning for what the API server refuses in an
+// Ingress, written without expressions, for every Ingress so written: a
+// path not starting with a slash (api for /api), and, of pathType Exact
+// or Prefix, one with // or a dot segment in it; a backend's port given
+// both by name and by number.
+func (c *compiler) warnIngress(n *Node, base *field.Path) {
 	if n.Kind == nil || n.Kind.GVK.Group != "networking.k8s.io" || n.Kind.GVK.Kind != "Ingress" {
 		return
 	}
 	spec, _ := n.Template["spec"].(map[string]any)
+	c.warnBackendPort(spec["defaultBackend"], base.Child("spec", "defaultBackend"))
 	rules, _ := spec["rules"].([]any)
 	for i, rule := range rules {
 		rule, _ := rule.(map[string]any)
@@ -397,6 +404,7 @@ func (c *compiler) warnIngressPaths(n *Node, base *field.Path) {
 		paths, _ := http["paths"].([]any)
 		for j, item := range paths {
 			item, _ := item.(map[string]any)
+			c.warnBackendPort(item["backend"], base.Child("spec", "rules").Index(i).Child("http", "paths").Index(j).Child("backend"))
 			path, ok := item["path"].(string)
 			pathType, _ := item["pathType"].(string)
 			if !ok || strings.Contains(path, "${") || strings.Contains(pathType, "${") {
@@ -420,5 +428,17 @@ func (c *compiler) warnIngressPaths(n *Node, base *field.Path) {
 			}
 			c.warnRefused(at, path, "path", why)
 		}
+	}
+}
+
+// warnBackendPort notes a warning for an Ingress backend's Service port
+// given both by name and by number.
+func (c *compiler) warnBackendPort(backend any, at *field.Path) {
+	b, _ := backend.(map[string]any)
+	service, _ := b["service"].(map[string]any)
+	port, _ := service["port"].(map[string]any)
+	_, named := port["name"]
+	if _, numbered := port["number"]; named && numbered {
+		c.warnings = append(c.warnings, fmt.Sprintf("%s: gives both a name and a number, and the API server refuses every Ingress so written: a backend's port is one of them", at.Child("service", "port")))
 	}
 }

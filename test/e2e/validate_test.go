@@ -276,6 +276,40 @@ var refusedTemplates = []struct{ id, template, warned, refused string }{
 		`metadata.labels.team`, "a valid label must be"},
 	{"twice", `{apiVersion: v1, kind: Pod, metadata: {name: twice}, spec: {containers: [{name: c, image: busybox}, {name: c, image: nginx}]}}`,
 		`containers[1]: repeats item 0's key (name=c)`, "duplicate entries for key"},
+	{"recreate", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: recreate}, spec: {strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: busybox}]}}}}`,
+		`spec.strategy.rollingUpdate: given with type Recreate`, "may not be specified when strategy `type` is 'Recreate'"},
+	{"ondelete", `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: ondelete}, spec: {serviceName: db, updateStrategy: {type: OnDelete, rollingUpdate: {partition: 1}}, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c, image: busybox}]}}}}`,
+		`spec.updateStrategy.rollingUpdate: given with type OnDelete`, "only allowed for updateStrategy 'RollingUpdate'"},
+	{"fewer", `{apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, metadata: {name: fewer}, spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, minReplicas: 5, maxReplicas: 2}}`,
+		`spec.maxReplicas: 2 is fewer than minReplicas (5)`, "must be greater than or equal to `minReplicas`"},
+	{"aimless", `{apiVersion: autoscaling/v2, kind: HorizontalPodAutoscaler, metadata: {name: aimless}, spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, maxReplicas: 3, metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization}}}]}}`,
+		`metrics[0].resource.target: gives neither averageUtilization nor averageValue`, "must set either a target raw value or a target utilization"},
+	{"budget", `{apiVersion: policy/v1, kind: PodDisruptionBudget, metadata: {name: budget}, spec: {minAvailable: 1, maxUnavailable: 1, selector: {matchLabels: {app: web}}}}`,
+		`spec.maxUnavailable: given with minAvailable too`, "minAvailable and maxUnavailable cannot be both set"},
+	{"nodeport", `{apiVersion: v1, kind: Service, metadata: {name: nodeport}, spec: {ports: [{port: 80, nodePort: 30080}]}}`,
+		`ports[0].nodePort: given to a Service of type ClusterIP`, "may not be used when `type` is 'ClusterIP'"},
+	{"backend", `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: backend}, spec: {defaultBackend: {service: {name: web, port: {name: http, number: 80}}}}}`,
+		`spec.defaultBackend.service.port: gives both a name and a number`, "cannot set both port name & port number"},
+	{"roleref", `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: refused-roleref}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}, subjects: [{kind: User, name: alice}]}`,
+		`roleRef.kind: Role`, `Unsupported value: "Role"`},
+	{"sagroup", `{apiVersion: rbac.authorization.k8s.io/v1, kind: RoleBinding, metadata: {name: sagroup}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}, subjects: [{kind: ServiceAccount, name: app, apiGroup: rbac.authorization.k8s.io}]}`,
+		`subjects[0].apiGroup: "rbac.authorization.k8s.io" given to a ServiceAccount`, `subjects[0].apiGroup: Unsupported value: "rbac.authorization.k8s.io"`},
+	{"sans", `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: refused-sans}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}, subjects: [{kind: ServiceAccount, name: app}]}`,
+		`subjects[0].namespace: left out`, "subjects[0].namespace: Required value"},
+}
+
+// acceptedTemplates are templates near those above that the API server
+// takes, through its defaults or the exceptions of its rules: none may be
+// warned of.
+var acceptedTemplates = []struct{ id, template string }{
+	{"headless", `{apiVersion: v1, kind: Service, metadata: {name: headless}, spec: {clusterIP: None, selector: {app: web}}}`},
+	{"sameport", `{apiVersion: v1, kind: Service, metadata: {name: sameport}, spec: {ports: [{port: 80, targetPort: 0}]}}`},
+	{"ondemand", `{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: ondemand}, spec: {updateStrategy: {type: OnDelete, rollingUpdate: {maxUnavailable: 1}}, selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: agent}}, spec: {containers: [{name: c, image: busybox}]}}}}`},
+	{"defaulted", `{apiVersion: rbac.authorization.k8s.io/v1, kind: RoleBinding, metadata: {name: defaulted}, roleRef: {apiGroup: "", kind: ClusterRole, name: view}, subjects: [{kind: User, name: alice, apiGroup: ""}, {kind: ServiceAccount, name: app}]}`},
+	{"anypath", `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: anypath}, spec: {rules: [{http: {paths: [{path: "", pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}]}}]}}`},
+	{"claims", `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: claims}, spec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c, image: busybox, volumeMounts: [{name: data, mountPath: /data}]}]}}, volumeClaimTemplates: [{metadata: {name: data}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}]}}`},
+	{"encoded", `{apiVersion: v1, kind: Secret, metadata: {name: encoded}, data: {password: "aHVudGVyMiE=\n"}}`},
+	{"limited", `{apiVersion: v1, kind: Pod, metadata: {name: limited}, spec: {containers: [{name: c, image: busybox, resources: {limits: {cpu: 1}}}]}}`},
 }
 
 // What the RGD is warned of, that the API server refuses for every object
@@ -310,6 +344,25 @@ func TestWarnedTemplatesAreRefused(t *testing.T) {
 			}
 			if n := len(g.Warnings()); n != len(refusedTemplates) {
 				t.Errorf("%d warnings for %d templates:\n%s", n, len(refusedTemplates), warnings)
+			}
+			return ctx
+		}).
+		Assess("and what it takes is not warned of", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			rgd := "metadata: {name: accepted}\nspec:\n  schema: {apiVersion: v1alpha1, kind: Accepted}\n  resources:\n"
+			for _, tc := range acceptedTemplates {
+				rgd += fmt.Sprintf("  - id: %s\n    template: %s\n", tc.id, tc.template)
+			}
+			g, err := graph.Compile(parse(t, rgd), graph.Options{Resolver: clusterResolver(t, cfg)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := g.Warnings(); len(w) > 0 {
+				t.Errorf("templates the API server takes are warned of:\n%s", strings.Join(w, "\n"))
+			}
+			for _, tc := range acceptedTemplates {
+				if out, err := kubectl(t, cfg, tc.template, "apply", "--server-side", "--dry-run=server", "-n", ns, "-f", "-"); err != nil {
+					t.Errorf("%s: the API server refused it: %v: %s", tc.id, err, out)
+				}
 			}
 			return ctx
 		}).
