@@ -295,24 +295,35 @@ func (c *compiler) collectResources() {
 			n.Template = c.decodeMap(r.Template, p.Child("template"))
 			if n.Template != nil {
 				n.Kind = c.templateKind(n, p.Child("template"))
-				c.warnNameText(n, p.Child("template"))
-				c.warnSelectorMismatch(n, p.Child("template"))
-				c.warnJobRestartPolicy(n, p.Child("template"))
-				c.warnServicePorts(n, p.Child("template"))
-				c.warnConfigKeys(n, p.Child("template"))
-				c.warnCronSchedule(n, p.Child("template"))
-				c.warnClaimSpecs(n, p.Child("template"))
-				c.warnIngress(n, p.Child("template"))
-				c.warnRoleBindings(n, p.Child("template"))
-				c.warnUpdateStrategy(n, p.Child("template"))
-				c.warnAutoscaler(n, p.Child("template"))
-				c.warnDisruptionBudget(n, p.Child("template"))
+				for _, rule := range templateRules {
+					rule(c, n, p.Child("template"))
+				}
 			}
 		default:
 			n.External = r.ExternalRef.DeepCopy()
 			n.Kind = c.externalKind(n, p.Child("externalRef"))
 		}
 	}
+}
+
+// templateRules warn of what the API server refuses in a template beyond
+// its kind's schema, for every object so written (a name no object of the
+// kind may have, a selector its pods do not match, the rules of a
+// built-in kind): each looks at the kinds it knows and passes the others
+// by. They run once per RGD generation, as it is compiled.
+var templateRules = []func(c *compiler, n *Node, template *field.Path){
+	(*compiler).warnNameText,
+	(*compiler).warnSelectorMismatch,
+	(*compiler).warnJobRestartPolicy,
+	(*compiler).warnServicePorts,
+	(*compiler).warnConfigKeys,
+	(*compiler).warnCronSchedule,
+	(*compiler).warnClaimSpecs,
+	(*compiler).warnIngress,
+	(*compiler).warnRoleBindings,
+	(*compiler).warnUpdateStrategy,
+	(*compiler).warnAutoscaler,
+	(*compiler).warnDisruptionBudget,
 }
 
 // checkLiteralNames refuses two resources naming one object with literal
