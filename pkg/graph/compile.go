@@ -317,6 +317,7 @@ var templateRules = []func(c *compiler, n *Node, template *field.Path){
 	(*compiler).warnJobRestartPolicy,
 	(*compiler).warnServicePorts,
 	(*compiler).warnConfigKeys,
+	(*compiler).warnSecretType,
 	(*compiler).warnCronSchedule,
 	(*compiler).warnClaimSpecs,
 	(*compiler).warnIngress,

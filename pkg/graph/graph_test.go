@@ -1366,6 +1366,40 @@ spec:
 	})
 }
 
+// A Secret of a type of Kubernetes' own holds the keys of its type, in
+// data or stringData: one that leaves them out is warned of, with the key
+// meant where one is misspelt; keys given by an expression are not judged.
+func TestSecretsOfATypeHoldItsKeys(t *testing.T) {
+	g, err := Compile(parseRGD(t, `
+metadata: {name: secrets}
+spec:
+  schema: {apiVersion: v1alpha1, kind: Secrets, spec: {data: "map[string]string", cert: string}}
+  resources:
+  - id: tls
+    template: {apiVersion: v1, kind: Secret, metadata: {name: tls}, type: kubernetes.io/tls, data: {tls.cert: "${schema.spec.cert}", tls.key: "${schema.spec.cert}"}}
+  - id: both
+    template: {apiVersion: v1, kind: Secret, metadata: {name: both}, type: kubernetes.io/tls, data: {tls.crt: "${schema.spec.cert}"}, stringData: {tls.key: "${schema.spec.cert}"}}
+  - id: login
+    template: {apiVersion: v1, kind: Secret, metadata: {name: login}, type: kubernetes.io/basic-auth, stringData: {user: admin}}
+  - id: user
+    template: {apiVersion: v1, kind: Secret, metadata: {name: user}, type: kubernetes.io/basic-auth, stringData: {username: admin}}
+  - id: pull
+    template: {apiVersion: v1, kind: Secret, metadata: {name: pull}, type: kubernetes.io/dockerconfigjson, stringData: {config.json: "{}"}}
+  - id: given
+    template: {apiVersion: v1, kind: Secret, metadata: {name: given}, type: kubernetes.io/tls, data: "${schema.spec.data}"}
+  - id: opaque
+    template: {apiVersion: v1, kind: Secret, metadata: {name: opaque}, stringData: {anything: x}}
+`), Options{Resolver: builtin(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWarnings(t, g, []string{
+		`spec.resources[tls].template.data: holds no tls.crt, and the API server refuses every Secret of type kubernetes.io/tls so written: did you mean tls.crt (not tls.cert)?`,
+		`spec.resources[login].template.data: holds no username or password, and the API server refuses every Secret of type kubernetes.io/basic-auth so written`,
+		`spec.resources[pull].template.data: holds no .dockerconfigjson, and the API server refuses every Secret of type kubernetes.io/dockerconfigjson so written`,
+	})
+}
+
 // A claim, written out, has an access mode and requests its storage,
 // though its kind's schema requires neither: a PersistentVolumeClaim, a
 // StatefulSet's claim templates and an ephemeral volume's that leave out

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kro-agent/kro-agent/pkg/expr"
+	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
 // warnPortName notes a warning for a port given by the name of a
@@ -441,4 +442,71 @@ func (c *compiler) warnBackendPort(backend any, at *field.Path) {
 	if _, numbered := port["number"]; named && numbered {
 		c.warnings = append(c.warnings, fmt.Sprintf("%s: gives both a name and a number, and the API server refuses every Ingress so written: a backend's port is one of them", at.Child("service", "port")))
 	}
+}
+
+// secretKeys are the keys a Secret of a type of Kubernetes' own holds, by
+// type, and whether one of them is enough (a basic-auth Secret's username
+// or password).
+var secretKeys = map[string]struct {
+	keys  []string
+	oneOf bool
+}{
+	"kubernetes.io/tls":              {keys: []string{"tls.crt", "tls.key"}},
+	"kubernetes.io/dockerconfigjson": {keys: []string{".dockerconfigjson"}},
+	"kubernetes.io/dockercfg":        {keys: []string{".dockercfg"}},
+	"kubernetes.io/ssh-auth":         {keys: []string{"ssh-privatekey"}},
+	"kubernetes.io/basic-auth":       {keys: []string{"username", "password"}, oneOf: true},
+}
+
+// warnSecretType notes a warning for a Secret of a type of Kubernetes'
+// own, written without expressions, that leaves out a key its type holds
+// (a TLS Secret's tls.key) from both data and stringData: the API server
+// refuses every Secret so written. Keys given by an expression, of data
+// or stringData as a whole, are not judged.
+func (c *compiler) warnSecretType(n *Node, path *field.Path) {
+	if n.Kind == nil || n.Kind.GVK.Group != "" || n.Kind.GVK.Kind != "Secret" {
+		return
+	}
+	secretType, _ := literalText(n.Template["type"])
+	rule, ok := secretKeys[secretType]
+	if !ok {
+		return
+	}
+	var given []string
+	for _, name := range []string{"data", "stringData"} {
+		switch m := n.Template[name].(type) {
+		case nil:
+		case map[string]any:
+			for key := range m {
+				if strings.Contains(key, "${") {
+					return
+				}
+				given = append(given, key)
+			}
+		default:
+			return // given by an expression
+		}
+	}
+	var missing []string
+	for _, key := range rule.keys {
+		if !slices.Contains(given, key) {
+			missing = append(missing, key)
+		}
+	}
+	if len(missing) == 0 || rule.oneOf && len(missing) < len(rule.keys) {
+		return
+	}
+	what := strings.Join(missing, " and ")
+	if rule.oneOf {
+		what = strings.Join(missing, " or ")
+	}
+	msg := fmt.Sprintf("%s: holds no %s, and the API server refuses every Secret of type %s so written", path.Child("data"), what, secretType)
+	slices.Sort(given)
+	for _, key := range missing {
+		if written, ok := spelling.Closest(key, given); ok {
+			msg += fmt.Sprintf(": did you mean %s (not %s)?", key, written)
+			break
+		}
+	}
+	c.warnings = append(c.warnings, msg)
 }
