@@ -215,7 +215,7 @@ func TestFreeFormValuesAreCheckedAgainstTheirFields(t *testing.T) {
 func TestTextWhereBytesGoIsCheckedToBeBase64(t *testing.T) {
 	g := compileRGD(t, `
 spec:
-  schema: {apiVersion: v1alpha1, kind: Creds, spec: {password: string, user: string, caBundle: string}}
+  schema: {apiVersion: v1alpha1, kind: Creds, spec: {password: string, user: string, caBundle: string, cfg: object}}
   resources:
   - id: secret
     template:
@@ -231,6 +231,12 @@ spec:
       kind: Secret
       metadata: {name: pair}
       data: {auth: "${schema.spec.user}${schema.spec.password}"}
+  - id: free
+    template:
+      apiVersion: v1
+      kind: Secret
+      metadata: {name: free}
+      data: {count: "${schema.spec.cfg.count}"}
   - id: webhook
     template:
       apiVersion: admissionregistration.k8s.io/v1
@@ -268,6 +274,13 @@ spec:
 	}
 	if _, err := render("pair", `{password: "aGk=", user: "YWRt"}`); err != nil {
 		t.Errorf("base64 text made of two: %v", err)
+	}
+	// A value of another type than text is told as such, with no advice
+	// of bytes(...), which takes text.
+	_, err = render("free", `{cfg: {count: 5}}`)
+	const count = `data.count: ${schema.spec.cfg.count} is 5 (an int), but the field expects bytes`
+	if err == nil || err.Error() != count {
+		t.Errorf("a number where bytes go: %v\nwant %s", err, count)
 	}
 	_, err = render("webhook", `{caBundle: "-----BEGIN CERTIFICATE-----"}`)
 	const caBundle = `webhooks[0].clientConfig.caBundle: ${schema.spec.caBundle} is text that is not base64 (not shown: it may be a secret), but the field expects base64 text (bytes); write ${bytes(schema.spec.caBundle)} to have the text written in base64`

@@ -34,7 +34,7 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 		// A value typed only now: refused here, naming the expression,
 		// rather than by the API server in its decoder's words.
 		if err := celenv.ValueFits(f.Expects, v); err != nil {
-			return nil, false, fmt.Errorf("%s: ${%s} %w%s", f.Path, f.Exprs[0].Source, err, base64Advice(f))
+			return nil, false, fmt.Errorf("%s: ${%s} %w%s", f.Path, f.Exprs[0].Source, err, base64Advice(f, v))
 		}
 		if err := quantityFits(f, v); err != nil {
 			return nil, false, err
@@ -59,13 +59,17 @@ func FieldValue(f *graph.Field, s *Scope) (v any, ok bool, err error) {
 		}
 		b.WriteString(str)
 	}
-	if err := celenv.ValueFits(f.Expects, b.String()); err != nil {
-		return nil, false, fmt.Errorf("%s: %s %w%s", f.Path, expr.Format(f.Segments), err, base64Advice(f))
+	text := b.String()
+	if f.Expects != nil {
+		// Text where bytes go, which must be base64.
+		if err := celenv.ValueFits(f.Expects, text); err != nil {
+			return nil, false, fmt.Errorf("%s: %s %w%s", f.Path, expr.Format(f.Segments), err, base64Advice(f, text))
+		}
 	}
-	if err := quantityFits(f, b.String()); err != nil {
+	if err := quantityFits(f, text); err != nil {
 		return nil, false, err
 	}
-	return b.String(), true, nil
+	return text, true, nil
 }
 
 // quantityFits checks text rendered into a field of a quantity (a
@@ -83,11 +87,11 @@ func quantityFits(f *graph.Field, v any) error {
 }
 
 // base64Advice says how to write text into the field f of bytes, whose
-// value was text that is not base64: as bytes, which are written so.
-// A Secret's data (the only data of bytes at the top of a kind) also
-// takes text as it is under stringData.
-func base64Advice(f *graph.Field) string {
-	if !celenv.TakesBytes(f.Expects) {
+// value v did not fit it, when v is text (that is not base64): as bytes,
+// which are written so. A Secret's data (the only data of bytes at the
+// top of a kind) also takes text as it is under stringData.
+func base64Advice(f *graph.Field, v any) string {
+	if _, text := v.(string); !text || !celenv.TakesBytes(f.Expects) {
 		return ""
 	}
 	// Text with expressions in it is their concatenation.
