@@ -315,6 +315,7 @@ var templateRules = []func(c *compiler, n *Node, template *field.Path){
 	(*compiler).warnNameText,
 	(*compiler).warnSelectorMismatch,
 	(*compiler).warnJobRestartPolicy,
+	(*compiler).warnWorkloadRestartPolicy,
 	(*compiler).warnServicePorts,
 	(*compiler).warnConfigKeys,
 	(*compiler).warnSecretType,

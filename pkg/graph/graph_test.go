@@ -1308,8 +1308,8 @@ spec:
 // OnDelete take no rollingUpdate (a DaemonSet's OnDelete does),
 // an autoscaler's maxReplicas is at least its minReplicas and a resource
 // target gives one of averageUtilization and averageValue, and a
-// disruption budget one of minAvailable and maxUnavailable. What breaks
-// one is warned of.
+// disruption budget one of minAvailable and maxUnavailable, and a
+// workload's pods restart Always. What breaks one is warned of.
 func TestScalingRulesAreChecked(t *testing.T) {
 	g, err := Compile(parseRGD(t, `
 metadata: {name: scaling}
@@ -1347,6 +1347,15 @@ spec:
         - {type: Resource, resource: {name: cpu, target: {type: Utilization}}}
         - {type: Resource, resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi, averageUtilization: 80}}}
         - {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}
+  - id: copied
+    template:
+      apiVersion: apps/v1
+      kind: StatefulSet
+      metadata: {name: copied}
+      spec:
+        serviceName: copied
+        selector: {matchLabels: {app: copied}}
+        template: {metadata: {labels: {app: copied}}, spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}
   - id: pdb
     template:
       apiVersion: policy/v1
@@ -1362,6 +1371,7 @@ spec:
 		`spec.resources[hpa].template.spec.maxReplicas: 2 is fewer than minReplicas (5), and the API server refuses every HorizontalPodAutoscaler so written`,
 		`spec.resources[hpa].template.spec.metrics[0].resource.target: gives neither averageUtilization nor averageValue, and the API server refuses every HorizontalPodAutoscaler so written: a resource's target is one of them (averageUtilization: 80)`,
 		`spec.resources[hpa].template.spec.metrics[1].resource.target: gives both averageUtilization and averageValue, and the API server refuses every HorizontalPodAutoscaler so written: a resource's target is one of them`,
+		`spec.resources[copied].template.spec.template.spec.restartPolicy: Never, and the API server refuses every StatefulSet so written: its pods run for good, with restartPolicy Always (or left out)`,
 		`spec.resources[pdb].template.spec.maxUnavailable: given with minAvailable too, and the API server refuses every PodDisruptionBudget so written: a budget gives one of them`,
 	})
 }
@@ -1452,7 +1462,8 @@ spec:
 }
 
 // An Ingress's path starts with a slash, and one of pathType Exact or
-// Prefix holds no // or dot segment: one that breaks either is warned of;
+// Prefix holds no // or dot segment; its host is a DNS name (a wildcard
+// one too), not a URL or an address: one that breaks either is warned of;
 // an ImplementationSpecific path may be empty, and holds what its
 // controller reads.
 func TestIngressPathsAreChecked(t *testing.T) {
@@ -1478,6 +1489,11 @@ spec:
             - {path: "/a//(.*)", pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}
             - {path: "${schema.spec.path}", pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
             - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+        - host: https://Shop.example.com/
+        - host: 10.0.0.1
+        - host: "*.example.com"
+        - host: shop.example.com
+        - host: "${schema.spec.path}.example.com"
 `), Options{Resolver: builtin(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -1488,6 +1504,8 @@ spec:
 		`spec.resources[ingress].template.spec.rules[0].http.paths[1].path: the path "/a//b"` + refused + `a path of pathType Exact holds no //`,
 		`spec.resources[ingress].template.spec.rules[0].http.paths[2].path: the path "/a/."` + refused + `a path of pathType Prefix does not end with /.`,
 		`spec.resources[ingress].template.spec.rules[0].http.paths[3].path: the path "v1"` + refused + `a path starts with a slash: write /v1`,
+		`spec.resources[ingress].template.spec.rules[1].host: the host "https://Shop.example.com/"` + refused + `a host is a DNS name alone, without scheme, port, path or capitals: write shop.example.com`,
+		`spec.resources[ingress].template.spec.rules[2].host: the host "10.0.0.1"` + refused + `a host is a DNS name, not an IP address: leave host out to match every host`,
 	})
 }
 

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	netutils "k8s.io/utils/net"
 
 	"github.com/kro-agent/kro-agent/pkg/expr"
 	"github.com/kro-agent/kro-agent/pkg/spelling"
@@ -180,6 +181,26 @@ func (c *compiler) warnJobRestartPolicy(n *Node, path *field.Path) {
 	}
 	c.warnings = append(c.warnings, fmt.Sprintf("%s: %s, and the API server refuses every %s so written: its pods run to completion, with restartPolicy OnFailure or Never",
 		at.Child("restartPolicy").FieldPath(path), written, n.Kind.GVK.Kind))
+}
+
+// longRunning are the workloads of apps, whose pods run for good.
+var longRunning = map[string]bool{"Deployment": true, "ReplicaSet": true, "StatefulSet": true, "DaemonSet": true}
+
+// warnWorkloadRestartPolicy notes a warning for a workload of apps whose
+// pod template's restartPolicy, written without expressions, is other
+// than Always (a Job's Never, copied): the API server refuses every
+// workload so written, as its pods run for good.
+func (c *compiler) warnWorkloadRestartPolicy(n *Node, path *field.Path) {
+	if n.Kind == nil || n.Kind.GVK.Group != "apps" || !longRunning[n.Kind.GVK.Kind] {
+		return
+	}
+	spec, _ := n.Template["spec"].(map[string]any)
+	template, _ := spec["template"].(map[string]any)
+	podSpec, _ := template["spec"].(map[string]any)
+	if policy, ok := literalText(podSpec["restartPolicy"]); ok && policy != "Always" {
+		c.warnings = append(c.warnings, fmt.Sprintf("%s: %s, and the API server refuses every %s so written: its pods run for good, with restartPolicy Always (or left out)",
+			path.Child("spec", "template", "spec", "restartPolicy"), policy, n.Kind.GVK.Kind))
+	}
 }
 
 // warnServicePorts notes a warning for what the API server refuses in the
@@ -401,6 +422,9 @@ func (c *compiler) warnIngress(n *Node, base *field.Path) {
 	rules, _ := spec["rules"].([]any)
 	for i, rule := range rules {
 		rule, _ := rule.(map[string]any)
+		if host, ok := literalText(rule["host"]); ok && host != "" {
+			c.warnRefused(base.Child("spec", "rules").Index(i).Child("host"), host, "host", ingressHostErrors(host))
+		}
 		http, _ := rule["http"].(map[string]any)
 		paths, _ := http["paths"].([]any)
 		for j, item := range paths {
@@ -430,6 +454,34 @@ func (c *compiler) warnIngress(n *Node, base *field.Path) {
 			c.warnRefused(at, path, "path", why)
 		}
 	}
+}
+
+// ingressHostErrors are the API server's objections to the host of an
+// Ingress rule, which is a DNS name (a wildcard one, *.example.com, too),
+// said so that what to write shows: the host alone, not a URL or an
+// address, in lowercase.
+func ingressHostErrors(host string) []string {
+	if netutils.ParseIPSloppy(host) != nil {
+		return []string{"a host is a DNS name, not an IP address: leave host out to match every host"}
+	}
+	errs := validation.IsDNS1123Subdomain(host)
+	if strings.Contains(host, "*") {
+		errs = validation.IsWildcardDNS1123Subdomain(host)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	name := host
+	if _, rest, ok := strings.Cut(name, "://"); ok {
+		name = rest
+	}
+	name, _, _ = strings.Cut(name, "/")
+	name, _, _ = strings.Cut(name, ":")
+	name = strings.ToLower(name)
+	if name != host && validation.IsDNS1123Subdomain(strings.TrimPrefix(name, "*.")) == nil {
+		return []string{"a host is a DNS name alone, without scheme, port, path or capitals: write " + name}
+	}
+	return errs
 }
 
 // warnBackendPort notes a warning for an Ingress backend's Service port

@@ -294,6 +294,10 @@ var refusedTemplates = []struct{ id, template, warned, refused string }{
 		`roleRef.kind: Role`, `Unsupported value: "Role"`},
 	{"sagroup", `{apiVersion: rbac.authorization.k8s.io/v1, kind: RoleBinding, metadata: {name: sagroup}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}, subjects: [{kind: ServiceAccount, name: app, apiGroup: rbac.authorization.k8s.io}]}`,
 		`subjects[0].apiGroup: "rbac.authorization.k8s.io" given to a ServiceAccount`, `subjects[0].apiGroup: Unsupported value: "rbac.authorization.k8s.io"`},
+	{"neverending", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: neverending}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {restartPolicy: OnFailure, containers: [{name: c, image: busybox}]}}}}`,
+		`spec.template.spec.restartPolicy: OnFailure`, `Unsupported value: "OnFailure"`},
+	{"urlhost", `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: urlhost}, spec: {rules: [{host: "https://shop.example.com/", http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]}}`,
+		`spec.rules[0].host: the host "https://shop.example.com/" is refused`, "a lowercase RFC 1123 subdomain"},
 	{"tlskeys", `{apiVersion: v1, kind: Secret, metadata: {name: tlskeys}, type: kubernetes.io/tls, stringData: {tls.crt: cert, tls.cert: key}}`,
 		`data: holds no tls.key`, "data[tls.key]: Required value"},
 	{"sans", `{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRoleBinding, metadata: {name: refused-sans}, roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}, subjects: [{kind: ServiceAccount, name: app}]}`,
@@ -311,6 +315,7 @@ var acceptedTemplates = []struct{ id, template string }{
 	{"anypath", `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: anypath}, spec: {rules: [{http: {paths: [{path: "", pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}]}}]}}`},
 	{"claims", `{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: claims}, spec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}, spec: {containers: [{name: c, image: busybox, volumeMounts: [{name: data, mountPath: /data}]}]}}, volumeClaimTemplates: [{metadata: {name: data}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}}]}}`},
 	{"encoded", `{apiVersion: v1, kind: Secret, metadata: {name: encoded}, data: {password: "aHVudGVyMiE=\n"}}`},
+	{"wildhost", `{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: wildhost}, spec: {rules: [{host: "*.example.com", http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]}}`},
 	{"username", `{apiVersion: v1, kind: Secret, metadata: {name: username}, type: kubernetes.io/basic-auth, stringData: {username: admin}}`},
 	{"limited", `{apiVersion: v1, kind: Pod, metadata: {name: limited}, spec: {containers: [{name: c, image: busybox, resources: {limits: {cpu: 1}}}]}}`},
 }
