@@ -30,7 +30,8 @@ var claimTemplateKinds = map[string]bool{"StatefulSet": true}
 // Kubernetes' own, whose validation judges them as pods, also: a
 // container without an image, a request more than its limit, a port out
 // of range or two ports of one name, an env var given both a value and
-// valueFrom, a probe that says nothing to do, and a volume mount naming
+// valueFrom, a probe that says nothing or more than one thing to do, and
+// a volume mount naming
 // no volume of the pod. Pod specs are found by their containers list,
 // wherever the kind nests them.
 func (c *compiler) warnContainers(n *Node, base *field.Path) {
@@ -40,9 +41,14 @@ func (c *compiler) warnContainers(n *Node, base *field.Path) {
 		if _, listed := pod["containers"].([]any); !ok || !listed {
 			return true
 		}
-		volumes, known := podVolumes(pod)
+		volumes := map[string]bool{}
+		known := addLiteralNames(volumes, pod["volumes"], func(v map[string]any) any { return v["name"] })
 		if builtin && claimTemplateKinds[n.Kind.GVK.Kind] && known {
-			volumes, known = withClaimTemplates(n.Template, volumes)
+			spec, _ := n.Template["spec"].(map[string]any)
+			known = addLiteralNames(volumes, spec["volumeClaimTemplates"], func(claim map[string]any) any {
+				metadata, _ := claim["metadata"].(map[string]any)
+				return metadata["name"]
+			})
 		}
 		for _, list := range []string{"containers", "initContainers"} {
 			items, _ := pod[list].([]any)
@@ -62,7 +68,7 @@ func (c *compiler) warnContainers(n *Node, base *field.Path) {
 				c.warnRequestsOverLimits(container, at.Child("resources"), base)
 				c.warnContainerPorts(container, at.Child("ports"), base)
 				c.warnEnvBothWays(container, at.Child("env"), base)
-				c.warnProbesWithoutAction(container, at, base)
+				c.warnProbeActions(container, at, base)
 				if known {
 					c.warnMountsOfNoVolume(container, at.Child("volumeMounts"), base, volumes)
 				}
@@ -101,17 +107,29 @@ var probeNames = []string{"livenessProbe", "readinessProbe", "startupProbe"}
 // probeActions are what a probe does, of which it names exactly one.
 var probeActions = []string{"exec", "grpc", "httpGet", "tcpSocket"}
 
-// warnProbesWithoutAction notes a warning for a probe written out that
-// names none of the actions a probe takes (a livenessProbe of
-// initialDelaySeconds alone).
-func (c *compiler) warnProbesWithoutAction(container map[string]any, at expr.Path, base *field.Path) {
+// warnProbeActions notes a warning for a probe written out that names
+// none of the actions a probe takes (a livenessProbe of
+// initialDelaySeconds alone), or more than one: it does exactly one.
+func (c *compiler) warnProbeActions(container map[string]any, at expr.Path, base *field.Path) {
 	for _, name := range probeNames {
 		probe, ok := container[name].(map[string]any)
-		if !ok || slices.ContainsFunc(probeActions, func(a string) bool { _, ok := probe[a]; return ok }) {
+		if !ok {
 			continue
 		}
-		c.warnings = append(c.warnings, fmt.Sprintf("%s: names nothing to do, and the API server refuses every object so written: a probe has one of %s",
-			at.Child(name).FieldPath(base), strings.Join(probeActions, ", ")))
+		var named []string
+		for _, action := range probeActions {
+			if _, ok := probe[action]; ok {
+				named = append(named, action)
+			}
+		}
+		switch {
+		case len(named) == 0:
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: names nothing to do, and the API server refuses every object so written: a probe has one of %s",
+				at.Child(name).FieldPath(base), strings.Join(probeActions, ", ")))
+		case len(named) > 1:
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: names %s, and the API server refuses every object so written: a probe does one of them",
+				at.Child(name).FieldPath(base), strings.Join(named, " and ")))
+		}
 	}
 }
 
@@ -197,52 +215,26 @@ func (c *compiler) warnEnvBothWays(container map[string]any, p expr.Path, base *
 	}
 }
 
-// podVolumes are the names of the volumes of the pod spec pod, false when
-// an expression gives them or any of their names.
-func podVolumes(pod map[string]any) (map[string]bool, bool) {
-	names := map[string]bool{}
-	given, ok := pod["volumes"]
-	if !ok {
-		return names, true
+// addLiteralNames adds to names the name of each item of the list given
+// (left out: none), as nameOf reads it; false when an expression gives
+// the list or any of the names.
+func addLiteralNames(names map[string]bool, given any, nameOf func(item map[string]any) any) bool {
+	if given == nil {
+		return true
 	}
-	volumes, ok := given.([]any)
+	items, ok := given.([]any)
 	if !ok {
-		return nil, false
+		return false
 	}
-	for _, item := range volumes {
-		v, _ := item.(map[string]any)
-		name, ok := v["name"].(string)
-		if !ok || strings.Contains(name, "${") {
-			return nil, false
+	for _, item := range items {
+		m, _ := item.(map[string]any)
+		name, ok := literalText(nameOf(m))
+		if !ok {
+			return false
 		}
 		names[name] = true
 	}
-	return names, true
-}
-
-// withClaimTemplates adds to volumes the names of the claim templates of
-// a StatefulSet's template, which its pods mount as volumes; false when
-// an expression gives them.
-func withClaimTemplates(template map[string]any, volumes map[string]bool) (map[string]bool, bool) {
-	spec, _ := template["spec"].(map[string]any)
-	given, ok := spec["volumeClaimTemplates"]
-	if !ok {
-		return volumes, true
-	}
-	claims, ok := given.([]any)
-	if !ok {
-		return nil, false
-	}
-	for _, item := range claims {
-		claim, _ := item.(map[string]any)
-		metadata, _ := claim["metadata"].(map[string]any)
-		name, ok := metadata["name"].(string)
-		if !ok || strings.Contains(name, "${") {
-			return nil, false
-		}
-		volumes[name] = true
-	}
-	return volumes, true
+	return true
 }
 
 // warnMountsOfNoVolume notes a warning for a volume mount, written without

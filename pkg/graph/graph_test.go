@@ -1182,6 +1182,7 @@ spec:
               - {name: B, value: "", valueFrom: {fieldRef: {fieldPath: metadata.name}}}
               livenessProbe: {initialDelaySeconds: 5}
               readinessProbe: {grpc: {port: 5432}}
+              startupProbe: {tcpSocket: {port: 5432}, exec: {command: [pg_isready]}}
               volumeMounts:
               - {name: data, mountPath: /data}
               - {name: confg, mountPath: /config}
@@ -1208,6 +1209,7 @@ spec:
 		at + `ports[1].name: "sql" is the name of ` + at + `ports[0] too` + refused + `a container's ports have names of their own`,
 		at + `env[0].valueFrom: given with a value too` + refused + `an env var has a value or valueFrom, not both`,
 		at + `livenessProbe: names nothing to do` + refused + `a probe has one of exec, grpc, httpGet, tcpSocket`,
+		at + `startupProbe: names exec and tcpSocket` + refused + `a probe does one of them`,
 		at + `volumeMounts[1].name: "confg" is no volume of the pod` + refused[:len(refused)-2] + `: did you mean config?`,
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -250,6 +251,8 @@ var refusedTemplates = []struct{ id, template, warned, refused string }{
 		`env[0].valueFrom: given with a value too`, "may not be specified when `value` is not empty"},
 	{"probe", `{apiVersion: v1, kind: Pod, metadata: {name: probe}, spec: {containers: [{name: c, image: busybox, livenessProbe: {periodSeconds: 5}}]}}`,
 		`livenessProbe: names nothing to do`, "must specify a handler type"},
+	{"twoways", `{apiVersion: v1, kind: Pod, metadata: {name: twoways}, spec: {containers: [{name: c, image: busybox, readinessProbe: {tcpSocket: {port: 80}, httpGet: {port: 80}}}]}}`,
+		`readinessProbe: names httpGet and tcpSocket`, "may not specify more than 1 handler type"},
 	{"mount", `{apiVersion: v1, kind: Pod, metadata: {name: mount}, spec: {containers: [{name: c, image: busybox, volumeMounts: [{name: data, mountPath: /data}]}]}}`,
 		`volumeMounts[0].name: "data" is no volume of the pod`, `Not found: "data"`},
 	{"portless", `{apiVersion: v1, kind: Service, metadata: {name: portless}, spec: {selector: {app: web}}}`,
@@ -320,6 +323,21 @@ var acceptedTemplates = []struct{ id, template string }{
 	{"limited", `{apiVersion: v1, kind: Pod, metadata: {name: limited}, spec: {containers: [{name: c, image: busybox, resources: {limits: {cpu: 1}}}]}}`},
 }
 
+// compileTemplates compiles an RGD of kind whose resources are templates
+// (by id) against the cluster's schemas.
+func compileTemplates(t *testing.T, cfg *envconf.Config, kind string, templates map[string]string) *graph.Graph {
+	t.Helper()
+	rgd := fmt.Sprintf("metadata: {name: %s}\nspec:\n  schema: {apiVersion: v1alpha1, kind: %s}\n  resources:\n", strings.ToLower(kind), kind)
+	for _, id := range slices.Sorted(maps.Keys(templates)) {
+		rgd += fmt.Sprintf("  - id: %s\n    template: %s\n", id, templates[id])
+	}
+	g, err := graph.Compile(parse(t, rgd), graph.Options{Resolver: clusterResolver(t, cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // What the RGD is warned of, that the API server refuses for every object
 // so written, this API server refuses: each template above, compiled
 // against its schemas, gets its warning, and applied as it is (dry-run),
@@ -329,14 +347,11 @@ func TestWarnedTemplatesAreRefused(t *testing.T) {
 	f := features.New("templates warned of").
 		Assess("are refused by the API server as warned", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			namespace(t, newClients(t, cfg), ns)
-			rgd := "metadata: {name: refused}\nspec:\n  schema: {apiVersion: v1alpha1, kind: Refused}\n  resources:\n"
+			templates := map[string]string{}
 			for _, tc := range refusedTemplates {
-				rgd += fmt.Sprintf("  - id: %s\n    template: %s\n", tc.id, tc.template)
+				templates[tc.id] = tc.template
 			}
-			g, err := graph.Compile(parse(t, rgd), graph.Options{Resolver: clusterResolver(t, cfg)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := compileTemplates(t, cfg, "Refused", templates)
 			warnings := strings.Join(g.Warnings(), "\n")
 			for _, tc := range refusedTemplates {
 				warned := slices.ContainsFunc(g.Warnings(), func(w string) bool {
@@ -356,14 +371,11 @@ func TestWarnedTemplatesAreRefused(t *testing.T) {
 			return ctx
 		}).
 		Assess("and what it takes is not warned of", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
-			rgd := "metadata: {name: accepted}\nspec:\n  schema: {apiVersion: v1alpha1, kind: Accepted}\n  resources:\n"
+			templates := map[string]string{}
 			for _, tc := range acceptedTemplates {
-				rgd += fmt.Sprintf("  - id: %s\n    template: %s\n", tc.id, tc.template)
+				templates[tc.id] = tc.template
 			}
-			g, err := graph.Compile(parse(t, rgd), graph.Options{Resolver: clusterResolver(t, cfg)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := compileTemplates(t, cfg, "Accepted", templates)
 			if w := g.Warnings(); len(w) > 0 {
 				t.Errorf("templates the API server takes are warned of:\n%s", strings.Join(w, "\n"))
 			}
