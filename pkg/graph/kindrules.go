@@ -27,6 +27,11 @@ import (
 	"github.com/kro-agent/kro-agent/pkg/spelling"
 )
 
+// isKind tells whether n's template is of kind, in group.
+func isKind(n *Node, group, kind string) bool {
+	return n.Kind != nil && n.Kind.GVK.Group == group && n.Kind.GVK.Kind == kind
+}
+
 // warnPortName notes a warning for a port given by the name of a
 // container's (a probe's, a Service's targetPort: a number or a name),
 // written without expressions, that no container port may have (over 15
@@ -211,7 +216,7 @@ func (c *compiler) warnWorkloadRestartPolicy(n *Node, path *field.Path) {
 // a port or target port number out of range; a nodePort on a ClusterIP
 // Service.
 func (c *compiler) warnServicePorts(n *Node, path *field.Path) {
-	if n.Kind == nil || n.Kind.GVK.Group != "" || n.Kind.GVK.Kind != "Service" {
+	if !isKind(n, "", "Service") {
 		return
 	}
 	spec, ok := n.Template["spec"].(map[string]any)
@@ -297,7 +302,7 @@ const cronSchedule = "a schedule is five fields, minute hour day-of-month month 
 // that names its time zone in it (CRON_TZ=...) rather than in timeZone,
 // and a time zone that is none.
 func (c *compiler) warnCronSchedule(n *Node, path *field.Path) {
-	if n.Kind == nil || n.Kind.GVK.Group != "batch" || n.Kind.GVK.Kind != "CronJob" {
+	if !isKind(n, "batch", "CronJob") {
 		return
 	}
 	spec, _ := n.Template["spec"].(map[string]any)
@@ -414,7 +419,7 @@ var (
 // or Prefix, one with // or a dot segment in it; a backend's port given
 // both by name and by number.
 func (c *compiler) warnIngress(n *Node, base *field.Path) {
-	if n.Kind == nil || n.Kind.GVK.Group != "networking.k8s.io" || n.Kind.GVK.Kind != "Ingress" {
+	if !isKind(n, "networking.k8s.io", "Ingress") {
 		return
 	}
 	spec, _ := n.Template["spec"].(map[string]any)
@@ -516,7 +521,7 @@ var secretKeys = map[string]struct {
 // refuses every Secret so written. Keys given by an expression, of data
 // or stringData as a whole, are not judged.
 func (c *compiler) warnSecretType(n *Node, path *field.Path) {
-	if n.Kind == nil || n.Kind.GVK.Group != "" || n.Kind.GVK.Kind != "Secret" {
+	if !isKind(n, "", "Secret") {
 		return
 	}
 	secretType, _ := literalText(n.Template["type"])

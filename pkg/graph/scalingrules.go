@@ -44,7 +44,7 @@ func (c *compiler) warnUpdateStrategy(n *Node, path *field.Path) {
 // metric that gives neither an averageUtilization nor an averageValue, or
 // both.
 func (c *compiler) warnAutoscaler(n *Node, path *field.Path) {
-	if n.Kind == nil || n.Kind.GVK.Group != "autoscaling" || n.Kind.GVK.Kind != "HorizontalPodAutoscaler" {
+	if !isKind(n, "autoscaling", "HorizontalPodAutoscaler") {
 		return
 	}
 	spec, _ := n.Template["spec"].(map[string]any)
@@ -79,7 +79,7 @@ func (c *compiler) warnAutoscaler(n *Node, path *field.Path) {
 // warnDisruptionBudget notes a warning for a PodDisruptionBudget that
 // gives both minAvailable and maxUnavailable: the API server takes one.
 func (c *compiler) warnDisruptionBudget(n *Node, path *field.Path) {
-	if n.Kind == nil || n.Kind.GVK.Group != "policy" || n.Kind.GVK.Kind != "PodDisruptionBudget" {
+	if !isKind(n, "policy", "PodDisruptionBudget") {
 		return
 	}
 	spec, _ := n.Template["spec"].(map[string]any)
