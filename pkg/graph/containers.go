@@ -177,8 +177,8 @@ func (c *compiler) warnContainerPorts(container map[string]any, p expr.Path, bas
 		port, _ := item.(map[string]any)
 		c.warnPortNumber(p.Index(i).Child("containerPort").FieldPath(base), port["containerPort"], false)
 		c.warnPortNumber(p.Index(i).Child("hostPort").FieldPath(base), port["hostPort"], true)
-		name, ok := port["name"].(string)
-		if !ok || name == "" || strings.Contains(name, "${") {
+		name, ok := literalText(port["name"])
+		if !ok || name == "" {
 			continue
 		}
 		if first, ok := named[name]; ok {
@@ -243,8 +243,8 @@ func (c *compiler) warnMountsOfNoVolume(container map[string]any, p expr.Path, b
 	mounts, _ := container["volumeMounts"].([]any)
 	for i, item := range mounts {
 		m, _ := item.(map[string]any)
-		name, ok := m["name"].(string)
-		if !ok || strings.Contains(name, "${") || volumes[name] {
+		name, ok := literalText(m["name"])
+		if !ok || volumes[name] {
 			continue
 		}
 		msg := fmt.Sprintf("%s: %q is no volume of the pod, and the API server refuses every object so written", p.Index(i).Child("name").FieldPath(base), name)

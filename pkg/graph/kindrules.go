@@ -306,7 +306,7 @@ func (c *compiler) warnCronSchedule(n *Node, path *field.Path) {
 		return
 	}
 	spec, _ := n.Template["spec"].(map[string]any)
-	if schedule, ok := spec["schedule"].(string); ok && !strings.Contains(schedule, "${") {
+	if schedule, ok := literalText(spec["schedule"]); ok {
 		at := path.Child("spec", "schedule")
 		if err := parseCronSchedule(schedule); err != nil {
 			c.warnRefused(at, schedule, "schedule", []string{err.Error(), cronSchedule})
@@ -314,7 +314,7 @@ func (c *compiler) warnCronSchedule(n *Node, path *field.Path) {
 			c.warnRefused(at, schedule, "schedule", []string{"a time zone is given in timeZone (timeZone: Europe/Berlin), not in the schedule"})
 		}
 	}
-	if zone, ok := spec["timeZone"].(string); ok && !strings.Contains(zone, "${") {
+	if zone, ok := literalText(spec["timeZone"]); ok {
 		c.warnRefused(path.Child("spec", "timeZone"), zone, "time zone", timeZoneErrors(zone))
 	}
 }

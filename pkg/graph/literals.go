@@ -173,8 +173,8 @@ func (c *compiler) warnNotInEnum(v any, p expr.Path, s *spec.Schema, base *field
 // (illegal base64 data at input byte 7). The warning gives the text in
 // base64, as it is most often meant to be.
 func (c *compiler) warnNotBase64(v any, p expr.Path, s *spec.Schema, base *field.Path) {
-	text, ok := v.(string)
-	if !ok || s.Format != "byte" || strings.Contains(text, "${") || celenv.IsBase64(text) {
+	text, ok := literalText(v)
+	if !ok || s.Format != "byte" || celenv.IsBase64(text) {
 		return
 	}
 	c.warnings = append(c.warnings, fmt.Sprintf("%s: %q is not base64, and the API server refuses every object so written: the field holds bytes, written in base64 (write %s for this text)%s",
@@ -202,6 +202,13 @@ func stringDataAdvice(p expr.Path) string {
 		return ", or give it under stringData, which takes text as it is"
 	}
 	return ""
+}
+
+// literalText is v, a text written without expressions; false for
+// anything else, and for a field left out.
+func literalText(v any) (string, bool) {
+	text, ok := v.(string)
+	return text, ok && !strings.Contains(text, "${")
 }
 
 // isTemplateName tells the path of a template's metadata.name.

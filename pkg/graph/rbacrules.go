@@ -76,10 +76,3 @@ func (c *compiler) warnRoleBindings(n *Node, path *field.Path) {
 		}
 	}
 }
-
-// literalText is v, a text written without expressions; false for
-// anything else, and for a field left out.
-func literalText(v any) (string, bool) {
-	text, ok := v.(string)
-	return text, ok && !strings.Contains(text, "${")
-}
